@@ -1,0 +1,3 @@
+"""The xlwings UDF layer: thin Excel wrappers over :mod:`model`."""
+
+__all__: list[str] = []

@@ -1,0 +1,41 @@
+"""cryptoplan models: queueing formulas and fitted z/OS crypto domain models.
+
+Everything here is a pure function over floats or NumPy arrays.  Arguments are
+validated in :mod:`model._validate`; bad input raises :class:`ValueError`
+naming the argument, the value and the allowed range.
+"""
+
+from ._validate import UnstableQueueError
+from .erlang import erlang_b, erlang_c, poisson_pmf
+from .mgc import MGC_METHODS, mgc_response, mgc_wait
+from .mmc import (
+    MMCMetrics, mmc_metrics, mmc_number_in_system, mmc_queue_length, mmc_response,
+    mmc_response_percentile, mmc_servers, mmc_utilization, mmc_wait, mmc_wait_exceeds,
+    mmc_wait_percentile, mmc_wait_probability,
+)
+from .mva import MVAResult, mva, mva_response, mva_throughput
+from .ams import (
+    accelerators_required, ams_cost_us, ams_throughput, card_utilization, coprocessors_required,
+    crypto_wait_ms,
+)
+from .crypto import crypto_op_ms
+from .planning import defaults, model_figures, model_parameters
+from .tls import (
+    channel_start_rate, channel_stop_cost_us, handshake_cpu_factor, handshake_latency_factor,
+    ocsp_cpu_us, tls_roundtrip_us,
+)
+
+__all__ = [
+    "UnstableQueueError",
+    "erlang_b", "erlang_c", "poisson_pmf",
+    "MMCMetrics", "mmc_metrics", "mmc_utilization", "mmc_wait_probability", "mmc_wait",
+    "mmc_response", "mmc_queue_length", "mmc_number_in_system", "mmc_wait_exceeds",
+    "mmc_wait_percentile", "mmc_response_percentile", "mmc_servers",
+    "MGC_METHODS", "mgc_wait", "mgc_response",
+    "MVAResult", "mva", "mva_throughput", "mva_response",
+    "crypto_op_ms", "ams_throughput", "ams_cost_us", "card_utilization", "crypto_wait_ms",
+    "accelerators_required", "coprocessors_required",
+    "tls_roundtrip_us", "channel_start_rate", "channel_stop_cost_us",
+    "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",
+    "model_parameters", "model_figures", "defaults",
+]

@@ -1,0 +1,148 @@
+"""Argument validation: the one place where model inputs are checked.
+
+Every public function in :mod:`model` passes its numeric arguments through
+:func:`check`, so the error a user sees (in Python or, through the add-in, in
+an Excel cell) always has the same form::
+
+    servers must be >= 1 (got 0.5)
+    servers must be >= 1 (got 0.5 at index 3)
+
+Array policy
+------------
+Validation is *all or nothing*: if any element of an array argument is
+outside its allowed range the whole call raises :class:`ValueError` naming the
+argument, the first offending index and value, and the allowed range.  No
+element is silently masked or returned as NaN.  Callers that want per-element
+errors (the Excel layer does, so that one bad row of a What-if table does not
+blank the others) evaluate element by element.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+
+__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "UnstableQueueError"]
+
+
+class UnstableQueueError(ValueError):
+    """The offered load reaches or exceeds the capacity of an open queue.
+
+    A subclass of :class:`ValueError` so that callers catching bad input also
+    catch instability; the add-in shows it as its own Excel error text.
+    """
+
+
+def is_scalar(*xs) -> bool:
+    """True when every argument is a plain Python/NumPy real scalar (fast path)."""
+    return all(isinstance(x, Real) and not isinstance(x, bool) for x in xs)
+
+
+def as_float_array(name: str, x) -> np.ndarray:
+    """Convert *x* to a float64 array, naming *name* if that is impossible."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be a number or an array of numbers (got {x!r})")
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number or an array of numbers (got {x!r})") from None
+    return arr
+
+
+def _where(bad: np.ndarray, arr: np.ndarray) -> str:
+    idx = np.argwhere(bad)[0]
+    value = arr[tuple(idx)]
+    if arr.ndim == 0:
+        return f"got {value:g}"
+    where = ", ".join(str(int(i)) for i in idx)
+    return f"got {value:g} at index {where}"
+
+
+def _range_text(lo, hi, lo_open, hi_open) -> str:
+    if hi is None:
+        return f"must be {'>' if lo_open else '>='} {lo:g}"
+    if lo is None:
+        return f"must be {'<' if hi_open else '<='} {hi:g}"
+    left = "(" if lo_open else "["
+    right = ")" if hi_open else "]"
+    return f"must be in {left}{lo:g}, {hi:g}{right}"
+
+
+def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
+          integer=False):
+    """Validate a numeric argument and return it (scalar as float, array as ndarray).
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the error message.
+    x : float or array_like
+        Value(s) to check.  Must be finite.
+    lo, hi : float, optional
+        Allowed bounds.  ``None`` means unbounded on that side.
+    lo_open, hi_open : bool
+        Whether the bound itself is excluded.
+    integer : bool
+        Require whole numbers (``2048.0`` is accepted: Excel sends floats).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, the offending value (and index), and the range.
+    TypeError
+        If *x* is not numeric.
+    """
+    if is_scalar(x):
+        v = float(x)
+        ok = math.isfinite(v)
+        if ok and lo is not None:
+            ok = v > lo if lo_open else v >= lo
+        if ok and hi is not None:
+            ok = v < hi if hi_open else v <= hi
+        if ok and integer:
+            ok = v == math.floor(v)
+        if ok:
+            return v
+        arr = np.asarray(v)
+    else:
+        arr = as_float_array(name, x)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} must be a finite number ({_where(bad, arr)})")
+    rng = _range_text(lo, hi, lo_open, hi_open)
+    if lo is not None:
+        bad = arr <= lo if lo_open else arr < lo
+        if bad.any():
+            raise ValueError(f"{name} {rng} ({_where(bad, arr)})")
+    if hi is not None:
+        bad = arr >= hi if hi_open else arr > hi
+        if bad.any():
+            raise ValueError(f"{name} {rng} ({_where(bad, arr)})")
+    if integer:
+        bad = arr != np.floor(arr)
+        if bad.any():
+            raise ValueError(f"{name} must be a whole number ({_where(bad, arr)})")
+    if arr.ndim == 0:
+        return float(arr)
+    return arr
+
+
+def check_stable(utilization, *, what: str = "utilization") -> None:
+    """Raise :class:`UnstableQueueError` if any utilization is >= 1.
+
+    ``utilization`` is offered load divided by capacity (traffic / servers).
+    """
+    if is_scalar(utilization):
+        if utilization < 1.0:
+            return
+        arr = np.asarray(float(utilization))
+    else:
+        arr = np.asarray(utilization, dtype=float)
+        if not (arr >= 1.0).any():
+            return
+    bad = arr >= 1.0
+    raise UnstableQueueError(
+        f"unstable queue: {what} must be < 1, i.e. the offered load must be below "
+        f"the capacity ({_where(bad, arr)}); add servers or lower the arrival rate")

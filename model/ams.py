@@ -1,0 +1,371 @@
+"""MQ Advanced Message Security (AMS): crypto operations, throughput, CPU cost, cards.
+
+A transaction is a request/reply: 2 MQPUTs that protect a message and 2
+MQGETs that unprotect one.  Asymmetric operations per message (V901 p.3,
+V913 p.5; rows ``ref_ams_ops_*``), with *r* recipients and key reuse *K*:
+
+=================  =========================================  ===================
+policy             operations per message                     card functions
+=================  =========================================  ===================
+Integrity          1 sign + 1 verify                          CCA, ME (RSA)
+Privacy            1 sign + r key_encrypt + 1 key_decrypt     CCA, ME, CRT, ME
+                   + 1 verify
+Confidentiality    (r key_encrypt + 1 key_decrypt) / K        ME, CRT
+=================  =========================================  ===================
+
+(NISTECC keys sign and verify on the coprocessor and support Integrity only.)
+
+Throughput of *N* requesters is a closed network solved exactly by
+:func:`model.mva.mva`: a delay station for the MQ path (fitted per message
+size), the coprocessors and the accelerators as multi-server stations with the
+card demands per transaction.  With one requester,
+
+.. math:: X = 1 / (T_{path}(size) + D_{cop} + D_{acc}).
+
+CPU cost per transaction (µs) has three parts:
+
+.. math::
+
+    c = c_{MQ} + 2\\,[c_{asym}\\,n_{asym} + (h + e)\\,\\mathrm{KB}] + \\frac{O_{MSTR}}{X}
+
+the MQ cost without AMS, the AMS cost of protecting and unprotecting the two
+messages (an asymmetric-operation cost :math:`c_{asym}` charged to AMSM, and
+per-KB hashing :math:`h` for signing policies and encryption :math:`e` for
+encrypting policies, charged to the application), and the MQ MSTR
+"administration" cost per second :math:`O_{MSTR}` spread over the
+transaction rate: why cost per transaction rises with key size although the
+crypto work is on the cards (seed 001).
+
+References
+----------
+.. [1] IBM MQ for z/OS performance reports V901 (p.3), V913 (p.5), "MQ for
+   z/OS on z14" (pp.15-20); A. Sharkey, "MQ for z/OS: Impact of key-size on
+   Advanced Message Security performance", 2024 (seed 001).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validate import UnstableQueueError, check
+from .crypto import CARD_FUNCTIONS, function_ms, operation_function
+from .mgc import mgc_wait
+from .mva import mva
+from .params import normalize_key, normalize_key_reuse, normalize_policy, param
+
+__all__ = ["ams_operations", "ams_card_demands_ms", "ams_throughput", "ams_cost_us",
+           "card_utilization", "crypto_wait_ms", "accelerators_required",
+           "coprocessors_required", "AMS_ADDRESS_SPACES"]
+
+AMS_ADDRESS_SPACES = ("total", "application", "AMSM", "MSTR")
+CARDS = ("accelerator", "coprocessor")
+
+
+def ams_operations(policy, key_reuse=None, recipients=1) -> dict:
+    """Asymmetric operations per *message* for an AMS policy.
+
+    Parameters
+    ----------
+    policy : {"integrity", "privacy", "confidentiality"}
+    key_reuse : float or "unlimited", optional
+        Confidentiality key reuse *K* (1..9,999,999 or unlimited).  Ignored
+        (must be None or 1) for Integrity and Privacy.
+    recipients : int
+        Recipients per message (>= 1): one key_encrypt each.
+
+    Returns
+    -------
+    dict
+        ``{"sign": .., "verify": .., "key_encrypt": .., "key_decrypt": ..}``
+    """
+    pol = normalize_policy(policy)
+    k = normalize_key_reuse(key_reuse)
+    r = check("recipients", recipients, 1.0, integer=True)
+    if pol != "confidentiality" and k != 1.0:
+        raise ValueError(f"key_reuse applies to the confidentiality policy only (got {key_reuse!r} "
+                         f"with {pol}); leave it empty")
+    if pol == "integrity":
+        return {"sign": 1.0, "verify": 1.0, "key_encrypt": 0.0, "key_decrypt": 0.0}
+    if pol == "privacy":
+        return {"sign": 1.0, "verify": 1.0, "key_encrypt": r, "key_decrypt": 1.0}
+    return {"sign": 0.0, "verify": 0.0, "key_encrypt": r / k, "key_decrypt": 1.0 / k}
+
+
+def _check_key(policy, key_type, key_size):
+    pol = normalize_policy(policy)
+    kt, n = normalize_key(key_type, key_size)
+    if kt == "NISTECC" and pol != "integrity":
+        raise ValueError(f"NISTECC keys support the integrity policy only (got {pol}): NISTECC "
+                         "certificates have no DATAENCRYPT key usage")
+    return pol, kt, n
+
+
+def ams_card_demands_ms(policy, key_type, key_size, key_reuse=None, recipients=1) -> dict:
+    """Card time per *transaction* (2 messages), ms, by card and by card function.
+
+    Returns
+    -------
+    dict
+        ``{"coprocessor": ms, "accelerator": ms, "ops": {function: requests per txn}}``.
+    """
+    pol, kt, n = _check_key(policy, key_type, key_size)
+    ops = ams_operations(pol, key_reuse, recipients)
+    per_fn: dict[str, float] = {}
+    for op, count in ops.items():
+        if count:
+            fn = operation_function(op, kt)
+            per_fn[fn] = per_fn.get(fn, 0.0) + 2.0 * count
+    out = {"coprocessor": 0.0, "accelerator": 0.0, "ops": per_fn}
+    for fn, count in per_fn.items():
+        out[CARD_FUNCTIONS[fn][0]] += count * float(function_ms(fn, n))
+    return out
+
+
+def _path_ms(policy: str, kb: float) -> float:
+    """Non-crypto elapsed time per transaction of one requester (ms)."""
+    enc = 1.0 if policy in ("privacy", "confidentiality") else 0.0
+    return param("ams_path_ms") + kb * (param("ams_path_ms_per_kb") + enc * param("ams_enc_ms_per_kb"))
+
+
+def _throughput_one(pol, kt, n, kb, k, r, requesters, coprocessors, accelerators) -> float:
+    d = ams_card_demands_ms(pol, kt, n, k, r)
+    path = _path_ms(pol, kb)
+    if requesters == 1:
+        return 1000.0 / (path + d["coprocessor"] + d["accelerator"])
+    acc_servers = max(accelerators, round(accelerators * param("acc_parallelism")))
+    res = mva(int(requesters), [d["coprocessor"], d["accelerator"]],
+              servers=[coprocessors * param("cop_engines"), acc_servers], think_time=path)
+    return 1000.0 * float(res.throughput[-1])
+
+
+def _common(policy, key_type, key_size, message_kb, key_reuse, recipients):
+    pol, kt, n = _check_key(policy, key_type, key_size)
+    kb = check("message_kb", message_kb, 0.0, 102400.0)
+    k = normalize_key_reuse(key_reuse)
+    r = check("recipients", recipients, 1.0, integer=True)
+    ams_operations(pol, key_reuse, r)  # validates key_reuse against the policy
+    return pol, kt, n, kb, k, r
+
+
+def _vectorize(fn, *args):
+    """Apply a scalar model function over broadcast numeric arguments."""
+    arrays = [a for a in args if isinstance(a, (list, tuple, np.ndarray))]
+    if not arrays:
+        return fn(*args)
+    shaped = np.broadcast_arrays(*[np.asarray(a, dtype=object) for a in args])
+    out = np.empty(shaped[0].shape, dtype=float)
+    for idx in np.ndindex(out.shape):
+        out[idx] = fn(*(s[idx] for s in shaped))
+    return out
+
+
+def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
+                   coprocessors=2, accelerators=1, recipients=1):
+    """AMS request/reply transactions per second of *N* requesters (closed loop, exact MVA).
+
+    Parameters
+    ----------
+    policy : {"integrity", "privacy", "confidentiality"}
+    key_type : {"RSA", "NISTECC"}
+    key_size : int
+        Certificate key size in bits (RSA 1024-4096, NISTECC 192-521).
+    message_kb : float
+        Message size in KB (1 MB = 1024), 0..102400.
+    key_reuse : float or "unlimited", optional
+        Confidentiality key reuse.
+    requesters : int
+        Parallel requesters, each with one request outstanding (>= 1).
+    coprocessors, accelerators : int
+        Crypto Express cards in each mode available to the LPAR (>= 1).
+    recipients : int
+        Recipients per message.
+
+    Returns
+    -------
+    float or ndarray
+        Transactions per second.
+    """
+    def one(policy, key_type, key_size, message_kb, key_reuse, requesters, coprocessors,
+            accelerators, recipients):
+        pol, kt, n, kb, k, r = _common(policy, key_type, key_size, message_kb, key_reuse, recipients)
+        nreq = check("requesters", requesters, 1.0, 100000.0, integer=True)
+        ncop = check("coprocessors", coprocessors, 1.0, 64.0, integer=True)
+        nacc = check("accelerators", accelerators, 1.0, 64.0, integer=True)
+        return _throughput_one(pol, kt, n, kb, k, r, int(nreq), int(ncop), int(nacc))
+    return _vectorize(one, policy, key_type, key_size, message_kb, key_reuse, requesters,
+                      coprocessors, accelerators, recipients)
+
+
+def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
+                coprocessors=2, accelerators=1, recipients=1, address_space="total"):
+    """General-CP CPU cost per AMS transaction (µs), in total or by address space.
+
+    Parameters
+    ----------
+    address_space : {"total", "application", "AMSM", "MSTR"}
+        ``application``: MQ API work without AMS plus symmetric hashing and
+        encryption (CPACF); ``AMSM``: asymmetric-operation handling;
+        ``MSTR``: the queue manager's administration cost per second spread
+        over the transaction rate.
+    Other parameters as :func:`ams_throughput`.
+
+    Returns
+    -------
+    float or ndarray
+        CPU microseconds per transaction.
+    """
+    def one(policy, key_type, key_size, message_kb, key_reuse, requesters, coprocessors,
+            accelerators, recipients, address_space):
+        space = str(address_space).strip()
+        match = {s.lower(): s for s in AMS_ADDRESS_SPACES}.get(space.lower())
+        if match is None:
+            raise ValueError(f"address_space must be one of {', '.join(AMS_ADDRESS_SPACES)} "
+                             f"(got {address_space!r})")
+        pol, kt, n, kb, k, r = _common(policy, key_type, key_size, message_kb, key_reuse, recipients)
+        x = ams_throughput(pol, kt, n, kb, key_reuse, requesters, coprocessors, accelerators, r)
+        ops = ams_operations(pol, key_reuse, r)
+        n_asym = sum(ops.values())
+        sign = 1.0 if pol in ("integrity", "privacy") else 0.0
+        enc = 1.0 if pol in ("privacy", "confidentiality") else 0.0
+        parts = {
+            "application": param("mq_base_us") + 2.0 * kb * (sign * param("ams_hash_us_per_kb")
+                                                            + enc * param("ams_enc_us_per_kb")),
+            "AMSM": 2.0 * n_asym * param("ams_asym_us"),
+            "MSTR": param("mstr_admin_us_per_s") / x,
+        }
+        return sum(parts.values()) if match == "total" else parts[match]
+    return _vectorize(one, policy, key_type, key_size, message_kb, key_reuse, requesters,
+                      coprocessors, accelerators, recipients, address_space)
+
+
+def _card(card) -> str:
+    c = str(card).strip().lower()
+    c = {"acc": "accelerator", "cexa": "accelerator", "cop": "coprocessor", "cexc": "coprocessor"}.get(c, c)
+    if c not in CARDS:
+        raise ValueError(f"card must be one of {', '.join(CARDS)} (got {card!r})")
+    return c
+
+
+def _per_card_servers(card: str) -> float:
+    return param("acc_parallelism") if card == "accelerator" else param("cop_engines")
+
+
+def _card_load(tx_rate, policy, key_type, key_size, key_reuse, card, recipients):
+    """(requests per second at that card type, mean service time per request in s)."""
+    d = ams_card_demands_ms(policy, key_type, key_size, key_reuse, recipients)
+    fns = {fn: cnt for fn, cnt in d["ops"].items() if CARD_FUNCTIONS[fn][0] == card}
+    per_txn = sum(fns.values())
+    rate = np.asarray(check("tx_rate", tx_rate, 0.0), float) * per_txn
+    service = d[card] / per_txn / 1000.0 if per_txn else 0.0
+    return rate, service
+
+
+def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
+                     card="accelerator", cards=1, recipients=1):
+    """Utilization of the cards of one mode at an open transaction rate.
+
+    .. math:: U = \\frac{\\lambda\\, D_{card}}{n_{cards}\\, m}
+
+    with :math:`D_{card}` the card time per transaction and :math:`m` the
+    effective parallel requests per card (accelerator: fitted from RMF's
+    by-function utilizations adding past 100%; coprocessor: engines).
+
+    Raises
+    ------
+    UnstableQueueError
+        If the utilization is 1 or more: the cards cannot keep up.
+    """
+    c = _card(card)
+    check("message_kb", message_kb, 0.0, 102400.0)
+    n_cards = check("cards", cards, 1.0, 64.0, integer=True)
+    rate, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
+    u = rate * service / (np.asarray(n_cards) * _per_card_servers(c))
+    if np.any(u >= 1.0):
+        raise UnstableQueueError(f"{c} utilization would be {float(np.max(u)):.0%}: the {c}s cannot "
+                                 f"sustain tx_rate; add cards (see {c}s_required)")
+    return float(u) if np.ndim(u) == 0 else u
+
+
+def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
+                   card="accelerator", cards=1, recipients=1, service_scv=0.0):
+    """Mean queueing delay per *transaction* at one card type (ms), M/G/c Allen-Cunneen.
+
+    Requests queue for ``cards * m`` servers (m as in :func:`card_utilization`,
+    real-valued through Erlang C's continuation); crypto operations are nearly
+    constant in time, so the default service SCV is 0.  The delay is summed
+    over the transaction's requests at that card type.
+    """
+    c = _card(card)
+    card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse, c, cards, recipients)
+    rate, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
+    if service == 0.0:
+        return 0.0 if np.ndim(rate) == 0 else np.zeros_like(rate)
+    per_txn = rate / np.maximum(np.asarray(check("tx_rate", tx_rate, 0.0), float), 1e-300)
+    servers = float(cards) * _per_card_servers(c)
+    wq = mgc_wait(rate, service, servers, service_scv=service_scv)
+    out = np.asarray(wq) * per_txn * 1000.0
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, max_utilization,
+              max_wait_ms, recipients, service_scv):
+    c = _card(card)
+    check("message_kb", message_kb, 0.0, 102400.0)
+    u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True)
+    w_max = None if max_wait_ms is None else check("max_wait_ms", max_wait_ms, 0.0, lo_open=True)
+    rate, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
+    rate = np.atleast_1d(rate)
+    m = _per_card_servers(c)
+    out = np.zeros(rate.shape, dtype=np.int64)
+    for i, lam in np.ndenumerate(rate):
+        if service == 0.0 or lam == 0.0:
+            continue
+        a = lam * service
+        k = max(1, math.ceil(a / (m * u_max) - 1e-12))
+        while True:
+            if a / (k * m) < 1.0 and a / (k * m) <= u_max:
+                if w_max is None:
+                    break
+                wq = mgc_wait(lam, service, k * m, service_scv=service_scv)
+                per_txn = rate[i] / max(float(np.atleast_1d(tx_rate)[i] if np.ndim(tx_rate) else tx_rate), 1e-300)
+                if wq * per_txn * 1000.0 <= w_max:
+                    break
+            k += 1
+            if k > 10000:
+                raise ValueError("more than 10,000 cards needed: check tx_rate and max_wait_ms units")
+        out[i] = k
+    return int(out[0]) if np.ndim(tx_rate) == 0 else out.reshape(np.shape(tx_rate))
+
+
+def accelerators_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
+                          max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=0.0):
+    """Smallest number of accelerator cards meeting the utilization and wait targets.
+
+    Parameters
+    ----------
+    tx_rate : float or array_like
+        Transactions per second (>= 0).
+    max_utilization : float
+        Ceiling on card utilization, (0, 1].
+    max_wait_ms : float, optional
+        Ceiling on the mean queueing delay per transaction at the
+        accelerators (ms), computed with M/G/c (Allen-Cunneen, ``service_scv``).
+    Other parameters as :func:`ams_throughput`.
+
+    Returns
+    -------
+    int or ndarray
+        0 when the workload sends nothing to accelerators (NISTECC, or
+        unlimited key reuse).
+    """
+    return _required("accelerator", tx_rate, policy, key_type, key_size, message_kb, key_reuse,
+                     max_utilization, max_wait_ms, recipients, service_scv)
+
+
+def coprocessors_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
+                          max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=0.0):
+    """Smallest number of coprocessor cards meeting the targets. See :func:`accelerators_required`."""
+    return _required("coprocessor", tx_rate, policy, key_type, key_size, message_kb, key_reuse,
+                     max_utilization, max_wait_ms, recipients, service_scv)

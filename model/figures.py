@@ -1,0 +1,107 @@
+"""The published figures of ``data/figures.csv``, typed, and lookups by id.
+
+See ``data/README.md`` for the columns, the vocabularies and how each kind of
+statement (exact, approximate, up_to, range, lower/upper bound) is compared
+with a model value.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .datafiles import data_path
+
+__all__ = ["Figure", "load_figures", "figure", "figure_value"]
+
+
+def _num(text: str):
+    text = (text or "").strip()
+    return float(text) if text else None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One published number with its provenance and comparison rule."""
+
+    id: str
+    source: str
+    quote: str
+    quantity: str
+    unit: str
+    kind: str
+    value: float | None
+    low: float | None
+    high: float | None
+    tolerance: float
+    conditions: dict
+
+    def bounds(self) -> tuple[float, float]:
+        """Interval a model value must fall in to reproduce this figure.
+
+        exact/approximate: value +- tolerance * |value|; range: [low, high]
+        widened by the tolerance; upper_bound: (-inf, high or value];
+        lower_bound: [low or value, inf); up_to is compared on the maximum
+        over the stated conditions like an exact figure.
+        """
+        tol = self.tolerance
+        if self.kind in ("exact", "approximate", "up_to"):
+            d = tol * abs(self.value)
+            return self.value - d, self.value + d
+        if self.kind == "range":
+            span = max(abs(self.low), abs(self.high))
+            return self.low - tol * span, self.high + tol * span
+        if self.kind == "upper_bound":
+            hi = self.high if self.high is not None else self.value
+            return float("-inf"), hi + tol * abs(hi)
+        if self.kind == "lower_bound":
+            lo = self.low if self.low is not None else self.value
+            return lo - tol * abs(lo), float("inf")
+        raise ValueError(f"figure {self.id}: unknown kind {self.kind!r}")
+
+    def target(self) -> float:
+        """The single number a least-squares fit aims at (midpoint for ranges)."""
+        if self.value is not None:
+            return self.value
+        if self.low is not None and self.high is not None:
+            return 0.5 * (self.low + self.high)
+        return self.low if self.low is not None else self.high
+
+
+_CONDITIONS = ("platform", "crypto_card", "address_space", "mode", "cipher", "protocol", "policy",
+               "key_type", "key_size", "key_reuse", "recipients", "message_kb", "card_mode",
+               "function", "handshake", "baseline")
+
+
+@lru_cache(maxsize=4)
+def _load(path: str) -> dict:
+    out = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            fig = Figure(id=row["id"], source=row["source"], quote=row["quote"],
+                         quantity=row["quantity"], unit=row["unit"], kind=row["kind"],
+                         value=_num(row["value"]), low=_num(row["low"]), high=_num(row["high"]),
+                         tolerance=float(row["tolerance"]),
+                         conditions={k: row[k] for k in _CONDITIONS if row.get(k)})
+            if fig.id in out:
+                raise ValueError(f"{path}: duplicate figure id {fig.id}")
+            out[fig.id] = fig
+    return out
+
+
+def load_figures(path=None) -> dict:
+    """All figures keyed by id (``path`` defaults to ``data/figures.csv``)."""
+    return _load(str(path or data_path("figures.csv")))
+
+
+def figure(fid: str, path=None) -> Figure:
+    try:
+        return load_figures(path)[fid]
+    except KeyError:
+        raise KeyError(f"figure {fid!r} is not in data/figures.csv") from None
+
+
+def figure_value(fid: str, path=None) -> float:
+    """The fit target of one figure (its value, or the midpoint of its range)."""
+    return figure(fid, path).target()

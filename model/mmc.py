@@ -1,0 +1,352 @@
+"""M/M/c: Poisson arrivals, exponential service, ``c`` identical servers, FCFS.
+
+All functions take the arrival rate :math:`\\lambda` and the mean service time
+:math:`s` in *consistent* units (e.g. per second and seconds; or per
+millisecond and milliseconds): every time they return is in the unit of
+``service_time``.  Offered traffic is :math:`A = \\lambda s` erlangs and the
+per-server utilization is :math:`\\rho = A / c`, which must be below 1.
+
+Formulas (Kleinrock 1975, §3.5; Gross et al. 2008, §2.3) with
+:math:`C = C(A, c)` the Erlang C probability of waiting:
+
+.. math::
+
+    W_q = \\frac{C\\, s}{c - A}, \\quad
+    P(W_q > t) = C\\, e^{-(c - A) t / s}, \\quad
+    L_q = \\lambda W_q, \\quad R = W_q + s, \\quad L = \\lambda R.
+
+References
+----------
+.. [1] L. Kleinrock, *Queueing Systems, Volume 1: Theory*, Wiley, 1975.
+.. [2] D. Gross, J. F. Shortle, J. M. Thompson, C. M. Harris,
+   *Fundamentals of Queueing Theory*, 4th ed., Wiley, 2008, §2.3
+   (response-time distribution of M/M/c, eq. 2.39).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import check, check_stable, is_scalar
+from .erlang import _erlang_b, _erlang_b_s, _erlang_c_from_b
+
+__all__ = [
+    "MMCMetrics", "mmc_metrics", "mmc_utilization", "mmc_wait_probability",
+    "mmc_wait", "mmc_response", "mmc_queue_length", "mmc_number_in_system",
+    "mmc_wait_exceeds", "mmc_wait_percentile", "mmc_response_percentile",
+    "mmc_servers",
+]
+
+# Largest server count mmc_servers will consider before declaring a target unreachable.
+MAX_SERVERS = 10_000_000
+
+
+def _args(arrival_rate, service_time, servers):
+    """Validate the three M/M/c arguments; return (lam, s, c, A) and check stability."""
+    lam = check("arrival_rate", arrival_rate, 0.0)
+    s = check("service_time", service_time, 0.0, lo_open=True)
+    c = check("servers", servers, 1.0)
+    if not is_scalar(lam, s, c):
+        lam, s, c = np.broadcast_arrays(*(np.asarray(v, float) for v in (lam, s, c)))
+    a = lam * s
+    check_stable(a / c, what="utilization (arrival_rate * service_time / servers)")
+    return lam, s, c, a
+
+
+def _c(a, c):
+    """Erlang C for already validated, stable arguments."""
+    if is_scalar(a, c):
+        return _erlang_c_from_b(_erlang_b_s(a, c), a, c)
+    return _erlang_c_from_b(_erlang_b(a, c), a, c)
+
+
+def _out(x):
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return x[()]
+    return x
+
+
+@dataclass(frozen=True)
+class MMCMetrics:
+    """Steady-state M/M/c metrics (times in the unit of ``service_time``)."""
+
+    servers: np.ndarray | float
+    traffic: np.ndarray | float
+    utilization: np.ndarray | float
+    wait_probability: np.ndarray | float
+    mean_wait: np.ndarray | float
+    mean_response: np.ndarray | float
+    queue_length: np.ndarray | float
+    number_in_system: np.ndarray | float
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def mmc_metrics(arrival_rate, service_time, servers) -> MMCMetrics:
+    """All mean-value M/M/c metrics in one call.
+
+    Parameters
+    ----------
+    arrival_rate : float or array_like
+        :math:`\\lambda`, arrivals per time unit, ``>= 0``.
+    service_time : float or array_like
+        Mean service time :math:`s`, ``> 0``.
+    servers : float or array_like
+        :math:`c`, ``>= 1`` (real values use Erlang C's continuation).
+
+    Returns
+    -------
+    MMCMetrics
+        Utilization :math:`\\rho = \\lambda s / c`, :math:`P(W>0) = C(A, c)`,
+        :math:`W_q`, :math:`R = W_q + s`, :math:`L_q = \\lambda W_q`,
+        :math:`L = \\lambda R`.
+
+    Raises
+    ------
+    UnstableQueueError
+        If :math:`\\lambda s \\ge c`.
+    """
+    lam, s, c, a = _args(arrival_rate, service_time, servers)
+    pw = _c(a, c)
+    wq = pw * s / (c - a)
+    r = wq + s
+    return MMCMetrics(servers=_out(c), traffic=_out(a), utilization=_out(a / c),
+                      wait_probability=_out(pw), mean_wait=_out(wq), mean_response=_out(r),
+                      queue_length=_out(lam * wq), number_in_system=_out(lam * r))
+
+
+def mmc_utilization(arrival_rate, service_time, servers):
+    """Per-server utilization :math:`\\rho = \\lambda s / c`, in [0, 1).
+
+    Raises :class:`UnstableQueueError` at or above 1 (an open queue with
+    :math:`\\rho \\ge 1` has no steady state). See :func:`mmc_metrics`.
+    """
+    _, _, c, a = _args(arrival_rate, service_time, servers)
+    return _out(a / c)
+
+
+def mmc_wait_probability(arrival_rate, service_time, servers):
+    """Probability that a request waits, :math:`C(\\lambda s, c)`. See :func:`mmc_metrics`."""
+    _, _, c, a = _args(arrival_rate, service_time, servers)
+    return _out(_c(a, c))
+
+
+def mmc_wait(arrival_rate, service_time, servers):
+    """Mean time in queue :math:`W_q = C s / (c - \\lambda s)` (unit of ``service_time``).
+
+    Examples
+    --------
+    >>> round(mmc_wait(1.0, 0.5, 1), 12)   # M/M/1: rho s / (1 - rho)
+    0.5
+    """
+    _, s, c, a = _args(arrival_rate, service_time, servers)
+    return _out(_c(a, c) * s / (c - a))
+
+
+def mmc_response(arrival_rate, service_time, servers):
+    """Mean response time :math:`R = W_q + s`. See :func:`mmc_metrics`."""
+    _, s, c, a = _args(arrival_rate, service_time, servers)
+    return _out(_c(a, c) * s / (c - a) + s)
+
+
+def mmc_queue_length(arrival_rate, service_time, servers):
+    """Mean number waiting :math:`L_q = \\lambda W_q` (Little's law)."""
+    lam, s, c, a = _args(arrival_rate, service_time, servers)
+    return _out(lam * _c(a, c) * s / (c - a))
+
+
+def mmc_number_in_system(arrival_rate, service_time, servers):
+    """Mean number in system :math:`L = \\lambda R = L_q + A`."""
+    lam, s, c, a = _args(arrival_rate, service_time, servers)
+    return _out(lam * (_c(a, c) * s / (c - a) + s))
+
+
+def mmc_wait_exceeds(arrival_rate, service_time, servers, t):
+    """Probability that the wait in queue exceeds ``t``: :math:`C e^{-(c-A) t / s}`.
+
+    ``t >= 0`` in the unit of ``service_time``.
+    """
+    _, s, c, a = _args(arrival_rate, service_time, servers)
+    t = check("t", t, 0.0)
+    return _out(_c(a, c) * np.exp(-(c - a) * np.asarray(t) / s))
+
+
+def mmc_wait_percentile(arrival_rate, service_time, servers, p):
+    """The ``p``-quantile of the wait in queue.
+
+    .. math::
+
+        W_{(p)} = \\max\\Bigl(0, \\frac{s}{c - A} \\ln \\frac{C}{1 - p}\\Bigr)
+
+    Parameters
+    ----------
+    p : float or array_like
+        Probability in (0, 1), e.g. 0.95 for the 95th percentile.
+
+    Returns
+    -------
+    float or ndarray
+        Zero when :math:`1 - C \\ge p` (at least a fraction ``p`` do not wait).
+    """
+    _, s, c, a = _args(arrival_rate, service_time, servers)
+    p = check("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
+    pw = _c(a, c)
+    with np.errstate(divide="ignore"):
+        w = s / (c - a) * np.log(np.divide(pw, 1.0 - np.asarray(p)))
+    return _out(np.maximum(w, 0.0))
+
+
+def _response_sf(x, pw, k):
+    """P(R > x s) for M/M/c; x in service times, k = c - 1 - A (Gross et al. eq. 2.39)."""
+    # e^{-x} (1 - e^{-kx}) / k rewritten as e^{-min(1, 1+k) x} (1 - e^{-|k| x}) / |k|:
+    # every exponent is <= 0 (k > -1 because A < c), so nothing overflows when
+    # k < 0 and x is large (utilization near 1).
+    ak = np.abs(k)
+    g = np.where(k == 0.0, x, -np.expm1(-ak * x) / np.where(k == 0.0, 1.0, ak))
+    return np.exp(-x) + pw * np.exp(-np.minimum(1.0, 1.0 + k) * x) * g
+
+
+def mmc_response_percentile(arrival_rate, service_time, servers, p):
+    """The ``p``-quantile of the response time (wait plus service).
+
+    Solves :math:`P(R > t) = 1 - p` with
+
+    .. math::
+
+        P(R > t) = e^{-\\mu t}\\Bigl[1 + C\\,
+            \\frac{1 - e^{-\\mu t (c - 1 - A)}}{c - 1 - A}\\Bigr]
+
+    (the bracketed fraction tends to :math:`\\mu t` as :math:`c - 1 - A \\to 0`),
+    by bisection to full double precision, vectorized.
+
+    Parameters
+    ----------
+    p : float or array_like
+        Probability in (0, 1).
+    """
+    _, s, c, a = _args(arrival_rate, service_time, servers)
+    p = check("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
+    pw = np.asarray(_c(a, c), float)
+    a, c, s, p = np.broadcast_arrays(np.asarray(a, float), np.asarray(c, float),
+                                     np.asarray(s, float), np.asarray(p, float))
+    pw = np.broadcast_to(pw, a.shape)
+    q = 1.0 - p
+    k = c - 1.0 - a
+    # Bracket (in units of s): R >= S gives lo; R > x needs W > x/2 or S > x/2.
+    lo = -np.log(q)
+    hi = 2.0 * np.log((1.0 + pw) / q) / np.minimum(1.0, c - a)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        above = _response_sf(mid, pw, k) > q
+        lo = np.where(above, mid, lo)
+        hi = np.where(above, hi, mid)
+    return _out(0.5 * (lo + hi) * s)
+
+
+def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
+                wait_percentile=None, max_percentile_wait=None, *, full_output=False):
+    """Smallest integer number of servers that meets every target given.
+
+    Parameters
+    ----------
+    arrival_rate : float or array_like
+        :math:`\\lambda`, ``>= 0``.
+    service_time : float or array_like
+        Mean service time :math:`s`, ``> 0``.
+    max_utilization : float or array_like, optional
+        Upper limit on :math:`\\rho = \\lambda s / c`, in (0, 1].
+    max_wait : float or array_like, optional
+        Upper limit on the mean wait :math:`W_q`, ``> 0`` (unit of ``service_time``).
+    wait_percentile, max_percentile_wait : float or array_like, optional
+        Together: the ``wait_percentile`` quantile of the wait (a probability in
+        (0, 1)) must not exceed ``max_percentile_wait`` (``>= 0``), i.e.
+        :math:`P(W_q > t) \\le 1 - p`.  Give both or neither.
+    full_output : bool
+        Also return the exact :class:`MMCMetrics` at the returned count.
+
+    Returns
+    -------
+    int or ndarray of int64
+        The minimal :math:`c` (always at least :math:`\\lfloor A \\rfloor + 1`,
+        the smallest stable count).  With ``full_output``, a tuple
+        ``(servers, MMCMetrics)``.
+
+    Notes
+    -----
+    Every constraint is monotone in :math:`c`, so the search brackets the
+    answer by doubling from the stability bound and bisects on the integers,
+    evaluating the exact Erlang C formulas (no approximation) at each step,
+    vectorized over all elements.
+
+    Raises
+    ------
+    ValueError
+        For out-of-range arguments, or a target that needs more than
+        ``MAX_SERVERS`` servers.
+    """
+    lam = check("arrival_rate", arrival_rate, 0.0)
+    s = check("service_time", service_time, 0.0, lo_open=True)
+    targets = {}
+    if max_utilization is not None:
+        targets["u"] = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True)
+    if max_wait is not None:
+        targets["w"] = check("max_wait", max_wait, 0.0, lo_open=True)
+    if (wait_percentile is None) != (max_percentile_wait is None):
+        raise ValueError("wait_percentile and max_percentile_wait go together: give both or neither")
+    if wait_percentile is not None:
+        targets["p"] = check("wait_percentile", wait_percentile, 0.0, 1.0, lo_open=True, hi_open=True)
+        targets["t"] = check("max_percentile_wait", max_percentile_wait, 0.0)
+    arrays = np.broadcast_arrays(np.asarray(lam, float), np.asarray(s, float),
+                                 *(np.asarray(v, float) for v in targets.values()))
+    shape = arrays[0].shape
+    lam_a, s_a = arrays[0], arrays[1]
+    a = (lam_a * s_a).reshape(-1)
+    sf = s_a.reshape(-1)
+    tg = {key: v.reshape(-1) for key, v in zip(targets, arrays[2:])}
+
+    def feasible(c, idx):
+        aa, cc, ss = a[idx], c, sf[idx]
+        ok = aa < cc
+        if "u" in tg:
+            ok &= aa / cc <= tg["u"][idx]
+        if "w" in tg or "p" in tg:
+            safe = np.where(ok, cc, aa + 1.0)
+            pw = _erlang_c_from_b(_erlang_b(aa, safe), aa, safe)
+            if "w" in tg:
+                ok &= pw * ss / (safe - aa) <= tg["w"][idx]
+            if "p" in tg:
+                ok &= pw * np.exp(-(safe - aa) * tg["t"][idx] / ss) <= 1.0 - tg["p"][idx]
+        return ok
+
+    everything = np.arange(a.size)
+    good = np.floor(a) + 1.0             # smallest stable count
+    bad = good - 1.0                     # known infeasible (unstable or zero)
+    pending = ~feasible(good, everything)
+    # Grow by doubling until feasible.
+    while pending.any():
+        idx = everything[pending]
+        bad[idx] = good[idx]
+        good[idx] = np.maximum(2.0 * good[idx], good[idx] + 1.0)
+        if (good[idx] > MAX_SERVERS).any():
+            raise ValueError(f"the targets need more than {MAX_SERVERS:,} servers; "
+                             "check the units of max_wait and service_time")
+        pending[idx] = ~feasible(good[idx], idx)
+    # Bisect on integers: bad infeasible, good feasible.
+    gap = good - bad > 1.0
+    while gap.any():
+        idx = everything[gap]
+        mid = np.floor(0.5 * (good[idx] + bad[idx]))
+        ok = feasible(mid, idx)
+        good[idx[ok]] = mid[ok]
+        bad[idx[~ok]] = mid[~ok]
+        gap = good - bad > 1.0
+    n = good.reshape(shape).astype(np.int64)
+    result = int(n) if n.ndim == 0 else n
+    if full_output:
+        return result, mmc_metrics(lam_a if n.ndim else float(lam_a), s_a if n.ndim else float(s_a),
+                                   n.astype(float) if n.ndim else float(n))
+    return result

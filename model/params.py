@@ -1,0 +1,186 @@
+"""Fitted model parameters: loading, lookup, and the vocabularies the models accept.
+
+Parameters live in ``data/params.json`` (written by ``cryptoplan fit``), or in
+the file named by the environment variable ``CRYPTOPLAN_PARAMS`` so that a
+site can calibrate on its own RMF/SMF measurements.  Each entry carries its
+value, standard error, unit, sub-model and a description.  No published
+number is written in code: the fit derives every parameter from the rows of
+``data/figures.csv``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import os
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+from .datafiles import data_path
+
+__all__ = [
+    "load_params", "param", "params_path", "clear_cache", "using_params",
+    "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
+    "ADDRESS_SPACES", "normalize_policy", "normalize_key", "normalize_mode", "normalize_cipher",
+    "normalize_key_reuse", "normalize_address_space",
+]
+
+POLICIES = ("integrity", "privacy", "confidentiality")
+KEY_TYPES = ("RSA", "NISTECC")
+# RACDCERT GENCERT sizes the AMS models cover; the cards support RSA 57-4096 bits.
+RSA_KEY_SIZES = (1024, 2048, 3072, 4096)
+ECC_KEY_SIZES = (192, 224, 256, 384, 521)
+MODES = ("none", "SSLCIPH", "ATTLS")
+# Cipher families: name -> (protocol, hardware-accelerated symmetric cipher?)
+CIPHERS = {
+    "NULL_SHA": ("TLS1.2", True),
+    "TLS_RSA_WITH_AES_256_CBC_SHA": ("TLS1.2", True),
+    "TLS_RSA_WITH_AES_256_CBC_SHA256": ("TLS1.2", True),
+    "TLS_RSA_WITH_AES_128_GCM_SHA256": ("TLS1.2", True),
+    "TLS_RSA_WITH_AES_256_GCM_SHA384": ("TLS1.2", True),
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384": ("TLS1.2", True),
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384": ("TLS1.2", True),
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": ("TLS1.2", True),
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": ("TLS1.2", True),
+    "TLS_AES_256_GCM_SHA384": ("TLS1.3", True),
+    "TLS_AES_128_GCM_SHA256": ("TLS1.3", True),
+    "TLS_CHACHA20_POLY1305_SHA256": ("TLS1.3", False),
+}
+ADDRESS_SPACES = ("total", "MSTR", "CHIN", "TCPIP")
+
+
+def _choice(name: str, value, allowed, aliases=None):
+    if value is None:
+        raise ValueError(f"{name} is required; accepted values: {', '.join(map(str, allowed))}")
+    key = str(value).strip()
+    table = {str(a).lower(): a for a in allowed}
+    table.update({k.lower(): v for k, v in (aliases or {}).items()})
+    hit = table.get(key.lower())
+    if hit is None:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))} (got {value!r})")
+    return hit
+
+
+def normalize_policy(policy) -> str:
+    """Case-insensitive AMS policy name: integrity, privacy or confidentiality."""
+    return _choice("policy", policy, POLICIES)
+
+
+def normalize_mode(mode) -> str:
+    """Channel protection: none, SSLCIPH or ATTLS (also AT-TLS, AT_TLS)."""
+    return _choice("mode", mode, MODES, {"at-tls": "ATTLS", "at_tls": "ATTLS", "": "none",
+                                         "ssl": "SSLCIPH", "mq": "SSLCIPH"})
+
+
+def normalize_cipher(cipher) -> str:
+    """An IBM cipher name (case-insensitive); MQ's ``ECDHE_RSA_...`` short forms accepted."""
+    aliases = {}
+    for full in CIPHERS:
+        if full.startswith("TLS_ECDHE_"):
+            aliases[full[4:].replace("_WITH", "").lower()] = full
+    return _choice("cipher", cipher, tuple(CIPHERS), aliases)
+
+
+def normalize_key(key_type, key_size) -> tuple[str, int]:
+    """Validate a certificate key type and size as supported by Crypto Express and RACF."""
+    kt = _choice("key_type", key_type, KEY_TYPES, {"ecc": "NISTECC", "nist ecc": "NISTECC",
+                                                   "ec": "NISTECC"})
+    allowed = RSA_KEY_SIZES if kt == "RSA" else ECC_KEY_SIZES
+    try:
+        size = float(key_size)
+    except (TypeError, ValueError):
+        size = float("nan")
+    if size != size or size != int(size) or int(size) not in allowed:
+        raise ValueError(f"key_size for {kt} must be one of {', '.join(map(str, allowed))} "
+                         f"bits (got {key_size!r})")
+    return kt, int(size)
+
+
+def normalize_key_reuse(key_reuse) -> float:
+    """AMS Confidentiality key reuse: a whole number 1..9,999,999 or "unlimited" (inf).
+
+    ``None`` means the policy does not reuse keys (1), as for Integrity and Privacy.
+    """
+    if key_reuse is None:
+        return 1.0
+    if isinstance(key_reuse, str):
+        if key_reuse.strip().lower() in ("unlimited", "inf", "infinite"):
+            return float("inf")
+        if key_reuse.strip().lower() in ("disabled", ""):
+            return 1.0
+        try:
+            key_reuse = float(key_reuse)
+        except ValueError:
+            raise ValueError(f"key_reuse must be a whole number 1..9999999 or 'unlimited' "
+                             f"(got {key_reuse!r})") from None
+    k = float(key_reuse)
+    if not (k == int(k) and 1 <= k <= 9_999_999) and k != float("inf"):
+        raise ValueError(f"key_reuse must be a whole number 1..9999999 or 'unlimited' (got {key_reuse!r})")
+    return k
+
+
+def normalize_address_space(address_space) -> str:
+    """total, MSTR, CHIN or TCPIP (None means total)."""
+    if address_space is None:
+        return "total"
+    return _choice("address_space", address_space, ADDRESS_SPACES,
+                   {"chinit": "CHIN", "channel initiator": "CHIN", "qmgr": "MSTR", "tcp/ip": "TCPIP",
+                    "tcp": "TCPIP"})
+
+
+def params_path() -> Path:
+    """The parameter file in force: ``$CRYPTOPLAN_PARAMS`` or ``data/params.json``."""
+    env = os.environ.get("CRYPTOPLAN_PARAMS")
+    if env:
+        p = Path(env).expanduser()
+        if not p.is_file():
+            raise FileNotFoundError(f"CRYPTOPLAN_PARAMS names {p}, which is not a file")
+        return p
+    return data_path("params.json")
+
+
+@lru_cache(maxsize=8)
+def _load(path: str, mtime: float) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    if "parameters" not in doc:
+        raise ValueError(f"{path}: not a cryptoplan parameter file (no 'parameters' key)")
+    return doc
+
+
+def load_params() -> dict:
+    """The parameter document in force (cached until the file changes)."""
+    p = params_path()
+    return _load(str(p), p.stat().st_mtime)
+
+
+def clear_cache() -> None:
+    _load.cache_clear()
+
+
+_override: contextvars.ContextVar[dict | None] = contextvars.ContextVar("cryptoplan_params", default=None)
+
+
+@contextmanager
+def using_params(values: dict):
+    """Evaluate the models with these parameter values (name -> float) instead of the file's.
+
+    Used by the fit and by cross-validation; names not given fall back to the file.
+    """
+    token = _override.set(dict(values))
+    try:
+        yield
+    finally:
+        _override.reset(token)
+
+
+def param(name: str) -> float:
+    """Value of one fitted parameter."""
+    over = _override.get()
+    if over is not None and name in over:
+        return float(over[name])
+    try:
+        return float(load_params()["parameters"][name]["value"])
+    except KeyError:
+        raise KeyError(f"parameter {name!r} missing from {params_path()}; re-run `cryptoplan fit`") from None

@@ -1,0 +1,55 @@
+"""Planner-facing tables: fitted parameters, published-vs-model figures, measured defaults."""
+
+from __future__ import annotations
+
+from .figures import figure
+from .params import load_params, params_path
+
+__all__ = ["model_parameters", "model_figures", "defaults"]
+
+
+def model_parameters() -> list[dict]:
+    """The parameters in force, one row each: name, value, stderr, unit, submodel, source, description."""
+    doc = load_params()["parameters"]
+    rows = [{"name": name, **{k: p.get(k) for k in ("value", "stderr", "unit", "submodel", "source",
+                                                     "description")}} for name, p in sorted(doc.items())]
+    from .tls import fit_roundtrip
+    rt = fit_roundtrip()
+    for name, value in rt["values"].items():
+        rows.append({"name": name, "value": value, "stderr": rt["stderr"][name], "unit": "us" if
+                     name == "rt_base_us" else "us/KB" if name.endswith("per_kb") else "us/KB^2",
+                     "submodel": "tls", "source": "fit (seed 002 round-trip table)",
+                     "description": "round-trip model term"})
+    return rows
+
+
+def model_figures() -> list[dict]:
+    """Published vs model for every figure a model predicts (see :func:`model.fit.figure_table`)."""
+    from .fit import figure_table
+    from .tls import fit_roundtrip, tls_roundtrip_us
+    values = {k: v["value"] for k, v in load_params()["parameters"].items()}
+    rows = figure_table(values)
+    for fid in fit_roundtrip()["residuals"]:
+        f = figure(fid)
+        mode = f.conditions["mode"]
+        model = tls_roundtrip_us(mode, f.conditions["cipher"], float(f.conditions["message_kb"]))
+        lo, hi = f.bounds()
+        rows.append({"id": fid, "source": f.source, "quantity": f.quantity, "unit": f.unit, "kind": f.kind,
+                     "published": f.target(), "low": f.low, "high": f.high, "model": model,
+                     "residual": model - f.target(), "relative_error": model / f.target() - 1.0,
+                     "tolerance": f.tolerance, "within_tolerance": bool(lo <= model <= hi)})
+    return rows
+
+
+def defaults() -> dict:
+    """Inputs that reproduce seed 001's measured configuration (values read from its rows)."""
+    return {
+        "Coprocessors": int(figure("s001_cfg_coprocessors_per_lpar").target()),
+        "Accelerators": int(figure("s001_cfg_accelerators_shared").target()),
+        "KeyType": "RSA",
+        "KeySize": int(figure("s001_cfg_rsa_key_2048").target()),
+        "MessageKB": float(figure("s001_2k_integrity_tput_1024").conditions["message_kb"]),
+        "Requesters": int(figure("s001_cfg_requester_tasks").target()),
+        "Policy": "integrity",
+        "params_file": str(params_path()),
+    }

@@ -1,0 +1,41 @@
+"""The installed distribution works from any directory and ships its data files.
+
+Expected values: the file names the package promises (``data/README.md``), and
+under CI (``CI=true``, where ``make test`` installs with plain ``pip install .``)
+that ``model`` is imported from site-packages, not from the checkout.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def _run(code: str, cwd: Path) -> str:
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
+                         text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_data_found_from_another_directory(tmp_path):
+    path = _run("from model.datafiles import data_path; print(data_path('README.md'))", tmp_path)
+    assert Path(path).is_file()
+
+
+@pytest.mark.skipif(os.environ.get("CI") != "true", reason="only CI installs non-editable")
+def test_ci_uses_the_installed_package_not_the_checkout(tmp_path):
+    where = Path(_run("import model; print(model.__file__)", tmp_path)).resolve()
+    assert CHECKOUT not in where.parents, f"model imported from the checkout: {where}"
+    data = Path(_run("from model.datafiles import data_path; print(data_path('README.md'))", tmp_path))
+    assert CHECKOUT not in data.resolve().parents
+
+
+def test_console_script_runs(tmp_path):
+    exe = Path(sys.executable).with_name("cryptoplan")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "workbook.cli"]
+    out = subprocess.run(cmd + ["--help"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert "capacity" in out.stdout

@@ -1,0 +1,175 @@
+"""Tests for model._validate: the single place where model inputs are checked.
+
+Expected messages are the documented format of ``model/_validate.py``
+("<name> must be >= 1 (got 0.5)", "... (got 0.5 at index 3)"), written out by
+hand here from that specification.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+from model import UnstableQueueError, erlang_b, mmc_wait
+from model._validate import as_float_array, check, check_stable, is_scalar
+
+
+# ------------------------------------------------------------------ scalars
+def test_scalar_ok_returns_python_float():
+    out = check("servers", 3, 1.0)
+    assert out == 3.0 and type(out) is float
+
+
+def test_numpy_scalar_takes_scalar_path():
+    out = check("servers", np.float64(2.5), 1.0)
+    assert out == 2.5 and type(out) is float
+
+
+@pytest.mark.parametrize(
+    "kwargs, value, message",
+    [
+        (dict(lo=1.0), 0.5, "servers must be >= 1 (got 0.5)"),
+        (dict(lo=0.0, lo_open=True), 0.0, "servers must be > 0 (got 0)"),
+        (dict(hi=1.0), 2.0, "servers must be <= 1 (got 2)"),
+        (dict(hi=1.0, hi_open=True), 1.0, "servers must be < 1 (got 1)"),
+        (dict(lo=0.0, hi=1.0), -0.25, "servers must be in [0, 1] (got -0.25)"),
+        (dict(lo=0.0, hi=1.0, lo_open=True, hi_open=True), 1.0, "servers must be in (0, 1) (got 1)"),
+        (dict(lo=0.0, hi=1.0, lo_open=True), 0.0, "servers must be in (0, 1] (got 0)"),
+        (dict(lo=1.0, integer=True), 2.5, "servers must be a whole number (got 2.5)"),
+        (dict(lo=1.0), math.nan, "servers must be a finite number (got nan)"),
+        (dict(lo=1.0), math.inf, "servers must be a finite number (got inf)"),
+        (dict(), -math.inf, "servers must be a finite number (got -inf)"),
+    ],
+)
+def test_scalar_message_format(kwargs, value, message):
+    with pytest.raises(ValueError) as exc:
+        check("servers", value, **kwargs)
+    assert str(exc.value) == message
+
+
+def test_bounds_are_inclusive_unless_open():
+    assert check("x", 1.0, 1.0, 2.0) == 1.0
+    assert check("x", 2.0, 1.0, 2.0) == 2.0
+    with pytest.raises(ValueError):
+        check("x", 1.0, 1.0, 2.0, lo_open=True)
+    with pytest.raises(ValueError):
+        check("x", 2.0, 1.0, 2.0, hi_open=True)
+
+
+def test_integer_accepts_whole_floats():
+    # Excel sends every number as a float: 2048.0 is a whole number.
+    assert check("population", 2048.0, 1.0, integer=True) == 2048.0
+
+
+def test_bool_is_not_a_scalar_number_but_still_converts():
+    assert not is_scalar(True)
+    assert is_scalar(1, 2.0, np.float32(3.0), np.int64(4))
+
+
+# ------------------------------------------------------------------- arrays
+def test_array_ok_returned_as_float_array():
+    out = check("servers", [1, 2, 3], 1.0)
+    assert isinstance(out, np.ndarray) and out.dtype == np.float64
+    assert_array_equal(out, [1.0, 2.0, 3.0])
+
+
+def test_zero_dim_array_returns_float():
+    out = check("servers", np.array(4.0), 1.0)
+    assert type(out) is float and out == 4.0
+
+
+def test_array_reports_first_bad_index():
+    with pytest.raises(ValueError) as exc:
+        check("servers", [1.0, 2.0, 3.0, 0.5, 0.25], 1.0)
+    assert str(exc.value) == "servers must be >= 1 (got 0.5 at index 3)"
+
+
+def test_2d_array_reports_full_index():
+    with pytest.raises(ValueError) as exc:
+        check("traffic", [[1.0, 2.0], [3.0, -1.0]], 0.0)
+    assert str(exc.value) == "traffic must be >= 0 (got -1 at index 1, 1)"
+
+
+def test_array_nan_is_reported_before_range():
+    with pytest.raises(ValueError) as exc:
+        check("traffic", [-1.0, np.nan], 0.0)
+    assert str(exc.value) == "traffic must be a finite number (got nan at index 1)"
+
+
+def test_array_integer_message():
+    with pytest.raises(ValueError) as exc:
+        check("population", [1.0, 2.0, 2.5], 1.0, integer=True)
+    assert str(exc.value) == "population must be a whole number (got 2.5 at index 2)"
+
+
+def test_array_upper_bound_message():
+    with pytest.raises(ValueError) as exc:
+        check("p", [0.5, 1.0], 0.0, 1.0, lo_open=True, hi_open=True)
+    assert str(exc.value) == "p must be in (0, 1) (got 1 at index 1)"
+
+
+def test_all_or_nothing_no_partial_result():
+    # One bad element raises for the whole call (no NaN masking).
+    with pytest.raises(ValueError, match=r"at index 2\)$"):
+        erlang_b([1.0, 2.0, 3.0], [1.0, 2.0, 0.0])
+
+
+# ------------------------------------------------------------- non-numeric
+@pytest.mark.parametrize("bad", ["abc", "1.5", b"2", ["1", "x"], {"a": 1}])
+def test_non_numeric_raises_type_error_naming_argument(bad):
+    with pytest.raises(TypeError) as exc:
+        check("service_time", bad, 0.0)
+    msg = str(exc.value)
+    assert msg.startswith("service_time must be a number or an array of numbers (got ")
+    assert repr(bad) in msg
+
+
+def test_none_in_array_becomes_nan_and_is_reported_with_index():
+    # NumPy converts None to NaN (an empty Excel cell); that is caught as non-finite.
+    with pytest.raises(ValueError) as exc:
+        check("service_time", [1.0, None], 0.0)
+    assert str(exc.value) == "service_time must be a finite number (got nan at index 1)"
+
+
+def test_as_float_array_names_argument():
+    with pytest.raises(TypeError, match=r"^arrival_rate must be a number"):
+        as_float_array("arrival_rate", "fast")
+    assert_array_equal(as_float_array("x", [1, 2]), [1.0, 2.0])
+
+
+def test_public_function_type_error_names_argument():
+    with pytest.raises(TypeError, match=r"^servers must be a number"):
+        erlang_b(1.0, "two")
+
+
+# -------------------------------------------------------------- stability
+def test_check_stable_scalar():
+    check_stable(0.999999)
+    with pytest.raises(UnstableQueueError) as exc:
+        check_stable(1.0, what="traffic / servers")
+    msg = str(exc.value)
+    assert msg.startswith("unstable queue: traffic / servers must be < 1")
+    assert "(got 1)" in msg
+
+
+def test_check_stable_array_reports_index():
+    check_stable(np.array([0.1, 0.5, 0.99]))
+    with pytest.raises(UnstableQueueError) as exc:
+        check_stable(np.array([0.1, 0.5, 1.25, 2.0]))
+    assert "(got 1.25 at index 2)" in str(exc.value)
+
+
+def test_unstable_is_a_value_error():
+    assert issubclass(UnstableQueueError, ValueError)
+    with pytest.raises(ValueError):
+        mmc_wait(2.0, 1.0, 2)
+
+
+def test_message_value_uses_g_format():
+    # Large and small values keep the %g form, so the message stays short.
+    with pytest.raises(ValueError) as exc:
+        check("traffic", -1.5e-12, 0.0)
+    assert str(exc.value) == "traffic must be >= 0 (got -1.5e-12)"

@@ -1,0 +1,177 @@
+"""The ``cryptoplan`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import numpy as np
+
+import model
+
+__all__ = ["main"]
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated numbers, got {text!r}") from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="cryptoplan")
+def main() -> None:
+    """cryptoplan: capacity planning for z/OS crypto workloads (Crypto Express, AT-TLS, MQ AMS)."""
+
+
+@main.command()
+@click.option("--service-ms", required=True, type=float,
+              help="Mean service time per request on one server (ms), e.g. from RMF.")
+@click.option("--rates", default="100,500,1000,2000,5000", show_default=True,
+              help="Comma-separated request rates (per second).")
+@click.option("--max-utilization", default=0.7, show_default=True, type=float,
+              help="Planning ceiling on utilization per server (0-1].")
+@click.option("--max-wait-ms", default=None, type=float, help="Ceiling on the mean queueing delay (ms).")
+@click.option("--scv", default=0.0, show_default=True, type=float,
+              help="Squared coefficient of variation of service (0 = constant, 1 = exponential).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
+    """Servers needed for each request rate, and the queueing at that count (M/M/c sizing)."""
+    lam = np.asarray(_floats(rates))
+    s = service_ms / 1000.0
+    try:
+        n, m = model.mmc_servers(lam, s, max_utilization=max_utilization,
+                                 max_wait=None if max_wait_ms is None else max_wait_ms / 1000.0,
+                                 full_output=True)
+        wq_mgc = model.mgc_wait(lam, s, n.astype(float), service_scv=scv)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    rows = [dict(rate_per_s=float(r), servers=int(k), utilization=float(u),
+                 wait_probability=float(pw), mean_wait_ms_mmc=float(w) * 1e3,
+                 mean_wait_ms_mgc=float(g) * 1e3)
+            for r, k, u, pw, w, g in zip(lam, n, m.utilization, m.wait_probability, m.mean_wait, wq_mgc)]
+    if as_json:
+        json.dump(rows, sys.stdout, indent=2)
+        click.echo()
+        return
+    click.echo(f"service time {service_ms:g} ms, utilization ceiling {max_utilization:.0%}"
+               + (f", mean wait ceiling {max_wait_ms:g} ms" if max_wait_ms else "")
+               + f", service SCV {scv:g} (M/G/c Allen-Cunneen)")
+    click.echo(f"{'rate/s':>10} {'servers':>8} {'util':>7} {'P(wait)':>8} {'Wq M/M/c ms':>12} {'Wq M/G/c ms':>12}")
+    for r in rows:
+        click.echo(f"{r['rate_per_s']:>10g} {r['servers']:>8d} {r['utilization']:>7.1%} "
+                   f"{r['wait_probability']:>8.4f} {r['mean_wait_ms_mmc']:>12.4f} {r['mean_wait_ms_mgc']:>12.4f}")
+
+
+@main.command()
+@click.option("--figures", "figures_path", type=click.Path(exists=True, dir_okay=False),
+              help="Figures table to fit (default: data/figures.csv).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Parameter file to write (default: print only; never overwrites data/ unless named).")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder for the fit report: figures.csv (published vs model) and one PNG per figure family.")
+def fit(figures_path, out_path, report_dir):
+    """Re-fit the crypto and AMS parameters to the published figures."""
+    from pathlib import Path
+
+    from model import fit as F
+    from model.figures import load_figures
+    if figures_path:
+        load_figures(figures_path)  # validate early
+    doc = F.fit()
+    values = {k: v["value"] for k, v in doc["parameters"].items()}
+    rows = F.figure_table(values)
+    ok = sum(r["within_tolerance"] for r in rows)
+    within10 = sum(abs(r["relative_error"] or 0) <= 0.10 for r in rows)
+    click.echo(f"fit: {len(F.FREE)} free parameters, {len(rows)} figures, {doc['nfev']} evaluations, "
+               f"{doc['seconds']:.2f} s")
+    for name, p in doc["parameters"].items():
+        se = "" if p["stderr"] is None else f" +- {p['stderr']:.4g}"
+        click.echo(f"  {name:22s} {p['value']:12.6g}{se:14s} {p['unit']:6s} {p['source']}")
+    click.echo(f"within the figure's tolerance: {ok}/{len(rows)}; within 10%: {within10}/{len(rows)}")
+    for r in rows:
+        mark = "ok " if r["within_tolerance"] else "   "
+        click.echo(f"  {mark}{r['id']:44s} published {r['published']:>10.4g}  model {r['model']:>10.4g}")
+    if out_path:
+        F.write_params({"parameters": doc["parameters"], "fit": {"cost": doc["cost"], "nfev": doc["nfev"]}},
+                       out_path)
+        click.echo(f"wrote {out_path}")
+    if report_dir:
+        _fit_report(Path(report_dir), rows)
+        click.echo(f"wrote report to {report_dir}")
+
+
+def _fit_report(folder, rows):
+    import csv
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "figures.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    families = {}
+    for r in rows:
+        families.setdefault(f"{r['quantity']} [{r['unit']}]", []).append(r)
+    for fam, rs in families.items():
+        fig, ax = plt.subplots(figsize=(7, 0.4 * len(rs) + 1.5))
+        y = np.arange(len(rs))
+        ax.barh(y - 0.2, [r["published"] for r in rs], 0.4, label="published")
+        ax.barh(y + 0.2, [r["model"] for r in rs], 0.4, label="model")
+        ax.set_yticks(y, [r["id"] for r in rs], fontsize=7)
+        ax.set_title(fam)
+        ax.legend()
+        fig.tight_layout()
+        name = "".join(ch if ch.isalnum() else "_" for ch in fam).strip("_")
+        fig.savefig(folder / f"{name}.png", dpi=100)
+        plt.close(fig)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def crossval(as_json):
+    """Leave-one-out: each figure predicted by a fit made without it."""
+    from model.fit import crossvalidate
+    rows = crossvalidate()
+    if as_json:
+        json.dump(rows, sys.stdout, indent=2)
+        click.echo()
+        return
+    for r in rows:
+        err = "" if r["relative_error"] is None else f"{r['relative_error']:+.1%}"
+        click.echo(f"{r['id']:44s} published {r['published']:>10.4g}  left-out prediction "
+                   f"{r['loo_prediction']:>10.4g}  {err}")
+
+
+@main.command()
+def demo():
+    """The main job: the measured configuration's throughput, cost and card needs."""
+    d = model.defaults()
+    pol, kt, ks, kb = d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"]
+    click.echo(f"cryptoplan demo: {d['Coprocessors']} coprocessors, {d['Accelerators']} accelerator, "
+               f"{kt} {ks}, {kb:g} KB messages, {d['Requesters']} requester (parameters: {d['params_file']})")
+    click.echo(f"{'policy':16s} {'key':>10s} {'txn/s':>9s} {'CPU us/txn':>11s} {'cop ms/txn':>11s}")
+    from model.ams import ams_card_demands_ms
+    for p, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
+        for size in (1024, 2048, 4096):
+            x = model.ams_throughput(p, kt, size, kb, reuse, requesters=d["Requesters"],
+                                     coprocessors=d["Coprocessors"], accelerators=d["Accelerators"])
+            c = model.ams_cost_us(p, kt, size, kb, reuse)
+            dm = ams_card_demands_ms(p, kt, size, reuse)
+            click.echo(f"{p + ('' if reuse is None else f' K={reuse}'):16s} {kt + str(size):>10s} {x:9.0f} "
+                       f"{c:11.1f} {dm['coprocessor']:11.3f}")
+    rates = [500.0, 1000.0, 2000.0, 5000.0]
+    click.echo(f"\ncards needed for privacy {kt} {ks}, {kb:g} KB, at 70% utilization:")
+    acc = model.accelerators_required(rates, "privacy", kt, ks, kb)
+    cop = model.coprocessors_required(rates, "privacy", kt, ks, kb)
+    click.echo(f"{'txn/s':>8s} {'accelerators':>13s} {'coprocessors':>13s}")
+    for r, a, c in zip(rates, acc, cop):
+        click.echo(f"{r:8.0f} {int(a):13d} {int(c):13d}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
