@@ -134,10 +134,28 @@ def _throughput_one(pol, kt, n, kb, k, r, requesters, coprocessors, accelerators
     path = _path_ms(pol, kb)
     if requesters == 1:
         return 1000.0 / (path + d["coprocessor"] + d["accelerator"])
-    acc_servers = max(accelerators, round(accelerators * param("acc_parallelism")))
-    res = mva(int(requesters), [d["coprocessor"], d["accelerator"]],
-              servers=[coprocessors * param("cop_engines"), acc_servers], think_time=path)
+    stations = [_station(d["coprocessor"], coprocessors * param("cop_engines")),
+                _station(d["accelerator"], accelerators * param("acc_parallelism"))]
+    res = mva(int(requesters), [s[0] for s in stations], servers=[s[1] for s in stations],
+              think_time=path + sum(s[2] for s in stations))
     return 1000.0 * float(res.throughput[-1])
+
+
+def _station(demand: float, m: float) -> tuple[float, int, float]:
+    """(queueing demand, whole servers, delay) for a station of ``m`` parallel servers.
+
+    MVA needs whole servers; ``m`` is real (accelerator parallelism 1.527).  A
+    station of ``k = floor(m)`` servers with demand ``D k / m`` plus a delay
+    ``D (1 - k / m)`` keeps both the capacity ``m / D`` (the same as
+    :func:`card_utilization`) and the unloaded time ``D``; exact when ``m`` is
+    whole.  (Seidmann, Schweitzer and Shalev-Oren, 1987, split a multi-server
+    station the same way with ``k = 1``; keeping ``floor(m)`` servers stays
+    exact for whole ``m``.)
+    """
+    if m < 1.0:
+        return demand / m, 1, 0.0
+    k = math.floor(m)
+    return demand * k / m, k, demand * (1.0 - k / m)
 
 
 def _common(policy, key_type, key_size, message_kb, key_reuse, recipients):

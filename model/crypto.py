@@ -93,6 +93,8 @@ def crypto_op_ms(operation, key_type="RSA", key_size=2048):
     .. math:: t(n) = t(n_0) (n / n_0)^{\\alpha}
     """
     kt = normalize_key(key_type, 2048 if str(key_type).strip().upper() == "RSA" else 192)[0]
+    if np.ndim(key_size) == 0:  # as the AMS functions: text accepted, errors list the sizes
+        key_size = normalize_key(kt, key_size)[1]
     sizes = np.atleast_1d(check("key_size", key_size, 1.0))
     for s in sizes.ravel():
         normalize_key(kt, s)

@@ -1,0 +1,336 @@
+"""MQ AMS operations, throughput, utilization and card counts (model/ams.py).
+
+Expected values come from: the ref_ops_* rows of data/figures.csv (operations
+per message, quoted from MQ performance reports V901 p.3 / V913 p.5), seed
+001's three mechanism sentences (quoted below), the fitted parameters read
+straight from data/params.json, and formulas written out in the tests:
+
+* card time per transaction: 2 messages x operations per message x the power
+  law t(n) = t(2048) (n/2048)^alpha (MODEL.md);
+* one requester: X = 1000 / (T_path + D_cop + D_acc) tx/s (closed loop, no queueing);
+* N requesters: asymptotic bounds of a closed network, X(N) <= N X(1) and
+  X(N) <= min over cards of capacity = cards * m / D, reached as N grows;
+* utilization U = lambda D / (cards m).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from model._validate import UnstableQueueError
+from model.ams import (accelerators_required, ams_card_demands_ms, ams_cost_us, ams_operations,
+                       ams_throughput, card_utilization, coprocessors_required)
+from model.datafiles import data_path
+from model.figures import figure
+from model.params import RSA_KEY_SIZES
+
+
+@pytest.fixture(autouse=True)
+def _default_params(monkeypatch):
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+
+
+with open(data_path("params.json"), encoding="utf-8") as _fh:
+    _P = {k: float(v["value"]) for k, v in json.load(_fh)["parameters"].items()}
+
+
+def P(name: str) -> float:
+    """A parameter value read directly from the committed data/params.json."""
+    return _P[name]
+
+
+def op_ms(op: str, n: int) -> float:
+    """RSA operation time at n bits: t(2048) (n/2048)^alpha (MODEL.md card mapping)."""
+    t0, alpha = {"sign": ("cop_rsa_ms_2048", "exp_private"),
+                 "verify": ("acc_me_ms_2048", "exp_public"),
+                 "key_encrypt": ("acc_me_ms_2048", "exp_public"),
+                 "key_decrypt": ("acc_crt_ms_2048", "exp_private")}[op]
+    return P(t0) * (n / 2048.0) ** P(alpha)
+
+
+def ops_per_msg(policy: str, k: float = 1.0, r: int = 1) -> dict:
+    """Operations per message as the reference rows state them (ref_ops_*)."""
+    if policy == "integrity":
+        return {"sign": 1, "verify": 1}
+    if policy == "privacy":
+        return {"sign": 1, "key_encrypt": r, "key_decrypt": 1, "verify": 1}
+    return {"key_encrypt": r / k, "key_decrypt": 1 / k}
+
+
+def demands(policy: str, n: int, k: float = 1.0, r: int = 1) -> tuple[float, float]:
+    """(coprocessor ms, accelerator ms) per transaction = 2 messages."""
+    cop = acc = 0.0
+    for op, count in ops_per_msg(policy, k, r).items():
+        t = 2.0 * count * op_ms(op, n)
+        if op == "sign":
+            cop += t
+        else:
+            acc += t
+    return cop, acc
+
+
+def path_ms(policy: str, kb: float) -> float:
+    """Non-crypto time per transaction: the ams_path_* / ams_enc_ms_per_kb parameters
+    as their descriptions in params.json define them (encrypting policies add the enc term)."""
+    enc = policy in ("privacy", "confidentiality")
+    return P("ams_path_ms") + kb * (P("ams_path_ms_per_kb") + enc * P("ams_enc_ms_per_kb"))
+
+
+POLICY_CASES = [("integrity", None), ("privacy", None), ("confidentiality", 1), ("confidentiality", 32)]
+
+
+# ------------------------------------------------------------ operations
+@pytest.mark.parametrize("policy", ["integrity", "privacy"])
+@pytest.mark.parametrize("op", ["sign", "verify", "key_encrypt", "key_decrypt"])
+def test_operations_per_message_match_reference_rows(policy, op):
+    fid = f"ref_ops_{policy}_{op}"
+    try:
+        expected = figure(fid).target()  # e.g. "Integrity: MQPUT = 1 sign ...; MQGET = 1 verify"
+    except KeyError:
+        expected = 0.0  # the quote names no such operation for this policy
+    assert ams_operations(policy)[op] == expected
+
+
+def test_privacy_key_encrypt_is_per_recipient():
+    # ref_ops_privacy_key_encrypt: "1 key-encrypt per recipient" (value is per recipient)
+    per_recipient = figure("ref_ops_privacy_key_encrypt").target()
+    for r in (1, 2, 5):
+        assert ams_operations("privacy", recipients=r)["key_encrypt"] == r * per_recipient
+
+
+@settings(max_examples=50, deadline=None)
+@given(k=st.one_of(st.integers(1, 9_999_999), st.just("unlimited")), r=st.integers(1, 20))
+def test_confidentiality_operations_follow_reference_formula(k, r):
+    # ref_ops_conf_per_key: "about (1 + recipients) / K asymmetric operations per message"
+    kk = math.inf if k == "unlimited" else float(k)
+    ops = ams_operations("confidentiality", key_reuse=k, recipients=r)
+    assert_allclose(sum(ops.values()), (1 + r) / kk, rtol=1e-12, atol=0)
+    assert_allclose(ops["key_encrypt"], r / kk, rtol=1e-12, atol=0)
+    assert_allclose(ops["key_decrypt"], 1 / kk, rtol=1e-12, atol=0)
+    assert ops["sign"] == ops["verify"] == 0
+
+
+def test_confidentiality_row_value_at_k1():
+    f = figure("ref_ops_conf_per_key")
+    assert f.conditions["key_reuse"] == "1" and f.conditions["function"] == "key_decrypt"
+    assert ams_operations("confidentiality", key_reuse=1)["key_decrypt"] == f.target()
+
+
+@pytest.mark.parametrize("policy, reuse", POLICY_CASES)
+@pytest.mark.parametrize("n", RSA_KEY_SIZES)
+def test_card_demands_equal_formula(policy, reuse, n):
+    d = ams_card_demands_ms(policy, "RSA", n, reuse)
+    cop, acc = demands(policy, n, reuse or 1)
+    assert_allclose([d["coprocessor"], d["accelerator"]], [cop, acc], rtol=1e-12, atol=0)
+
+
+# ------------------------------------------------ seed 001 mechanism sentences
+def _fn_time(d: dict, fn: str) -> float:
+    ms = {"CCA_RSA": op_ms("sign", 2048), "RSA_ME": op_ms("verify", 2048), "RSA_CRT": op_ms("key_decrypt", 2048)}
+    return d["ops"].get(fn, 0.0) * ms[fn]
+
+
+def test_integrity_relies_primarily_on_coprocessor_with_me():
+    # seed 001: Integrity "relies primarily on the coprocessor, but can exploit the
+    # accelerator ME functions"
+    d = ams_card_demands_ms("integrity", "RSA", 2048)
+    assert d["coprocessor"] > d["accelerator"] > 0
+    assert d["ops"].get("RSA_ME", 0) > 0
+    assert d["ops"].get("RSA_CRT", 0) == 0
+
+
+def test_privacy_relies_almost_equally_and_more_on_crt():
+    # seed 001: Privacy "relies almost equally between coprocessor and accelerator ...
+    # more heavily on CRT than ME"; "almost equally" read as a ratio within 0.5..2
+    d = ams_card_demands_ms("privacy", "RSA", 2048)
+    assert 0.5 <= d["coprocessor"] / d["accelerator"] <= 2.0
+    assert _fn_time(d, "RSA_CRT") > _fn_time(d, "RSA_ME") > 0
+
+
+def test_confidentiality_relies_on_crt_with_less_me_and_no_coprocessor():
+    # seed 001: Confidentiality "relies heavily on the accelerator's CRT function with
+    # less ME function use" (key reuse 1: every message pays)
+    d = ams_card_demands_ms("confidentiality", "RSA", 2048, 1)
+    assert d["coprocessor"] == 0.0
+    assert "CCA_RSA" not in d["ops"]
+    assert _fn_time(d, "RSA_CRT") > _fn_time(d, "RSA_ME") > 0
+    assert_allclose(_fn_time(d, "RSA_CRT") + _fn_time(d, "RSA_ME"), d["accelerator"], rtol=1e-12)
+
+
+# ------------------------------------------------------------ throughput
+@pytest.mark.parametrize("policy, reuse", POLICY_CASES)
+@pytest.mark.parametrize("n", RSA_KEY_SIZES)
+@pytest.mark.parametrize("kb", [0.0, 2.0, 64.0, 4096.0])
+def test_one_requester_throughput_is_closed_loop_formula(policy, reuse, n, kb):
+    cop, acc = demands(policy, n, reuse or 1)
+    expected = 1000.0 / (path_ms(policy, kb) + cop + acc)
+    assert_allclose(ams_throughput(policy, "RSA", n, kb, reuse), expected, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from([("integrity", None), ("privacy", None), ("confidentiality", 1),
+                             ("confidentiality", 2), ("confidentiality", 32), ("confidentiality", 1000)]),
+       pair=st.lists(st.sampled_from(RSA_KEY_SIZES), min_size=2, max_size=2, unique=True),
+       kb=st.floats(0.0, 4096.0), requesters=st.sampled_from([1, 4]))
+def test_throughput_decreases_with_key_size(case, pair, kb, requesters):
+    policy, reuse = case
+    small, large = sorted(pair)
+    x_small = ams_throughput(policy, "RSA", small, kb, reuse, requesters=requesters)
+    x_large = ams_throughput(policy, "RSA", large, kb, reuse, requesters=requesters)
+    assert x_large < x_small
+
+
+def _capacity(policy, n, reuse, coprocessors, accelerators) -> float:
+    """Bottleneck capacity (tx/s) = min over used cards of cards * m / D."""
+    cop, acc = demands(policy, n, reuse or 1)
+    caps = []
+    if cop:
+        caps.append(1000.0 * coprocessors * P("cop_engines") / cop)
+    if acc:
+        caps.append(1000.0 * accelerators * P("acc_parallelism") / acc)
+    return min(caps)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=st.sampled_from(POLICY_CASES), n=st.sampled_from(RSA_KEY_SIZES),
+       kb=st.sampled_from([2.0, 64.0]), n_req=st.integers(1, 40),
+       coprocessors=st.integers(1, 3), accelerators=st.integers(1, 3))
+def test_mva_throughput_nondecreasing_and_bounded(case, n, kb, n_req, coprocessors, accelerators):
+    policy, reuse = case
+    kw = dict(coprocessors=coprocessors, accelerators=accelerators)
+    x1 = ams_throughput(policy, "RSA", n, kb, reuse, requesters=1, **kw)
+    xn = ams_throughput(policy, "RSA", n, kb, reuse, requesters=n_req, **kw)
+    xn1 = ams_throughput(policy, "RSA", n, kb, reuse, requesters=n_req + 1, **kw)
+    assert xn1 >= xn * (1 - 1e-12)
+    assert xn <= n_req * x1 * (1 + 1e-12)                       # no faster than N without queueing
+    assert xn <= _capacity(policy, n, reuse, coprocessors, accelerators) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("policy, reuse", POLICY_CASES)
+def test_mva_throughput_reaches_bottleneck_capacity(policy, reuse):
+    # with many requesters a closed network saturates its bottleneck: X -> cards * m / D
+    cap = _capacity(policy, 4096, reuse, 2, 1)
+    x = ams_throughput(policy, "RSA", 4096, 2.0, reuse, requesters=400, coprocessors=2, accelerators=1)
+    assert_allclose(x, cap, rtol=1e-3)
+
+
+@pytest.mark.parametrize("policy, reuse", POLICY_CASES)
+@pytest.mark.parametrize("kb", [2.0, 64.0])
+def test_cost_rises_with_key_size(policy, reuse, kb):
+    # seed 001: cost per transaction rises with key size (rows s001_2k_cost_1024_to_2048 +10%,
+    # s001_64k_cost_1024_to_2048 +4%: positive changes)
+    assert figure("s001_2k_cost_1024_to_2048").target() > 0
+    assert figure("s001_64k_cost_1024_to_2048").target() > 0
+    costs = [ams_cost_us(policy, "RSA", n, kb, reuse) for n in RSA_KEY_SIZES]
+    assert all(b > a for a, b in zip(costs, costs[1:])), costs
+
+
+# ----------------------------------------------------- utilization and cards
+@pytest.mark.parametrize("policy, reuse, card", [("integrity", None, "coprocessor"),
+                                                 ("integrity", None, "accelerator"),
+                                                 ("privacy", None, "coprocessor"),
+                                                 ("privacy", None, "accelerator"),
+                                                 ("confidentiality", 1, "accelerator")])
+@pytest.mark.parametrize("cards", [1, 2, 3])
+def test_card_utilization_formula(policy, reuse, card, cards):
+    cop, acc = demands(policy, 2048, reuse or 1)
+    d, m = (cop, P("cop_engines")) if card == "coprocessor" else (acc, P("acc_parallelism"))
+    rate = 0.5 * 1000.0 * cards * m / d                       # half the capacity
+    expected = rate * d / 1000.0 / (cards * m)
+    assert_allclose(card_utilization(rate, policy, "RSA", 2048, 2, reuse, card=card, cards=cards),
+                    expected, rtol=1e-12)
+    assert_allclose(expected, 0.5, rtol=1e-12)
+    rates = np.array([0.0, 0.1, 0.7]) * 1000.0 * cards * m / d
+    assert_allclose(card_utilization(rates, policy, "RSA", 2048, 2, reuse, card=card, cards=cards),
+                    [0.0, 0.1, 0.7], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("card", ["coprocessor", "accelerator"])
+@pytest.mark.parametrize("factor", [1.0 + 1e-9, 1.5])
+def test_card_utilization_at_or_above_capacity_raises(card, factor):
+    cop, acc = demands("privacy", 2048)
+    d, m = (cop, P("cop_engines")) if card == "coprocessor" else (acc, P("acc_parallelism"))
+    with pytest.raises(UnstableQueueError, match=card):
+        card_utilization(factor * 1000.0 * 2 * m / d, "privacy", "RSA", 2048, 2, card=card, cards=2)
+    assert card_utilization(0.99 * 1000.0 * 2 * m / d, "privacy", "RSA", 2048, 2, card=card, cards=2) < 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(POLICY_CASES), n=st.sampled_from(RSA_KEY_SIZES),
+       tx=st.floats(1.0, 20000.0), u_max=st.floats(0.1, 1.0),
+       card=st.sampled_from(["coprocessor", "accelerator"]))
+def test_cards_required_is_minimal(case, n, tx, u_max, card):
+    policy, reuse = case
+    cop, acc = demands(policy, n, reuse or 1)
+    d, m = (cop, P("cop_engines")) if card == "coprocessor" else (acc, P("acc_parallelism"))
+    assume(d > 0)
+    fn = coprocessors_required if card == "coprocessor" else accelerators_required
+    k = fn(tx, policy, "RSA", n, 2.0, reuse, max_utilization=u_max)
+
+    def util(cards):
+        return tx * d / 1000.0 / (cards * m)
+
+    assert k >= 1
+    assert util(k) <= u_max * (1 + 1e-12) and util(k) < 1
+    if k > 1:
+        assert util(k - 1) > u_max * (1 - 1e-12) or util(k - 1) >= 1
+
+
+def test_cards_required_zero_when_card_unused():
+    # NISTECC signs and verifies on the coprocessor only (MODEL.md): no accelerator work
+    assert accelerators_required(1000.0, "integrity", "NISTECC", 256, 2) == 0
+    assert coprocessors_required(1000.0, "integrity", "NISTECC", 256, 2) >= 1
+    # confidentiality with unlimited reuse: (1 + r)/K -> 0 asymmetric operations
+    assert accelerators_required(1000.0, "confidentiality", "RSA", 2048, 2, "unlimited") == 0
+    assert accelerators_required(1000.0, "confidentiality", "RSA", 2048, 2, math.inf) == 0
+    assert coprocessors_required(1000.0, "confidentiality", "RSA", 2048, 2, "unlimited") == 0
+    # confidentiality never signs: no coprocessor work at any reuse
+    assert coprocessors_required(1000.0, "confidentiality", "RSA", 2048, 2, 1) == 0
+    # no traffic, no cards
+    assert accelerators_required(0.0, "privacy", "RSA", 2048, 2) == 0
+
+
+def test_cards_required_vectorised():
+    out = accelerators_required([0.0, 100.0, 5000.0], "privacy", "RSA", 4096, 2)
+    assert out.shape == (3,)
+    assert out[0] == 0 and list(out) == sorted(out)
+
+
+# ------------------------------------------------------------ bad input
+def test_ecc_with_privacy_raises():
+    with pytest.raises(ValueError, match="NISTECC.*integrity"):
+        ams_throughput("privacy", "NISTECC", 256, 2)
+    with pytest.raises(ValueError, match="NISTECC.*integrity"):
+        ams_card_demands_ms("confidentiality", "NISTECC", 256, 32)
+
+
+def test_unknown_policy_lists_accepted():
+    with pytest.raises(ValueError, match="integrity, privacy, confidentiality"):
+        ams_throughput("secrecy", "RSA", 2048, 2)
+
+
+def test_negative_message_kb_raises_naming_it():
+    with pytest.raises(ValueError, match="message_kb"):
+        ams_throughput("integrity", "RSA", 2048, -1)
+    with pytest.raises(ValueError, match="message_kb"):
+        card_utilization(10, "integrity", "RSA", 2048, -1)
+
+
+@pytest.mark.parametrize("policy", ["integrity", "privacy"])
+def test_key_reuse_only_with_confidentiality(policy):
+    with pytest.raises(ValueError, match="key_reuse"):
+        ams_throughput(policy, "RSA", 2048, 2, 32)
+    with pytest.raises(ValueError, match="key_reuse"):
+        ams_operations(policy, key_reuse="unlimited")
+
+
+def test_bad_key_size_lists_accepted():
+    with pytest.raises(ValueError, match="1024, 2048, 3072, 4096"):
+        ams_throughput("integrity", "RSA", 8192, 2)

@@ -1,0 +1,151 @@
+"""Crypto Express service times (model/crypto.py).
+
+Expected values come from: the card-function mapping stated in shared/MODEL.md
+("sign to the coprocessor, verify and key-encrypt to accelerator ME,
+key-decrypt to accelerator CRT"; NISTECC on the coprocessor only), the fitted
+parameters read straight from data/params.json (JSON, not through the model),
+the power law t(n) = t(n0) (n/n0)^alpha written out in the tests, and rows of
+data/figures.csv read by id.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from model.crypto import CARD_FUNCTIONS, crypto_op_ms, operation_function
+from model.datafiles import data_path
+from model.figures import figure
+from model.params import ECC_KEY_SIZES, RSA_KEY_SIZES
+
+
+@pytest.fixture(autouse=True)
+def _default_params(monkeypatch):
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+
+
+def fitted(name: str) -> float:
+    """A fitted value read directly from the committed parameter file."""
+    with open(data_path("params.json"), encoding="utf-8") as fh:
+        return float(json.load(fh)["parameters"][name]["value"])
+
+
+# --------------------------------------------------------------- mapping
+# Source: shared/MODEL.md, "AMS: operations per transaction" and the resource table.
+@pytest.mark.parametrize("operation, function, card", [
+    ("sign", "CCA_RSA", "coprocessor"),
+    ("verify", "RSA_ME", "accelerator"),
+    ("key_encrypt", "RSA_ME", "accelerator"),
+    ("key_decrypt", "RSA_CRT", "accelerator"),
+])
+def test_rsa_operation_maps_to_card_function(operation, function, card):
+    assert operation_function(operation, "RSA") == function
+    assert CARD_FUNCTIONS[function][0] == card
+
+
+@pytest.mark.parametrize("operation", ["sign", "verify"])
+def test_nistecc_sign_and_verify_run_on_coprocessor(operation):
+    # Source: MODEL.md "ECC (NISTECC ...) runs on the coprocessor only".
+    assert operation_function(operation, "NISTECC") == "CCA_ECC"
+    assert CARD_FUNCTIONS["CCA_ECC"][0] == "coprocessor"
+
+
+@pytest.mark.parametrize("operation", ["key_encrypt", "key_decrypt"])
+def test_nistecc_cannot_encrypt(operation):
+    # Source: MODEL.md "supports Integrity only" (RACF NISTECC keys have no DATAENCRYPT usage).
+    with pytest.raises(ValueError, match="DATAENCRYPT"):
+        operation_function(operation, "NISTECC")
+    with pytest.raises(ValueError, match="DATAENCRYPT"):
+        crypto_op_ms(operation, "NISTECC", 256)
+
+
+def test_unknown_operation_lists_the_operations():
+    with pytest.raises(ValueError, match="sign, verify, key_encrypt, key_decrypt"):
+        operation_function("hash", "RSA")
+
+
+# --------------------------------------------------------------- power law
+# Formula (model/crypto.py docstring, MODEL.md "Key size"): t(n) = t(2048) (n/2048)^alpha,
+# alpha = exp_private for sign / key_decrypt, exp_public for verify / key_encrypt.
+@pytest.mark.parametrize("operation, t0, alpha", [
+    ("sign", "cop_rsa_ms_2048", "exp_private"),
+    ("key_decrypt", "acc_crt_ms_2048", "exp_private"),
+    ("verify", "acc_me_ms_2048", "exp_public"),
+    ("key_encrypt", "acc_me_ms_2048", "exp_public"),
+])
+@pytest.mark.parametrize("n", RSA_KEY_SIZES)
+def test_rsa_time_is_power_law_in_key_size(operation, t0, alpha, n):
+    expected = fitted(t0) * (n / 2048.0) ** fitted(alpha)
+    assert_allclose(crypto_op_ms(operation, "RSA", n), expected, rtol=1e-12)
+    # the ratio to the reference size is the fitted exponent's power, whatever t0 is
+    ratio = crypto_op_ms(operation, "RSA", n) / crypto_op_ms(operation, "RSA", 2048)
+    assert_allclose(ratio, (n / 2048.0) ** fitted(alpha), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", ECC_KEY_SIZES)
+def test_nistecc_time_is_power_law_from_192_bits(n):
+    expected = fitted("cop_ecc_ms_192") * (n / 192.0) ** fitted("exp_ecc")
+    assert_allclose(crypto_op_ms("sign", "NISTECC", n), expected, rtol=1e-12)
+    assert_allclose(crypto_op_ms("verify", "NISTECC", n), expected, rtol=1e-12)
+
+
+def test_array_key_sizes_match_scalars():
+    sizes = np.array([[1024, 2048], [3072, 4096]])
+    out = crypto_op_ms("sign", "RSA", sizes)
+    assert out.shape == sizes.shape
+    assert_allclose(out, [[crypto_op_ms("sign", "RSA", int(s)) for s in row] for row in sizes], rtol=1e-15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(op=st.sampled_from(["sign", "verify", "key_encrypt", "key_decrypt"]),
+       pair=st.lists(st.sampled_from(RSA_KEY_SIZES), min_size=2, max_size=2, unique=True))
+def test_rsa_time_increases_with_key_size(op, pair):
+    small, large = sorted(pair)
+    assert crypto_op_ms(op, "RSA", large) > crypto_op_ms(op, "RSA", small)
+
+
+@settings(max_examples=30, deadline=None)
+@given(op=st.sampled_from(["sign", "verify"]),
+       pair=st.lists(st.sampled_from(ECC_KEY_SIZES), min_size=2, max_size=2, unique=True))
+def test_ecc_time_increases_with_key_size(op, pair):
+    small, large = sorted(pair)
+    assert crypto_op_ms(op, "NISTECC", large) > crypto_op_ms(op, "NISTECC", small)
+
+
+@pytest.mark.parametrize("name, fid", [("exp_private", "ref_scaling_private_exponent"),
+                                       ("exp_public", "ref_scaling_public_exponent")])
+def test_fitted_exponents_inside_reference_ranges(name, fid):
+    # Source: figures.csv rows quoting "RSA private-key operations grow roughly as n^2.6-3
+    # ... public-key operations (small exponent) as n^1.6-2"; the fit bounds the exponent
+    # by [low, high], so the value must lie in the un-widened range.
+    f = figure(fid)
+    assert f.low is not None and f.high is not None
+    assert f.low <= fitted(name) <= f.high
+
+
+# --------------------------------------------------------------- bad input
+@pytest.mark.parametrize("bad", [1000, 8192, 2048.5, "abc", None, float("nan"), 0, -2048])
+def test_bad_rsa_key_size_lists_accepted_sizes(bad):
+    with pytest.raises(ValueError, match="1024, 2048, 3072, 4096"):
+        crypto_op_ms("sign", "RSA", bad)
+
+
+def test_bad_size_in_array_lists_accepted_sizes():
+    with pytest.raises(ValueError, match="1024, 2048, 3072, 4096"):
+        crypto_op_ms("verify", "RSA", [2048, 1000])
+
+
+@pytest.mark.parametrize("bad", [2048, 255, "abc"])
+def test_bad_ecc_key_size_lists_accepted_sizes(bad):
+    with pytest.raises(ValueError, match="192, 224, 256, 384, 521"):
+        crypto_op_ms("sign", "NISTECC", bad)
+
+
+def test_bad_key_type_lists_accepted_types():
+    with pytest.raises(ValueError, match="RSA, NISTECC"):
+        crypto_op_ms("sign", "DSA", 2048)

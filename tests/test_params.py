@@ -1,0 +1,141 @@
+"""Vocabulary normalisation (model/params.py).
+
+Expected names come from data/vocabulary.csv (the controlled vocabularies the
+figures use) and the aliases the docstrings promise (AT-TLS, MQ's ECDHE short
+cipher names, "unlimited" key reuse).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from model.datafiles import data_path
+from model.params import (ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES,
+                          RSA_KEY_SIZES, normalize_address_space, normalize_cipher, normalize_key,
+                          normalize_key_reuse, normalize_mode, normalize_policy)
+
+
+def vocabulary(column: str) -> set[str]:
+    with open(data_path("vocabulary.csv"), newline="", encoding="utf-8") as fh:
+        return {row["value"] for row in csv.DictReader(fh) if row["column"] == column}
+
+
+def test_model_vocabularies_are_in_the_data_vocabulary():
+    # the names the models accept are the names data/figures.csv uses
+    assert set(POLICIES) <= vocabulary("policy")
+    assert set(MODES) == vocabulary("mode")
+    assert set(KEY_TYPES) <= vocabulary("key_type")
+    assert set(ADDRESS_SPACES) <= vocabulary("address_space")
+
+
+def _case_variants(draw_name):
+    return st.tuples(st.sampled_from(draw_name), st.randoms(use_true_random=False)).map(
+        lambda t: "".join(c.upper() if t[1].random() < 0.5 else c.lower() for c in t[0]))
+
+
+@settings(max_examples=50, deadline=None)
+@given(name=_case_variants(POLICIES))
+def test_policy_case_insensitive(name):
+    assert normalize_policy(name) == name.lower()
+    assert normalize_policy(f"  {name} ") == name.lower()
+
+
+@settings(max_examples=50, deadline=None)
+@given(name=_case_variants(MODES))
+def test_mode_case_insensitive(name):
+    assert normalize_mode(name) == {m.lower(): m for m in MODES}[name.lower()]
+
+
+@pytest.mark.parametrize("alias", ["AT-TLS", "at-tls", "AT_TLS", "attls"])
+def test_mode_attls_aliases(alias):
+    assert normalize_mode(alias) == "ATTLS"
+
+
+@settings(max_examples=50, deadline=None)
+@given(name=_case_variants(tuple(CIPHERS)))
+def test_cipher_case_insensitive(name):
+    assert normalize_cipher(name) == name.upper()
+
+
+@pytest.mark.parametrize("short, full", [
+    ("ECDHE_RSA_AES_256_CBC_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384"),
+    ("ecdhe_ecdsa_aes_256_cbc_sha384", "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384"),
+])
+def test_cipher_mq_short_forms(short, full):
+    # the reference facts print these short forms (figures.csv rows ref_start_rate_ecdhe_*)
+    assert normalize_cipher(short) == full
+
+
+@pytest.mark.parametrize("key_type, expected", [("rsa", "RSA"), ("Rsa", "RSA"), ("nistecc", "NISTECC"),
+                                                ("ECC", "NISTECC"), ("ec", "NISTECC"),
+                                                ("NIST ECC", "NISTECC")])
+def test_key_type_aliases(key_type, expected):
+    size = 2048 if expected == "RSA" else 256
+    assert normalize_key(key_type, size) == (expected, size)
+
+
+@pytest.mark.parametrize("size", [*RSA_KEY_SIZES, "2048", 3072.0])
+def test_rsa_sizes_accepted(size):
+    assert normalize_key("RSA", size) == ("RSA", int(float(size)))
+
+
+@pytest.mark.parametrize("size", ECC_KEY_SIZES)
+def test_ecc_sizes_accepted(size):
+    assert normalize_key("NISTECC", size) == ("NISTECC", size)
+
+
+@pytest.mark.parametrize("value", ["unlimited", "UNLIMITED", " Unlimited ", "inf", "infinite", math.inf])
+def test_key_reuse_unlimited_is_inf(value):
+    assert normalize_key_reuse(value) == math.inf
+
+
+@pytest.mark.parametrize("value, expected", [(None, 1.0), ("disabled", 1.0), ("", 1.0), (1, 1.0),
+                                             ("32", 32.0), (9_999_999, 9_999_999.0)])
+def test_key_reuse_numbers(value, expected):
+    assert normalize_key_reuse(value) == expected
+
+
+@pytest.mark.parametrize("name, expected", [("chinit", "CHIN"), ("Channel Initiator", "CHIN"),
+                                            ("qmgr", "MSTR"), ("tcp/ip", "TCPIP"), ("TOTAL", "total"),
+                                            (None, "total")])
+def test_address_space_aliases(name, expected):
+    assert normalize_address_space(name) == expected
+
+
+# ------------------------------------------------------------ rejection
+@pytest.mark.parametrize("fn, bad, listing", [
+    (normalize_policy, "secrecy", "integrity, privacy, confidentiality"),
+    (normalize_policy, None, "integrity, privacy, confidentiality"),
+    (normalize_mode, "IPsec", "none, SSLCIPH, ATTLS"),
+    (normalize_cipher, "TLS_FOO", "TLS_CHACHA20_POLY1305_SHA256"),
+    (normalize_address_space, "AMSM", "total, MSTR, CHIN, TCPIP"),
+])
+def test_rejects_unknown_names_listing_accepted(fn, bad, listing):
+    with pytest.raises(ValueError, match=listing):
+        fn(bad)
+
+
+def test_rejects_unknown_key_type():
+    with pytest.raises(ValueError, match="RSA, NISTECC"):
+        normalize_key("DSA", 2048)
+
+
+@pytest.mark.parametrize("key_type, bad, listing", [
+    ("RSA", 1000, "1024, 2048, 3072, 4096"), ("RSA", 2048.5, "1024, 2048, 3072, 4096"),
+    ("RSA", "abc", "1024, 2048, 3072, 4096"), ("RSA", None, "1024, 2048, 3072, 4096"),
+    ("RSA", 256, "1024, 2048, 3072, 4096"), ("NISTECC", 2048, "192, 224, 256, 384, 521"),
+])
+def test_rejects_bad_key_sizes_listing_accepted(key_type, bad, listing):
+    with pytest.raises(ValueError, match=listing):
+        normalize_key(key_type, bad)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, 10_000_000, "lots", math.nan])
+def test_rejects_bad_key_reuse(bad):
+    with pytest.raises(ValueError, match="1..9999999 or 'unlimited'"):
+        normalize_key_reuse(bad)

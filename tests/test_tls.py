@@ -1,0 +1,251 @@
+"""TLS channels, handshakes and OCSP (model/tls.py).
+
+Every expected value is a row of data/figures.csv read by id (its quote is the
+source) or arithmetic on such rows written out in the test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from model.figures import figure
+from model.params import CIPHERS
+from model.tls import (channel_start_rate, channel_stop_cost_us, handshake_cpu_factor,
+                       handshake_latency_factor, ocsp_cpu_us, tls_roundtrip_us)
+
+CHACHA = "TLS_CHACHA20_POLY1305_SHA256"
+SIZES = {"2k": 2.0, "16k": 16.0, "32k": 32.0, "64k": 64.0, "1m": 1024.0}
+
+
+def pct(fid: str) -> float:
+    """A pct_change row as a multiplier 1 + v/100."""
+    f = figure(fid)
+    assert f.unit == "pct_change", fid
+    return 1.0 + f.target() / 100.0
+
+
+# ------------------------------------------------------------ round trip
+# Bound 5% relative.  Seed 002 prints one value per table cell and no repeat runs,
+# so its run-to-run scatter is not published and cannot be cited.  The bound is set
+# (a) above the fit's measured residuals (largest 3.0%, AT-TLS 64KB) and
+# (b) below the smallest AT-TLS vs SSLCIPH difference the model has to resolve at
+# 16KB and above (s002_rt_attls_vs_sslciph_16k_pct, +7.48%), so a model that cannot tell
+# the two modes apart fails.  The printed-digit tolerances of the rows (1e-6..2e-4) are
+# not what a four-parameter physical model is asked for (see test_fit's known exceptions).
+@pytest.mark.parametrize("mode, tag", [(m, t) for m in ("sslciph", "attls") for t in SIZES])
+def test_roundtrip_reproduces_seed002_table(mode, tag):
+    f = figure(f"s002_rt_{mode}_{tag}_us")
+    assert float(f.conditions["message_kb"]) == SIZES[tag]
+    model = tls_roundtrip_us(f.conditions["mode"], f.conditions["cipher"], SIZES[tag])
+    assert_allclose(model, f.target(), rtol=0.05)
+
+
+def test_attls_gap_grows_with_size():
+    # seed 002: AT-TLS round trip increase over SSLCIPH grows with size
+    # (+1.24 +7.48 +11.64 +16.32 +37.87%: the SRB encrypts then sends)
+    published = [figure(f"s002_rt_attls_vs_sslciph_{t}_pct").target() for t in SIZES]
+    assert published == sorted(published)
+    kb = np.array([0.0, *SIZES.values()])
+    gap = tls_roundtrip_us("ATTLS", CHACHA, kb) - tls_roundtrip_us("SSLCIPH", CHACHA, kb)
+    assert np.all(np.diff(gap) > 0)
+    assert gap[-1] > 0
+
+
+@settings(max_examples=50, deadline=None)
+@given(a=st.floats(0.0, 1024.0), b=st.floats(0.0, 1024.0))
+def test_attls_gap_monotone_everywhere(a, b):
+    lo, hi = sorted((a, b))
+    gap = lambda kb: tls_roundtrip_us("ATTLS", CHACHA, kb) - tls_roundtrip_us("SSLCIPH", CHACHA, kb)
+    assert gap(hi) >= gap(lo) - 1e-6
+
+
+@settings(max_examples=50, deadline=None)
+@given(a=st.floats(0.0, 512.0), b=st.floats(0.0, 512.0))
+def test_sslciph_roundtrip_is_linear(a, b):
+    # seed 002 / MODEL.md: SSLCIPH is pipelined, round trip close to linear in size:
+    # f(a + b) - f(0) == (f(a) - f(0)) + (f(b) - f(0))
+    f = lambda kb: tls_roundtrip_us("SSLCIPH", CHACHA, kb)
+    assert_allclose(f(a + b) - f(0.0), (f(a) - f(0.0)) + (f(b) - f(0.0)), rtol=1e-9, atol=1e-6)
+
+
+@pytest.mark.parametrize("cipher", [c for c, (_, hw) in CIPHERS.items() if hw])
+def test_roundtrip_hardware_cipher_raises(cipher):
+    with pytest.raises(ValueError, match=CHACHA):
+        tls_roundtrip_us("SSLCIPH", cipher, 2.0)
+
+
+def test_roundtrip_mode_none_raises():
+    with pytest.raises(ValueError, match="SSLCIPH or ATTLS"):
+        tls_roundtrip_us("none", CHACHA, 2.0)
+
+
+def test_roundtrip_outside_measured_sizes_raises():
+    with pytest.raises(ValueError, match="message_kb"):
+        tls_roundtrip_us("ATTLS", CHACHA, 2048.0)
+
+
+# ------------------------------------------------------ channel start / stop
+@pytest.mark.parametrize("fid", ["ref_start_rate_rsa_aes256cbc_z16", "ref_start_rate_ecdhe_rsa_z16",
+                                 "ref_start_rate_ecdhe_ecdsa_z16"])
+def test_sslciph_start_rate_is_z16_row_for_its_cipher(fid):
+    f = figure(fid)
+    assert channel_start_rate("SSLCIPH", f.conditions["cipher"]) == f.target()
+
+
+@pytest.mark.parametrize("cipher", [c for c, (p, _) in CIPHERS.items() if p == "TLS1.3"])
+def test_sslciph_tls13_start_rate_is_range_midpoint(cipher):
+    f = figure("ref_start_rate_tls13_z16")  # "~135-143 channels/s on z16"
+    assert_allclose(channel_start_rate("SSLCIPH", cipher), 0.5 * (f.low + f.high), rtol=1e-12)
+
+
+@pytest.mark.parametrize("cipher", ["TLS_RSA_WITH_AES_256_CBC_SHA", CHACHA, "TLS_AES_256_GCM_SHA384"])
+def test_attls_start_rate_ratio_to_unsecured(cipher):
+    f = figure("s002_start_rate_attls")  # "75% to 80% of the rate of unsecured channels"
+    ratio = channel_start_rate("ATTLS", cipher) / channel_start_rate("none")
+    assert_allclose(ratio, 0.5 * (f.low + f.high) / 100.0, rtol=1e-12)
+
+
+def test_sslciph_start_rates_within_33_to_50_pct_of_unsecured():
+    # s002_start_rate_sslciph: "between 33 to 50% of the rate of unsecured channels" (range row)
+    lo, hi = figure("s002_start_rate_sslciph").bounds()
+    none = channel_start_rate("none")
+    for fid in ("ref_start_rate_rsa_aes256cbc_z16", "ref_start_rate_ecdhe_rsa_z16",
+                "ref_start_rate_ecdhe_ecdsa_z16"):
+        share = 100.0 * channel_start_rate("SSLCIPH", figure(fid).conditions["cipher"]) / none
+        assert lo <= share <= hi, (fid, share)
+
+
+@pytest.mark.parametrize("mode, chin_id, tcp_id", [
+    ("none", "s002_stop_cost_chin_none_attls_us", "s002_stop_cost_tcpip_none_sslciph_us"),
+    ("SSLCIPH", "s002_stop_cost_chin_sslciph_us", "s002_stop_cost_tcpip_none_sslciph_us"),
+    ("ATTLS", "s002_stop_cost_chin_none_attls_us", "s002_stop_cost_tcpip_attls_us"),
+])
+def test_channel_stop_cost_per_rows(mode, chin_id, tcp_id):
+    chin, tcp = figure(chin_id).target(), figure(tcp_id).target()
+    assert_allclose(channel_stop_cost_us(mode, "CHIN"), chin, rtol=1e-12)
+    assert_allclose(channel_stop_cost_us(mode, "TCPIP"), tcp, rtol=1e-12)
+    assert_allclose(channel_stop_cost_us(mode), chin + tcp, rtol=1e-12)
+    assert_allclose(channel_stop_cost_us(mode, "total"), chin + tcp, rtol=1e-12)
+
+
+def test_attls_stop_tcpip_is_midpoint_of_100_150():
+    f = figure("s002_stop_cost_tcpip_attls_us")  # "100-150 CPU microseconds per channel"
+    assert (f.low, f.high) == (100.0, 150.0)
+    assert_allclose(channel_stop_cost_us("AT-TLS", "TCPIP"), 125.0, rtol=1e-12)
+
+
+def test_stop_cost_mstr_raises():
+    with pytest.raises(ValueError, match="total, CHIN or TCPIP"):
+        channel_stop_cost_us("SSLCIPH", "MSTR")
+
+
+# ------------------------------------------------------------ handshakes
+def test_baseline_factor_is_one():
+    assert handshake_cpu_factor() == 1.0
+    assert handshake_latency_factor() == 1.0
+
+
+def test_dhe_cpu_factor_from_97_pct_reduction():
+    # s003_ecdhe_vs_dhe_cost: "Up to 97% reduction in CPU cost ... compared to DHE":
+    # ECDHE = DHE x (1 - 0.97), so DHE / ECDHE = 1 / (1 - 0.97)
+    assert figure("s003_ecdhe_vs_dhe_cost").target() == -97.0
+    assert_allclose(handshake_cpu_factor("DHE"), 1.0 / (1.0 - 0.97), rtol=1e-12)
+
+
+def test_tls13_cpu_factor_is_1_16():
+    # s003_tls13_vs_tls12_cost: "just 16% increase in network CPU cost"
+    assert figure("s003_tls13_vs_tls12_cost").target() == 16.0
+    assert_allclose(handshake_cpu_factor(protocol="TLS1.3"), 1.16, rtol=1e-12)
+
+
+def test_rsa_key_exchange_factor():
+    # s003_ecdhe_vs_rsa_kx_cost: ECDHE adds up to 26% over RSA key exchange
+    assert_allclose(handshake_cpu_factor("RSA"), 1.0 / pct("s003_ecdhe_vs_rsa_kx_cost"), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, ids", [
+    (dict(protocol="TLS1.3", resumption=True), ["s003_tls13_vs_tls12_cost", "s003_resumption_tls13_cost"]),
+    (dict(protocol="TLS1.3", resumption=True, sysplex_tickets=True),
+     ["s003_tls13_vs_tls12_cost", "s003_resumption_tls13_cost", "s003_sysplex_tickets_cost"]),
+    (dict(resumption=True), ["s003_resumption_tls12_cost"]),
+])
+def test_cpu_factors_multiply(kwargs, ids):
+    assert_allclose(handshake_cpu_factor(**kwargs), np.prod([pct(i) for i in ids]), rtol=1e-12)
+
+
+def test_cpu_factors_multiply_with_divisors():
+    # DHE with resumption: (1 / (1 - 0.97)) x (1 - 0.50)
+    assert_allclose(handshake_cpu_factor("DHE", resumption=True),
+                    pct("s003_resumption_tls12_cost") / pct("s003_ecdhe_vs_dhe_cost"), rtol=1e-12)
+    # accelerator instead of coprocessor, FIPS off: coprocessor saves 98% (ECDHE) / 53% (DHE)
+    assert_allclose(handshake_cpu_factor(card_mode="accelerator"),
+                    1.0 / pct("s003_coproc_vs_accel_ecdhe_cost_note"), rtol=1e-12)
+    assert_allclose(handshake_cpu_factor("DHE", card_mode="accelerator"),
+                    1.0 / (pct("s003_ecdhe_vs_dhe_cost") * pct("s003_coproc_vs_accel_dhe_cost_note")),
+                    rtol=1e-12)
+    # FIPS on a coprocessor: the accelerator saves up to 97%
+    assert_allclose(handshake_cpu_factor(fips=True), 1.0 / pct("s003_fips_accel_vs_coproc_cost"), rtol=1e-12)
+
+
+def test_latency_factors_from_rows():
+    # s003_ecdhe_vs_dhe_latency: "(95%) reduction in transactional latency compared to DHE"
+    assert_allclose(handshake_latency_factor("DHE"), 1.0 / (1.0 - 0.95), rtol=1e-12)
+    # s003_fips_accel_vs_coproc_latency: "93% reduction in network latency" (accelerator vs coprocessor)
+    assert_allclose(handshake_latency_factor(fips=True), 1.0 / (1.0 - 0.93), rtol=1e-12)
+    assert_allclose(handshake_latency_factor(fips=True, card_mode="accelerator"), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(key_exchange="RSA"), "key_exchange=RSA"),
+    (dict(protocol="TLS1.3"), "protocol=TLS1.3"),
+    (dict(resumption=True), "resumption"),
+    (dict(card_mode="accelerator"), "card_mode=accelerator"),
+])
+def test_latency_factor_raises_for_unpublished_options(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        handshake_latency_factor(**kwargs)
+
+
+@pytest.mark.parametrize("fn", [handshake_cpu_factor, handshake_latency_factor])
+def test_heappools64_off_raises(fn):
+    with pytest.raises(ValueError, match="HEAPPOOLS64"):
+        fn(heappools64=False)
+    with pytest.raises(ValueError, match="HEAPPOOLS64"):
+        fn(heappools64="FALSE")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(key_exchange="PSK"), "RSA, ECDHE, DHE"),
+    (dict(certificate="DSA"), "RSA or ECDSA"),
+    (dict(protocol="SSLv3"), "TLS1.2 or TLS1.3"),
+    (dict(card_mode="cpacf"), "coprocessor or accelerator"),
+    (dict(protocol="TLS1.3", key_exchange="RSA"), "ECDHE"),
+    (dict(sysplex_tickets=True), "TLS 1.3"),
+    (dict(fips="maybe"), "TRUE or FALSE"),
+])
+def test_handshake_bad_options_raise(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        handshake_cpu_factor(**kwargs)
+
+
+# ------------------------------------------------------------ OCSP
+@pytest.mark.parametrize("space, fid, change", [
+    ("total", "s004_ocsp_total_pct", -0.20),        # "decreased by 0.732 ms or 20%"
+    ("SSL_server", "s004_ocsp_ssl_server_pct", -0.27),  # "decreased by 0.868 ms or 27%"
+    ("TCPIP", "s004_ocsp_tcpip_pct", +0.47),        # "increased by 0.136 ms or 47%"
+])
+def test_ocsp_applies_published_change(space, fid, change):
+    assert figure(fid).target() == 100.0 * change
+    assert_allclose(ocsp_cpu_us(1000.0, space), 1000.0 * (1.0 + change), rtol=1e-12)
+    assert_allclose(ocsp_cpu_us([0.0, 3660.0], space), [0.0, 3660.0 * (1.0 + change)], rtol=1e-12)
+
+
+def test_ocsp_bad_input():
+    with pytest.raises(ValueError, match="total, SSL_server, TCPIP"):
+        ocsp_cpu_us(1000.0, "MSTR")
+    with pytest.raises(ValueError, match="connection_cpu_us"):
+        ocsp_cpu_us(-1.0)
