@@ -173,5 +173,14 @@ def demo():
         click.echo(f"{r:8.0f} {int(a):13d} {int(c):13d}")
 
 
+# Excel add-in catalog and template workbook (addin/catalog.py, workbook/template.py).
+from addin.catalog import functions_command  # noqa: E402
+from workbook.template import template_command  # noqa: E402
+
+main.add_command(functions_command)
+main.add_command(template_command)
+
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,432 @@
+"""The declarative catalog of cryptoplan's Excel functions.
+
+One :class:`Function` entry per Excel function: its name, the :mod:`model`
+function it wraps, its Excel function-wizard category, its arguments (name,
+kind, help, unit, default, allowed values) and the unit of its result.
+Everything else is derived from this table:
+
+* :mod:`addin.udfs` generates the xlwings functions from it (names,
+  signatures, ``@xw.func(category=...)``, ``@xw.arg(..., doc=...)``);
+* :mod:`addin.convert` converts Excel cells to Python values by argument kind;
+* ``cryptoplan functions`` prints it, ``--json`` as JSON, ``--markdown`` as the
+  table in the README section "Excel functions";
+* ``tests/test_catalog.py`` checks that the catalog, the xlwings metadata, the
+  README table and the signatures of the wrapped model functions agree.
+
+Argument kinds (what a cell may hold; see :mod:`addin.convert`):
+
+``number``
+    A number (numeric text such as ``"2048"`` is accepted).
+``integer``
+    A whole number (``2048.0`` from Excel is accepted).
+``text``
+    Text; ``choices`` lists the accepted values (case-insensitive; the model
+    function also accepts the aliases it documents).
+``bool``
+    TRUE/FALSE, 1/0, or the text true/false/yes/no.
+``number_or_text``
+    A number or a keyword (key reuse: a count or ``unlimited``).
+``vector``
+    A whole row or column of numbers passed as one list (MVA stations); not
+    broadcast.
+
+Every argument except ``vector`` ones is *broadcast*: give a range instead of
+a single cell and the function is evaluated element by element.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from model.ams import AMS_ADDRESS_SPACES
+from model.crypto import OPERATIONS
+from model.mgc import MGC_METHODS
+from model.params import (
+    ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES,
+)
+
+__all__ = [
+    "REQUIRED", "KINDS", "CATEGORIES", "Arg", "Function", "CATALOG", "get", "as_dicts",
+    "markdown_table", "functions_command",
+]
+
+KINDS = ("number", "integer", "text", "bool", "number_or_text", "vector")
+QUEUEING = "cryptoplan queueing"
+PLANNING = "cryptoplan planning"
+CATEGORIES = (QUEUEING, PLANNING)
+# Excel's function wizard (Application.MacroOptions) accepts at most 255
+# characters per description; xlwings truncates longer ones silently.
+WIZARD_LIMIT = 255
+
+
+class _Required:
+    """Sentinel: the argument has no default."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of an Excel function.
+
+    Parameters
+    ----------
+    name : str
+        Argument name, identical to the wrapped model function's parameter.
+    kind : str
+        One of :data:`KINDS`: how a cell is converted (see module docstring).
+    help : str
+        What the argument means and the allowed range, for the function wizard.
+    unit : str
+        Unit of the value ("" for dimensionless or text).
+    default : object
+        Value used for an omitted argument or an empty cell; :data:`REQUIRED`
+        if there is none.  ``None`` means "not given" to the model function.
+    choices : tuple of str
+        Accepted values of a ``text`` argument (drop-down lists use them).
+    """
+
+    name: str
+    kind: str
+    help: str
+    unit: str = ""
+    default: Any = REQUIRED
+    choices: tuple = ()
+
+    @property
+    def required(self) -> bool:
+        """True if the argument has no default."""
+        return self.default is REQUIRED
+
+    def wizard_text(self) -> str:
+        """Help shown by Excel's function wizard (help, unit, default), <= 255 chars."""
+        text = self.help
+        if self.unit:
+            text += f" Unit: {self.unit}."
+        if not self.required:
+            text += f" Optional (default {_fmt(self.default)})."
+        return text
+
+    def signature_text(self) -> str:
+        """``name`` or ``[name=default]`` for tables and the CLI."""
+        return self.name if self.required else f"[{self.name}={_fmt(self.default)}]"
+
+    def as_dict(self) -> dict:
+        """JSON-ready description."""
+        return {"name": self.name, "kind": self.kind, "help": self.help, "unit": self.unit,
+                "required": self.required,
+                "default": None if self.required else self.default,
+                "choices": list(self.choices)}
+
+
+@dataclass(frozen=True)
+class Function:
+    """One Excel function: a thin wrapper over ``model.<model>``.
+
+    Parameters
+    ----------
+    name : str
+        Excel name (upper case).
+    model : str
+        Name of the wrapped function in :mod:`model` (looked up at call time).
+    category : str
+        Function-wizard category, one of :data:`CATEGORIES`.
+    help : str
+        One-sentence description for the function wizard (<= 255 chars).
+    args : tuple of Arg
+        In the order of the model function's parameters (a prefix of them).
+    unit : str
+        Unit of the result.
+    result : {"number", "integer", "table"}
+        ``table`` returns a 2-D array with a header row (``columns``).
+    columns : tuple of str
+        Column keys of a ``table`` result, in order.
+    """
+
+    name: str
+    model: str
+    category: str
+    help: str
+    args: tuple
+    unit: str
+    result: str = "number"
+    columns: tuple = ()
+
+    def signature_text(self) -> str:
+        """``NAME(a, b, [c=1])``."""
+        return f"{self.name}({', '.join(a.signature_text() for a in self.args)})"
+
+    def model_function(self):
+        """The wrapped :mod:`model` function (raises AttributeError if absent)."""
+        import model
+        return getattr(model, self.model)
+
+    def as_dict(self) -> dict:
+        """JSON-ready description."""
+        return {"name": self.name, "model": f"model.{self.model}", "category": self.category,
+                "help": self.help, "arguments": [a.as_dict() for a in self.args],
+                "result": self.result, "unit": self.unit, "columns": list(self.columns)}
+
+
+# ----------------------------------------------------------------- arguments
+def _a(name, kind, help, unit="", default=REQUIRED, choices=()):
+    return Arg(name, kind, help, unit, default, tuple(choices))
+
+
+# queueing
+TRAFFIC = _a("traffic", "number", "Offered load A = arrival rate x mean service time; >= 0 "
+             "(ERLANGC: < servers).", "erlangs")
+SERVERS = _a("servers", "number", "Number of servers c; >= 1 (fractional values use the "
+             "continuous extension).", "servers")
+ARRIVAL_RATE = _a("arrival_rate", "number", "Arrival rate lambda per time unit of service_time; "
+                  ">= 0.", "1/time unit")
+SERVICE_TIME = _a("service_time", "number", "Mean service time of one request; > 0. Results "
+                  "are in the same time unit.", "time unit")
+SERVERS_Q = _a("servers", "number", "Number of servers c; >= 1; arrival_rate x service_time "
+               "must be below it (stable queue).", "servers")
+P = _a("p", "number", "Probability of the percentile, in (0, 1), e.g. 0.95.")
+SERVICE_SCV = _a("service_scv", "number", "Squared coefficient of variation of service time; "
+                 ">= 0: 0 constant (crypto operations), 1 exponential.", "", 0.0)
+ARRIVAL_SCV = _a("arrival_scv", "number", "Squared coefficient of variation of inter-arrival "
+                 "times; >= 0: 1 Poisson (cosmetatos requires 1).", "", 1.0)
+METHOD = _a("method", "text", "Approximation: allen-cunneen (G/G/c) or cosmetatos (M/G/c, "
+            "service_scv <= 1).", "", "allen-cunneen", MGC_METHODS)
+MAX_UTIL_Q = _a("max_utilization", "number", "Ceiling on utilization per server, in (0, 1]; "
+                "empty for none.", "fraction", None)
+MAX_WAIT_Q = _a("max_wait", "number", "Ceiling on the mean wait in queue; > 0; empty for none.",
+                "time unit of service_time", None)
+WAIT_PCT = _a("wait_percentile", "number", "Percentile p in (0, 1) of a wait-time target; "
+              "give with max_percentile_wait.", "", None)
+MAX_PCT_WAIT = _a("max_percentile_wait", "number", "Ceiling on the wait_percentile quantile of "
+                  "the wait; >= 0.", "time unit of service_time", None)
+POPULATION = _a("population", "integer", "Customers in the closed network (requesters, "
+                "connections); whole number >= 1.", "customers")
+DEMANDS = _a("demands", "vector", "Service demand per transaction at each station: a row or "
+             "column of numbers >= 0, one per station.", "time unit")
+SERVERS_V = _a("servers", "vector", "Servers per station, same length as demands: whole "
+               "numbers >= 1, or inf for a delay station. Empty: all 1.", "servers", None)
+THINK_TIME = _a("think_time", "number", "Think time per cycle; >= 0.", "time unit of demands",
+                0.0)
+
+# planning
+_KEY_SIZES = tuple(str(s) for s in RSA_KEY_SIZES + ECC_KEY_SIZES)
+OPERATION = _a("operation", "text", "Asymmetric operation: sign, verify, key_encrypt or "
+               "key_decrypt.", "", REQUIRED, OPERATIONS)
+POLICY = _a("policy", "text", "AMS policy: integrity, privacy or confidentiality.", "",
+            REQUIRED, POLICIES)
+KEY_TYPE = _a("key_type", "text", "Certificate key type: RSA or NISTECC (NISTECC: integrity "
+              "only).", "", REQUIRED, KEY_TYPES)
+KEY_SIZE = _a("key_size", "integer", "Certificate key size: RSA 1024, 2048, 3072, 4096; "
+              "NISTECC 192, 224, 256, 384, 521.", "bits", REQUIRED, _KEY_SIZES)
+MESSAGE_KB = _a("message_kb", "number", "Message size; 0..102400 (1 MB = 1024 KB).", "KB")
+KEY_REUSE = _a("key_reuse", "number_or_text", "Confidentiality key reuse: whole number "
+               "1..9999999 or unlimited; leave empty for integrity and privacy.", "messages",
+               None)
+REQUESTERS = _a("requesters", "integer", "Parallel requesters, one request outstanding each; "
+                ">= 1.", "requesters", 1)
+COPROCESSORS = _a("coprocessors", "integer", "Crypto Express cards in coprocessor (CCA) mode "
+                  "for the LPAR; 1..64.", "cards", 2)
+ACCELERATORS = _a("accelerators", "integer", "Crypto Express cards in accelerator mode for the "
+                  "LPAR; 1..64.", "cards", 1)
+RECIPIENTS = _a("recipients", "integer", "Recipients per message (one key_encrypt each); >= 1.",
+                "recipients", 1)
+AMS_SPACE = _a("address_space", "text", "CPU part: total, application, AMSM or MSTR.", "",
+               "total", AMS_ADDRESS_SPACES)
+TX_RATE = _a("tx_rate", "number", "Transaction (request/reply) rate; >= 0.",
+             "transactions/s")
+CARD = _a("card", "text", "Card type: accelerator or coprocessor.", "", "accelerator",
+          ("accelerator", "coprocessor"))
+CARDS = _a("cards", "integer", "Cards of that type; 1..64.", "cards", 1)
+MAX_UTIL = _a("max_utilization", "number", "Ceiling on card utilization, in (0, 1].",
+              "fraction", 0.7)
+MAX_WAIT_MS = _a("max_wait_ms", "number", "Ceiling on the mean queueing delay per transaction "
+                 "at the cards; > 0; empty for none.", "ms", None)
+MODE = _a("mode", "text", "Channel protection: none, SSLCIPH (MQ TLS) or ATTLS (AT-TLS).", "",
+          REQUIRED, MODES)
+CIPHER = _a("cipher", "text", "IBM cipher name, e.g. TLS_RSA_WITH_AES_256_CBC_SHA256 or "
+            "TLS_AES_256_GCM_SHA384 (list: cryptoplan functions).", "", REQUIRED, tuple(CIPHERS))
+TLS_SPACE = _a("address_space", "text", "CPU part: total (MSTR+CHIN+TCPIP), MSTR, CHIN or "
+               "TCPIP.", "", None, ADDRESS_SPACES)
+KEY_EXCHANGE = _a("key_exchange", "text", "Key exchange: RSA, ECDHE or DHE.", "", "ECDHE",
+                  ("RSA", "ECDHE", "DHE"))
+CERTIFICATE = _a("certificate", "text", "Server certificate key type: RSA or ECDSA.", "",
+                 "RSA", ("RSA", "ECDSA"))
+PROTOCOL = _a("protocol", "text", "Protocol version: TLS1.2 or TLS1.3.", "", "TLS1.2",
+              ("TLS1.2", "TLS1.3"))
+RESUMPTION = _a("resumption", "bool", "TRUE for an abbreviated (resumed) handshake.", "", False)
+SYSPLEX_TICKETS = _a("sysplex_tickets", "bool", "TRUE if session tickets are shared across the "
+                     "sysplex.", "", False)
+FIPS = _a("fips", "bool", "TRUE for System SSL in FIPS 140 mode.", "", False)
+CARD_MODE = _a("card_mode", "text", "Crypto Express mode serving the handshake: "
+               "coprocessor or accelerator.", "", "coprocessor", ("coprocessor", "accelerator"))
+HEAPPOOLS64 = _a("heappools64", "bool", "TRUE if the LE runtime option HEAPPOOLS64 is on.", "",
+                 True)
+CONNECTION_CPU = _a("connection_cpu_us", "number", "Measured CPU per new connection without "
+                    "OCSP offload; > 0.", "us")
+OCSP_SPACE = _a("address_space", "text", "CPU part, e.g. total.", "", "total")
+
+_HANDSHAKE_ARGS = (KEY_EXCHANGE, CERTIFICATE, PROTOCOL, RESUMPTION, SYSPLEX_TICKETS, FIPS,
+                   CARD_MODE, HEAPPOOLS64)
+_AMS_ARGS = (POLICY, KEY_TYPE, KEY_SIZE, MESSAGE_KB, KEY_REUSE)
+
+
+def _f(name, model_name, category, help, args, unit, result="number", columns=()):
+    return Function(name, model_name, category, help, tuple(args), unit, result, tuple(columns))
+
+
+CATALOG: tuple = (
+    # ------------------------------------------------------------ queueing
+    _f("ERLANGB", "erlang_b", QUEUEING, "Erlang B: probability that an arrival finds all "
+       "servers busy and is lost (M/M/c/c).", [TRAFFIC, SERVERS], "probability (0..1)"),
+    _f("ERLANGC", "erlang_c", QUEUEING, "Erlang C: probability that an arrival has to wait "
+       "(M/M/c).", [TRAFFIC, SERVERS], "probability (0..1)"),
+    _f("MMC_UTILIZATION", "mmc_utilization", QUEUEING, "M/M/c utilization per server, "
+       "arrival_rate x service_time / servers.", [ARRIVAL_RATE, SERVICE_TIME, SERVERS_Q],
+       "fraction (0..1)"),
+    _f("MMC_WAIT", "mmc_wait", QUEUEING, "M/M/c mean wait in queue.",
+       [ARRIVAL_RATE, SERVICE_TIME, SERVERS_Q], "time unit of service_time"),
+    _f("MMC_RESPONSE", "mmc_response", QUEUEING, "M/M/c mean response time (wait + service).",
+       [ARRIVAL_RATE, SERVICE_TIME, SERVERS_Q], "time unit of service_time"),
+    _f("MMC_WAIT_PERCENTILE", "mmc_wait_percentile", QUEUEING, "M/M/c p-quantile of the wait "
+       "in queue (0 if at least a fraction p do not wait).",
+       [ARRIVAL_RATE, SERVICE_TIME, SERVERS_Q, P], "time unit of service_time"),
+    _f("MGC_WAIT", "mgc_wait", QUEUEING, "M/G/c (G/G/c) approximate mean wait in queue for "
+       "general service (and arrival) variability.",
+       [ARRIVAL_RATE, SERVICE_TIME, SERVERS_Q, SERVICE_SCV, ARRIVAL_SCV, METHOD],
+       "time unit of service_time"),
+    _f("MMC_SERVERS", "mmc_servers", QUEUEING, "Smallest number of M/M/c servers meeting every "
+       "target given (utilization, mean wait, wait percentile).",
+       [ARRIVAL_RATE, SERVICE_TIME, MAX_UTIL_Q, MAX_WAIT_Q, WAIT_PCT, MAX_PCT_WAIT],
+       "servers", "integer"),
+    _f("MVA_THROUGHPUT", "mva_throughput", QUEUEING, "Throughput of a closed network "
+       "(exact mean value analysis) at the given population.",
+       [POPULATION, DEMANDS, SERVERS_V, THINK_TIME], "transactions per time unit of demands"),
+    # ------------------------------------------------------------ planning
+    _f("CRYPTO_OP_MS", "crypto_op_ms", PLANNING, "Crypto Express execution time of one "
+       "asymmetric operation on its card, excluding queueing.",
+       [OPERATION, _a("key_type", "text", KEY_TYPE.help, "", "RSA", KEY_TYPES),
+        _a("key_size", "integer", KEY_SIZE.help, "bits", 2048, _KEY_SIZES)], "ms"),
+    _f("AMS_THROUGHPUT", "ams_throughput", PLANNING, "MQ AMS request/reply transactions per "
+       "second of N requesters (closed loop, exact MVA over the cards).",
+       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS], "transactions/s"),
+    _f("AMS_COST_US", "ams_cost_us", PLANNING, "General-CP CPU per MQ AMS transaction, in "
+       "total or for one address space.",
+       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, AMS_SPACE],
+       "CPU us per transaction"),
+    _f("CARD_UTILIZATION", "card_utilization", PLANNING, "Utilization of the Crypto Express "
+       "cards of one type at a transaction rate; #NUM! if they cannot keep up.",
+       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS], "fraction (0..1)"),
+    _f("CRYPTO_WAIT_MS", "crypto_wait_ms", PLANNING, "Mean queueing delay per transaction at "
+       "the cards of one type (M/G/c, Allen-Cunneen).",
+       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS], "ms per transaction"),
+    _f("ACCELERATORS_REQUIRED", "accelerators_required", PLANNING, "Smallest number of "
+       "accelerator cards meeting the utilization and wait targets (0 if none are used).",
+       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS], "cards", "integer"),
+    _f("COPROCESSORS_REQUIRED", "coprocessors_required", PLANNING, "Smallest number of "
+       "coprocessor cards meeting the utilization and wait targets (0 if none are used).",
+       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS], "cards", "integer"),
+    # TLS_COST_US and CHANNEL_START_COST_US wait for model.tls_cost_us and
+    # model.channel_start_cost_us (issue 3, TLS cost sub-model not yet fitted).
+    _f("TLS_ROUNDTRIP_US", "tls_roundtrip_us", PLANNING, "Round-trip time of an MQ channel "
+       "transaction with the given channel protection and cipher.",
+       [MODE, CIPHER, MESSAGE_KB], "us"),
+    _f("CHANNEL_START_RATE", "channel_start_rate", PLANNING, "Channel starts per second one "
+       "channel initiator sustains with the given protection and cipher.",
+       [MODE, _a("cipher", "text", CIPHER.help + " Empty: the mode's measured cipher.", "", None,
+                 tuple(CIPHERS))],
+       "channel starts/s"),
+    _f("CHANNEL_STOP_COST_US", "channel_stop_cost_us", PLANNING, "CPU per channel stop, in "
+       "total or for one address space.", [MODE, TLS_SPACE], "CPU us per channel stop"),
+    _f("HANDSHAKE_CPU_FACTOR", "handshake_cpu_factor", PLANNING, "TLS handshake CPU relative to "
+       "a full ECDHE-RSA TLS 1.2 handshake on a coprocessor, no FIPS, HEAPPOOLS64 on.",
+       _HANDSHAKE_ARGS, "ratio to baseline"),
+    _f("HANDSHAKE_LATENCY_FACTOR", "handshake_latency_factor", PLANNING, "TLS handshake latency "
+       "relative to a full ECDHE-RSA TLS 1.2 handshake on a coprocessor, no FIPS, HEAPPOOLS64 "
+       "on.", _HANDSHAKE_ARGS, "ratio to baseline"),
+    _f("OCSP_CPU_US", "ocsp_cpu_us", PLANNING, "CPU per new connection with OCSP certificate "
+       "checking offloaded, given the measured cost without it.",
+       [CONNECTION_CPU, OCSP_SPACE], "CPU us per connection"),
+    _f("MODEL_PARAMETERS", "model_parameters", PLANNING, "The fitted model parameters as a table "
+       "with a header row (spills).", [], "table", "table",
+       ("name", "value", "stderr", "unit", "submodel", "description")),
+    _f("MODEL_FIGURES", "model_figures", PLANNING, "Published measurements beside the model's "
+       "values, as a table with a header row (spills).", [], "table", "table",
+       ("id", "source", "quantity", "conditions", "unit", "published", "model", "residual",
+        "within_tolerance")),
+)
+
+_BY_NAME = {f.name: f for f in CATALOG}
+
+
+def get(name: str) -> Function:
+    """The catalog entry of an Excel function (case-insensitive)."""
+    try:
+        return _BY_NAME[name.upper()]
+    except KeyError:
+        raise KeyError(f"no cryptoplan function {name!r}; known: {', '.join(_BY_NAME)}") from None
+
+
+def as_dicts() -> list[dict]:
+    """The whole catalog as JSON-ready dicts."""
+    return [f.as_dict() for f in CATALOG]
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown_table() -> str:
+    """The README's function table (``cryptoplan functions --markdown``)."""
+    lines = ["| Function | Category | Result unit | What |", "|---|---|---|---|"]
+    for f in CATALOG:
+        lines.append(f"| `{_md(f.signature_text())}` | {f.category.split()[-1]} | "
+                     f"{_md(f.unit)} | {_md(f.help)} |")
+    return "\n".join(lines)
+
+
+def _text_listing() -> str:
+    out = []
+    for f in CATALOG:
+        out.append(f"{f.signature_text()}  [{f.category}]  -> {f.unit}")
+        out.append(f"    {f.help}")
+        for a in f.args:
+            req = "required" if a.required else f"default {_fmt(a.default)}"
+            unit = f" ({a.unit})" if a.unit else ""
+            out.append(f"    {a.name}{unit}, {a.kind}, {req}: {a.help}")
+            if a.choices and a.kind == "text":
+                out.append(f"        accepted: {', '.join(a.choices)}")
+        out.append("")
+    return "\n".join(out)
+
+
+@click.command("functions")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalog as JSON.")
+@click.option("--markdown", is_flag=True, help="Print the README's function table.")
+def functions_command(as_json: bool, markdown: bool) -> None:
+    """List the Excel functions: arguments with help and defaults, unit of the result."""
+    if as_json:
+        json.dump(as_dicts(), sys.stdout, indent=2)
+        click.echo()
+    elif markdown:
+        click.echo(markdown_table())
+    else:
+        click.echo(_text_listing())

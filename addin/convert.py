@@ -1,0 +1,360 @@
+"""The one conversion layer between Excel cells and :mod:`model`.
+
+Every cryptoplan Excel function goes through :func:`call`: cells in, model
+call, cells out.  Nothing else in :mod:`addin` converts values.
+
+What arrives from Excel (xlwings 0.37.8, every argument declared with
+``ndim=2, err_to_str=True``)
+    A 2-D list for every argument, a single cell included (``[[2048.0]]``).
+    Numbers arrive as ``float``, empty cells as ``None``, text as ``str``,
+    booleans as ``bool``, date-formatted cells as ``datetime``, and Excel
+    error values as their text (``"#N/A"``; without ``err_to_str`` xlwings
+    would turn them into ``None``, indistinguishable from an empty cell).  An
+    omitted optional argument arrives as the Python default, unconverted.
+
+How each argument kind is converted (the kind is declared in the catalog)
+    ======================  =================================================
+    ``number``              int/float (not bool), or numeric text; finite
+    ``integer``             as number, and whole: ``2048.0`` -> ``2048``
+    ``text``                non-empty text, stripped; the model checks values
+    ``bool``                TRUE/FALSE, 1/0, text true/false/yes/no/on/off
+    ``number_or_text``      a number, or text (e.g. ``unlimited``)
+    ``vector``              all cells of the range, row-major, as numbers
+                            (text ``inf`` allowed: a delay station)
+    ======================  =================================================
+
+    An empty cell or ``""`` means *not given*: the argument's default, or an
+    error if it is required (Excel itself would read an empty cell as 0; for a
+    planning input that is nearly always a mistake).  Ranges are broadcast
+    like NumPy arrays (a 1x1 argument repeats; an n x 1 column against a
+    1 x m row gives an n x m table) and every element is evaluated on its own.
+
+How results and errors leave
+    A 1x1 result is returned as a scalar, anything larger as a 2-D list,
+    which Excel 365 spills as a dynamic array.  Numbers are ``float``
+    (``int`` for counts).  A failing element becomes *error text* in that
+    element only::
+
+        #VALUE! ERLANGC: servers must be >= 1 (got 0.5)
+        #NUM! CARD_UTILIZATION: accelerator utilization would be 140%: ...
+
+    ``#NUM!`` marks an unstable queue (:class:`model.UnstableQueueError`),
+    ``#VALUE!`` any other bad input.  Error text received as an argument is
+    passed through unchanged (first offending argument), so a chain of
+    cryptoplan formulas shows the original message at its end; a bare Excel
+    error (``#N/A``) is reported with the argument it arrived in.
+
+Why text and not a real Excel error value
+    xlwings 0.37.8 cannot return an Excel error value from a Python UDF:
+    the generated VBA wrapper (``xlwings/udfs.py``, ``generate_vba_wrapper``)
+    assigns whatever ``XLPy.CallUDF`` returns, and on a Python exception it
+    assigns ``Err.Description`` -- the traceback *text* -- to the cell; a
+    ``win32com.client.VARIANT(pythoncom.VT_ERROR, ...)`` return does not
+    arrive as an error either (xlwings issue #776, open).  Raising would
+    therefore also produce text, only less readable.  Error text starting
+    with Excel's own error literal is what can be delivered: it is readable in
+    the cell, arithmetic on it (``=B5*2``) gives a real ``#VALUE!``, every
+    cryptoplan function propagates it, and ``ISNUMBER``/``ISTEXT`` detect it.
+    ``SUM``/``MAX`` over a range and charts *skip* text: wrap with
+    ``=IF(ISNUMBER(x), x, NA())`` where a real error value is needed.  The
+    text is at most 255 characters (longer strings inside arrays make the
+    whole VBA array assignment fail, xlwings issue #456).  NaN, which xlwings
+    would write as an empty cell, is never returned.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from numbers import Real
+
+from model import UnstableQueueError
+
+from .catalog import Arg, Function
+
+__all__ = [
+    "EXCEL_ERRORS", "MAX_TEXT", "CellError", "is_error_text", "error_text", "to_grid",
+    "convert_cell", "call",
+]
+
+# Excel's error literals (classic and dynamic-array era).
+EXCEL_ERRORS = ("#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A",
+                "#GETTING_DATA", "#SPILL!", "#CALC!", "#FIELD!", "#BLOCKED!", "#CONNECT!",
+                "#BUSY!", "#UNKNOWN!", "#PYTHON!", "#EXTERNAL!")
+MAX_TEXT = 255
+_TRUE = {"true", "yes", "on", "1", "wahr", "vrai"}
+_FALSE = {"false", "no", "off", "0", "falsch", "faux"}
+_INF = {"inf", "infinity", "delay"}
+
+
+class CellError(ValueError):
+    """A value that cannot become a model argument; carries the Excel error code."""
+
+    def __init__(self, message: str, code: str = "#VALUE!"):
+        super().__init__(message)
+        self.code = code
+
+
+def is_error_text(value) -> bool:
+    """True for text that starts with an Excel error literal (``#N/A``, ``#NUM! ...``)."""
+    return isinstance(value, str) and value.startswith(EXCEL_ERRORS)
+
+
+def error_text(code: str, function: str, message: str) -> str:
+    """``"#CODE! FUNCTION: message"``, cut to :data:`MAX_TEXT` characters."""
+    text = f"{code} {function}: {' '.join(str(message).split())}"
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 3] + "..."
+
+
+def to_grid(value) -> list:
+    """Any argument (scalar, 1-D or 2-D sequence, NumPy array) as a 2-D list of rows."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, tuple):
+        value = list(value)
+    if not isinstance(value, list):
+        return [[value]]
+    if not value:
+        raise CellError("an empty range was given")
+    rows = [list(r) if isinstance(r, (list, tuple)) else None for r in value]
+    if all(r is None for r in rows):
+        return [list(value)]
+    if any(r is None for r in rows) or len({len(r) for r in rows}) != 1 or not rows[0]:
+        raise CellError("a ragged array was given; use a rectangular range")
+    return rows
+
+
+def _empty(value) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _describe(value) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return repr(value)
+
+
+def _number(name: str, value) -> float:
+    if isinstance(value, bool):
+        raise CellError(f"{name} must be a number (got {_describe(value)})")
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        raise CellError(f"{name} must be a number, not a date (got {value}); "
+                        "check the cell's number format")
+    if isinstance(value, Real):
+        v = float(value)
+    elif isinstance(value, str):
+        try:
+            v = float(value.strip())
+        except ValueError:
+            raise CellError(f"{name} must be a number (got text {value!r})") from None
+    else:
+        raise CellError(f"{name} must be a number (got {type(value).__name__})")
+    if not math.isfinite(v):
+        raise CellError(f"{name} must be a finite number (got {_describe(v)})")
+    return v
+
+
+def convert_cell(arg: Arg, value):
+    """Convert one cell's value for ``arg`` (see the module docstring's table).
+
+    Raises
+    ------
+    CellError
+        Naming the argument, the value and what is accepted.
+    """
+    if _empty(value):
+        if arg.required:
+            raise CellError(f"{arg.name} is required (the cell is empty)")
+        return arg.default
+    kind = arg.kind
+    if kind == "number":
+        return _number(arg.name, value)
+    if kind == "integer":
+        v = _number(arg.name, value)
+        if v != math.floor(v):
+            raise CellError(f"{arg.name} must be a whole number (got {v:g})")
+        return int(v)
+    if kind == "text":
+        if not isinstance(value, str) or isinstance(value, bool):
+            accepted = f": one of {', '.join(arg.choices)}" if arg.choices else ""
+            raise CellError(f"{arg.name} must be text{accepted} (got {_describe(value)})")
+        return value.strip()
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, Real) and float(value) in (0.0, 1.0):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+        raise CellError(f"{arg.name} must be TRUE or FALSE (got {_describe(value)})")
+    if kind == "number_or_text":
+        if isinstance(value, str):
+            try:
+                return _number(arg.name, value)
+            except CellError:
+                return value.strip()
+        return _number(arg.name, value)
+    if kind == "vector":
+        return _vector(arg, value)
+    raise AssertionError(f"unknown argument kind {kind!r}")  # catalog is checked by tests
+
+
+def _vector(arg: Arg, value) -> list:
+    out = []
+    for i, v in enumerate(x for row in to_grid(value) for x in row):
+        if _empty(v):
+            raise CellError(f"{arg.name} has an empty cell at position {i + 1}; "
+                            "select exactly the cells with values")
+        if isinstance(v, str) and v.strip().lower() in _INF:
+            out.append(math.inf)
+        else:
+            out.append(_number(arg.name, v))
+    return out
+
+
+def _code_for(exc: Exception) -> str:
+    if isinstance(exc, CellError):
+        return exc.code
+    return "#NUM!" if isinstance(exc, UnstableQueueError) else "#VALUE!"
+
+
+def _result(spec: Function, value):
+    """A model result as a cell value; non-finite numbers become error text."""
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        value = value.item()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, Real):
+        v = float(value)
+        if not math.isfinite(v):
+            return error_text("#NUM!", spec.name, f"the result is not a finite number ({v})")
+        if spec.result == "integer":
+            return int(v) if v == int(v) else v
+        return v
+    return error_text("#VALUE!", spec.name, f"model.{spec.model} returned "
+                      f"{type(value).__name__}, not a number")
+
+
+def _table_cell(value):
+    """One table cell: None (not applicable) becomes "", NaN "n/a"; never None or NaN."""
+    if value is None:
+        return ""
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        value = value.item()
+    if isinstance(value, bool) or isinstance(value, str):
+        return value
+    if isinstance(value, Real):
+        v = float(value)
+        return v if math.isfinite(v) else "n/a"
+    return str(value)
+
+
+def _model(spec: Function):
+    try:
+        return spec.model_function()
+    except AttributeError:
+        raise CellError(f"this cryptoplan version has no model.{spec.model}; "
+                        "update cryptoplan") from None
+
+
+def _table(spec: Function):
+    try:
+        rows = _model(spec)()
+        out = [list(spec.columns)]
+        for row in rows:
+            out.append([_table_cell(row.get(c)) for c in spec.columns])
+        return out
+    except Exception as exc:  # noqa: BLE001 - every failure must reach the cell as text
+        return error_text(_code_for(exc), spec.name, _message(exc))
+
+
+def _message(exc: Exception) -> str:
+    if isinstance(exc, (ValueError, TypeError)):
+        return str(exc)
+    return f"internal error ({type(exc).__name__}: {exc}); please report it"
+
+
+def _incoming_error(spec: Function, arg: Arg, value: str) -> str:
+    if value.strip() in EXCEL_ERRORS:
+        return error_text(value.strip(), spec.name, f"{arg.name} is {value.strip()}")
+    return value[:MAX_TEXT]
+
+
+def call(spec: Function, args: tuple):
+    """Evaluate ``spec`` on Excel arguments: convert, broadcast, call the model, convert back.
+
+    Parameters
+    ----------
+    spec : Function
+        Catalog entry.
+    args : tuple
+        One value per catalog argument, as xlwings delivers them (2-D lists,
+        scalars, ``None``) or as a Python caller passes them.
+
+    Returns
+    -------
+    float, int, bool, str or list of list
+        A scalar for a 1x1 result, else a 2-D list.  Errors are error text
+        (see the module docstring); this function does not raise.
+    """
+    if spec.result == "table":
+        return _table(spec)
+    try:
+        grids = []
+        for a, v in zip(spec.args, args):
+            g = to_grid(v)
+            if a.kind != "vector":
+                grids.append(g)
+                continue
+            # A vector is one argument value (not broadcast): convert it here, whole.
+            errors = [x for row in g for x in row if is_error_text(x)]
+            if errors:
+                return _incoming_error(spec, a, errors[0])
+            single_empty = len(g) == 1 and len(g[0]) == 1 and _empty(g[0][0])
+            grids.append([[convert_cell(a, None) if single_empty else _vector(a, g)]])
+        shape = _broadcast_shape(spec, grids)
+        fn = _model(spec)
+    except CellError as exc:
+        return error_text(exc.code, spec.name, str(exc))
+    rows, cols = shape
+    out = [[_element(spec, fn, grids, i, j) for j in range(cols)] for i in range(rows)]
+    return out[0][0] if shape == (1, 1) else out
+
+
+def _broadcast_shape(spec: Function, grids: list) -> tuple:
+    rows = cols = 1
+    for g in grids:
+        r, c = len(g), len(g[0])
+        if r != 1:
+            if rows not in (1, r):
+                break
+            rows = r
+        if c != 1:
+            if cols not in (1, c):
+                break
+            cols = c
+    else:
+        return rows, cols
+    dims = ", ".join(f"{a.name} {len(g)}x{len(g[0])}" for a, g in zip(spec.args, grids))
+    raise CellError(f"the argument ranges do not fit together ({dims}); each must be one cell "
+                    "or match the others' rows/columns")
+
+
+def _element(spec: Function, fn, grids: list, i: int, j: int):
+    values = []
+    for a, g in zip(spec.args, grids):
+        v = g[i if len(g) > 1 else 0][j if len(g[0]) > 1 else 0]
+        if a.kind == "vector":
+            values.append(v)
+            continue
+        if is_error_text(v):
+            return _incoming_error(spec, a, v)
+        values.append(v)
+    try:
+        converted = [v if a.kind == "vector" else convert_cell(a, v)
+                     for a, v in zip(spec.args, values)]
+        return _result(spec, fn(*converted))
+    except Exception as exc:  # noqa: BLE001 - every failure must reach the cell as text
+        return error_text(_code_for(exc), spec.name, _message(exc))

@@ -1,0 +1,280 @@
+"""The function catalog agrees with the model, the xlwings metadata, the CLI and the README.
+
+The xlwings metadata test imports addin.udfs in a subprocess under xlwings'
+*Windows* decorators (``xlwings/udfs.py``: ``xlfunc``, ``xlarg``, ``xlret``),
+with the pywin32 modules stubbed: on Linux ``xw.func`` is a no-op, so this is
+the only way to see what Excel would be told.  It also runs xlwings' own
+``generate_vba_wrapper`` to get the VBA that *Import Functions* would write.
+Claims the README makes about xlwings 0.37.8 (command, config keys, ribbon
+labels) are checked against the installed xlwings package's source.
+"""
+
+import csv
+import importlib
+import importlib.resources
+import io
+import json
+import keyword
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import xlwings
+from click.testing import CliRunner
+
+from addin import catalog, udfs
+from addin.catalog import CATALOG, KINDS, REQUIRED, WIZARD_LIMIT
+from workbook.cli import main
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+XLWINGS_DIR = Path(xlwings.__file__).parent
+
+# VBA reserved words (VBA language reference, "Keywords"): an argument with such a name
+# would break the wrapper xlwings generates.  "caller" is reserved by xlwings itself.
+VBA_KEYWORDS = {
+    "and", "as", "boolean", "byref", "byte", "byval", "call", "case", "class", "const",
+    "currency", "date", "declare", "dim", "do", "double", "each", "else", "elseif", "empty",
+    "end", "enum", "eqv", "erase", "error", "event", "exit", "false", "for", "friend",
+    "function", "get", "global", "gosub", "goto", "if", "imp", "implements", "in", "input",
+    "integer", "is", "let", "lib", "like", "long", "longlong", "longptr", "loop", "lset", "me",
+    "mod", "new", "next", "not", "nothing", "null", "object", "on", "open", "option",
+    "optional", "or", "paramarray", "preserve", "print", "private", "property", "public",
+    "put", "raiseevent", "redim", "rem", "resume", "return", "rset", "select", "set", "single",
+    "static", "step", "stop", "string", "sub", "then", "to", "true", "type", "typeof", "until",
+    "variant", "wend", "while", "with", "withevents", "write", "xor", "name", "caller",
+}
+
+
+def test_xlwings_version_is_the_one_documented():
+    assert xlwings.__version__ == "0.37.8"
+
+
+# ------------------------------------------------------------ catalog shape
+def test_catalog_is_well_formed():
+    names = [f.name for f in CATALOG]
+    assert len(names) == len(set(names))
+    for f in CATALOG:
+        assert re.fullmatch(r"[A-Z][A-Z0-9_]*", f.name), f.name
+        assert f.category in catalog.CATEGORIES
+        assert f.result in ("number", "integer", "table")
+        assert f.help and len(f.help) <= WIZARD_LIMIT, f.name
+        assert f.unit, f.name
+        seen_optional = False
+        for a in f.args:
+            assert a.kind in KINDS, (f.name, a.name)
+            assert re.fullmatch(r"[a-z][a-z0-9_]*", a.name) and len(a.name) <= 40
+            assert a.name not in VBA_KEYWORDS and not keyword.iskeyword(a.name), a.name
+            assert len(a.wizard_text()) <= WIZARD_LIMIT, (f.name, a.name, len(a.wizard_text()))
+            # Excel/VBA: optional arguments only at the end
+            assert not (seen_optional and a.required), (f.name, a.name)
+            seen_optional |= not a.required
+        if f.result == "table":
+            assert f.columns and not f.args
+
+
+def test_brief_function_list_is_complete():
+    required = {"ERLANGB", "ERLANGC", "MMC_UTILIZATION", "MMC_WAIT", "MMC_RESPONSE",
+                "MMC_WAIT_PERCENTILE", "MGC_WAIT", "MMC_SERVERS", "MVA_THROUGHPUT",
+                "AMS_THROUGHPUT", "AMS_COST_US", "ACCELERATORS_REQUIRED",
+                "COPROCESSORS_REQUIRED", "CARD_UTILIZATION", "CRYPTO_OP_MS",
+                "TLS_ROUNDTRIP_US", "CHANNEL_START_RATE", "HANDSHAKE_CPU_FACTOR",
+                "HANDSHAKE_LATENCY_FACTOR", "OCSP_CPU_US", "MODEL_PARAMETERS", "MODEL_FIGURES"}
+    assert required <= {f.name for f in CATALOG}
+    queueing = {f.name for f in CATALOG if f.category == "cryptoplan queueing"}
+    assert queueing == {"ERLANGB", "ERLANGC", "MMC_UTILIZATION", "MMC_WAIT", "MMC_RESPONSE",
+                        "MMC_WAIT_PERCENTILE", "MGC_WAIT", "MMC_SERVERS", "MVA_THROUGHPUT"}
+
+
+@pytest.mark.parametrize("spec", CATALOG, ids=lambda f: f.name)
+def test_arguments_follow_the_model_signature(spec):
+    """Names, order and defaults equal the wrapped model function's leading parameters."""
+    import inspect
+
+    import model
+    fn = getattr(model, spec.model, None)
+    assert fn is not None, f"model.{spec.model} does not exist (yet)"
+    params = list(inspect.signature(fn).parameters.values())
+    assert [p.name for p in params[:len(spec.args)]] == [a.name for a in spec.args]
+    for a, p in zip(spec.args, params):
+        pdef = REQUIRED if p.default is inspect.Parameter.empty else p.default
+        assert a.default == pdef or (a.default is REQUIRED and pdef is REQUIRED), (a.name, pdef)
+    # parameters the catalog leaves out must have defaults
+    assert all(p.default is not inspect.Parameter.empty for p in params[len(spec.args):])
+
+
+def test_choice_lists_come_from_the_model():
+    from model.params import CIPHERS, MODES, POLICIES
+    by = {(f.name, a.name): a for f in CATALOG for a in f.args}
+    assert by[("AMS_THROUGHPUT", "policy")].choices == tuple(POLICIES)
+    assert by[("TLS_ROUNDTRIP_US", "mode")].choices == tuple(MODES)
+    assert by[("TLS_ROUNDTRIP_US", "cipher")].choices == tuple(CIPHERS)
+
+
+# ------------------------------------------------------------ generated functions
+def test_generated_functions_match_catalog():
+    import inspect
+    for f in CATALOG:
+        fn = getattr(udfs, f.name)
+        assert fn.__name__ == f.name and fn.__doc__ == f.help
+        sig = inspect.signature(fn)
+        assert list(sig.parameters) == [a.name for a in f.args]
+        for a in f.args:
+            d = sig.parameters[a.name].default
+            assert (d is inspect.Parameter.empty) == a.required
+            if not a.required:
+                assert d == a.default
+
+
+_PROBE = r"""
+import io, json, sys, types
+for name in ("pythoncom", "pywintypes", "win32com", "win32com.client"):
+    sys.modules[name] = types.ModuleType(name)
+sys.modules["pythoncom"].CoInitialize = lambda: None
+sys.modules["pywintypes"].com_error = Exception
+sys.modules["win32com.client"].Dispatch = lambda *a, **k: None
+sys.modules["win32com"].client = sys.modules["win32com.client"]
+import xlwings
+import xlwings.udfs as U
+xlwings.func, xlwings.arg, xlwings.ret = U.xlfunc, U.xlarg, U.xlret
+import addin.udfs as mod
+out = {}
+for name in mod.__all__:
+    x = getattr(mod, name).__xlfunc__
+    out[name] = {"name": x["name"], "category": x["category"], "volatile": x["volatile"],
+                 "doc": x["ret"]["doc"], "sub": x["sub"],
+                 "args": [{"name": a["name"], "doc": a["doc"], "options": a["options"],
+                           "optional": a.get("optional", "<required>"), "vba": a["vba"]}
+                          for a in x["args"]]}
+class WB:
+    Name = "planner.xlsm"
+vba = io.StringIO()
+U.generate_vba_wrapper("addin.udfs", mod, vba, WB())
+print(json.dumps({"meta": out, "vba": vba.getvalue()}, default=repr))
+"""
+
+
+@pytest.fixture(scope="module")
+def windows_view():
+    """What xlwings' Windows decorators record, and the VBA Import Functions would write."""
+    r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def test_xlwings_metadata_matches_catalog(windows_view):
+    meta = windows_view["meta"]
+    assert set(meta) == {f.name for f in CATALOG}
+    for f in CATALOG:
+        m = meta[f.name]
+        assert m["name"] == f.name and m["category"] == f.category
+        assert m["volatile"] is False and m["sub"] is False
+        assert m["doc"] == f.help and len(m["doc"]) <= 255
+        assert [a["name"] for a in m["args"]] == [a.name for a in f.args]
+        for a, ma in zip(f.args, m["args"]):
+            assert ma["doc"] == a.wizard_text()
+            assert ma["options"] == {"ndim": 2, "err_to_str": True}
+            assert ma["vba"] is None
+            assert ma["optional"] == ("<required>" if a.required else a.default)
+
+
+def test_generated_vba_wrappers(windows_view):
+    vba = windows_view["vba"]
+    for f in CATALOG:
+        params = ", ".join(a.name if a.required else f"Optional {a.name}" for a in f.args)
+        assert f"Function {f.name}({params})\n" in vba, f.name
+        # a workbook (not .xlam) calls with ThisWorkbook and the calling cell
+        assert (f'{f.name} = XLPy.CallUDF("addin.udfs", "{f.name}", '
+                f'Array({", ".join(a.name for a in f.args)}), ThisWorkbook, '
+                f'Application.Caller)') in vba, f.name
+        assert "Application.Volatile" not in vba
+
+
+# ------------------------------------------------------------ CLI
+def test_cli_json_is_the_catalog():
+    r = CliRunner().invoke(main, ["functions", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data == json.loads(json.dumps(catalog.as_dicts()))
+    erlangc = next(d for d in data if d["name"] == "ERLANGC")
+    assert erlangc["category"] == "cryptoplan queueing"
+    assert [a["name"] for a in erlangc["arguments"]] == ["traffic", "servers"]
+    assert erlangc["unit"] == "probability (0..1)"
+    mgc = next(d for d in data if d["name"] == "MGC_WAIT")
+    assert mgc["arguments"][3] | {"help": None} == {
+        "name": "service_scv", "kind": "number", "help": None, "unit": "", "required": False,
+        "default": 0.0, "choices": []}
+
+
+def test_cli_text_lists_every_function_with_help():
+    r = CliRunner().invoke(main, ["functions"])
+    assert r.exit_code == 0
+    for f in CATALOG:
+        assert f.signature_text() in r.output
+        assert f.help in r.output
+    assert "accepted: integrity, privacy, confidentiality" in r.output
+
+
+# ------------------------------------------------------------ README
+def _section(text: str) -> str:
+    m = re.search(r"<!-- excel:start -->(.*?)<!-- excel:end -->", text, re.S)
+    assert m, "README lacks the excel:start/excel:end markers"
+    return m.group(1)
+
+
+def test_readme_function_table_is_the_catalog():
+    section = _section(README.read_text(encoding="utf-8"))
+    assert catalog.markdown_table() in section
+    r = CliRunner().invoke(main, ["functions", "--markdown"])
+    assert r.output.strip() == catalog.markdown_table()
+    rows = [ln for ln in section.splitlines() if ln.startswith("| `")]
+    assert [re.match(r"\| `([A-Z_]+)\(", ln).group(1) for ln in rows] == [f.name for f in CATALOG]
+
+
+def test_readme_names_the_right_xlwings_things():
+    """Claims of "Excel on Windows" checked against the installed xlwings 0.37.8."""
+    section = _section(README.read_text(encoding="utf-8"))
+    for claim in ("xlwings addin install", "UDF MODULES", "addin.udfs", "INTERPRETER_WIN",
+                  "Import Functions", "Interpreter", "UDF Modules", "xlwings config create",
+                  "Trust access to the VBA project object model", "cryptoplan recalc",
+                  "=ERLANGC(9,10)", "Tools > References"):
+        assert claim in section, claim
+    main_bas = (XLWINGS_DIR / "addin" / "Main.bas").read_text(errors="replace")
+    assert 'GetConfig("UDF MODULES")' in main_bas
+    assert 'GetConfig("INTERPRETER_WIN"' in main_bas
+    config_bas = (XLWINGS_DIR / "addin" / "Config.bas").read_text(errors="replace")
+    assert 'Sheets(PROJECT_NAME & ".conf")' in config_bas     # the xlwings.conf sheet
+    assert '"\\." & PROJECT_NAME & "\\" & PROJECT_NAME & ".conf"' in config_bas  # user file
+    with zipfile.ZipFile(XLWINGS_DIR / "addin" / "xlwings.xlam") as z:
+        ui = z.read("customUI/customUI.xml").decode("utf-8", "replace")
+    for label in ("Import Functions", "UDF Modules:", "Interpreter:"):
+        assert f'label="{label}"' in ui
+    cli = (XLWINGS_DIR / "cli.py").read_text()
+    assert 'add_parser("install")' in cli and "def config_create" in cli
+    assert '"INTERPRETER_{}","{}"' in cli
+    udfs_src = (XLWINGS_DIR / "udfs.py").read_text()
+    assert 'vba.writeln(fname + " = Err.Description")' in udfs_src   # errors become text
+    assert "ImportPythonUDFs" in main_bas
+
+
+def test_readme_check_value_is_right():
+    section = _section(README.read_text(encoding="utf-8"))
+    m = re.search(r"`=ERLANGC\(9,10\)` shows `([0-9.]+)`", section)
+    assert m and float(m.group(1)) == pytest.approx(udfs.ERLANGC(9, 10), abs=5e-10)
+
+
+# ------------------------------------------------------------ xlwings.conf
+def _read_conf(data: bytes) -> dict:
+    """Parse like VBA's ``Input #f, name, value`` (quoted, comma-separated pairs)."""
+    rows = list(csv.reader(io.StringIO(data.decode("ascii"))))
+    return {r[0]: r[1] for r in rows if r}
+
+
+def test_xlwings_conf_names_the_udf_module():
+    data = (importlib.resources.files("addin") / "xlwings.conf").read_bytes()
+    conf = _read_conf(data)
+    assert conf == {"UDF MODULES": "addin.udfs"}
+    assert all(line.startswith(b'"') for line in data.splitlines() if line)  # no comments
+    mod = importlib.import_module(conf["UDF MODULES"])
+    assert mod is udfs

@@ -1,0 +1,294 @@
+"""The template planning workbook: structure, formulas, names, validation, charts, writing.
+
+Every formula is tokenized with openpyxl's Excel tokenizer; function names
+must be Excel built-ins used here (with their documented argument counts) or
+catalog functions (required..total arguments), and every name a formula uses
+must be a defined name pointing at a cell.  Expected defaults come from
+model.defaults() (the measured configuration, read from data/figures.csv) and
+TEMPLATE_DEFAULTS.
+"""
+
+import os
+import re
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+from openpyxl.formula import Tokenizer
+from openpyxl.worksheet.formula import ArrayFormula
+
+import model
+from addin.catalog import CATALOG
+from model.params import CIPHERS, KEY_TYPES, MODES, POLICIES
+from workbook import template
+from workbook.cli import main
+
+# Excel built-ins the template may use: name -> (min args, max args), from Excel's
+# function reference.  _xlfn. marks functions newer than Excel 2007 in the file format.
+BUILTINS = {"IF": (2, 3), "ISNUMBER": (1, 1), "AND": (1, 255), "LEFT": (1, 2), "NA": (0, 0),
+            "_xlfn.POISSON.DIST": (3, 3)}
+UDFS = {f.name: (sum(a.required for a in f.args), len(f.args)) for f in CATALOG}
+CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z0-9_\-]+)!)?\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?$")
+BRIEF_NAMES = ["TxRate", "MessageKB", "Policy", "KeyType", "KeySize", "KeyReuse", "Requesters",
+               "Mode", "Cipher", "Coprocessors", "Accelerators", "MaxUtilization", "MaxWaitMs"]
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory):
+    return template.write_template(tmp_path_factory.mktemp("tpl") / "planner.xlsx")
+
+
+@pytest.fixture(scope="module")
+def wb(path):
+    return openpyxl.load_workbook(path)
+
+
+def formulas(wb):
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                v = c.value
+                if isinstance(v, ArrayFormula):
+                    yield ws.title, c.coordinate, v.text
+                elif isinstance(v, str) and v.startswith("="):
+                    yield ws.title, c.coordinate, v
+
+
+def calls(formula: str):
+    """(function name, argument count) for every call in a formula; names used."""
+    out, names, stack = [], [], []
+    for tok in Tokenizer(formula).items:
+        if stack and tok.type != "WHITE-SPACE" and not (tok.type == "FUNC" and tok.subtype == "CLOSE"):
+            stack[-1]["seen"] = True
+        if tok.type == "FUNC" and tok.subtype == "OPEN":
+            stack.append({"name": tok.value[:-1], "seps": 0, "seen": False, "func": True})
+        elif tok.type == "PAREN" and tok.subtype == "OPEN":
+            stack.append({"name": None, "seps": 0, "seen": False, "func": False})
+        elif tok.type == "SEP" and tok.subtype == "ARG":
+            stack[-1]["seps"] += 1
+        elif tok.subtype == "CLOSE" and tok.type in ("FUNC", "PAREN"):
+            frame = stack.pop()
+            if frame["func"]:
+                n = frame["seps"] + 1 if (frame["seen"] or frame["seps"]) else 0
+                out.append((frame["name"], n))
+        elif tok.type == "OPERAND" and tok.subtype == "RANGE" and not CELL.match(tok.value):
+            names.append(tok.value)
+    assert not stack, formula
+    return out, names
+
+
+def test_sheets(wb):
+    assert wb.sheetnames == ["Guide", "Inputs", "Results", "What-if", "Calibration", "Check",
+                             "xlwings.conf", "Lists"]
+    assert wb["Lists"].sheet_state == "hidden"
+    assert wb.active.title == "Inputs"
+
+
+def test_every_formula_parses_and_names_known_functions(wb):
+    defined = set(wb.defined_names)
+    seen = set()
+    n = 0
+    for sheet, coord, f in formulas(wb):
+        n += 1
+        found, names = calls(f)
+        for name, argc in found:
+            allowed = BUILTINS.get(name) or UDFS.get(name)
+            assert allowed, f"{sheet}!{coord}: unknown function {name} in {f}"
+            lo, hi = allowed
+            assert lo <= argc <= hi, f"{sheet}!{coord}: {name} with {argc} args in {f}"
+            seen.add(name)
+        for name in names:
+            assert name in defined, f"{sheet}!{coord}: undefined name {name} in {f}"
+    assert n > 150
+    # the workbook exercises the planning functions, not just one of them
+    assert {"AMS_THROUGHPUT", "AMS_COST_US", "CARD_UTILIZATION", "CRYPTO_WAIT_MS",
+            "ACCELERATORS_REQUIRED", "COPROCESSORS_REQUIRED", "TLS_ROUNDTRIP_US", "ERLANGC",
+            "MODEL_FIGURES", "MODEL_PARAMETERS", "_xlfn.POISSON.DIST"} <= seen
+
+
+def test_argument_counter_is_honest():
+    assert calls("=NA()")[0] == [("NA", 0)]
+    assert calls("=IF(ISNUMBER(A1),(A1+1)*2,NA())")[0] == [("ISNUMBER", 1), ("NA", 0), ("IF", 3)]
+    assert calls('=ERLANGC(TxRate,"x,y")') == ([("ERLANGC", 2)], ["TxRate"])
+
+
+def test_named_inputs_point_at_styled_cells_with_defaults(wb):
+    defaults = template.input_defaults()
+    measured = model.defaults()
+    for key in ("Coprocessors", "Accelerators", "KeyType", "KeySize", "MessageKB", "Requesters"):
+        assert defaults[key] == measured[key]
+    assert (defaults["Coprocessors"], defaults["Accelerators"], defaults["KeyType"],
+            defaults["KeySize"], defaults["MessageKB"], defaults["Requesters"]) == (
+        2, 1, "RSA", 2048, 2.0, 1)  # the measured configuration of the source documents
+    for name in BRIEF_NAMES + ["Recipients"]:
+        dn = wb.defined_names[name]
+        (sheet, ref), = list(dn.destinations)
+        assert sheet == "Inputs" and re.fullmatch(r"\$B\$\d+", ref), (name, ref)
+        cell = wb[sheet][ref.replace("$", "")]
+        assert cell.value == defaults[name], name
+        assert cell.style == "Input", name
+        assert cell.number_format, name
+        assert wb[sheet].cell(cell.row, 5).value == name   # the name is printed beside it
+
+
+def test_dropdowns_list_what_the_model_accepts(wb):
+    ws = wb["Inputs"]
+    expected = {"Policy": POLICIES, "KeyType": KEY_TYPES, "Mode": MODES, "Cipher": tuple(CIPHERS),
+                "KeySize": (1024, 2048, 3072, 4096, 192, 224, 256, 384, 521)}
+    lists = wb["Lists"]
+    found = {}
+    for dv in ws.data_validations.dataValidation:
+        if dv.type != "list":
+            continue
+        m = re.fullmatch(r"=Lists!\$([A-Z])\$(\d+):\$([A-Z])\$(\d+)", dv.formula1)
+        assert m, dv.formula1
+        values = tuple(lists[f"{m[1]}{r}"].value for r in range(int(m[2]), int(m[4]) + 1))
+        for rng in dv.sqref.ranges:
+            name = ws.cell(rng.min_row, 5).value
+            found[name] = values
+    for name, vals in expected.items():
+        assert found[name] == tuple(vals), name
+    numeric = {ws.cell(r.min_row, 5).value: dv for dv in ws.data_validations.dataValidation
+               if dv.type in ("whole", "decimal") for r in dv.sqref.ranges}
+    assert numeric["Coprocessors"].type == "whole" and numeric["Coprocessors"].formula2 == "64"
+    assert numeric["MaxUtilization"].formula1 == "0.01"
+
+
+def test_results_are_udf_formulas_over_named_inputs(wb):
+    ws = wb["Results"]
+    rows = {ws.cell(r, 1).value: ws.cell(r, 2) for r in range(5, ws.max_row + 1)}
+    expect = {
+        "Throughput of the requesters": "=AMS_THROUGHPUT(Policy,KeyType,KeySize,MessageKB,"
+                                        "KeyReuse,Requesters,Coprocessors,Accelerators,Recipients)",
+        "Accelerator utilization": '=CARD_UTILIZATION(TxRate,Policy,KeyType,KeySize,MessageKB,'
+                                   'KeyReuse,"accelerator",Accelerators,Recipients)',
+        "Coprocessors required": "=COPROCESSORS_REQUIRED(TxRate,Policy,KeyType,KeySize,MessageKB,"
+                                 "KeyReuse,MaxUtilization,MaxWaitMs,Recipients)",
+    }
+    for label, formula in expect.items():
+        assert rows[label].value == formula
+    for label in ("CPU per transaction, total", "  AMSM (asymmetric operations)",
+                  "  MSTR (queue manager administration)", "Coprocessor utilization",
+                  "Accelerator queueing delay per transaction",
+                  "Coprocessor queueing delay per transaction", "Accelerators required",
+                  "Bottleneck at TxRate (busiest card type)", "Round trip per transaction",
+                  "Channel starts per second"):
+        assert str(rows[label].value).startswith("="), label
+    assert '"AMSM")' in rows["  AMSM (asymmetric operations)"].value
+    # the last column repeats error text so that the whole message can overflow and be read
+    r = rows["Throughput of the requesters"].row
+    assert ws.cell(r, 5).value == f'=IF(ISNUMBER(B{r}),"",B{r})'
+    assert rows["Throughput of the requesters"].number_format == template.F_TPS
+    assert rows["Accelerator utilization"].number_format == "0.0%"
+    assert "ms" in rows["Accelerator queueing delay per transaction"].number_format
+    assert "card" in rows["Accelerators required"].number_format
+
+
+def test_snapshot_values_are_what_the_functions_return():
+    wb, b = template.build_workbook(snapshot=True)
+    ws = wb["Results"]
+    d = template.input_defaults()
+    label = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(5, ws.max_row + 1)}
+    assert label["Throughput of the requesters"] == pytest.approx(model.ams_throughput(
+        d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], None, d["Requesters"],
+        d["Coprocessors"], d["Accelerators"], d["Recipients"]))
+    assert label["Coprocessor utilization"] == pytest.approx(model.card_utilization(
+        d["TxRate"], d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], None,
+        "coprocessor", d["Coprocessors"]))
+    assert not any(str(v).startswith("=") for v in label.values() if v is not None)
+
+
+def test_whatif_tables_and_charts(wb):
+    ws = wb["What-if"]
+    assert ws["A6"].value == "=TxRate*0.25"
+    assert ws["B6"].value.startswith("=CARD_UTILIZATION(A6,")
+    assert ws["J6"].value == "=IF(ISNUMBER(B6),B6,NA())"
+    charts = ws._charts
+    assert len(charts) == 3
+    assert all(type(c).__name__ == "LineChart" for c in charts)
+    titles = [c.title.tx.rich.p[0].r[0].t for c in charts]
+    assert titles == ["Card utilization vs transaction rate", "Cards required vs transaction rate",
+                      "AMS throughput vs RSA key size"]
+    # series read the NA()-guarded chart columns, never the raw result columns
+    refs = [s.val.numRef.f for c in charts for s in c.series]
+    assert refs and all(re.search(r"!\$[J-M]\$\d+:\$[J-M]\$\d+$", r) for r in refs), refs
+    assert all(s.smooth is False for c in charts for s in c.series)
+
+
+def test_check_sheet_uses_native_poisson(wb):
+    ws = wb["Check"]
+    for r in range(5, 5 + len(template.CHECK_PAIRS)):
+        assert ws[f"D{r}"].value == (f"=_xlfn.POISSON.DIST(B{r},A{r},FALSE)/"
+                                     f"_xlfn.POISSON.DIST(B{r},A{r},TRUE)")
+        assert ws[f"E{r}"].value == f"=D{r}/(1-(A{r}/B{r})*(1-D{r}))"
+        assert ws[f"F{r}"].value == f"=ERLANGC(A{r},B{r})"
+    assert len(template.CHECK_PAIRS) >= 5
+
+
+def test_layout_for_a_manager(wb):
+    for name in ("Guide", "Inputs", "Results", "What-if", "Calibration", "Check"):
+        ws = wb[name]
+        assert ws.freeze_panes, name
+        assert ws.print_area, name
+        assert ws.page_setup.orientation in ("landscape", "portrait")
+        assert ws.column_dimensions["A"].width >= 16, name
+        assert ws["A1"].font.b and ws["A1"].font.sz >= 14, name
+
+
+def test_xlwings_conf_sheet(wb):
+    ws = wb["xlwings.conf"]
+    assert (ws["A1"].value, ws["B1"].value) == ("UDF MODULES", "addin.udfs")
+    assert ws["A2"].value is None    # xlwings reads column A down to the first blank
+
+
+def test_calibration_is_dynamic_array(path, wb):
+    ws = wb["Calibration"]
+    for coord, name in (("A5", "MODEL_FIGURES"), ("L5", "MODEL_PARAMETERS")):
+        v = ws[coord].value
+        assert isinstance(v, ArrayFormula) and v.text == f"={name}()"
+        rows = len(getattr(model, name.lower())()) + 1
+        assert int(re.search(r"(\d+)$", v.ref).group(1)) == 5 + rows - 1   # sized to the table
+    with zipfile.ZipFile(path) as z:
+        meta = z.read("xl/metadata.xml").decode()
+        ct = z.read("[Content_Types].xml").decode()
+        rels = z.read("xl/_rels/workbook.xml.rels").decode()
+        sheets = {n: z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/sheet")}
+    assert 'name="XLDAPR"' in meta and 'fDynamic="1"' in meta
+    assert 'PartName="/xl/metadata.xml"' in ct
+    assert 'relationships/sheetMetadata" Target="metadata.xml"' in rels
+    cm_cells = [m for x in sheets.values() for m in re.findall(r'<c r="([A-Z]+\d+)" cm="1"', x)]
+    assert sorted(cm_cells) == ["A5", "L5"]
+
+
+def test_write_refuses_to_overwrite_and_is_atomic(tmp_path, monkeypatch):
+    dest = tmp_path / "p.xlsx"
+    dest.write_bytes(b"precious")
+    with pytest.raises(FileExistsError):
+        template.write_template(dest)
+    assert dest.read_bytes() == b"precious"
+    r = CliRunner().invoke(main, ["template", "-o", str(dest)])
+    assert r.exit_code != 0 and "--force" in r.output
+    assert dest.read_bytes() == b"precious"
+    # a failure while building leaves neither the target nor a temp file behind
+    monkeypatch.setattr(template, "_add_dynamic_array_metadata",
+                        lambda *a: (_ for _ in ()).throw(RuntimeError("boom")))
+    with pytest.raises(RuntimeError):
+        template.write_template(dest, force=True)
+    assert dest.read_bytes() == b"precious"
+    assert sorted(os.listdir(tmp_path)) == ["p.xlsx"]
+    monkeypatch.undo()
+    r = CliRunner().invoke(main, ["template", "-o", str(dest), "--force"])
+    assert r.exit_code == 0, r.output
+    assert zipfile.is_zipfile(dest)
+    assert sorted(os.listdir(tmp_path)) == ["p.xlsx"]
+
+
+def test_cli_writes_new_file(tmp_path):
+    out = tmp_path / "sub" / "planner.xlsx"
+    r = CliRunner().invoke(main, ["template", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert f"wrote {out}" in r.output
+    assert openpyxl.load_workbook(out).sheetnames[0] == "Guide"
+    assert Path(out).stat().st_size > 10_000

@@ -1,0 +1,142 @@
+"""The template in a real spreadsheet engine (LibreOffice headless), and its chart PNGs.
+
+LibreOffice cannot run the xlwings functions, but it evaluates the Check
+sheet's native formulas (``_xlfn.POISSON.DIST``): they must equal
+model.erlang_c (and erlang_b) within 1e-9.  openpyxl stores no cached values,
+so every number read back was computed by LibreOffice on load.
+
+These tests need ``soffice`` (and ``pdftoppm`` for the PNG); they skip without
+them on a workstation but fail under CI (``CI=true``), where .ci/run installs
+both.
+"""
+
+import os
+import shutil
+import struct
+import subprocess
+import zlib
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+
+import model
+from workbook import template
+from workbook.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def _tool(*names):
+    found = next((shutil.which(n) for n in names if shutil.which(n)), None)
+    if found:
+        return found
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{names[0]} is required under CI (installed by .ci/run)")
+    pytest.skip(f"{names[0]} not installed")
+
+
+@pytest.fixture(scope="module")
+def soffice():
+    return _tool("soffice", "libreoffice")
+
+
+@pytest.fixture(scope="module")
+def recalculated(soffice, tmp_path_factory):
+    """The template after a LibreOffice load/recalculate/save round trip (values only)."""
+    d = tmp_path_factory.mktemp("lo")
+    src = template.write_template(d / "planner.xlsx")
+    out = d / "out"
+    cmd = [soffice, f"-env:UserInstallation={(d / 'profile').as_uri()}", "--headless",
+           "--norestore", "--convert-to", "xlsx", "--outdir", str(out), str(src)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return openpyxl.load_workbook(out / "planner.xlsx", data_only=True)
+
+
+def test_libreoffice_computes_erlang_c_natively(recalculated):
+    ws = recalculated["Check"]
+    assert len(template.CHECK_PAIRS) >= 5
+    for i, (a, c) in enumerate(template.CHECK_PAIRS, 5):
+        assert (ws[f"A{i}"].value, ws[f"B{i}"].value) == (a, c)
+        erlang_b, erlang_c = ws[f"D{i}"].value, ws[f"E{i}"].value
+        assert isinstance(erlang_c, float), f"LibreOffice did not compute E{i}: {erlang_c!r}"
+        assert erlang_b == pytest.approx(float(model.erlang_b(a, c)), abs=1e-9)
+        assert erlang_c == pytest.approx(float(model.erlang_c(a, c)), abs=1e-9)
+        # the add-in column cannot run there: it is an error, and the difference says so
+        assert not isinstance(ws[f"F{i}"].value, float)
+        assert ws[f"G{i}"].value == "add-in value missing"
+
+
+def test_libreoffice_keeps_names_and_inputs(recalculated):
+    wb = recalculated
+    for name in ("TxRate", "Policy", "KeySize", "Cipher", "MaxWaitMs"):
+        (sheet, ref), = list(wb.defined_names[name].destinations)
+        assert sheet == "Inputs"
+    assert wb["Inputs"]["B7"].value == template.input_defaults()["Policy"]
+
+
+def _read_png(path):
+    """(width, height, rows of RGB bytes) of an 8-bit RGB/RGBA non-interlaced PNG.
+
+    A minimal decoder (PNG spec, filter types 0-4) so the test needs no imaging library.
+    """
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+        if kind == b"IHDR":
+            width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+    assert depth == 8 and ctype in (2, 6) and interlace == 0, (depth, ctype, interlace)
+    bpp = 3 if ctype == 2 else 4
+    raw, stride = zlib.decompress(idat), width * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line) if bpp == 3 else bytes(x for k, x in enumerate(line) if k % 4 != 3))
+        prev = line
+    return width, height, rows
+
+
+def test_chart_png_rendered(soffice, tmp_path):
+    _tool("pdftoppm")
+    r = CliRunner().invoke(main, ["template", "-o", str(tmp_path / "p.xlsx"), "--png",
+                                  str(tmp_path / "png")])
+    assert r.exit_code == 0, r.output
+    pngs = sorted((tmp_path / "png").glob("*.png"))
+    assert [p.name for p in pngs] == ["what-if.png"]
+    assert f"wrote {pngs[0]}" in r.output
+    png = pngs[0]
+    assert png.stat().st_size > 30_000
+    width, height, rows = _read_png(png)
+    assert width >= 1000 and height >= 600
+    # Non-trivial: the chart lines and markers are drawn in saturated colours (blue, red)
+    # that nothing else on the sheet uses (about 3000 such pixels with the default inputs);
+    # charts without data would have almost none.
+    saturated, colours = 0, set()
+    for row in rows:
+        for k in range(0, len(row), 3):
+            px = row[k:k + 3]
+            colours.add(px)
+            saturated += max(px) - min(px) > 100
+    assert saturated > 1500, saturated
+    assert len(colours) > 100
