@@ -162,7 +162,9 @@ def _mva(n_max, d, m, z):
     x_comp = np.ones((n_max, k))
     for i in np.flatnonzero(multi):
         keep = np.arange(k) != i
-        if z > 0.0 or d[keep].any():
+        # Same floor as _network: a complement cycle shorter than 1e-300 has a
+        # throughput beyond double range, i.e. it "takes no time".
+        if z + d[keep].sum() >= 1e-300:
             x_comp[:, i] = _mva(n_max, d[keep], m[keep], z)[0]
         else:
             x_comp[:, i] = np.inf
