@@ -283,6 +283,9 @@ HEAPPOOLS64 = _a("heappools64", "bool", "TRUE if the LE runtime option HEAPPOOLS
 CONNECTION_CPU = _a("connection_cpu_us", "number", "Measured CPU per new connection without "
                     "OCSP offload; > 0.", "us")
 OCSP_SPACE = _a("address_space", "text", "CPU part, e.g. total.", "", "total")
+# Channel start functions take no cipher for unprotected channels (mode none).
+CIPHER_OPT = _a("cipher", "text", CIPHER.help + " Leave empty only with mode none.", "", None,
+                tuple(CIPHERS))
 
 _HANDSHAKE_ARGS = (KEY_EXCHANGE, CERTIFICATE, PROTOCOL, RESUMPTION, SYSPLEX_TICKETS, FIPS,
                    CARD_MODE, HEAPPOOLS64)
@@ -344,16 +347,19 @@ CATALOG: tuple = (
     _f("COPROCESSORS_REQUIRED", "coprocessors_required", PLANNING, "Smallest number of "
        "coprocessor cards meeting the utilization and wait targets (0 if none are used).",
        [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS], "cards", "integer"),
-    # TLS_COST_US and CHANNEL_START_COST_US wait for model.tls_cost_us and
-    # model.channel_start_cost_us (issue 3, TLS cost sub-model not yet fitted).
+    _f("TLS_COST_US", "tls_cost_us", PLANNING, "CPU per MQ channel transaction with the given "
+       "channel protection and cipher, in total or for one address space.",
+       [MODE, CIPHER, MESSAGE_KB, TLS_SPACE], "CPU us per transaction"),
     _f("TLS_ROUNDTRIP_US", "tls_roundtrip_us", PLANNING, "Round-trip time of an MQ channel "
        "transaction with the given channel protection and cipher.",
        [MODE, CIPHER, MESSAGE_KB], "us"),
     _f("CHANNEL_START_RATE", "channel_start_rate", PLANNING, "Channel starts per second one "
        "channel initiator sustains with the given protection and cipher.",
-       [MODE, _a("cipher", "text", CIPHER.help + " Empty: the mode's measured cipher.", "", None,
-                 tuple(CIPHERS))],
+       [MODE, CIPHER_OPT],
        "channel starts/s"),
+    _f("CHANNEL_START_COST_US", "channel_start_cost_us", PLANNING, "CPU per channel start "
+       "(including the TLS handshake), in total or for one address space.",
+       [MODE, CIPHER_OPT, TLS_SPACE], "CPU us per channel start"),
     _f("CHANNEL_STOP_COST_US", "channel_stop_cost_us", PLANNING, "CPU per channel stop, in "
        "total or for one address space.", [MODE, TLS_SPACE], "CPU us per channel stop"),
     _f("HANDSHAKE_CPU_FACTOR", "handshake_cpu_factor", PLANNING, "TLS handshake CPU relative to "

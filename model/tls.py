@@ -36,10 +36,12 @@ from scipy.optimize import least_squares
 
 from ._validate import check
 from .figures import figure
-from .params import CIPHERS, normalize_address_space, normalize_cipher, normalize_mode
+from .params import CIPHERS, normalize_address_space, normalize_cipher, normalize_mode, param
 
-__all__ = ["fit_roundtrip", "tls_roundtrip_us", "channel_start_rate", "channel_stop_cost_us",
-           "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us", "KEY_EXCHANGES"]
+__all__ = ["fit_roundtrip", "tls_roundtrip_us", "tls_cost_us", "tls_cost_parts_us",
+           "renegotiation_cost_us", "channel_start_rate", "channel_start_cost_us",
+           "channel_stop_cost_us", "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",
+           "KEY_EXCHANGES", "CIPHER_FAMILIES"]
 
 KEY_EXCHANGES = ("RSA", "ECDHE", "DHE")
 _RT_IDS = {"SSLCIPH": "s002_rt_sslciph_{}_us", "ATTLS": "s002_rt_attls_{}_us"}
@@ -104,11 +106,171 @@ def tls_roundtrip_us(mode, cipher, message_kb):
     return float(out) if out.ndim == 0 else out
 
 
+# Symmetric-cipher families and the parameter holding their CPU per KB.
+CIPHER_FAMILIES = {"null": "tls_sym_us_per_kb_null", "tls12": "tls_sym_us_per_kb_tls12",
+                   "tls13hw": "tls_sym_us_per_kb_tls13hw", "tls13sw": "tls_sym_us_per_kb_sw"}
+
+
 def _family(cipher: str) -> str:
     proto, hw = CIPHERS[cipher]
+    if cipher == "NULL_SHA":
+        return "null"
     if proto == "TLS1.3":
         return "tls13hw" if hw else "tls13sw"
     return "tls12"
+
+
+def tls_cost_parts_us(mode, cipher, message_kb) -> dict:
+    """CPU µs per request/reply transaction by address space (both LPARs), no renegotiation.
+
+    A transaction sends the request and the reply (``message_kb`` each); every
+    flow is encrypted by its sender and decrypted by its receiver, so a
+    transaction carries :math:`4\\,KB` of symmetric work at :math:`e_f` µs/KB for
+    the cipher family *f* (null, TLS 1.2 hardware, TLS 1.3 hardware, TLS 1.3
+    software):
+
+    .. math::
+
+        MSTR &= m_0 + m_1 KB \\quad\\text{(any mode: "not affected by the level of encryption")}\\\\
+        CHIN &= c_0 + c_1 KB + \\begin{cases} s_0 + s_1 KB + 4 e_f KB & \\text{SSLCIPH}\\\\
+                                              a_0 + 2 e_f KB & \\text{AT-TLS (encrypt)}\\end{cases}\\\\
+        TCPIP &= t_0 + t_1 KB + [b_0 + 2 e_f KB]_{\\text{AT-TLS (decrypt in the SRB)}}
+
+    (seeds 000 and 002: "the cost of encryption is charged to the callers unit
+    of work (i.e. the channel initiator) and decryption is incurred by the
+    TCPIP address space").  Parameters are fitted by :func:`model.fit.fit`.
+    """
+    m = normalize_mode(mode)
+    kb = np.asarray(check("message_kb", message_kb, 0.0, 102400.0), dtype=float)
+    mstr = param("tls_mstr_us") + param("tls_mstr_us_per_kb") * kb
+    chin = param("tls_chin_us") + param("tls_chin_us_per_kb") * kb
+    tcp = param("tls_tcpip_us") + param("tls_tcpip_us_per_kb") * kb
+    if m != "none":
+        e = param(CIPHER_FAMILIES[_family(normalize_cipher(cipher))])
+        if m == "SSLCIPH":
+            chin = chin + param("tls_ssl_us") + (param("tls_ssl_us_per_kb") + 4.0 * e) * kb
+        else:
+            chin = chin + param("tls_attls_chin_us") + 2.0 * e * kb
+            tcp = tcp + param("tls_attls_tcpip_us") + 2.0 * e * kb
+    out = {"MSTR": mstr, "CHIN": chin, "TCPIP": tcp}
+    return {k: (float(v) if np.ndim(v) == 0 else v) for k, v in out.items()}
+
+
+_RENEG_PLATFORMS = ("z14", "z15", "z16")
+
+
+def renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform="z16"):
+    """Channel-initiator CPU per transaction for SSLCIPH secret-key renegotiation (µs).
+
+    Each of the two channels of a request/reply pair sends ``message_kb`` per
+    transaction and renegotiates every SSLRKEYC bytes (1..32 KB count as
+    32 KB, 0 disables it), at the CPU per negotiation of the reference table
+    (rows ``ref_reneg_*``, the platform's column; z15 from the z15 report):
+
+    .. math:: 2\\,\\frac{1024\\,KB}{\\max(SSLRKEYC, 32768)}\\, c_{reneg}
+
+    TLS 1.3 ciphers do not renegotiate at the SSLRKEYC threshold: 0.
+
+    Parameters
+    ----------
+    sslrkeyc : float
+        Bytes, 0..999,999,999 (``ref_sslrkeyc_range``).
+    platform : {"z14", "z15", "z16"}
+    """
+    c = normalize_cipher(cipher)
+    kb = np.asarray(check("message_kb", message_kb, 0.0, 102400.0), dtype=float)
+    rk = check("sslrkeyc", sslrkeyc, 0.0, figure("ref_sslrkeyc_range").high, integer=True)
+    plat = str(platform).strip().lower()
+    if plat not in _RENEG_PLATFORMS:
+        raise ValueError(f"platform must be one of {', '.join(_RENEG_PLATFORMS)} (got {platform!r})")
+    if rk == 0 or CIPHERS[c][0] == "TLS1.3":
+        out = np.zeros_like(kb)
+    else:
+        if "ECDHE_ECDSA" in c:
+            stem = "ecdhe_ecdsa"
+        elif "ECDHE_RSA" in c:
+            stem = "ecdhe_rsa"
+        elif "GCM" in c:
+            stem = "rsa_aes128gcm"
+        else:
+            stem = "rsa_aes256cbc"
+        per_neg_us = figure(f"ref_reneg_{stem}_{plat}_ms").target() * 1000.0
+        floor = figure("ref_sslrkeyc_min_effective").target() * 1024.0
+        out = 2.0 * kb * 1024.0 / max(rk, floor) * per_neg_us
+    return float(out) if out.ndim == 0 else out
+
+
+def tls_cost_us(mode, cipher, message_kb, address_space=None, sslrkeyc=0, platform="z16"):
+    """CPU per MQ channel request/reply transaction (µs), in total or by address space.
+
+    Parameters
+    ----------
+    mode : {"none", "SSLCIPH", "ATTLS"}
+    cipher : str
+        IBM cipher name (ignored for mode none).
+    message_kb : float or array_like
+        Message size in KB (both request and reply), 0..102400.
+    address_space : {None, "total", "MSTR", "CHIN", "TCPIP"}
+        None or "total" is MSTR + CHIN + TCPIP, both LPARs.
+    sslrkeyc : float
+        SSLCIPH secret-key reset threshold in bytes (0 = never, as measured);
+        adds :func:`renegotiation_cost_us` to CHIN.
+    platform : {"z14", "z15", "z16"}
+        Which renegotiation costs to use.
+
+    Returns
+    -------
+    float or ndarray
+        See :func:`tls_cost_parts_us` for the model.
+    """
+    space = normalize_address_space(address_space)
+    parts = tls_cost_parts_us(mode, cipher, message_kb)
+    if normalize_mode(mode) == "SSLCIPH":
+        parts["CHIN"] = parts["CHIN"] + renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform)
+    elif check("sslrkeyc", sslrkeyc, 0.0) != 0:
+        raise ValueError("sslrkeyc applies to mode SSLCIPH only (AT-TLS renegotiates on a timer)")
+    if space == "total":
+        return parts["MSTR"] + parts["CHIN"] + parts["TCPIP"]
+    return parts[space]
+
+
+def channel_start_cost_us(mode, cipher=None, address_space=None):
+    """CPU per channel start (µs), by address space (z16 totals, z15 blog ratios).
+
+    * SSLCIPH total: the reference table's z16 CPU per start for the cipher
+      (``ref_start_cpu_*_z16_ms``; no TLS 1.3 row is published: raises).
+    * TCPIP: unprotected and SSLCIPH 30 µs (``s002_start_cost_tcpip_none_us``,
+      SSLCIPH's "small increase" is not quantified); AT-TLS 210 / 530 / 690 µs
+      for TLS 1.2 / TLS 1.3 hardware / software (``s002_start_cost_tcpip_attls_*``).
+    * CHIN unprotected: the TLS 1.2 SSLCIPH total less TCPIP, halved, because
+      SSLCIPH TLS 1.2 "results in the channel initiator cost doubling"
+      (``s002_start_cost_chin_tls12``); AT-TLS leaves CHIN at that value ("the
+      impact is primarily in the TCPIP address space").
+    """
+    m = normalize_mode(mode)
+    space = normalize_address_space(address_space)
+    if space == "MSTR":
+        raise ValueError("no MSTR cost is published for channel starts: use total, CHIN or TCPIP")
+    tcp_none = figure("s002_start_cost_tcpip_none_us").target()
+    tls12_total = figure("ref_start_cpu_rsa_aes256cbc_z16_ms").target() * 1000.0
+    chin_none = (tls12_total - tcp_none) / figure("s002_start_cost_chin_tls12").target()
+    if m == "none":
+        chin, tcp = chin_none, tcp_none
+    else:
+        c = normalize_cipher(cipher)
+        fam = _family(c)
+        if m == "ATTLS":
+            fid = {"tls12": "tls12", "null": "tls12", "tls13hw": "tls13hw", "tls13sw": "tls13sw"}[fam]
+            chin, tcp = chin_none, figure(f"s002_start_cost_tcpip_attls_{fid}_us").target()
+        else:
+            if fam.startswith("tls13"):
+                raise ValueError("no CPU per channel start is published for TLS 1.3 SSLCIPH "
+                                 "ciphers (only rates); use a TLS 1.2 cipher or your own measurement")
+            stem = ("ecdhe_ecdsa" if "ECDHE_ECDSA" in c else "ecdhe_rsa" if "ECDHE_RSA" in c
+                    else "rsa_aes256cbc")
+            total = figure(f"ref_start_cpu_{stem}_z16_ms").target() * 1000.0
+            chin, tcp = total - tcp_none, tcp_none
+    return {"CHIN": chin, "TCPIP": tcp, "total": chin + tcp}[space]
 
 
 def channel_start_rate(mode, cipher=None):

@@ -79,7 +79,7 @@ def test_brief_function_list_is_complete():
     required = {"ERLANGB", "ERLANGC", "MMC_UTILIZATION", "MMC_WAIT", "MMC_RESPONSE",
                 "MMC_WAIT_PERCENTILE", "MGC_WAIT", "MMC_SERVERS", "MVA_THROUGHPUT",
                 "AMS_THROUGHPUT", "AMS_COST_US", "ACCELERATORS_REQUIRED",
-                "COPROCESSORS_REQUIRED", "CARD_UTILIZATION", "CRYPTO_OP_MS",
+                "COPROCESSORS_REQUIRED", "CARD_UTILIZATION", "CRYPTO_OP_MS", "TLS_COST_US",
                 "TLS_ROUNDTRIP_US", "CHANNEL_START_RATE", "HANDSHAKE_CPU_FACTOR",
                 "HANDSHAKE_LATENCY_FACTOR", "OCSP_CPU_US", "MODEL_PARAMETERS", "MODEL_FIGURES"}
     assert required <= {f.name for f in CATALOG}

@@ -104,7 +104,7 @@ def test_every_formula_parses_and_names_known_functions(wb):
     assert n > 150
     # the workbook exercises the planning functions, not just one of them
     assert {"AMS_THROUGHPUT", "AMS_COST_US", "CARD_UTILIZATION", "CRYPTO_WAIT_MS",
-            "ACCELERATORS_REQUIRED", "COPROCESSORS_REQUIRED", "TLS_ROUNDTRIP_US", "ERLANGC",
+            "ACCELERATORS_REQUIRED", "COPROCESSORS_REQUIRED", "TLS_COST_US", "TLS_ROUNDTRIP_US", "ERLANGC",
             "MODEL_FIGURES", "MODEL_PARAMETERS", "_xlfn.POISSON.DIST"} <= seen
 
 
@@ -173,8 +173,8 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
                   "  MSTR (queue manager administration)", "Coprocessor utilization",
                   "Accelerator queueing delay per transaction",
                   "Coprocessor queueing delay per transaction", "Accelerators required",
-                  "Bottleneck at TxRate (busiest card type)", "Round trip per transaction",
-                  "Channel starts per second"):
+                  "Bottleneck at TxRate (busiest card type)", "  CHIN (channel initiator)",
+                  "  TCPIP", "Round trip per transaction", "Channel starts per second"):
         assert str(rows[label].value).startswith("="), label
     assert '"AMSM")' in rows["  AMSM (asymmetric operations)"].value
     # the last column repeats error text so that the whole message can overflow and be read

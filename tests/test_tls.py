@@ -249,3 +249,91 @@ def test_ocsp_bad_input():
         ocsp_cpu_us(1000.0, "MSTR")
     with pytest.raises(ValueError, match="connection_cpu_us"):
         ocsp_cpu_us(-1.0)
+
+
+# ------------------------------------------------------------ TLS CPU cost per transaction
+# Expected values: the cost model's stated form (tls_cost_parts_us docstring) evaluated in
+# the test from the parameters in force, and published rows read by id.
+import model  # noqa: E402
+from model.params import param  # noqa: E402
+
+HW12 = "TLS_RSA_WITH_AES_256_CBC_SHA256"
+SW = "TLS_CHACHA20_POLY1305_SHA256"
+
+
+@pytest.mark.parametrize("kb", [0.0, 2.0, 64.0, 1024.0])
+def test_total_is_the_sum_of_the_address_spaces(kb):
+    for mode, cipher in (("none", None), ("SSLCIPH", HW12), ("ATTLS", SW)):
+        parts = [model.tls_cost_us(mode, cipher, kb, sp) for sp in ("MSTR", "CHIN", "TCPIP")]
+        assert_allclose(model.tls_cost_us(mode, cipher, kb), sum(parts), rtol=1e-12)
+
+
+def test_who_pays_for_encryption():
+    # seeds 000/002: SSLCIPH pays encryption and decryption in CHIN; AT-TLS charges the
+    # encryption to CHIN and the decryption to the TCPIP SRB.  Symmetric CPU per KB: e.
+    e = param("tls_sym_us_per_kb_sw")
+    kb = 64.0
+    none_chin = model.tls_cost_us("none", None, kb, "CHIN")
+    none_tcp = model.tls_cost_us("none", None, kb, "TCPIP")
+    ssl_chin = model.tls_cost_us("SSLCIPH", SW, kb, "CHIN")
+    at_chin = model.tls_cost_us("ATTLS", SW, kb, "CHIN")
+    at_tcp = model.tls_cost_us("ATTLS", SW, kb, "TCPIP")
+    assert_allclose(ssl_chin - none_chin, param("tls_ssl_us") + (param("tls_ssl_us_per_kb") + 4 * e) * kb,
+                    rtol=1e-12)
+    assert_allclose(at_chin - none_chin, param("tls_attls_chin_us") + 2 * e * kb, rtol=1e-12)
+    assert_allclose(at_tcp - none_tcp, param("tls_attls_tcpip_us") + 2 * e * kb, rtol=1e-12)
+    assert_allclose(model.tls_cost_us("SSLCIPH", SW, kb, "TCPIP"), none_tcp, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kb", [2.0, 16.0, 32.0, 64.0, 1024.0])
+def test_attls_cheaper_in_chin_dearer_in_tcpip(kb):
+    # seed 002: "Channel initiator costs are up to ... lower when using AT-TLS" and TCP/IP
+    # costs are higher, for every cipher and size measured.
+    for ssl, at in ((HW12, "TLS_RSA_WITH_AES_256_CBC_SHA"), (SW, SW),
+                    ("TLS_AES_256_GCM_SHA384", "TLS_AES_256_GCM_SHA384")):
+        assert model.tls_cost_us("ATTLS", at, kb, "CHIN") < model.tls_cost_us("SSLCIPH", ssl, kb, "CHIN")
+        assert model.tls_cost_us("ATTLS", at, kb, "TCPIP") > model.tls_cost_us("SSLCIPH", ssl, kb, "TCPIP")
+
+
+def test_chacha_attls_absolute_cpu_within_ten_percent():
+    # seed 002 prints CHIN = TCPIP ~ 2.2 / 4.3 / 8.4 / 133 CPU ms per transaction (approximate,
+    # read as each address space); the fit reaches 2-7%.
+    for tag, kb in (("16k", 16.0), ("32k", 32.0), ("64k", 64.0), ("1m", 1024.0)):
+        for sp in ("chin", "tcpip"):
+            pub = figure(f"s002_{tag}_chacha_attls_{sp}_ms").target()
+            assert_allclose(model.tls_cost_us("ATTLS", SW, kb, sp.upper()) / 1000.0, pub, rtol=0.10)
+
+
+def test_renegotiation_amortization():
+    # reference facts: CPU ms per negotiation; each of the 2 channels renegotiates every
+    # SSLRKEYC bytes it carries; 1..32KB counts as 32KB; TLS 1.3 does not renegotiate.
+    per_neg_us = figure("ref_reneg_ecdhe_rsa_z16_ms").target() * 1000
+    c = "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384"
+    assert_allclose(model.renegotiation_cost_us(c, 32, 1048576), 2 * 32 / 1024 * per_neg_us, rtol=1e-12)
+    assert_allclose(model.renegotiation_cost_us(c, 32, 1000), model.renegotiation_cost_us(c, 32, 32768),
+                    rtol=1e-12)
+    assert model.renegotiation_cost_us(c, 32, 0) == 0.0
+    assert model.renegotiation_cost_us("TLS_AES_256_GCM_SHA384", 32, 1048576) == 0.0
+    with_r = model.tls_cost_us("SSLCIPH", c, 32, "CHIN", sslrkeyc=1048576)
+    without = model.tls_cost_us("SSLCIPH", c, 32, "CHIN")
+    assert_allclose(with_r - without, 2 * 32 / 1024 * per_neg_us, rtol=1e-12)
+    with pytest.raises(ValueError, match="sslrkeyc"):
+        model.tls_cost_us("ATTLS", c, 32, sslrkeyc=1048576)
+    with pytest.raises(ValueError, match="platform"):
+        model.renegotiation_cost_us(c, 32, 1048576, platform="z13")
+
+
+def test_channel_start_cost_from_rows():
+    tcp0 = figure("s002_start_cost_tcpip_none_us").target()
+    total12 = figure("ref_start_cpu_rsa_aes256cbc_z16_ms").target() * 1000
+    doubling = figure("s002_start_cost_chin_tls12").target()
+    chin0 = (total12 - tcp0) / doubling
+    assert_allclose(model.channel_start_cost_us("none"), chin0 + tcp0, rtol=1e-12)
+    assert_allclose(model.channel_start_cost_us("SSLCIPH", HW12), total12, rtol=1e-12)
+    assert_allclose(model.channel_start_cost_us("SSLCIPH", HW12, "CHIN"), doubling * chin0, rtol=1e-12)
+    assert_allclose(model.channel_start_cost_us("ATTLS", SW, "TCPIP"),
+                    figure("s002_start_cost_tcpip_attls_tls13sw_us").target(), rtol=1e-12)
+    with pytest.raises(ValueError, match="TLS 1.3"):
+        model.channel_start_cost_us("SSLCIPH", SW)
+    with pytest.raises(ValueError, match="MSTR"):
+        model.channel_start_cost_us("none", None, "MSTR")

@@ -255,6 +255,12 @@ def test_tls_wrappers_forward_to_model():
 
 def test_tls_channel_wrappers_forward_to_model():
     cipher = "TLS_RSA_WITH_AES_256_CBC_SHA256"
+    assert udfs.TLS_COST_US("ATTLS", cipher, 2.0, "CHIN") == pytest.approx(
+        model.tls_cost_us("ATTLS", cipher, 2.0, "CHIN"))
+    assert udfs.TLS_COST_US("ATTLS", cipher, 2.0) == pytest.approx(
+        model.tls_cost_us("ATTLS", cipher, 2.0))
+    assert udfs.CHANNEL_START_COST_US("SSLCIPH", cipher) == pytest.approx(
+        model.channel_start_cost_us("SSLCIPH", cipher))
     assert udfs.CHANNEL_START_RATE("SSLCIPH", cipher) == pytest.approx(
         model.channel_start_rate("SSLCIPH", cipher))
 
