@@ -7,13 +7,32 @@ with a model value.
 
 from __future__ import annotations
 
+import contextvars
 import csv
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
 from .datafiles import data_path
 
-__all__ = ["Figure", "load_figures", "figure", "figure_value"]
+__all__ = ["Figure", "load_figures", "figure", "figure_value", "using_figures"]
+
+_table: contextvars.ContextVar[str | None] = contextvars.ContextVar("cryptoplan_figures", default=None)
+
+
+@contextmanager
+def using_figures(path):
+    """Read figures from ``path`` instead of ``data/figures.csv`` inside this block.
+
+    ``cryptoplan fit --figures F`` uses it so that a site can fit the models to
+    its own measurements (same columns; rows may be added or replaced).
+    """
+    load_figures(path)  # validate before switching
+    token = _table.set(str(path))
+    try:
+        yield
+    finally:
+        _table.reset(token)
 
 
 def _num(text: str):
@@ -92,7 +111,7 @@ def _load(path: str) -> dict:
 
 def load_figures(path=None) -> dict:
     """All figures keyed by id (``path`` defaults to ``data/figures.csv``)."""
-    return _load(str(path or data_path("figures.csv")))
+    return _load(str(path or _table.get() or data_path("figures.csv")))
 
 
 def figure(fid: str, path=None) -> Figure:

@@ -106,7 +106,7 @@ def derived_parameters() -> dict:
     }
 
 
-def _initial(name: str) -> tuple[float, float, float]:
+def _initial(name: str, exclude=()) -> tuple[float, float, float]:
     spec = FREE[name]
     if isinstance(spec[0], str):
         f = figure(spec[0])
@@ -117,7 +117,8 @@ def _initial(name: str) -> tuple[float, float, float]:
     if name in _INIT:
         x0 = _INIT[name]
     else:
-        x0 = figure(seeds[name]).target() if name in seeds else (lo + hi) / 2 if hi < 100 else lo + 1.0
+        x0 = (figure(seeds[name]).target() if name in seeds and seeds[name] not in exclude
+          else (lo + hi) / 2 if hi < 100 else lo + 1.0)
     return min(max(x0, lo), hi), lo, hi
 
 
@@ -312,11 +313,13 @@ def predict_all(values: dict, tlist=None) -> dict:
     return out
 
 
-def fit(exclude=(), max_nfev=400) -> dict:
+def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
     """Fit each sub-model's free parameters to its targets, except ``exclude`` (figure ids).
 
     Sub-models (``GROUPS``) are fitted one after the other with their own
     least-squares problem: crypto + AMS (coupled through throughput), then TLS.
+    ``groups`` limits the fit to those sub-models, the others keeping the
+    values in ``start`` (a name -> value dict, e.g. the parameter file's).
 
     Returns
     -------
@@ -326,11 +329,18 @@ def fit(exclude=(), max_nfev=400) -> dict:
     """
     t0 = time.perf_counter()
     names = list(FREE)
-    init = {n: _initial(n) for n in names}
+    init = {n: _initial(n, tuple(exclude)) for n in names}
     values = {k: v[0] for k, v in derived_parameters().items()}
     values.update({n: init[n][0] for n in names})
+    if start:
+        # other sub-models keep these values; the ones refitted start from scratch, so a
+        # left-out figure cannot leak in through a starting point fitted with it
+        values.update({n: float(v) for n, v in start.items()
+                       if n in FREE and (groups is None or GROUPS[FREE[n][3]] not in groups)})
     params, total_cost, nfev = {}, 0.0, 0
     for group in dict.fromkeys(GROUPS.values()):
+        if groups is not None and group not in groups:
+            continue
         gnames = [n for n in names if GROUPS[FREE[n][3]] == group]
         tlist = [t for t in targets() if t.group == group and t.figure_id not in set(exclude)]
         figs = [figure(t.figure_id) for t in tlist]
@@ -379,12 +389,19 @@ def figure_table(values: dict) -> list[dict]:
     return rows
 
 
-def crossvalidate() -> list[dict]:
-    """Leave-one-out: refit without each target figure and predict it."""
+def crossvalidate(ids=None) -> list[dict]:
+    """Leave-one-out: refit without each target figure and predict it.
+
+    Only the left-out figure's sub-model is refitted (the others cannot see it).
+    """
+    from .params import load_params
+    base = {k: v["value"] for k, v in load_params()["parameters"].items()}
     out = []
     for t in targets():
-        doc = fit(exclude=(t.figure_id,), max_nfev=200)
-        vals = {k: v["value"] for k, v in doc["parameters"].items()}
+        if ids is not None and t.figure_id not in ids:
+            continue
+        doc = fit(exclude=(t.figure_id,), max_nfev=200, groups=(t.group,), start=base)
+        vals = {**base, **{k: v["value"] for k, v in doc["parameters"].items()}}
         pred = predict_all(vals, [t])[t.figure_id]
         f = figure(t.figure_id)
         out.append({"id": t.figure_id, "published": f.target(), "loo_prediction": pred,

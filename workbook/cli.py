@@ -76,13 +76,15 @@ def fit(figures_path, out_path, report_dir):
     """Re-fit the crypto and AMS parameters to the published figures."""
     from pathlib import Path
 
+    import contextlib
+
     from model import fit as F
-    from model.figures import load_figures
-    if figures_path:
-        load_figures(figures_path)  # validate early
-    doc = F.fit()
-    values = {k: v["value"] for k, v in doc["parameters"].items()}
-    rows = F.figure_table(values)
+    from model.figures import using_figures
+    table = using_figures(figures_path) if figures_path else contextlib.nullcontext()
+    with table:
+        doc = F.fit()
+        values = {k: v["value"] for k, v in doc["parameters"].items()}
+        rows = F.figure_table(values)
     ok = sum(r["within_tolerance"] for r in rows)
     within10 = sum(abs(r["relative_error"] or 0) <= 0.10 for r in rows)
     click.echo(f"fit: {len(F.FREE)} free parameters, {len(rows)} figures, {doc['nfev']} evaluations, "
@@ -91,6 +93,13 @@ def fit(figures_path, out_path, report_dir):
         se = "" if p["stderr"] is None else f" +- {p['stderr']:.4g}"
         click.echo(f"  {name:22s} {p['value']:12.6g}{se:14s} {p['unit']:6s} {p['source']}")
     click.echo(f"within the figure's tolerance: {ok}/{len(rows)}; within 10%: {within10}/{len(rows)}")
+    by_source = {}
+    for r in rows:
+        if r["relative_error"] is not None:
+            by_source.setdefault(r["source"], []).append(abs(r["relative_error"]))
+    click.echo("median absolute relative error by source:")
+    for src, errs in sorted(by_source.items()):
+        click.echo(f"  {src:45s} {np.median(errs):7.1%}  ({len(errs)} figures)")
     for r in rows:
         mark = "ok " if r["within_tolerance"] else "   "
         click.echo(f"  {mark}{r['id']:44s} published {r['published']:>10.4g}  model {r['model']:>10.4g}")
@@ -141,6 +150,9 @@ def crossval(as_json):
         json.dump(rows, sys.stdout, indent=2)
         click.echo()
         return
+    errs = [abs(r["relative_error"]) for r in rows if r["relative_error"] is not None]
+    click.echo(f"leave-one-out over {len(rows)} figures: median |error| {np.median(errs):.1%}, "
+               f"90th percentile {np.percentile(errs, 90):.1%}")
     for r in rows:
         err = "" if r["relative_error"] is None else f"{r['relative_error']:+.1%}"
         click.echo(f"{r['id']:44s} published {r['published']:>10.4g}  left-out prediction "
@@ -180,6 +192,12 @@ from workbook.template import template_command  # noqa: E402
 main.add_command(functions_command)
 main.add_command(template_command)
 
+# Batch recalculation and sweeps (workbook/recalc.py, workbook/sweep.py).
+from workbook.recalc import recalc_command  # noqa: E402
+from workbook.sweep import sweep_command  # noqa: E402
+
+main.add_command(recalc_command)
+main.add_command(sweep_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
