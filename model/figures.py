@@ -60,7 +60,7 @@ class Figure:
         """Interval a model value must fall in to reproduce this figure.
 
         exact/approximate: value +- tolerance * |value|; range: [low, high]
-        widened by the tolerance; upper_bound: (-inf, high or value];
+        with each end widened outward by tolerance times its own magnitude; upper_bound: (-inf, high or value];
         lower_bound: [low or value, inf); up_to is compared on the maximum
         over the stated conditions like an exact figure.
         """
@@ -69,8 +69,8 @@ class Figure:
             d = tol * abs(self.value)
             return self.value - d, self.value + d
         if self.kind == "range":
-            span = max(abs(self.low), abs(self.high))
-            return self.low - tol * span, self.high + tol * span
+            # data/README.md: low*(1-t) <= m <= high*(1+t), each end widened outward
+            return self.low - tol * abs(self.low), self.high + tol * abs(self.high)
         if self.kind == "upper_bound":
             hi = self.high if self.high is not None else self.value
             return float("-inf"), hi + tol * abs(hi)
