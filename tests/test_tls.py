@@ -337,3 +337,15 @@ def test_channel_start_cost_from_rows():
         model.channel_start_cost_us("SSLCIPH", SW)
     with pytest.raises(ValueError, match="MSTR"):
         model.channel_start_cost_us("none", None, "MSTR")
+
+
+@pytest.mark.parametrize("kb", [64.0, 1024.0])
+def test_chacha_attls_slower_but_cheaper_in_chin(kb):
+    # seed 002: with TLS_CHACHA20_POLY1305_SHA256 "we are seeing the AT-TLS throughput degrade
+    # relative to the MQ with System SSL configuration, particularly as the message size grows",
+    # while AT-TLS still reduces the channel initiator's cost.
+    assert model.tls_roundtrip_us("ATTLS", SW, kb) > model.tls_roundtrip_us("SSLCIPH", SW, kb)
+    assert model.tls_cost_us("ATTLS", SW, kb, "CHIN") < model.tls_cost_us("SSLCIPH", SW, kb, "CHIN")
+    gap = [model.tls_roundtrip_us("ATTLS", SW, k) / model.tls_roundtrip_us("SSLCIPH", SW, k)
+           for k in (16.0, kb)]
+    assert gap[1] > gap[0]
