@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["data_path"]
 
 
+@lru_cache(maxsize=64)
 def data_path(name: str) -> Path:
     """Path of ``data/<name>``.
 
     Looks in the installed package ``cryptoplan_data`` (``pip install .`` maps
     the ``data/`` folder to it), then beside this package in a source checkout.
+    Cached: the model asks for its parameter file on every parameter lookup.
     """
     try:
         root = Path(str(importlib.resources.files("cryptoplan_data")))
