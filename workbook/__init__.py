@@ -1,3 +1,6 @@
 """The template planning workbook, batch recalculation, and the ``cryptoplan`` command line."""
 
-__all__: list[str] = []
+from .recalc import recalc  # noqa: E402
+from .sweep import sweep  # noqa: E402
+
+__all__: list[str] = ["recalc", "sweep"]

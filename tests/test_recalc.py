@@ -1,0 +1,600 @@
+"""``cryptoplan recalc`` and the workbook engine (workbook/engine*.py, workbook/recalc.py).
+
+Expected-value sources, test by test:
+
+* native formulas: the value Excel documents for the function (cited inline,
+  e.g. ``ROUND`` rounds half away from zero, ``-2^2 = 4``), computed by hand
+  or with Python's ``math`` / SciPy for the statistical functions;
+* UDF cells: the ``model`` function called directly from Python with the same
+  arguments (the engine must add nothing);
+* written files: the XML of the output package read back (openpyxl with
+  ``data_only=True`` for cached values, raw parts for byte-identity);
+* LibreOffice comparisons live in ``tests/test_recalc_libreoffice.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pytest
+from click.testing import CliRunner
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.formula import ArrayFormula
+from scipy import stats
+
+import model
+from workbook import recalc
+from workbook.cli import main
+from workbook.engine import Engine, FunctionRegistry
+from workbook.engine_functions import native_functions
+from workbook.engine_package import Package
+from workbook.engine_values import ExcelError
+from workbook.recalc import (
+    EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, recalculate,
+)
+
+CI = os.environ.get("CI") == "true"
+
+
+# ----------------------------------------------------------------- helpers
+def make_wb(path: Path, sheets: dict, names: dict | None = None, local_names=None) -> Path:
+    """Write a workbook: ``sheets = {title: {"A1": value or "=formula" or ArrayFormula}}``."""
+    wb = openpyxl.Workbook()
+    first = True
+    for title, cells in sheets.items():
+        ws = wb.active if first else wb.create_sheet()
+        ws.title = title
+        first = False
+        for coord, value in cells.items():
+            ws[coord] = value
+    for name, ref in (names or {}).items():
+        wb.defined_names[name] = DefinedName(name, attr_text=ref)
+    for title, name, ref in (local_names or []):
+        wb[title].defined_names[name] = DefinedName(name, attr_text=ref)
+    wb.save(path)
+    return path
+
+
+def registry(**udfs) -> FunctionRegistry:
+    reg = native_functions()
+    for name, fn in udfs.items():
+        reg.register(name, fn)
+    return reg
+
+
+def evaluate(path, functions=None, inputs=None, n=1):
+    eng = Engine(Package(path), functions=functions or registry(), n=n)
+    for k, v in (inputs or {}).items():
+        eng.set_input(k, v)
+    eng.evaluate()
+    return eng
+
+
+def val(eng, where, s=0):
+    return eng.value(where).element(s)
+
+
+def sha(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+# ------------------------------------------------------------ native Excel
+def test_arithmetic_precedence_and_coercion(tmp_path):
+    p = make_wb(tmp_path / "a.xlsx", {"S": {
+        "A1": 2, "A2": "3", "A3": True,
+        "B1": "=-A1^2",            # Excel: negation binds tighter than ^ -> 4
+        "B2": "=2^3^2",            # Excel: ^ is left-associative -> 64
+        "B3": "=A2+1",             # numeric text coerces -> 4
+        "B4": "=A3+1",             # TRUE -> 1 -> 2
+        "B5": "=A9+1",             # empty cell -> 0 -> 1
+        "B6": '="a"+1',            # non-numeric text -> #VALUE!
+        "B7": "=1/0",              # #DIV/0!
+        "B8": "=(0.1+0.2)=0.3",    # equal to 15 digits -> TRUE (Excel)
+        "B9": '="abc"="ABC"',      # text compares case-insensitively -> TRUE
+        "B10": '=1<"a"',           # numbers sort before text -> TRUE
+        "B11": "=50%*4",           # 2
+        "B12": '=1&"x"&TRUE',      # "1xTRUE"
+        "B13": "=A9",              # a formula showing an empty cell shows 0
+        "B14": "=B7+1",            # errors propagate
+        "B15": "=1+2*3-4/2",       # 5
+    }})
+    eng = evaluate(p)
+    expect = {"B1": 4.0, "B2": 64.0, "B3": 4.0, "B4": 2.0, "B5": 1.0, "B6": "#VALUE!",
+              "B7": "#DIV/0!", "B8": True, "B9": True, "B10": True, "B11": 2.0, "B12": "1xTRUE",
+              "B13": 0.0, "B14": "#DIV/0!", "B15": 5.0}
+    for cell, want in expect.items():
+        got = val(eng, f"S!{cell}")
+        assert got == want and type(got) is type(want) or (isinstance(got, ExcelError) and got == want), \
+            (cell, got, want)
+
+
+def test_functions_against_documented_values(tmp_path):
+    p = make_wb(tmp_path / "f.xlsx", {"S": {
+        "A1": 2.675, "A2": -2.5, "A3": 7, "A4": 3,
+        "B1": "=ROUND(A1,2)",           # half away from zero on the decimal value: 2.68
+        "B2": "=ROUND(A2,0)",           # -3
+        "B3": "=ROUNDUP(A2,0)",         # -3
+        "B4": "=ROUNDDOWN(2.99,1)",     # 2.9
+        "B5": "=CEILING(2.1,0.5)",      # 2.5
+        "B6": "=FLOOR(-2.5,-2)",        # -2 (Excel doc)
+        "B7": "=MOD(-7,3)",             # 2 (sign of the divisor)
+        "B8": "=INT(-1.5)",             # -2
+        "B9": "=FACT(5)",               # 120
+        "B10": "=SQRT(-1)",             # #NUM!
+        "B11": "=LN(0)",                # #NUM!
+        "B12": "=LOG(1000)",            # 3
+        "B13": "=POWER(2,10)",          # 1024
+        "B14": "=_xlfn.POISSON.DIST(A4,2.5,TRUE)",
+        "B15": "=_xlfn.POISSON.DIST(A4,2.5,FALSE)",
+        "B16": "=ABS(-3)+EXP(0)",       # 4
+        "B17": "=IFERROR(1/0,\"x\")",    # x
+        "B18": "=ISERROR(1/0)",         # TRUE
+        "B19": "=ISNUMBER(A3)",         # TRUE
+        "B20": "=AND(TRUE,A3>5,NOT(FALSE))",
+        "B21": "=OR(FALSE,A3<5)",       # FALSE
+        "B22": "=_xlfn.IFS(A3<5,\"small\",A3<10,\"mid\")",
+        "B23": "=CHOOSE(2,\"a\",\"b\",\"c\")",
+        "B24": "=MIN(A1:A4)+MAX(A1:A4)",  # -2.5 + 7
+        "B25": "=AVERAGE(A3:A4,5)",     # 5
+        "B26": "=COUNT(A1:A4,\"x\")",   # 4
+        "B27": "=SUM(A1:A4)",           # 10.175
+        "B28": "=NA()",
+        "B29": "=CEILING(-2.5,2)",      # -2 (rounds toward zero, Excel doc)
+        "B30": "=SUMPRODUCT(A1:A2,A3:A4)",  # 2.675*7 - 2.5*3
+    }})
+    eng = evaluate(p)
+    assert val(eng, "S!B1") == 2.68
+    assert val(eng, "S!B2") == -3.0
+    assert val(eng, "S!B3") == -3.0
+    assert val(eng, "S!B4") == 2.9
+    assert val(eng, "S!B5") == 2.5
+    assert val(eng, "S!B6") == -2.0
+    assert val(eng, "S!B7") == 2.0
+    assert val(eng, "S!B8") == -2.0
+    assert val(eng, "S!B9") == 120.0
+    assert val(eng, "S!B10") == "#NUM!" and val(eng, "S!B11") == "#NUM!"
+    assert val(eng, "S!B12") == pytest.approx(3.0, rel=1e-15)
+    assert val(eng, "S!B13") == 1024.0
+    assert val(eng, "S!B14") == pytest.approx(stats.poisson.cdf(3, 2.5), rel=1e-14)
+    assert val(eng, "S!B15") == pytest.approx(math.exp(-2.5) * 2.5 ** 3 / 6, rel=1e-14)
+    assert val(eng, "S!B16") == 4.0
+    assert val(eng, "S!B17") == "x"
+    assert val(eng, "S!B18") is True and val(eng, "S!B19") is True
+    assert val(eng, "S!B20") is True and val(eng, "S!B21") is False
+    assert val(eng, "S!B22") == "mid"
+    assert val(eng, "S!B23") == "b"
+    assert val(eng, "S!B24") == 4.5
+    assert val(eng, "S!B25") == 5.0
+    assert val(eng, "S!B26") == 4.0
+    assert val(eng, "S!B27") == pytest.approx(10.175, rel=1e-15)
+    assert val(eng, "S!B28") == "#N/A"
+    assert val(eng, "S!B29") == -2.0
+    assert val(eng, "S!B30") == pytest.approx(2.675 * 7 - 2.5 * 3, rel=1e-15)
+
+
+def test_lookups(tmp_path):
+    p = make_wb(tmp_path / "l.xlsx", {"T": {
+        "A1": "integrity", "B1": 1.5, "A2": "privacy", "B2": 2.5, "A3": "confidentiality", "B3": 4,
+        "D1": 0, "E1": "low", "D2": 100, "E2": "mid", "D3": 1000, "E3": "high",
+        "C5": "=INDEX(B1:B3,MATCH(\"PRIVACY\",A1:A3,0))",   # 2.5 (case-insensitive exact)
+        "C6": "=VLOOKUP(\"conf*\",A1:B3,2,FALSE)",          # 4 (wildcard)
+        "C7": "=VLOOKUP(150,D1:E3,2)",                      # mid (approximate, sorted)
+        "C8": "=VLOOKUP(\"none\",A1:B3,2,FALSE)",           # #N/A
+        "C9": "=_xlfn.XLOOKUP(\"privacy\",A1:A3,B1:B3)",    # 2.5
+        "C10": "=_xlfn.XLOOKUP(\"x\",A1:A3,B1:B3,\"nf\")",  # nf
+        "C11": "=HLOOKUP(\"b\",{\"a\",\"b\";1,2},2,FALSE)",   # 2
+        "C12": "=MATCH(500,D1:D3)",                         # 2
+        "C13": "=INDEX(D1:E3,3,2)",                         # high
+        "C14": "=SUM(B1:INDEX(B1:B3,2))",                   # INDEX as a reference: 4
+        "C15": "=ROWS(A1:B3)*COLUMNS(A1:B3)",               # 6
+        "C16": "=COUNTIF(B1:B3,\">2\")",                    # 2
+        "C17": "=SUMIF(A1:A3,\"<>privacy\",B1:B3)",         # 5.5
+        "C18": "=_xlfn.XLOOKUP(120,D1:D3,E1:E3,,-1)",       # mid (next smaller: 100)
+    }})
+    eng = evaluate(p)
+    expect = {"C5": 2.5, "C6": 4.0, "C7": "mid", "C8": "#N/A", "C9": 2.5, "C10": "nf", "C11": 2.0,
+              "C12": 2.0, "C13": "high", "C14": 4.0, "C15": 6.0, "C16": 2.0, "C17": 5.5,
+              "C18": "mid"}
+    for cell, want in expect.items():
+        assert val(eng, f"T!{cell}") == want, cell
+
+
+def test_names_sheets_intersection_and_arrays(tmp_path):
+    p = make_wb(tmp_path / "n.xlsx", {
+        "My Sheet": {"A1": 10, "A2": 20, "A3": 30, "B2": "=A1:A3*2",   # implicit intersection: 40
+                     "C1": "=Local*2"},
+        "Other": {"A1": "='My Sheet'!A3+Rate", "A5": "=Local",          # #NAME?: Local is scoped
+                  "B1": ArrayFormula("B1:B3", "='My Sheet'!A1:A3*10"),
+                  "C1": "=SUM('My Sheet'!A:A)"},                        # whole column: 60
+    }, names={"Rate": "'My Sheet'!$A$2"}, local_names=[("My Sheet", "Local", "'My Sheet'!$A$1")])
+    eng = evaluate(p)
+    assert val(eng, "'My Sheet'!B2") == 40.0
+    assert val(eng, "'My Sheet'!C1") == 20.0
+    assert val(eng, "Other!A1") == 50.0
+    assert val(eng, "Other!A5") == "#NAME?"
+    assert [val(eng, f"Other!B{i}") for i in (1, 2, 3)] == [100.0, 200.0, 300.0]
+    assert val(eng, "Other!C1") == 60.0
+    assert eng.diagnostics[eng.locate("Other!A5")][0].message == "unknown name LOCAL"
+
+
+def test_shared_formulas_are_expanded(tmp_path):
+    p = make_wb(tmp_path / "s.xlsx", {"S": {"A1": 1, "A2": 2, "A3": 3, "B1": "=A1*10"}})
+    # rewrite B1 as the master of a shared formula over B1:B3 (what Excel writes for fill-down)
+    z = zipfile.ZipFile(p)
+    parts = {i.filename: z.read(i.filename) for i in z.infolist()}
+    xml = parts["xl/worksheets/sheet1.xml"].decode()
+    xml = xml.replace('<c r="B1"><f>A1*10</f><v /></c>', '<c r="B1"><f t="shared" ref="B1:B3" si="0">A1*10</f></c>')
+    xml = xml.replace('<c r="A2" t="n"><v>2</v></c>', '<c r="A2" t="n"><v>2</v></c><c r="B2"><f t="shared" si="0"/></c>')
+    xml = xml.replace('<c r="A3" t="n"><v>3</v></c>', '<c r="A3" t="n"><v>3</v></c><c r="B3"><f t="shared" si="0"/></c>')
+    parts["xl/worksheets/sheet1.xml"] = xml.encode()
+    q = tmp_path / "shared.xlsx"
+    with zipfile.ZipFile(q, "w") as out:
+        for k, v in parts.items():
+            out.writestr(k, v)
+    eng = evaluate(q)
+    assert [val(eng, f"S!B{i}") for i in (1, 2, 3)] == [10.0, 20.0, 30.0]
+
+
+# ------------------------------------------------------------------ UDFs
+def test_registered_udfs_equal_the_model(tmp_path):
+    p = make_wb(tmp_path / "u.xlsx", {"S": {
+        "A1": 9.0, "A2": 10.0, "A3": 2000.0, "A4": 0.4e-3, "A5": 1.0,
+        "B1": "=ERLANGC(A1,A2)", "B2": "=MMC_WAIT(A3,A4,A5)", "B3": "=ERLANGC(A2,A2)",
+        "B4": "=IFERROR(B3,-1)", "B5": "=ERLANGC(A1:A2,A2)"}})
+    eng = evaluate(p, registry(ERLANGC=model.erlang_c, MMC_WAIT=model.mmc_wait))
+    assert val(eng, "S!B1") == model.erlang_c(9.0, 10.0)
+    assert val(eng, "S!B2") == model.mmc_wait(2000.0, 0.4e-3, 1.0)
+    # traffic == servers: UnstableQueueError (a ValueError) -> #NUM! in that cell only
+    assert val(eng, "S!B3") == "#NUM!"
+    assert "unstable" in eng.diagnostics[eng.locate("S!B3")][0].message
+    assert val(eng, "S!B4") == -1.0
+    # a range argument is evaluated element-wise; a normal cell shows the first element
+    assert val(eng, "S!B5") == model.erlang_c(9.0, 10.0)
+
+
+def test_udf_is_called_once_for_all_scenarios(tmp_path):
+    calls = []
+
+    def erlang_c(a, c):
+        calls.append(np.size(a))
+        return model.erlang_c(a, c)
+    p = make_wb(tmp_path / "v.xlsx", {"S": {"A1": 1.0, "A2": 10.0, "B1": "=ERLANGC(A1*2,A2)"}})
+    traffic = np.linspace(0.5, 4.9, 1000)
+    eng = evaluate(p, registry(ERLANGC=erlang_c), inputs={"S!A1": traffic}, n=1000)
+    got = eng.value("S!B1").num[:, 0, 0]
+    np.testing.assert_allclose(got, model.erlang_c(traffic * 2, 10.0), rtol=1e-15)
+    assert calls == [1000]
+
+
+def test_udf_errors_stay_in_their_scenario(tmp_path):
+    p = make_wb(tmp_path / "e.xlsx", {"S": {"A1": 1.0, "A2": 3.0, "B1": "=ERLANGC(A1,A2)"}})
+    traffic = [1.0, 2.0, 3.0, 2.5, 5.0, 0.5] * 3
+    eng = evaluate(p, registry(ERLANGC=model.erlang_c), inputs={"S!A1": traffic}, n=len(traffic))
+    v = eng.value("S!B1")
+    for s, a in enumerate(traffic):
+        got = v.element(s)
+        if a >= 3.0:
+            assert got == "#NUM!"
+        else:
+            assert got == model.erlang_c(a, 3.0)
+    assert not np.isnan(v.num).any()
+
+
+def test_catalog_udfs_match_the_add_in(tmp_path):
+    """Cells calling catalog functions equal addin.convert.call (what Excel shows)."""
+    from addin import catalog, convert
+    p = make_wb(tmp_path / "c.xlsx", {"S": {
+        "A1": 9.0, "A2": 10.0, "A3": 10.5,
+        "B1": "=ERLANGC(A1,A2)", "B2": "=ERLANGC(A3,A2)", "B3": "=ERLANGB(A1,A2)",
+        "B4": "=ERLANGC(A9,A2)", "B5": "=ERLANGC(1/0,A2)"}})
+    eng = evaluate(p, functions=None)  # default registry: native + catalog
+    eng2 = Engine(Package(p))
+    eng2.evaluate()
+    spec = catalog.get("ERLANGC")
+    assert val(eng2, "S!B1") == convert.call(spec, (9.0, 10.0)) == model.erlang_c(9.0, 10.0)
+    assert val(eng2, "S!B2") == convert.call(spec, (10.5, 10.0))
+    assert str(val(eng2, "S!B2")).startswith("#NUM! ERLANGC")
+    assert val(eng2, "S!B3") == model.erlang_b(9.0, 10.0)
+    assert val(eng2, "S!B4") == convert.call(spec, (None, 10.0))        # empty: required
+    assert val(eng2, "S!B5") == convert.call(spec, ("#DIV/0!", 10.0))   # error arrives as text
+    del eng
+
+
+# -------------------------------------------------- problems and exit codes
+def test_unsupported_function_and_cycle_are_reported(tmp_path):
+    p = make_wb(tmp_path / "p.xlsx", {"Results": {
+        "A1": "Good", "B1": "=1+1", "A2": "Unsupported", "B2": "=WEIRDFN(1)",
+        "A3": "Loop", "B3": "=B4+1", "B4": "=B3+1"}})
+    rec = recalculate(p, functions=registry())
+    assert rec.as_dict()["Good"] == 2.0
+    assert rec.exit_code == EXIT_NOT_COMPUTED
+    kinds = {(pr.where, pr.kind) for pr in rec.problems}
+    assert ("Results!B2", "unsupported") in kinds
+    assert ("Results!B3", "circular") in kinds and ("Results!B4", "circular") in kinds
+    msg = next(pr for pr in rec.problems if pr.where == "Results!B2")
+    assert msg.function == "WEIRDFN" and "WEIRDFN" in msg.message
+    res = run("recalc", p)
+    assert res.exit_code == EXIT_NOT_COMPUTED
+    assert "Results!B2: WEIRDFN" in res.output and "circular" in res.output
+
+
+def test_exit_codes_ok_and_error_values(tmp_path):
+    ok = make_wb(tmp_path / "ok.xlsx", {"Results": {"A1": "x", "B1": "=2*3"}})
+    bad = make_wb(tmp_path / "bad.xlsx", {"Results": {"A1": "x", "B1": "=1/0"}})
+    r1 = run("recalc", ok, "--json")
+    assert r1.exit_code == EXIT_OK
+    assert json.loads(r1.output)["outputs"][0] == {
+        "key": "x", "cell": "Results!B1", "value": 6.0, "text": "6", "error": False,
+        "message": None, "names": []}
+    r2 = run("recalc", bad)
+    assert r2.exit_code == EXIT_ERROR_VALUES and "#DIV/0!" in r2.output
+
+
+def test_outputs_of_first_sheet_when_no_results_sheet(tmp_path):
+    p = make_wb(tmp_path / "f.xlsx", {"Calc": {"A1": "Total", "B1": "=SUM(C1:C3)", "C1": 1, "C2": 2,
+                                               "B5": "=B1*2"}}, names={"Doubled": "Calc!$B$5"})
+    assert recalc(p, functions=registry()) == {"Total": 3.0, "Doubled": 6.0}
+
+
+# ------------------------------------------------------------------ writing
+def test_written_file_has_formulas_and_values_input_untouched(tmp_path):
+    p = make_wb(tmp_path / "w.xlsx", {"Inputs": {"A1": "Rate", "B1": 100, "A2": "Name", "B2": "x"},
+                                      "Results": {"A1": "Double", "B1": "=Rate*2",
+                                                  "A2": "Label", "B2": '=Who&"!"',
+                                                  "A3": "Flag", "B3": "=Rate>50",
+                                                  "A4": "Err", "B4": "=NA()"}},
+                names={"Rate": "Inputs!$B$1", "Who": "Inputs!$B$2"})
+    before = sha(p)
+    out = tmp_path / "out.xlsx"
+    res = run("recalc", p, "-o", out, "--set", "Rate=250", "--set", "Who==1+1")
+    assert res.exit_code == EXIT_ERROR_VALUES, res.output   # B4 is #N/A
+    assert sha(p) == before
+    vals = openpyxl.load_workbook(out, data_only=True)
+    assert vals["Results"]["B1"].value == 500
+    assert vals["Results"]["B2"].value == "=1+1!"
+    assert vals["Results"]["B3"].value is True
+    assert vals["Results"]["B4"].value == "#N/A"
+    assert vals["Inputs"]["B1"].value == 250
+    forms = openpyxl.load_workbook(out)
+    assert forms["Results"]["B1"].value == "=Rate*2"
+    # text that looks like a formula is written as text, never as a formula
+    assert forms["Inputs"]["B2"].value == "=1+1" and forms["Inputs"]["B2"].data_type == "s"
+    with zipfile.ZipFile(out) as z:
+        sheet = z.read("xl/worksheets/sheet1.xml").decode()
+        assert "<f>" not in sheet and "=1+1" in sheet
+        assert 't="inlineStr"' in sheet
+    # a pure native workbook keeps workbook.xml (names, calcPr) byte-identical
+    with zipfile.ZipFile(p) as a, zipfile.ZipFile(out) as b:
+        assert a.read("xl/workbook.xml") == b.read("xl/workbook.xml")
+        assert a.read("xl/styles.xml") == b.read("xl/styles.xml")
+        assert a.namelist() == b.namelist()
+
+
+def test_in_place_and_same_file_protection(tmp_path):
+    p = make_wb(tmp_path / "i.xlsx", {"Results": {"A1": "x", "B1": "=6*7"}})
+    res = run("recalc", p, "-o", p)
+    assert res.exit_code == EXIT_BAD_FILE and "--in-place" in res.output
+    assert openpyxl.load_workbook(p, data_only=True)["Results"]["B1"].value is None
+    res = run("recalc", p, "--in-place")
+    assert res.exit_code == EXIT_OK
+    assert openpyxl.load_workbook(p, data_only=True)["Results"]["B1"].value == 42
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_set_errors(tmp_path):
+    p = make_wb(tmp_path / "s.xlsx", {"Results": {"A1": "x", "B1": "=A5*2", "A5": 1}},
+                names={"In": "Results!$A$5", "Block": "Results!$A$1:$A$5"})
+    for arg, text in [("Nope=1", "no defined name 'NOPE'"), ("Missing!A1=1", "no sheet 'Missing'"),
+                      ("Results!B1=3", "holds a formula"), ("Block=1", "refers to a range")]:
+        res = run("recalc", p, "--set", arg, "-o", tmp_path / "o.xlsx")
+        assert res.exit_code == EXIT_BAD_FILE, arg
+        assert text in res.output, (arg, res.output)
+        assert not (tmp_path / "o.xlsx").exists()
+    assert run("recalc", p, "--set", "In").exit_code == 2
+    assert recalc(p, {"In": 21}, functions=registry()) == {"x": 42.0}
+
+
+# ------------------------------------------------------------- robustness
+def _bad_file_check(tmp_path, path, text):
+    out = tmp_path / "never.xlsx"
+    res = run("recalc", path, "-o", out)
+    assert res.exit_code == EXIT_BAD_FILE, res.output
+    assert text in res.output, res.output
+    assert "Traceback" not in res.output
+    assert not out.exists()
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_not_an_xlsx(tmp_path):
+    p = tmp_path / "notes.xlsx"
+    p.write_text("hello, I am text")
+    _bad_file_check(tmp_path, p, "not an xlsx/xlsm workbook")
+    q = tmp_path / "old.xls"
+    q.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 512)
+    _bad_file_check(tmp_path, q, "OLE compound file")
+    _bad_file_check(tmp_path, tmp_path / "absent.xlsx", "no such file")
+
+
+def test_truncated_zip(tmp_path):
+    p = make_wb(tmp_path / "t.xlsx", {"S": {"A1": "=1"}})
+    data = p.read_bytes()
+    q = tmp_path / "trunc.xlsx"
+    q.write_bytes(data[: len(data) // 2])
+    _bad_file_check(tmp_path, q, "corrupt or truncated")
+
+
+def _replace_part(src: Path, dst: Path, part: str, data: bytes) -> Path:
+    with zipfile.ZipFile(src) as z:
+        items = [(i, z.read(i.filename)) for i in z.infolist()]
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as out:
+        for info, content in items:
+            out.writestr(info.filename, data if info.filename == part else content)
+    return dst
+
+
+def test_xml_entity_bomb_is_refused(tmp_path):
+    p = make_wb(tmp_path / "b.xlsx", {"S": {"A1": 1}})
+    bomb = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+            + b"".join(b'<!ENTITY lol%d "%s">' % (i, (b"&lol%d;" % (i - 1) if i > 1 else b"&lol;") * 10)
+                       for i in range(1, 10))
+            + b']><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+              b'<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>&lol9;</t></is></c></row>'
+              b'</sheetData></worksheet>')
+    q = _replace_part(p, tmp_path / "bomb.xlsx", "xl/worksheets/sheet1.xml", bomb)
+    _bad_file_check(tmp_path, q, "unsafe XML in xl/worksheets/sheet1.xml")
+
+
+def test_missing_sheet_part_and_workbook_part(tmp_path):
+    p = make_wb(tmp_path / "m.xlsx", {"S": {"A1": 1}})
+    with zipfile.ZipFile(p) as z:
+        items = [(i.filename, z.read(i.filename)) for i in z.infolist()]
+    q = tmp_path / "nosheet.xlsx"
+    with zipfile.ZipFile(q, "w") as out:
+        for n, d in items:
+            if n != "xl/worksheets/sheet1.xml":
+                out.writestr(n, d)
+    _bad_file_check(tmp_path, q, "sheet 'S' has no part")
+    r = tmp_path / "doc.xlsx"
+    with zipfile.ZipFile(r, "w") as out:
+        out.writestr("word/document.xml", "<w/>")
+    _bad_file_check(tmp_path, r, "not an Excel workbook")
+
+
+def test_cell_limit(tmp_path):
+    p = make_wb(tmp_path / "h.xlsx", {"S": {f"A{i}": i for i in range(1, 51)}})
+    res = run("recalc", p, "--max-cells", "20")
+    assert res.exit_code == EXIT_BAD_FILE and "more than 20 cells" in res.output
+
+
+def test_default_cell_limit_on_a_huge_sheet(tmp_path):
+    """A sheet over the documented 2,000,000-cell limit is refused quickly, without memory blow-up."""
+    from workbook.engine_package import MAX_CELLS
+    p = make_wb(tmp_path / "base.xlsx", {"S": {"A1": 1}})
+    rows = MAX_CELLS // 4 + 10
+    body = io.StringIO()
+    body.write('<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>')
+    for r in range(1, rows + 1):
+        body.write(f'<row r="{r}"><c r="A{r}"><v>1</v></c><c r="B{r}"><v>2</v></c>'
+                   f'<c r="C{r}"><v>3</v></c><c r="D{r}"><v>4</v></c></row>')
+    body.write("</sheetData></worksheet>")
+    q = _replace_part(p, tmp_path / "huge.xlsx", "xl/worksheets/sheet1.xml", body.getvalue().encode())
+    _bad_file_check(tmp_path, q, f"more than {MAX_CELLS:,} cells")
+
+
+def _make_xlsm(tmp_path) -> tuple[Path, bytes]:
+    p = make_wb(tmp_path / "m.xlsx", {"Results": {"A1": "x", "B1": "=2+2"}})
+    vba = os.urandom(4096) + b"Attribute VB_Name = \"Module1\"\nSub AutoOpen(): Shell \"calc\": End Sub"
+    with zipfile.ZipFile(p) as z:
+        items = [(i.filename, z.read(i.filename)) for i in z.infolist()]
+    q = tmp_path / "macro.xlsm"
+    with zipfile.ZipFile(q, "w", zipfile.ZIP_DEFLATED) as out:
+        for n, d in items:
+            if n == "[Content_Types].xml":
+                d = d.replace(b"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+                              b"application/vnd.ms-excel.sheet.macroEnabled.main+xml")
+                d = d.replace(b"</Types>", b'<Default Extension="bin" ContentType='
+                              b'"application/vnd.ms-office.vbaProject"/></Types>')
+            if n == "xl/_rels/workbook.xml.rels":
+                d = d.replace(b"</Relationships>", b'<Relationship Id="rIdVba" Type="http://schemas.'
+                              b'microsoft.com/office/2006/relationships/vbaProject" Target="vbaProject.bin"/>'
+                              b"</Relationships>")
+            out.writestr(n, d)
+        out.writestr("xl/vbaProject.bin", vba)
+    return q, vba
+
+
+def test_xlsm_macros_kept_never_run(tmp_path):
+    q, vba = _make_xlsm(tmp_path)
+    out = tmp_path / "out.xlsm"
+    res = run("recalc", q, "-o", out)
+    assert res.exit_code == EXIT_OK, res.output
+    with zipfile.ZipFile(out) as z:
+        assert z.read("xl/vbaProject.bin") == vba
+        with zipfile.ZipFile(q) as src:
+            assert z.read("[Content_Types].xml") == src.read("[Content_Types].xml")
+    assert openpyxl.load_workbook(out, data_only=True, keep_vba=True)["Results"]["B1"].value == 4
+    res = run("recalc", q, "-o", tmp_path / "out2.xlsx")
+    assert res.exit_code == EXIT_BAD_FILE and "write it to a .xlsm" in res.output
+
+
+def test_unsupported_cells_written_without_cached_value(tmp_path):
+    p = make_wb(tmp_path / "u.xlsx", {"Results": {"A1": "x", "B1": "=NOPE()", "A2": "y", "B2": "=1"}})
+    out = tmp_path / "o.xlsx"
+    assert run("recalc", p, "-o", out).exit_code == EXIT_NOT_COMPUTED
+    ws = openpyxl.load_workbook(out, data_only=True)["Results"]
+    assert ws["B1"].value is None and ws["B2"].value == 1
+    with zipfile.ZipFile(out) as z:  # Excel is asked to compute what the engine could not
+        assert b'fullCalcOnLoad="1"' in z.read("xl/workbook.xml")
+
+
+# ------------------------------------------------------------- the template
+def _template(tmp_path) -> Path | None:
+    try:
+        from workbook.template import write_template
+    except ImportError:
+        if CI:
+            raise
+        pytest.skip("workbook.template not available yet")
+    return write_template(tmp_path / "planner.xlsx")
+
+
+def test_template_udf_cells_equal_the_model(tmp_path):
+    from workbook.template import input_defaults
+    p = _template(tmp_path)
+    d = input_defaults()
+    ams = (d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], d["KeyReuse"])
+    out = recalc(p, {"TxRate": 1500.0})
+    assert out["Throughput of the requesters"] == pytest.approx(model.ams_throughput(
+        *ams, d["Requesters"], d["Coprocessors"], d["Accelerators"], d["Recipients"]), rel=1e-15)
+    assert out["Accelerator utilization"] == pytest.approx(model.card_utilization(
+        1500.0, *ams, "accelerator", d["Accelerators"], d["Recipients"]), rel=1e-15)
+    assert out["Coprocessors required"] == model.coprocessors_required(
+        1500.0, *ams, d["MaxUtilization"], d["MaxWaitMs"], d["Recipients"])
+    assert not any(isinstance(v, float) and math.isnan(v) for v in out.values())
+
+
+def test_template_recalc_writes_values_and_keeps_package(tmp_path):
+    p = _template(tmp_path)
+    out = tmp_path / "recalc.xlsx"
+    res = run("recalc", p, "-o", out, "--set", "TxRate=2500")
+    assert res.exit_code in (EXIT_OK, EXIT_ERROR_VALUES), res.output
+    assert "Accelerators required" in res.output
+    ws = openpyxl.load_workbook(out, data_only=True)["Results"]
+    assert isinstance(ws["B6"].value, float)
+    with zipfile.ZipFile(p) as a, zipfile.ZipFile(out) as b:
+        assert a.namelist() == b.namelist()
+        for name in a.namelist():
+            if "worksheets/sheet" in name or name == "xl/workbook.xml":
+                continue
+            assert a.read(name) == b.read(name), name
+        assert b'fullCalcOnLoad="1"' in b.read("xl/workbook.xml")  # Excel re-runs the UDFs
+
+
+def test_console_script_recalc(tmp_path):
+    p = make_wb(tmp_path / "c.xlsx", {"Results": {"A1": "x", "B1": "=3*3"}})
+    exe = Path(sys.executable).with_name("cryptoplan")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "workbook.cli"]
+    r = subprocess.run(cmd + ["recalc", str(p), "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["outputs"][0]["value"] == 9.0
+
+
+def test_api_raises_for_bad_files(tmp_path):
+    p = tmp_path / "x.xlsx"
+    p.write_bytes(b"PK\x03\x04garbage")
+    with pytest.raises(RecalcError, match="corrupt or truncated"):
+        recalc(p)

@@ -1,0 +1,363 @@
+"""Excel formula text -> abstract syntax tree.
+
+Tokenizing is done by openpyxl's maintained Excel tokenizer
+(:class:`openpyxl.formula.tokenizer.Tokenizer`); this module only turns its
+token stream into a tree by precedence climbing (the recursive form of the
+shunting-yard algorithm), with Excel's operator precedence::
+
+    :  (range)  >  ' ' (intersection)  >  , (union, inside parentheses)
+    >  - + (prefix)  >  %  >  ^  >  * /  >  + -  >  &  >  = <> < <= > >=
+
+Nodes are tuples, first element the node type:
+
+``("n", float)``, ``("s", str)``, ``("b", bool)``, ``("e", code)``,
+``("arr", rows)`` (array constant, rows of Python values),
+``("ref", sheet, r1, c1, r2, c2)`` (1-based, sheet ``None`` = own sheet),
+``("name", sheet, NAME)``, ``("bad", text, code)`` (a reference the engine
+cannot follow: ``#REF!``, external workbook, 3-D or structured reference),
+``("op", op, left, right)``, ``("neg", x)``, ``("pct", x)``,
+``("call", NAME, args)``, ``("missing",)`` (an omitted argument).
+"""
+
+from __future__ import annotations
+
+import re
+
+from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
+
+from .engine_values import ERR_REF, ERR_UNSUPPORTED, ERROR_CODES
+
+__all__ = ["FormulaError", "parse", "parse_ref", "col_to_index", "index_to_col", "cell_name",
+           "split_cell", "MAX_ROW", "MAX_COL", "strip_function_prefix"]
+
+MAX_ROW, MAX_COL = 1_048_576, 16_384
+
+
+class FormulaError(ValueError):
+    """A formula that cannot be parsed."""
+
+
+def col_to_index(col: str) -> int:
+    n = 0
+    for ch in col.upper():
+        n = n * 26 + (ord(ch) - 64)
+    return n
+
+
+def index_to_col(i: int) -> str:
+    s = ""
+    while i > 0:
+        i, r = divmod(i - 1, 26)
+        s = chr(65 + r) + s
+    return s
+
+
+def cell_name(row: int, col: int) -> str:
+    return f"{index_to_col(col)}{row}"
+
+
+_CELL_RE = re.compile(r"^\$?([A-Za-z]{1,3})\$?([0-9]+)$")
+_COL_RE = re.compile(r"^\$?([A-Za-z]{1,3})$")
+_ROW_RE = re.compile(r"^\$?([0-9]+)$")
+_NAME_RE = re.compile(r"^[A-Za-z_\\][A-Za-z0-9_.\\?]*$")
+_SHEET_RE = re.compile(r"^(?:'((?:[^']|'')+)'|([^'!]+))!(.*)$", re.S)
+
+
+def split_cell(text: str) -> tuple[int, int]:
+    """``"B3"`` -> ``(3, 2)`` (row, column), or raise :class:`FormulaError`."""
+    m = _CELL_RE.match(text.strip())
+    if not m:
+        raise FormulaError(f"not a cell reference: {text!r}")
+    row, col = int(m.group(2)), col_to_index(m.group(1))
+    if not (1 <= row <= MAX_ROW and 1 <= col <= MAX_COL):
+        raise FormulaError(f"cell reference out of the sheet: {text!r}")
+    return row, col
+
+
+def _area(text: str):
+    """``A1``, ``A1:B2``, ``A:A``, ``1:3`` -> (r1, c1, r2, c2) or None."""
+    parts = text.split(":")
+    if len(parts) == 1:
+        m = _CELL_RE.match(parts[0])
+        if not m:
+            return None
+        r, c = int(m.group(2)), col_to_index(m.group(1))
+        return (r, c, r, c) if 1 <= r <= MAX_ROW and 1 <= c <= MAX_COL else None
+    if len(parts) != 2:
+        return None
+    a, b = parts
+    ma, mb = _CELL_RE.match(a), _CELL_RE.match(b)
+    if ma and mb:
+        r1, c1 = int(ma.group(2)), col_to_index(ma.group(1))
+        r2, c2 = int(mb.group(2)), col_to_index(mb.group(1))
+    else:
+        ma, mb = _COL_RE.match(a), _COL_RE.match(b)
+        if ma and mb:
+            r1, r2 = 1, MAX_ROW
+            c1, c2 = col_to_index(ma.group(1)), col_to_index(mb.group(1))
+        else:
+            ma, mb = _ROW_RE.match(a), _ROW_RE.match(b)
+            if not (ma and mb):
+                return None
+            r1, r2 = int(ma.group(1)), int(mb.group(1))
+            c1, c2 = 1, MAX_COL
+    r1, r2 = min(r1, r2), max(r1, r2)
+    c1, c2 = min(c1, c2), max(c1, c2)
+    if not (1 <= r1 and r2 <= MAX_ROW and 1 <= c1 and c2 <= MAX_COL):
+        return None
+    return r1, c1, r2, c2
+
+
+def _split_sheet(text: str):
+    m = _SHEET_RE.match(text)
+    if not m:
+        return None, text
+    sheet = m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2)
+    return sheet, m.group(3)
+
+
+def parse_ref(text: str):
+    """A reference operand (as the tokenizer returns it) -> AST node."""
+    text = text.strip()
+    if text.startswith("["):
+        return ("bad", text, ERR_UNSUPPORTED)  # external workbook reference
+    if "[" in text:
+        return ("bad", text, ERR_UNSUPPORTED)  # structured (table) reference
+    sheet, rest = _split_sheet(text)
+    if sheet is not None and ":" in sheet:
+        return ("bad", text, ERR_UNSUPPORTED)  # 3-D reference Sheet1:Sheet3!A1
+    if "#REF!" in rest.upper():
+        return ("bad", text, ERR_REF)
+    # Sheet1!A1:Sheet1!B2 -> same-sheet area
+    if "!" in rest and ":" in rest:
+        left, right = rest.split(":", 1)
+        s2, r2 = _split_sheet(right)
+        if s2 is not None and s2.lower() == (sheet or "").lower():
+            rest = f"{left}:{r2}"
+        else:
+            return ("bad", text, ERR_UNSUPPORTED)
+    area = _area(rest)
+    if area is not None:
+        return ("ref", sheet, *area)
+    if ":" in rest:  # e.g. Name1:Name2 or A1:Name
+        left, right = rest.split(":", 1)
+        pre = "" if sheet is None else _quote(sheet) + "!"
+        return ("op", ":", parse_ref(pre + left), parse_ref(pre + right))
+    if _NAME_RE.match(rest) and rest.upper() not in ("TRUE", "FALSE"):
+        return ("name", sheet, rest.upper())
+    return ("bad", text, ERR_REF)
+
+
+def _quote(sheet: str) -> str:
+    return "'" + sheet.replace("'", "''") + "'"
+
+
+_PREFIXES = ("_xlfn._xlws.", "_xlfn.", "_xlws.", "_xludf.", "_xlpm.")
+
+
+def strip_function_prefix(name: str) -> str:
+    """``_xlfn.POISSON.DIST`` -> ``POISSON.DIST``; ``[1]!ERLANGC`` -> ``ERLANGC``."""
+    if "!" in name:  # add-in function stored with its workbook: [1]!F or 'addin.xlam'!F
+        name = name.rsplit("!", 1)[1]
+    name = name.upper()
+    for p in _PREFIXES:
+        if name.startswith(p.upper()):
+            name = name[len(p):]
+    return name
+
+
+_INFIX = {":": (10, 11), " ": (9, 10), ",": (8, 9), "^": (5, 6), "*": (4, 5), "/": (4, 5),
+          "+": (3, 4), "-": (3, 4), "&": (2, 3), "=": (1, 2), "<>": (1, 2), "<": (1, 2),
+          "<=": (1, 2), ">": (1, 2), ">=": (1, 2)}
+
+
+class _Parser:
+    def __init__(self, formula: str):
+        self.formula = formula
+        try:
+            items = Tokenizer(formula if formula.startswith("=") else "=" + formula).items
+        except TokenizerError as exc:
+            raise FormulaError(str(exc)) from None
+        self.toks = self._clean(items)
+        self.i = 0
+
+    @staticmethod
+    def _clean(items: list[Token]) -> list[Token]:
+        """Drop white space except where it is the intersection operator; split ``A1:F(``."""
+        out: list[Token] = []
+        for j, t in enumerate(items):
+            if t.type == Token.WSPACE:
+                prev = out[-1] if out else None
+                nxt = items[j + 1] if j + 1 < len(items) else None
+                if (prev is not None and nxt is not None
+                        and ((prev.type == Token.OPERAND and prev.subtype == Token.RANGE)
+                             or (prev.subtype == Token.CLOSE and prev.type in (Token.FUNC, Token.PAREN)))
+                        and ((nxt.type == Token.OPERAND and nxt.subtype == Token.RANGE)
+                             or (nxt.subtype == Token.OPEN and nxt.type in (Token.FUNC, Token.PAREN)))):
+                    out.append(Token(" ", Token.OP_IN))
+                continue
+            if t.type == Token.FUNC and t.subtype == Token.OPEN and ":" in t.value:
+                # 'A1:INDEX(' -> operand A1, operator ':', function INDEX(
+                left, func = t.value.rsplit(":", 1)
+                out.append(Token(left, Token.OPERAND, Token.RANGE))
+                out.append(Token(":", Token.OP_IN))
+                out.append(Token(func, Token.FUNC, Token.OPEN))
+                continue
+            if t.type == Token.OPERAND and t.subtype == Token.RANGE and t.value.startswith(":"):
+                out.append(Token(":", Token.OP_IN))
+                out.append(Token(t.value[1:], Token.OPERAND, Token.RANGE))
+                continue
+            out.append(t)
+        return out
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def next(self):
+        t = self.peek()
+        if t is None:
+            raise FormulaError(f"unexpected end of formula {self.formula!r}")
+        self.i += 1
+        return t
+
+    def parse(self):
+        if not self.toks:
+            raise FormulaError("empty formula")
+        node = self.expr(0)
+        if self.peek() is not None:
+            raise FormulaError(f"unexpected {self.peek().value!r} in formula {self.formula!r}")
+        return node
+
+    def expr(self, min_prec: int):
+        lhs = self.unary()
+        while True:
+            t = self.peek()
+            if t is None or t.type != Token.OP_IN or t.value not in _INFIX:
+                return lhs
+            lp, rp = _INFIX[t.value]
+            if lp < min_prec:
+                return lhs
+            self.i += 1
+            rhs = self.expr(rp)
+            lhs = ("op", t.value, lhs, rhs)
+
+    def unary(self):
+        t = self.peek()
+        if t is not None and t.type == Token.OP_PRE:
+            self.i += 1
+            operand = self.unary()
+            return ("neg", operand) if t.value == "-" else operand
+        node = self.primary()
+        # range / intersection operators bind tighter than prefix minus
+        while True:
+            t = self.peek()
+            if t is not None and t.type == Token.OP_POST:
+                self.i += 1
+                node = ("pct", node)
+                continue
+            if t is not None and t.type == Token.OP_IN and t.value in (":", " "):
+                lp, rp = _INFIX[t.value]
+                self.i += 1
+                node = ("op", t.value, node, self.primary_postfix(rp))
+                continue
+            return node
+
+    def primary_postfix(self, min_prec):
+        node = self.primary()
+        while True:
+            t = self.peek()
+            if t is not None and t.type == Token.OP_IN and t.value in (":", " ") \
+                    and _INFIX[t.value][0] >= min_prec:
+                self.i += 1
+                node = ("op", t.value, node, self.primary_postfix(_INFIX[t.value][1]))
+                continue
+            return node
+
+    def primary(self):
+        t = self.next()
+        if t.type == Token.OPERAND:
+            if t.subtype == Token.NUMBER:
+                return ("n", float(t.value))
+            if t.subtype == Token.TEXT:
+                return ("s", t.value[1:-1].replace('""', '"'))
+            if t.subtype == Token.LOGICAL:
+                return ("b", t.value.upper() == "TRUE")
+            if t.subtype == Token.ERROR:
+                return ("e", ERROR_CODES.get(t.value.upper(), ERR_REF))
+            return parse_ref(t.value)
+        if t.type == Token.FUNC and t.subtype == Token.OPEN:
+            return self.call(strip_function_prefix(t.value[:-1]))
+        if t.type == Token.PAREN and t.subtype == Token.OPEN:
+            node = self.expr(0)
+            c = self.next()
+            if not (c.type == Token.PAREN and c.subtype == Token.CLOSE):
+                raise FormulaError(f"expected ')' in formula {self.formula!r}")
+            return node
+        if t.type == Token.ARRAY and t.subtype == Token.OPEN:
+            return self.array()
+        raise FormulaError(f"unexpected {t.value!r} in formula {self.formula!r}")
+
+    def call(self, name: str):
+        args = []
+        t = self.peek()
+        if t is not None and t.type == Token.FUNC and t.subtype == Token.CLOSE:
+            self.i += 1
+            return ("call", name, ())
+        while True:
+            t = self.peek()
+            if t is not None and ((t.type == Token.SEP and t.subtype == Token.ARG)
+                                  or (t.type == Token.FUNC and t.subtype == Token.CLOSE)):
+                args.append(("missing",))
+            else:
+                args.append(self.expr(0))
+            t = self.next()
+            if t.type == Token.SEP and t.subtype == Token.ARG:
+                continue
+            if t.type == Token.FUNC and t.subtype == Token.CLOSE:
+                return ("call", name, tuple(args))
+            raise FormulaError(f"expected ',' or ')' in {name}(...) in formula {self.formula!r}")
+
+    def array(self):
+        rows, row = [], []
+        while True:
+            t = self.next()
+            sign = 1.0
+            while t.type == Token.OP_PRE:
+                sign = -sign if t.value == "-" else sign
+                t = self.next()
+            if t.type != Token.OPERAND:
+                raise FormulaError(f"array constants hold only constants: {self.formula!r}")
+            if t.subtype == Token.NUMBER:
+                row.append(sign * float(t.value))
+            elif t.subtype == Token.TEXT:
+                row.append(t.value[1:-1].replace('""', '"'))
+            elif t.subtype == Token.LOGICAL:
+                row.append(t.value.upper() == "TRUE")
+            elif t.subtype == Token.ERROR:
+                row.append(("e", ERROR_CODES.get(t.value.upper(), ERR_REF)))
+            else:
+                raise FormulaError(f"array constants hold only constants: {self.formula!r}")
+            t = self.next()
+            if t.type == Token.SEP and t.subtype == Token.ARG:
+                continue
+            if t.type == Token.SEP and t.subtype == Token.ROW:
+                rows.append(tuple(row))
+                row = []
+                continue
+            if t.type == Token.ARRAY and t.subtype == Token.CLOSE:
+                rows.append(tuple(row))
+                if len({len(r) for r in rows}) != 1:
+                    raise FormulaError(f"array constant rows differ in length: {self.formula!r}")
+                return ("arr", tuple(rows))
+            raise FormulaError(f"bad array constant in formula {self.formula!r}")
+
+
+def parse(formula: str):
+    """Parse Excel formula text (with or without the leading ``=``) into an AST.
+
+    Raises
+    ------
+    FormulaError
+        If the text is not a well-formed formula.
+    """
+    return _Parser(formula).parse()

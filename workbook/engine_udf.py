@@ -1,0 +1,598 @@
+"""User-defined functions in the engine: the add-in catalog and plain Python callables.
+
+Two adapters turn a Python function into an engine :class:`~workbook.engine.Fn`:
+
+:func:`catalog_functions`
+    Every entry of :data:`addin.catalog.CATALOG` (``ERLANGC``, ``AMS_COST_US``,
+    ...), with *exactly* the add-in's cell semantics (:func:`addin.convert.call`):
+    arguments converted by kind, ranges broadcast element by element,
+    ``vector`` arguments passed whole, and a failing element returned as the
+    add-in's error text (``"#NUM! ERLANGC: unstable queue ..."``) in that
+    element only -- the value Excel shows in the cell.
+
+:func:`callable_function`
+    Any NumPy-vectorized callable (``model.erlang_c``): numbers in, numbers
+    out; ``ValueError`` -> ``#NUM!``, ``TypeError`` -> ``#VALUE!`` (real Excel
+    errors), per element.
+
+Both evaluate all scenarios and all elements of a range argument in as few
+calls as possible: elements are grouped by their text arguments (a model
+function takes one policy name per call), identical argument tuples are
+computed once, and the numeric arguments of a group go in as arrays.  Model
+validation is all-or-nothing for arrays, so when a vectorized call raises,
+the group is bisected until the failing elements are isolated; those are
+evaluated one by one (for the catalog, through :func:`addin.convert.call`
+itself, so the error text is the add-in's).  No element is ever NaN.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .engine import MISSING, Fn, Ref, RefList
+from .engine_ops import _expand
+from .engine_values import (
+    BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NOT_COMPUTED, NUM, STR, Val,
+)
+
+__all__ = ["catalog_functions", "callable_function", "ERROR_TEXT_CODE", "is_error_text"]
+
+#: Diagnostic code for an add-in error *text* (the add-in returns text, not error values).
+ERROR_TEXT_CODE = STR
+
+_LEAF = 32  # bisect down to groups of this size, then go element by element
+
+
+def is_error_text(x) -> bool:
+    """True for the add-in's error text (``"#NUM! ERLANGC: ..."``)."""
+    try:
+        from addin.convert import is_error_text as _iet
+    except ImportError:  # pragma: no cover - the add-in ships with cryptoplan
+        return isinstance(x, str) and x.startswith(tuple(ERROR_TEXT.values()))
+    return _iet(x)
+
+
+# ---------------------------------------------------------------- helpers
+def _arg_val(ctx, x) -> Val | None:
+    """A UDF argument as a value: a range is passed whole (as Excel passes a Range)."""
+    if x is MISSING:
+        return None
+    if isinstance(x, Ref):
+        return ctx.engine.read(x, ctx.scen)
+    if isinstance(x, RefList):
+        return Val.error(ERR_VALUE)
+    return x
+
+
+def _py(v: Val, i: int, flat=True):
+    """Python value of flat element ``i`` as Excel hands it to a UDF (errors as their text)."""
+    k = int(v.kind.flat[i])
+    if k == NUM:
+        return float(v.num.flat[i])
+    if k == BOOL:
+        return bool(v.num.flat[i])
+    if k == STR:
+        return v.text.flat[i]
+    if k == EMPTY:
+        return None
+    return ERROR_TEXT[k]
+
+
+def _grid(v: Val, s: int) -> list:
+    """A scenario's range as the 2-D list xlwings passes (``ndim=2``)."""
+    vs = v.scenario(s) if v.n > 1 else v
+    r, c = vs.shape
+    return [[_py(vs, i * c + j) for j in range(c)] for i in range(r)]
+
+
+def _result_element(x):
+    """(num, kind, text) of one Python result."""
+    if isinstance(x, (bool, np.bool_)):
+        return float(x), BOOL, None
+    if isinstance(x, str):
+        return 0.0, STR, x
+    if x is None:
+        return 0.0, EMPTY, None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return 0.0, ERR_VALUE, None
+    if not math.isfinite(f):
+        return 0.0, ERR_NUM, None
+    return f, NUM, None
+
+
+class _Out:
+    """Flat result buffers for E elements."""
+
+    def __init__(self, E):
+        self.num = np.zeros(E)
+        self.kind = np.zeros(E, dtype=np.int8)
+        self.text = None
+
+    def put(self, i, x):
+        num, kind, text = _result_element(x)
+        self.num[i] = num
+        self.kind[i] = kind
+        if text is not None:
+            if self.text is None:
+                self.text = np.empty(self.num.shape, dtype=object)
+            self.text[i] = text
+
+    def put_many(self, idx, arr):
+        self.num[idx] = arr
+        self.kind[idx] = NUM
+
+
+def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf=None):
+    """Evaluate elements: slow ones one by one, fast ones in vectorized groups.
+
+    ``keys[i]``: hashable group key of element i (its text/categorical args);
+    ``numcols``: list of float arrays (E,); ``call_vec(key, arrays, scalar)``
+    returns an array/scalar for the group's unique rows; ``call_one(i)`` the
+    Python result of (slow) element i; ``call_leaf(i)`` that of a fast
+    element whose vectorized call failed (default ``call_one``).  Each
+    distinct argument tuple is evaluated once.
+    """
+    call_leaf = call_leaf or call_one
+    idx_fast = np.nonzero(fast)[0]
+    for i in np.nonzero(~fast)[0]:
+        out.put(i, call_one(int(i)))
+    if not len(idx_fast):
+        return
+    gk = np.asarray(keys)[idx_fast]
+    for key in np.unique(gk).tolist():
+        members = idx_fast[gk == key]
+        if numcols:
+            X = np.column_stack([c[members] for c in numcols])
+            uniq, first, inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
+            inv = inv.reshape(-1)
+        else:
+            uniq = np.zeros((1, 0))
+            first = np.zeros(1, dtype=np.int64)
+            inv = np.zeros(len(members), dtype=np.int64)
+        res = np.zeros(len(uniq))
+        ok = np.zeros(len(uniq), dtype=bool)
+        _bisect(key, uniq, np.arange(len(uniq)), call_vec, res, ok)
+        good = ok[inv]
+        out.put_many(members[good], res[inv[good]])
+        for u in np.nonzero(~ok)[0].tolist():
+            r = call_leaf(int(members[first[u]]))
+            for i in members[inv == u].tolist():
+                out.put(i, r)
+
+
+class _Gather:
+    """Per-element view of per-argument values: ``g[i]`` is ``values[index[i]]``."""
+
+    __slots__ = ("values", "index")
+
+    def __init__(self, values, index):
+        self.values = values
+        self.index = index
+
+    def __getitem__(self, i):
+        return self.values[self.index[i]]
+
+
+def _group_ids(parts, E) -> np.ndarray:
+    """One integer group id per element from the per-argument key columns."""
+    if not parts:
+        return np.zeros(E, dtype=np.int64)
+    if len(parts) == 1:
+        return np.asarray(parts[0], dtype=np.int64)
+    K = np.column_stack([np.asarray(p, dtype=np.int64) for p in parts])
+    return np.unique(K, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def _first_of_groups(keys, fast) -> dict:
+    idx = np.nonzero(fast)[0]
+    if not len(idx):
+        return {}
+    g, first = np.unique(keys[idx], return_index=True)
+    return dict(zip(g.tolist(), idx[first].tolist()))
+
+
+def _bisect(key, uniq, rows, call_vec, res, ok):
+    if len(rows) == 0:
+        return
+    try:
+        arrays = [uniq[rows, j] for j in range(uniq.shape[1])]
+        r = call_vec(key, arrays, len(rows) == 1)
+        arr = np.asarray(r)
+        if arr.dtype == object or arr.dtype.kind not in "fiub":
+            raise TypeError("non-numeric result")
+        arr = np.broadcast_to(arr.astype(float), (len(rows),)) if arr.ndim == 0 or \
+            arr.shape == (len(rows),) else None
+        if arr is None:
+            raise TypeError("result shape")
+        fin = np.isfinite(arr)
+        res[rows[fin]] = arr[fin]
+        ok[rows[fin]] = True  # non-finite ones go element by element (exact error text)
+    except Exception:  # noqa: BLE001 - any failure: isolate the failing elements
+        if len(rows) <= _LEAF:
+            return
+        mid = len(rows) // 2
+        _bisect(key, uniq, rows[:mid], call_vec, res, ok)
+        _bisect(key, uniq, rows[mid:], call_vec, res, ok)
+
+
+def _broadcast_args(vals):
+    """Align element-wise arguments to one Excel shape; None if they do not fit."""
+    rows = cols = 1
+    for v in vals:
+        r, c = v.shape
+        if r != 1:
+            if rows not in (1, r):
+                return None
+            rows = r
+        if c != 1:
+            if cols not in (1, c):
+                return None
+            cols = c
+    n = max(v.n for v in vals) if vals else 1
+    return [_expand(v, rows, cols).broadcast(n, rows, cols) for v in vals], n, rows, cols
+
+
+def _finish(out: _Out, n, rows, cols, ctx, name):
+    kind = out.kind.reshape(n, rows, cols)
+    val = Val(out.num.reshape(n, rows, cols), kind,
+              None if out.text is None else out.text.reshape(n, rows, cols))
+    if out.text is not None:
+        errs = [t for t in out.text.flat if isinstance(t, str) and is_error_text(t)]
+        if errs:
+            ctx.diag(name, ERROR_TEXT_CODE, errs[0], len(errs))
+    return val
+
+
+# ------------------------------------------------------------ the catalog
+def _catalog_fn(spec) -> Fn:
+    from addin import convert
+
+    args = spec.args
+
+    def impl(ctx, *raw):
+        if spec.result == "table":
+            return _table_val(convert.call(spec, ()))
+        given = list(raw) + [MISSING] * (len(args) - len(raw))
+        vals, vec_vals, positions = [], {}, []
+        for j, (a, x) in enumerate(zip(args, given)):
+            v = _arg_val(ctx, x)
+            if a.kind == "vector":
+                vec_vals[j] = v
+                positions.append(("vec", j))
+            elif v is None:
+                positions.append(("default", j))
+            else:
+                positions.append(("elem", len(vals)))
+                vals.append(v)
+        # an argument that is not computed here makes the result not computed
+        for v in list(vals) + [v for v in vec_vals.values() if v is not None]:
+            bad = np.isin(v.kind, list(NOT_COMPUTED))
+            if bad.any():
+                return Val.error(int(v.kind[bad].flat[0]))
+        ovals = list(vals)
+        b = _broadcast_args(vals) if vals else ([], max([1] + [v.n for v in vec_vals.values()
+                                                               if v is not None]), 1, 1)
+        if b is None:  # ranges that do not fit together: the add-in's own message
+            return _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert)
+        vals, n, rows, cols = b
+        nv = max([n] + [v.n for v in vec_vals.values() if v is not None])
+        if nv != n:
+            vals = [v.broadcast(nv) for v in vals]
+            n = nv
+        E = n * rows * cols
+        per = rows * cols
+        fast = np.ones(E, dtype=bool)
+        numcols, keys_parts = [], []
+        layout = []
+        for (what, j), a in zip(positions, args):
+            if what == "default":
+                layout.append(("const", a.default))
+                continue
+            if what == "vec":
+                v = vec_vals[j]
+                if v is None:
+                    layout.append(("const", a.default))
+                    continue
+                grids = [_grid(v, s) for s in range(v.n)]
+                conv = []
+                for g in grids:
+                    try:
+                        single_empty = len(g) == 1 and len(g[0]) == 1 and g[0][0] is None
+                        if any(convert.is_error_text(x) for row in g for x in row):
+                            raise convert.CellError("error in vector")
+                        conv.append(convert.convert_cell(a, None) if single_empty else
+                                    convert._vector(a, g))
+                    except convert.CellError:
+                        conv.append(None)
+                scen = np.arange(E) // per
+                sidx = scen if v.n > 1 else np.zeros(E, dtype=np.int64)
+                ok = np.array([conv[s] is not None for s in range(v.n)])[sidx]
+                fast &= ok
+                keys_parts.append(sidx)
+                layout.append(("vec", j, conv, grids, sidx))
+                continue
+            v = vals[j]
+            o = ovals[j]
+            # per-element work is done on the argument as given (often one cell for all
+            # scenarios), then spread to the E elements by index
+            if o.num.shape[1:] != (rows, cols) and o.shape != (1, 1):
+                o = _expand(o, rows, cols)
+            oidx = np.broadcast_to(np.arange(o.num.size).reshape(o.num.shape),
+                                   (n, rows, cols)).reshape(-1)
+            ok_ = o.kind.reshape(-1)
+            # an empty cell (or blank text) means "not given": the argument's default
+            oblank = ok_ == EMPTY
+            if o.text is not None:
+                oblank = oblank | np.array([ok_[i] == STR and not str(o.text.flat[i]).strip()
+                                            for i in range(ok_.size)], dtype=bool)
+            isdef = (oblank & (not a.required))[oidx]
+            k = v.kind.reshape(-1)
+            if a.kind in ("number", "integer"):
+                x = v.num.reshape(-1)
+                ok = k == NUM
+                if a.kind == "integer":
+                    ok &= x == np.floor(x)
+                fast &= ok | isdef
+                keys_parts.append(isdef.astype(np.int64))
+                layout.append(("num", len(numcols), a.kind, v, isdef, a.default))
+                numcols.append(np.where(ok, x, 0.0))
+            else:  # text, bool, number_or_text: categorical (one value per call)
+                opy = [_py(o, i) for i in range(ok_.size)]
+                if a.kind == "text":
+                    ok_o = np.array([isinstance(p, str) and bool(p.strip()) and not convert.is_error_text(p)
+                                     for p in opy], dtype=bool)
+                elif a.kind == "bool":
+                    ok_o = ok_ == BOOL
+                else:
+                    ok_o = ((ok_ == NUM) | (ok_ == STR)) & np.array(
+                        [not (isinstance(p, str) and (convert.is_error_text(p) or not p.strip()))
+                         for p in opy], dtype=bool)
+                odef = oblank & (not a.required)
+                opy = [a.default if odef[i] else (p.strip() if isinstance(p, str) else p)
+                       for i, p in enumerate(opy)]
+                ok_o = ok_o | odef
+                codes = {}
+                ocode = np.array([codes.setdefault((type(p).__name__, p) if ok_o[i] else None, len(codes))
+                                  for i, p in enumerate(opy)], dtype=np.int64)
+                fast &= ok_o[oidx]
+                keys_parts.append(ocode[oidx])
+                pyvals = np.empty(len(opy), dtype=object)
+                pyvals[:] = opy if opy else []
+                layout.append(("cat", _Gather(pyvals, oidx), v))
+        keys = _group_ids(keys_parts, E)
+        try:
+            fn = spec.model_function()
+        except AttributeError:  # the add-in reports a missing model function as error text
+            fn = None
+            fast[:] = False
+
+        def call_vec(key, arrays, scalar):
+            first = int(key_first[key])
+            argv = []
+            for item in layout:
+                if item[0] == "const":
+                    argv.append(item[1])
+                elif item[0] == "vec":
+                    argv.append(item[2][item[4][first]])
+                elif item[0] == "cat":
+                    argv.append(item[1][first])
+                elif item[4][first]:
+                    argv.append(item[5])  # empty cell: the default
+                else:
+                    col = arrays[item[1]]
+                    # an argument that is the same for the whole group goes in as a scalar
+                    one = scalar or bool((col == col[0]).all())
+                    if item[2] == "integer":
+                        argv.append(int(col[0]) if one else col.astype(np.int64))
+                    else:
+                        argv.append(float(col[0]) if one else col)
+            with np.errstate(all="ignore"):
+                return fn(*argv)
+
+        def call_one(i):
+            argv = []
+            s = i // per
+            for item in layout:
+                if item[0] == "const":
+                    argv.append(item[1])
+                elif item[0] == "vec":
+                    argv.append(item[3][item[4][i] if len(item[3]) > 1 else 0])
+                elif item[0] == "cat":
+                    argv.append(_py(item[2], i))
+                else:
+                    argv.append(_py(item[3], i))
+            del s
+            return convert.call(spec, tuple(argv))
+
+        def call_leaf(i):
+            """One fast element: the model directly, errors as the add-in's text."""
+            argv = []
+            for item in layout:
+                if item[0] == "const":
+                    argv.append(item[1])
+                elif item[0] == "vec":
+                    argv.append(item[2][item[4][i]])
+                elif item[0] == "cat":
+                    argv.append(item[1][i])
+                elif item[4][i]:
+                    argv.append(item[5])
+                else:
+                    x = float(item[3].num.flat[i])
+                    argv.append(int(x) if item[2] == "integer" else x)
+            try:
+                return convert._result(spec, fn(*argv))
+            except Exception as exc:  # noqa: BLE001 - exactly what convert.call returns
+                return convert.error_text(convert._code_for(exc), spec.name, convert._message(exc))
+
+        key_first = _first_of_groups(keys, fast)
+        out = _Out(E)
+        _run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf)
+        return _finish(out, n, rows, cols, ctx, spec.name)
+
+    return Fn(spec.name, impl, "r*", 0, len(args), udf=True)
+
+
+def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert):
+    """Slow path for argument shapes the add-in itself rejects: exact add-in text per scenario."""
+    n = max([1] + [v.n for v in vals] + [v.n for v in vec_vals.values() if v is not None])
+    out = np.empty((n, 1, 1), dtype=object)
+    for s in range(n):
+        argv = []
+        for (what, j), a in zip(positions, spec.args):
+            if what == "default":
+                argv.append(a.default)
+            elif what == "vec":
+                v = vec_vals[j]
+                argv.append(a.default if v is None else _grid(v, s))
+            else:
+                argv.append(_grid(vals[j], s))
+        r = convert.call(spec, tuple(argv))
+        out[s, 0, 0] = r if not isinstance(r, list) else r[0][0]
+    res = _Out(n)
+    for s in range(n):
+        res.put(s, out[s, 0, 0])
+    return _finish(res, n, 1, 1, ctx, spec.name)
+
+
+def _table_val(rows) -> Val:
+    if not isinstance(rows, list):
+        o = _Out(1)
+        o.put(0, rows)
+        return Val(o.num.reshape(1, 1, 1), o.kind.reshape(1, 1, 1),
+                   None if o.text is None else o.text.reshape(1, 1, 1))
+    r, c = len(rows), max(len(x) for x in rows)
+    o = _Out(r * c)
+    for i, row in enumerate(rows):
+        for j in range(c):
+            o.put(i * c + j, row[j] if j < len(row) else "")
+    return Val(o.num.reshape(1, r, c), o.kind.reshape(1, r, c),
+               None if o.text is None else o.text.reshape(1, r, c))
+
+
+_CATALOG_CACHE: dict | None = None
+
+
+def catalog_functions() -> dict:
+    """``{NAME: Fn}`` for every function of the add-in catalog (empty if the add-in is absent)."""
+    global _CATALOG_CACHE
+    if _CATALOG_CACHE is None:
+        try:
+            from addin.catalog import CATALOG
+        except ImportError:  # pragma: no cover - the add-in ships with cryptoplan
+            CATALOG = ()
+        _CATALOG_CACHE = {spec.name: _catalog_fn(spec) for spec in CATALOG}
+    return dict(_CATALOG_CACHE)
+
+
+# ------------------------------------------------------- plain callables
+def callable_function(name: str, func, *, value_error=ERR_NUM, type_error=ERR_VALUE) -> Fn:
+    """Wrap a NumPy-vectorized Python function as an Excel function.
+
+    Parameters
+    ----------
+    name : str
+        Excel name.
+    func : callable
+        ``func(*args)``; numeric arguments arrive as floats (one element) or
+        float arrays (many elements), text arguments as ``str`` (one value per
+        call: elements are grouped by their text arguments), booleans as
+        ``bool``.  Returns a number or an array of the same length.
+    value_error, type_error : int
+        Excel error code for an element whose evaluation raises
+        :class:`ValueError` (default ``#NUM!``) or :class:`TypeError`
+        (default ``#VALUE!``); any other exception gives ``#VALUE!`` too.
+
+    Returns
+    -------
+    Fn
+        For :class:`~workbook.engine.FunctionRegistry`.
+    """
+
+    def impl(ctx, *raw):
+        vals = [_arg_val(ctx, x) for x in raw]
+        vals = [Val.empty() if v is None else v for v in vals]
+        b = _broadcast_args(vals) if vals else ([], 1, 1, 1)
+        if b is None:
+            ctx.diag(name, ERR_VALUE, "argument ranges do not fit together")
+            return Val.error(ERR_VALUE)
+        vals, n, rows, cols = b
+        E = n * rows * cols
+        fast = np.ones(E, dtype=bool)
+        err = np.zeros(E, dtype=np.int8)
+        numcols, keys_parts, layout = [], [], []
+        for v in vals:
+            k = v.kind.reshape(-1)
+            e = np.where(k >= ERR_NULL, k, 0)
+            err = np.where(err > 0, err, e).astype(np.int8)
+            if (k == STR).any():
+                pyvals = [_py(v, i) for i in range(E)]
+                codes = {}
+                keys_parts.append(np.array([codes.setdefault(p, len(codes)) for p in pyvals]))
+                layout.append(("cat", pyvals))
+            else:
+                layout.append(("num", len(numcols)))
+                numcols.append(np.where(k >= ERR_NULL, 0.0, v.num.reshape(-1)))
+        if err.any() and np.isin(err, list(NOT_COMPUTED)).any():
+            code = int(err[np.isin(err, list(NOT_COMPUTED))][0])
+            return Val.error(code, (n, rows, cols))
+        fast &= err == 0
+        keys = _group_ids(keys_parts, E)
+        key_first = _first_of_groups(keys, fast)
+        messages = []
+
+        def call_vec(key, arrays, scalar):
+            first = key_first[key]
+            argv = [item[1][first] if item[0] == "cat" else
+                    (float(arrays[item[1]][0]) if scalar or bool((arrays[item[1]] == arrays[item[1]][0]).all())
+                     else arrays[item[1]]) for item in layout]
+            with np.errstate(all="ignore"):
+                return func(*argv)
+
+        def call_one(i):
+            if err[i]:
+                return _ErrorCode(int(err[i]))
+            argv = [item[1][i] if item[0] == "cat" else float(numcols[item[1]][i])
+                    for item in layout]
+            try:
+                with np.errstate(all="ignore"):
+                    r = func(*argv)
+                r = np.asarray(r).reshape(-1)[0].item() if np.ndim(r) else r
+                if isinstance(r, (int, float)) and not isinstance(r, bool) and not math.isfinite(r):
+                    messages.append((ERR_NUM, f"result is not a finite number ({r})"))
+                    return _ErrorCode(ERR_NUM)
+                return r
+            except ValueError as exc:
+                messages.append((value_error, str(exc)))
+                return _ErrorCode(value_error)
+            except TypeError as exc:
+                messages.append((type_error, str(exc)))
+                return _ErrorCode(type_error)
+            except Exception as exc:  # noqa: BLE001 - one element's failure stays in that element
+                messages.append((ERR_VALUE, f"{type(exc).__name__}: {exc}"))
+                return _ErrorCode(ERR_VALUE)
+
+        out = _CodeOut(E)
+        _run_groups(E, fast, keys, numcols, call_vec, call_one, out)
+        for code, msg in messages[:1]:
+            ctx.diag(name, code, msg, len(messages))
+        return _finish(out, n, rows, cols, ctx, name)
+
+    return Fn(name.upper(), impl, "r*", 0, None, udf=True)
+
+
+class _ErrorCode(int):
+    pass
+
+
+class _CodeOut(_Out):
+    def put(self, i, x):
+        if isinstance(x, _ErrorCode):
+            self.num[i] = 0.0
+            self.kind[i] = int(x)
+            return
+        super().put(i, x)
+

@@ -1,0 +1,577 @@
+"""``cryptoplan recalc``: evaluate a workbook's formulas without Excel and save the values.
+
+Python API: :func:`recalc` (outputs as a dict) and :func:`recalculate` (the
+full :class:`Recalculation`: outputs, problems, exit code, engine).
+
+Exit codes of ``cryptoplan recalc`` (also :attr:`Recalculation.exit_code`):
+
+===  =========================================================================
+ 0   every output was computed and none is an error
+ 1   every output was computed, but some hold an Excel error value (``#N/A``,
+     ``#DIV/0!`` ...) or the add-in's error text (``#NUM! ERLANGC: ...``)
+ 2   bad command line (click's usage error): unknown option, malformed --set
+ 3   some output could not be computed by the engine: an unsupported
+     function, a circular reference, a reference it cannot follow
+ 4   the file cannot be used and nothing was written: not an xlsx/xlsm, a
+     truncated or corrupt package, unsafe XML (entity declarations / DTD), a
+     part or cell count over the documented limits, an unknown --set name or
+     sheet, a --set on a formula cell, an unwritable destination
+===  =========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+
+import click
+
+from .engine import Engine, EngineError, FunctionRegistry
+from .engine_package import MAX_CELLS, CellWrite, Package, WorkbookFileError, write_package
+from .engine_parser import cell_name, index_to_col
+from .engine_values import (
+    ERR_CIRCULAR, ERR_UNSUPPORTED, ERROR_TEXT, NOT_COMPUTED, STR, ExcelError, Val, number_to_text,
+)
+
+__all__ = [
+    "recalc", "recalculate", "Recalculation", "Output", "Problem", "load_engine",
+    "find_outputs", "parse_assignment", "format_value", "recalc_command",
+    "EXIT_OK", "EXIT_ERROR_VALUES", "EXIT_USAGE", "EXIT_NOT_COMPUTED", "EXIT_BAD_FILE",
+]
+
+EXIT_OK, EXIT_ERROR_VALUES, EXIT_USAGE, EXIT_NOT_COMPUTED, EXIT_BAD_FILE = 0, 1, 2, 3, 4
+
+
+class RecalcError(Exception):
+    """A workbook or request that cannot be processed (exit code 4); nothing is written."""
+
+
+@dataclass
+class Output:
+    """One output cell.
+
+    ``key`` is the Results-sheet label of the row (its leftmost text, column
+    A in the template); a second formula in the same row gets ``label
+    [column header]``; repeated keys get `` (Sheet!A1)`` appended; a cell
+    without a label is keyed by its defined name, else ``Sheet!A1``.
+    """
+
+    key: str
+    sheet: str
+    cell: str
+    value: object            # float, bool, str, None or ExcelError (first scenario)
+    number_format: str = "General"
+    names: tuple = ()
+
+    @property
+    def address(self) -> str:
+        return f"{self.sheet}!{self.cell}"
+
+    @property
+    def is_error(self) -> bool:
+        return _is_error(self.value)
+
+    @property
+    def computed(self) -> bool:
+        return not (isinstance(self.value, ExcelError) and not self.value.computed)
+
+    def text(self) -> str:
+        return format_value(self.value, self.number_format)
+
+
+@dataclass
+class Problem:
+    """An error value, error text, unsupported function or cycle found in a cell."""
+
+    where: str
+    function: str
+    kind: str               # unsupported | circular | error | error-text | engine | reference
+    message: str
+    affects_output: bool = False
+
+    def text(self) -> str:
+        if self.kind == "error-text":  # the add-in's text already names the function
+            return f"{self.where}: {self.message}"
+        return f"{self.where}: {self.function}: {self.message}"
+
+
+@dataclass
+class Recalculation:
+    """Everything :func:`recalculate` found."""
+
+    path: str
+    outputs: list[Output]
+    problems: list[Problem]
+    engine: Engine
+    written: str | None = None
+    set_cells: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {o.key: o.value for o in self.outputs}
+
+    @property
+    def exit_code(self) -> int:
+        if any(not o.computed for o in self.outputs):
+            return EXIT_NOT_COMPUTED
+        if any(o.is_error for o in self.outputs):
+            return EXIT_ERROR_VALUES
+        return EXIT_OK
+
+    def to_json(self) -> dict:
+        return {
+            "file": self.path,
+            "written": self.written,
+            "exit_code": self.exit_code,
+            "outputs": [{"key": o.key, "cell": o.address, "value": _json_value(o.value),
+                         "text": o.text(), "error": o.is_error,
+                         "message": getattr(o.value, "message", "") or None,
+                         "names": list(o.names)} for o in self.outputs],
+            "problems": [{"cell": p.where, "function": p.function, "kind": p.kind,
+                          "message": p.message, "affects_output": p.affects_output}
+                         for p in self.problems],
+        }
+
+
+def _is_error(v) -> bool:
+    from .engine_udf import is_error_text
+    return isinstance(v, ExcelError) or (isinstance(v, str) and is_error_text(v))
+
+
+def _json_value(v):
+    if isinstance(v, ExcelError):
+        return str(v)
+    if isinstance(v, float) and not math.isfinite(v):  # pragma: no cover - engine never does
+        return str(v)
+    return v
+
+
+# ------------------------------------------------------------------ loading
+def load_engine(path, *, n: int = 1, functions: FunctionRegistry | None = None,
+                max_cells: int = MAX_CELLS) -> Engine:
+    """Open ``path`` safely and return an :class:`~workbook.engine.Engine` for ``n`` scenarios.
+
+    Raises
+    ------
+    RecalcError
+        For a file that is not a usable workbook (see the module's exit code 4).
+    """
+    try:
+        pkg = Package(path, max_cells=max_cells)
+    except WorkbookFileError as exc:
+        raise RecalcError(str(exc)) from None
+    return Engine(pkg, functions=functions, n=n)
+
+
+def parse_assignment(text: str) -> tuple[str, object]:
+    """``"TxRate=2000"`` -> ``("TxRate", 2000.0)``; a non-numeric value stays text.
+
+    The value is a number if Python's ``float`` accepts it (``1e3``, ``-5``),
+    else the text as given (``Policy=privacy``; ``X==1+1`` sets the text
+    ``"=1+1"``, never a formula).  An empty value empties the cell.
+    """
+    if "=" not in text:
+        raise ValueError(f"--set {text!r}: expected NAME=VALUE")
+    name, value = text.split("=", 1)
+    name = name.strip()
+    if not name:
+        raise ValueError(f"--set {text!r}: the name is empty")
+    return name, _parse_value(value)
+
+
+def _parse_value(value: str):
+    if value == "":
+        return None
+    try:
+        f = float(value)
+    except ValueError:
+        return value
+    if not math.isfinite(f):
+        return value
+    return f
+
+
+# ------------------------------------------------------------------ outputs
+def _results_sheet(engine: Engine):
+    for sh in engine.sheets:
+        if sh.name.lower() == "results" and sh.kind == "worksheet":
+            return sh
+    return None
+
+
+def find_outputs(engine: Engine) -> list[tuple[str, tuple, tuple]]:
+    """``[(key, (sheet, row, col), names)]`` of the output cells, in sheet order.
+
+    Outputs are the formula cells of the ``Results`` sheet (any case), or of
+    the first worksheet if there is none.  A formula cell that shows text and
+    has another formula to its right in the same row is a (computed) label,
+    not an output.  Keys: see :class:`Output`.
+    """
+    sh = _results_sheet(engine)
+    if sh is None:
+        sh = next((s for s in engine.sheets if s.kind == "worksheet"), None)
+        if sh is None:
+            return []
+    si = sh.index
+    cells = sorted((r, c) for (s, r, c) in engine.formulas if s == si)
+    cells += sorted((r, c) for (s, r, c) in engine.spill_owner if s == si)
+    cells = sorted(set(cells))
+    by_row: dict[int, list[int]] = {}
+    for r, c in cells:
+        by_row.setdefault(r, []).append(c)
+    names_of: dict[tuple, list[str]] = {}
+    for scope, name in engine.names():
+        try:
+            key = engine.locate(name if scope is None else f"'{engine.sheets[scope].name}'!{name}")
+        except EngineError:
+            continue
+        names_of.setdefault(key, []).append(name)
+    out = []
+    for r in sorted(by_row):
+        cols = by_row[r]
+        outs = [c for c in cols if not (_is_text_formula(engine, (si, r, c)) and any(x > c for x in cols))]
+        label = _label(engine, si, r, outs[0]) if outs else None
+        for i, c in enumerate(outs):
+            key = (si, r, c)
+            names = tuple(sorted(names_of.get(key, ())))
+            k = label
+            if k and i > 0:
+                k = f"{label} [{_header(engine, si, r, c)}]"
+            k = k or (names[0] if names else f"{sh.name}!{cell_name(r, c)}")
+            out.append([k, key, names])
+    # disambiguate repeated labels with the cell address
+    counts: dict[str, int] = {}
+    for item in out:
+        counts[item[0]] = counts.get(item[0], 0) + 1
+    for item in out:
+        if counts[item[0]] > 1:
+            item[0] = f"{item[0]} ({sh.name}!{cell_name(item[1][1], item[1][2])})"
+    return [tuple(x) for x in out]
+
+
+def _is_text_formula(engine, key) -> bool:
+    v = engine.values.get(key)
+    return v is not None and bool((v.kind == STR).all())
+
+
+def _text_at(engine, si, r, c):
+    sh = engine.sheets[si]
+    cell = sh.cells.get((r, c))
+    if cell is None:
+        return None
+    if cell.formula is None:
+        return cell.value.strip() if isinstance(cell.value, str) and cell.value.strip() else None
+    v = engine.values.get((si, r, c))
+    if v is not None and v.kind[0, 0, 0] == STR:
+        t = str(v.text[0, 0, 0]).strip()
+        return t or None
+    return None
+
+
+def _label(engine, si, r, c):
+    """The row's label: the leftmost text cell left of column ``c``."""
+    for cc in range(1, c):
+        t = _text_at(engine, si, r, cc)
+        if t:
+            return " ".join(t.split())
+    return None
+
+
+def _header(engine, si, r, c):
+    for rr in range(r - 1, 0, -1):
+        cell = engine.sheets[si].cells.get((rr, c))
+        if cell is not None and cell.formula is None and isinstance(cell.value, str) and cell.value.strip():
+            return cell.value.strip()
+    return index_to_col(c)
+
+
+# ------------------------------------------------------------ formatting
+_BRACKET = re.compile(r"\[[^\]]*\]")
+_COND = re.compile(r"^\[(<=|>=|<>|<|>|=)(-?[\d.]+)\]")
+
+
+def format_value(value, number_format: str = "General") -> str:
+    """Text of a cell value as a table shows it (number formats approximated)."""
+    if value is None:
+        return ""
+    if isinstance(value, ExcelError):
+        return str(value)
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str):
+        return value
+    try:
+        return _format(float(value), number_format or "General")
+    except Exception:  # noqa: BLE001 - display only: fall back to General
+        return number_to_text(float(value))
+
+
+def _format(x: float, fmt: str) -> str:
+    from .engine_functions import _format_number
+    if fmt.lower() in ("general", "@", ""):
+        return number_to_text(x)
+    sections = _split_sections(fmt)
+    chosen = sections[0]
+    conds = [(_COND.match(s), s) for s in sections]
+    if any(m for m, _ in conds):
+        chosen = sections[-1]
+        for m, s in conds:
+            if m and _test(x, m.group(1), float(m.group(2))):
+                chosen = s
+                break
+    elif x < 0 and len(sections) > 1:
+        chosen = sections[1]
+        x = abs(x)
+    elif x == 0 and len(sections) > 2:
+        chosen = sections[2]
+    chosen = _BRACKET.sub("", chosen).replace("\\", "").replace("_)", "").replace("*", "")
+    return _format_number(x, chosen)
+
+
+def _split_sections(fmt: str) -> list[str]:
+    out, cur, q = [], "", False
+    for ch in fmt:
+        if ch == '"':
+            q = not q
+        if ch == ";" and not q:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
+def _test(x, op, v):
+    return {"=": x == v, "<>": x != v, "<": x < v, "<=": x <= v, ">": x > v, ">=": x >= v}[op]
+
+
+# ------------------------------------------------------------------ running
+def _python_value(v: Val, s: int = 0):
+    return v.element(s)
+
+
+def _problems(engine: Engine, output_keys: set) -> list[Problem]:
+    from .engine_udf import ERROR_TEXT_CODE
+    affected = set()
+    for key in output_keys:
+        for origin, _d in engine.origins(key, limit=50):
+            affected.add(origin)
+    out = []
+    for key in sorted(engine.diagnostics):
+        for d in engine.diagnostics[key]:
+            if d.code == ERROR_TEXT_CODE:
+                kind, msg = "error-text", d.message
+            elif d.code == ERR_UNSUPPORTED:
+                kind, msg = "unsupported", d.message
+            elif d.code == ERR_CIRCULAR:
+                kind, msg = "circular", d.message
+            elif d.code in NOT_COMPUTED:
+                kind, msg = "engine", d.message
+            else:
+                kind, msg = "error", f"{ERROR_TEXT[d.code]} {d.message}".strip()
+            if d.scenarios > 1:
+                msg += f" (in {d.scenarios} elements/scenarios)"
+            out.append(Problem(engine.where(key), d.function, kind, msg,
+                               key in affected or key in output_keys))
+    return out
+
+
+def recalculate(path, inputs: dict | None = None, *, output=None, in_place: bool = False,
+                functions: FunctionRegistry | None = None, max_cells: int = MAX_CELLS,
+                engine: Engine | None = None) -> Recalculation:
+    """Evaluate every formula of ``path`` (after setting ``inputs``); optionally save.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.xlsx`` or ``.xlsm``.
+    inputs : dict, optional
+        ``{defined name or "Sheet!A1": value}`` set before evaluating.
+    output : str or Path, optional
+        Write the recalculated workbook here (formulas kept, cached values
+        filled in; see :mod:`workbook.engine_package`).  Must differ from
+        ``path`` unless ``in_place``.
+    in_place : bool
+        Overwrite ``path`` itself (atomically).
+    functions : FunctionRegistry, optional
+        Function registry (default: native + add-in catalog).
+    max_cells : int
+        Cell limit, default :data:`workbook.engine_package.MAX_CELLS`.
+
+    Returns
+    -------
+    Recalculation
+
+    Raises
+    ------
+    RecalcError
+        The file or a requested input cannot be used (nothing is written).
+    """
+    path = os.fspath(path)
+    if engine is None:
+        engine = load_engine(path, functions=functions, max_cells=max_cells)
+    set_cells = {}
+    try:
+        for name, value in (inputs or {}).items():
+            set_cells[engine.set_input(name, value)] = value
+    except EngineError as exc:
+        raise RecalcError(f"{path}: {exc}") from None
+    engine.evaluate()
+    outs = []
+    for key, cell, names in find_outputs(engine):
+        v = engine.cell_value(*cell)
+        sh = engine.sheets[cell[0]]
+        fmt = engine.package.number_format(sh.cells.get((cell[1], cell[2])))
+        outs.append(Output(key, sh.name, cell_name(cell[1], cell[2]), _python_value(v), fmt, names))
+    problems = _problems(engine, {o for _, o, _ in find_outputs(engine)})
+    rec = Recalculation(path, outs, problems, engine, set_cells=set_cells)
+    dest = path if in_place else (None if output is None else os.fspath(output))
+    if dest is not None:
+        _write(engine, path, dest, in_place, set_cells)
+        rec.written = dest
+    return rec
+
+
+def _write(engine: Engine, src: str, dest: str, in_place: bool, set_cells: dict) -> None:
+    if not in_place and os.path.exists(dest) and os.path.samefile(src, dest):
+        raise RecalcError(f"{dest} is the input file; use --in-place to overwrite it")
+    folder = os.path.dirname(os.path.abspath(dest))
+    if not os.path.isdir(folder):
+        raise RecalcError(f"{dest}: folder {folder} does not exist")
+    src_macro = any(n.lower().endswith("vbaproject.bin") for n in engine.package.infos)
+    if src_macro and dest.lower().endswith(".xlsx"):
+        raise RecalcError(f"{src} contains macros (vbaProject.bin); write it to a .xlsm file, "
+                          "Excel refuses an .xlsx with macro content")
+    writes: dict[str, dict] = {}
+    not_computed = False
+    for key in list(engine.formulas) + list(engine.spill_owner):
+        si, r, c = key
+        v = engine.values.get(key)
+        mode = "spill" if key in engine.spill_owner else "cached"
+        if v is None:
+            py = None
+            not_computed = True
+        else:
+            py = _python_value(v)
+            if isinstance(py, ExcelError) and not py.computed:
+                py = None
+                not_computed = True
+            elif py is None:
+                py = 0.0
+        writes.setdefault(engine.sheets[si].part, {})[(r, c)] = CellWrite(mode, py)
+    for (si, r, c), value in set_cells.items():
+        writes.setdefault(engine.sheets[si].part, {})[(r, c)] = CellWrite("constant", value)
+    full = not_computed or engine.uses_udf_or_volatile()
+    try:
+        write_package(engine.package, dest, writes, full_calc_on_load=full)
+    except WorkbookFileError as exc:
+        raise RecalcError(str(exc)) from None
+    except OSError as exc:
+        raise RecalcError(f"{dest}: cannot write ({exc.strerror or exc})") from None
+
+
+def recalc(path, inputs: dict | None = None, *, output=None,
+           functions: FunctionRegistry | None = None) -> dict:
+    """Recalculate a workbook and return its outputs.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.xlsx``/``.xlsm`` workbook (e.g. from ``cryptoplan template``).
+    inputs : dict, optional
+        Inputs to change first: ``{"TxRate": 2000, "Policy": "privacy",
+        "Inputs!C7": 4}`` (defined names or ``Sheet!A1`` cells).
+    output : str or Path, optional
+        Also save the recalculated workbook there.
+    functions : FunctionRegistry, optional
+        Functions to use (default: native Excel functions + the add-in's UDFs).
+
+    Returns
+    -------
+    dict
+        ``{key: value}`` for every output cell, in sheet order.  Outputs are
+        the formula cells of the ``Results`` sheet (else of the first sheet);
+        the key is the **row label** of the Results sheet (the text left of
+        the value, e.g. ``"Accelerators required"``), made unique with the
+        cell address when labels repeat; a cell without a label is keyed by
+        its defined name, else by ``Sheet!A1``.  Values are ``float``,
+        ``bool``, ``str`` (including the add-in's error text such as
+        ``"#NUM! ERLANGC: ..."``) or :class:`~workbook.engine_values.ExcelError`
+        (a ``str`` subclass, e.g. ``"#DIV/0!"``) -- never NaN.
+
+    Raises
+    ------
+    RecalcError
+        If the workbook cannot be read or an input name/cell does not exist.
+
+    Examples
+    --------
+    >>> from workbook import recalc                                # doctest: +SKIP
+    >>> recalc("planner.xlsx", {"TxRate": 4000})["Accelerators required"]  # doctest: +SKIP
+    2.0
+    """
+    return recalculate(path, inputs, output=output, functions=functions).as_dict()
+
+
+# ---------------------------------------------------------------------- CLI
+def _print_table(rec: Recalculation) -> None:
+    if not rec.outputs:
+        click.echo("(no formula cells to show)")
+        return
+    sheet = rec.outputs[0].sheet
+    click.echo(f"{sheet} of {os.path.basename(rec.path)}")
+    w = min(max(len(o.key) for o in rec.outputs), 60)
+    for o in rec.outputs:
+        text = o.text()
+        if len(text) > 100:
+            text = text[:97] + "..."
+        click.echo(f"  {o.key[:w]:<{w}}  {text:<20}  {o.address}")
+
+
+@click.command("recalc")
+@click.argument("workbook", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the recalculated workbook (formulas and their values) here.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Change a named input (or Sheet!A1) first; numeric values become numbers, "
+                   "others text. Repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print the outputs and problems as JSON.")
+@click.option("--in-place", is_flag=True, help="Overwrite WORKBOOK itself (atomic rename).")
+@click.option("--max-cells", type=click.IntRange(1), default=MAX_CELLS, show_default=True,
+              help="Refuse workbooks with more cells than this.")
+def recalc_command(workbook, output, sets, as_json, in_place, max_cells):
+    """Evaluate every formula of WORKBOOK without Excel, print the Results sheet, save the values.
+
+    The output file keeps every formula and gets each formula's computed value
+    as its cached value, so Excel, LibreOffice and viewers show numbers.
+    WORKBOOK is never modified unless --in-place.  Exit codes: 0 all outputs
+    computed; 1 some output is an Excel error or the add-in's error text; 2 bad
+    usage; 3 some output could not be computed (unsupported function, circular
+    reference); 4 unusable file or input name (nothing written).
+    """
+    if in_place and output:
+        raise click.UsageError("give either -o/--output or --in-place, not both")
+    try:
+        inputs = dict(parse_assignment(s) for s in sets)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        rec = recalculate(workbook, inputs, output=output, in_place=in_place, max_cells=max_cells)
+    except RecalcError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_BAD_FILE)
+    if as_json:
+        click.echo(json.dumps(rec.to_json(), indent=2))
+    else:
+        _print_table(rec)
+        for p in rec.problems:
+            mark = "!" if p.affects_output else "-"
+            click.echo(f"{mark} {p.text()}", err=True)
+        if rec.written:
+            click.echo(f"wrote {rec.written}", err=True)
+    sys.exit(rec.exit_code)
+

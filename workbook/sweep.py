@@ -1,0 +1,359 @@
+"""``cryptoplan sweep``: every Results output over a grid of input scenarios, in one pass.
+
+The workbook is evaluated **once** with every varied input holding a NumPy
+vector (one element per scenario, see :mod:`workbook.engine`): native
+formulas operate on whole vectors, each UDF is called with arrays (grouped by
+its text arguments, identical argument tuples computed once), and an element
+that fails becomes an error in that scenario only.  Nothing is evaluated per
+scenario except the rare formula whose *reference* depends on a varied input
+(``OFFSET(A1, TxRate, 0)``).
+
+Python API: :func:`sweep` -> :class:`SweepResult`; :func:`parse_vary`.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+import os
+import sys
+import tempfile
+
+import click
+import numpy as np
+
+from .engine import EngineError, FunctionRegistry
+from .engine_package import MAX_CELLS
+from .engine_parser import cell_name
+from .engine_values import ExcelError
+from .recalc import (
+    EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, _is_error,
+    _parse_value, find_outputs, load_engine,
+)
+
+__all__ = ["sweep", "SweepResult", "parse_vary", "grid_values", "MAX_SCENARIOS", "sweep_command"]
+
+#: Largest number of scenarios one sweep evaluates.
+MAX_SCENARIOS = 1_000_000
+
+
+def grid_values(start: float, stop: float, step: float) -> list[float]:
+    """``start:stop:step`` -> values; ``stop`` is included when it falls on the grid.
+
+    Robust to float rounding: the count is ``floor((stop - start) / step + 1e-9) + 1``
+    and each value is ``start + i * step`` rounded to 12 significant digits,
+    so ``0.1:0.3:0.1`` gives ``[0.1, 0.2, 0.3]``.
+    """
+    if step == 0 or not all(map(math.isfinite, (start, stop, step))):
+        raise ValueError("step must be a finite non-zero number")
+    span = (stop - start) / step
+    if span < -1e-9:
+        raise ValueError(f"{start}:{stop}:{step} is empty (the step goes the wrong way)")
+    count = int(math.floor(span + 1e-9)) + 1
+    if count > MAX_SCENARIOS:
+        raise ValueError(f"{start}:{stop}:{step} has {count:,} values, over {MAX_SCENARIOS:,}")
+    return [float(f"{start + i * step:.12g}") for i in range(count)]
+
+
+def parse_vary(text: str) -> tuple[str, list]:
+    """``"TxRate=500,1000"`` or ``"TxRate=500:5000:500"`` -> ``("TxRate", [values])``.
+
+    Values that parse as numbers are numbers, others text (``Policy=integrity,privacy``).
+    """
+    if "=" not in text:
+        raise ValueError(f"--vary {text!r}: expected NAME=v1,v2,... or NAME=start:stop:step")
+    name, spec = text.split("=", 1)
+    name = name.strip()
+    if not name or not spec.strip():
+        raise ValueError(f"--vary {text!r}: expected NAME=v1,v2,... or NAME=start:stop:step")
+    parts = spec.split(":")
+    if len(parts) == 3 and "," not in spec:
+        try:
+            a, b, c = (float(p) for p in parts)
+        except ValueError:
+            raise ValueError(f"--vary {text!r}: start:stop:step must be numbers") from None
+        return name, grid_values(a, b, c)
+    return name, [_parse_value(v.strip()) for v in spec.split(",")]
+
+
+class SweepResult:
+    """Inputs and outputs of every scenario.
+
+    Attributes
+    ----------
+    inputs : dict
+        ``{name: list of values}`` (one per scenario).
+    outputs : dict
+        ``{output key: list of values}`` (float, bool, str or ExcelError);
+        keys as :func:`workbook.recalc.recalc`.
+    cells : dict
+        ``{output key: "Sheet!A1"}``.
+    """
+
+    def __init__(self, inputs, outputs, cells, path):
+        self.inputs = inputs
+        self.outputs = outputs
+        self.cells = cells
+        self.path = path
+
+    @property
+    def n(self) -> int:
+        return len(next(iter(self.inputs.values()))) if self.inputs else 0
+
+    def rows(self):
+        """One dict per scenario: inputs then outputs."""
+        keys_in, keys_out = list(self.inputs), list(self.outputs)
+        for i in range(self.n):
+            row = {k: self.inputs[k][i] for k in keys_in}
+            row.update({k: self.outputs[k][i] for k in keys_out})
+            yield row
+
+    def column(self, key: str) -> list:
+        """An output column by key, defined name or cell address (case-insensitive)."""
+        k = self.resolve(key)
+        return self.outputs[k] if k in self.outputs else self.inputs[k]
+
+    def resolve(self, key: str) -> str:
+        low = key.strip().lower()
+        for k in list(self.outputs) + list(self.inputs):
+            if k.lower() == low:
+                return k
+        for k, cell in self.cells.items():
+            if cell.lower() == low or cell.split("!")[1].lower() == low:
+                return k
+        for k, names in self._names.items():
+            if low in (n.lower() for n in names):
+                return k
+        matches = [k for k in self.outputs if low in k.lower()]
+        if len(matches) == 1:
+            return matches[0]
+        raise KeyError(f"no output {key!r}; outputs: {', '.join(self.outputs)}")
+
+    _names: dict = {}
+
+    @property
+    def exit_code(self) -> int:
+        worst = EXIT_OK
+        for col in self.outputs.values():
+            for v in col:
+                if isinstance(v, ExcelError) and not v.computed:
+                    return EXIT_NOT_COMPUTED
+                if _is_error(v):
+                    worst = EXIT_ERROR_VALUES
+        return worst
+
+    def write(self, path) -> None:
+        """Save as ``.csv`` or ``.xlsx`` (atomically; inputs first, then outputs)."""
+        path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        suffix = os.path.splitext(path)[1].lower()
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+        os.close(fd)
+        header = list(self.inputs) + list(self.outputs)
+        try:
+            if suffix == ".csv":
+                with open(tmp, "w", newline="", encoding="utf-8") as fh:
+                    w = csv.writer(fh)
+                    w.writerow(header)
+                    for row in self.rows():
+                        w.writerow([_csv(row[k]) for k in header])
+            elif suffix == ".xlsx":
+                from openpyxl import Workbook
+                wb = Workbook(write_only=True)
+                ws = wb.create_sheet("Sweep")
+                ws.append(header)
+                for row in self.rows():
+                    ws.append([_xlsx(row[k]) for k in header])
+                wb.save(tmp)
+            else:
+                raise ValueError(f"{path}: the results file must end in .csv or .xlsx")
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    def plot(self, path, ys: list[str], x: str | None = None) -> None:
+        """Line plot of outputs ``ys`` against input ``x`` (default: the first varied input)."""
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        x = x or next(iter(self.inputs))
+        xs = self.inputs[x]
+        others = [k for k in self.inputs if k != x]
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for yk in ys:
+            k = self.resolve(yk)
+            col = self.outputs[k]
+            groups: dict = {}
+            for i in range(self.n):
+                groups.setdefault(tuple(self.inputs[o][i] for o in others), []).append(i)
+            for gkey, idx in groups.items():
+                pts = [(xs[i], col[i]) for i in idx]
+                px = [float(a) if isinstance(a, (int, float)) else np.nan for a, _ in pts]
+                # error values and error text are gaps, never plotted as numbers
+                py = [float(b) if isinstance(b, (int, float)) and not isinstance(b, bool)
+                      else np.nan for _, b in pts]
+                label = k if not others else f"{k} ({', '.join(f'{o}={v}' for o, v in zip(others, gkey))})"
+                ax.plot(px, py, marker="o", ms=3, label=label)
+        ax.set_xlabel(x)
+        ax.set_ylabel(", ".join(ys) if len(ys) == 1 else "value")
+        ax.grid(True, alpha=0.3)
+        if len(ax.lines) <= 12:
+            ax.legend(fontsize=8)
+        ax.set_title(f"{os.path.basename(self.path)}: sweep over {x}")
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+
+def _csv(v):
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, float):
+        return repr(v) if v != int(v) or abs(v) >= 1e15 else str(int(v))
+    return str(v)
+
+
+def _xlsx(v):
+    if isinstance(v, ExcelError):
+        return str(v)
+    return v
+
+
+def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegistry | None = None,
+          max_cells: int = MAX_CELLS, progress: bool = False) -> SweepResult:
+    """Evaluate the workbook's outputs for every scenario of ``vary``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The workbook.
+    vary : dict
+        ``{name or "Sheet!A1": list of values}``.
+    zip_inputs : bool
+        Pair the lists element by element (all must have one length) instead
+        of taking their Cartesian product (first input varies slowest).
+    functions : FunctionRegistry, optional
+        Default: native Excel functions + the add-in's UDFs.
+    max_cells : int
+        Workbook cell limit.
+    progress : bool
+        Show a tqdm progress bar over the formula cells (long runs).
+
+    Returns
+    -------
+    SweepResult
+
+    Raises
+    ------
+    RecalcError
+        Unusable workbook, unknown input, or more than :data:`MAX_SCENARIOS` scenarios.
+    """
+    if not vary:
+        raise RecalcError("nothing to vary: give at least one --vary NAME=values")
+    names = list(vary)
+    lists = [list(vary[k]) for k in names]
+    if any(not v for v in lists):
+        raise RecalcError("every --vary needs at least one value")
+    if zip_inputs:
+        if len({len(v) for v in lists}) != 1:
+            raise RecalcError("--zip needs the same number of values for every --vary "
+                              f"({', '.join(f'{k}: {len(v)}' for k, v in zip(names, lists))})")
+        columns = lists
+    else:
+        total = math.prod(len(v) for v in lists)
+        if total > MAX_SCENARIOS:
+            raise RecalcError(f"{total:,} scenarios, over the limit of {MAX_SCENARIOS:,}")
+        columns = [list(c) for c in zip(*itertools.product(*lists))]
+    n = len(columns[0])
+    engine = load_engine(path, n=n, functions=functions, max_cells=max_cells)
+    try:
+        for name, col in zip(names, columns):
+            engine.set_input(name, col if n > 1 else col[0])
+    except EngineError as exc:
+        raise RecalcError(f"{path}: {exc}") from None
+    # outputs: keys need evaluated labels, so evaluate first, then collect
+    roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"] or None
+    if progress:
+        _evaluate_with_progress(engine, roots)
+    else:
+        engine.evaluate(roots)
+    outs = find_outputs(engine)
+    result_out, cells, name_map = {}, {}, {}
+    for key, cell, nm in outs:
+        v = engine.cell_value(*cell)
+        result_out[key] = v.column(n)
+        cells[key] = f"{engine.sheets[cell[0]].name}!{cell_name(cell[1], cell[2])}"
+        name_map[key] = nm
+    res = SweepResult(dict(zip(names, columns)), result_out, cells, os.fspath(path))
+    res._names = name_map
+    return res
+
+
+def _evaluate_with_progress(engine, roots):
+    from tqdm import tqdm
+
+    def bar(order):
+        return tqdm(order, desc="formulas", unit="cell", file=sys.stderr, leave=False)
+    engine.evaluate(roots, iterate=bar)
+
+
+@click.command("sweep")
+@click.argument("workbook", type=click.Path(dir_okay=False))
+@click.option("--vary", "varies", multiple=True, required=True, metavar="NAME=VALUES",
+              help="Input to vary: NAME=v1,v2,... or NAME=start:stop:step (stop included when "
+                   "on the grid). Repeatable; scenarios are the Cartesian product.")
+@click.option("--zip", "zip_inputs", is_flag=True,
+              help="Pair the --vary lists element by element instead of the product.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Results file: .csv or .xlsx (one row per scenario).")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Also draw a PNG line plot.")
+@click.option("--y", "ys", multiple=True, metavar="OUTPUT",
+              help="Output(s) to plot against the first varied input (label, name or cell).")
+@click.option("--max-cells", type=click.IntRange(1), default=MAX_CELLS, show_default=True,
+              help="Refuse workbooks with more cells than this.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar (default: on for 100,000+ scenarios on a terminal).")
+def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, progress):
+    """Evaluate every Results output of WORKBOOK for each scenario of the --vary inputs.
+
+    All scenarios are computed in one vectorized pass over the workbook.  Exit
+    codes as cryptoplan recalc: 0 all computed, 1 some values are errors,
+    2 usage, 3 some output could not be computed, 4 unusable file/name.
+    """
+    if plot and not ys:
+        raise click.UsageError("--plot needs at least one --y OUTPUT")
+    if not output.lower().endswith((".csv", ".xlsx")):
+        raise click.UsageError("-o must end in .csv or .xlsx")
+    try:
+        vary = dict(parse_vary(v) for v in varies)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    total = math.prod(len(v) for v in vary.values()) if not zip_inputs else len(next(iter(vary.values())))
+    if progress is None:
+        progress = total >= 100_000 and sys.stderr.isatty()
+    try:
+        res = sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, progress=progress)
+        if plot:
+            for y in ys:
+                res.resolve(y)
+        res.write(output)
+        if plot:
+            res.plot(plot, list(ys))
+    except RecalcError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_BAD_FILE)
+    except KeyError as exc:
+        raise click.UsageError(str(exc.args[0])) from None
+    click.echo(f"{res.n:,} scenarios x {len(res.outputs)} outputs -> {output}", err=True)
+    if plot:
+        click.echo(f"plot -> {plot}", err=True)
+    code = res.exit_code
+    if code == EXIT_NOT_COMPUTED:
+        click.echo("some outputs could not be computed (see cryptoplan recalc on one scenario)",
+                   err=True)
+    sys.exit(code)
