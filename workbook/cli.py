@@ -160,12 +160,37 @@ def crossval(as_json):
 
 
 @main.command()
-def demo():
-    """The main job: the measured configuration's throughput, cost and card needs."""
+@click.option("--out", "out_dir", default="cryptoplan-demo", show_default=True,
+              type=click.Path(file_okay=False),
+              help="Folder for the demo's own files (planner.xlsx, planner-recalculated.xlsx); "
+                   "they are rewritten on every run, nothing else is touched.")
+def demo(out_dir):
+    """The main job: build the template workbook, recalculate the example plan, print key results."""
+    from pathlib import Path
+
+    from workbook.recalc import recalculate
+    from workbook.template import write_template
+
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    template = write_template(folder / "planner.xlsx", force=True)
+    recalculated = folder / "planner-recalculated.xlsx"
+    rec = recalculate(template, output=recalculated, in_place=False)
+    click.echo(f"template: {template}  recalculated without Excel: {recalculated}\n")
+    click.echo(f"Key results ({rec.outputs[0].sheet} sheet, the template's default inputs):")
+    shown = [o for o in rec.outputs if o.text().strip()]
+    width = max(len(o.key) for o in shown)
+    for o in shown:
+        click.echo(f"  {o.key:<{width}}  {o.text()}")
+    if rec.problems:
+        click.echo(f"\n{len(rec.problems)} other cell(s) hold error text, as Excel would show them:")
+        for pr in rec.problems[:3]:
+            click.echo(f"  {pr.where}: {pr.message}")
+
     d = model.defaults()
-    pol, kt, ks, kb = d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"]
-    click.echo(f"cryptoplan demo: {d['Coprocessors']} coprocessors, {d['Accelerators']} accelerator, "
-               f"{kt} {ks}, {kb:g} KB messages, {d['Requesters']} requester (parameters: {d['params_file']})")
+    kt, ks, kb = d["KeyType"], d["KeySize"], d["MessageKB"]
+    click.echo(f"\nAMS by policy and key size ({d['Coprocessors']} coprocessors, {d['Accelerators']} "
+               f"accelerator, {kb:g} KB, {d['Requesters']} requester; parameters {d['params_file']})")
     click.echo(f"{'policy':16s} {'key':>10s} {'txn/s':>9s} {'CPU us/txn':>11s} {'cop ms/txn':>11s}")
     from model.ams import ams_card_demands_ms
     for p, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
@@ -176,28 +201,6 @@ def demo():
             dm = ams_card_demands_ms(p, kt, size, reuse)
             click.echo(f"{p + ('' if reuse is None else f' K={reuse}'):16s} {kt + str(size):>10s} {x:9.0f} "
                        f"{c:11.1f} {dm['coprocessor']:11.3f}")
-    rates = [500.0, 1000.0, 2000.0, 5000.0]
-    click.echo(f"\ncards needed for privacy {kt} {ks}, {kb:g} KB, at 70% utilization:")
-    acc = model.accelerators_required(rates, "privacy", kt, ks, kb)
-    cop = model.coprocessors_required(rates, "privacy", kt, ks, kb)
-    click.echo(f"{'txn/s':>8s} {'accelerators':>13s} {'coprocessors':>13s}")
-    for r, a, c in zip(rates, acc, cop):
-        click.echo(f"{r:8.0f} {int(a):13d} {int(c):13d}")
-
-
-# Excel add-in catalog and template workbook (addin/catalog.py, workbook/template.py).
-from addin.catalog import functions_command  # noqa: E402
-from workbook.template import template_command  # noqa: E402
-
-main.add_command(functions_command)
-main.add_command(template_command)
-
-# Batch recalculation and sweeps (workbook/recalc.py, workbook/sweep.py).
-from workbook.recalc import recalc_command  # noqa: E402
-from workbook.sweep import sweep_command  # noqa: E402
-
-main.add_command(recalc_command)
-main.add_command(sweep_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,41 @@
+"""The command line's main job and its fit/crossval entry points, run as a user would.
+
+Expected values: the same model functions called directly (the demo must print what the
+models compute), and the files the demo promises to write.
+"""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+from openpyxl import load_workbook
+
+import model
+from workbook.cli import main
+
+
+def test_demo_builds_recalculates_and_prints(tmp_path):
+    out = tmp_path / "demo"
+    res = CliRunner().invoke(main, ["demo", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert (out / "planner.xlsx").is_file() and (out / "planner-recalculated.xlsx").is_file()
+    d = model.defaults()
+    x = model.ams_throughput(d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"],
+                             requesters=d["Requesters"], coprocessors=d["Coprocessors"],
+                             accelerators=d["Accelerators"])
+    line = next(l for l in res.output.splitlines() if l.strip().startswith("Throughput of the requesters"))
+    assert f"{x:,.1f}" in line
+    # the recalculated copy carries the values as cached results next to its formulas
+    wb = load_workbook(out / "planner-recalculated.xlsx", data_only=True)
+    ws = wb["Results"]
+    cached = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(1, ws.max_row + 1)}
+    assert abs(cached["Throughput of the requesters"] - x) <= 1e-9 * x
+    # a second run rewrites only the demo's own files
+    assert CliRunner().invoke(main, ["demo", "--out", str(out)]).exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["planner-recalculated.xlsx", "planner.xlsx"]
+
+
+def test_fit_prints_per_source_errors():
+    res = CliRunner().invoke(main, ["fit"])
+    assert res.exit_code == 0, res.output
+    assert "median absolute relative error by source" in res.output
+    assert "001_d553ce467f0a188a.txt" in res.output
