@@ -25,6 +25,7 @@ test-fast: venv
 bench: venv
 	@$(PY) -m pip install -q --disable-pip-version-check ".[bench]"
 	$(PY) tests/bench_erlang.py
+	$(PY) tests/bench_recalc.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
