@@ -122,12 +122,7 @@ def test_native_formulas_equal_libreoffice(tmp_path, lo_profile):
 
 
 def _template(tmp_path):
-    try:
-        from workbook.template import write_template
-    except ImportError:
-        if CI:
-            raise
-        pytest.skip("workbook.template not available yet")
+    from workbook.template import write_template
     return write_template(tmp_path / "planner.xlsx")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 import time
 from pathlib import Path
 
@@ -29,7 +28,6 @@ from workbook.sweep import grid_values, parse_vary
 
 from test_recalc import make_wb, registry
 
-CI = os.environ.get("CI") == "true"
 
 
 def run(*args):
@@ -198,12 +196,7 @@ def test_cli_errors(tmp_path):
 
 # --------------------------------------------------------------- template
 def _template(tmp_path):
-    try:
-        from workbook.template import write_template
-    except ImportError:
-        if CI:
-            raise
-        pytest.skip("workbook.template not available yet")
+    from workbook.template import write_template
     return write_template(tmp_path / "planner.xlsx")
 
 

@@ -188,7 +188,7 @@ def demo(out_dir):
             click.echo(f"  {pr.where}: {pr.message}")
 
     d = model.defaults()
-    kt, ks, kb = d["KeyType"], d["KeySize"], d["MessageKB"]
+    kt, kb = d["KeyType"], d["MessageKB"]
     click.echo(f"\nAMS by policy and key size ({d['Coprocessors']} coprocessors, {d['Accelerators']} "
                f"accelerator, {kb:g} KB, {d['Requesters']} requester; parameters {d['params_file']})")
     click.echo(f"{'policy':16s} {'key':>10s} {'txn/s':>9s} {'CPU us/txn':>11s} {'cop ms/txn':>11s}")
@@ -201,6 +201,21 @@ def demo(out_dir):
             dm = ams_card_demands_ms(p, kt, size, reuse)
             click.echo(f"{p + ('' if reuse is None else f' K={reuse}'):16s} {kt + str(size):>10s} {x:9.0f} "
                        f"{c:11.1f} {dm['coprocessor']:11.3f}")
+
+
+# Excel add-in catalog and template workbook (addin/catalog.py, workbook/template.py).
+from addin.catalog import functions_command  # noqa: E402
+from workbook.template import template_command  # noqa: E402
+
+main.add_command(functions_command)
+main.add_command(template_command)
+
+# Batch recalculation and sweeps (workbook/recalc.py, workbook/sweep.py).
+from workbook.recalc import recalc_command  # noqa: E402
+from workbook.sweep import sweep_command  # noqa: E402
+
+main.add_command(recalc_command)
+main.add_command(sweep_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
