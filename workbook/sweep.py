@@ -18,11 +18,11 @@ import itertools
 import math
 import os
 import sys
-import tempfile
 
 import click
 import numpy as np
 
+from ._atomic import atomic_target
 from .engine import EngineError, FunctionRegistry
 from .engine_package import MAX_CELLS
 from .engine_parser import cell_name
@@ -146,19 +146,18 @@ class SweepResult:
     def write(self, path) -> None:
         """Save as ``.csv`` or ``.xlsx`` (atomically; inputs first, then outputs)."""
         path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(path))
         suffix = os.path.splitext(path)[1].lower()
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-        os.close(fd)
+        if suffix not in (".csv", ".xlsx"):
+            raise ValueError(f"{path}: the results file must end in .csv or .xlsx")
         header = list(self.inputs) + list(self.outputs)
-        try:
+        with atomic_target(path) as tmp:
             if suffix == ".csv":
                 with open(tmp, "w", newline="", encoding="utf-8") as fh:
                     w = csv.writer(fh)
                     w.writerow(header)
                     for row in self.rows():
                         w.writerow([_csv(row[k]) for k in header])
-            elif suffix == ".xlsx":
+            else:
                 from openpyxl import Workbook
                 wb = Workbook(write_only=True)
                 ws = wb.create_sheet("Sweep")
@@ -166,13 +165,6 @@ class SweepResult:
                 for row in self.rows():
                     ws.append([_xlsx(row[k]) for k in header])
                 wb.save(tmp)
-            else:
-                raise ValueError(f"{path}: the results file must end in .csv or .xlsx")
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
 
     def plot(self, path, ys: list[str], x: str | None = None) -> None:
         """Line plot of outputs ``ys`` against input ``x`` (default: the first varied input)."""

@@ -64,6 +64,7 @@ from openpyxl.worksheet.formula import ArrayFormula
 import model
 from addin.catalog import CATALOG
 from model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
+from ._atomic import atomic_target
 
 __all__ = [
     "TEMPLATE_DEFAULTS", "INPUTS", "CHART_SHEETS", "input_defaults", "build_workbook",
@@ -862,18 +863,11 @@ def write_template(path, force: bool = False) -> Path:
         raise FileExistsError(f"{dest} exists; use --force to overwrite it")
     dest.parent.mkdir(parents=True, exist_ok=True)
     wb, b = build_workbook()
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    os.close(fd)
-    try:
+    with atomic_target(dest) as tmp:
         wb.save(tmp)
         _add_dynamic_array_metadata(Path(tmp), b.dynamic_arrays)
         if not force and dest.exists():
             raise FileExistsError(f"{dest} appeared while writing; use --force to overwrite it")
-        os.replace(tmp, dest)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return dest
 
 
