@@ -271,13 +271,17 @@ def _per_card_servers(card: str) -> float:
 
 
 def _card_load(tx_rate, policy, key_type, key_size, key_reuse, card, recipients):
-    """(requests per second at that card type, mean service time per request in s)."""
+    """Requests at one card type for an open transaction rate.
+
+    Returns ``(rate, per_txn, service)``: requests per second (array like
+    ``tx_rate``), requests per transaction, and mean service time per request
+    in seconds (0 when the workload sends nothing to that card type).
+    """
     d = ams_card_demands_ms(policy, key_type, key_size, key_reuse, recipients)
-    fns = {fn: cnt for fn, cnt in d["ops"].items() if CARD_FUNCTIONS[fn][0] == card}
-    per_txn = sum(fns.values())
+    per_txn = sum(cnt for fn, cnt in d["ops"].items() if CARD_FUNCTIONS[fn][0] == card)
     rate = np.asarray(check("tx_rate", tx_rate, 0.0), float) * per_txn
     service = d[card] / per_txn / 1000.0 if per_txn else 0.0
-    return rate, service
+    return rate, per_txn, service
 
 
 def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
@@ -298,7 +302,7 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
     c = _card(card)
     check("message_kb", message_kb, 0.0, 102400.0)
     n_cards = check("cards", cards, 1.0, 64.0, integer=True)
-    rate, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
+    rate, _, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
     u = rate * service / (np.asarray(n_cards) * _per_card_servers(c))
     if np.any(u >= 1.0):
         raise UnstableQueueError(f"{c} utilization would be {float(np.max(u)):.0%}: the {c}s cannot "
@@ -317,10 +321,9 @@ def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=No
     """
     c = _card(card)
     card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse, c, cards, recipients)
-    rate, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
+    rate, per_txn, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
     if service == 0.0:
         return 0.0 if np.ndim(rate) == 0 else np.zeros_like(rate)
-    per_txn = rate / np.maximum(np.asarray(check("tx_rate", tx_rate, 0.0), float), 1e-300)
     servers = float(cards) * _per_card_servers(c)
     wq = mgc_wait(rate, service, servers, service_scv=service_scv)
     out = np.asarray(wq) * per_txn * 1000.0
@@ -333,7 +336,7 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
     check("message_kb", message_kb, 0.0, 102400.0)
     u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True)
     w_max = None if max_wait_ms is None else check("max_wait_ms", max_wait_ms, 0.0, lo_open=True)
-    rate, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
+    rate, per_txn, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
     rate = np.atleast_1d(rate)
     m = _per_card_servers(c)
     out = np.zeros(rate.shape, dtype=np.int64)
@@ -347,8 +350,7 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
                 if w_max is None:
                     break
                 wq = mgc_wait(lam, service, k * m, service_scv=service_scv)
-                per_txn = rate[i] / max(float(np.atleast_1d(tx_rate)[i] if np.ndim(tx_rate) else tx_rate), 1e-300)
-                if wq * per_txn * 1000.0 <= w_max:
+                if wq * per_txn * 1000.0 <= w_max:  # ms of queueing per transaction
                     break
             k += 1
             if k > 10000:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import check
-from .params import normalize_key, param
+from .params import normalize_key, normalize_key_type, param
 
 __all__ = ["OPERATIONS", "CARD_FUNCTIONS", "operation_function", "crypto_op_ms",
            "function_ms", "accelerator_parallelism"]
@@ -92,7 +92,7 @@ def crypto_op_ms(operation, key_type="RSA", key_size=2048):
 
     .. math:: t(n) = t(n_0) (n / n_0)^{\\alpha}
     """
-    kt = normalize_key(key_type, 2048 if str(key_type).strip().upper() == "RSA" else 192)[0]
+    kt = normalize_key_type(key_type)
     if np.ndim(key_size) == 0:  # as the AMS functions: text accepted, errors list the sizes
         key_size = normalize_key(kt, key_size)[1]
     sizes = np.atleast_1d(check("key_size", key_size, 1.0))

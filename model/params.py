@@ -22,7 +22,8 @@ from .datafiles import data_path
 __all__ = [
     "load_params", "param", "params_path", "clear_cache", "using_params",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
-    "ADDRESS_SPACES", "normalize_policy", "normalize_key", "normalize_mode", "normalize_cipher",
+    "ADDRESS_SPACES", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
+    "normalize_cipher",
     "normalize_key_reuse", "normalize_address_space",
 ]
 
@@ -82,10 +83,15 @@ def normalize_cipher(cipher) -> str:
     return _choice("cipher", cipher, tuple(CIPHERS), aliases)
 
 
+def normalize_key_type(key_type) -> str:
+    """RSA or NISTECC (case-insensitive; ECC, EC and "NIST ECC" mean NISTECC)."""
+    return _choice("key_type", key_type, KEY_TYPES, {"ecc": "NISTECC", "nist ecc": "NISTECC",
+                                                     "ec": "NISTECC"})
+
+
 def normalize_key(key_type, key_size) -> tuple[str, int]:
     """Validate a certificate key type and size as supported by Crypto Express and RACF."""
-    kt = _choice("key_type", key_type, KEY_TYPES, {"ecc": "NISTECC", "nist ecc": "NISTECC",
-                                                   "ec": "NISTECC"})
+    kt = normalize_key_type(key_type)
     allowed = RSA_KEY_SIZES if kt == "RSA" else ECC_KEY_SIZES
     try:
         size = float(key_size)
