@@ -339,7 +339,7 @@ CATALOG: tuple = (
        "cards of one type at a transaction rate; #NUM! if they cannot keep up.",
        [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS], "fraction (0..1)"),
     _f("CRYPTO_WAIT_MS", "crypto_wait_ms", PLANNING, "Mean queueing delay per transaction at "
-       "the cards of one type (M/G/c, Allen-Cunneen).",
+       "the cards of one type (M/G/c, Cosmetatos).",
        [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS], "ms per transaction"),
     _f("ACCELERATORS_REQUIRED", "accelerators_required", PLANNING, "Smallest number of "
        "accelerator cards meeting the utilization and wait targets (0 if none are used).",

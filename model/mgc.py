@@ -75,6 +75,17 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
     float or ndarray
         :math:`W_q` in the unit of ``service_time``.
 
+    Notes
+    -----
+    Measured against the exact M/D/c mean wait (numerically solved chain, see
+    ``tests/test_mgc.py``): Cosmetatos is within 2.7% for :math:`\\rho \\ge 0.5`
+    (c = 2..32) while Allen-Cunneen underestimates by up to 45%.  At low load
+    with many servers Cosmetatos's correction term (which grows like
+    :math:`1/\\rho`) overshoots: e.g. +39% at c = 32, :math:`\\rho` = 0.3, and
+    above the M/M/c wait at c = 12, :math:`\\rho` = 0.25; there the absolute
+    waits are tiny and the error is on the safe (high) side.  Allen-Cunneen
+    gives half the M/M/c wait for constant service, an underestimate for c > 1.
+
     Raises
     ------
     UnstableQueueError

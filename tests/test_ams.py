@@ -334,3 +334,17 @@ def test_key_reuse_only_with_confidentiality(policy):
 def test_bad_key_size_lists_accepted():
     with pytest.raises(ValueError, match="1024, 2048, 3072, 4096"):
         ams_throughput("integrity", "RSA", 8192, 2)
+
+
+def test_card_wait_uses_cosmetatos_for_constant_service():
+    # Crypto operations are nearly constant in time: the card queueing delay is M/D/c, for
+    # which Cosmetatos is within 2.7% of the exact value at utilization >= 0.5 while
+    # Allen-Cunneen is up to 45% low (tests/test_mgc.py).  Expected value: mgc_wait with
+    # method="cosmetatos" on the card's request stream, times requests per transaction.
+    import model
+    from model.ams import _card_load, _per_card_servers
+    rate, per_txn, service = _card_load(600.0, "privacy", "RSA", 2048, None, "coprocessor", 1)
+    servers = 2 * _per_card_servers("coprocessor")
+    expect = model.mgc_wait(float(rate), service, servers, service_scv=0.0, method="cosmetatos")
+    got = model.crypto_wait_ms(600.0, "privacy", "RSA", 2048, 2.0, card="coprocessor", cards=2)
+    assert got == pytest.approx(expect * per_txn * 1000.0, rel=1e-12)
