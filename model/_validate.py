@@ -45,8 +45,13 @@ def as_float_array(name: str, x) -> np.ndarray:
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be a number or an array of numbers (got {x!r})")
     try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
+        raw = np.asarray(x)
+        if raw.dtype == bool:
+            raise TypeError(f"{name} must be a number, not TRUE/FALSE (got {x!r})")
+        arr = np.asarray(raw, dtype=float)
+    except (ValueError, TypeError) as exc:
+        if "TRUE/FALSE" in str(exc):
+            raise
         raise TypeError(f"{name} must be a number or an array of numbers (got {x!r})") from None
     return arr
 
@@ -71,7 +76,7 @@ def _range_text(lo, hi, lo_open, hi_open) -> str:
 
 
 def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
-          integer=False):
+          integer=False, scalar=False):
     """Validate a numeric argument and return it (scalar as float, array as ndarray).
 
     Parameters
@@ -86,6 +91,8 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
         Whether the bound itself is excluded.
     integer : bool
         Require whole numbers (``2048.0`` is accepted: Excel sends floats).
+    scalar : bool
+        Require a single number (for arguments that are not vectorized).
 
     Raises
     ------
@@ -108,6 +115,9 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
         arr = np.asarray(v)
     else:
         arr = as_float_array(name, x)
+        if scalar and arr.ndim != 0:
+            raise ValueError(f"{name} must be a single number, not a range or array (got shape "
+                             f"{arr.shape})")
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} must be a finite number ({_where(bad, arr)})")

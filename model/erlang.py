@@ -45,6 +45,9 @@ from ._validate import check, check_stable, is_scalar
 __all__ = ["erlang_b", "erlang_c", "poisson_pmf"]
 
 _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+# Upper limit on traffic and servers: far beyond any installation, and it keeps
+# every intermediate (x + m, 2 x v) finite; accuracy is tested to 100,000 servers.
+MAX_ERLANGS = 1e12
 # Stirling series coefficients 1/12, 1/360, 1/1260, 1/1680, 1/1188.
 _S0, _S1, _S2, _S3, _S4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
 # |v| below this uses the series for bd0; above it the direct form loses at
@@ -70,14 +73,13 @@ def _bd0_s(x: float, m: float) -> float:
         s = d * v
         ej = 2.0 * x * v
         v2 = v * v
-        j = 1
-        while True:
+        for j in range(1, _BD0_TERMS + 1):
             ej *= v2
             s1 = s + ej / (2 * j + 1)
             if s1 == s:
-                return s1
+                break
             s = s1
-            j += 1
+        return s
     r = x / m
     lg = math.log(r) if r != math.inf else math.log(x) - math.log(m)
     return x * lg + m - x
@@ -256,9 +258,9 @@ def poisson_pmf(k, mean):
         (Loader 2000).
     """
     if is_scalar(k, mean):
-        return _poisson_pmf_s(check("k", k, 1.0), check("mean", mean, 0.0))
-    k = check("k", k, 1.0)
-    mean = check("mean", mean, 0.0)
+        return _poisson_pmf_s(check("k", k, 1.0, MAX_ERLANGS), check("mean", mean, 0.0, MAX_ERLANGS))
+    k = check("k", k, 1.0, MAX_ERLANGS)
+    mean = check("mean", mean, 0.0, MAX_ERLANGS)
     k, mean = np.broadcast_arrays(np.asarray(k, float), np.asarray(mean, float))
     return _out(_poisson_pmf(k, mean))
 
@@ -269,10 +271,10 @@ def erlang_b(traffic, servers):
     Parameters
     ----------
     traffic : float or array_like
-        Offered load :math:`A = \\lambda / \\mu` in erlangs, ``traffic >= 0``.
-        Any value is valid (a loss system cannot be unstable).
+        Offered load :math:`A = \\lambda / \\mu` in erlangs, ``0 <= traffic <= 1e12``.
+        Any such value is valid (a loss system cannot be unstable).
     servers : float or array_like
-        Number of servers :math:`c`, ``servers >= 1``; non-integer values use
+        Number of servers :math:`c`, ``1 <= servers <= 1e12``; non-integer values use
         the analytic continuation through the incomplete gamma function.
 
     Returns
@@ -301,9 +303,9 @@ def erlang_b(traffic, servers):
     0.210526
     """
     if is_scalar(traffic, servers):
-        return _erlang_b_s(check("traffic", traffic, 0.0), check("servers", servers, 1.0))
-    a = np.asarray(check("traffic", traffic, 0.0), float)
-    c = np.asarray(check("servers", servers, 1.0), float)
+        return _erlang_b_s(check("traffic", traffic, 0.0, MAX_ERLANGS), check("servers", servers, 1.0, MAX_ERLANGS))
+    a = np.asarray(check("traffic", traffic, 0.0, MAX_ERLANGS), float)
+    c = np.asarray(check("servers", servers, 1.0, MAX_ERLANGS), float)
     a, c = np.broadcast_arrays(a, c)
     return _out(_erlang_b(a, c))
 
@@ -342,12 +344,12 @@ def erlang_c(traffic, servers):
     0.444444
     """
     if is_scalar(traffic, servers):
-        a = check("traffic", traffic, 0.0)
-        c = check("servers", servers, 1.0)
+        a = check("traffic", traffic, 0.0, MAX_ERLANGS)
+        c = check("servers", servers, 1.0, MAX_ERLANGS)
         check_stable(a / c, what="traffic / servers")
         return _erlang_c_from_b(_erlang_b_s(a, c), a, c)
-    a = np.asarray(check("traffic", traffic, 0.0), float)
-    c = np.asarray(check("servers", servers, 1.0), float)
+    a = np.asarray(check("traffic", traffic, 0.0, MAX_ERLANGS), float)
+    c = np.asarray(check("servers", servers, 1.0, MAX_ERLANGS), float)
     a, c = np.broadcast_arrays(a, c)
     check_stable(a / c, what="traffic / servers")
     return _out(_erlang_c_from_b(_erlang_b(a, c), a, c))

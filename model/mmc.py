@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check, check_stable, is_scalar
-from .erlang import _erlang_b, _erlang_b_s, _erlang_c_from_b
+from .erlang import MAX_ERLANGS, _erlang_b, _erlang_b_s, _erlang_c_from_b
 
 __all__ = [
     "MMCMetrics", "mmc_metrics", "mmc_utilization", "mmc_wait_probability",
@@ -47,7 +47,7 @@ def _args(arrival_rate, service_time, servers):
     """Validate the three M/M/c arguments; return (lam, s, c, A) and check stability."""
     lam = check("arrival_rate", arrival_rate, 0.0)
     s = check("service_time", service_time, 0.0, lo_open=True)
-    c = check("servers", servers, 1.0)
+    c = check("servers", servers, 1.0, MAX_ERLANGS)
     if not is_scalar(lam, s, c):
         lam, s, c = np.broadcast_arrays(*(np.asarray(v, float) for v in (lam, s, c)))
     a = lam * s

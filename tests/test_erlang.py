@@ -193,9 +193,9 @@ def test_poisson_pmf_against_mpmath(k, rel_mean):
 @pytest.mark.parametrize(
     "traffic, servers, pattern",
     [
-        (-1.0, 2.0, r"^traffic must be >= 0 \(got -1\)$"),
-        (1.0, 0.5, r"^servers must be >= 1 \(got 0\.5\)$"),
-        (1.0, 0.0, r"^servers must be >= 1 \(got 0\)$"),
+        (-1.0, 2.0, r"^traffic must be in \[0, 1e\+12\] \(got -1\)$"),
+        (1.0, 0.5, r"^servers must be in \[1, 1e\+12\] \(got 0\.5\)$"),
+        (1.0, 0.0, r"^servers must be in \[1, 1e\+12\] \(got 0\)$"),
         (math.nan, 2.0, r"^traffic must be a finite number \(got nan\)$"),
         (1.0, math.nan, r"^servers must be a finite number \(got nan\)$"),
         (math.inf, 2.0, r"^traffic must be a finite number \(got inf\)$"),
@@ -209,9 +209,9 @@ def test_bad_scalar_input(fn, traffic, servers, pattern):
 
 @pytest.mark.parametrize("fn", [erlang_b, erlang_c])
 def test_bad_array_element_names_index(fn):
-    with pytest.raises(ValueError, match=r"^servers must be >= 1 \(got 0\.5 at index 2\)$"):
+    with pytest.raises(ValueError, match=r"^servers must be in \[1, 1e\+12\] \(got 0\.5 at index 2\)$"):
         fn(np.array([0.1, 0.2, 0.3]), np.array([2.0, 3.0, 0.5]))
-    with pytest.raises(ValueError, match=r"^traffic must be >= 0 \(got -3 at index 1\)$"):
+    with pytest.raises(ValueError, match=r"^traffic must be in \[0, 1e\+12\] \(got -3 at index 1\)$"):
         fn([0.1, -3.0, 0.3], 5.0)
     with pytest.raises(ValueError, match=r"^traffic must be a finite number \(got nan at index 0\)$"):
         fn([math.nan, 1.0], 5.0)

@@ -59,7 +59,7 @@ def test_python_keywords_work():
 # ------------------------------------------------------------ errors
 def test_bad_argument_names_argument_and_range():
     out = udfs.ERLANGC(9, 0.5)
-    assert out == "#VALUE! ERLANGC: servers must be >= 1 (got 0.5)"
+    assert out == "#VALUE! ERLANGC: servers must be in [1, 1e+12] (got 0.5)"
 
 
 def test_unstable_queue_is_num_error():
@@ -146,7 +146,7 @@ def test_bad_element_only_fails_that_element():
     out = udfs.ERLANGC([[8.0], [10.0], [-1.0], [None], [9.0]], 10)
     assert out[0][0] == pytest.approx(erlang_c_textbook(8, 10), rel=1e-12)
     assert out[1][0].startswith("#NUM! ERLANGC: unstable queue")
-    assert out[2][0] == "#VALUE! ERLANGC: traffic must be >= 0 (got -1)"
+    assert out[2][0] == "#VALUE! ERLANGC: traffic must be in [0, 1e+12] (got -1)"
     assert out[3][0] == "#VALUE! ERLANGC: traffic is required (the cell is empty)"
     assert out[4][0] == pytest.approx(erlang_c_textbook(9, 10), rel=1e-12)
 
