@@ -35,7 +35,7 @@ How results and errors leave
     (``int`` for counts).  A failing element becomes *error text* in that
     element only::
 
-        #VALUE! ERLANGC: servers must be >= 1 (got 0.5)
+        #VALUE! ERLANGC: servers must be in [1, 1e+12] (got 0.5)
         #NUM! CARD_UTILIZATION: accelerator utilization would be 140%: ...
 
     ``#NUM!`` marks an unstable queue (:class:`model.UnstableQueueError`),

@@ -324,7 +324,7 @@ def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=No
     rate, per_txn, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
     if service == 0.0:
         return 0.0 if np.ndim(rate) == 0 else np.zeros_like(rate)
-    servers = float(cards) * _per_card_servers(c)
+    servers = check("cards", cards, 1.0, 64.0, integer=True, scalar=True) * _per_card_servers(c)
     wq = _card_wait(rate, service, servers, service_scv)
     out = np.asarray(wq) * per_txn * 1000.0
     return float(out) if np.ndim(out) == 0 else out
@@ -337,6 +337,7 @@ def _card_wait(lam, service, servers, service_scv):
     high at low load: the safe side) for service SCV <= 1, which covers
     nearly constant crypto operations; Allen-Cunneen above that.
     """
+    service_scv = check("service_scv", service_scv, 0.0, scalar=True)
     method = "cosmetatos" if service_scv <= 1.0 else "allen-cunneen"
     return mgc_wait(lam, service, servers, service_scv=service_scv, method=method)
 
@@ -345,8 +346,9 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
               max_wait_ms, recipients, service_scv):
     c = _card(card)
     check("message_kb", message_kb, 0.0, 102400.0)
-    u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True)
-    w_max = None if max_wait_ms is None else check("max_wait_ms", max_wait_ms, 0.0, lo_open=True)
+    u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, scalar=True)
+    w_max = (None if max_wait_ms is None
+             else check("max_wait_ms", max_wait_ms, 0.0, lo_open=True, scalar=True))
     rate, per_txn, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
     rate = np.atleast_1d(rate)
     m = _per_card_servers(c)

@@ -83,8 +83,10 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
     with many servers Cosmetatos's correction term (which grows like
     :math:`1/\\rho`) overshoots: e.g. +39% at c = 32, :math:`\\rho` = 0.3, and
     above the M/M/c wait at c = 12, :math:`\\rho` = 0.25; there the absolute
-    waits are tiny and the error is on the safe (high) side.  Allen-Cunneen
-    gives half the M/M/c wait for constant service, an underestimate for c > 1.
+    waits are tiny and the error is on the safe (high) side; the M/D/c term is
+    capped at the M/M/c wait (constant service never waits longer than
+    exponential service).  Allen-Cunneen gives half the M/M/c wait for
+    constant service, an underestimate for c > 1.
 
     Raises
     ------
@@ -109,7 +111,9 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
         corr = (1.0 - rho) * (c - 1.0) * (np.sqrt(4.0 + 5.0 * c) - 2.0) / (16.0 * rho * c)
     # rho == 0 means no traffic and no wait: the correction's 0/0 is irrelevant.
     corr = np.where(rho > 0.0, corr, 0.0)
-    wq_md = 0.5 * wq * (1.0 + corr)
+    # Cosmetatos's correction grows like 1/rho and can exceed the M/M/c wait at low
+    # load; constant service never waits longer than exponential service, so cap there.
+    wq_md = np.minimum(0.5 * wq * (1.0 + corr), wq)
     out = cs2 * wq + (1.0 - cs2) * wq_md
     return float(out) if is_scalar(arrival_rate, service_time, servers, service_scv) else _out(np.asarray(out))
 

@@ -179,7 +179,7 @@ def renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform="z16"):
     """
     c = normalize_cipher(cipher)
     kb = np.asarray(check("message_kb", message_kb, 0.0, 102400.0), dtype=float)
-    rk = check("sslrkeyc", sslrkeyc, 0.0, figure("ref_sslrkeyc_range").high, integer=True)
+    rk = check("sslrkeyc", sslrkeyc, 0.0, figure("ref_sslrkeyc_range").high, integer=True, scalar=True)
     plat = str(platform).strip().lower()
     if plat not in _RENEG_PLATFORMS:
         raise ValueError(f"platform must be one of {', '.join(_RENEG_PLATFORMS)} (got {platform!r})")
@@ -227,7 +227,7 @@ def tls_cost_us(mode, cipher, message_kb, address_space=None, sslrkeyc=0, platfo
     parts = tls_cost_parts_us(mode, cipher, message_kb)
     if normalize_mode(mode) == "SSLCIPH":
         parts["CHIN"] = parts["CHIN"] + renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform)
-    elif check("sslrkeyc", sslrkeyc, 0.0) != 0:
+    elif check("sslrkeyc", sslrkeyc, 0.0, scalar=True) != 0:
         raise ValueError("sslrkeyc applies to mode SSLCIPH only (AT-TLS renegotiates on a timer)")
     if space == "total":
         return parts["MSTR"] + parts["CHIN"] + parts["TCPIP"]
@@ -328,14 +328,18 @@ def _ratio(fid: str) -> float:
 
 
 def _flag(name, value) -> bool:
+    """TRUE/FALSE, 1/0 or the words true/false, yes/no, on/off; anything else is an error."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
     if isinstance(value, str):
         v = value.strip().lower()
         if v in ("true", "yes", "on", "1"):
             return True
         if v in ("false", "no", "off", "0", ""):
             return False
-        raise ValueError(f"{name} must be TRUE or FALSE (got {value!r})")
-    return bool(value)
+    elif isinstance(value, (int, float, np.integer, np.floating)) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"{name} must be TRUE or FALSE (got {value!r})")
 
 
 def _handshake(key_exchange, certificate, protocol, resumption, sysplex_tickets, fips, card_mode,
