@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from .datafiles import data_path
 
-__all__ = ["Figure", "load_figures", "figure", "figure_value", "using_figures"]
+__all__ = ["Figure", "load_figures", "figure", "figure_value", "using_figures", "table_in_force"]
 
 _table: contextvars.ContextVar[str | None] = contextvars.ContextVar("cryptoplan_figures", default=None)
 
@@ -107,6 +107,11 @@ def _load(path: str) -> dict:
                 raise ValueError(f"{path}: duplicate figure id {fig.id}")
             out[fig.id] = fig
     return out
+
+
+def table_in_force() -> str:
+    """Path of the figures table the models read now (see :func:`using_figures`)."""
+    return _table.get() or str(data_path("figures.csv"))
 
 
 def load_figures(path=None) -> dict:

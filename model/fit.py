@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 from scipy.optimize import least_squares
 
-from .figures import figure, load_figures
+from .figures import figure
 from .params import using_params
 
 __all__ = ["Target", "targets", "FREE", "GROUPS", "derived_parameters", "fit", "predict_all",
@@ -160,7 +160,6 @@ def targets() -> list[Target]:
         Target("s001_rmf_cex8a_exec_ms",
                lambda: (me_rate * param("acc_me_ms_2048") + crt_rate * param("acc_crt_ms_2048")) / (me_rate + crt_rate),
                "rate-weighted mean of ME and CRT times at the RMF rates"),
-        Target("s001_rmf_accel_total_rate", lambda: me_rate + crt_rate, "ME rate + CRT rate"),
         Target("s001_2k_integrity_tput_1024", lambda: tput("integrity", "RSA", 1024, 2), "X, 1 requester"),
         Target("s001_2k_integrity_tput_4096", lambda: tput("integrity", "RSA", 4096, 2), "X, 1 requester"),
         Target("s001_2k_integrity_tput_change",
@@ -415,11 +414,14 @@ def write_params(doc: dict, path) -> None:
     import tempfile
     from pathlib import Path
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
-
-_ = load_figures  # re-exported for callers that fit against their own table

@@ -35,7 +35,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ._validate import check
-from .figures import figure
+from .figures import figure, table_in_force
 from .params import CIPHERS, normalize_address_space, normalize_cipher, normalize_mode, param
 
 __all__ = ["fit_roundtrip", "tls_roundtrip_us", "tls_cost_us", "tls_cost_parts_us",
@@ -48,9 +48,16 @@ _RT_IDS = {"SSLCIPH": "s002_rt_sslciph_{}_us", "ATTLS": "s002_rt_attls_{}_us"}
 _RT_SIZES = {"2k": 2.0, "16k": 16.0, "32k": 32.0, "64k": 64.0, "1m": 1024.0}
 
 
-@lru_cache(maxsize=1)
 def fit_roundtrip() -> dict:
-    """Fit (r0, a, b, q) to the published round trips; returns values, stderrs and residuals."""
+    """Fit (r0, a, b, q) to the published round trips; returns values, stderrs and residuals.
+
+    Cached per figures table, so :func:`model.figures.using_figures` refits it.
+    """
+    return _fit_roundtrip(table_in_force())
+
+
+@lru_cache(maxsize=8)
+def _fit_roundtrip(table: str) -> dict:
     pts = [(mode, kb, figure(pat.format(tag)).target())
            for mode, pat in _RT_IDS.items() for tag, kb in _RT_SIZES.items()]
 

@@ -69,14 +69,19 @@ def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
 @click.option("--figures", "figures_path", type=click.Path(exists=True, dir_okay=False),
               help="Figures table to fit (default: data/figures.csv).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
-              help="Parameter file to write (default: print only; never overwrites data/ unless named).")
+              help="Parameter file to write (default: print only).")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the fit report: figures.csv (published vs model) and one PNG per figure family.")
-def fit(figures_path, out_path, report_dir):
-    """Re-fit the crypto and AMS parameters to the published figures."""
+@click.option("--force", is_flag=True, help="Overwrite an existing --out file or report files.")
+def fit(figures_path, out_path, report_dir, force):
+    """Re-fit the crypto/AMS and TLS parameters to the published figures (or to --figures)."""
+    import contextlib
     from pathlib import Path
 
-    import contextlib
+    if out_path and Path(out_path).exists() and not force:
+        raise click.UsageError(f"{out_path} exists; use --force to overwrite it")
+    if report_dir and Path(report_dir).is_dir() and any(Path(report_dir).iterdir()) and not force:
+        raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
 
     from model import fit as F
     from model.figures import using_figures
