@@ -31,7 +31,8 @@ def test_demo_builds_recalculates_and_prints(tmp_path):
     assert abs(cached["Throughput of the requesters"] - x) <= 1e-9 * x
     # a second run rewrites only the demo's own files
     assert CliRunner().invoke(main, ["demo", "--out", str(out)]).exit_code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["planner-recalculated.xlsx", "planner.xlsx"]
+    assert sorted(p.name for p in out.iterdir()) == [".cryptoplan-demo", "planner-recalculated.xlsx",
+                                                     "planner.xlsx"]
 
 
 def test_fit_prints_per_source_errors():
@@ -46,3 +47,28 @@ def test_every_command_is_registered():
     res = CliRunner().invoke(main, ["--help"])
     for cmd in ("capacity", "crossval", "demo", "fit", "functions", "recalc", "sweep", "template"):
         assert f"  {cmd} " in res.output, cmd
+
+
+def test_outputs_never_overwrite_without_force(tmp_path):
+    from workbook.template import write_template
+    wb = write_template(tmp_path / "planner.xlsx")
+    before = wb.read_bytes()
+    run = CliRunner().invoke
+    # the sweep's results file may not be the input workbook, even with --force
+    res = run(main, ["sweep", str(wb), "--vary", "TxRate=100,200", "-o", str(wb), "--force"])
+    assert res.exit_code == 2 and "input workbook" in res.output
+    assert wb.read_bytes() == before
+    out = tmp_path / "s.csv"
+    out.write_text("keep me")
+    res = run(main, ["sweep", str(wb), "--vary", "TxRate=100,200", "-o", str(out)])
+    assert res.exit_code == 2 and "--force" in res.output and out.read_text() == "keep me"
+    assert run(main, ["sweep", str(wb), "--vary", "TxRate=100,200", "-o", str(out), "--force"]).exit_code in (0, 1)
+    assert out.read_text().startswith("TxRate")
+    # recalc -o onto an existing file, and onto the input itself
+    res = run(main, ["recalc", str(wb), "-o", str(out)])
+    assert res.exit_code == 2 and "--force" in res.output
+    res = run(main, ["recalc", str(wb), "-o", str(wb)])
+    assert res.exit_code == 4 and wb.read_bytes() == before
+    # demo: a folder holding someone else's planner.xlsx is refused
+    res = run(main, ["demo", "--out", str(tmp_path)])
+    assert res.exit_code != 0 and wb.read_bytes() == before

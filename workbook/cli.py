@@ -168,7 +168,8 @@ def crossval(as_json):
 @click.option("--out", "out_dir", default="cryptoplan-demo", show_default=True,
               type=click.Path(file_okay=False),
               help="Folder for the demo's own files (planner.xlsx, planner-recalculated.xlsx); "
-                   "they are rewritten on every run, nothing else is touched.")
+                   "they are rewritten on every run; a folder with planner files the demo "
+                   "did not write is refused.")
 def demo(out_dir):
     """The main job: build the template workbook, recalculate the example plan, print key results."""
     from pathlib import Path
@@ -177,9 +178,15 @@ def demo(out_dir):
     from workbook.template import write_template
 
     folder = Path(out_dir)
+    marker = folder / ".cryptoplan-demo"
+    names = ("planner.xlsx", "planner-recalculated.xlsx")
+    if not marker.exists() and any((folder / n).exists() for n in names):
+        raise click.UsageError(f"{folder} holds a planner workbook the demo did not write; "
+                               "choose another --out folder")
     folder.mkdir(parents=True, exist_ok=True)
-    template = write_template(folder / "planner.xlsx", force=True)
-    recalculated = folder / "planner-recalculated.xlsx"
+    marker.write_text("cryptoplan demo output: rewritten by every `cryptoplan demo` run\n")
+    template = write_template(folder / names[0], force=True)
+    recalculated = folder / names[1]
     rec = recalculate(template, output=recalculated, in_place=False)
     click.echo(f"template: {template}  recalculated without Excel: {recalculated}\n")
     click.echo(f"Key results ({rec.outputs[0].sheet} sheet, the template's default inputs):")

@@ -541,9 +541,10 @@ def _print_table(rec: Recalculation) -> None:
                    "others text. Repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outputs and problems as JSON.")
 @click.option("--in-place", is_flag=True, help="Overwrite WORKBOOK itself (atomic rename).")
+@click.option("--force", is_flag=True, help="Overwrite an existing -o/--output file.")
 @click.option("--max-cells", type=click.IntRange(1), default=MAX_CELLS, show_default=True,
               help="Refuse workbooks with more cells than this.")
-def recalc_command(workbook, output, sets, as_json, in_place, max_cells):
+def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
     """Evaluate every formula of WORKBOOK without Excel, print the Results sheet, save the values.
 
     The output file keeps every formula and gets each formula's computed value
@@ -555,6 +556,9 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells):
     """
     if in_place and output:
         raise click.UsageError("give either -o/--output or --in-place, not both")
+    if output and os.path.exists(output) and not force and not (
+            os.path.exists(workbook) and os.path.samefile(output, workbook)):
+        raise click.UsageError(f"{output} exists; use --force to overwrite it")
     try:
         inputs = dict(parse_assignment(s) for s in sets)
     except ValueError as exc:

@@ -310,7 +310,8 @@ def _evaluate_with_progress(engine, roots):
               help="Refuse workbooks with more cells than this.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar (default: on for 100,000+ scenarios on a terminal).")
-def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, progress):
+@click.option("--force", is_flag=True, help="Overwrite existing -o/--plot files.")
+def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, progress, force):
     """Evaluate every Results output of WORKBOOK for each scenario of the --vary inputs.
 
     All scenarios are computed in one vectorized pass over the workbook.  Exit
@@ -321,6 +322,11 @@ def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, pro
         raise click.UsageError("--plot needs at least one --y OUTPUT")
     if not output.lower().endswith((".csv", ".xlsx")):
         raise click.UsageError("-o must end in .csv or .xlsx")
+    for target in filter(None, (output, plot)):
+        if os.path.exists(target) and os.path.exists(workbook) and os.path.samefile(target, workbook):
+            raise click.UsageError(f"{target} is the input workbook; choose another file")
+        if os.path.exists(target) and not force:
+            raise click.UsageError(f"{target} exists; use --force to overwrite it")
     try:
         vary = dict(parse_vary(v) for v in varies)
     except ValueError as exc:
