@@ -72,3 +72,16 @@ def test_outputs_never_overwrite_without_force(tmp_path):
     # demo: a folder holding someone else's planner.xlsx is refused
     res = run(main, ["demo", "--out", str(tmp_path)])
     assert res.exit_code != 0 and wb.read_bytes() == before
+
+
+def test_capacity_sizes_on_the_wait_it_prints():
+    import json
+    res = CliRunner().invoke(main, ["capacity", "--service-ms", "0.5", "--rates", "1000,5000",
+                                    "--scv", "4", "--max-wait-ms", "0.05", "--json"])
+    assert res.exit_code == 0, res.output
+    for row in json.loads(res.output):
+        assert row["mean_wait_ms_mgc"] <= 0.05
+        # one server fewer misses the target (or is unstable)
+        lam, c = row["rate_per_s"], row["servers"] - 1
+        if lam * 0.5e-3 < c:
+            assert model.mgc_wait(lam, 0.5e-3, c, service_scv=4.0) * 1e3 > 0.05

@@ -42,8 +42,10 @@ def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
     lam = np.asarray(_floats(rates))
     s = service_ms / 1000.0
     try:
-        n, m = model.mmc_servers(lam, s, max_utilization=max_utilization,
-                                 max_wait=None if max_wait_ms is None else max_wait_ms / 1000.0,
+        # Allen-Cunneen with Poisson arrivals is the M/M/c wait times (1 + scv)/2, so the
+        # M/M/c search on the scaled target sizes on exactly the wait printed below.
+        target = None if max_wait_ms is None else max_wait_ms / 1000.0 * 2.0 / (1.0 + scv)
+        n, m = model.mmc_servers(lam, s, max_utilization=max_utilization, max_wait=target,
                                  full_output=True)
         wq_mgc = model.mgc_wait(lam, s, n.astype(float), service_scv=scv)
     except ValueError as exc:
@@ -58,7 +60,7 @@ def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
         return
     click.echo(f"service time {service_ms:g} ms, utilization ceiling {max_utilization:.0%}"
                + (f", mean wait ceiling {max_wait_ms:g} ms" if max_wait_ms else "")
-               + f", service SCV {scv:g} (M/G/c Allen-Cunneen)")
+               + f", service SCV {scv:g} (servers sized on the M/G/c Allen-Cunneen wait)")
     click.echo(f"{'rate/s':>10} {'servers':>8} {'util':>7} {'P(wait)':>8} {'Wq M/M/c ms':>12} {'Wq M/G/c ms':>12}")
     for r in rows:
         click.echo(f"{r['rate_per_s']:>10g} {r['servers']:>8d} {r['utilization']:>7.1%} "
