@@ -194,9 +194,9 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
     key_reuse : float or "unlimited", optional
         Confidentiality key reuse.
     requesters : int
-        Parallel requesters, each with one request outstanding (>= 1).
+        Parallel requesters, each with one request outstanding (1..100,000).
     coprocessors, accelerators : int
-        Crypto Express cards in each mode available to the LPAR (>= 1).
+        Crypto Express cards in each mode available to the LPAR (1..64).
     recipients : int
         Recipients per message.
 

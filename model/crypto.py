@@ -15,7 +15,10 @@ Service time scales as a power of the key size (RSA modulus or curve size):
 
 with :math:`n_0` = 2048 bits for RSA (where RMF gives the measured times) and
 192 bits for NISTECC, :math:`\\alpha` of the private-key operations fitted
-within the textbook 2.6-3 band and of the public-key ones within 1.6-2.
+within the textbook band (row ``ref_scaling_private_exponent``) and of the
+public-key ones within theirs (``ref_scaling_public_exponent``); with the
+seed-001 figures both end at a band edge (``cryptoplan fit`` marks them "at
+bound"): the data ask for a steeper private and a flatter public scaling.
 
 References
 ----------

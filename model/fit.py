@@ -52,7 +52,8 @@ class Target:
     group: str = "ams"  # the sub-model whose parameters it constrains
 
 
-# Free parameters: name -> (initial value source, low, high, unit, sub-model, description)
+# Free parameters: name -> (low, or the id of a range figure giving both bounds; high, or
+# None with a figure id; unit; sub-model; description).  Starting points: _initial.
 FREE = {
     "cop_rsa_ms_2048": (0.1, 5.0, "ms", "crypto", "coprocessor time per RSA-2048 private-key sign"),
     "acc_me_ms_2048": (0.005, 0.5, "ms", "crypto", "accelerator time per RSA-2048 ME (public-key) op"),

@@ -25,8 +25,12 @@ al. 2006, §8.2, eqs. 8.38-8.41):
               + \\sum_{j=0}^{m_k-2} (m_k - 1 - j)\\, p_k(j \\mid n-1)\\Bigr] \\\\
     X(n)   &= \\frac{n}{Z + \\sum_k R_k(n)}, \\qquad Q_k(n) = X(n) R_k(n) \\\\
     p_k(j \\mid n) &= \\frac{X(n) D_k}{j}\\, p_k(j-1 \\mid n-1), \\quad 1 \\le j \\le m_k - 1 \\\\
-    p_k(0 \\mid n) &= 1 - \\frac{1}{m_k}\\Bigl[X(n) D_k
-              + \\sum_{j=1}^{m_k-1} (m_k - j)\\, p_k(j \\mid n)\\Bigr]
+    p_k(0 \\mid n) &= p_k(0 \\mid n-1)\\, \\frac{X(n)}{X_{-k}(n)}
+
+where :math:`X_{-k}` is the throughput of the network without station *k*
+(Reiser 1981).  The textbook alternative
+:math:`p_k(0 \\mid n) = 1 - \\frac{1}{m_k}[X(n) D_k + \\sum_j (m_k - j) p_k(j \\mid n)]`
+is a subtraction that loses all accuracy once the station is busy.
 
 References
 ----------

@@ -121,7 +121,9 @@ def normalize_key_reuse(key_reuse) -> float:
             raise ValueError(f"key_reuse must be a whole number 1..9999999 or 'unlimited' "
                              f"(got {key_reuse!r})") from None
     k = float(key_reuse)
-    if not (k == float("inf") or (1 <= k <= 9_999_999 and k == int(k))):  # no int() of inf/nan
+    from .figures import figure  # the KEYREUSE range of the reference facts
+    hi = figure("ref_keyreuse_range").high
+    if not (k == float("inf") or (1 <= k <= hi and k == int(k))):  # no int() of inf/nan
         raise ValueError(f"key_reuse must be a whole number 1..9999999 or 'unlimited' (got {key_reuse!r})")
     return k
 

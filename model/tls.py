@@ -45,7 +45,21 @@ __all__ = ["fit_roundtrip", "tls_roundtrip_us", "tls_cost_us", "tls_cost_parts_u
 
 KEY_EXCHANGES = ("RSA", "ECDHE", "DHE")
 _RT_IDS = {"SSLCIPH": "s002_rt_sslciph_{}_us", "ATTLS": "s002_rt_attls_{}_us"}
-_RT_SIZES = {"2k": 2.0, "16k": 16.0, "32k": 32.0, "64k": 64.0, "1m": 1024.0}
+_RT_TAGS = ("2k", "16k", "32k", "64k", "1m")  # the table's columns; sizes come from the rows
+
+
+def _rt_points():
+    """(mode, message KB, published µs, figure id) of every round-trip row."""
+    out = []
+    for mode, pat in _RT_IDS.items():
+        for tag in _RT_TAGS:
+            f = figure(pat.format(tag))
+            out.append((mode, float(f.conditions["message_kb"]), f.target(), f.id))
+    return out
+
+
+def _rt_max_kb() -> float:
+    return max(kb for _, kb, _, _ in _rt_points())
 
 
 def fit_roundtrip() -> dict:
@@ -58,15 +72,14 @@ def fit_roundtrip() -> dict:
 
 @lru_cache(maxsize=8)
 def _fit_roundtrip(table: str) -> dict:
-    pts = [(mode, kb, figure(pat.format(tag)).target())
-           for mode, pat in _RT_IDS.items() for tag, kb in _RT_SIZES.items()]
+    pts = _rt_points()
 
     def model(x, mode, kb):
         r0, a, b, q = x
         return r0 + a * kb if mode == "SSLCIPH" else r0 + b * kb + q * kb * kb
 
     def fun(x):
-        return np.array([model(x, m, kb) / y - 1.0 for m, kb, y in pts])
+        return np.array([model(x, m, kb) / y - 1.0 for m, kb, y, _ in pts])
 
     res = least_squares(fun, x0=[1000.0, 600.0, 600.0, 0.1], bounds=([0, 0, 0, 0], np.inf), x_scale="jac")
     dof = max(len(pts) - 4, 1)
@@ -74,8 +87,7 @@ def _fit_roundtrip(table: str) -> dict:
     names = ("rt_base_us", "rt_sslciph_us_per_kb", "rt_attls_us_per_kb", "rt_attls_us_per_kb2")
     return {"values": dict(zip(names, map(float, res.x))),
             "stderr": dict(zip(names, map(float, np.sqrt(np.clip(np.diag(cov), 0, None))))),
-            "residuals": {f"{_RT_IDS[m].format(t)}": float(model(res.x, m, kb) / y - 1.0)
-                          for (m, kb, y), t in zip(pts, list(_RT_SIZES) * 2)}}
+            "residuals": {fid: float(model(res.x, m, kb) / y - 1.0) for m, kb, y, fid in pts}}
 
 
 def tls_roundtrip_us(mode, cipher, message_kb):
@@ -103,7 +115,7 @@ def tls_roundtrip_us(mode, cipher, message_kb):
         raise ValueError(f"round trips are published for the software cipher "
                          f"TLS_CHACHA20_POLY1305_SHA256 only (got {c}); with hardware ciphers "
                          "seed 002 reports SSLCIPH and AT-TLS round trips as similar and network-bound")
-    kb = check("message_kb", message_kb, 0.0, 1024.0)
+    kb = check("message_kb", message_kb, 0.0, _rt_max_kb())  # the measured range only
     p = fit_roundtrip()["values"]
     kb_a = np.asarray(kb, dtype=float)
     if m == "SSLCIPH":
@@ -284,7 +296,10 @@ def channel_start_rate(mode, cipher=None):
     """MQ channel starts per second (4,000 channel pairs, 3 dedicated CPs, z16).
 
     SSLCIPH: the z16 rates of the reference table per cipher
-    (``ref_start_rate_*_z16``; TLS 1.3: midpoint of ``ref_start_rate_tls13_z16``).
+    (``ref_start_rate_*_z16``; TLS 1.3: midpoint of ``ref_start_rate_tls13_z16``);
+    TLS 1.2 ciphers without a row of their own (NULL_SHA, the TLS_RSA GCM and
+    SHA-1 suites) use the TLS_RSA_WITH_AES_256_CBC_SHA256 row: the handshake, not
+    the bulk cipher, sets the start rate.
     none: the SSLCIPH rates divided by the midpoint of "33 to 50% of the rate
     of unsecured channels" (``s002_start_rate_sslciph``), averaged over the
     ciphers.  ATTLS: the unsecured rate times the midpoint of 75-80%
@@ -422,6 +437,11 @@ def handshake_cpu_factor(key_exchange="ECDHE", certificate="RSA", protocol="TLS1
     ``s003_resumption_tls13_cost``, ``s003_sysplex_tickets_cost``,
     ``s003_coproc_vs_accel_*_cost_note`` (accelerator instead of coprocessor, FIPS off),
     ``s003_fips_accel_vs_coproc_cost`` (FIPS on a coprocessor).
+
+    Assumption (not published): FIPS mode on an *accelerator* costs the same as the
+    non-FIPS coprocessor baseline; seed 003 only compares the two cards within FIPS
+    mode and within non-FIPS mode.  TLS_RSA key exchange on an accelerator has no
+    published factor and is taken as 1.
     """
     return _handshake(key_exchange, certificate, protocol, resumption, sysplex_tickets, fips, card_mode,
                       heappools64, latency=False)
