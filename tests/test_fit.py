@@ -218,49 +218,24 @@ def test_params_override_not_a_parameter_file(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------ calibration on a site's own table
-def test_fit_follows_a_user_figures_table(tmp_path):
+def test_fit_follows_a_user_figures_table(scaled_figures):
     """`cryptoplan fit --figures F`: doubling the published RMF ME time in a copy of the
     table roughly doubles the fitted ME time (it is the only figure that pins it alone)."""
-    import csv
-
-    from model.datafiles import data_path
     from model.figures import using_figures
-    rows = list(csv.DictReader(open(data_path("figures.csv"), newline="", encoding="utf-8")))
-    for r in rows:
-        if r["id"] == "s001_rmf_me2048_exec_ms":
-            r["value"] = str(2 * float(r["value"]))
-    path = tmp_path / "site.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    path = scaled_figures(lambda fid: fid == "s001_rmf_me2048_exec_ms", 2.0)
     base = F.fit(groups=("ams",))["parameters"]["acc_me_ms_2048"]["value"]
     with using_figures(path):
         site = F.fit(groups=("ams",))["parameters"]["acc_me_ms_2048"]["value"]
     assert 1.5 < site / base < 2.5
 
 
-def _table_with(tmp_path, fid, factor):
-    import csv
-    rows = list(csv.DictReader(open(data_path("figures.csv"), newline="", encoding="utf-8")))
-    for r in rows:
-        if r["id"] == fid:
-            r["value"] = str(factor * float(r["value"]))
-    path = tmp_path / f"{fid}-{factor}.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return path
-
-
 @pytest.mark.parametrize("fid", ["s001_rmf_me2048_exec_ms", "s002_16k_chacha_attls_chin_ms"])
-def test_leave_one_out_does_not_see_the_left_out_figure(tmp_path, fid):
+def test_leave_one_out_does_not_see_the_left_out_figure(scaled_figures, fid):
     """No leakage: the left-out prediction of a figure is the same whatever its published
     value (a fit that still used it would move with it)."""
     from model.figures import using_figures
     [plain] = F.crossvalidate(ids={fid})
-    with using_figures(_table_with(tmp_path, fid, 3.0)):
+    with using_figures(scaled_figures(lambda i: i == fid, 3.0)):
         [moved] = F.crossvalidate(ids={fid})
     assert plain["id"] == moved["id"] == fid
     assert_allclose(moved["loo_prediction"], plain["loo_prediction"], rtol=1e-9)

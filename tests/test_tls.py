@@ -351,23 +351,12 @@ def test_chacha_attls_slower_but_cheaper_in_chin(kb):
     assert gap[1] > gap[0]
 
 
-def test_roundtrip_refits_for_a_site_table(tmp_path):
+def test_roundtrip_refits_for_a_site_table(scaled_figures):
     # The round-trip fit is cached per figures table: a site's table with every published
     # round trip doubled doubles the model (the form is linear in its parameters), and the
     # shipped table's fit is untouched afterwards.
-    import csv
-
-    from model.datafiles import data_path
     from model.figures import using_figures
-    rows = list(csv.DictReader(open(data_path("figures.csv"), newline="", encoding="utf-8")))
-    for r in rows:
-        if r["id"].startswith("s002_rt_") and r["id"].endswith("_us"):
-            r["value"] = str(2 * float(r["value"]))
-    path = tmp_path / "site.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    path = scaled_figures(lambda fid: fid.startswith("s002_rt_") and fid.endswith("_us"), 2.0)
     base = model.tls_roundtrip_us("ATTLS", SW, 64.0)
     with using_figures(path):
         assert_allclose(model.tls_roundtrip_us("ATTLS", SW, 64.0), 2 * base, rtol=1e-6)
