@@ -244,9 +244,11 @@ KEY_REUSE = _a("key_reuse", "number_or_text", "Confidentiality key reuse: whole 
 REQUESTERS = _a("requesters", "integer", "Parallel requesters, one request outstanding each; "
                 ">= 1.", "requesters", 1)
 COPROCESSORS = _a("coprocessors", "integer", "Crypto Express cards in coprocessor (CCA) mode "
-                  "for the LPAR; 1..64.", "cards", 2)
+                  "for the LPAR; 1..64. Empty: the measured configuration (model.defaults()).",
+                  "cards", None)
 ACCELERATORS = _a("accelerators", "integer", "Crypto Express cards in accelerator mode for the "
-                  "LPAR; 1..64.", "cards", 1)
+                  "LPAR; 1..64. Empty: the measured configuration (model.defaults()).", "cards",
+                  None)
 RECIPIENTS = _a("recipients", "integer", "Recipients per message (one key_encrypt each); >= 1.",
                 "recipients", 1)
 AMS_SPACE = _a("address_space", "text", "CPU part: total, application, AMSM or MSTR.", "",

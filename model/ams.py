@@ -179,8 +179,16 @@ def _vectorize(fn, *args):
     return out
 
 
+def _measured(value, key):
+    """``value``, or the measured configuration's value when it is None."""
+    if value is None:
+        from .planning import defaults
+        return defaults()[key]
+    return value
+
+
 def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
-                   coprocessors=2, accelerators=1, recipients=1):
+                   coprocessors=None, accelerators=None, recipients=1):
     """AMS request/reply transactions per second of *N* requesters (closed loop, exact MVA).
 
     Parameters
@@ -195,8 +203,10 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
         Confidentiality key reuse.
     requesters : int
         Parallel requesters, each with one request outstanding (1..100,000).
-    coprocessors, accelerators : int
-        Crypto Express cards in each mode available to the LPAR (1..64).
+    coprocessors, accelerators : int, optional
+        Crypto Express cards in each mode available to the LPAR (1..64).  None:
+        the configuration the source measurements used (:func:`model.defaults`,
+        read from ``data/figures.csv``).
     recipients : int
         Recipients per message.
 
@@ -209,15 +219,15 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
             accelerators, recipients):
         pol, kt, n, kb, k, r = _common(policy, key_type, key_size, message_kb, key_reuse, recipients)
         nreq = check("requesters", requesters, 1.0, 100000.0, integer=True)
-        ncop = check("coprocessors", coprocessors, 1.0, 64.0, integer=True)
-        nacc = check("accelerators", accelerators, 1.0, 64.0, integer=True)
+        ncop = check("coprocessors", _measured(coprocessors, "Coprocessors"), 1.0, 64.0, integer=True)
+        nacc = check("accelerators", _measured(accelerators, "Accelerators"), 1.0, 64.0, integer=True)
         return _throughput_one(pol, kt, n, kb, k, r, int(nreq), int(ncop), int(nacc))
     return _vectorize(one, policy, key_type, key_size, message_kb, key_reuse, requesters,
                       coprocessors, accelerators, recipients)
 
 
 def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
-                coprocessors=2, accelerators=1, recipients=1, address_space="total"):
+                coprocessors=None, accelerators=None, recipients=1, address_space="total"):
     """General-CP CPU cost per AMS transaction (µs), in total or by address space.
 
     Parameters
