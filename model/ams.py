@@ -53,7 +53,7 @@ from ._validate import UnstableQueueError, check
 from .crypto import CARD_FUNCTIONS, function_ms, operation_function
 from .mgc import mgc_wait
 from .mva import mva
-from .params import normalize_key, normalize_key_reuse, normalize_policy, param
+from .params import normalize_choice, normalize_key, normalize_key_reuse, normalize_policy, param
 
 __all__ = ["ams_operations", "ams_card_demands_ms", "ams_throughput", "ams_cost_us",
            "card_utilization", "crypto_wait_ms", "accelerators_required",
@@ -246,11 +246,7 @@ def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requeste
     """
     def one(policy, key_type, key_size, message_kb, key_reuse, requesters, coprocessors,
             accelerators, recipients, address_space):
-        space = str(address_space).strip()
-        match = {s.lower(): s for s in AMS_ADDRESS_SPACES}.get(space.lower())
-        if match is None:
-            raise ValueError(f"address_space must be one of {', '.join(AMS_ADDRESS_SPACES)} "
-                             f"(got {address_space!r})")
+        match = normalize_choice("address_space", address_space, AMS_ADDRESS_SPACES)
         pol, kt, n, kb, k, r = _common(policy, key_type, key_size, message_kb, key_reuse, recipients)
         x = ams_throughput(pol, kt, n, kb, key_reuse, requesters, coprocessors, accelerators, r)
         ops = ams_operations(pol, key_reuse, r)
@@ -269,11 +265,8 @@ def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requeste
 
 
 def _card(card) -> str:
-    c = str(card).strip().lower()
-    c = {"acc": "accelerator", "cexa": "accelerator", "cop": "coprocessor", "cexc": "coprocessor"}.get(c, c)
-    if c not in CARDS:
-        raise ValueError(f"card must be one of {', '.join(CARDS)} (got {card!r})")
-    return c
+    return normalize_choice("card", card, CARDS, {"acc": "accelerator", "cexa": "accelerator",
+                                                  "cop": "coprocessor", "cexc": "coprocessor"})
 
 
 def _per_card_servers(card: str) -> float:

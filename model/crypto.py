@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import check
-from .params import normalize_key, normalize_key_type, param
+from .params import normalize_choice, normalize_key, normalize_key_type, param
 
 __all__ = ["OPERATIONS", "CARD_FUNCTIONS", "operation_function", "crypto_op_ms",
            "function_ms", "accelerator_parallelism"]
@@ -56,9 +56,7 @@ def operation_function(operation, key_type) -> str:
     Returns one of ``CARD_FUNCTIONS``.  Raises ValueError for an unknown
     operation or for encryption with a NISTECC key (no DATAENCRYPT usage).
     """
-    op = str(operation).strip().lower().replace("-", "_").replace(" ", "_")
-    if op not in OPERATIONS:
-        raise ValueError(f"operation must be one of {', '.join(OPERATIONS)} (got {operation!r})")
+    op = normalize_choice("operation", operation, OPERATIONS)
     kt = str(key_type).strip().upper()
     if kt == "NISTECC":
         if op in ("key_encrypt", "key_decrypt"):

@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import check, is_scalar
+from .params import normalize_choice
 from .mmc import _args, _c, _out
 
 __all__ = ["mgc_wait", "mgc_response", "MGC_METHODS"]
@@ -43,10 +44,7 @@ MGC_METHODS = ("allen-cunneen", "cosmetatos")
 
 
 def _method(method: str) -> str:
-    m = str(method).strip().lower().replace("_", "-").replace(" ", "-")
-    if m not in MGC_METHODS:
-        raise ValueError(f"method must be one of {', '.join(MGC_METHODS)} (got {method!r})")
-    return m
+    return normalize_choice("method", method, MGC_METHODS)
 
 
 def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1.0,

@@ -20,7 +20,7 @@ from pathlib import Path
 from .datafiles import data_path
 
 __all__ = [
-    "load_params", "param", "params_path", "clear_cache", "using_params",
+    "load_params", "param", "params_path", "clear_cache", "using_params", "normalize_choice",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
     "ADDRESS_SPACES", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
     "normalize_cipher",
@@ -51,13 +51,21 @@ CIPHERS = {
 ADDRESS_SPACES = ("total", "MSTR", "CHIN", "TCPIP")
 
 
-def _choice(name: str, value, allowed, aliases=None):
+def _fold(text) -> str:
+    return str(text).strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def normalize_choice(name: str, value, allowed, aliases=None):
+    """One of ``allowed`` (case-insensitive; ``-``, ``_`` and spaces are alike), or an alias.
+
+    The one place where text choices are checked: the error names the argument,
+    lists the accepted values and shows what was given.
+    """
     if value is None:
         raise ValueError(f"{name} is required; accepted values: {', '.join(map(str, allowed))}")
-    key = str(value).strip()
-    table = {str(a).lower(): a for a in allowed}
-    table.update({k.lower(): v for k, v in (aliases or {}).items()})
-    hit = table.get(key.lower())
+    table = {_fold(a): a for a in allowed}
+    table.update({_fold(k): v for k, v in (aliases or {}).items()})
+    hit = table.get(_fold(value))
     if hit is None:
         raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))} (got {value!r})")
     return hit
@@ -65,12 +73,12 @@ def _choice(name: str, value, allowed, aliases=None):
 
 def normalize_policy(policy) -> str:
     """Case-insensitive AMS policy name: integrity, privacy or confidentiality."""
-    return _choice("policy", policy, POLICIES)
+    return normalize_choice("policy", policy, POLICIES)
 
 
 def normalize_mode(mode) -> str:
     """Channel protection: none, SSLCIPH or ATTLS (also AT-TLS, AT_TLS)."""
-    return _choice("mode", mode, MODES, {"at-tls": "ATTLS", "at_tls": "ATTLS", "": "none",
+    return normalize_choice("mode", mode, MODES, {"at-tls": "ATTLS", "at_tls": "ATTLS", "": "none",
                                          "ssl": "SSLCIPH", "mq": "SSLCIPH"})
 
 
@@ -80,12 +88,12 @@ def normalize_cipher(cipher) -> str:
     for full in CIPHERS:
         if full.startswith("TLS_ECDHE_"):
             aliases[full[4:].replace("_WITH", "").lower()] = full
-    return _choice("cipher", cipher, tuple(CIPHERS), aliases)
+    return normalize_choice("cipher", cipher, tuple(CIPHERS), aliases)
 
 
 def normalize_key_type(key_type) -> str:
     """RSA or NISTECC (case-insensitive; ECC, EC and "NIST ECC" mean NISTECC)."""
-    return _choice("key_type", key_type, KEY_TYPES, {"ecc": "NISTECC", "nist ecc": "NISTECC",
+    return normalize_choice("key_type", key_type, KEY_TYPES, {"ecc": "NISTECC", "nist ecc": "NISTECC",
                                                      "ec": "NISTECC"})
 
 
@@ -132,7 +140,7 @@ def normalize_address_space(address_space) -> str:
     """total, MSTR, CHIN or TCPIP (None means total)."""
     if address_space is None:
         return "total"
-    return _choice("address_space", address_space, ADDRESS_SPACES,
+    return normalize_choice("address_space", address_space, ADDRESS_SPACES,
                    {"chinit": "CHIN", "channel initiator": "CHIN", "qmgr": "MSTR", "tcp/ip": "TCPIP",
                     "tcp": "TCPIP"})
 

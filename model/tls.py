@@ -36,7 +36,8 @@ from scipy.optimize import least_squares
 
 from ._validate import check
 from .figures import figure, table_in_force
-from .params import CIPHERS, normalize_address_space, normalize_cipher, normalize_mode, param
+from .params import (CIPHERS, normalize_address_space, normalize_choice, normalize_cipher, normalize_mode,
+                     param)
 
 __all__ = ["fit_roundtrip", "tls_roundtrip_us", "tls_cost_us", "tls_cost_parts_us",
            "renegotiation_cost_us", "channel_start_rate", "channel_start_cost_us",
@@ -199,9 +200,7 @@ def renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform="z16"):
     c = normalize_cipher(cipher)
     kb = np.asarray(check("message_kb", message_kb, 0.0, 102400.0), dtype=float)
     rk = check("sslrkeyc", sslrkeyc, 0.0, figure("ref_sslrkeyc_range").high, integer=True, scalar=True)
-    plat = str(platform).strip().lower()
-    if plat not in _RENEG_PLATFORMS:
-        raise ValueError(f"platform must be one of {', '.join(_RENEG_PLATFORMS)} (got {platform!r})")
+    plat = normalize_choice("platform", platform, _RENEG_PLATFORMS)
     if rk == 0 or CIPHERS[c][0] == "TLS1.3":
         out = np.zeros_like(kb)
     else:
@@ -366,19 +365,12 @@ def _flag(name, value) -> bool:
 
 def _handshake(key_exchange, certificate, protocol, resumption, sysplex_tickets, fips, card_mode,
                heappools64, latency: bool) -> float:
-    kx = str(key_exchange).strip().upper()
-    if kx not in KEY_EXCHANGES:
-        raise ValueError(f"key_exchange must be one of {', '.join(KEY_EXCHANGES)} (got {key_exchange!r})")
-    cert = str(certificate).strip().upper()
-    if cert not in ("RSA", "ECDSA"):
-        raise ValueError(f"certificate must be RSA or ECDSA (got {certificate!r})")
-    proto = str(protocol).strip().upper().replace("V", "").replace(" ", "")
-    proto = {"TLS1.2": "TLS1.2", "1.2": "TLS1.2", "TLS1.3": "TLS1.3", "1.3": "TLS1.3"}.get(proto)
-    if proto is None:
-        raise ValueError(f"protocol must be TLS1.2 or TLS1.3 (got {protocol!r})")
-    card = str(card_mode).strip().lower()
-    if card not in ("coprocessor", "accelerator"):
-        raise ValueError(f"card_mode must be coprocessor or accelerator (got {card_mode!r})")
+    kx = normalize_choice("key_exchange", key_exchange, KEY_EXCHANGES)
+    normalize_choice("certificate", certificate, ("RSA", "ECDSA"))  # equivalent cost (seed 003)
+    proto = normalize_choice("protocol", protocol, ("TLS1.2", "TLS1.3"),
+                             {v: p for p in ("TLS1.2", "TLS1.3")
+                              for v in (p[3:], "TLSv" + p[3:], "TLS " + p[3:], "TLS v" + p[3:])})
+    card = normalize_choice("card_mode", card_mode, ("coprocessor", "accelerator"))
     resumption, sysplex_tickets, fips, heappools64 = (_flag("resumption", resumption),
                                                       _flag("sysplex_tickets", sysplex_tickets),
                                                       _flag("fips", fips), _flag("heappools64", heappools64))
@@ -474,11 +466,9 @@ def ocsp_cpu_us(connection_cpu_us, address_space="total"):
     address_space : {"total", "SSL_server", "TCPIP"}
     """
     cpu = check("connection_cpu_us", connection_cpu_us, 0.0)
-    space = str(address_space).strip().lower()
-    ids = {"total": "s004_ocsp_total_pct", "ssl_server": "s004_ocsp_ssl_server_pct",
-           "ssl server": "s004_ocsp_ssl_server_pct", "tcpip": "s004_ocsp_tcpip_pct"}
-    if space not in ids:
-        raise ValueError(f"address_space must be one of total, SSL_server, TCPIP (got {address_space!r})")
+    space = normalize_choice("address_space", address_space, ("total", "SSL_server", "TCPIP"))
+    ids = {"total": "s004_ocsp_total_pct", "SSL_server": "s004_ocsp_ssl_server_pct",
+           "TCPIP": "s004_ocsp_tcpip_pct"}
     out = np.asarray(cpu) * _ratio(ids[space])
     return float(out) if out.ndim == 0 else out
 

@@ -220,9 +220,9 @@ def test_heappools64_off_raises(fn):
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(key_exchange="PSK"), "RSA, ECDHE, DHE"),
-    (dict(certificate="DSA"), "RSA or ECDSA"),
-    (dict(protocol="SSLv3"), "TLS1.2 or TLS1.3"),
-    (dict(card_mode="cpacf"), "coprocessor or accelerator"),
+    (dict(certificate="DSA"), "certificate must be one of RSA, ECDSA"),
+    (dict(protocol="SSLv3"), "protocol must be one of TLS1.2, TLS1.3"),
+    (dict(card_mode="cpacf"), "card_mode must be one of coprocessor, accelerator"),
     (dict(protocol="TLS1.3", key_exchange="RSA"), "ECDHE"),
     (dict(sysplex_tickets=True), "TLS 1.3"),
     (dict(fips="maybe"), "TRUE or FALSE"),
