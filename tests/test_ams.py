@@ -348,3 +348,25 @@ def test_card_wait_uses_cosmetatos_for_constant_service():
     expect = model.mgc_wait(float(rate), service, servers, service_scv=0.0, method="cosmetatos")
     got = model.crypto_wait_ms(600.0, "privacy", "RSA", 2048, 2.0, card="coprocessor", cards=2)
     assert got == pytest.approx(expect * per_txn * 1000.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("card", ["accelerator", "coprocessor"])
+@pytest.mark.parametrize("tx", [300.0, 1500.0, 4000.0])
+def test_cards_required_for_a_wait_target_are_minimal(card, tx):
+    # Minimality through the public functions: with k cards both the utilization ceiling and
+    # the mean-wait target hold; with k - 1 one of them fails (or the cards saturate).
+    import model
+    from model import UnstableQueueError
+    required = model.accelerators_required if card == "accelerator" else model.coprocessors_required
+    args = ("privacy", "RSA", 2048, 2.0)
+    k = required(tx, *args, max_utilization=0.8, max_wait_ms=0.05)
+    assert k >= 1
+    assert model.card_utilization(tx, *args, card=card, cards=k) <= 0.8
+    assert model.crypto_wait_ms(tx, *args, card=card, cards=k) <= 0.05
+    if k > 1:
+        try:
+            u = model.card_utilization(tx, *args, card=card, cards=k - 1)
+            w = model.crypto_wait_ms(tx, *args, card=card, cards=k - 1)
+            assert u > 0.8 or w > 0.05
+        except UnstableQueueError:
+            pass
