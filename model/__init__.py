@@ -15,8 +15,8 @@ from .mmc import (
 )
 from .mva import MVAResult, mva, mva_response, mva_throughput
 from .ams import (
-    accelerators_required, ams_cost_us, ams_throughput, card_utilization, coprocessors_required,
-    crypto_wait_ms,
+    accelerators_required, ams_cost_us, ams_message_cost_us, ams_throughput, card_utilization,
+    coprocessors_required, crypto_wait_ms,
 )
 from .crypto import crypto_op_ms
 from .planning import defaults, model_figures, model_parameters
@@ -33,7 +33,8 @@ __all__ = [
     "mmc_wait_percentile", "mmc_response_percentile", "mmc_servers",
     "MGC_METHODS", "mgc_wait", "mgc_response",
     "MVAResult", "mva", "mva_throughput", "mva_response",
-    "crypto_op_ms", "ams_throughput", "ams_cost_us", "card_utilization", "crypto_wait_ms",
+    "crypto_op_ms", "ams_throughput", "ams_cost_us", "ams_message_cost_us", "card_utilization",
+    "crypto_wait_ms",
     "accelerators_required", "coprocessors_required",
     "tls_cost_us", "renegotiation_cost_us", "tls_roundtrip_us", "channel_start_rate",
     "channel_start_cost_us", "channel_stop_cost_us",

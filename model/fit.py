@@ -3,17 +3,29 @@
 Each *target* pairs a figure of ``data/figures.csv`` with the model's
 prediction of the same quantity under the same conditions.  Residuals are
 taken in log-ratio space, so a percentage change and an absolute time weigh
-alike, and each is divided by the figure's tolerance (floored at 1%):
+alike, and each is divided by the figure's tolerance, so a residual is
+counted in tolerances (:math:`|r_i| \\lesssim 1` is within tolerance):
 
 .. math::
 
-    r_i = \\frac{\\ln(\\hat y_i / y_i)}{\\max(\\tau_i, 0.01)}, \\qquad
+    r_i = \\frac{\\ln(\\hat y_i / y_i)}{\\tau_i}, \\qquad
     y = 1 + v/100 \\text{ for a percentage change}.
 
 ``up_to`` statements compare the extreme model value over the stated
-conditions; bounds contribute only when violated.  Parameters are bounded
+conditions; bounds contribute only when violated.
+
+The loss is Cauchy's, :math:`\\sum_i \\ln(1 + r_i^2)`, not the plain sum of
+squares: the figures contradict each other in places (seed 002's largest
+savings go -25, -42, -34, -34, -42% over sizes, which no cost linear in size
+can follow; seed 000 and seed 002 measured different machines), and a
+quadratic loss spreads such a conflict over every figure, pushing many just
+out of tolerance.  With :math:`r` in tolerances, a figure within about one
+tolerance weighs as in least squares and one many tolerances off stops
+pulling.  Measured on the published table: 14 of 71 figures out of tolerance
+with Cauchy against 35 with least squares.  Parameters are bounded
 (exponents by the ranges the reference facts give), standard errors come from
-the Jacobian at the optimum, :math:`\\mathrm{cov} = s^2 (J^T J)^{-1}`.
+the loss-weighted Jacobian at the optimum, :math:`\\mathrm{cov} = s^2 (J^T J)^{-1}`
+with :math:`s^2` the loss-weighted residual sum of squares over the degrees of freedom.
 
 Derived parameters (read straight from rows, not fitted) are listed with the
 row they come from.
@@ -38,7 +50,7 @@ from scipy.optimize import least_squares
 from .figures import figure
 from .params import using_params
 
-__all__ = ["Target", "targets", "FREE", "GROUPS", "derived_parameters", "fit", "predict_all",
+__all__ = ["Target", "targets", "FREE", "GROUPS", "LOSS", "derived_parameters", "fit", "predict_all",
            "figure_table", "crossvalidate"]
 
 
@@ -66,7 +78,9 @@ FREE = {
     "ams_path_ms_per_kb": (0.0, 1.0, "ms/KB", "ams", "elapsed time per KB of message"),
     "ams_enc_ms_per_kb": (0.0, 1.0, "ms/KB", "ams", "extra elapsed time per KB for encrypting policies"),
     "mstr_admin_us_per_s": (0.0, 1e6, "us/s", "ams", "MQ MSTR administration CPU per second"),
-    "ams_asym_us": (0.0, 1000.0, "us", "ams", "AMS CPU per asymmetric operation (AMSM)"),
+    "ams_sig_op_us": (0.0, 1000.0, "us", "ams", "AMS CPU per sign or verify operation (AMSM)"),
+    "ams_key_op_us": (0.0, 1000.0, "us", "ams", "AMS CPU per key encrypt or key decrypt operation (AMSM)"),
+    "ams_msg_us": (0.0, 1000.0, "us", "ams", "AMS interception CPU per protected message, any policy"),
     "ams_hash_us_per_kb": (0.0, 100.0, "us/KB", "ams", "AMS hashing CPU per KB (signing policies)"),
     "ams_enc_us_per_kb": (0.0, 100.0, "us/KB", "ams", "AMS symmetric encryption CPU per KB"),
     "tls_mstr_us": (0.0, 2000.0, "us", "tls", "queue manager CPU per channel transaction"),
@@ -83,14 +97,21 @@ FREE = {
     "tls_sym_us_per_kb_tls12": (0.0, 100.0, "us/KB", "tls", "TLS 1.2 AES (CPACF) per KB per side"),
     "tls_sym_us_per_kb_tls13hw": (0.0, 100.0, "us/KB", "tls", "TLS 1.3 AES-GCM (CPACF) per KB per side"),
     "tls_sym_us_per_kb_sw": (0.0, 1000.0, "us/KB", "tls", "TLS 1.3 CHACHA20 (software) per KB per side"),
+    "tls_z14_vs_z15": (0.5, 2.0, "1", "tls", "z14 channel CPU per transaction relative to z15"),
 }
-# Starting points for the TLS fit (orders of magnitude, not data): the least-squares
-# result does not depend on them within the bounds (checked by the fit test).
+# Starting points for the TLS fit (orders of magnitude, not data).  The Cauchy loss is not
+# convex, so the optimum found depends on the start: from 8 random starts (every parameter's
+# start times a factor in 0.3..3) four ended where these do (loss 30.25, 14 figures out of
+# tolerance), one at a lower loss (27.89) with the same 14, three higher (31.6 to 92.8, 19 to
+# 32 out).  tests/test_fit.py::test_perturbed_starts_find_no_better_fit repeats x0.5 and x2.
 _INIT = {"tls_mstr_us": 20.0, "tls_mstr_us_per_kb": 0.5, "tls_chin_us": 50.0, "tls_chin_us_per_kb": 1.0,
          "tls_tcpip_us": 15.0, "tls_tcpip_us_per_kb": 0.5, "tls_ssl_us": 50.0, "tls_ssl_us_per_kb": 1.0,
          "tls_attls_chin_us": 10.0, "tls_attls_tcpip_us": 10.0, "tls_sym_us_per_kb_null": 0.2,
-         "tls_sym_us_per_kb_tls12": 0.5, "tls_sym_us_per_kb_tls13hw": 0.5, "tls_sym_us_per_kb_sw": 60.0}
+         "tls_sym_us_per_kb_tls12": 0.5, "tls_sym_us_per_kb_tls13hw": 0.5, "tls_sym_us_per_kb_sw": 60.0,
+         "tls_z14_vs_z15": 1.0}
 GROUPS = {"crypto": "ams", "ams": "ams", "tls": "tls"}
+# Robust loss on tolerance-scaled residuals (f_scale = one tolerance): see the module docstring.
+LOSS = "cauchy"
 
 
 def derived_parameters() -> dict:
@@ -138,13 +159,7 @@ def targets() -> list[Target]:
         return 100.0 * (a / b - 1.0)
 
     def msg_us(pol, kb, reuse=None):
-        # AMS CPU to protect + unprotect one message (what the z14 report tabulates)
-        n_asym = sum(ams.ams_operations(pol, reuse).values())
-        from .params import param
-        sign = pol in ("integrity", "privacy")
-        enc = pol in ("privacy", "confidentiality")
-        return n_asym * param("ams_asym_us") + kb * (sign * param("ams_hash_us_per_kb")
-                                                     + enc * param("ams_enc_us_per_kb"))
+        return float(ams.ams_message_cost_us(pol, kb, reuse))
 
     from .params import param
     me_rate = figure("s001_rmf_me2048_rate").target()
@@ -205,19 +220,19 @@ def _extreme(values, fid):
 def _tls_targets() -> list[Target]:
     from . import tls
 
-    def cost(mode, cipher, kb, space=None, **kw):
-        return float(tls.tls_cost_us(mode, cipher, kb, space, **kw))
+    def cost(mode, cipher, kb, space=None, platform="z15", **kw):
+        return float(tls.tls_cost_us(mode, cipher, kb, space, platform=platform, **kw))
 
     def pct(a, b):
         return 100.0 * (a / b - 1.0)
 
-    def change(pair, kb, space=None):
+    def change(pair, kb, space=None, platform="z15"):
         ssl, at = pair
-        return pct(cost("ATTLS", at, kb, space), cost("SSLCIPH", ssl, kb, space))
+        return pct(cost("ATTLS", at, kb, space, platform), cost("SSLCIPH", ssl, kb, space, platform))
 
-    def ratio(pair, kb, space):
+    def ratio(pair, kb, space, platform="z15"):
         ssl, at = pair
-        return cost("ATTLS", at, kb, space) / cost("SSLCIPH", ssl, kb, space)
+        return cost("ATTLS", at, kb, space, platform) / cost("SSLCIPH", ssl, kb, space, platform)
 
     # seed 002's cipher table: (MQ SSLCIPH cipher, AT-TLS cipher) per type
     tls12 = ("TLS_RSA_WITH_AES_256_CBC_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA")
@@ -262,8 +277,9 @@ def _tls_targets() -> list[Target]:
     ciphers32 = ("TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384",
                  "TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA256")
     add("ref_32k_no_reneg_range_us",
-        lambda: _extreme([cost("SSLCIPH", c, 32.0) for c in ciphers32], "ref_32k_no_reneg_range_us"),
-        "SSLCIPH total at 32KB, four ciphers, no renegotiation")
+        lambda: _extreme([cost("SSLCIPH", c, 32.0, platform=p) for c in ciphers32 for p in ("z14", "z15")],
+                         "ref_32k_no_reneg_range_us"),
+        "SSLCIPH total at 32KB, four ciphers on z14 and z15, no renegotiation")
     rkeyc = figure("ref_32k_cfg_sslrkeyc_mb").target() * 1024 * 1024
     for stem, c in (("ecdhe_ecdsa", ciphers32[0]), ("ecdhe_rsa", ciphers32[1]),
                     ("rsa_aes128gcm", ciphers32[2]), ("rsa_aes256cbc", ciphers32[3])):
@@ -284,7 +300,7 @@ def _to_ratio(fig, v: float) -> float:
 
 def _residual(fig, model: float) -> float:
     m = _to_ratio(fig, model)
-    w = max(fig.tolerance, 0.01)
+    w = fig.tolerance  # > 0 for every row (tests/test_figures_table.py)
     if m <= 0:
         return 1e3
     if fig.kind == "range":
@@ -352,12 +368,16 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
             with using_params({**values, **dict(zip(gnames, x))}):
                 return np.array([_residual(f, t.predict()) for f, t in zip(figs, tlist)])
 
-        res = least_squares(fun, x0, bounds=(lo, hi), x_scale="jac", method="trf", max_nfev=max_nfev)
+        res = least_squares(fun, x0, bounds=(lo, hi), x_scale="jac", method="trf", max_nfev=max_nfev,
+                            loss=LOSS, f_scale=1.0)
         values.update(dict(zip(gnames, res.x)))
         total_cost += float(res.cost)
         nfev += int(res.nfev)
         dof = max(res.fun.size - res.x.size, 1)
-        s2 = float(res.fun @ res.fun) / dof
+        # res.jac is the loss-weighted Jacobian and 2 * res.cost the loss-weighted sum of
+        # squares, so s^2 and J^T J describe the same weighted problem (for the Cauchy
+        # loss an approximation: it treats the weights as fixed at the optimum)
+        s2 = 2.0 * float(res.cost) / dof
         se = np.sqrt(np.clip(np.diag(np.linalg.pinv(res.jac.T @ res.jac) * s2), 0.0, None))
         at_bound = (np.isclose(res.x, lo, rtol=1e-6, atol=1e-12) | np.isclose(res.x, hi, rtol=1e-6, atol=1e-12))
         for i, name in enumerate(gnames):

@@ -39,10 +39,10 @@ from .figures import figure, table_in_force
 from .params import (CIPHERS, normalize_address_space, normalize_choice, normalize_cipher, normalize_mode,
                      param)
 
-__all__ = ["fit_roundtrip", "tls_roundtrip_us", "tls_cost_us", "tls_cost_parts_us",
+__all__ = ["fit_roundtrip", "tls_roundtrip_us", "tls_cost_us", "tls_cost_parts_us", "normalize_platform",
            "renegotiation_cost_us", "channel_start_rate", "channel_start_cost_us",
            "channel_stop_cost_us", "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",
-           "KEY_EXCHANGES", "CIPHER_FAMILIES"]
+           "KEY_EXCHANGES", "CIPHER_FAMILIES", "PLATFORMS"]
 
 KEY_EXCHANGES = ("RSA", "ECDHE", "DHE")
 _RT_IDS = {"SSLCIPH": "s002_rt_sslciph_{}_us", "ATTLS": "s002_rt_attls_{}_us"}
@@ -140,7 +140,15 @@ def _family(cipher: str) -> str:
     return "tls12"
 
 
-def tls_cost_parts_us(mode, cipher, message_kb) -> dict:
+PLATFORMS = ("z14", "z15", "z16")
+
+
+def normalize_platform(platform) -> str:
+    """Machine generation of a TLS channel cost: z14, z15 or z16 (case-insensitive)."""
+    return normalize_choice("platform", platform, PLATFORMS)
+
+
+def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     """CPU µs per request/reply transaction by address space (both LPARs), no renegotiation.
 
     A transaction sends the request and the reply (``message_kb`` each); every
@@ -151,17 +159,29 @@ def tls_cost_parts_us(mode, cipher, message_kb) -> dict:
 
     .. math::
 
-        MSTR &= m_0 + m_1 KB \\quad\\text{(any mode: "not affected by the level of encryption")}\\\\
-        CHIN &= c_0 + c_1 KB + \\begin{cases} s_0 + s_1 KB + 4 e_f KB & \\text{SSLCIPH}\\\\
-                                              a_0 + 2 e_f KB & \\text{AT-TLS (encrypt)}\\end{cases}\\\\
-        TCPIP &= t_0 + t_1 KB + [b_0 + 2 e_f KB]_{\\text{AT-TLS (decrypt in the SRB)}}
+        MSTR &= g\\,(m_0 + m_1 KB) \\quad\\text{(any mode: "not affected by the level of encryption")}\\\\
+        CHIN &= g\\,\\Big(c_0 + c_1 KB + \\begin{cases} s_0 + s_1 KB + 4 e_f KB & \\text{SSLCIPH}\\\\
+                                              a_0 + 2 e_f KB & \\text{AT-TLS (encrypt)}\\end{cases}\\Big)\\\\
+        TCPIP &= g\\,\\big(t_0 + t_1 KB + [b_0 + 2 e_f KB]_{\\text{AT-TLS (decrypt in the SRB)}}\\big)
 
     (seeds 000 and 002: "the cost of encryption is charged to the callers unit
     of work (i.e. the channel initiator) and decryption is incurred by the
     TCPIP address space").  Parameters are fitted by :func:`model.fit.fit`.
+
+    Platforms: the parameters are those of seed 002's z15 and the z15 report
+    (``g = 1``); z14 multiplies everything by the fitted z14/z15 CPU ratio ``g``
+    (``tls_z14_vs_z15``, from the reference 32KB rows of both machines); z16 has
+    no published per-transaction channel costs and uses the z15 ones (the z16
+    report found no significant Crypto Express 8S benefit for MQ TLS, note of
+    ``ref_cex7s_vs_cex6s_exec``): an upper estimate on a faster machine.  Seed
+    000's relative figures (a z196, z/OS 1.13) are fitted with the same set: a
+    separate z196 set of protection parameters was tried and did not reduce
+    the number of figures out of tolerance.
     """
     m = normalize_mode(mode)
+    plat = normalize_platform(platform)
     kb = np.asarray(check("message_kb", message_kb, 0.0, 102400.0), dtype=float)
+    g = param("tls_z14_vs_z15") if plat == "z14" else 1.0
     mstr = param("tls_mstr_us") + param("tls_mstr_us_per_kb") * kb
     chin = param("tls_chin_us") + param("tls_chin_us_per_kb") * kb
     tcp = param("tls_tcpip_us") + param("tls_tcpip_us_per_kb") * kb
@@ -172,11 +192,8 @@ def tls_cost_parts_us(mode, cipher, message_kb) -> dict:
         else:
             chin = chin + param("tls_attls_chin_us") + 2.0 * e * kb
             tcp = tcp + param("tls_attls_tcpip_us") + 2.0 * e * kb
-    out = {"MSTR": mstr, "CHIN": chin, "TCPIP": tcp}
+    out = {"MSTR": g * mstr, "CHIN": g * chin, "TCPIP": g * tcp}
     return {k: (float(v) if np.ndim(v) == 0 else v) for k, v in out.items()}
-
-
-_RENEG_PLATFORMS = ("z14", "z15", "z16")
 
 
 def renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform="z16"):
@@ -200,7 +217,7 @@ def renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform="z16"):
     c = normalize_cipher(cipher)
     kb = np.asarray(check("message_kb", message_kb, 0.0, 102400.0), dtype=float)
     rk = check("sslrkeyc", sslrkeyc, 0.0, figure("ref_sslrkeyc_range").high, integer=True, scalar=True)
-    plat = normalize_choice("platform", platform, _RENEG_PLATFORMS)
+    plat = normalize_platform(platform)
     if rk == 0 or CIPHERS[c][0] == "TLS1.3":
         out = np.zeros_like(kb)
     else:
@@ -234,7 +251,8 @@ def tls_cost_us(mode, cipher, message_kb, address_space=None, sslrkeyc=0, platfo
         SSLCIPH secret-key reset threshold in bytes (0 = never, as measured);
         adds :func:`renegotiation_cost_us` to CHIN.
     platform : {"z14", "z15", "z16"}
-        Which renegotiation costs to use.
+        Machine generation: the z14/z15 CPU ratio and the renegotiation costs
+        (see :func:`tls_cost_parts_us`).
 
     Returns
     -------
@@ -242,9 +260,10 @@ def tls_cost_us(mode, cipher, message_kb, address_space=None, sslrkeyc=0, platfo
         See :func:`tls_cost_parts_us` for the model.
     """
     space = normalize_address_space(address_space)
-    parts = tls_cost_parts_us(mode, cipher, message_kb)
+    plat = normalize_platform(platform)
+    parts = tls_cost_parts_us(mode, cipher, message_kb, plat)
     if normalize_mode(mode) == "SSLCIPH":
-        parts["CHIN"] = parts["CHIN"] + renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform)
+        parts["CHIN"] = parts["CHIN"] + renegotiation_cost_us(cipher, message_kb, sslrkeyc, plat)
     elif check("sslrkeyc", sslrkeyc, 0.0, scalar=True) != 0:
         raise ValueError("sslrkeyc applies to mode SSLCIPH only (AT-TLS renegotiates on a timer)")
     if space == "total":

@@ -54,6 +54,28 @@ def test_committed_params_are_a_fresh_fit(fresh_fit):
     assert_allclose(fresh_fit["cost"], committed()["fit"]["cost"], rtol=1e-6)
 
 
+def _misses(doc) -> int:
+    values = {k: v["value"] for k, v in doc["parameters"].items()}
+    return sum(not r["within_tolerance"] for r in F.figure_table(values))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_perturbed_starts_find_no_better_fit(fresh_fit, monkeypatch, factor):
+    """The Cauchy loss is not convex: a fit started elsewhere may end elsewhere.  Every
+    parameter's start halved or doubled (clipped to its bounds) must not reach a fit with
+    fewer figures out of tolerance than the committed starting points do (measured: 15 and
+    14 misses against 14)."""
+    plain = F._initial
+
+    def moved(name, exclude=()):
+        x0, lo, hi = plain(name, exclude)
+        return min(max(x0 * factor, lo), hi), lo, hi
+
+    monkeypatch.setattr(F, "_initial", moved)
+    assert _misses(F.fit()) >= _misses(fresh_fit)
+
+
 def test_fit_parameters_inside_their_bounds(fresh_fit):
     for name, spec in F.FREE.items():
         lo, hi = (figure(spec[0]).low, figure(spec[0]).high) if isinstance(spec[0], str) else spec[:2]
@@ -97,68 +119,64 @@ def test_seed001_integrity_throughput_within_10pct(fid):
 
 
 # ------------------------------------------------------------ known exceptions
-_ROUNDING = "printed to the last digit (tolerance < 0.1%); a smooth fitted model cannot match to that"
-_AMS_COST = ("one AMSM cost per asymmetric op (sign=verify=encrypt=decrypt) and one per-KB cost per "
-             "stage: 3 parameters cannot meet 6 z14 cells printed to 3-5 digits")
-_RT = ("4-parameter round-trip model (linear / quadratic) fits within 3%; tolerance is the printed "
-       "microsecond (see test_tls 5% bound)")
-
-_TLS_GEN = ("seed 000 was measured on a 2817 (z196) with z/OS 1.13, seed 002 on a z15: one set of "
-            "TLS cost parameters serves both machines and both papers' ciphers")
-_CHIN_HALF = ("structural: AT-TLS moves the decrypt half of the symmetric work to TCPIP, so the "
-              "CHIN saving tends to 50% at large sizes; the published 55-60% needs more")
-_Z15 = ("the 32KB renegotiation rows differ between z14 and z15 for the same cipher; the model has "
-        "no platform factor for the base cost, only the per-platform renegotiation rows")
+# Each entry: why the model's structure cannot meet the figure (the residuals are in the fit
+# report, `cryptoplan fit --report DIR`, and in MODEL_FIGURES).
+_MONOTONE = ("each mode's cost is linear in message size, so the AT-TLS saving is monotone in size for "
+             "each cipher; the published {what} ({seq}) is not, so at least one of {rows} must miss")
+_S000 = _MONOTONE.format(what="seed 000 total saving", seq="-15, -30, -24, -24% at 2KB..1MB",
+                         rows="2KB, 16KB, 64KB")
+_S002 = _MONOTONE.format(what="seed 002 largest total saving over ciphers",
+                         seq="-25, -42, -34, -34, -42% at 2KB..1MB", rows="2KB, 16KB, 32KB")
+_MACHINES = ("seed 000 measured a 2817 (z196) with z/OS 1.13, seed 002 a z15: one parameter set serves "
+             "both and seed 002's 2KB savings (up to -25% / -45%) are far larger than seed 000's for the "
+             "same kind of cipher. A separate z196 set of six protection parameters was tried: it did "
+             "not reduce the number of misses")
+_CHIN = ("the two machines' CHIN savings at the same sizes differ (seed 000 -24/-45/-45/-50%, seed 002 "
+         "up to -45/-55/-50/-50/-60% at 2KB..1MB, most printed to 1-2%) and share one parameter set: "
+         "the fit meets 6 of the 9 CHIN rows")
+_RT = ("4-parameter round-trip model (SSLCIPH linear, AT-TLS quadratic) fits the ten measured times "
+       "within 3%; the tolerance is the printed microsecond (below 0.03%), which only a lookup table "
+       "meets (test_tls bounds the error at 5%)")
 
 KNOWN_OUT_OF_TOLERANCE = {
-    "s000_2k_total_cost": _TLS_GEN + " (-21% vs -15%)",
-    "s000_2k_chin_cost": _TLS_GEN + " (-34% vs -24%)",
-    "s000_2k_tcpip_cost": _TLS_GEN + " (x1.75 vs 'double')",
-    "s000_16k_chin_cost": _TLS_GEN + " (-43.6% vs -45%); tolerance is the printed percent",
-    "s000_64k_total_cost": _TLS_GEN + " (-26% vs -24%)",
-    "s000_64k_chin_cost": _TLS_GEN + " (-47% vs -45%)",
-    "s000_1m_total_cost": _TLS_GEN + " (-27% vs -24%)",
-    "s000_1m_tcpip_cost_aes256": _TLS_GEN + " (x2.8 vs 'approximately 2.5')",
-    "s002_2k_total_cost": "up to -25% vs model -23.5%; tolerance is the printed percent",
-    "s002_2k_chin_cost": "up to -45% vs model -47.6%; tolerance is the printed percent",
-    "s002_16k_total_cost": _TLS_GEN + " (-34% vs up to -42%)",
-    "s002_16k_chin_cost": _CHIN_HALF + " (-49.6% vs -55%)",
-    "s002_32k_total_cost": "up to -34% vs model -36.5%; tolerance is the printed percent",
-    "s002_64k_total_cost": _TLS_GEN + " (-38% vs up to -34%)",
-    "s002_1m_total_cost": "up to -42% vs model -40.7%; tolerance is the printed percent",
-    "s002_1m_chin_cost": _CHIN_HALF + " (-49.9% vs -60%)",
-    "s002_2k_tcpip_cost_hw": _TLS_GEN + " (x1.75 vs 1.5-1.6)",
-    "s002_cost_range_tls12hw": "by-cipher range -18..-25% while the by-size maxima reach -42%: the "
-                               "model spreads the saving over both ciphers (-27% at one size)",
-    "s002_cost_range_tls13hw": "TLS 1.3 hardware range -25..-43%; the model's smallest saving is -23.5% at 2KB",
-    "s002_cost_range_tls13sw": "CHACHA20 -1..-2%: the model's fixed SSLCIPH overheads give -3.5%",
-    "ref_32k_rsa_aes128gcm_z15_us": _Z15 + " (519 vs ~420 us)",
-    "ref_32k_rsa_aes256cbc_z15_us": _Z15 + " (515 vs ~455 us)",
-    "s001_rmf_cex8c_exec_ms": "one sign-time parameter also drives the 1-requester 1342->122 txn/s chain; "
-                              "the fit trades the ~0.596 ms RMF reading (-24%) for the exact throughputs",
-    "s001_rmf_crt2048_exec_ms": "CRT time shared with privacy/confidentiality throughput and cost rows "
-                                "(+5%); " + _ROUNDING,
-    "s001_rmf_cex8a_exec_ms": "rate-weighted mean of the ME and CRT times: inherits the CRT miss (+4%)",
-    "s001_2k_integrity_tput_1024": "power law with exponents bounded to the reference bands reaches ~7%; "
-                                   + _ROUNDING,
-    "s001_2k_integrity_tput_4096": "~2% off; " + _ROUNDING,
-    "s001_2k_conf32_tput_4096": "structural: reuse 32 divides asymmetric ops by 32, so key size cannot "
-                                "cut confidentiality throughput to 25% (model 67%)",
-    "s001_64k_conf32_tput_4096": "structural: same reuse-32 key-size insensitivity (model 76% vs ~50%)",
-    "s001_4m_tput_keysize": "private exponent pinned at 3 by the 2KB drop makes 4096-bit card time too "
-                            "large against the 4MB path time (-44% vs up to -30%)",
-    "s001_64k_cost_1024_to_2048": "one MSTR admin CPU/s for all sizes: fitted to the 2KB rises, "
-                                  "overshoots at 64KB (+5.1% vs up to 4%)",
-    "s001_64k_cost_2048_to_4096": "same single MSTR admin CPU/s (+37% vs up to 30%)",
-    "ref_ams_txn_cost_2k_confidentiality_z14": _AMS_COST + " (-19%)",
-    "ref_ams_cost_2k_integrity_z14": _AMS_COST,
-    "ref_ams_cost_4m_integrity_z14": _AMS_COST,
-    "ref_ams_cost_2k_privacy_z14": _AMS_COST + " (+44%)",
-    "ref_ams_cost_4m_privacy_z14": _AMS_COST,
-    "ref_ams_cost_2k_confidentiality_z14": _AMS_COST + " (-57%)",
-    "ref_ams_cost_4m_confidentiality_z14": _AMS_COST,
+    "s001_2k_conf32_tput_4096": "reuse 32 divides the key operations by 32, so 4096-bit keys add 1/32 of "
+                                "a key encrypt + decrypt per message; the published 25% needs ~2 ms more "
+                                "per transaction, 8x that card time, while the seed says the CPU cost "
+                                "change is 'insignificant' (model 73%)",
+    "s001_64k_conf32_tput_4096": "same reuse-32 key-size insensitivity (model 83% vs ~50%)",
+    "s001_64k_cost_1024_to_2048": "one MSTR administration CPU per second for all sizes, fitted to the 2KB "
+                                  "rises, overshoots at 64KB (+6.0% vs up to 4%)",
+    "ref_ams_cost_4m_confidentiality_z14": "the z14 table implies 1.03 us/KB of encryption on top of "
+                                           "signing (Privacy - Integrity) but 1.16 us/KB for "
+                                           "Confidentiality alone; one encryption cost per KB meets the "
+                                           "other five cells exactly and misses this one by -11%",
+    "s000_2k_total_cost": _MACHINES + " (model -23.6% vs -15%)",
+    "s000_2k_chin_cost": _MACHINES + " (model -36.4% vs -24%)",
+    "s000_16k_total_cost": _S000 + " (model -23.8% vs -30%)",
+    "s000_64k_chin_cost": _CHIN + " (model -51.0% vs -45%)",
+    "s002_2k_chin_cost": _CHIN + " (model -47.3% vs up to -45%)",
+    "s002_16k_chin_cost": _CHIN + " (model -49.7% vs up to -55%)",
+    "s002_16k_total_cost": _S002 + " (model -30.7% vs up to -42%)",
+    "s002_64k_total_cost": _S002.replace("2KB, 16KB, 32KB", "2KB, 16KB, 32KB/64KB")
+                           + " (model -37.0% vs up to -34%)",
+    "s002_2k_tcpip_cost_hw": "seed 000 prints TCPIP 'double' under AT-TLS at 2KB for AES (model 1.94, in "
+                             "tolerance) and seed 002 1.5-1.6 for the hardware ciphers at 2KB: one "
+                             "parameter set serves both machines (model 1.94)",
+    "s002_cost_range_tls13sw": "the SSLCIPH overhead that AT-TLS removes is the same for every cipher in "
+                               "the model: the hardware ciphers' up to -25% at 2KB needs ~37 us of it, "
+                               "CHACHA20's -1..-2% of a ~660 us transaction allows at most ~13 us "
+                               "(model -5.2%)",
     **{f"s002_rt_{m}_{t}_us": _RT for m in ("sslciph", "attls") for t in ("2k", "16k", "32k", "64k", "1m")},
 }
+
+
+def test_known_exceptions_are_few():
+    """The issue's bar: at most 10% of the table's rows listed as out of tolerance.
+
+    Stated both ways: over the 307 rows of data/figures.csv (the bar) and, stricter,
+    over the figures the models predict (24 of 81 when this was written)."""
+    assert len(KNOWN_OUT_OF_TOLERANCE) <= 0.10 * len(load_figures())
+    assert len(KNOWN_OUT_OF_TOLERANCE) <= 0.30 * len(model_figures())
 
 
 def test_known_out_of_tolerance_list_is_current():

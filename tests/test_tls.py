@@ -323,6 +323,31 @@ def test_renegotiation_amortization():
         model.renegotiation_cost_us(c, 32, 1048576, platform="z13")
 
 
+@pytest.mark.parametrize("mode, cipher", [("none", None), ("SSLCIPH", HW12), ("ATTLS", SW)])
+@pytest.mark.parametrize("space", ["MSTR", "CHIN", "TCPIP"])
+def test_platforms_scale_the_z15_costs(mode, cipher, space):
+    # the stated platform rule (tls_cost_parts_us docstring): z14 = g x z15 in every address
+    # space, with g the fitted tls_z14_vs_z15; z16 = z15 (no z16 channel costs are published)
+    g = param("tls_z14_vs_z15")
+    z15 = model.tls_cost_us(mode, cipher, 32.0, space, platform="z15")
+    assert_allclose(model.tls_cost_us(mode, cipher, 32.0, space, platform="z14"), g * z15, rtol=1e-12)
+    assert_allclose(model.tls_cost_us(mode, cipher, 32.0, space, platform="z16"), z15, rtol=1e-12)
+
+
+def test_z14_dearer_than_z15_like_the_reference_rows():
+    # reference facts (z15 report pp.22/24): every 32KB cipher costs more on z14 than on z15
+    # (~715 -> ~650 ... ~520 -> ~455 us/txn); the fitted ratio must say the same
+    pairs = [(figure(f"ref_32k_{c}_z14_us").target(), figure(f"ref_32k_{c}_z15_us").target())
+             for c in ("ecdhe_ecdsa", "ecdhe_rsa", "rsa_aes128gcm", "rsa_aes256cbc")]
+    assert all(a > b for a, b in pairs)
+    assert param("tls_z14_vs_z15") > 1.0
+
+
+def test_unknown_platform_lists_the_accepted_ones():
+    with pytest.raises(ValueError, match="platform must be one of z14, z15, z16"):
+        model.tls_cost_us("SSLCIPH", HW12, 2.0, platform="z196")
+
+
 def test_channel_start_cost_from_rows():
     tcp0 = figure("s002_start_cost_tcpip_none_us").target()
     total12 = figure("ref_start_cpu_rsa_aes256cbc_z16_ms").target() * 1000
