@@ -49,6 +49,7 @@ from model.mgc import MGC_METHODS
 from model.params import (
     ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES,
 )
+from model.tls import PLATFORMS as TLS_PLATFORMS
 
 __all__ = [
     "REQUIRED", "KINDS", "CATEGORIES", "Arg", "Function", "CATALOG", "get", "as_dicts",
@@ -285,6 +286,10 @@ HEAPPOOLS64 = _a("heappools64", "bool", "TRUE if the LE runtime option HEAPPOOLS
 CONNECTION_CPU = _a("connection_cpu_us", "number", "Measured CPU per new connection without "
                     "OCSP offload; > 0.", "us")
 OCSP_SPACE = _a("address_space", "text", "CPU part, e.g. total.", "", "total")
+SSLRKEYC = _a("sslrkeyc", "integer", "SSLCIPH secret-key reset threshold; 0 (never, as "
+              "measured) or 1..999999999 (below 32768 counts as 32768).", "bytes", 0)
+PLATFORM = _a("platform", "text", "Machine: z14, z15 or z16 (z16 uses the z15 channel costs and "
+              "its own renegotiation costs).", "", "z16", TLS_PLATFORMS)
 # Channel start functions take no cipher for unprotected channels (mode none).
 CIPHER_OPT = _a("cipher", "text", CIPHER.help + " Leave empty only with mode none.", "", None,
                 tuple(CIPHERS))
@@ -337,6 +342,10 @@ CATALOG: tuple = (
        "total or for one address space.",
        [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, AMS_SPACE],
        "CPU us per transaction"),
+    _f("AMS_MESSAGE_COST_US", "ams_message_cost_us", PLANNING, "AMS CPU to protect and "
+       "unprotect one message (interception, asymmetric operations, hashing and encryption), "
+       "excluding the MQPUT/MQGET itself.",
+       [POLICY, MESSAGE_KB, KEY_REUSE, RECIPIENTS], "CPU us per message"),
     _f("CARD_UTILIZATION", "card_utilization", PLANNING, "Utilization of the Crypto Express "
        "cards of one type at a transaction rate; #NUM! if they cannot keep up.",
        [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS], "fraction (0..1)"),
@@ -351,7 +360,7 @@ CATALOG: tuple = (
        [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS], "cards", "integer"),
     _f("TLS_COST_US", "tls_cost_us", PLANNING, "CPU per MQ channel transaction with the given "
        "channel protection and cipher, in total or for one address space.",
-       [MODE, CIPHER, MESSAGE_KB, TLS_SPACE], "CPU us per transaction"),
+       [MODE, CIPHER, MESSAGE_KB, TLS_SPACE, SSLRKEYC, PLATFORM], "CPU us per transaction"),
     _f("TLS_ROUNDTRIP_US", "tls_roundtrip_us", PLANNING, "Round-trip time of an MQ channel "
        "transaction with the given channel protection and cipher.",
        [MODE, CIPHER, MESSAGE_KB], "us"),

@@ -259,6 +259,13 @@ def test_tls_channel_wrappers_forward_to_model():
         model.tls_cost_us("ATTLS", cipher, 2.0, "CHIN"))
     assert udfs.TLS_COST_US("ATTLS", cipher, 2.0) == pytest.approx(
         model.tls_cost_us("ATTLS", cipher, 2.0))
+    # SSLRKEYC arrives from Excel as a float; the platform as text in any case
+    assert udfs.TLS_COST_US("SSLCIPH", cipher, 32.0, None, 1048576.0, "Z14") == pytest.approx(
+        model.tls_cost_us("SSLCIPH", cipher, 32.0, sslrkeyc=1048576, platform="z14"))
+    assert udfs.TLS_COST_US("SSLCIPH", cipher, 32.0, None, 0, "z13").startswith(
+        "#VALUE! TLS_COST_US: platform must be one of z14, z15, z16")
+    assert udfs.AMS_MESSAGE_COST_US("privacy", 2.0) == pytest.approx(
+        model.ams_message_cost_us("privacy", 2.0))
     assert udfs.CHANNEL_START_COST_US("SSLCIPH", cipher) == pytest.approx(
         model.channel_start_cost_us("SSLCIPH", cipher))
     assert udfs.CHANNEL_START_RATE("SSLCIPH", cipher) == pytest.approx(
