@@ -333,7 +333,8 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
     """Fit each sub-model's free parameters to its targets, except ``exclude`` (figure ids).
 
     Sub-models (``GROUPS``) are fitted one after the other with their own
-    least-squares problem: crypto + AMS (coupled through throughput), then TLS.
+    least-squares problem: crypto + AMS (coupled through throughput), then TLS,
+    then the round-trip model (group ``"roundtrip"``, :func:`model.tls.fit_roundtrip`).
     ``groups`` limits the fit to those sub-models, the others keeping the
     values in ``start`` (a name -> value dict, e.g. the parameter file's).
 
@@ -386,6 +387,13 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
                             "stderr": None if (at_bound[i] or not np.isfinite(se[i])) else float(se[i]),
                             "unit": spec[2], "submodel": spec[3], "description": spec[4],
                             "source": "fit" + (" (at bound)" if at_bound[i] else "")}
+    if groups is None or "roundtrip" in groups:
+        from .tls import ROUNDTRIP_PARAMS, fit_roundtrip
+        rt = fit_roundtrip(exclude=tuple(exclude))
+        for name, (unit, desc) in ROUNDTRIP_PARAMS.items():
+            params[name] = {"value": rt["values"][name], "stderr": rt["stderr"][name], "unit": unit,
+                            "submodel": "tls", "description": desc,
+                            "source": "fit (seed 002 round-trip table, relative least squares)"}
     for name, (val, src, unit, sub, desc) in derived_parameters().items():
         params[name] = {"value": float(val), "stderr": None, "unit": unit, "submodel": sub,
                         "description": desc, "source": src}
@@ -394,8 +402,16 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
 
 
 def figure_table(values: dict) -> list[dict]:
-    """Published vs model for every target figure, with residual and verdict."""
+    """Published vs model for every figure a model predicts, with residual and verdict.
+
+    The targets of the fitted sub-models, then the round-trip rows.
+    """
+    from .tls import roundtrip_figure_ids, tls_roundtrip_us
     preds = predict_all(values)
+    with using_params(values):
+        for fid in roundtrip_figure_ids():
+            c = figure(fid).conditions
+            preds[fid] = float(tls_roundtrip_us(c["mode"], c["cipher"], float(c["message_kb"])))
     rows = []
     for fid, model in preds.items():
         f = figure(fid)
@@ -412,20 +428,34 @@ def figure_table(values: dict) -> list[dict]:
 def crossvalidate(ids=None) -> list[dict]:
     """Leave-one-out: refit without each target figure and predict it.
 
-    Only the left-out figure's sub-model is refitted (the others cannot see it).
+    Only the left-out figure's sub-model is refitted (the others cannot see it);
+    the round-trip rows refit the round-trip model.
     """
     from .params import load_params
+    from .tls import roundtrip_figure_ids, tls_roundtrip_us
     base = {k: v["value"] for k, v in load_params()["parameters"].items()}
     out = []
+
+    def row(fid, pred):
+        f = figure(fid)
+        return {"id": fid, "published": f.target(), "loo_prediction": pred,
+                "relative_error": (pred - f.target()) / abs(f.target()) if f.target() else None}
+
     for t in targets():
         if ids is not None and t.figure_id not in ids:
             continue
         doc = fit(exclude=(t.figure_id,), max_nfev=200, groups=(t.group,), start=base)
         vals = {**base, **{k: v["value"] for k, v in doc["parameters"].items()}}
-        pred = predict_all(vals, [t])[t.figure_id]
-        f = figure(t.figure_id)
-        out.append({"id": t.figure_id, "published": f.target(), "loo_prediction": pred,
-                    "relative_error": (pred - f.target()) / abs(f.target()) if f.target() else None})
+        out.append(row(t.figure_id, predict_all(vals, [t])[t.figure_id]))
+    for fid in roundtrip_figure_ids():
+        if ids is not None and fid not in ids:
+            continue
+        doc = fit(exclude=(fid,), groups=("roundtrip",))
+        f = figure(fid)
+        with using_params({**base, **{k: v["value"] for k, v in doc["parameters"].items()}}):
+            pred = float(tls_roundtrip_us(f.conditions["mode"], f.conditions["cipher"],
+                                          float(f.conditions["message_kb"])))
+        out.append(row(fid, pred))
     return out
 
 

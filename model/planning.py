@@ -13,32 +13,13 @@ def model_parameters() -> list[dict]:
     doc = load_params()["parameters"]
     rows = [{"name": name, **{k: p.get(k) for k in ("value", "stderr", "unit", "submodel", "source",
                                                      "description")}} for name, p in sorted(doc.items())]
-    from .tls import fit_roundtrip
-    rt = fit_roundtrip()
-    for name, value in rt["values"].items():
-        rows.append({"name": name, "value": value, "stderr": rt["stderr"][name], "unit": "us" if
-                     name == "rt_base_us" else "us/KB" if name.endswith("per_kb") else "us/KB^2",
-                     "submodel": "tls", "source": "fit (seed 002 round-trip table)",
-                     "description": "round-trip model term"})
     return rows
 
 
 def model_figures() -> list[dict]:
     """Published vs model for every figure a model predicts (see :func:`model.fit.figure_table`)."""
     from .fit import figure_table
-    from .tls import fit_roundtrip, tls_roundtrip_us
-    values = {k: v["value"] for k, v in load_params()["parameters"].items()}
-    rows = figure_table(values)
-    for fid in fit_roundtrip()["residuals"]:
-        f = figure(fid)
-        mode = f.conditions["mode"]
-        model = tls_roundtrip_us(mode, f.conditions["cipher"], float(f.conditions["message_kb"]))
-        lo, hi = f.bounds()
-        rows.append({"id": fid, "source": f.source, "quantity": f.quantity, "unit": f.unit, "kind": f.kind,
-                     "published": f.target(), "low": f.low, "high": f.high, "model": model,
-                     "residual": model - f.target(), "relative_error": model / f.target() - 1.0,
-                     "tolerance": f.tolerance, "within_tolerance": bool(lo <= model <= hi)})
-    return rows
+    return figure_table({k: v["value"] for k, v in load_params()["parameters"].items()})
 
 
 def defaults() -> dict:

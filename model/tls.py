@@ -12,7 +12,7 @@ which adds a term growing faster than linearly:
     RT_{ATTLS} = r_0 + b\\,\\mathrm{KB} + q\\,\\mathrm{KB}^2,
 
 fitted by least squares on the relative error to the ten published times
-(:func:`fit_roundtrip`).  Only the software cipher was measured; hardware
+(:func:`fit_roundtrip`, stored in the parameter file by ``cryptoplan fit``).  Only the software cipher was measured; hardware
 ciphers raise ValueError rather than extrapolate.
 
 Channel starts, stops, handshakes and OCSP are published as rates, costs and
@@ -39,7 +39,7 @@ from .figures import figure, table_in_force
 from .params import (CIPHERS, normalize_address_space, normalize_choice, normalize_cipher, normalize_mode,
                      param)
 
-__all__ = ["fit_roundtrip", "tls_roundtrip_us", "tls_cost_us", "tls_cost_parts_us", "normalize_platform",
+__all__ = ["fit_roundtrip", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_roundtrip_us", "tls_cost_us", "tls_cost_parts_us", "normalize_platform",
            "renegotiation_cost_us", "channel_start_rate", "channel_start_cost_us",
            "channel_stop_cost_us", "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",
            "KEY_EXCHANGES", "CIPHER_FAMILIES", "PLATFORMS"]
@@ -63,17 +63,36 @@ def _rt_max_kb() -> float:
     return max(kb for _, kb, _, _ in _rt_points())
 
 
-def fit_roundtrip() -> dict:
+ROUNDTRIP_PARAMS = {
+    "rt_base_us": ("us", "round trip at zero size, both modes"),
+    "rt_sslciph_us_per_kb": ("us/KB", "SSLCIPH round trip per KB (pipelined: linear)"),
+    "rt_attls_us_per_kb": ("us/KB", "AT-TLS round trip per KB"),
+    "rt_attls_us_per_kb2": ("us/KB^2", "AT-TLS round trip per KB squared (encrypt-then-send)"),
+}
+
+
+def roundtrip_figure_ids() -> list[str]:
+    """Ids of the published round-trip rows (seed 002's table)."""
+    return [fid for _, _, _, fid in _rt_points()]
+
+
+def fit_roundtrip(exclude=()) -> dict:
     """Fit (r0, a, b, q) to the published round trips; returns values, stderrs and residuals.
 
-    Cached per figures table, so :func:`model.figures.using_figures` refits it.
+    Least squares on the relative error of each published time (all ten are
+    measurements of the same kind, printed to the microsecond), except the
+    figure ids in ``exclude``.  Cached per figures table, so
+    :func:`model.figures.using_figures` refits it.  :func:`model.fit.fit`
+    stores the result in the parameter file, which is what
+    :func:`tls_roundtrip_us` reads.
     """
-    return _fit_roundtrip(table_in_force())
+    return _fit_roundtrip(table_in_force(), tuple(sorted(exclude)))
 
 
-@lru_cache(maxsize=8)
-def _fit_roundtrip(table: str) -> dict:
-    pts = _rt_points()
+@lru_cache(maxsize=32)
+def _fit_roundtrip(table: str, exclude: tuple) -> dict:
+    every = _rt_points()
+    pts = [p for p in every if p[3] not in exclude]
 
     def model(x, mode, kb):
         r0, a, b, q = x
@@ -85,10 +104,10 @@ def _fit_roundtrip(table: str) -> dict:
     res = least_squares(fun, x0=[1000.0, 600.0, 600.0, 0.1], bounds=([0, 0, 0, 0], np.inf), x_scale="jac")
     dof = max(len(pts) - 4, 1)
     cov = np.linalg.pinv(res.jac.T @ res.jac) * float(res.fun @ res.fun) / dof
-    names = ("rt_base_us", "rt_sslciph_us_per_kb", "rt_attls_us_per_kb", "rt_attls_us_per_kb2")
+    names = tuple(ROUNDTRIP_PARAMS)
     return {"values": dict(zip(names, map(float, res.x))),
             "stderr": dict(zip(names, map(float, np.sqrt(np.clip(np.diag(cov), 0, None))))),
-            "residuals": {fid: float(model(res.x, m, kb) / y - 1.0) for m, kb, y, fid in pts}}
+            "residuals": {fid: float(model(res.x, m, kb) / y - 1.0) for m, kb, y, fid in every}}
 
 
 def tls_roundtrip_us(mode, cipher, message_kb):
@@ -117,12 +136,11 @@ def tls_roundtrip_us(mode, cipher, message_kb):
                          f"TLS_CHACHA20_POLY1305_SHA256 only (got {c}); with hardware ciphers "
                          "seed 002 reports SSLCIPH and AT-TLS round trips as similar and network-bound")
     kb = check("message_kb", message_kb, 0.0, _rt_max_kb())  # the measured range only
-    p = fit_roundtrip()["values"]
     kb_a = np.asarray(kb, dtype=float)
     if m == "SSLCIPH":
-        out = p["rt_base_us"] + p["rt_sslciph_us_per_kb"] * kb_a
+        out = param("rt_base_us") + param("rt_sslciph_us_per_kb") * kb_a
     else:
-        out = p["rt_base_us"] + p["rt_attls_us_per_kb"] * kb_a + p["rt_attls_us_per_kb2"] * kb_a ** 2
+        out = param("rt_base_us") + param("rt_attls_us_per_kb") * kb_a + param("rt_attls_us_per_kb2") * kb_a ** 2
     return float(out) if out.ndim == 0 else out
 
 

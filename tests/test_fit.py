@@ -19,7 +19,7 @@ from model.datafiles import data_path
 from model.figures import figure, load_figures
 from model.params import clear_cache, params_path
 from model.planning import model_figures
-from model.tls import fit_roundtrip
+from model.tls import roundtrip_figure_ids, tls_roundtrip_us
 
 
 @pytest.fixture(autouse=True)
@@ -94,7 +94,7 @@ def test_derived_parameters_come_from_their_rows(fresh_fit):
 # ------------------------------------------------------------ targets / table
 def test_every_target_is_a_figure():
     ids = load_figures()
-    targets = [t.figure_id for t in F.targets()] + list(fit_roundtrip()["residuals"])
+    targets = [t.figure_id for t in F.targets()] + roundtrip_figure_ids()
     assert targets and len(targets) == len(set(targets))
     missing = [t for t in targets if t not in ids]
     assert missing == []
@@ -103,7 +103,7 @@ def test_every_target_is_a_figure():
 def test_figure_table_models_are_finite():
     values = {k: v["value"] for k, v in committed()["parameters"].items()}
     rows = F.figure_table(values)
-    assert len(rows) == len(F.targets())
+    assert len(rows) == len(F.targets()) + len(roundtrip_figure_ids())
     for r in rows:
         assert math.isfinite(r["model"]), r["id"]
         assert r["published"] == figure(r["id"]).target()
@@ -218,6 +218,20 @@ def test_params_override_file(tmp_path, monkeypatch):
     assert_allclose(crypto_op_ms("sign", "RSA", 4096), base_sign, rtol=1e-15)
 
 
+def test_params_override_calibrates_the_round_trip(tmp_path, monkeypatch):
+    # the round-trip terms live in the parameter file like every fitted parameter, so a
+    # site's own file moves tls_roundtrip_us: RT = r0 + a KB (SSLCIPH)
+    doc = committed()
+    doc["parameters"]["rt_sslciph_us_per_kb"]["value"] = 1000.0
+    path = tmp_path / "site_params.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(path))
+    clear_cache()
+    sw = "TLS_CHACHA20_POLY1305_SHA256"
+    r0 = doc["parameters"]["rt_base_us"]["value"]
+    assert_allclose(tls_roundtrip_us("SSLCIPH", sw, 64.0), r0 + 1000.0 * 64.0, rtol=1e-12)
+
+
 def test_params_override_missing_file_names_path(tmp_path, monkeypatch):
     path = tmp_path / "no_such_params.json"
     monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(path))
@@ -247,7 +261,8 @@ def test_fit_follows_a_user_figures_table(scaled_figures):
     assert 1.5 < site / base < 2.5
 
 
-@pytest.mark.parametrize("fid", ["s001_rmf_me2048_exec_ms", "s002_16k_chacha_attls_chin_ms"])
+@pytest.mark.parametrize("fid", ["s001_rmf_me2048_exec_ms", "s002_16k_chacha_attls_chin_ms",
+                                 "s002_rt_attls_64k_us"])
 def test_leave_one_out_does_not_see_the_left_out_figure(scaled_figures, fid):
     """No leakage: the left-out prediction of a figure is the same whatever its published
     value (a fit that still used it would move with it)."""

@@ -94,7 +94,8 @@ def fit(figures_path, out_path, report_dir, force):
         rows = F.figure_table(values)
     ok = sum(r["within_tolerance"] for r in rows)
     within10 = sum(abs(r["relative_error"] or 0) <= 0.10 for r in rows)
-    click.echo(f"fit: {len(F.FREE)} free parameters, {len(rows)} figures, {doc['nfev']} evaluations, "
+    n_free = sum(p["source"].startswith("fit") for p in doc["parameters"].values())
+    click.echo(f"fit: {n_free} free parameters, {len(rows)} figures, {doc['nfev']} evaluations, "
                f"{doc['seconds']:.2f} s")
     for name, p in doc["parameters"].items():
         se = "" if p["stderr"] is None else f" +- {p['stderr']:.4g}"
