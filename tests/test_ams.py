@@ -428,3 +428,33 @@ def test_cards_required_for_a_wait_target_are_minimal(card, tx):
             assert u > 0.8 or w > 0.05
         except UnstableQueueError:
             pass
+
+
+# Expected values: the exact M/D/c mean wait of the embedded Markov chain
+# (tests/test_mgc.py::md_c_exact_wait, checked there against Pollaczek-Khinchine at c = 1).
+@pytest.mark.parametrize("tx", [250.0, 800.0, 1500.0, 2600.0])
+@pytest.mark.parametrize("max_wait_ms", [0.02, 0.1, 0.5])
+def test_coprocessors_for_a_wait_target_match_the_exact_md_c_chain(tx, max_wait_ms):
+    """Integrity sends only signs to the coprocessors: one constant-time request stream,
+    an M/D/c queue with one server per card (cop_engines = 1).  The card count chosen with
+    Cosmetatos must be the count the exact chain chooses, wherever the exact wait at the
+    deciding counts is not within Cosmetatos' error band (10% here, 2.7% measured at
+    utilization >= 0.5) of the target."""
+    from test_mgc import md_c_exact_wait
+
+    from model.ams import _card_load
+    rate, per_txn, service = _card_load(tx, "integrity", "RSA", 4096, None, "coprocessor", 1)
+    assert P("cop_engines") == 1.0
+    lam = float(rate)
+
+    def exact_ms(k):  # queueing delay per transaction with k coprocessors
+        return md_c_exact_wait(lam, service, k) * per_txn * 1000.0
+
+    k_exact = next(k for k in range(1, 200)
+                   if lam * service / k <= 0.95 and exact_ms(k) <= max_wait_ms)
+    deciding = [exact_ms(k) for k in (k_exact - 1, k_exact) if k >= 1 and lam * service / k <= 0.95]
+    if any(abs(w / max_wait_ms - 1.0) < 0.10 for w in deciding):
+        pytest.skip("target within the approximation's error band: either count is defensible")
+    k_model = coprocessors_required(tx, "integrity", "RSA", 4096, 2.0, max_utilization=0.95,
+                                    max_wait_ms=max_wait_ms)
+    assert k_model == k_exact, (k_model, k_exact, [exact_ms(k) for k in range(max(k_exact - 1, 1), k_exact + 2)])  # noqa: E501
