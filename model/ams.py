@@ -53,9 +53,11 @@ from ._validate import UnstableQueueError, check
 from .crypto import CARD_FUNCTIONS, function_ms, operation_function
 from .mgc import mgc_wait
 from .mva import mva
-from .params import normalize_choice, normalize_key, normalize_key_reuse, normalize_policy, param
+from .params import (MAX_MESSAGE_KB, normalize_choice, normalize_key, normalize_key_reuse, normalize_policy,
+                     param)
 
-__all__ = ["ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_throughput", "ams_cost_us",
+__all__ = ["ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_throughput",
+           "ams_cost_us",
            "card_utilization", "crypto_wait_ms", "accelerators_required",
            "coprocessors_required", "AMS_ADDRESS_SPACES"]
 
@@ -129,7 +131,7 @@ def ams_message_cost_us(policy, message_kb, key_reuse=None, recipients=1):
         CPU µs per message (a request/reply transaction has two).
     """
     pol = normalize_policy(policy)
-    kb = np.asarray(check("message_kb", message_kb, 0.0, 102400.0), dtype=float)
+    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
     ops = ams_operations(pol, key_reuse, recipients)
     sign = 1.0 if pol in ("integrity", "privacy") else 0.0
     enc = 1.0 if pol in ("privacy", "confidentiality") else 0.0
@@ -202,7 +204,7 @@ def _station(demand: float, m: float) -> tuple[float, int, float]:
 
 def _common(policy, key_type, key_size, message_kb, key_reuse, recipients):
     pol, kt, n = _check_key(policy, key_type, key_size)
-    kb = check("message_kb", message_kb, 0.0, 102400.0)
+    kb = check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB)
     k = normalize_key_reuse(key_reuse)
     r = check("recipients", recipients, 1.0, integer=True)
     ams_operations(pol, key_reuse, r)  # validates key_reuse against the policy
@@ -345,7 +347,7 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
         If the utilization is 1 or more: the cards cannot keep up.
     """
     c = _card(card)
-    check("message_kb", message_kb, 0.0, 102400.0)
+    check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB)
     n_cards = check("cards", cards, 1.0, 64.0, integer=True)
     rate, _, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
     u = rate * service / (np.asarray(n_cards) * _per_card_servers(c))
@@ -390,7 +392,7 @@ def _card_wait(lam, service, servers, service_scv):
 def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, max_utilization,
               max_wait_ms, recipients, service_scv):
     c = _card(card)
-    check("message_kb", message_kb, 0.0, 102400.0)
+    check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB)
     u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, scalar=True)
     w_max = (None if max_wait_ms is None
              else check("max_wait_ms", max_wait_ms, 0.0, lo_open=True, scalar=True))

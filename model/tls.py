@@ -36,10 +36,11 @@ from scipy.optimize import least_squares
 
 from ._validate import check
 from .figures import figure, table_in_force
-from .params import (CIPHERS, normalize_address_space, normalize_choice, normalize_cipher, normalize_mode,
-                     param)
+from .params import (CIPHERS, MAX_MESSAGE_KB, normalize_address_space, normalize_choice, normalize_cipher,
+                     normalize_mode, param)
 
-__all__ = ["fit_roundtrip", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_roundtrip_us", "tls_cost_us", "tls_cost_parts_us", "normalize_platform",
+__all__ = ["fit_roundtrip", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_roundtrip_us", "tls_cost_us",
+           "tls_cost_parts_us", "normalize_platform",
            "renegotiation_cost_us", "channel_start_rate", "channel_start_cost_us",
            "channel_stop_cost_us", "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",
            "KEY_EXCHANGES", "CIPHER_FAMILIES", "PLATFORMS"]
@@ -198,7 +199,7 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     """
     m = normalize_mode(mode)
     plat = normalize_platform(platform)
-    kb = np.asarray(check("message_kb", message_kb, 0.0, 102400.0), dtype=float)
+    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
     g = param("tls_z14_vs_z15") if plat == "z14" else 1.0
     mstr = param("tls_mstr_us") + param("tls_mstr_us_per_kb") * kb
     chin = param("tls_chin_us") + param("tls_chin_us_per_kb") * kb
@@ -233,7 +234,7 @@ def renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform="z16"):
     platform : {"z14", "z15", "z16"}
     """
     c = normalize_cipher(cipher)
-    kb = np.asarray(check("message_kb", message_kb, 0.0, 102400.0), dtype=float)
+    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
     rk = check("sslrkeyc", sslrkeyc, 0.0, figure("ref_sslrkeyc_range").high, integer=True, scalar=True)
     plat = normalize_platform(platform)
     if rk == 0 or CIPHERS[c][0] == "TLS1.3":
