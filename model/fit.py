@@ -425,38 +425,56 @@ def figure_table(values: dict) -> list[dict]:
     return rows
 
 
-def crossvalidate(ids=None) -> list[dict]:
+def _loo_one(job) -> dict:
+    """One leave-one-out prediction: ``job = (figure id, group, figures table, base values)``.
+
+    Module-level and self-contained so a worker process can run it.
+    """
+    from .figures import using_figures
+    from .tls import tls_roundtrip_us
+    fid, group, table, base = job
+    with using_figures(table):
+        doc = fit(exclude=(fid,), max_nfev=200, groups=(group,), start=base)
+        vals = {**base, **{k: v["value"] for k, v in doc["parameters"].items()}}
+        f = figure(fid)
+        if group == "roundtrip":
+            with using_params(vals):
+                pred = float(tls_roundtrip_us(f.conditions["mode"], f.conditions["cipher"],
+                                              float(f.conditions["message_kb"])))
+        else:
+            [t] = [t for t in targets() if t.figure_id == fid]
+            pred = predict_all(vals, [t])[fid]
+        pub = f.target()
+    return {"id": fid, "published": pub, "loo_prediction": pred,
+            "relative_error": (pred - pub) / abs(pub) if pub else None}
+
+
+def crossvalidate(ids=None, workers=None) -> list[dict]:
     """Leave-one-out: refit without each target figure and predict it.
 
-    Only the left-out figure's sub-model is refitted (the others cannot see it);
-    the round-trip rows refit the round-trip model.
+    Only the left-out figure's sub-model is refitted, from the same starting
+    points as :func:`fit` (the others cannot see it; a start taken from the
+    full fit would carry the left-out figure in); the round-trip rows refit
+    the round-trip model.  The refits are independent and run in ``workers``
+    processes (default: one per core).
     """
+    import concurrent.futures
+    import multiprocessing
+    import os
+
+    from .figures import table_in_force
     from .params import load_params
-    from .tls import roundtrip_figure_ids, tls_roundtrip_us
+    from .tls import roundtrip_figure_ids
     base = {k: v["value"] for k, v in load_params()["parameters"].items()}
-    out = []
-
-    def row(fid, pred):
-        f = figure(fid)
-        return {"id": fid, "published": f.target(), "loo_prediction": pred,
-                "relative_error": (pred - f.target()) / abs(f.target()) if f.target() else None}
-
-    for t in targets():
-        if ids is not None and t.figure_id not in ids:
-            continue
-        doc = fit(exclude=(t.figure_id,), max_nfev=200, groups=(t.group,), start=base)
-        vals = {**base, **{k: v["value"] for k, v in doc["parameters"].items()}}
-        out.append(row(t.figure_id, predict_all(vals, [t])[t.figure_id]))
-    for fid in roundtrip_figure_ids():
-        if ids is not None and fid not in ids:
-            continue
-        doc = fit(exclude=(fid,), groups=("roundtrip",))
-        f = figure(fid)
-        with using_params({**base, **{k: v["value"] for k, v in doc["parameters"].items()}}):
-            pred = float(tls_roundtrip_us(f.conditions["mode"], f.conditions["cipher"],
-                                          float(f.conditions["message_kb"])))
-        out.append(row(fid, pred))
-    return out
+    table = table_in_force()
+    jobs = [(t.figure_id, t.group) for t in targets()] + [(fid, "roundtrip") for fid in roundtrip_figure_ids()]
+    jobs = [(fid, group, table, base) for fid, group in jobs if ids is None or fid in ids]
+    workers = (os.cpu_count() or 1) if workers is None else int(workers)
+    if workers <= 1 or len(jobs) <= 1:
+        return [_loo_one(job) for job in jobs]
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process holding thread pools
+    with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
+        return list(pool.map(_loo_one, jobs))
 
 
 def write_params(doc: dict, path) -> None:

@@ -273,3 +273,13 @@ def test_leave_one_out_does_not_see_the_left_out_figure(scaled_figures, fid):
     assert plain["id"] == moved["id"] == fid
     assert_allclose(moved["loo_prediction"], plain["loo_prediction"], rtol=1e-9)
     assert moved["published"] == pytest.approx(3 * plain["published"])
+
+
+def test_crossval_in_worker_processes_equals_in_process():
+    # the refits are independent: two worker processes give what one process gives
+    ids = {"s002_rt_sslciph_2k_us", "s002_rt_attls_1m_us"}
+    serial = F.crossvalidate(ids=ids, workers=1)
+    parallel = F.crossvalidate(ids=ids, workers=2)
+    assert [r["id"] for r in serial] == [r["id"] for r in parallel] and len(serial) == 2
+    for a, b in zip(serial, parallel):
+        assert_allclose(b["loo_prediction"], a["loo_prediction"], rtol=1e-12)
