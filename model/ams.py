@@ -338,8 +338,32 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
     .. math:: U = \\frac{\\lambda\\, D_{card}}{n_{cards}\\, m}
 
     with :math:`D_{card}` the card time per transaction and :math:`m` the
-    effective parallel requests per card (accelerator: fitted from RMF's
-    by-function utilizations adding past 100%; coprocessor: engines).
+    effective parallel requests per card (accelerator: ``acc_parallelism``,
+    read from seed 001's RMF report whose by-function utilizations add up
+    to 152.7% under a 100% summary; coprocessor: ``cop_engines`` = 1).
+
+    This is the fraction of the cards' capacity.  RMF's accelerator figures
+    are request rate x EXEC TIME (seed 001's first report: 2706/s x 0.046 ms
+    + 676/s x 0.507 ms = 46.6%), which is :math:`U\\,m`: multiply by
+    ``acc_parallelism`` before comparing with an RMF report.
+
+    Parameters
+    ----------
+    tx_rate : float or array_like
+        Transactions (request/reply) per second, >= 0.
+    policy, key_type, key_size, key_reuse, recipients
+        As :func:`ams_throughput`.
+    message_kb : float
+        Checked (0..MAX_MESSAGE_KB) but not used: seed 001 finds the EXEC TIME
+        "remains similar regardless of message size".
+    card : {"accelerator", "coprocessor"}
+    cards : int
+        Cards of that mode, 1..64.
+
+    Returns
+    -------
+    float or ndarray
+        Utilization in [0, 1).
 
     Raises
     ------

@@ -310,6 +310,26 @@ def test_card_utilization_formula(policy, reuse, card, cards):
                     [0.0, 0.1, 0.7], rtol=1e-12, atol=1e-15)
 
 
+def test_rmf_utilization_is_rate_times_exec_time():
+    # seed 001's first RMF report: "1 CEX8A (accelerator) that is 46.6% utilized" with
+    # RSA ME 2048 at 2706/s x 0.046 ms and RSA CRT 2048 at 676/s x 0.507 ms: RMF's figure is
+    # rate x EXEC TIME (12.4% + 34.3% = 46.7%, within the rounding of the printed numbers).  The model's
+    # utilization is that divided by the accelerator's parallelism (docstring of
+    # card_utilization), so the RMF view of a model load is U x acc_parallelism.
+    # Every printed number is rounded to its last digit (half a unit: rates 0.5/s, times
+    # 0.0005 ms, the utilization 0.05%), so the product is compared within the rounding
+    # error it inherits: sum of rate x dt + time x dr, plus the utilization's own.
+    rmf = err = 0.0
+    for f in ("me", "crt"):
+        rate, ms = figure(f"s001_rmf_{f}2048_rate").target(), figure(f"s001_rmf_{f}2048_exec_ms").target()
+        rmf += rate * ms / 10.0                    # percent: /s x ms / 1000 x 100
+        err += (rate * 0.0005 + ms * 0.5) / 10.0
+    assert abs(rmf - figure("s001_rmf_cex8a_util").target()) <= err + 0.05, (rmf, err)
+    tx = 300.0
+    u = card_utilization(tx, "privacy", "RSA", 2048, 2.0, card="accelerator")
+    assert_allclose(u * P("acc_parallelism"), tx * demands("privacy", 2048)[1] / 1000.0, rtol=1e-12)
+
+
 @pytest.mark.parametrize("card", ["coprocessor", "accelerator"])
 @pytest.mark.parametrize("factor", [1.0 + 1e-9, 1.5])
 def test_card_utilization_at_or_above_capacity_raises(card, factor):
