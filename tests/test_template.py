@@ -136,7 +136,8 @@ def test_named_inputs_point_at_styled_cells_with_defaults(wb):
 def test_dropdowns_list_what_the_model_accepts(wb):
     ws = wb["Inputs"]
     expected = {"Policy": POLICIES, "KeyType": KEY_TYPES, "Mode": MODES, "Cipher": tuple(CIPHERS),
-                "KeySize": (1024, 2048, 3072, 4096, 192, 224, 256, 384, 521)}
+                "KeySize": (1024, 2048, 3072, 4096, 192, 224, 256, 384, 521),
+                "Platform": ("z14", "z15", "z16")}
     lists = wb["Lists"]
     found = {}
     for dv in ws.data_validations.dataValidation:
@@ -154,6 +155,22 @@ def test_dropdowns_list_what_the_model_accepts(wb):
                if dv.type in ("whole", "decimal") for r in dv.sqref.ranges}
     assert numeric["Coprocessors"].type == "whole" and numeric["Coprocessors"].formula2 == "64"
     assert numeric["MaxUtilization"].formula1 == "0.01"
+    assert numeric["SSLRKEYC"].type == "whole" and numeric["SSLRKEYC"].formula2 == "999999999"
+
+
+def test_channel_results_follow_sslrkeyc_and_platform(path):
+    # the batch engine evaluates the template's TLS formulas; expected values: model.tls_cost_us
+    from workbook.recalc import recalc
+    cipher = "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384"
+    inputs = {"Mode": "SSLCIPH", "Cipher": cipher, "MessageKB": 32, "SSLRKEYC": 1048576, "Platform": "z14"}
+    out = recalc(path, inputs)
+    assert out["CHIN (channel initiator)"] == pytest.approx(
+        model.tls_cost_us("SSLCIPH", cipher, 32, "CHIN", sslrkeyc=1048576, platform="z14"), rel=1e-12)
+    [total] = [v for k, v in out.items() if k.startswith("CPU per transaction, total (")
+               and v == pytest.approx(model.tls_cost_us("SSLCIPH", cipher, 32, sslrkeyc=1048576,
+                                                        platform="z14"), rel=1e-12)]
+    plain = recalc(path, {**inputs, "SSLRKEYC": 0, "Platform": "z15"})
+    assert plain["CHIN (channel initiator)"] < out["CHIN (channel initiator)"]
 
 
 def test_results_are_udf_formulas_over_named_inputs(wb):

@@ -64,6 +64,7 @@ from openpyxl.worksheet.formula import ArrayFormula
 import model
 from addin.catalog import CATALOG
 from model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
+from model.tls import PLATFORMS as TLS_PLATFORMS
 from ._atomic import atomic_target
 
 __all__ = [
@@ -81,6 +82,8 @@ TEMPLATE_DEFAULTS = {
     "Recipients": 1,
     "Mode": "ATTLS",           # channel results: the cipher with the most published
     "Cipher": "TLS_CHACHA20_POLY1305_SHA256",  # measurements (round trips, CPU) in data/
+    "SSLRKEYC": 0,             # as measured: no secret-key renegotiation
+    "Platform": "z16",         # the newest machine with published TLS figures
     "MaxUtilization": 0.7,     # common planning ceiling for Crypto Express
     "MaxWaitMs": None,         # empty: no queueing-delay target
 }
@@ -136,6 +139,12 @@ INPUTS = (
            "none, SSLCIPH (MQ TLS) or ATTLS (AT-TLS).", choices=tuple(MODES)),
     _Input("Cipher", "Cipher (IBM name)", "", "@",
            "Used with Mode for the channel results.", choices=tuple(CIPHERS)),
+    _Input("SSLRKEYC", "SSLCIPH secret-key reset (SSLRKEYC)", "bytes", '#,##0 "bytes"',
+           "0 = never (as measured); SSLCIPH only: renegotiation CPU is added to CHIN.",
+           validation=("whole", "between", "0", "999999999")),
+    _Input("Platform", "Machine for the channel results", "", "@",
+           "z14, z15 or z16 (z16 uses the z15 channel costs, none being published for z16).",
+           choices=tuple(TLS_PLATFORMS)),
 )
 _INPUT_FIRST_ROW = 5
 
@@ -407,6 +416,8 @@ def _inputs(b: _Builder, list_refs: dict):
 
 
 _AMS = tuple(_Name(n) for n in ("Policy", "KeyType", "KeySize", "MessageKB", "KeyReuse"))
+_TLS = tuple(_Name(n) for n in ("Mode", "Cipher", "MessageKB"))
+_TLS_OPT = (_Name("SSLRKEYC"), _Name("Platform"))
 
 
 def _results(b: _Builder):
@@ -453,14 +464,12 @@ def _results(b: _Builder):
         ("bottleneck",),
         ("verdict",),
         ("section", "MQ channel TLS (Mode, Cipher)"),
-        ("CPU per transaction, total", "TLS_COST_US",
-         (n("Mode"), n("Cipher"), n("MessageKB"), "total"), F_US, "MSTR + CHIN + TCPIP."),
-        ("  MSTR", "TLS_COST_US", (n("Mode"), n("Cipher"), n("MessageKB"), "MSTR"), F_US,
-         "Queue manager."),
-        ("  CHIN (channel initiator)", "TLS_COST_US",
-         (n("Mode"), n("Cipher"), n("MessageKB"), "CHIN"), F_US, "SSLCIPH encryption runs here."),
-        ("  TCPIP", "TLS_COST_US", (n("Mode"), n("Cipher"), n("MessageKB"), "TCPIP"), F_US,
-         "AT-TLS decryption runs here."),
+        ("CPU per transaction, total", "TLS_COST_US", (*_TLS, "total", *_TLS_OPT), F_US,
+         "MSTR + CHIN + TCPIP."),
+        ("  MSTR", "TLS_COST_US", (*_TLS, "MSTR", *_TLS_OPT), F_US, "Queue manager."),
+        ("  CHIN (channel initiator)", "TLS_COST_US", (*_TLS, "CHIN", *_TLS_OPT), F_US,
+         "SSLCIPH encryption (and SSLRKEYC renegotiation) runs here."),
+        ("  TCPIP", "TLS_COST_US", (*_TLS, "TCPIP", *_TLS_OPT), F_US, "AT-TLS decryption runs here."),
         ("Round trip per transaction", "TLS_ROUNDTRIP_US",
          (n("Mode"), n("Cipher"), n("MessageKB")), F_US, "As seen by the requester."),
         ("Channel starts per second", "CHANNEL_START_RATE", (n("Mode"), n("Cipher")), F_STARTS,
