@@ -388,7 +388,7 @@ CATALOG: tuple = (
     _f("MODEL_FIGURES", "model_figures", PLANNING, "Published measurements beside the model's "
        "values, as a table with a header row (spills).", [], "table", "table",
        ("id", "source", "quantity", "conditions", "unit", "published", "model", "residual",
-        "within_tolerance")),
+        "within_tolerance", "reason")),
 )
 
 _BY_NAME = {f.name: f for f in CATALOG}

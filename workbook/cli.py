@@ -111,6 +111,8 @@ def fit(figures_path, out_path, report_dir, force):
     for r in rows:
         mark = "ok " if r["within_tolerance"] else "   "
         click.echo(f"  {mark}{r['id']:44s} published {r['published']:>10.4g}  model {r['model']:>10.4g}")
+        if r["reason"]:
+            click.echo(f"       why: {r['reason']}")
     if out_path:
         F.write_params({"parameters": doc["parameters"], "fit": {"cost": doc["cost"], "nfev": doc["nfev"]}},
                        out_path)
