@@ -26,15 +26,18 @@ CPU cost per transaction (µs) has three parts:
 
 .. math::
 
-    c = c_{MQ} + 2\\,[c_{asym}\\,n_{asym} + (h + e)\\,\\mathrm{KB}] + \\frac{O_{MSTR}}{X}
+    c = c_{MQ} + 2\\,c_{msg} + \\frac{O_{MSTR}}{X}, \\qquad
+    c_{msg} = f + (n_{sign} + n_{verify})\\,c_{sig} + (n_{enc} + n_{dec})\\,c_{key}
+              + (h + e)\\,\\mathrm{KB}
 
 the MQ cost without AMS, the AMS cost of protecting and unprotecting the two
-messages (an asymmetric-operation cost :math:`c_{asym}` charged to AMSM, and
-per-KB hashing :math:`h` for signing policies and encryption :math:`e` for
-encrypting policies, charged to the application), and the MQ MSTR
-"administration" cost per second :math:`O_{MSTR}` spread over the
-transaction rate: why cost per transaction rises with key size although the
-crypto work is on the cards (seed 001).
+messages (:func:`ams_message_cost_us`: a fixed interception cost :math:`f`
+and per-KB hashing :math:`h` for signing policies and encryption :math:`e` for
+encrypting policies, charged to the application; CPU per signature operation
+:math:`c_{sig}` and per key-wrapping operation :math:`c_{key}`, charged to
+AMSM), and the MQ MSTR "administration" cost per second :math:`O_{MSTR}`
+spread over the transaction rate: why cost per transaction rises with key
+size although the crypto work is on the cards (seed 001).
 
 References
 ----------
@@ -277,8 +280,8 @@ def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requeste
     Parameters
     ----------
     address_space : {"total", "application", "AMSM", "MSTR"}
-        ``application``: MQ API work without AMS plus symmetric hashing and
-        encryption (CPACF); ``AMSM``: asymmetric-operation handling;
+        ``application``: MQ API work without AMS, AMS interception and
+        symmetric hashing and encryption (CPACF); ``AMSM``: asymmetric-operation handling;
         ``MSTR``: the queue manager's administration cost per second spread
         over the transaction rate.
     Other parameters as :func:`ams_throughput`.

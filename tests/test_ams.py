@@ -250,19 +250,23 @@ def test_message_cost_is_the_stated_formula(policy, reuse, kb):
                     rtol=1e-12)
 
 
-@pytest.mark.parametrize("fid, policy, reuse, kb", [
-    ("ref_ams_cost_2k_integrity_z14", "integrity", None, 2.0),
-    ("ref_ams_cost_4m_integrity_z14", "integrity", None, 4096.0),
-    ("ref_ams_cost_2k_privacy_z14", "privacy", None, 2.0),
-    ("ref_ams_cost_4m_privacy_z14", "privacy", None, 4096.0),
-    ("ref_ams_cost_2k_confidentiality_z14", "confidentiality", 32, 2.0)])
-def test_message_cost_reproduces_the_z14_table(fid, policy, reuse, kb):
+Z14_CELLS = [(f"ref_ams_cost_{tag}_{pol}_z14", pol, reuse, kb)
+             for pol, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32))
+             for tag, kb in (("2k", 2.0), ("4m", 4096.0))]
+
+
+def test_message_cost_reproduces_the_z14_table():
     # z14 report pp.15-20 ("| 2KB | 124 -> 107 | 162 -> 150 | 16 -> 13 |" and the 4MB line):
-    # five cells within their printed-digit tolerance; the sixth (Confidentiality 4MB) is a
-    # listed exception in tests/test_fit.py
-    f = figure(fid)
-    lo, hi = f.bounds()
-    assert lo <= ams_message_cost_us(policy, kb, reuse) <= hi, (fid, ams_message_cost_us(policy, kb, reuse))
+    # six cells and five parameters, so at most one cell may miss its printed-digit tolerance,
+    # and only if data/misses.csv lists it with its reason
+    from model.fit import known_misses
+    misses = known_misses()
+    out = []
+    for fid, policy, reuse, kb in Z14_CELLS:
+        lo, hi = figure(fid).bounds()
+        if not lo <= ams_message_cost_us(policy, kb, reuse) <= hi:
+            out.append(fid)
+    assert len(out) <= 1 and all(fid in misses for fid in out), out
 
 
 def test_signing_costs_more_cpu_than_key_wrapping():
@@ -452,7 +456,7 @@ def test_cards_required_for_a_wait_target_are_minimal(card, tx):
 
 # Expected values: the exact M/D/c mean wait of the embedded Markov chain
 # (tests/test_mgc.py::md_c_exact_wait, checked there against Pollaczek-Khinchine at c = 1).
-@pytest.mark.parametrize("tx", [250.0, 800.0, 1500.0, 2600.0])
+@pytest.mark.parametrize("tx", [250.0, 500.0, 800.0, 1200.0, 1500.0, 2000.0, 2600.0])
 @pytest.mark.parametrize("max_wait_ms", [0.02, 0.1, 0.5])
 def test_coprocessors_for_a_wait_target_match_the_exact_md_c_chain(tx, max_wait_ms):
     """Integrity sends only signs to the coprocessors: one constant-time request stream,
