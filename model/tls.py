@@ -186,6 +186,12 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     (seeds 000 and 002: "the cost of encryption is charged to the callers unit
     of work (i.e. the channel initiator) and decryption is incurred by the
     TCPIP address space").  Parameters are fitted by :func:`model.fit.fit`.
+    No published figure gives the queue manager alone: the seeds print relative
+    changes (MSTR "not affected") and the absolute 32KB costs are totals, so
+    only the gap between the total and the CHIN savings constrains MSTR, and
+    weakly: the fit puts its terms near 0 (standard error about 7 µs per
+    transaction) and the queue manager's share into CHIN.  Read MSTR + CHIN
+    together.
 
     Platforms: the parameters are those of seed 002's z15 and the z15 report
     (``g = 1``); z14 multiplies everything by the fitted z14/z15 CPU ratio ``g``
