@@ -25,8 +25,10 @@ quadratic loss spreads such a conflict over every figure, pushing many just
 out of tolerance.  With :math:`r` in tolerances, a figure within about one
 tolerance weighs as in least squares and one many tolerances off stops
 pulling.  Measured on the published table: 16 of 71 figures out of tolerance
-with Cauchy after least squares, against 42 with least squares alone.  Parameters are bounded
-(exponents by the ranges the reference facts give), standard errors come from
+with Cauchy after least squares, against 42 with least squares alone.
+
+Parameters are bounded (exponents by the ranges the reference facts give);
+standard errors come from
 the fixed-weight (IRLS) approximation at the optimum, :math:`\\mathrm{cov} = s^2
 (J^T W J)^{-1}` with Cauchy weights :math:`w_i = 1/(1 + r_i^2)` (see ``_robust_stderr``).
 
@@ -115,6 +117,7 @@ _INIT = {"tls_mstr_us": 20.0, "tls_mstr_us_per_kb": 0.5, "tls_chin_us": 50.0, "t
          "tls_z14_vs_z15": 1.0}
 GROUPS = {"crypto": "ams", "ams": "ams", "tls": "tls"}
 # Robust loss on tolerance-scaled residuals (f_scale = one tolerance): see the module docstring.
+# _robust_stderr's weights are Cauchy's: change both together.
 LOSS = "cauchy"
 
 
