@@ -358,8 +358,14 @@ def test_channel_start_cost_from_rows():
     assert_allclose(model.channel_start_cost_us("SSLCIPH", HW12, "CHIN"), doubling * chin0, rtol=1e-12)
     assert_allclose(model.channel_start_cost_us("ATTLS", SW, "TCPIP"),
                     figure("s002_start_cost_tcpip_attls_tls13sw_us").target(), rtol=1e-12)
-    with pytest.raises(ValueError, match="TLS 1.3"):
-        model.channel_start_cost_us("SSLCIPH", SW)
+    # seed 002: TLS 1.3 SSLCIPH CHIN "three times" (hardware) / "3.5 times" (CHACHA20) the
+    # unsecured channel's; TCPIP as unsecured
+    for cipher, fid in (("TLS_AES_256_GCM_SHA384", "s002_start_cost_chin_tls13hw"),
+                        (SW, "s002_start_cost_chin_tls13sw")):
+        assert_allclose(model.channel_start_cost_us("SSLCIPH", cipher, "CHIN"),
+                        figure(fid).target() * chin0, rtol=1e-12)
+        assert_allclose(model.channel_start_cost_us("SSLCIPH", cipher, "TCPIP"), tcp0, rtol=1e-12)
+    assert figure("s002_start_cost_chin_tls13sw").target() == 3.5
     with pytest.raises(ValueError, match="MSTR"):
         model.channel_start_cost_us("none", None, "MSTR")
 
