@@ -1,0 +1,79 @@
+"""A tour of every public model function over its choices, recording which rows of
+data/figures.csv the models read (used by tests/test_coverage.py)."""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+
+import model
+import model.figures as figures_module
+
+
+@contextmanager
+def recording():
+    """Record the ids passed to model.figures.figure while the block runs."""
+    seen: set[str] = set()
+    modules = [m for m in (__import__(f"model.{n}", fromlist=["_"]) for n in
+                           ("figures", "fit", "tls", "ams", "crypto", "planning", "params"))
+               if hasattr(m, "figure")]
+    originals = {m: m.figure for m in modules}
+
+    def spy(fid, path=None):
+        seen.add(fid)
+        return originals[figures_module](fid, path)
+
+    for m in modules:
+        m.figure = spy
+    try:
+        yield seen
+    finally:
+        for m, f in originals.items():
+            m.figure = f
+
+
+def tour() -> set[str]:
+    """Ids read by the fit, the figure table and every public planning function."""
+    from model import fit as F
+    from model import tls as T
+    from model.params import CIPHERS, load_params
+    with recording() as seen:
+        values = {k: v["value"] for k, v in load_params()["parameters"].items()}
+        F.derived_parameters()
+        for name in F.FREE:  # bounds and starts of the fit (some from range rows)
+            F._initial(name)
+        F.figure_table(values)
+        model.defaults()
+        ciphers = (None, *CIPHERS)
+        for mode in ("none", "SSLCIPH", "ATTLS"):
+            for c in ciphers:
+                for space in ("total", "CHIN", "TCPIP"):
+                    _try(T.channel_start_cost_us, mode, c, space)
+                _try(T.channel_start_rate, mode, c)
+                for plat in T.PLATFORMS:
+                    _try(T.tls_cost_us, mode, c, 32.0, None, 1048576 if mode == "SSLCIPH" else 0, plat)
+            for space in ("total", "CHIN", "TCPIP"):
+                T.channel_stop_cost_us(mode, space)
+        for args in itertools.product(T.KEY_EXCHANGES, ("RSA", "ECDSA"), ("TLS1.2", "TLS1.3"), (False, True),
+                                      (False, True), (False, True), ("coprocessor", "accelerator")):
+            _try(T.handshake_cpu_factor, *args)
+            _try(T.handshake_latency_factor, *args)
+        for space in ("total", "SSL_server", "TCPIP"):
+            T.ocsp_cpu_us(1000.0, space)
+        for pol, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
+            model.ams_throughput(pol, "RSA", 2048, 2.0, reuse)
+            model.ams_cost_us(pol, "RSA", 2048, 2.0, reuse)
+            for card in ("accelerator", "coprocessor"):
+                _try(model.card_utilization, 100.0, pol, "RSA", 2048, 2.0, reuse, card)
+                _try(model.crypto_wait_ms, 100.0, pol, "RSA", 2048, 2.0, reuse, card)
+            model.accelerators_required(100.0, pol, "RSA", 2048, 2.0, reuse, max_wait_ms=0.1)
+            model.coprocessors_required(100.0, pol, "RSA", 2048, 2.0, reuse, max_wait_ms=0.1)
+        model.crypto_op_ms("sign", "NISTECC", 521)
+    return set(seen)
+
+
+def _try(fn, *args):
+    try:
+        fn(*args)
+    except ValueError:  # combinations the model refuses (e.g. TLS 1.3 with RSA key exchange)
+        pass
