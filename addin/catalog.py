@@ -290,6 +290,9 @@ SSLRKEYC = _a("sslrkeyc", "integer", "SSLCIPH secret-key reset threshold; 0 (nev
               "measured) or 1..999999999 (below 32768 counts as 32768).", "bytes", 0)
 PLATFORM = _a("platform", "text", "Machine: z14, z15 or z16 (z16 uses the z15 channel costs and "
               "its own renegotiation costs).", "", "z16", TLS_PLATFORMS)
+START_RATE = _a("start_rate", "number", "Channel starts per second; >= 0.", "starts/s")
+CARD_START = _a("card", "text", "Card type: coprocessor or accelerator.", "", "coprocessor",
+                ("coprocessor", "accelerator"))
 # Channel start functions take no cipher for unprotected channels (mode none).
 CIPHER_OPT = _a("cipher", "text", CIPHER.help + " Leave empty only with mode none.", "", None,
                 tuple(CIPHERS))
@@ -371,6 +374,9 @@ CATALOG: tuple = (
     _f("CHANNEL_START_COST_US", "channel_start_cost_us", PLANNING, "CPU per channel start "
        "(including the TLS handshake), in total or for one address space.",
        [MODE, CIPHER_OPT, TLS_SPACE], "CPU us per channel start"),
+    _f("CHANNEL_START_CARD_UTILIZATION", "channel_start_card_utilization", PLANNING, "Utilization "
+       "of the Crypto Express cards of one mode by MQ (SSLCIPH) channel starts at a start rate; "
+       "#NUM! if they cannot keep up.", [START_RATE, CIPHER, CARD_START, CARDS], "fraction (0..1)"),
     _f("CHANNEL_STOP_COST_US", "channel_stop_cost_us", PLANNING, "CPU per channel stop, in "
        "total or for one address space.", [MODE, TLS_SPACE], "CPU us per channel stop"),
     _f("HANDSHAKE_CPU_FACTOR", "handshake_cpu_factor", PLANNING, "TLS handshake CPU relative to "

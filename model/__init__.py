@@ -21,7 +21,8 @@ from .ams import (
 from .crypto import crypto_op_ms
 from .planning import defaults, model_figures, model_parameters
 from .tls import (
-    channel_start_cost_us, channel_start_rate, channel_stop_cost_us, handshake_cpu_factor,
+    channel_start_card_ms, channel_start_card_utilization, channel_start_cost_us, channel_start_rate,
+    channel_stop_cost_us, handshake_cpu_factor,
     handshake_latency_factor, ocsp_cpu_us, renegotiation_cost_us, tls_cost_us, tls_roundtrip_us,
 )
 
@@ -37,7 +38,8 @@ __all__ = [
     "crypto_wait_ms",
     "accelerators_required", "coprocessors_required",
     "tls_cost_us", "renegotiation_cost_us", "tls_roundtrip_us", "channel_start_rate",
-    "channel_start_cost_us", "channel_stop_cost_us",
+    "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
+    "channel_start_card_utilization",
     "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",
     "model_parameters", "model_figures", "defaults",
 ]

@@ -34,16 +34,16 @@ from functools import lru_cache
 import numpy as np
 from scipy.optimize import least_squares
 
-from ._validate import check
+from ._validate import UnstableQueueError, check
 from .figures import figure, table_in_force
 from .params import (CIPHERS, MAX_MESSAGE_KB, normalize_address_space, normalize_choice, normalize_cipher,
                      normalize_mode, param)
 
 __all__ = ["fit_roundtrip", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_roundtrip_us", "tls_cost_us",
-           "tls_cost_parts_us", "normalize_platform",
-           "renegotiation_cost_us", "channel_start_rate", "channel_start_cost_us",
-           "channel_stop_cost_us", "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",
-           "KEY_EXCHANGES", "CIPHER_FAMILIES", "PLATFORMS"]
+           "tls_cost_parts_us", "normalize_platform", "renegotiation_cost_us", "channel_start_rate",
+           "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
+           "channel_start_card_utilization", "handshake_cpu_factor", "handshake_latency_factor",
+           "ocsp_cpu_us", "KEY_EXCHANGES", "CIPHER_FAMILIES", "PLATFORMS"]
 
 KEY_EXCHANGES = ("RSA", "ECDHE", "DHE")
 _RT_IDS = {"SSLCIPH": "s002_rt_sslciph_{}_us", "ATTLS": "s002_rt_attls_{}_us"}
@@ -345,6 +345,78 @@ def channel_start_cost_us(mode, cipher=None, address_space=None):
                 total = figure(f"ref_start_cpu_{stem}_z16_ms").target() * 1000.0
                 chin, tcp = total - tcp_none, tcp_none
     return {"CHIN": chin, "TCPIP": tcp, "total": chin + tcp}[space]
+
+
+def channel_start_card_ms(cipher, card="coprocessor"):
+    """Crypto Express time per MQ (SSLCIPH) channel start, by card mode (ms).
+
+    The z16 report's RMF readings, execution time x calls per start
+    (``ref_start_cex_*``, CEX8S): TLS_RSA ~0.52 ms coprocessor + ~0.08 ms
+    accelerator; ECDHE_ECDSA 1.03-1.15 ms coprocessor only; ECDHE_RSA
+    0.66-0.90 ms coprocessor + ~0.08 ms accelerator; TLS 1.3 0.56-0.58 ms
+    coprocessor + ~0.08 ms accelerator.  A range enters at its midpoint.
+    TLS 1.2 ciphers without a row of their own (NULL_SHA, the TLS_RSA GCM and
+    SHA-1 suites) use the TLS_RSA row: the handshake, not the bulk cipher,
+    uses the cards.  AT-TLS channel starts are not listed: seed 002's AT-TLS
+    certificates did not use Crypto Express.
+
+    Parameters
+    ----------
+    cipher : str
+        IBM cipher name of the SSLCIPH channel.
+    card : {"coprocessor", "accelerator"}
+    """
+    c = normalize_cipher(cipher)
+    mode = normalize_choice("card", card, ("coprocessor", "accelerator"))
+    if CIPHERS[c][0] == "TLS1.3":
+        stem = "tls13"
+    elif "ECDHE_ECDSA" in c:
+        stem = "ecdsa"
+    elif "ECDHE_RSA" in c:
+        stem = "ecdhe_rsa"
+    else:
+        stem = "rsa"
+    if stem == "ecdsa" and mode == "accelerator":
+        return 0.0  # "coprocessor only (3 coprocessor calls)"
+    return figure(f"ref_start_cex_{stem}_{'coproc' if mode == 'coprocessor' else 'accel'}_ms").target()
+
+
+def channel_start_card_utilization(start_rate, cipher, card="coprocessor", cards=1):
+    """Utilization of the Crypto Express cards of one mode by MQ channel starts.
+
+    .. math:: U = \\frac{r\\, t_{card}}{n_{cards}\\, m}
+
+    with :math:`r` channel starts per second, :math:`t_{card}` from
+    :func:`channel_start_card_ms` and :math:`m` the requests one card serves
+    at once (as in :func:`model.ams.card_utilization`: ``acc_parallelism`` for
+    an accelerator, ``cop_engines`` for a coprocessor).  For a channel-start
+    storm: how busy the cards get, or (with :func:`channel_start_rate`) whether
+    they or the CPs limit the rate.
+
+    Parameters
+    ----------
+    start_rate : float or array_like
+        Channel starts per second, >= 0.
+    cipher : str
+        IBM cipher name of the SSLCIPH channels.
+    card : {"coprocessor", "accelerator"}
+    cards : int
+        Cards of that mode, 1..64.
+
+    Raises
+    ------
+    UnstableQueueError
+        If the utilization is 1 or more.
+    """
+    rate = np.asarray(check("start_rate", start_rate, 0.0), dtype=float)
+    n = check("cards", cards, 1.0, 64.0, integer=True, scalar=True)
+    mode = normalize_choice("card", card, ("coprocessor", "accelerator"))
+    m = param("acc_parallelism") if mode == "accelerator" else param("cop_engines")
+    u = rate * channel_start_card_ms(cipher, mode) / 1000.0 / (n * m)
+    if np.any(u >= 1.0):
+        raise UnstableQueueError(f"{mode} utilization would be {float(np.max(u)):.0%} at this start rate: "
+                                 f"add {mode}s or lower start_rate")
+    return float(u) if u.ndim == 0 else u
 
 
 def channel_start_rate(mode, cipher=None):

@@ -50,6 +50,9 @@ def tour() -> set[str]:
                 for space in ("total", "CHIN", "TCPIP"):
                     _try(T.channel_start_cost_us, mode, c, space)
                 _try(T.channel_start_rate, mode, c)
+                if mode == "SSLCIPH" and c is not None:
+                    for card in ("coprocessor", "accelerator"):
+                        T.channel_start_card_ms(c, card)
                 for plat in T.PLATFORMS:
                     _try(T.tls_cost_us, mode, c, 32.0, None, 1048576 if mode == "SSLCIPH" else 0, plat)
             for space in ("total", "CHIN", "TCPIP"):

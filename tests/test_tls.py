@@ -370,6 +370,42 @@ def test_channel_start_cost_from_rows():
         model.channel_start_cost_us("none", None, "MSTR")
 
 
+# Expected values: the z16 report's RMF card time per channel start (ref_start_cex_* rows,
+# a range at its midpoint) and U = rate x time / (cards x requests per card).
+@pytest.mark.parametrize("cipher, stem", [(HW12, "rsa"), ("TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384", "ecdhe_rsa"),
+                                          ("TLS_AES_256_GCM_SHA384", "tls13"), (SW, "tls13"),
+                                          ("NULL_SHA", "rsa")])
+def test_channel_start_card_time_from_rows(cipher, stem):
+    for card, tag in (("coprocessor", "coproc"), ("accelerator", "accel")):
+        f = figure(f"ref_start_cex_{stem}_{tag}_ms")
+        assert_allclose(model.channel_start_card_ms(cipher, card), f.target(), rtol=1e-12)
+        assert f.bounds()[0] <= model.channel_start_card_ms(cipher, card) <= f.bounds()[1]
+
+
+def test_ecdsa_channel_start_uses_the_coprocessor_only():
+    # "ECDHE_ECDSA ~1.03-1.15 ms coprocessor only (3 coprocessor calls)"
+    c = "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384"
+    assert model.channel_start_card_ms(c, "accelerator") == 0.0
+    assert_allclose(model.channel_start_card_ms(c), 0.5 * (1.03 + 1.15), rtol=1e-12)
+
+
+@pytest.mark.parametrize("card", ["coprocessor", "accelerator"])
+@pytest.mark.parametrize("cards", [1, 3])
+def test_channel_start_card_utilization_formula(card, cards):
+    t = model.channel_start_card_ms(HW12, card) / 1000.0
+    m = param("acc_parallelism") if card == "accelerator" else param("cop_engines")
+    rates = np.array([0.0, 100.0, 0.9 * cards * m / t])
+    assert_allclose(model.channel_start_card_utilization(rates, HW12, card, cards),
+                    rates * t / (cards * m), rtol=1e-12)
+    assert_allclose(model.channel_start_card_utilization(rates[2], HW12, card, cards), 0.9, rtol=1e-12)
+    with pytest.raises(model.UnstableQueueError, match=card):
+        model.channel_start_card_utilization(1.01 * cards * m / t, HW12, card, cards)
+    with pytest.raises(ValueError, match="start_rate"):
+        model.channel_start_card_utilization(-1.0, HW12, card, cards)
+    with pytest.raises(ValueError, match="card must be one of coprocessor, accelerator"):
+        model.channel_start_card_utilization(1.0, HW12, "gpu", cards)
+
+
 @pytest.mark.parametrize("kb", [64.0, 1024.0])
 def test_chacha_attls_slower_but_cheaper_in_chin(kb):
     # seed 002: with TLS_CHACHA20_POLY1305_SHA256 "we are seeing the AT-TLS throughput degrade
