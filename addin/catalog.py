@@ -297,6 +297,23 @@ CARD_START = _a("card", "text", "Card type: coprocessor or accelerator.", "", "c
 CIPHER_OPT = _a("cipher", "text", CIPHER.help + " Leave empty only with mode none.", "", None,
                 tuple(CIPHERS))
 
+CHANNEL_PAIRS = _a("channel_pairs", "integer", "Sender-receiver channel pairs between the two "
+                   "queue managers; 1..4999 (two channels per pair on each).", "pairs", 1)
+CHANNEL_REQUESTERS = _a("requesters", "integer", "Requesters per channel pair, one request in "
+                        "flight each; >= 1.", "requesters", 1)
+SSLTASKS = _a("ssltasks", "integer", "SSLTASKS on each queue manager; >= 1; required for SSLCIPH.",
+              "tasks", None)
+DISPATCHERS = _a("dispatchers", "integer", "CHIDISPS on each queue manager; 1..9999; empty for "
+                 "the default 5.", "tasks", None)
+ROUNDTRIP = _a("roundtrip_us", "number", "Round trip of one transaction alone on one channel pair; "
+               "> 0; empty for seed 002's (CHACHA20 only, 0..1024 KB).", "us", None)
+TASK_RATIO = _a("task_elapsed_ratio", "number", "SSL-task/dispatcher elapsed time per CPU time "
+                "(SMF 115 task statistics); >= 1.", "ratio", 1.0)
+CPS = _a("cps", "number", "General CPs of each LPAR, > 0: #NUM! if the traffic would need more; "
+         "empty for no check.", "CPs", None)
+CH_MESSAGE_KB = _a("message_kb", "number", "Request and reply size; 0..1024 with the published "
+                   "round trip, 0..102400 with roundtrip_us.", "KB")
+
 _HANDSHAKE_ARGS = (KEY_EXCHANGE, CERTIFICATE, PROTOCOL, RESUMPTION, SYSPLEX_TICKETS, FIPS,
                    CARD_MODE, HEAPPOOLS64)
 _AMS_ARGS = (POLICY, KEY_TYPE, KEY_SIZE, MESSAGE_KB, KEY_REUSE)
@@ -367,6 +384,12 @@ CATALOG: tuple = (
     _f("TLS_ROUNDTRIP_US", "tls_roundtrip_us", PLANNING, "Round-trip time of an MQ channel "
        "transaction with the given channel protection and cipher.",
        [MODE, CIPHER, MESSAGE_KB], "us"),
+    _f("CHANNEL_THROUGHPUT", "channel_throughput", PLANNING, "Request/reply transactions per "
+       "second over MQ channel pairs: SSL tasks and dispatchers shared (SSLCIPH) or an SRB per "
+       "socket (AT-TLS), by mean value analysis.",
+       [MODE, _a("cipher", "text", CIPHER.help + " Ignored with mode none.", "", REQUIRED,
+                 tuple(CIPHERS)), CH_MESSAGE_KB, CHANNEL_PAIRS, CHANNEL_REQUESTERS, SSLTASKS, DISPATCHERS,
+        ROUNDTRIP, TASK_RATIO, PLATFORM, CPS], "transactions/s"),
     _f("CHANNEL_START_RATE", "channel_start_rate", PLANNING, "Channel starts per second one "
        "channel initiator sustains with the given protection and cipher.",
        [MODE, CIPHER_OPT],

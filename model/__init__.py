@@ -13,11 +13,12 @@ from .mmc import (
     mmc_response_percentile, mmc_servers, mmc_utilization, mmc_wait, mmc_wait_exceeds,
     mmc_wait_percentile, mmc_wait_probability,
 )
-from .mva import MVAResult, mva, mva_response, mva_throughput
+from .mva import MVAResult, SchweitzerResult, mva, mva_response, mva_schweitzer, mva_throughput
 from .ams import (
     accelerators_required, ams_cost_us, ams_message_cost_us, ams_throughput, card_utilization,
     coprocessors_required, crypto_wait_ms,
 )
+from .channel import channel_demands_us, channel_pipeline, channel_throughput
 from .crypto import crypto_op_ms
 from .planning import defaults, model_figures, model_parameters
 from .tls import (
@@ -33,13 +34,13 @@ __all__ = [
     "mmc_response", "mmc_queue_length", "mmc_number_in_system", "mmc_wait_exceeds",
     "mmc_wait_percentile", "mmc_response_percentile", "mmc_servers",
     "MGC_METHODS", "mgc_wait", "mgc_response",
-    "MVAResult", "mva", "mva_throughput", "mva_response",
+    "MVAResult", "mva", "mva_throughput", "mva_response", "SchweitzerResult", "mva_schweitzer",
     "crypto_op_ms", "ams_throughput", "ams_cost_us", "ams_message_cost_us", "card_utilization",
     "crypto_wait_ms",
     "accelerators_required", "coprocessors_required",
     "tls_cost_us", "renegotiation_cost_us", "tls_roundtrip_us", "channel_start_rate",
     "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
-    "channel_start_card_utilization",
+    "channel_start_card_utilization", "channel_throughput", "channel_pipeline", "channel_demands_us",
     "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",
     "model_parameters", "model_figures", "defaults",
 ]

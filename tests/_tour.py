@@ -15,7 +15,7 @@ def recording():
     """Record the ids passed to model.figures.figure while the block runs."""
     seen: set[str] = set()
     modules = [m for m in (__import__(f"model.{n}", fromlist=["_"]) for n in
-                           ("figures", "fit", "tls", "ams", "crypto", "planning", "params"))
+                           ("figures", "fit", "tls", "channel", "ams", "crypto", "planning", "params"))
                if hasattr(m, "figure")]
     originals = {m: m.figure for m in modules}
 
@@ -72,6 +72,9 @@ def tour() -> set[str]:
             model.accelerators_required(100.0, pol, "RSA", 2048, 2.0, reuse, max_wait_ms=0.1)
             model.coprocessors_required(100.0, pol, "RSA", 2048, 2.0, reuse, max_wait_ms=0.1)
         model.crypto_op_ms("sign", "NISTECC", 521)
+        for mode in ("none", "SSLCIPH", "ATTLS"):
+            model.channel_pipeline(mode, "TLS_CHACHA20_POLY1305_SHA256", 32.0, 3, 2, 2,
+                                   roundtrip_us=None if mode != "none" else 2000.0, cps=3)
     return set(seen)
 
 

@@ -1,0 +1,277 @@
+"""MQ channel throughput over SSL tasks and dispatchers (SSLCIPH) vs AT-TLS socket SRBs.
+
+A request/reply workload between two queue managers on two LPARs runs over
+channel pairs: per pair, each queue manager has the sender channel of its
+requests (or replies) and the receiver channel of the other side's.  Every
+transaction is one request and one reply of ``message_kb`` each.
+
+Where the time of a transaction goes (seed 002 [1]_ and the reference facts):
+
+* **SSLCIPH.**  "MQ has dedicated tasks for the network interaction
+  (dispatchers) and separate tasks for the encryption workload (SSL tasks)";
+  "each channel is tied to one SSL task, as to a dispatcher".  On each LPAR a
+  transaction visits the SSL task of the outgoing channel (encrypt) and of
+  the incoming one (decrypt), and the two channels' dispatchers.  Channels
+  are spread round-robin over SSLTASKS and CHIDISPS, so channels share a
+  task and queue for it.
+* **AT-TLS.**  "an SRB per socket processes the request - this processing
+  involves both the encryption and sending of the data": the protection
+  runs on the socket's own SRB, which no other channel uses; dispatchers
+  still do the network work.
+* Everything else (network, TCP/IP stack, queue manager, the AT-TLS
+  congestion effect) is a delay that no other channel queues for.
+
+Service demands (µs per transaction and visit, :math:`\\rho` the task elapsed /
+CPU ratio) come from the fitted CPU model :func:`model.tls.tls_cost_parts_us`
+(both LPARs, so each of the four protection steps is a quarter of the
+SSLCIPH increment and each of the four network steps a quarter of the
+unprotected channel-initiator cost):
+
+.. math::
+
+    D_{ssl} &= \\rho\\,\\tfrac14\\,(CHIN_{SSLCIPH} - CHIN_{none}), \\qquad
+    D_{disp} = \\rho\\,\\tfrac14\\,CHIN_{none}, \\\\
+    D_{enc} &= \\tfrac12\\,(CHIN_{ATTLS} - CHIN_{none}), \\qquad
+    D_{dec} = \\tfrac12\\,(TCPIP_{ATTLS} - TCPIP_{none}), \\\\
+    Z &= RT_1 - 2 \\sum_{v} D_v \\;\\ge 0,
+
+where :math:`RT_1` is the round trip of one transaction alone on one channel
+pair (the fitted :func:`model.tls.tls_roundtrip_us`, or the user's own
+measurement) and the sum runs over one LPAR's visits.  With one pair and one
+requester the model returns :math:`1/RT_1` exactly; with more it solves the
+closed network by Bard-Schweitzer MVA (:func:`model.mva.mva_schweitzer`).
+
+Assumptions a planner should know:
+
+* seed 002 does not say how many requesters shared its channel pair (its
+  XBATCHSZ of 5 at 1 MB says messages were at times queued behind each
+  other), so :math:`RT_1` from the published table may include some
+  queueing: the delay :math:`Z` is then over-stated and the gain from more
+  tasks under-stated;
+* :math:`\\rho = 1` by default (task time = its CPU time): seed 002's runs
+  were "neither CPU nor network constrained".  The reference example of
+  80 µs CPU and 364 µs elapsed per SSL-task request (a workload of unstated
+  size and cipher) would, applied to seed 002's 1 MB transaction, give SSL
+  tasks more time than its whole measured round trip; pass your own SMF 115
+  task statistics as ``task_elapsed_ratio``;
+* the LPARs are symmetric (same SSLTASKS, CHIDISPS and assignment on both).
+
+References
+----------
+.. [1] A. Sharkey, "MQ for z/OS using AT-TLS to provide channel encryption", 2021 (seed 002).
+.. [2] E. D. Lazowska et al., *Quantitative System Performance*, Prentice-Hall, 1984, §7.4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import UnstableQueueError, check
+from .figures import figure
+from .mva import mva_schweitzer
+from .params import CIPHERS, MAX_MESSAGE_KB, normalize_cipher, normalize_mode
+from .tls import normalize_platform, tls_cost_parts_us, tls_roundtrip_us
+
+__all__ = ["channel_demands_us", "channel_pipeline", "channel_throughput"]
+
+
+def _rt_measured(mode: str, cipher: str | None) -> bool:
+    """Whether seed 002 published a round trip for this mode and cipher."""
+    return mode != "none" and cipher is not None and not CIPHERS[cipher][1]
+
+
+def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed_ratio=1.0,
+                       platform="z16") -> dict:
+    """Per-visit service demands and the delay of one transaction on one LPAR (µs).
+
+    Parameters
+    ----------
+    mode : {"none", "SSLCIPH", "ATTLS"}
+    cipher : str
+        IBM cipher name (ignored for mode none).
+    message_kb : float
+        Request and reply size in KB: 0..1024 with the published round trip,
+        0..102400 with ``roundtrip_us``.
+    roundtrip_us : float, optional
+        Round trip of one transaction alone on one channel pair (µs).  Default:
+        the fitted seed 002 round trip, published for the software cipher
+        TLS_CHACHA20_POLY1305_SHA256 only; other ciphers and mode none need it.
+    task_elapsed_ratio : float
+        SSL-task and dispatcher elapsed time per unit of their CPU time, >= 1.
+    platform : {"z14", "z15", "z16"}
+        Machine of the CPU costs (z16 uses the z15 costs, see
+        :func:`model.tls.tls_cost_parts_us`); the published round trip is seed
+        002's z15, so on z14 the same round trip leaves less delay.
+
+    Returns
+    -------
+    dict
+        ``ssl_task`` (each of the 2 SSL-task visits per LPAR), ``dispatcher``
+        (each of 2 visits), ``srb_encrypt`` and ``srb_decrypt`` (AT-TLS socket
+        SRBs, 1 visit each per LPAR), ``delay`` and ``roundtrip`` (µs).  See the
+        module docstring for the formulas.
+
+    Raises
+    ------
+    ValueError
+        If the demands of both LPARs exceed the round trip (then the round trip
+        and the task statistics contradict each other).
+    """
+    m = normalize_mode(mode)
+    c = None if m == "none" else normalize_cipher(cipher)
+    plat = normalize_platform(platform)
+    rho = check("task_elapsed_ratio", task_elapsed_ratio, 1.0, scalar=True)
+    if roundtrip_us is None:
+        if not _rt_measured(m, c):
+            raise ValueError(
+                "roundtrip_us is required for this mode and cipher: seed 002 published round trips "
+                "only for mode SSLCIPH or ATTLS with TLS_CHACHA20_POLY1305_SHA256 (the software "
+                f"cipher), got mode={m}, cipher={c}; pass the round trip of one transaction alone "
+                "on one channel pair in µs")
+        kb = check("message_kb", message_kb, 0.0, float(figure("s002_rt_sslciph_1m_us").conditions["message_kb"]),
+                   scalar=True)
+        rt = float(tls_roundtrip_us(m, c, kb))
+    else:
+        kb = check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB, scalar=True)
+        rt = check("roundtrip_us", roundtrip_us, 0.0, lo_open=True, scalar=True)
+    none = tls_cost_parts_us("none", None, kb, plat)
+    out = {"ssl_task": 0.0, "dispatcher": rho * none["CHIN"] / 4.0, "srb_encrypt": 0.0, "srb_decrypt": 0.0}
+    if m == "SSLCIPH":
+        out["ssl_task"] = rho * (tls_cost_parts_us(m, c, kb, plat)["CHIN"] - none["CHIN"]) / 4.0
+    elif m == "ATTLS":
+        parts = tls_cost_parts_us(m, c, kb, plat)
+        out["srb_encrypt"] = (parts["CHIN"] - none["CHIN"]) / 2.0
+        out["srb_decrypt"] = (parts["TCPIP"] - none["TCPIP"]) / 2.0
+    busy = 2.0 * (2.0 * out["ssl_task"] + 2.0 * out["dispatcher"] + out["srb_encrypt"] + out["srb_decrypt"])
+    if busy > rt:
+        raise ValueError(
+            f"the task and SRB time of one transaction ({busy:.0f} µs over both LPARs) exceeds the round "
+            f"trip ({rt:.0f} µs): lower task_elapsed_ratio (got {rho:g}) or check roundtrip_us")
+    out["delay"] = rt - busy
+    out["roundtrip"] = rt
+    return out
+
+
+def _network(m, pairs, tasks, disps, dem):
+    """Station index and demand of each pair's visits on both LPARs.
+
+    Stations of one LPAR: dispatchers ``0..D-1``, then SSL tasks (SSLCIPH) or
+    the socket SRBs, two per pair (AT-TLS); the second LPAR's are the same
+    layout shifted by the first's count (the LPARs mirror each other).
+    """
+    p = np.arange(pairs)
+    out_ch, in_ch = 2 * p, 2 * p + 1  # the pair's two channels on each LPAR
+    cols_s = [out_ch % disps, in_ch % disps]
+    cols_d = [dem["dispatcher"], dem["dispatcher"]]
+    if m == "SSLCIPH":
+        cols_s += [disps + out_ch % tasks, disps + in_ch % tasks]
+        cols_d += [dem["ssl_task"], dem["ssl_task"]]
+        per_lpar = disps + tasks
+    elif m == "ATTLS":  # each socket's own SRB: stations no other pair visits
+        cols_s += [disps + out_ch, disps + in_ch]
+        cols_d += [dem["srb_encrypt"], dem["srb_decrypt"]]
+        per_lpar = disps + 2 * pairs
+    else:
+        per_lpar = disps
+    one = np.stack(cols_s, axis=1)
+    station = np.concatenate([one, one + per_lpar], axis=1)
+    demand = np.broadcast_to(np.asarray(cols_d + cols_d, dtype=float), station.shape)
+    return station, demand, per_lpar
+
+
+def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ssltasks=None,
+                     dispatchers=None, roundtrip_us=None, task_elapsed_ratio=1.0, platform="z16",
+                     cps=None) -> dict:
+    """Throughput, round trip and task utilizations of request/reply traffic over MQ channels.
+
+    Parameters
+    ----------
+    mode, cipher, message_kb, roundtrip_us, task_elapsed_ratio, platform
+        As in :func:`channel_demands_us`.
+    channel_pairs : int
+        Sender-receiver channel pairs between the two queue managers, 1..4999
+        (each queue manager runs two channels per pair; MAXCHL allows 9999,
+        ``ref_maxchl_range``).
+    requesters : int
+        Requesters per pair, each with one request in flight (a closed loop), >= 1.
+    ssltasks : int
+        SSLTASKS on each queue manager, >= 1; required for SSLCIPH.
+    dispatchers : int, optional
+        CHIDISPS on each queue manager, 1..9999 (``ref_chidisps_range``);
+        default 5 (``ref_chidisps_default``).
+    cps : float, optional
+        General CPs of each LPAR.  When given, the LPAR's CPU for the traffic
+        (:func:`model.tls.tls_cost_us`, half of both LPARs' cost) must stay
+        below them: at 100% or more the closed-loop throughput cannot be
+        reached, and an :class:`UnstableQueueError` says so.
+
+    Returns
+    -------
+    dict
+        ``throughput`` (transactions/s, all pairs), ``roundtrip_us`` (mean per
+        transaction, excluding nothing: requesters do not think),
+        ``ssl_task_utilization`` and ``dispatcher_utilization`` (the busiest
+        task of each kind, 0..1), ``cpu_utilization`` (per LPAR, or None
+        without ``cps``), ``demands`` (:func:`channel_demands_us`) and
+        ``method`` ("exact" for one pair and one requester, else
+        "Bard-Schweitzer MVA").
+    """
+    m = normalize_mode(mode)
+    dem = channel_demands_us(m, cipher, message_kb, roundtrip_us, task_elapsed_ratio, platform)
+    maxchl = figure("ref_maxchl_range").high
+    pairs = int(check("channel_pairs", channel_pairs, 1.0, maxchl // 2, integer=True, scalar=True))
+    n = int(check("requesters", requesters, 1.0, integer=True, scalar=True))
+    disp_rng = figure("ref_chidisps_range")
+    if dispatchers is None:
+        dispatchers = figure("ref_chidisps_default").value
+    disps = int(check("dispatchers", dispatchers, max(1.0, disp_rng.low), disp_rng.high, integer=True,
+                      scalar=True))
+    if m == "SSLCIPH":
+        if ssltasks is None:
+            raise ValueError("ssltasks (SSLTASKS, whole number >= 1) is required for mode SSLCIPH")
+        tasks = int(check("ssltasks", ssltasks, 1.0, integer=True, scalar=True))
+    else:
+        tasks = 0
+        if ssltasks is not None:
+            check("ssltasks", ssltasks, 0.0, integer=True, scalar=True)
+    station, demand, per_lpar = _network(m, pairs, max(tasks, 1), disps, dem)
+    res = mva_schweitzer(np.full(pairs, n), station, demand, think_time=dem["delay"],
+                         stations=2 * per_lpar)
+    x_us = float(res.throughput.sum())                     # transactions per µs
+    util = res.utilization[:per_lpar]                      # the LPARs mirror each other
+    out = {"throughput": x_us * 1e6, "roundtrip_us": pairs * n / x_us,
+           "ssl_task_utilization": float(util[disps:disps + tasks].max()) if tasks else 0.0,
+           "dispatcher_utilization": float(util[:disps].max()),
+           "cpu_utilization": None, "demands": dem,
+           "method": "exact" if pairs * n == 1 else "Bard-Schweitzer MVA"}
+    if cps is not None:
+        from .tls import tls_cost_us
+        cp = check("cps", cps, 0.0, lo_open=True, scalar=True)
+        cost = float(tls_cost_us(m, None if m == "none" else cipher, message_kb, platform=platform))
+        u = x_us * cost / 2.0 / cp
+        out["cpu_utilization"] = u
+        if u >= 1.0:
+            raise UnstableQueueError(
+                f"unstable: the channel traffic would keep each LPAR's {cp:g} CPs {100 * u:.0f}% busy "
+                f"(cps must be above {x_us * cost / 2.0:.2f}); the throughput is CPU-bound below "
+                f"{1e6 * cp * 2.0 / cost:.4g} transactions/s")
+    return out
+
+
+def channel_throughput(mode, cipher, message_kb, channel_pairs=1, requesters=1, ssltasks=None,
+                       dispatchers=None, roundtrip_us=None, task_elapsed_ratio=1.0, platform="z16",
+                       cps=None) -> float:
+    """Request/reply transactions per second over MQ channel pairs (see :func:`channel_pipeline`).
+
+    .. math:: X = \\sum_{pairs} \\frac{N}{Z + \\sum_v R_v}
+
+    with residences :math:`R_v` at the SSL tasks, dispatchers and socket SRBs
+    from Bard-Schweitzer MVA; :math:`1/RT_1` for one pair and one requester.
+
+    Examples
+    --------
+    One pair, one requester, 32 KB with CHACHA20: the inverse of the fitted
+    round trip; with 20 pairs on one SSL task, the task is the bottleneck.
+    """
+    return channel_pipeline(mode, cipher, message_kb, channel_pairs, requesters, ssltasks, dispatchers,
+                            roundtrip_us, task_elapsed_ratio, platform, cps)["throughput"]
