@@ -389,7 +389,7 @@ CATALOG: tuple = (
        "socket (AT-TLS), by mean value analysis.",
        [MODE, _a("cipher", "text", CIPHER.help + " Ignored with mode none.", "", REQUIRED,
                  tuple(CIPHERS)), CH_MESSAGE_KB, CHANNEL_PAIRS, CHANNEL_REQUESTERS, SSLTASKS, DISPATCHERS,
-        ROUNDTRIP, TASK_RATIO, PLATFORM, CPS], "transactions/s"),
+        PLATFORM, CPS, ROUNDTRIP, TASK_RATIO], "transactions/s"),
     _f("CHANNEL_START_RATE", "channel_start_rate", PLANNING, "Channel starts per second one "
        "channel initiator sustains with the given protection and cipher.",
        [MODE, CIPHER_OPT],

@@ -180,13 +180,13 @@ def _network(m, pairs, tasks, disps, dem):
 
 
 def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ssltasks=None,
-                     dispatchers=None, roundtrip_us=None, task_elapsed_ratio=1.0, platform="z16",
-                     cps=None) -> dict:
+                     dispatchers=None, platform="z16", cps=None, roundtrip_us=None,
+                     task_elapsed_ratio=1.0) -> dict:
     """Throughput, round trip and task utilizations of request/reply traffic over MQ channels.
 
     Parameters
     ----------
-    mode, cipher, message_kb, roundtrip_us, task_elapsed_ratio, platform
+    mode, cipher, message_kb, platform, roundtrip_us, task_elapsed_ratio
         As in :func:`channel_demands_us`.
     channel_pairs : int
         Sender-receiver channel pairs between the two queue managers, 1..4999
@@ -259,8 +259,8 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
 
 
 def channel_throughput(mode, cipher, message_kb, channel_pairs=1, requesters=1, ssltasks=None,
-                       dispatchers=None, roundtrip_us=None, task_elapsed_ratio=1.0, platform="z16",
-                       cps=None) -> float:
+                       dispatchers=None, platform="z16", cps=None, roundtrip_us=None,
+                       task_elapsed_ratio=1.0) -> float:
     """Request/reply transactions per second over MQ channel pairs (see :func:`channel_pipeline`).
 
     .. math:: X = \\sum_{pairs} \\frac{N}{Z + \\sum_v R_v}
@@ -274,4 +274,4 @@ def channel_throughput(mode, cipher, message_kb, channel_pairs=1, requesters=1, 
     round trip; with 20 pairs on one SSL task, the task is the bottleneck.
     """
     return channel_pipeline(mode, cipher, message_kb, channel_pairs, requesters, ssltasks, dispatchers,
-                            roundtrip_us, task_elapsed_ratio, platform, cps)["throughput"]
+                            platform, cps, roundtrip_us, task_elapsed_ratio)["throughput"]

@@ -23,7 +23,8 @@ def model_figures() -> list[dict]:
 
 
 def defaults() -> dict:
-    """Inputs that reproduce seed 001's measured configuration (values read from its rows)."""
+    """Inputs that reproduce seed 001's measured configuration, and the channel initiator's
+    documented task counts (values read from their rows)."""
     return {
         "Coprocessors": int(figure("s001_cfg_coprocessors_per_lpar").target()),
         "Accelerators": int(figure("s001_cfg_accelerators_shared").target()),
@@ -32,5 +33,7 @@ def defaults() -> dict:
         "MessageKB": float(figure("s001_2k_integrity_tput_1024").conditions["message_kb"]),
         "Requesters": int(figure("s001_cfg_requester_tasks").target()),
         "Policy": "integrity",
+        "SSLTASKS": int(figure("ref_ssltasks_example_count").target()),
+        "CHIDISPS": int(figure("ref_chidisps_default").target()),
         "params_file": str(params_path()),
     }

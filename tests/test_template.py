@@ -104,7 +104,7 @@ def test_every_formula_parses_and_names_known_functions(wb):
     assert n > 150
     # the workbook exercises the planning functions, not just one of them
     assert {"AMS_THROUGHPUT", "AMS_COST_US", "CARD_UTILIZATION", "CRYPTO_WAIT_MS",
-            "ACCELERATORS_REQUIRED", "COPROCESSORS_REQUIRED", "TLS_COST_US", "TLS_ROUNDTRIP_US", "ERLANGC",
+            "ACCELERATORS_REQUIRED", "COPROCESSORS_REQUIRED", "TLS_COST_US", "TLS_ROUNDTRIP_US", "CHANNEL_THROUGHPUT", "ERLANGC",
             "MODEL_FIGURES", "MODEL_PARAMETERS", "_xlfn.POISSON.DIST"} <= seen
 
 
@@ -171,6 +171,19 @@ def test_channel_results_follow_sslrkeyc_and_platform(path):
                                                         platform="z14"), rel=1e-12)]
     plain = recalc(path, {**inputs, "SSLRKEYC": 0, "Platform": "z15"})
     assert plain["CHIN (channel initiator)"] < out["CHIN (channel initiator)"]
+
+
+def test_channel_throughput_follows_the_task_inputs(path):
+    # the batch engine evaluates the template's formula; expected: model.channel_throughput
+    from workbook.recalc import recalc
+    chacha = "TLS_CHACHA20_POLY1305_SHA256"
+    label = "Channel throughput (ChannelPairs, SSLTASKS, CHIDISPS)"
+    inputs = {"Mode": "SSLCIPH", "Cipher": chacha, "MessageKB": 32, "ChannelPairs": 20, "SSLTASKS": 2,
+              "CHIDISPS": 3, "Platform": "z14"}
+    few = recalc(path, inputs)[label]
+    assert few == pytest.approx(model.channel_throughput("SSLCIPH", chacha, 32, 20, 1, 2, 3, "z14"), rel=1e-12)
+    many = recalc(path, {**inputs, "SSLTASKS": 40})[label]
+    assert many > 2 * few
 
 
 def test_results_are_udf_formulas_over_named_inputs(wb):

@@ -219,6 +219,16 @@ def demo(out_dir):
             click.echo(f"{p + ('' if reuse is None else f' K={reuse}'):16s} {kt + str(size):>10s} {x:9.0f} "
                        f"{c:11.1f} {dm['coprocessor']:11.3f}")
 
+    chacha, pairs = "TLS_CHACHA20_POLY1305_SHA256", 50
+    click.echo(f"\nMQ channels, {chacha}, {pairs} channel pairs with one requester each, "
+               f"{d['CHIDISPS']} dispatchers (txn/s; seed 002's round trips, MVA over the tasks)")
+    tasks = (1, d["SSLTASKS"], 2 * pairs)
+    click.echo(f"{'message':>8s} " + " ".join(f"{f'SSLCIPH T={t}':>14s}" for t in tasks) + f" {'ATTLS':>9s}")
+    for size in (2.0, 32.0, 1024.0):
+        row = [model.channel_throughput("SSLCIPH", chacha, size, pairs, 1, t, d["CHIDISPS"]) for t in tasks]
+        at = model.channel_throughput("ATTLS", chacha, size, pairs, 1, None, d["CHIDISPS"])
+        click.echo(f"{size:>6g}KB " + " ".join(f"{x:14.1f}" for x in row) + f" {at:9.1f}")
+
 
 # Excel add-in catalog and template workbook (addin/catalog.py, workbook/template.py).
 from addin.catalog import functions_command  # noqa: E402

@@ -84,6 +84,7 @@ TEMPLATE_DEFAULTS = {
     "Cipher": "TLS_CHACHA20_POLY1305_SHA256",  # measurements (round trips, CPU) in data/
     "SSLRKEYC": 0,             # as measured: no secret-key renegotiation
     "Platform": "z16",         # the newest machine with published TLS figures
+    "ChannelPairs": 10,        # channel pairs between the two queue managers: a planning input
     "MaxUtilization": 0.7,     # common planning ceiling for Crypto Express
     "MaxWaitMs": None,         # empty: no queueing-delay target
 }
@@ -145,6 +146,15 @@ INPUTS = (
     _Input("Platform", "Machine for the channel results", "", "@",
            "z14, z15 or z16 (z16 uses the z15 channel costs, none being published for z16).",
            choices=tuple(TLS_PLATFORMS)),
+    _Input("ChannelPairs", "Channel pairs (request/reply)", "pairs", '#,##0 "pairs"',
+           "Sender-receiver channel pairs between the two queue managers, each with one "
+           "requester: drives the channel throughput.", validation=("whole", "between", "1", "4999")),
+    _Input("SSLTASKS", "SSL tasks per channel initiator (SSLTASKS)", "tasks", '0 "tasks"',
+           "SSLCIPH encryption runs on these; channels are spread over them.",
+           validation=("whole", "between", "1", "9999")),
+    _Input("CHIDISPS", "Dispatchers per channel initiator (CHIDISPS)", "tasks", '0 "tasks"',
+           "Network sends and receives run on these; channels are spread over them.",
+           validation=("whole", "between", "1", "9999")),
 )
 _INPUT_FIRST_ROW = 5
 
@@ -473,6 +483,9 @@ def _results(b: _Builder):
         ("  TCPIP", "TLS_COST_US", (*_TLS, "TCPIP", *_TLS_OPT), F_US, "AT-TLS decryption runs here."),
         ("Round trip per transaction", "TLS_ROUNDTRIP_US",
          (n("Mode"), n("Cipher"), n("MessageKB")), F_US, "As seen by the requester."),
+        ("Channel throughput (ChannelPairs, SSLTASKS, CHIDISPS)", "CHANNEL_THROUGHPUT",
+         (*_TLS, n("ChannelPairs"), 1, n("SSLTASKS"), n("CHIDISPS"), n("Platform")), F_TPS,
+         "One requester per pair; SSLCIPH queues for SSLTASKS, AT-TLS has an SRB per socket (MVA)."),
         ("Channel starts per second", "CHANNEL_START_RATE", (n("Mode"), n("Cipher")), F_STARTS,
          "Sustainable rate of channel starts (TLS handshakes)."),
         ("CPU per channel start", "CHANNEL_START_COST_US", (n("Mode"), n("Cipher"), "total"),
