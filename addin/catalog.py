@@ -45,6 +45,7 @@ import click
 
 from model.ams import AMS_ADDRESS_SPACES
 from model.crypto import OPERATIONS
+from model.figures import figure
 from model.mgc import MGC_METHODS
 from model.params import (
     ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES,
@@ -298,13 +299,15 @@ CIPHER_OPT = _a("cipher", "text", CIPHER.help + " Leave empty only with mode non
                 tuple(CIPHERS))
 
 CHANNEL_PAIRS = _a("channel_pairs", "integer", "Sender-receiver channel pairs between the two "
-                   "queue managers; 1..4999 (two channels per pair on each).", "pairs", 1)
+                   f"queue managers; 1..{int(figure('ref_maxchl_range').high) // 2} (two channels per "
+                   "pair on each).", "pairs", 1)
 CHANNEL_REQUESTERS = _a("requesters", "integer", "Requesters per channel pair, one request in "
                         "flight each; >= 1.", "requesters", 1)
 SSLTASKS = _a("ssltasks", "integer", "SSLTASKS on each queue manager; >= 1; required for SSLCIPH.",
               "tasks", None)
-DISPATCHERS = _a("dispatchers", "integer", "CHIDISPS on each queue manager; 1..9999; empty for "
-                 "the default 5.", "tasks", None)
+DISPATCHERS = _a("dispatchers", "integer", "CHIDISPS on each queue manager; "
+                 f"1..{int(figure('ref_chidisps_range').high)}; empty for the default "
+                 f"{int(figure('ref_chidisps_default').value)}.", "tasks", None)
 ROUNDTRIP = _a("roundtrip_us", "number", "Round trip of one transaction alone on one channel pair; "
                "> 0; empty for seed 002's (CHACHA20 only, 0..1024 KB).", "us", None)
 TASK_RATIO = _a("task_elapsed_ratio", "number", "SSL-task/dispatcher elapsed time per CPU time "

@@ -63,6 +63,7 @@ from openpyxl.worksheet.formula import ArrayFormula
 
 import model
 from addin.catalog import CATALOG
+from model.figures import figure
 from model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
 from model.tls import PLATFORMS as TLS_PLATFORMS
 from ._atomic import atomic_target
@@ -148,13 +149,14 @@ INPUTS = (
            choices=tuple(TLS_PLATFORMS)),
     _Input("ChannelPairs", "Channel pairs (request/reply)", "pairs", '#,##0 "pairs"',
            "Sender-receiver channel pairs between the two queue managers, each with one "
-           "requester: drives the channel throughput.", validation=("whole", "between", "1", "4999")),
+           "requester: drives the channel throughput.",
+           validation=("whole", "between", "1", str(int(figure("ref_maxchl_range").high) // 2))),
     _Input("SSLTASKS", "SSL tasks per channel initiator (SSLTASKS)", "tasks", '0 "tasks"',
            "SSLCIPH encryption runs on these; channels are spread over them.",
-           validation=("whole", "between", "1", "9999")),
+           validation=("whole", "greaterThanOrEqual", "1", None)),
     _Input("CHIDISPS", "Dispatchers per channel initiator (CHIDISPS)", "tasks", '0 "tasks"',
            "Network sends and receives run on these; channels are spread over them.",
-           validation=("whole", "between", "1", "9999")),
+           validation=("whole", "between", "1", str(int(figure("ref_chidisps_range").high)))),
 )
 _INPUT_FIRST_ROW = 5
 
