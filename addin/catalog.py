@@ -390,7 +390,8 @@ CATALOG: tuple = (
     _f("CHANNEL_THROUGHPUT", "channel_throughput", PLANNING, "Request/reply transactions per "
        "second over MQ channel pairs: SSL tasks and dispatchers shared (SSLCIPH) or an SRB per "
        "socket (AT-TLS), by mean value analysis.",
-       [MODE, _a("cipher", "text", CIPHER.help + " Ignored with mode none.", "", REQUIRED,
+       [MODE, _a("cipher", "text", CIPHER.help + " With mode none give any listed cipher: "
+                 "it is not used.", "", REQUIRED,
                  tuple(CIPHERS)), CH_MESSAGE_KB, CHANNEL_PAIRS, CHANNEL_REQUESTERS, SSLTASKS, DISPATCHERS,
         PLATFORM, CPS, ROUNDTRIP, TASK_RATIO], "transactions/s"),
     _f("CHANNEL_START_RATE", "channel_start_rate", PLANNING, "Channel starts per second one "

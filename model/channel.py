@@ -17,15 +17,22 @@ Where the time of a transaction goes (seed 002 [1]_ and the reference facts):
 * **AT-TLS.**  "an SRB per socket processes the request - this processing
   involves both the encryption and sending of the data": the protection
   runs on the socket's own SRB, which no other channel uses; dispatchers
-  still do the network work.
-* Everything else (network, TCP/IP stack, queue manager, the AT-TLS
-  congestion effect) is a delay that no other channel queues for.
+  still do the network work.  The time the blocked socket then takes to
+  send (seed 002's congestion-window effect) is in the fitted AT-TLS round
+  trip, and so in the delay below, not on the SRB station: no published
+  figure separates it.  With a task per channel, SSLCIPH and AT-TLS
+  therefore differ only through their demands and fitted round trips; the
+  model's own mechanism is the sharing of SSL tasks and dispatchers.
+* Everything else (network, TCP/IP stack, queue manager) is a delay that
+  no other channel queues for.
 
 Service demands (µs per transaction and visit, :math:`\\rho` the task elapsed /
 CPU ratio) come from the fitted CPU model :func:`model.tls.tls_cost_parts_us`
 (both LPARs, so each of the four protection steps is a quarter of the
 SSLCIPH increment and each of the four network steps a quarter of the
-unprotected channel-initiator cost):
+unprotected channel-initiator cost: an upper bound on the dispatchers' share,
+as it includes the adapters' MQ API work, for which no separate figure is
+published):
 
 .. math::
 
@@ -48,12 +55,16 @@ Assumptions a planner should know:
   other), so :math:`RT_1` from the published table may include some
   queueing: the delay :math:`Z` is then over-stated and the gain from more
   tasks under-stated;
+* the four protection steps of one transaction (encrypt and decrypt on
+  each LPAR) are counted one after the other; for large messages MQ
+  overlaps encrypting one chunk with sending another, so the delay is
+  then under-stated;
 * :math:`\\rho = 1` by default (task time = its CPU time): seed 002's runs
   were "neither CPU nor network constrained".  The reference example of
   80 µs CPU and 364 µs elapsed per SSL-task request (a workload of unstated
-  size and cipher) would, applied to seed 002's 1 MB transaction, give SSL
-  tasks more time than its whole measured round trip; pass your own SMF 115
-  task statistics as ``task_elapsed_ratio``;
+  size and cipher) is inconsistent with this serial decomposition of seed
+  002's 1 MB transaction (the task time would exceed the whole round trip);
+  pass your own SMF 115 task statistics as ``task_elapsed_ratio``;
 * the LPARs are symmetric (same SSLTASKS, CHIDISPS and assignment on both).
 
 References
@@ -159,6 +170,8 @@ def _network(m, pairs, tasks, disps, dem):
     the socket SRBs, two per pair (AT-TLS); the second LPAR's are the same
     layout shifted by the first's count (the LPARs mirror each other).
     """
+    # Tasks beyond the channels' count are never used (each channel is tied to one).
+    tasks, disps = min(tasks, 2 * pairs), min(disps, 2 * pairs)
     p = np.arange(pairs)
     out_ch, in_ch = 2 * p, 2 * p + 1  # the pair's two channels on each LPAR
     cols_s = [out_ch % disps, in_ch % disps]
@@ -176,7 +189,7 @@ def _network(m, pairs, tasks, disps, dem):
     one = np.stack(cols_s, axis=1)
     station = np.concatenate([one, one + per_lpar], axis=1)
     demand = np.broadcast_to(np.asarray(cols_d + cols_d, dtype=float), station.shape)
-    return station, demand, per_lpar
+    return station, demand, per_lpar, tasks, disps
 
 
 def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ssltasks=None,
@@ -203,15 +216,18 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
         General CPs of each LPAR.  When given, the LPAR's CPU for the traffic
         (:func:`model.tls.tls_cost_us`, half of both LPARs' cost) must stay
         below them: at 100% or more the closed-loop throughput cannot be
-        reached, and an :class:`UnstableQueueError` says so.
+        reached, and an :class:`UnstableQueueError` says so.  Below 100% the
+        throughput is returned without CPU queueing (the task elapsed ratio
+        is where a site's CPU contention goes).
 
     Returns
     -------
     dict
         ``throughput`` (transactions/s, all pairs), ``roundtrip_us`` (mean per
         transaction, excluding nothing: requesters do not think),
-        ``ssl_task_utilization`` and ``dispatcher_utilization`` (the busiest
-        task of each kind, 0..1), ``cpu_utilization`` (per LPAR, or None
+        ``ssl_task_utilization``, ``dispatcher_utilization`` and
+        ``srb_utilization`` (the busiest SSL task, dispatcher and AT-TLS
+        socket SRB, 0..1), ``cpu_utilization`` (per LPAR, or None
         without ``cps``), ``demands`` (:func:`channel_demands_us`) and
         ``method`` ("exact" for one pair and one requester, else
         "Bard-Schweitzer MVA").
@@ -234,14 +250,16 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
         tasks = 0
         if ssltasks is not None:
             check("ssltasks", ssltasks, 0.0, integer=True, scalar=True)
-    station, demand, per_lpar = _network(m, pairs, max(tasks, 1), disps, dem)
+    station, demand, per_lpar, used_tasks, used_disps = _network(m, pairs, max(tasks, 1), disps, dem)
     res = mva_schweitzer(np.full(pairs, n), station, demand, think_time=dem["delay"],
                          stations=2 * per_lpar)
     x_us = float(res.throughput.sum())                     # transactions per µs
     util = res.utilization[:per_lpar]                      # the LPARs mirror each other
+    rest = util[used_disps:]
     out = {"throughput": x_us * 1e6, "roundtrip_us": pairs * n / x_us,
-           "ssl_task_utilization": float(util[disps:disps + tasks].max()) if tasks else 0.0,
-           "dispatcher_utilization": float(util[:disps].max()),
+           "ssl_task_utilization": float(rest.max()) if m == "SSLCIPH" else 0.0,
+           "srb_utilization": float(rest.max()) if m == "ATTLS" else 0.0,
+           "dispatcher_utilization": float(util[:used_disps].max()),
            "cpu_utilization": None, "demands": dem,
            "method": "exact" if pairs * n == 1 else "Bard-Schweitzer MVA"}
     if cps is not None:
@@ -253,7 +271,7 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
         if u >= 1.0:
             raise UnstableQueueError(
                 f"unstable: the channel traffic would keep each LPAR's {cp:g} CPs {100 * u:.0f}% busy "
-                f"(cps must be above {x_us * cost / 2.0:.2f}); the throughput is CPU-bound below "
+                f"(cps must be above {x_us * cost / 2.0:.2f}); the throughput cannot exceed "
                 f"{1e6 * cp * 2.0 / cost:.4g} transactions/s")
     return out
 

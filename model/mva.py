@@ -211,6 +211,9 @@ def mva_response(population, demands, servers=None, think_time=0.0) -> float:
     return float(mva(population, demands, servers, think_time).response[-1])
 
 
+_MAX_STATIONS = 10_000_000  # per-station arrays are dense
+
+
 @dataclass(frozen=True)
 class SchweitzerResult:
     """Approximate multi-class MVA results (Bard-Schweitzer), at the given populations.
@@ -263,7 +266,11 @@ def mva_schweitzer(populations, station, demand, think_time=0.0, stations=None, 
     stations : int, optional
         Number of stations :math:`K` (default: the largest index + 1).
     tol : float
-        Stop when no class throughput changes by more than this fraction.
+        Stop when no class throughput changes by more than this fraction in
+        one sweep, > 0 (a step-size rule: at very large populations the
+        distance to the fixed point can be larger than the last step).
+    max_iter : int
+        Sweeps before giving up, >= 1.
 
     Returns
     -------
@@ -286,17 +293,31 @@ def mva_schweitzer(populations, station, demand, think_time=0.0, stations=None, 
        *Quantitative System Performance*, Prentice-Hall, 1984, §7.4.
     """
     n = np.atleast_1d(check("populations", populations, 1.0, integer=True)).astype(float)
+    if n.ndim != 1:
+        raise ValueError(f"populations must be a 1-D list, one whole number per class (got shape {n.shape})")
     d = np.atleast_2d(check("demand", demand, 0.0)).astype(float)
-    s = np.asarray(station)
-    if d.shape != s.shape or d.shape[0] != n.size:
+    s = np.atleast_2d(np.asarray(station))
+    if d.ndim != 2 or d.shape != s.shape or d.shape[0] != n.size:
         raise ValueError(f"station and demand must both have shape (classes, visits) = ({n.size}, V); "
                          f"got {s.shape} and {d.shape}")
     if s.size and (not np.issubdtype(s.dtype, np.integer) or s.min() < 0):
         raise ValueError("station must hold whole-number station indices >= 0")
-    k = int(s.max(initial=-1)) + 1 if stations is None else int(check("stations", stations, 1.0, integer=True))
+    s = s.astype(np.int64)
+    if stations is None:
+        k = int(s.max(initial=-1)) + 1
+        if k > _MAX_STATIONS:
+            raise ValueError(f"station indices must be below {_MAX_STATIONS} (got {k - 1}): number the "
+                             "stations densely")
+    else:
+        k = int(check("stations", stations, 1.0, _MAX_STATIONS, integer=True, scalar=True))
     if s.size and s.max() >= k:
         raise ValueError(f"station indices must be below stations={k} (got {int(s.max())})")
-    z = np.broadcast_to(np.asarray(check("think_time", think_time, 0.0), dtype=float), n.shape)
+    z = np.asarray(check("think_time", think_time, 0.0), dtype=float)
+    if z.ndim > 1 or (z.ndim == 1 and z.size != n.size):
+        raise ValueError(f"think_time must be one number or one per class ({n.size}), got shape {z.shape}")
+    z = np.broadcast_to(z, n.shape)
+    check("tol", tol, 0.0, lo_open=True, scalar=True)
+    max_iter = int(check("max_iter", max_iter, 1.0, integer=True, scalar=True))
     if np.any(z + d.sum(axis=1) < 1e-300):
         raise ValueError("every class needs a cycle that takes some time: demands and think_time "
                          "sum to 0 for at least one class")

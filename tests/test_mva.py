@@ -356,12 +356,14 @@ def test_schweitzer_single_class_is_the_textbook_fixed_point():
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_schweitzer_against_exact_multiclass(data):
-    """Random product-form networks: within 20% of exact MVA, and the bounds
-    X_c <= N_c / (Z_c + D_c) and U_k <= 1 hold.
+    """Random product-form networks: the bounds X_c <= N_c / (Z_c + D_c) and
+    U_k <= 1 hold, and the throughput is within 35% of exact MVA.
 
-    The 20% is the worst error seen on 300 random networks of 1-3 classes with
-    1-4 customers (18.9%, at the knee of small populations); Lazowska et al.
-    (1984, §7.4.2.2) describe Schweitzer's errors as typically a few percent.
+    Schweitzer has no error bound: Lazowska et al. (1984, §7.4.2.2) describe its
+    errors as typically a few percent, but at the knee of small populations it
+    is far worse (a reviewer found 23%, pinned in the next test; 3000 examples
+    of this test reached 20.7%).  The 35% only catches gross implementation
+    errors.
     The approximation mostly under-states throughput, but not always (hypothesis
     found a class over-stated by 1e-5), so no direction is asserted.  The channel networks of model/channel.py
     are checked more tightly in tests/test_channel.py.
@@ -377,13 +379,32 @@ def test_schweitzer_against_exact_multiclass(data):
     demand = service[station]  # class-independent service per visit: product form
     approx = mva_schweitzer(pops, station, demand, think, stations=k)
     exact = exact_multiclass(pops, _dense(station, demand, k), think)
-    assert_allclose(approx.throughput, exact, rtol=0.20)
+    assert_allclose(approx.throughput, exact, rtol=0.35)
     assert np.all(approx.throughput <= np.array(pops) / (think + demand.sum(axis=1)) * (1 + 1e-12))
     assert np.all(approx.utilization <= 1.0 + 1e-12)
 
 
+def test_schweitzer_error_at_small_populations_is_large():
+    # A case where the approximation is 23% below exact MVA (found in review):
+    # the reason the property test above bounds the error only loosely.
+    pops, station = [3, 1, 4], np.array([[0, 0], [1, 1], [0, 1]])
+    service = np.array([0.185, 0.195])
+    demand = service[station]
+    think = np.zeros(3)
+    approx = mva_schweitzer(pops, station, demand, think).throughput
+    exact = exact_multiclass(pops, _dense(station, demand, 2), think)
+    assert 0.2 < 1 - approx[1] / exact[1] < 0.3
+
+
 @pytest.mark.parametrize("kwargs, pattern", [
     (dict(populations=[0], station=[[0]], demand=[[1.0]]), "populations must be >= 1"),
+    (dict(populations=[[1]], station=[[0]], demand=[[1.0]]), "populations must be a 1-D list"),
+    (dict(populations=[1, 1], station=[[0], [1]], demand=[[1.0], [1.0]], think_time=[1, 2, 3]),
+     "think_time must be one number or one per class"),
+    (dict(populations=[1], station=[[0]], demand=[[1.0]], stations=[2, 3]), "stations must be a single number"),
+    (dict(populations=[1], station=[[10**9]], demand=[[1.0]]), "station indices must be below 10000000"),
+    (dict(populations=[1], station=[[0]], demand=[[1.0]], tol=-1), "tol must be > 0"),
+    (dict(populations=[1], station=[[0]], demand=[[1.0]], max_iter=0), "max_iter must be >= 1"),
     (dict(populations=[1.5], station=[[0]], demand=[[1.0]]), "populations must be a whole number"),
     (dict(populations=[1], station=[[0]], demand=[[-1.0]]), "demand must be >= 0"),
     (dict(populations=[1, 1], station=[[0]], demand=[[1.0]]), "shape"),
