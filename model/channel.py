@@ -81,7 +81,7 @@ from ._validate import UnstableQueueError, check
 from .figures import figure
 from .mva import mva_schweitzer
 from .params import CIPHERS, MAX_MESSAGE_KB, normalize_cipher, normalize_mode
-from .tls import normalize_platform, tls_cost_parts_us, tls_roundtrip_us
+from .tls import normalize_platform, tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
 
 __all__ = ["channel_demands_us", "channel_pipeline", "channel_throughput"]
 
@@ -263,7 +263,6 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
            "cpu_utilization": None, "demands": dem,
            "method": "exact" if pairs * n == 1 else "Bard-Schweitzer MVA"}
     if cps is not None:
-        from .tls import tls_cost_us
         cp = check("cps", cps, 0.0, lo_open=True, scalar=True)
         cost = float(tls_cost_us(m, None if m == "none" else cipher, message_kb, platform=platform))
         u = x_us * cost / 2.0 / cp
