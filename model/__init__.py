@@ -15,8 +15,8 @@ from .mmc import (
 )
 from .mva import MVAResult, SchweitzerResult, mva, mva_response, mva_schweitzer, mva_throughput
 from .ams import (
-    accelerators_required, ams_cost_us, ams_message_cost_us, ams_throughput, card_utilization,
-    coprocessors_required, crypto_wait_ms,
+    accelerators_required, ams_cost_us, ams_message_cost_us, ams_platform_factors, ams_throughput,
+    card_utilization, coprocessors_required, crypto_wait_ms,
 )
 from .channel import channel_demands_us, channel_pipeline, channel_throughput
 from .crypto import crypto_op_ms
@@ -35,7 +35,8 @@ __all__ = [
     "mmc_wait_percentile", "mmc_response_percentile", "mmc_servers",
     "MGC_METHODS", "mgc_wait", "mgc_response",
     "MVAResult", "mva", "mva_throughput", "mva_response", "SchweitzerResult", "mva_schweitzer",
-    "crypto_op_ms", "ams_throughput", "ams_cost_us", "ams_message_cost_us", "card_utilization",
+    "crypto_op_ms", "ams_throughput", "ams_cost_us", "ams_message_cost_us", "ams_platform_factors",
+    "card_utilization",
     "crypto_wait_ms",
     "accelerators_required", "coprocessors_required",
     "tls_cost_us", "renegotiation_cost_us", "tls_roundtrip_us", "channel_start_rate",

@@ -54,6 +54,7 @@ import numpy as np
 
 from ._validate import UnstableQueueError, check
 from .crypto import CARD_FUNCTIONS, function_ms, operation_function
+from .figures import figure
 from .mgc import mgc_wait
 from .mva import mva
 from .params import (MAX_MESSAGE_KB, normalize_choice, normalize_key, normalize_key_reuse, normalize_policy,
@@ -62,9 +63,14 @@ from .params import (MAX_MESSAGE_KB, normalize_choice, normalize_key, normalize_
 __all__ = ["ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_throughput",
            "ams_cost_us",
            "card_utilization", "crypto_wait_ms", "accelerators_required",
-           "coprocessors_required", "AMS_ADDRESS_SPACES"]
+           "coprocessors_required", "ams_platform_factors", "AMS_ADDRESS_SPACES", "AMS_PLATFORMS"]
 
 AMS_ADDRESS_SPACES = ("total", "application", "AMSM", "MSTR")
+AMS_PLATFORMS = ("z13", "z14", "z15", "z16")
+# The z15 report's "small", "medium" and "large" AMS messages, which it does not give in KB:
+# read as the sizes MQ's AMS measurements use (the z14 report's 2KB and 4MB, seed 001's
+# 2KB, 64KB and 4MB).  An assumption, not a published figure: see ams_platform_factors.
+SIZE_CLASSES_KB = {"small": 2.0, "medium": 64.0, "large": 4096.0}
 CARDS = ("accelerator", "coprocessor")
 
 
@@ -107,7 +113,7 @@ def _check_key(policy, key_type, key_size):
     return pol, kt, n
 
 
-def ams_message_cost_us(policy, message_kb, key_reuse=None, recipients=1):
+def ams_message_cost_us(policy, message_kb, key_reuse=None, recipients=1, platform="z16"):
     """AMS CPU to protect and unprotect one message (µs), excluding the MQPUT/MQGET itself.
 
     The quantity the MQ for z/OS on z14 report tabulates (``ref_ams_cost_*``):
@@ -127,6 +133,9 @@ def ams_message_cost_us(policy, message_kb, key_reuse=None, recipients=1):
         Message size in KB, 0..102400.
     key_reuse, recipients
         As :func:`ams_operations`.
+    platform : {"z13", "z14", "z15", "z16"}
+        Machine generation: the z14 cost times the AMS factor of
+        :func:`ams_platform_factors` (z14 is what the parameters are fitted to).
 
     Returns
     -------
@@ -140,7 +149,94 @@ def ams_message_cost_us(policy, message_kb, key_reuse=None, recipients=1):
     enc = 1.0 if pol in ("privacy", "confidentiality") else 0.0
     out = (param("ams_msg_us") + _amsm_us(ops)
            + kb * (sign * param("ams_hash_us_per_kb") + enc * param("ams_enc_us_per_kb")))
-    return float(out) if out.ndim == 0 else out
+    out = out * ams_platform_factors(pol, kb, platform)["ams"]
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def ams_platform_factors(policy, message_kb, platform="z16") -> dict:
+    """CPU of an AMS transaction on a machine generation relative to z14, read from the reports.
+
+    The AMS CPU model is calibrated on the z14 report's absolute costs
+    (``ref_ams_cost_*_z14``).  Other generations differ by CPU speed and by
+    CPACF hashing and encryption speed, in proportions the model has no
+    mechanism for (z13 -> z14: -3% for 4MB Integrity, which is mostly SHA-256,
+    -42% for 4MB Confidentiality, mostly AES), so it applies the published
+    ratios, as an LSPR table of processor ratios by workload is applied:
+
+    * **z13**: the z14 report's z13 (CEX5S) and z14 (CEX6S) columns.  The AMS
+      part is :math:`c_{z13}/c_{z14}` of the policy's message-cost cells at 2KB
+      and 4MB (``ref_ams_cost_{2k,4m}_<policy>_z13`` / ``_z14``), the MQ part
+      the ratio of the 2KB costs without AMS (``ref_ams_txn_cost_2k_none_*``,
+      the only size published).
+    * **z15**: the z15 report's change of the whole transaction cost from z14,
+      per policy, for small, medium and large messages
+      (``ref_z15_vs_z14_cost_<size>_<policy>``): :math:`1 + \\Delta/100` for
+      both parts.  The report does not give the sizes in KB; they are read as
+      :data:`SIZE_CLASSES_KB` (2KB, 64KB and 4MB, the sizes of the z14 report
+      and seed 001).
+    * **z16**: no AMS CPU comparison with z15 is published (only throughput of
+      large messages, ``ref_z16_vs_z15_tput_large_*``), so z16 uses the z15
+      factors: an upper estimate on a faster machine, as for the TLS channel
+      costs.
+
+    Between the published sizes a factor is interpolated linearly in
+    :math:`\\log KB`; below the smallest and above the largest it is held at the
+    end value:
+
+    .. math::
+
+        r(KB) = r_i + (r_{i+1} - r_i)\\,
+                \\frac{\\ln \\mathrm{clip}(KB) - \\ln KB_i}{\\ln KB_{i+1} - \\ln KB_i}
+
+    The factors do not depend on the key: key-size ratios (seed 001, a z16)
+    are the same on every platform.  The Crypto Express times are CEX8S's on
+    every platform (the cards' own generation change, ``ref_cex7s_vs_cex6s_exec``,
+    is not modelled).
+
+    Parameters
+    ----------
+    policy : {"integrity", "privacy", "confidentiality"}
+    message_kb : float or array_like
+        Message size in KB, 0..102400.
+    platform : {"z13", "z14", "z15", "z16"}
+
+    Returns
+    -------
+    dict
+        ``{"mq": r, "ams": r}``: the factor for the MQ work without AMS (and
+        the queue manager's MSTR cost) and for the AMS work (interception,
+        hashing, encryption, asymmetric-operation handling); floats, or
+        arrays shaped like ``message_kb``.
+
+    References
+    ----------
+    .. [1] IBM, "MQ for z/OS on z14", pp.15-20; "MQ for z/OS on z15", p.25;
+       "MQ for z/OS on z16", p.34 (github.com/ibm-messaging/mqperf).
+    """
+    pol = normalize_policy(policy)
+    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
+    plat = normalize_choice("platform", platform, AMS_PLATFORMS)
+    if plat == "z14":
+        mq = ams = np.ones_like(kb)
+    elif plat == "z13":
+        sizes = np.array([2.0, 4096.0])
+        cells = np.array([figure(f"ref_ams_cost_{t}_{pol}_z13").target()
+                          / figure(f"ref_ams_cost_{t}_{pol}_z14").target() for t in ("2k", "4m")])
+        ams = _log_interp(kb, sizes, cells)
+        mq = np.full_like(kb, figure("ref_ams_txn_cost_2k_none_z13").target()
+                          / figure("ref_ams_txn_cost_2k_none_z14").target())
+    else:
+        sizes = np.array(list(SIZE_CLASSES_KB.values()))
+        change = np.array([figure(f"ref_z15_vs_z14_cost_{c}_{pol}").target() for c in SIZE_CLASSES_KB])
+        mq = ams = _log_interp(kb, sizes, 1.0 + change / 100.0)
+    out = {"mq": mq, "ams": ams}
+    return {k: (float(v) if np.ndim(v) == 0 else v) for k, v in out.items()}
+
+
+def _log_interp(kb, sizes, values):
+    """Piecewise-linear in log size between the published sizes, constant outside them."""
+    x = np.log(np.clip(kb, sizes[0], sizes[-1]))
+    return np.interp(x, np.log(sizes), values)
 
 
 def _amsm_us(ops: dict) -> float:
@@ -274,7 +370,8 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
 
 
 def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
-                coprocessors=None, accelerators=None, recipients=1, address_space="total"):
+                coprocessors=None, accelerators=None, recipients=1, address_space="total",
+                platform="z16"):
     """General-CP CPU cost per AMS transaction (µs), in total or by address space.
 
     Parameters
@@ -284,6 +381,12 @@ def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requeste
         symmetric hashing and encryption (CPACF); ``AMSM``: asymmetric-operation handling;
         ``MSTR``: the queue manager's administration cost per second spread
         over the transaction rate.
+    platform : {"z13", "z14", "z15", "z16"}
+        Machine generation.  The parameters are fitted to the z14 report's
+        costs; the MQ part (MQ API work, MSTR) and the AMS part (interception,
+        CPACF, AMSM) are multiplied by :func:`ams_platform_factors`.  The
+        throughput that spreads MSTR is :func:`ams_throughput`'s, the same on
+        every platform.
     Other parameters as :func:`ams_throughput`.
 
     Returns
@@ -292,23 +395,24 @@ def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requeste
         CPU microseconds per transaction.
     """
     def one(policy, key_type, key_size, message_kb, key_reuse, requesters, coprocessors,
-            accelerators, recipients, address_space):
+            accelerators, recipients, address_space, platform):
         match = normalize_choice("address_space", address_space, AMS_ADDRESS_SPACES)
         pol, kt, n, kb, k, r = _common(policy, key_type, key_size, message_kb, key_reuse, recipients)
         x = ams_throughput(pol, kt, n, kb, key_reuse, requesters, coprocessors, accelerators, r)
         ops = ams_operations(pol, key_reuse, r)
         sign = 1.0 if pol in ("integrity", "privacy") else 0.0
         enc = 1.0 if pol in ("privacy", "confidentiality") else 0.0
+        g = ams_platform_factors(pol, kb, platform)
         parts = {
-            "application": param("mq_base_us") + 2.0 * (param("ams_msg_us")
-                                                        + kb * (sign * param("ams_hash_us_per_kb")
-                                                                + enc * param("ams_enc_us_per_kb"))),
-            "AMSM": 2.0 * _amsm_us(ops),
-            "MSTR": param("mstr_admin_us_per_s") / x,
+            "application": g["mq"] * param("mq_base_us")
+            + g["ams"] * 2.0 * (param("ams_msg_us") + kb * (sign * param("ams_hash_us_per_kb")
+                                                          + enc * param("ams_enc_us_per_kb"))),
+            "AMSM": g["ams"] * 2.0 * _amsm_us(ops),
+            "MSTR": g["mq"] * param("mstr_admin_us_per_s") / x,
         }
         return sum(parts.values()) if match == "total" else parts[match]
     return _vectorize(one, policy, key_type, key_size, message_kb, key_reuse, requesters,
-                      coprocessors, accelerators, recipients, address_space)
+                      coprocessors, accelerators, recipients, address_space, platform)
 
 
 def _card(card) -> str:

@@ -166,7 +166,7 @@ def targets() -> list[Target]:
         return 100.0 * (a / b - 1.0)
 
     def msg_us(pol, kb, reuse=None):
-        return float(ams.ams_message_cost_us(pol, kb, reuse))
+        return float(ams.ams_message_cost_us(pol, kb, reuse, platform="z14"))
 
     from .params import param
     me_rate = figure("s001_rmf_me2048_rate").target()

@@ -66,6 +66,9 @@ def tour() -> set[str]:
         for pol, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
             model.ams_throughput(pol, "RSA", 2048, 2.0, reuse)
             model.ams_cost_us(pol, "RSA", 2048, 2.0, reuse)
+            from model.ams import AMS_PLATFORMS
+            for plat in AMS_PLATFORMS:
+                model.ams_message_cost_us(pol, 2.0, reuse, platform=plat)
             for card in ("accelerator", "coprocessor"):
                 _try(model.card_utilization, 100.0, pol, "RSA", 2048, 2.0, reuse, card)
                 _try(model.crypto_wait_ms, 100.0, pol, "RSA", 2048, 2.0, reuse, card)

@@ -246,8 +246,9 @@ def message_us(policy: str, kb: float, k: float = 1.0, r: int = 1) -> float:
 @pytest.mark.parametrize("policy, reuse", POLICY_CASES)
 @pytest.mark.parametrize("kb", [0.0, 2.0, 4096.0])
 def test_message_cost_is_the_stated_formula(policy, reuse, kb):
-    assert_allclose(ams_message_cost_us(policy, kb, reuse), message_us(policy, kb, reuse or 1.0),
-                    rtol=1e-12)
+    # the parameters are the z14 report's: the formula holds as stated on z14
+    assert_allclose(ams_message_cost_us(policy, kb, reuse, platform="z14"),
+                    message_us(policy, kb, reuse or 1.0), rtol=1e-12)
 
 
 Z14_CELLS = [(f"ref_ams_cost_{tag}_{pol}_z14", pol, reuse, kb)
@@ -264,7 +265,7 @@ def test_message_cost_reproduces_the_z14_table():
     out = []
     for fid, policy, reuse, kb in Z14_CELLS:
         lo, hi = figure(fid).bounds()
-        if not lo <= ams_message_cost_us(policy, kb, reuse) <= hi:
+        if not lo <= ams_message_cost_us(policy, kb, reuse, platform="z14") <= hi:
             out.append(fid)
     assert len(out) <= 1 and all(fid in misses for fid in out), out
 
@@ -280,9 +281,112 @@ def test_message_cost_parts_add_up_in_transaction_cost():
     # ams_cost_us = MQ base + 2 messages' AMS CPU + MSTR administration / throughput
     for policy, reuse in POLICY_CASES:
         x = ams_throughput(policy, "RSA", 2048, 2.0, reuse)
-        total = ams_cost_us(policy, "RSA", 2048, 2.0, reuse)
-        expect = P("mq_base_us") + 2 * ams_message_cost_us(policy, 2.0, reuse) + P("mstr_admin_us_per_s") / x
+        total = ams_cost_us(policy, "RSA", 2048, 2.0, reuse, platform="z14")
+        expect = (P("mq_base_us") + 2 * ams_message_cost_us(policy, 2.0, reuse, platform="z14")
+                  + P("mstr_admin_us_per_s") / x)
         assert_allclose(total, expect, rtol=1e-12)
+
+
+# ----------------------------------------------------- machine generations
+POLICY_REUSE = (("integrity", None), ("privacy", None), ("confidentiality", 32))
+Z15_SIZES = {"small": 2.0, "medium": 64.0, "large": 4096.0}  # the assumption ams.py states
+
+
+@pytest.mark.parametrize("policy, reuse", POLICY_REUSE)
+@pytest.mark.parametrize("size", ["small", "medium", "large"])
+@pytest.mark.parametrize("space", ["total", "application", "AMSM", "MSTR"])
+def test_z15_cost_change_is_the_z15_reports(policy, reuse, size, space):
+    # "z14 -> z15 (z15 report p.25), transaction cost, Integrity / Privacy / Confidentiality:
+    # small -8 / -7.8 / -12%; medium -6.6 / -6.9 / -8.8%; large -4.5 / -6.3 / -7.4%."
+    # The report gives one change per transaction, so every address space changes by it.
+    kb = Z15_SIZES[size]
+    published = figure(f"ref_z15_vs_z14_cost_{size}_{policy}").target()
+    z15 = ams_cost_us(policy, "RSA", 1024, kb, reuse, address_space=space, platform="z15")
+    z14 = ams_cost_us(policy, "RSA", 1024, kb, reuse, address_space=space, platform="z14")
+    assert_allclose(100.0 * (z15 / z14 - 1.0), published, rtol=1e-12)
+
+
+@pytest.mark.parametrize("policy, reuse", POLICY_REUSE)
+@pytest.mark.parametrize("tag, kb", [("2k", 2.0), ("4m", 4096.0)])
+def test_z13_message_cost_follows_the_z14_reports_z13_column(policy, reuse, tag, kb):
+    # z14 report pp.15-20, "| 2KB | 124 -> 107 | 162 -> 150 | 16 -> 13 |" and
+    # "| 4MB | 13,582 -> 13,180 | 19,749 -> 17,418 | 8,219 -> 4,741 |": the z13 cost is the
+    # z14 model's times the published z13/z14 ratio, so it misses the z13 cell by exactly the
+    # relative error of the z14 fit (test_message_cost_reproduces_the_z14_table bounds that)
+    z13_cell = figure(f"ref_ams_cost_{tag}_{policy}_z13").target()
+    z14_cell = figure(f"ref_ams_cost_{tag}_{policy}_z14").target()
+    z13 = ams_message_cost_us(policy, kb, reuse, platform="z13")
+    z14 = ams_message_cost_us(policy, kb, reuse, platform="z14")
+    assert_allclose(z13 / z13_cell, z14 / z14_cell, rtol=1e-12)
+
+
+def test_z13_mq_part_is_the_no_ams_ratio():
+    # "2KB baseline without AMS: 52.87 -> 49.15 us per transaction": the MQ work without AMS
+    # and MSTR scale by 52.87/49.15 on z13; the AMS parts by the policy's cells
+    ratio = figure("ref_ams_txn_cost_2k_none_z13").target() / figure("ref_ams_txn_cost_2k_none_z14").target()
+    for policy, reuse in POLICY_REUSE:
+        x = ams_throughput(policy, "RSA", 2048, 2.0, reuse)
+        total = ams_cost_us(policy, "RSA", 2048, 2.0, reuse, platform="z13")
+        expect = (ratio * (P("mq_base_us") + P("mstr_admin_us_per_s") / x)
+                  + 2 * ams_message_cost_us(policy, 2.0, reuse, platform="z13"))
+        assert_allclose(total, expect, rtol=1e-12)
+
+
+def test_z16_uses_the_z15_factors_and_is_the_default():
+    # no AMS CPU comparison of z16 with z15 is published (only throughput of large messages)
+    kb = np.array([0.5, 2.0, 16.0, 64.0, 1024.0, 4096.0, 102400.0])
+    for policy, reuse in POLICY_REUSE:
+        z15 = ams_message_cost_us(policy, kb, reuse, platform="z15")
+        assert_allclose(ams_message_cost_us(policy, kb, reuse, platform="z16"), z15, rtol=0)
+        assert_allclose(ams_message_cost_us(policy, kb, reuse), z15, rtol=0)
+
+
+@pytest.mark.parametrize("platform", ["z15", "z16"])
+def test_key_size_ratios_do_not_depend_on_the_platform(platform):
+    # seed 001's cost changes with key size were measured on a z16; the z15 report's factor
+    # is one per transaction (policy and size), so z15 and z16 keep the ratios the fit saw.
+    # (z13 does not: its MQ and AMS parts scale differently, and the AMSM share grows with key
+    # size.)
+    for policy, reuse in POLICY_REUSE:
+        for kb in (2.0, 64.0, 4096.0):
+            def ratio(plat):
+                return (ams_cost_us(policy, "RSA", 4096, kb, reuse, platform=plat)
+                        / ams_cost_us(policy, "RSA", 1024, kb, reuse, platform=plat))
+            assert_allclose(ratio(platform), ratio("z14"), rtol=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(kb=st.floats(0.0, 102400.0), policy=st.sampled_from(["integrity", "privacy", "confidentiality"]),
+       platform=st.sampled_from(["z13", "z15"]))
+def test_platform_factor_stays_between_its_published_neighbours(kb, policy, platform):
+    # interpolated in log size between the published sizes, held constant outside them
+    from model.ams import ams_platform_factors
+    if platform == "z13":
+        sizes = [2.0, 4096.0]
+        r = [figure(f"ref_ams_cost_{t}_{policy}_z13").target() / figure(f"ref_ams_cost_{t}_{policy}_z14").target()
+             for t in ("2k", "4m")]
+    else:
+        sizes = list(Z15_SIZES.values())
+        r = [1 + figure(f"ref_z15_vs_z14_cost_{c}_{policy}").target() / 100 for c in Z15_SIZES]
+    g = ams_platform_factors(policy, kb, platform)["ams"]
+    i = int(np.searchsorted(sizes, kb))
+    lo, hi = (r[0], r[0]) if i == 0 else (r[-1], r[-1]) if i == len(sizes) else sorted(r[i - 1:i + 1])
+    assert lo - 1e-12 <= g <= hi + 1e-12
+
+
+def test_platform_factors_are_vectorized_and_reject_bad_input():
+    from model.ams import ams_platform_factors
+    kb = np.array([2.0, 64.0, 4096.0])
+    g = ams_platform_factors("privacy", kb, "z15")
+    expect = [1 + figure(f"ref_z15_vs_z14_cost_{c}_privacy").target() / 100 for c in Z15_SIZES]
+    assert_allclose(g["ams"], expect, rtol=1e-12)
+    assert_allclose(g["mq"], expect, rtol=1e-12)
+    with pytest.raises(ValueError, match="platform must be one of z13, z14, z15, z16"):
+        ams_platform_factors("privacy", 2.0, "z12")
+    with pytest.raises(ValueError, match="platform must be one of"):
+        ams_cost_us("integrity", "RSA", 2048, 2.0, platform="LinuxONE")
+    with pytest.raises(ValueError, match="message_kb"):
+        ams_platform_factors("privacy", -1.0, "z15")
 
 
 def test_message_cost_rejects_bad_input():
