@@ -43,7 +43,7 @@ from typing import Any
 
 import click
 
-from model.ams import AMS_ADDRESS_SPACES
+from model.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
 from model.crypto import OPERATIONS
 from model.figures import figure
 from model.mgc import MGC_METHODS
@@ -291,6 +291,9 @@ SSLRKEYC = _a("sslrkeyc", "integer", "SSLCIPH secret-key reset threshold; 0 (nev
               "measured) or 1..999999999 (below 32768 counts as 32768).", "bytes", 0)
 PLATFORM = _a("platform", "text", "Machine: z14, z15 or z16 (z16 uses the z15 channel costs and "
               "its own renegotiation costs).", "", "z16", TLS_PLATFORMS)
+AMS_PLATFORM = _a("platform", "text", "Machine: z13, z14, z15 or z16; the published z13/z14 "
+                  "and z14/z15 AMS cost ratios (z16 uses z15's, none being published).", "",
+                  "z16", AMS_PLATFORMS)
 START_RATE = _a("start_rate", "number", "Channel starts per second; >= 0.", "starts/s")
 CARD_START = _a("card", "text", "Card type: coprocessor or accelerator.", "", "coprocessor",
                 ("coprocessor", "accelerator"))
@@ -363,12 +366,12 @@ CATALOG: tuple = (
        [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS], "transactions/s"),
     _f("AMS_COST_US", "ams_cost_us", PLANNING, "General-CP CPU per MQ AMS transaction, in "
        "total or for one address space.",
-       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, AMS_SPACE],
+       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM],
        "CPU us per transaction"),
     _f("AMS_MESSAGE_COST_US", "ams_message_cost_us", PLANNING, "AMS CPU to protect and "
        "unprotect one message (interception, asymmetric operations, hashing and encryption), "
        "excluding the MQPUT/MQGET itself.",
-       [POLICY, MESSAGE_KB, KEY_REUSE, RECIPIENTS], "CPU us per message"),
+       [POLICY, MESSAGE_KB, KEY_REUSE, RECIPIENTS, AMS_PLATFORM], "CPU us per message"),
     _f("CARD_UTILIZATION", "card_utilization", PLANNING, "Utilization of the Crypto Express "
        "cards of one type at a transaction rate; #NUM! if they cannot keep up.",
        [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS], "fraction (0..1)"),

@@ -21,6 +21,7 @@ from openpyxl.worksheet.formula import ArrayFormula
 
 import model
 from addin.catalog import CATALOG
+from model.figures import figure
 from model.params import CIPHERS, KEY_TYPES, MODES, POLICIES
 from workbook import template
 from workbook.cli import main
@@ -173,6 +174,26 @@ def test_channel_results_follow_sslrkeyc_and_platform(path):
     assert plain["CHIN (channel initiator)"] < out["CHIN (channel initiator)"]
 
 
+def test_ams_cost_follows_platform(path):
+    # the batch engine evaluates the template's AMS formulas; expected: model.ams_cost_us
+    from workbook.recalc import recalc
+    inputs = {"Policy": "privacy", "KeyType": "RSA", "KeySize": 2048, "MessageKB": 64, "Requesters": 4,
+              "Platform": "z14"}
+    z14 = recalc(path, inputs)
+    z15 = recalc(path, {**inputs, "Platform": "z15"})
+    # two rows share the label "CPU per transaction, total": the AMS section's comes first
+    ams_total = next(k for k in z14 if k.startswith("CPU per transaction, total ("))
+    for label, space in ((ams_total, "total"),
+                         ("AMSM (asymmetric operations)", "AMSM")):
+        for out, plat in ((z14, "z14"), (z15, "z15")):
+            assert out[label] == pytest.approx(
+                model.ams_cost_us("privacy", "RSA", 2048, 64, requesters=4, address_space=space,
+                                  platform=plat), rel=1e-12), (label, plat)
+    # the z15 report: medium Privacy messages cost 6.9% less on z15 (ref_z15_vs_z14_cost_medium_privacy)
+    assert z15[ams_total] / z14[ams_total] == pytest.approx(
+        1 + figure("ref_z15_vs_z14_cost_medium_privacy").target() / 100, rel=1e-12)
+
+
 def test_channel_throughput_follows_the_task_inputs(path):
     # the batch engine evaluates the template's formula; expected: model.channel_throughput
     from workbook.recalc import recalc
@@ -206,7 +227,7 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
                   "Bottleneck at TxRate (busiest card type)", "  CHIN (channel initiator)",
                   "  TCPIP", "Round trip per transaction", "Channel starts per second"):
         assert str(rows[label].value).startswith("="), label
-    assert '"AMSM")' in rows["  AMSM (asymmetric operations)"].value
+    assert '"AMSM",Platform)' in rows["  AMSM (asymmetric operations)"].value
     # the last column repeats error text so that the whole message can overflow and be read
     r = rows["Throughput of the requesters"].row
     assert ws.cell(r, 5).value == f'=IF(ISNUMBER(B{r}),"",B{r})'

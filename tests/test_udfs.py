@@ -266,6 +266,13 @@ def test_tls_channel_wrappers_forward_to_model():
         "#VALUE! TLS_COST_US: platform must be one of z14, z15, z16")
     assert udfs.AMS_MESSAGE_COST_US("privacy", 2.0) == pytest.approx(
         model.ams_message_cost_us("privacy", 2.0))
+    # AMS accepts z13 (the z14 report's column), which the channel functions do not
+    assert udfs.AMS_MESSAGE_COST_US("privacy", 2.0, None, 1, "Z13") == pytest.approx(
+        model.ams_message_cost_us("privacy", 2.0, platform="z13"), rel=1e-14)
+    assert udfs.AMS_COST_US(*AMS, None, 1, 2, 1, 1, "total", "z15") == pytest.approx(
+        model.ams_cost_us(*AMS, coprocessors=2, platform="z15"), rel=1e-14)
+    assert udfs.AMS_COST_US(*AMS, None, 1, 2, 1, 1, "total", "z12").startswith(
+        "#VALUE! AMS_COST_US: platform must be one of z13, z14, z15, z16")
     assert udfs.CHANNEL_START_COST_US("SSLCIPH", cipher) == pytest.approx(
         model.channel_start_cost_us("SSLCIPH", cipher))
     assert udfs.CHANNEL_START_RATE("SSLCIPH", cipher) == pytest.approx(

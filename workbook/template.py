@@ -144,8 +144,9 @@ INPUTS = (
     _Input("SSLRKEYC", "SSLCIPH secret-key reset (SSLRKEYC)", "bytes", '#,##0 "bytes"',
            "0 = never (as measured); SSLCIPH only: renegotiation CPU is added to CHIN.",
            validation=("whole", "between", "0", "999999999")),
-    _Input("Platform", "Machine for the channel results", "", "@",
-           "z14, z15 or z16 (z16 uses the z15 channel costs, none being published for z16).",
+    _Input("Platform", "Machine generation (AMS CPU, channel results)", "", "@",
+           "z14, z15 or z16. AMS CPU: the published z14->z15 cost ratios; channels: the z15 "
+           "costs (z16 uses z15's for both, none being published for z16).",
            choices=tuple(TLS_PLATFORMS)),
     _Input("ChannelPairs", "Channel pairs (request/reply)", "pairs", '#,##0 "pairs"',
            "Sender-receiver channel pairs between the two queue managers, each with one "
@@ -446,13 +447,13 @@ def _results(b: _Builder):
         ("section", "MQ AMS messaging"),
         ("Throughput of the requesters", "AMS_THROUGHPUT", (*_AMS, *req), F_TPS,
          "Closed loop: Requesters each with one request/reply outstanding."),
-        ("CPU per transaction, total", "AMS_COST_US", (*_AMS, *req, "total"), F_US,
+        ("CPU per transaction, total", "AMS_COST_US", (*_AMS, *req, "total", n("Platform")), F_US,
          "General-CP microseconds per request/reply (2 MQPUT + 2 MQGET)."),
         ("  application (MQ API, CPACF hashing/encryption)", "AMS_COST_US",
-         (*_AMS, *req, "application"), F_US, "Charged to the application address space."),
-        ("  AMSM (asymmetric operations)", "AMS_COST_US", (*_AMS, *req, "AMSM"), F_US,
+         (*_AMS, *req, "application", n("Platform")), F_US, "Charged to the application address space."),
+        ("  AMSM (asymmetric operations)", "AMS_COST_US", (*_AMS, *req, "AMSM", n("Platform")), F_US,
          "AMS task handling of sign/verify/encrypt/decrypt requests."),
-        ("  MSTR (queue manager administration)", "AMS_COST_US", (*_AMS, *req, "MSTR"), F_US,
+        ("  MSTR (queue manager administration)", "AMS_COST_US", (*_AMS, *req, "MSTR", n("Platform")), F_US,
          "Fixed cost per second spread over the transaction rate."),
         ("section", "Crypto Express cards at TxRate"),
         ("Accelerator utilization", "CARD_UTILIZATION",
@@ -636,7 +637,7 @@ def _whatif(b: _Builder):
         b.values[(ws.title, f"A{r}")] = size
         ams = (n("Policy"), "RSA", _Cell(f"A{r}"), n("MessageKB"), n("KeyReuse"))
         b.udf(ws, f"B{r}", "AMS_THROUGHPUT", *ams, *req, number_format=F_TPS)
-        b.udf(ws, f"C{r}", "AMS_COST_US", *ams, *req, "total", number_format=F_US)
+        b.udf(ws, f"C{r}", "AMS_COST_US", *ams, *req, "total", n("Platform"), number_format=F_US)
         ws.cell(r, 9, size)
         _na(b, ws, f"J{r}", f"B{r}", "#,##0")
     klast = kfirst + len(RSA_KEY_SIZES) - 1
