@@ -51,6 +51,7 @@ from model.params import (
     ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES,
 )
 from model.tls import PLATFORMS as TLS_PLATFORMS
+from model.tls import START_PLATFORMS
 
 __all__ = [
     "REQUIRED", "KINDS", "CATEGORIES", "Arg", "Function", "CATALOG", "get", "as_dicts",
@@ -294,6 +295,8 @@ PLATFORM = _a("platform", "text", "Machine: z14, z15 or z16 (z16 uses the z15 ch
 AMS_PLATFORM = _a("platform", "text", "Machine: z13, z14, z15 or z16; the published z13/z14 "
                   "and z14/z15 AMS cost ratios (z16 uses z15's, none being published).", "",
                   "z16", AMS_PLATFORMS)
+START_PLATFORM = _a("platform", "text", "Machine: z15 or z16, the columns of the published "
+                    "channel-start table.", "", "z16", START_PLATFORMS)
 START_RATE = _a("start_rate", "number", "Channel starts per second; >= 0.", "starts/s")
 CARD_START = _a("card", "text", "Card type: coprocessor or accelerator.", "", "coprocessor",
                 ("coprocessor", "accelerator"))
@@ -399,11 +402,11 @@ CATALOG: tuple = (
         PLATFORM, CPS, ROUNDTRIP, TASK_RATIO], "transactions/s"),
     _f("CHANNEL_START_RATE", "channel_start_rate", PLANNING, "Channel starts per second one "
        "channel initiator sustains with the given protection and cipher.",
-       [MODE, CIPHER_OPT],
+       [MODE, CIPHER_OPT, START_PLATFORM],
        "channel starts/s"),
     _f("CHANNEL_START_COST_US", "channel_start_cost_us", PLANNING, "CPU per channel start "
        "(including the TLS handshake), in total or for one address space.",
-       [MODE, CIPHER_OPT, TLS_SPACE], "CPU us per channel start"),
+       [MODE, CIPHER_OPT, TLS_SPACE, START_PLATFORM], "CPU us per channel start"),
     _f("CHANNEL_START_CARD_UTILIZATION", "channel_start_card_utilization", PLANNING, "Utilization "
        "of the Crypto Express cards of one mode by MQ (SSLCIPH) channel starts at a start rate; "
        "#NUM! if they cannot keep up.", [START_RATE, CIPHER, CARD_START, CARDS], "fraction (0..1)"),

@@ -43,7 +43,8 @@ __all__ = ["fit_roundtrip", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_rou
            "tls_cost_parts_us", "normalize_platform", "renegotiation_cost_us", "channel_start_rate",
            "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
            "channel_start_card_utilization", "handshake_cpu_factor", "handshake_latency_factor",
-           "ocsp_cpu_us", "KEY_EXCHANGES", "CIPHER_FAMILIES", "PLATFORMS"]
+           "ocsp_cpu_us", "KEY_EXCHANGES", "CIPHER_FAMILIES", "PLATFORMS",
+           "START_PLATFORMS"]
 
 KEY_EXCHANGES = ("RSA", "ECDHE", "DHE")
 _RT_IDS = {"SSLCIPH": "s002_rt_sslciph_{}_us", "ATTLS": "s002_rt_attls_{}_us"}
@@ -302,11 +303,24 @@ def tls_cost_us(mode, cipher, message_kb, address_space=None, sslrkeyc=0, platfo
     return parts[space]
 
 
-def channel_start_cost_us(mode, cipher=None, address_space=None):
-    """CPU per channel start (µs), by address space (z16 totals, z15 blog ratios).
+START_PLATFORMS = ("z15", "z16")
 
-    * SSLCIPH total: the reference table's z16 CPU per start for the cipher
-      (``ref_start_cpu_*_z16_ms``; no TLS 1.3 row is published: raises).
+
+def _start_platform(platform) -> str:
+    """Machine of a channel-start figure: the reference table has z15 and z16 columns only."""
+    plat = normalize_platform(platform)
+    if plat not in START_PLATFORMS:
+        raise ValueError(f"platform must be one of {', '.join(START_PLATFORMS)} for channel starts "
+                         f"(got {platform!r}): the channel-start table has no {plat} column")
+    return plat
+
+
+def channel_start_cost_us(mode, cipher=None, address_space=None, platform="z16"):
+    """CPU per channel start (µs), by address space (reference table totals, seed 002 ratios).
+
+    * SSLCIPH total: the reference table's CPU per start for the cipher on the
+      platform (``ref_start_cpu_*_{z15,z16}_ms``: 4,000 channel pairs, 3
+      dedicated CPs); TLS 1.3 has no row and uses the ratio below.
     * TCPIP: unprotected and SSLCIPH 30 µs (``s002_start_cost_tcpip_none_us``,
       SSLCIPH's "small increase" is not quantified); AT-TLS 210 / 530 / 690 µs
       for TLS 1.2 / TLS 1.3 hardware / software (``s002_start_cost_tcpip_attls_*``).
@@ -316,15 +330,28 @@ def channel_start_cost_us(mode, cipher=None, address_space=None):
       impact is primarily in the TCPIP address space").
     * CHIN with a TLS 1.3 SSLCIPH cipher: the unprotected CHIN cost times 3
       (hardware) or 3.5 (CHACHA20) (``s002_start_cost_chin_tls13hw`` /
-      ``_tls13sw``, measured on seed 002's z15 and applied to the z16-derived
+      ``_tls13sw``, measured on seed 002's z15 and applied to the platform's
       unprotected cost); TCPIP as unprotected.
+
+    The TCPIP costs and the ratios are seed 002's (a z15) on both platforms:
+    only the SSLCIPH totals have a column per platform.
+
+    Parameters
+    ----------
+    mode : {"none", "SSLCIPH", "ATTLS"}
+    cipher : str, optional
+        IBM cipher name (required unless mode is none).
+    address_space : {None, "total", "CHIN", "TCPIP"}
+    platform : {"z15", "z16"}
+        The reference table's column (it has none for z14).
     """
     m = normalize_mode(mode)
     space = normalize_address_space(address_space)
+    plat = _start_platform(platform)
     if space == "MSTR":
         raise ValueError("no MSTR cost is published for channel starts: use total, CHIN or TCPIP")
     tcp_none = figure("s002_start_cost_tcpip_none_us").target()
-    tls12_total = figure("ref_start_cpu_rsa_aes256cbc_z16_ms").target() * 1000.0
+    tls12_total = figure(f"ref_start_cpu_rsa_aes256cbc_{plat}_ms").target() * 1000.0
     chin_none = (tls12_total - tcp_none) / figure("s002_start_cost_chin_tls12").target()
     if m == "none":
         chin, tcp = chin_none, tcp_none
@@ -342,7 +369,7 @@ def channel_start_cost_us(mode, cipher=None, address_space=None):
             else:
                 stem = ("ecdhe_ecdsa" if "ECDHE_ECDSA" in c else "ecdhe_rsa" if "ECDHE_RSA" in c
                         else "rsa_aes256cbc")
-                total = figure(f"ref_start_cpu_{stem}_z16_ms").target() * 1000.0
+                total = figure(f"ref_start_cpu_{stem}_{plat}_ms").target() * 1000.0
                 chin, tcp = total - tcp_none, tcp_none
     return {"CHIN": chin, "TCPIP": tcp, "total": chin + tcp}[space]
 
@@ -419,37 +446,63 @@ def channel_start_card_utilization(start_rate, cipher, card="coprocessor", cards
     return float(u) if u.ndim == 0 else u
 
 
-def channel_start_rate(mode, cipher=None):
-    """MQ channel starts per second (4,000 channel pairs, 3 dedicated CPs, z16).
+def channel_start_rate(mode, cipher=None, platform="z16"):
+    """MQ channel starts per second (4,000 channel pairs, 3 dedicated CPs).
 
-    SSLCIPH: the z16 rates of the reference table per cipher
-    (``ref_start_rate_*_z16``; TLS 1.3: midpoint of ``ref_start_rate_tls13_z16``);
+    SSLCIPH: the platform's rates of the reference table per cipher
+    (``ref_start_rate_*_{z15,z16}``; TLS 1.3: midpoint of
+    ``ref_start_rate_tls13_z16``, published for z16 only: z15 raises);
     TLS 1.2 ciphers without a row of their own (NULL_SHA, the TLS_RSA GCM and
     SHA-1 suites) use the TLS_RSA_WITH_AES_256_CBC_SHA256 row: the handshake, not
     the bulk cipher, sets the start rate.
-    none: the SSLCIPH rates divided by the midpoint of "33 to 50% of the rate
-    of unsecured channels" (``s002_start_rate_sslciph``), averaged over the
-    ciphers.  ATTLS: the unsecured rate times the midpoint of 75-80%
-    (``s002_start_rate_attls``).
+    none: seed 002 gives the unsecured rate only through "between 33 to 50% of
+    the rate of unsecured channels" (``s002_start_rate_sslciph``, bounds
+    :math:`[a, b]` with its tolerance), so it is the middle of the rates
+    :math:`U` that put every SSLCIPH rate :math:`r_i` of the platform's column
+    in that range:
+
+    .. math:: U = \\tfrac12\\Big(\\frac{\\max_i r_i}{b} + \\frac{\\min_i r_i}{a}\\Big)
+
+    (an error if no :math:`U` does).  ATTLS: the unsecured rate times the
+    midpoint of 75-80% (``s002_start_rate_attls``).
+
+    Parameters
+    ----------
+    mode : {"none", "SSLCIPH", "ATTLS"}
+    cipher : str, optional
+        IBM cipher name (required unless mode is none).
+    platform : {"z15", "z16"}
+        The reference table's column (z16's rates are the lower ones).
     """
     m = normalize_mode(mode)
+    plat = _start_platform(platform)
 
     def sslciph(c):
         fam = _family(c)
         if fam.startswith("tls13"):
+            if plat != "z16":
+                raise ValueError(f"no TLS 1.3 channel-start rate is published for {plat} (the table "
+                                 "has z16's only): use platform z16 or a TLS 1.2 cipher")
             return figure("ref_start_rate_tls13_z16").target()
         if "ECDHE_ECDSA" in c:
-            return figure("ref_start_rate_ecdhe_ecdsa_z16").target()
+            return figure(f"ref_start_rate_ecdhe_ecdsa_{plat}").target()
         if "ECDHE_RSA" in c:
-            return figure("ref_start_rate_ecdhe_rsa_z16").target()
-        return figure("ref_start_rate_rsa_aes256cbc_z16").target()
+            return figure(f"ref_start_rate_ecdhe_rsa_{plat}").target()
+        return figure(f"ref_start_rate_rsa_aes256cbc_{plat}").target()
 
     if m == "SSLCIPH":
         return sslciph(normalize_cipher(cipher))
-    share = figure("s002_start_rate_sslciph").target() / 100.0
-    rates = [figure(i).target() for i in ("ref_start_rate_rsa_aes256cbc_z16", "ref_start_rate_ecdhe_rsa_z16",
-                                          "ref_start_rate_ecdhe_ecdsa_z16", "ref_start_rate_tls13_z16")]
-    unsecured = float(np.mean(rates)) / share
+    ids = [f"ref_start_rate_{stem}_{plat}" for stem in ("rsa_aes256cbc", "ecdhe_rsa", "ecdhe_ecdsa")]
+    if plat == "z16":
+        ids.append("ref_start_rate_tls13_z16")
+    rates = [figure(i).target() for i in ids]
+    lo, hi = (b / 100.0 for b in figure("s002_start_rate_sslciph").bounds())
+    low_u, high_u = max(rates) / hi, min(rates) / lo
+    if low_u > high_u:
+        raise ValueError(f"the {plat} SSLCIPH start rates ({', '.join(f'{r:g}' for r in rates)}/s) spread "
+                         "wider than 's002_start_rate_sslciph' allows: no unsecured rate puts them all "
+                         f"between {100 * lo:g}% and {100 * hi:g}% of it")
+    unsecured = 0.5 * (low_u + high_u)
     if m == "none":
         return unsecured
     normalize_cipher(cipher)

@@ -47,9 +47,10 @@ def tour() -> set[str]:
         ciphers = (None, *CIPHERS)
         for mode in ("none", "SSLCIPH", "ATTLS"):
             for c in ciphers:
-                for space in ("total", "CHIN", "TCPIP"):
-                    _try(T.channel_start_cost_us, mode, c, space)
-                _try(T.channel_start_rate, mode, c)
+                for plat in T.START_PLATFORMS:
+                    for space in ("total", "CHIN", "TCPIP"):
+                        _try(T.channel_start_cost_us, mode, c, space, plat)
+                    _try(T.channel_start_rate, mode, c, plat)
                 if mode == "SSLCIPH" and c is not None:
                     for card in ("coprocessor", "accelerator"):
                         T.channel_start_card_ms(c, card)

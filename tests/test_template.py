@@ -194,6 +194,21 @@ def test_ams_cost_follows_platform(path):
         1 + figure("ref_z15_vs_z14_cost_medium_privacy").target() / 100, rel=1e-12)
 
 
+def test_channel_starts_follow_platform(path):
+    # the batch engine evaluates the template's start formulas; expected: model.channel_start_*
+    from workbook.recalc import recalc
+    cipher = "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384"
+    for plat in ("z15", "z16"):
+        out = recalc(path, {"Mode": "SSLCIPH", "Cipher": cipher, "Platform": plat})
+        assert out["Channel starts per second"] == pytest.approx(
+            model.channel_start_rate("SSLCIPH", cipher, plat), rel=1e-12)
+        assert out["CPU per channel start"] == pytest.approx(
+            model.channel_start_cost_us("SSLCIPH", cipher, "total", plat), rel=1e-12)
+    # z14 has no channel-start column: the cell explains instead of showing a number
+    out = recalc(path, {"Mode": "SSLCIPH", "Cipher": cipher, "Platform": "z14"})
+    assert "platform must be one of z15, z16" in str(out["Channel starts per second"])
+
+
 def test_channel_throughput_follows_the_task_inputs(path):
     # the batch engine evaluates the template's formula; expected: model.channel_throughput
     from workbook.recalc import recalc

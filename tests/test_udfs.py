@@ -277,6 +277,10 @@ def test_tls_channel_wrappers_forward_to_model():
         model.channel_start_cost_us("SSLCIPH", cipher))
     assert udfs.CHANNEL_START_RATE("SSLCIPH", cipher) == pytest.approx(
         model.channel_start_rate("SSLCIPH", cipher))
+    assert udfs.CHANNEL_START_RATE("SSLCIPH", cipher, "Z15") == pytest.approx(
+        model.channel_start_rate("SSLCIPH", cipher, "z15"))
+    assert udfs.CHANNEL_START_COST_US("SSLCIPH", cipher, "total", "z14").startswith(
+        "#VALUE! CHANNEL_START_COST_US: platform must be one of z15, z16 for channel starts")
 
 
 @pytest.mark.parametrize("name", ["MODEL_PARAMETERS", "MODEL_FIGURES"])

@@ -146,7 +146,8 @@ INPUTS = (
            validation=("whole", "between", "0", "999999999")),
     _Input("Platform", "Machine generation (AMS CPU, channel results)", "", "@",
            "z14, z15 or z16. AMS CPU: the published z14->z15 cost ratios; channels: the z15 "
-           "costs (z16 uses z15's for both, none being published for z16).",
+           "costs (z16 uses z15's for both, none being published for z16); channel starts: "
+           "the z15 or z16 column of the start table (none for z14).",
            choices=tuple(TLS_PLATFORMS)),
     _Input("ChannelPairs", "Channel pairs (request/reply)", "pairs", '#,##0 "pairs"',
            "Sender-receiver channel pairs between the two queue managers, each with one "
@@ -489,10 +490,10 @@ def _results(b: _Builder):
         ("Channel throughput (ChannelPairs, SSLTASKS, CHIDISPS)", "CHANNEL_THROUGHPUT",
          (*_TLS, n("ChannelPairs"), 1, n("SSLTASKS"), n("CHIDISPS"), n("Platform")), F_TPS,
          "One requester per pair; SSLCIPH queues for SSLTASKS, AT-TLS has an SRB per socket (MVA)."),
-        ("Channel starts per second", "CHANNEL_START_RATE", (n("Mode"), n("Cipher")), F_STARTS,
-         "Sustainable rate of channel starts (TLS handshakes)."),
-        ("CPU per channel start", "CHANNEL_START_COST_US", (n("Mode"), n("Cipher"), "total"),
-         F_US, "Including the TLS handshake."),
+        ("Channel starts per second", "CHANNEL_START_RATE", (n("Mode"), n("Cipher"), n("Platform")),
+         F_STARTS, "Sustainable rate of channel starts (TLS handshakes); z15 and z16 only."),
+        ("CPU per channel start", "CHANNEL_START_COST_US", (n("Mode"), n("Cipher"), "total", n("Platform")),
+         F_US, "Including the TLS handshake; z15 and z16 only."),
         ("section", "TLS handshake (relative to a full ECDHE-RSA TLS 1.2 handshake)"),
         ("CPU factor, TLS 1.3 full handshake", "HANDSHAKE_CPU_FACTOR", ("ECDHE", "RSA", "TLS1.3"),
          F_RATIO, "Multiplier on the baseline handshake CPU."),
