@@ -207,17 +207,21 @@ def demo(out_dir):
     d = model.defaults()
     kt, kb = d["KeyType"], d["MessageKB"]
     click.echo(f"\nAMS by policy and key size ({d['Coprocessors']} coprocessors, {d['Accelerators']} "
-               f"accelerator, {kb:g} KB, {d['Requesters']} requester; parameters {d['params_file']})")
-    click.echo(f"{'policy':16s} {'key':>10s} {'txn/s':>9s} {'CPU us/txn':>11s} {'cop ms/txn':>11s}")
+               f"accelerator, {kb:g} KB, {d['Requesters']} requester; parameters {d['params_file']}; "
+               "CPU fitted on z14, z16 by the published z14->z15 ratios)")
+    click.echo(f"{'policy':20s} {'key':>10s} {'txn/s':>9s} {'CPU us z14':>11s} {'CPU us z16':>11s} "
+               f"{'cop ms/txn':>11s}")
     from model.ams import ams_card_demands_ms
     for p, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
         for size in (1024, 2048, 4096):
             x = model.ams_throughput(p, kt, size, kb, reuse, requesters=d["Requesters"],
                                      coprocessors=d["Coprocessors"], accelerators=d["Accelerators"])
-            c = model.ams_cost_us(p, kt, size, kb, reuse)
+            c14, c16 = (model.ams_cost_us(p, kt, size, kb, reuse, requesters=d["Requesters"],
+                                          coprocessors=d["Coprocessors"], accelerators=d["Accelerators"],
+                                          platform=plat) for plat in ("z14", "z16"))
             dm = ams_card_demands_ms(p, kt, size, reuse)
-            click.echo(f"{p + ('' if reuse is None else f' K={reuse}'):16s} {kt + str(size):>10s} {x:9.0f} "
-                       f"{c:11.1f} {dm['coprocessor']:11.3f}")
+            click.echo(f"{p + ('' if reuse is None else f' K={reuse}'):20s} {kt + str(size):>10s} {x:9.0f} "
+                       f"{c14:11.1f} {c16:11.1f} {dm['coprocessor']:11.3f}")
 
     chacha, pairs = "TLS_CHACHA20_POLY1305_SHA256", 50
     click.echo(f"\nMQ channels, {chacha}, {pairs} channel pairs with one requester each, "
