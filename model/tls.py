@@ -308,11 +308,10 @@ START_PLATFORMS = ("z15", "z16")
 
 def _start_platform(platform) -> str:
     """Machine of a channel-start figure: the reference table has z15 and z16 columns only."""
-    plat = normalize_platform(platform)
-    if plat not in START_PLATFORMS:
-        raise ValueError(f"platform must be one of {', '.join(START_PLATFORMS)} for channel starts "
-                         f"(got {platform!r}): the channel-start table has no {plat} column")
-    return plat
+    try:
+        return normalize_choice("platform", platform, START_PLATFORMS)
+    except ValueError as e:
+        raise ValueError(f"{e}: the channel-start table has z15 and z16 columns only") from None
 
 
 def channel_start_cost_us(mode, cipher=None, address_space=None, platform="z16"):
@@ -446,6 +445,20 @@ def channel_start_card_utilization(start_rate, cipher, card="coprocessor", cards
     return float(u) if u.ndim == 0 else u
 
 
+def _start_rate_id(cipher: str, plat: str) -> str:
+    """The start-table row of an SSLCIPH cipher: its handshake, not its bulk cipher, sets the rate."""
+    if _family(cipher).startswith("tls13"):
+        if plat != "z16":
+            raise ValueError(f"no TLS 1.3 channel-start rate is published for {plat} (the table "
+                             "has z16's only): use platform z16 or a TLS 1.2 cipher")
+        return "ref_start_rate_tls13_z16"
+    if "ECDHE_ECDSA" in cipher:
+        return f"ref_start_rate_ecdhe_ecdsa_{plat}"
+    if "ECDHE_RSA" in cipher:
+        return f"ref_start_rate_ecdhe_rsa_{plat}"
+    return f"ref_start_rate_rsa_aes256cbc_{plat}"
+
+
 def channel_start_rate(mode, cipher=None, platform="z16"):
     """MQ channel starts per second (4,000 channel pairs, 3 dedicated CPs).
 
@@ -456,10 +469,12 @@ def channel_start_rate(mode, cipher=None, platform="z16"):
     SHA-1 suites) use the TLS_RSA_WITH_AES_256_CBC_SHA256 row: the handshake, not
     the bulk cipher, sets the start rate.
     none: seed 002 gives the unsecured rate only through "between 33 to 50% of
-    the rate of unsecured channels" (``s002_start_rate_sslciph``, bounds
-    :math:`[a, b]` with its tolerance), so it is the middle of the rates
-    :math:`U` that put every SSLCIPH rate :math:`r_i` of the platform's column
-    in that range:
+    the rate of unsecured channels" (``s002_start_rate_sslciph``,
+    :math:`[a, b]`), for the ciphers it measured (its ``cipher`` column:
+    TLS_RSA_WITH_AES_256_CBC_SHA256 and two TLS 1.3 ciphers, not the ECDHE
+    suites).  The unsecured rate is the middle of the rates :math:`U` that put
+    the platform's rows :math:`r_i` for those ciphers in that range (z15:
+    TLS_RSA only; z16: TLS_RSA and TLS 1.3):
 
     .. math:: U = \\tfrac12\\Big(\\frac{\\max_i r_i}{b} + \\frac{\\min_i r_i}{a}\\Big)
 
@@ -476,32 +491,17 @@ def channel_start_rate(mode, cipher=None, platform="z16"):
     """
     m = normalize_mode(mode)
     plat = _start_platform(platform)
-
-    def sslciph(c):
-        fam = _family(c)
-        if fam.startswith("tls13"):
-            if plat != "z16":
-                raise ValueError(f"no TLS 1.3 channel-start rate is published for {plat} (the table "
-                                 "has z16's only): use platform z16 or a TLS 1.2 cipher")
-            return figure("ref_start_rate_tls13_z16").target()
-        if "ECDHE_ECDSA" in c:
-            return figure(f"ref_start_rate_ecdhe_ecdsa_{plat}").target()
-        if "ECDHE_RSA" in c:
-            return figure(f"ref_start_rate_ecdhe_rsa_{plat}").target()
-        return figure(f"ref_start_rate_rsa_aes256cbc_{plat}").target()
-
     if m == "SSLCIPH":
-        return sslciph(normalize_cipher(cipher))
-    ids = [f"ref_start_rate_{stem}_{plat}" for stem in ("rsa_aes256cbc", "ecdhe_rsa", "ecdhe_ecdsa")]
-    if plat == "z16":
-        ids.append("ref_start_rate_tls13_z16")
-    rates = [figure(i).target() for i in ids]
-    lo, hi = (b / 100.0 for b in figure("s002_start_rate_sslciph").bounds())
-    low_u, high_u = max(rates) / hi, min(rates) / lo
+        return figure(_start_rate_id(normalize_cipher(cipher), plat)).target()
+    span = figure("s002_start_rate_sslciph")
+    ids = {_start_rate_id(c, plat) for c in span.conditions["cipher"].split("|")
+           if plat == "z16" or not _family(c).startswith("tls13")}
+    rates = [figure(i).target() for i in sorted(ids)]
+    low_u, high_u = max(rates) / (span.high / 100.0), min(rates) / (span.low / 100.0)
     if low_u > high_u:
         raise ValueError(f"the {plat} SSLCIPH start rates ({', '.join(f'{r:g}' for r in rates)}/s) spread "
                          "wider than 's002_start_rate_sslciph' allows: no unsecured rate puts them all "
-                         f"between {100 * lo:g}% and {100 * hi:g}% of it")
+                         f"between {span.low:g}% and {span.high:g}% of it")
     unsecured = 0.5 * (low_u + high_u)
     if m == "none":
         return unsecured

@@ -280,7 +280,7 @@ def test_tls_channel_wrappers_forward_to_model():
     assert udfs.CHANNEL_START_RATE("SSLCIPH", cipher, "Z15") == pytest.approx(
         model.channel_start_rate("SSLCIPH", cipher, "z15"))
     assert udfs.CHANNEL_START_COST_US("SSLCIPH", cipher, "total", "z14").startswith(
-        "#VALUE! CHANNEL_START_COST_US: platform must be one of z15, z16 for channel starts")
+        "#VALUE! CHANNEL_START_COST_US: platform must be one of z15, z16 (got 'z14')")
 
 
 @pytest.mark.parametrize("name", ["MODEL_PARAMETERS", "MODEL_FIGURES"])
