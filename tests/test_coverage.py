@@ -59,3 +59,16 @@ def test_checked_rows_name_a_test_that_exists(coverage):
             m = re.match(r"tests/(test_\w+\.py)::(test_\w+)", r["why"])
             assert m, r["id"]
             assert f"def {m[2]}(" in (here / m[1]).read_text(encoding="utf-8"), r["id"]
+
+
+def test_readme_counts_are_the_files(coverage):
+    # the README's sentence on coverage quotes the counts: they must be this file's
+    import re
+    from pathlib import Path
+    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r"each of the (\d+) rows: (\d+) fitted, (\d+) read directly .*?, (\d+) checked by a "
+                  r"named test, (\d+) configuration inputs, and (\d+) not modelled", text)
+    assert m, "README no longer states the coverage counts"
+    counts = Counter(r["use"] for r in coverage)
+    assert [int(g) for g in m.groups()] == [len(coverage), counts["fitted"], counts["read"], counts["checked"],
+                                            counts["input"], counts["unmodelled"]]
