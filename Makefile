@@ -1,15 +1,21 @@
 # Two entry points for a newcomer (see README): `make plan` and `make test`.
 # Both create .venv and install cryptoplan into it as a regular (non-editable)
-# package, so what runs is what `pip install .` ships.
+# package, so what runs is what `pip install .` ships, with every dependency at
+# the version of constraints.txt: the versions the suite last passed with.
+# pyproject.toml keeps compatible ranges for people who `pip install` cryptoplan
+# into an environment of their own; `make test-latest` tries the newest the
+# ranges allow, so drift shows up in a named job and not as a red main.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install -q --disable-pip-version-check
+LOCK := constraints.txt
 PYTEST_ARGS ?=
 
-.PHONY: venv plan test test-fast bench clean
+.PHONY: venv plan test test-fast test-latest bench lock clean
 
 venv:
 	@test -x $(PY) || python3 -m venv $(VENV)
-	@$(PY) -m pip install -q --disable-pip-version-check ".[test]"
+	@$(PIP) -c $(LOCK) ".[test]"
 
 plan: venv
 	$(VENV)/bin/cryptoplan demo
@@ -22,10 +28,25 @@ test: venv
 test-fast: venv
 	$(VENV)/bin/pytest -q -m "not slow" $(PYTEST_ARGS)
 
+# The newest releases pyproject's ranges allow, in a venv of their own, fast tier.
+test-latest:
+	@test -x .venv-latest/bin/python || python3 -m venv .venv-latest
+	@.venv-latest/bin/python -m pip install -q --disable-pip-version-check --upgrade --upgrade-strategy eager ".[test]"
+	@.venv-latest/bin/python -m pip list --format=freeze 2>/dev/null | grep -i -E '^(numpy|scipy|openpyxl|xlwings|hypothesis|ciw)=='
+	.venv-latest/bin/pytest -q -m "not slow" $(PYTEST_ARGS)
+
 bench: venv
-	@$(PY) -m pip install -q --disable-pip-version-check ".[bench]"
+	@$(PIP) -c $(LOCK) ".[bench]"
 	$(PY) tests/bench_erlang.py
 	$(PY) tests/bench_recalc.py
 
+# Refresh the lock: resolve pyproject's ranges (runtime, test and bench extras) to
+# today's newest releases, for every platform and Python >= 3.11.  Run `make test`
+# afterwards and commit constraints.txt with the fixes it needs.
+lock: venv
+	@$(PIP) uv
+	$(PY) -m uv pip compile pyproject.toml --extra test --extra bench --universal \
+	    --python-version 3.11 --upgrade -o $(LOCK)
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) .venv-latest build *.egg-info
