@@ -48,6 +48,9 @@ CIPHERS = {
     "TLS_AES_128_GCM_SHA256": ("TLS1.3", True),
     "TLS_CHACHA20_POLY1305_SHA256": ("TLS1.3", False),
 }
+# MQ's SSLCIPH short forms of the ECDHE suites ("ECDHE_RSA_AES_256_CBC_SHA384")
+_CIPHER_NAMES = tuple(CIPHERS)
+_CIPHER_ALIASES = {full[4:].replace("_WITH", "").lower(): full for full in CIPHERS if full.startswith("TLS_ECDHE_")}
 ADDRESS_SPACES = ("total", "MSTR", "CHIN", "TCPIP")
 # IBM MQ's largest message, 100 MB (the MAXMSGL ceiling): a product limit, not a measurement,
 # so it has no row in data/figures.csv.  Message sizes are checked against it.
@@ -58,17 +61,34 @@ def _fold(text) -> str:
     return str(text).strip().lower().replace("-", "_").replace(" ", "_")
 
 
+@lru_cache(maxsize=256)
+def _choice_table(allowed: tuple, aliases: tuple) -> dict:
+    """Folded spelling -> canonical value, built once per vocabulary (the models ask millions of times)."""
+    table = {_fold(a): a for a in allowed}
+    table.update({_fold(k): v for k, v in aliases})
+    return table
+
+
+@lru_cache(maxsize=4096)
+def _lookup(value: str, allowed: tuple, aliases: tuple):
+    return _choice_table(allowed, aliases).get(_fold(value))
+
+
 def normalize_choice(name: str, value, allowed, aliases=None):
     """One of ``allowed`` (case-insensitive; ``-``, ``_`` and spaces are alike), or an alias.
 
     The one place where text choices are checked: the error names the argument,
-    lists the accepted values and shows what was given.
+    lists the accepted values and shows what was given.  Look-ups are cached by
+    (value, vocabulary); values that cannot be cached (unhashable) are folded afresh.
     """
     if value is None:
         raise ValueError(f"{name} is required; accepted values: {', '.join(map(str, allowed))}")
-    table = {_fold(a): a for a in allowed}
-    table.update({_fold(k): v for k, v in (aliases or {}).items()})
-    hit = table.get(_fold(value))
+    allowed = tuple(allowed)
+    alias_items = tuple((aliases or {}).items())
+    try:
+        hit = _lookup(value if isinstance(value, str) else str(value), allowed, alias_items)
+    except TypeError:  # an unhashable vocabulary entry
+        hit = None
     if hit is None:
         raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))} (got {value!r})")
     return hit
@@ -87,11 +107,7 @@ def normalize_mode(mode) -> str:
 
 def normalize_cipher(cipher) -> str:
     """An IBM cipher name (case-insensitive); MQ's ``ECDHE_RSA_...`` short forms accepted."""
-    aliases = {}
-    for full in CIPHERS:
-        if full.startswith("TLS_ECDHE_"):
-            aliases[full[4:].replace("_WITH", "").lower()] = full
-    return normalize_choice("cipher", cipher, tuple(CIPHERS), aliases)
+    return normalize_choice("cipher", cipher, _CIPHER_NAMES, _CIPHER_ALIASES)
 
 
 def normalize_key_type(key_type) -> str:
