@@ -57,7 +57,8 @@ from .params import using_params
 
 __all__ = ["Target", "targets", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
            "predict_all",
-           "figure_table", "crossvalidate"]
+           "figure_table", "crossvalidate", "fit_differences", "fit_cost", "roundtrip_cost",
+           "write_params"]
 
 
 @dataclass(frozen=True)
@@ -400,6 +401,51 @@ def _robust_stderr(fun, x, lo, hi, r, free):
     return out
 
 
+def _group(group: str, exclude=()) -> tuple[list[str], list[Target]]:
+    """A sub-model's free parameter names and its targets, less the ``exclude`` figure ids."""
+    gnames = [n for n in FREE if GROUPS[FREE[n][3]] == group]
+    tlist = [t for t in targets() if t.group == group and t.figure_id not in set(exclude)]
+    return gnames, tlist
+
+
+def _residuals(values: dict, tlist) -> np.ndarray:
+    """Tolerance-scaled residual of each target under ``values`` (see the module docstring)."""
+    with using_params(values):
+        return np.array([_residual(figure(t.figure_id), t.predict()) for t in tlist])
+
+
+def fit_cost(values: dict) -> float:
+    """The fit's robust cost at ``values``: :math:`\\sum_g \\tfrac12 \\sum_i \\ln(1 + r_i^2)`.
+
+    The quantity :func:`fit` minimises, summed over the sub-models it fits
+    with the Cauchy loss (the round-trip model is fitted separately: see
+    :func:`roundtrip_cost`).  Evaluated, not optimised: for the committed
+    parameters it must equal the cost recorded with them, to rounding, as long
+    as neither the figures nor the model have changed.
+    """
+    total = 0.0
+    for group in dict.fromkeys(GROUPS.values()):
+        r = _residuals(values, _group(group)[1])
+        total += 0.5 * float(np.sum(np.log1p(r * r)))
+    return total
+
+
+def roundtrip_cost(values: dict) -> float:
+    """The round-trip fit's cost at ``values``: :math:`\\tfrac12 \\sum_i (\\hat y_i / y_i - 1)^2`.
+
+    Over every published round trip (:func:`model.tls.fit_roundtrip` minimises it).
+    """
+    from .tls import roundtrip_figure_ids, tls_roundtrip_us
+    total = 0.0
+    with using_params(values):
+        for fid in roundtrip_figure_ids():
+            f = figure(fid)
+            c = f.conditions
+            rel = float(tls_roundtrip_us(c["mode"], c["cipher"], float(c["message_kb"]))) / f.target() - 1.0
+            total += 0.5 * rel * rel
+    return total
+
+
 def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
     """Fit each sub-model's free parameters to its targets, except ``exclude`` (figure ids).
 
@@ -429,16 +475,13 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
     for group in dict.fromkeys(GROUPS.values()):
         if groups is not None and group not in groups:
             continue
-        gnames = [n for n in names if GROUPS[FREE[n][3]] == group]
-        tlist = [t for t in targets() if t.group == group and t.figure_id not in set(exclude)]
-        figs = [figure(t.figure_id) for t in tlist]
+        gnames, tlist = _group(group, exclude)
         x0 = np.array([init[n][0] for n in gnames])
         lo = np.array([init[n][1] for n in gnames])
         hi = np.array([init[n][2] for n in gnames])
 
-        def fun(x, gnames=gnames, tlist=tlist, figs=figs):
-            with using_params({**values, **dict(zip(gnames, x))}):
-                return np.array([_residual(f, t.predict()) for f, t in zip(figs, tlist)])
+        def fun(x, gnames=gnames, tlist=tlist):
+            return _residuals({**values, **dict(zip(gnames, x))}, tlist)
 
         # least squares first: the basin the figures as a whole point to; then the Cauchy
         # loss from there, which lets the figures that contradict the rest go.  Cauchy alone
@@ -471,8 +514,107 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
     for name, (val, src, unit, sub, desc) in derived_parameters().items():
         params[name] = {"value": float(val), "stderr": None, "unit": unit, "submodel": sub,
                         "description": desc, "source": src}
-    return {"parameters": params, "cost": total_cost, "nfev": nfev,
-            "seconds": time.perf_counter() - t0, "excluded": sorted(exclude)}
+    out = {"parameters": params, "cost": total_cost, "nfev": nfev,
+           "seconds": time.perf_counter() - t0, "excluded": sorted(exclude)}
+    if groups is None or "roundtrip" in groups:
+        out["roundtrip_cost"] = roundtrip_cost({k: v["value"] for k, v in params.items()})
+    return out
+
+
+# How far a fresh fit may stand from the committed one (see fit_differences).
+REFIT_SIGMAS = 1e-2
+REFIT_BOUND_ATOL = 1e-9
+REFIT_COST_RTOL = 1e-5
+
+
+def _free_bounds(name: str) -> tuple[float, float]:
+    spec = FREE[name]
+    if isinstance(spec[0], str):
+        f = figure(spec[0])
+        return f.low, f.high
+    return spec[0], spec[1]
+
+
+def fit_differences(fresh: dict, committed: dict, *, sigmas: float = REFIT_SIGMAS,
+                    bound_atol: float = REFIT_BOUND_ATOL, cost_rtol: float = REFIT_COST_RTOL) -> list[str]:
+    """Where a fresh fit disagrees with a committed parameter document; ``[]`` when it does not.
+
+    Three checks, each with an allowance that follows from what can differ
+    between two honest fits of the same figures with the same model:
+
+    1. **The committed costs, re-evaluated.**  :func:`fit_cost` and
+       :func:`roundtrip_cost` at the committed parameters must equal the costs
+       recorded with them (``fit.cost``, ``fit.roundtrip_cost``) to 1e-9 relative:
+       no optimiser is involved, so only rounding may differ.  Any edit of a
+       fitted figure or of the model's arithmetic changes it.
+    2. **The parameters, refitted.**  Another NumPy, SciPy or BLAS rounds
+       differently, and the fit does not end at one point to the last digit:
+       the TLS sub-model's cost has kinks (targets that are the largest or
+       smallest of several conditions switch condition), and least squares
+       stops where a kink and its tolerances meet.  Measured: the committed
+       file refitted with NumPy 2.4.6/SciPy 1.17.1 moved by at most
+       :math:`2.7\\times10^{-4}\\sigma`; starting points moved by 1e-9
+       relative (a rounding difference) ended up to
+       :math:`1.5\\times10^{-3}\\sigma` apart.  A figure edited by one
+       tolerance and refitted moves the parameters it pins by tenths of a
+       :math:`\\sigma`.  So a fitted parameter with a standard error must
+       satisfy :math:`|x - x_c| \\le \\text{sigmas}\\,\\sigma_c` (1e-2: about
+       7 times the largest move measured, 10 times below an edit's); one on a
+       bound, or not identified by the figures (no standard error),
+       :math:`|x - x_c| \\le \\text{bound\\_atol}\\,(hi - lo)`, a floor for a
+       value the bound pins; a parameter read from a row (derived), equality
+       to 1e-12 relative; and every parameter keeps its source (fit, at
+       bound, derived).
+    3. **The refitted cost**, to ``cost_rtol`` relative (1e-5; measured under
+       the moves above: up to 4e-6).
+
+    Parameters
+    ----------
+    fresh : dict
+        A :func:`fit` result.
+    committed : dict
+        A parameter document (``data/params.json``): ``{"parameters": ..., "fit": {"cost": ...}}``.
+    sigmas, bound_atol, cost_rtol : float
+        The allowances of checks 2 and 3.
+
+    Returns
+    -------
+    list of str
+        One line per disagreement, naming the parameter, both values and the allowance.
+    """
+    out = []
+    new, old = fresh["parameters"], committed["parameters"]
+    recorded = committed["fit"]
+    values = {k: float(v["value"]) for k, v in old.items()}
+    cost_c = float(recorded["cost"])
+    for what, again, then in (("cost", fit_cost(values), cost_c),
+                              ("round-trip cost", roundtrip_cost(values), recorded.get("roundtrip_cost"))):
+        if then is None:
+            out.append(f"{what}: not recorded in the committed file")
+        elif not abs(again - float(then)) <= 1e-9 * abs(float(then)):
+            out.append(f"{what} at the committed parameters: now {again:.12g}, recorded {float(then):.12g}: "
+                       "the figures, the model or the parameter values changed since the fit")
+    for name in sorted(set(new) ^ set(old)):
+        out.append(f"{name}: only in the {'fresh fit' if name in new else 'committed file'}")
+    for name in sorted(set(new) & set(old)):
+        a, b = new[name], old[name]
+        x, xc = float(a["value"]), float(b["value"])
+        if a.get("source") != b.get("source"):
+            out.append(f"{name}: source {a.get('source')!r}, committed {b.get('source')!r}")
+        if not str(b.get("source", "")).startswith("fit"):
+            allowed, how = 1e-12 * abs(xc), "1e-12 relative (read from a row)"
+        elif b.get("stderr") is not None:
+            allowed, how = sigmas * float(b["stderr"]), f"{sigmas:g} standard errors"
+        else:
+            lo, hi = _free_bounds(name) if name in FREE else (0.0, max(abs(xc), 1.0))
+            allowed, how = bound_atol * (hi - lo), f"{bound_atol:g} of the bound interval"
+        if not abs(x - xc) <= allowed:
+            out.append(f"{name}: fresh {x:.12g}, committed {xc:.12g} (|diff| {abs(x - xc):.3g} > {how}, "
+                       f"{allowed:.3g})")
+    cost = float(fresh["cost"])
+    if not abs(cost - cost_c) <= cost_rtol * abs(cost_c):
+        out.append(f"cost: fresh fit {cost:.12g}, committed {cost_c:.12g} (> {cost_rtol:g} relative)")
+    return out
 
 
 def known_misses() -> dict:

@@ -9,6 +9,29 @@ import pytest
 from model.datafiles import data_path
 
 
+@pytest.fixture(scope="session")
+def fresh_fit():
+    """One fit of the shipped figures per test session (``model.fit.fit()``, ~10-20 s).
+
+    The fit is deterministic for the same inputs, so every test that needs the
+    parameters a fresh fit gives shares this one; tests that fit something else
+    (a site's table, a left-out figure) still fit for themselves.  Taken with the
+    shipped table and parameter file in force: ``CRYPTOPLAN_PARAMS`` is unset.
+    """
+    import os
+
+    import model.fit as F
+    from model.params import clear_cache
+    saved = os.environ.pop("CRYPTOPLAN_PARAMS", None)
+    clear_cache()
+    try:
+        return F.fit()
+    finally:
+        if saved is not None:
+            os.environ["CRYPTOPLAN_PARAMS"] = saved
+        clear_cache()
+
+
 @pytest.fixture
 def scaled_figures(tmp_path):
     """Write a copy of data/figures.csv with the values of chosen rows multiplied.
@@ -33,3 +56,47 @@ def scaled_figures(tmp_path):
         return path
 
     return make
+
+
+# ------------------------------------------------------------ spreadsheet-engine tests
+# Tests that run real LibreOffice (and pdftoppm for PNGs) skip on a machine without them,
+# except under CI, where .ci/run installs them and a missing tool is a failure.  The skip
+# reason starts with SPREADSHEET_SKIP so that the closing summary can count them.
+SPREADSHEET_SKIP = "spreadsheet engine not installed"
+SPREADSHEET_INSTALL = "sudo apt-get install -y --no-install-recommends libreoffice-calc-nogui poppler-utils"
+
+
+def require_tool(*names: str) -> str:
+    """Path of the first of ``names`` on PATH; skip (fail under CI) when there is none."""
+    import os
+    import shutil
+
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{names[0]} is required under CI (.ci/run installs it)")
+    pytest.skip(f"{SPREADSHEET_SKIP}: {names[0]}")
+
+
+@pytest.fixture(scope="session")
+def soffice():
+    """LibreOffice's executable (skips without it, fails under CI)."""
+    return require_tool("soffice", "libreoffice")
+
+
+@pytest.fixture(scope="session")
+def lo_profile(soffice, tmp_path_factory):
+    """One LibreOffice user profile for the whole session: created by the first start,
+    reused by every later one (a new profile costs a second or two per start)."""
+    return tmp_path_factory.mktemp("lo-profile")
+
+
+def pytest_terminal_summary(terminalreporter):
+    skipped = [r for r in terminalreporter.stats.get("skipped", [])
+               if SPREADSHEET_SKIP in str(getattr(r, "longrepr", ""))]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} spreadsheet-engine tests skipped (no LibreOffice/pdftoppm); "
+            f"to run them: {SPREADSHEET_INSTALL}")

@@ -35,11 +35,38 @@ def test_demo_builds_recalculates_and_prints(tmp_path):
                                                      "planner.xlsx"]
 
 
-def test_fit_prints_per_source_errors():
-    res = CliRunner().invoke(main, ["fit"])
+def test_fit_prints_per_source_errors(fresh_fit, monkeypatch):
+    # the command's printing and its --check, on the session's fit (tests/test_fit.py checks
+    # the fit itself): `fit` computes nothing else that takes time
+    import model.fit as F
+    monkeypatch.setattr(F, "fit", lambda: fresh_fit)
+    res = CliRunner().invoke(main, ["fit", "--check"])
     assert res.exit_code == 0, res.output
     assert "median absolute relative error by source" in res.output
     assert "001_d553ce467f0a188a.txt" in res.output
+    assert "is this fit's result" in res.output
+
+
+def test_fit_check_fails_on_a_stale_parameter_file(fresh_fit, monkeypatch, tmp_path):
+    import json
+
+    import model.fit as F
+    from model.datafiles import data_path
+    from model.params import clear_cache
+    doc = json.loads(data_path("params.json").read_text(encoding="utf-8"))
+    doc["parameters"]["acc_crt_ms_2048"]["value"] *= 1.001  # 0.15 standard errors
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setattr(F, "fit", lambda: fresh_fit)
+    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(stale))
+    clear_cache()
+    try:
+        res = CliRunner().invoke(main, ["fit", "--check"])
+    finally:
+        monkeypatch.delenv("CRYPTOPLAN_PARAMS")
+        clear_cache()
+    assert res.exit_code == 1, res.output
+    assert "acc_crt_ms_2048: fresh" in res.output and "cost at the committed parameters" in res.output
 
 
 def test_every_command_is_registered():

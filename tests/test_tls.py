@@ -472,9 +472,12 @@ def test_roundtrip_refits_for_a_site_table(scaled_figures):
     from model.figures import using_figures
     from model.tls import fit_roundtrip
     path = scaled_figures(lambda fid: fid.startswith("s002_rt_") and fid.endswith("_us"), 2.0)
-    base = fit_roundtrip()["values"]
+    from model.fit import REFIT_SIGMAS
+    base, se = fit_roundtrip()["values"], fit_roundtrip()["stderr"]
     with using_figures(path):
         site = fit_roundtrip()["values"]
     for name, value in base.items():
-        assert_allclose(site[name], 2 * value, rtol=1e-6, err_msg=name)
+        # two optimiser runs: equal within the refit allowance of model.fit.fit_differences
+        # (1e-2 standard errors, here of the doubled terms)
+        assert abs(site[name] - 2 * value) <= REFIT_SIGMAS * 2 * se[name], name
     assert fit_roundtrip()["values"] == base

@@ -75,7 +75,10 @@ def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the fit report: figures.csv (published vs model) and one PNG per figure family.")
 @click.option("--force", is_flag=True, help="Overwrite an existing --out file or report files.")
-def fit(figures_path, out_path, report_dir, force):
+@click.option("--check", is_flag=True,
+              help="Compare the fit with the parameter file in force (data/params.json or $CRYPTOPLAN_PARAMS) "
+                   "and exit 1 if they differ by more than refitting explains.")
+def fit(figures_path, out_path, report_dir, force, check):
     """Re-fit the crypto/AMS and TLS parameters to the published figures (or to --figures)."""
     import contextlib
     from pathlib import Path
@@ -114,12 +117,24 @@ def fit(figures_path, out_path, report_dir, force):
         if r["reason"]:
             click.echo(f"       why: {r['reason']}")
     if out_path:
-        F.write_params({"parameters": doc["parameters"], "fit": {"cost": doc["cost"], "nfev": doc["nfev"]}},
+        F.write_params({"parameters": doc["parameters"],
+                        "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]}},
                        out_path)
         click.echo(f"wrote {out_path}")
     if report_dir:
         _fit_report(Path(report_dir), rows)
         click.echo(f"wrote report to {report_dir}")
+    if check:
+        from model.params import load_params, params_path
+        with table:
+            diffs = F.fit_differences(doc, load_params())
+        if diffs:
+            click.echo(f"check: {params_path()} is not what this fit gives:")
+            for d in diffs:
+                click.echo(f"  {d}")
+            click.echo("refit with `cryptoplan fit --out FILE --force` and commit the file")
+            sys.exit(1)
+        click.echo(f"check: {params_path()} is this fit's result (within refitting's allowances)")
 
 
 def _fit_report(folder, rows):
