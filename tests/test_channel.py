@@ -9,7 +9,6 @@ test_mva.py) for the queueing; the reference task statistics (rows
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from _exact_mva import dense_demands, exact_multiclass
 from hypothesis import given, settings

@@ -22,29 +22,18 @@ not a skip (``.ci/run`` installs it).
 from __future__ import annotations
 
 import math
-import os
 import zipfile
 
 import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
 
-from workbook.engine_libreoffice import convert, soffice
+from workbook.engine_libreoffice import convert
 from workbook.recalc import recalculate
 
 from test_recalc import make_wb, registry
 
 pytestmark = pytest.mark.slow
-CI = os.environ.get("CI") == "true"
-
-
-@pytest.fixture(scope="module")
-def lo_profile(tmp_path_factory):
-    if soffice() is None:
-        if CI:
-            pytest.fail("LibreOffice (soffice) is required under CI (.ci/run installs it)")
-        pytest.skip("LibreOffice not installed")
-    return tmp_path_factory.mktemp("lo-profile")
 
 
 NATIVE = {

@@ -10,8 +10,6 @@ them on a workstation but fail under CI (``CI=true``), where .ci/run installs
 both.
 """
 
-import os
-import shutil
 import struct
 import subprocess
 import zlib
@@ -24,30 +22,18 @@ import model
 from workbook import template
 from workbook.cli import main
 
+from conftest import require_tool
+
 pytestmark = pytest.mark.slow
 
 
-def _tool(*names):
-    found = next((shutil.which(n) for n in names if shutil.which(n)), None)
-    if found:
-        return found
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{names[0]} is required under CI (installed by .ci/run)")
-    pytest.skip(f"{names[0]} not installed")
-
-
 @pytest.fixture(scope="module")
-def soffice():
-    return _tool("soffice", "libreoffice")
-
-
-@pytest.fixture(scope="module")
-def recalculated(soffice, tmp_path_factory):
+def recalculated(soffice, lo_profile, tmp_path_factory):
     """The template after a LibreOffice load/recalculate/save round trip (values only)."""
     d = tmp_path_factory.mktemp("lo")
     src = template.write_template(d / "planner.xlsx")
     out = d / "out"
-    cmd = [soffice, f"-env:UserInstallation={(d / 'profile').as_uri()}", "--headless",
+    cmd = [soffice, f"-env:UserInstallation={lo_profile.as_uri()}", "--headless",
            "--norestore", "--convert-to", "xlsx", "--outdir", str(out), str(src)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
@@ -118,7 +104,7 @@ def _read_png(path):
 
 
 def test_chart_png_rendered(soffice, tmp_path):
-    _tool("pdftoppm")
+    require_tool("pdftoppm")
     r = CliRunner().invoke(main, ["template", "-o", str(tmp_path / "p.xlsx"), "--png",
                                   str(tmp_path / "png")])
     assert r.exit_code == 0, r.output
