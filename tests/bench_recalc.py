@@ -43,14 +43,26 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 
 
-def _median(fn, runs):
+def _median(fn, runs, succeeded=lambda out: True):
+    """Median wall time of ``runs`` calls of ``fn``, and the last result.
+
+    ``succeeded(result)`` is checked after every run (untimed): a benchmark that times
+    a failed run times nothing worth comparing, so it stops with the reason instead.
+    """
     ts = []
     out = None
-    for _ in range(runs):
+    for k in range(runs):
         t = time.perf_counter()
         out = fn()
         ts.append(time.perf_counter() - t)
+        if not succeeded(out):
+            raise SystemExit(f"bench_recalc: run {k + 1} of {getattr(fn, '__name__', fn)} failed: {out!r}"[:2000])
     return statistics.median(ts), out
+
+
+def _cli_ok(proc, path):
+    """``cryptoplan recalc`` succeeded: exit 0 (every output computed, none an error) and a file."""
+    return proc.returncode == 0 and Path(path).is_file()
 
 
 def _grid(n, top_rate):
@@ -182,11 +194,15 @@ def main(argv=None) -> int:
     rows = []
 
     # ---------------------------------------------------------------- recalc
-    t_api, rec = _median(lambda: recalculate(tpl, output=tmp / "out.xlsx"), args.runs)
+    # every timed run must succeed: recalc exit code 0 (outputs computed, none an error) and
+    # its file written; -o onto the previous run's file needs --force (exit 2 without it)
+    t_api, rec = _median(lambda: recalculate(tpl, output=tmp / "out.xlsx"), args.runs,
+                         lambda r: r.exit_code == 0 and (tmp / "out.xlsx").is_file())
     exe = Path(sys.executable).with_name("cryptoplan")
     cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "workbook.cli"]
-    t_cli, _ = _median(lambda: subprocess.run(cli + ["recalc", str(tpl), "-o", str(tmp / "cli.xlsx")],
-                                              capture_output=True), args.runs)
+    t_cli, _ = _median(lambda: subprocess.run(cli + ["recalc", str(tpl), "-o", str(tmp / "cli.xlsx"), "--force"],
+                                              capture_output=True, text=True), args.runs,
+                       lambda p: _cli_ok(p, tmp / "cli.xlsx"))
     rows.append(("recalc template, API (load + evaluate + write)", t_api,
                  f"{len(rec.engine.formulas)} formulas"))
     rows.append(("recalc template, CLI (new process, imports)", t_cli, ""))
@@ -203,7 +219,8 @@ def main(argv=None) -> int:
     for label, top in GRIDS:
         vary = _grid(args.scenarios, top)
         n = len(vary["TxRate"]) * len(vary["MessageKB"])
-        t_sweep, res = _median(lambda: sweep(tpl, vary), args.runs)
+        t_sweep, res = _median(lambda: sweep(tpl, vary), args.runs,
+                               lambda r: len(r.inputs["TxRate"]) == n and all(len(c) == n for c in r.outputs.values()))
         n_err = sum(isinstance(v, str) and v.startswith("#")
                     for col in res.outputs.values() for v in col)
         rows.append((f"sweep {label}: {n:,} scenarios x {len(res.outputs)} outputs", t_sweep,
