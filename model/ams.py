@@ -329,11 +329,14 @@ def _vectorize(fn, *args):
     return out
 
 
+# The measured configuration's card counts (model.planning.defaults reads the same rows).
+_MEASURED = {"Coprocessors": "s001_cfg_coprocessors_per_lpar", "Accelerators": "s001_cfg_accelerators_shared"}
+
+
 def _measured(value, key):
     """``value``, or the measured configuration's value when it is None."""
     if value is None:
-        from .planning import defaults
-        return defaults()[key]
+        return figure(_MEASURED[key]).target()
     return value
 
 

@@ -100,3 +100,24 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(
             f"{len(skipped)} spreadsheet-engine tests skipped (no LibreOffice/pdftoppm); "
             f"to run them: {SPREADSHEET_INSTALL}")
+
+
+def pytest_collection_finish(session):
+    """Start the Ciw replications of tests/test_mgc.py in the background when selected.
+
+    They take minutes on both cores and the rest of the suite runs on one: started
+    here, they overlap with it instead of running alone when their first test comes.
+    """
+    for item in session.items:
+        if "simulations" in getattr(item, "fixturenames", ()):
+            item.module.start_simulations()
+            return
+
+
+def pytest_sessionfinish(session):
+    """Drop replications still queued if the session ends before their tests ran (-x, ^C)."""
+    import sys
+    mod = sys.modules.get("test_mgc")
+    pool = getattr(mod, "_POOL", None) or {}
+    if pool.get("executor") is not None:
+        pool["executor"].shutdown(wait=False, cancel_futures=True)

@@ -53,8 +53,9 @@ one observation; the CI is Student t with 19 degrees of freedom.
 24 CI assertions are made (M/M/c: mmc_wait; M/D/c: the exact chain), so each
 uses a Bonferroni-corrected level 1 - 0.05/24 (99.79 %, t = 3.56) for a
 family-wise error of 5 %.  Seeds are fixed, so the tier is deterministic.
-Runtime: about 2.5 minutes on 2 idle cores (two worker processes; 4 minutes
-measured on a loaded machine).
+Runtime: about 5 CPU-minutes in two worker processes, started as soon as
+collection selects these tests (tests/conftest.py), so that they run beside the
+rest of the suite.
 
 Measured M/D/c (cs2 = 0) results; "+-" is the plain 95 % t half-width:
 
@@ -379,16 +380,44 @@ def _seed(c, rho, kind, rep):
     return 1_000_000 * (kind == "D") + 10_000 * c + 1_000 * SIM_RHOS.index(rho) + rep
 
 
-@pytest.fixture(scope="module")
-def simulations():
-    tasks = [(c, rho, kind, _seed(c, rho, kind, r))
-             for kind in ("M", "D") for c in SIM_SERVERS for rho in SIM_RHOS for r in range(SIM_REPS)]
+_POOL: dict = {}
+
+
+def _tasks():
+    return [(c, rho, kind, _seed(c, rho, kind, r))
+            for kind in ("M", "D") for c in SIM_SERVERS for rho in SIM_RHOS for r in range(SIM_REPS)]
+
+
+def start_simulations() -> None:
+    """Submit every replication to two worker processes, now, and return at once.
+
+    Called by tests/conftest.py as soon as collection selects a test that uses the
+    ``simulations`` fixture, so the replications (about 5 CPU-minutes) run on both cores
+    while the rest of the suite, single-threaded, runs beside them; the fixture then only
+    collects the results.  The replications and their seeds are the same whoever starts
+    them.
+    """
+    if _POOL:
+        return
+    tasks = _tasks()
     workers = max(1, min(2, os.cpu_count() or 1))
     if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as ex:
-            means = list(ex.map(_replication, tasks, chunksize=4))
+        ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        _POOL.update(executor=ex, tasks=tasks, futures=[ex.submit(_replication, t) for t in tasks])
     else:
-        means = [_replication(t) for t in tasks]
+        _POOL.update(executor=None, tasks=tasks, futures=None)
+
+
+@pytest.fixture(scope="module")
+def simulations():
+    start_simulations()
+    tasks = _POOL["tasks"]
+    try:
+        means = ([f.result() for f in _POOL["futures"]] if _POOL["futures"] is not None
+                 else [_replication(t) for t in tasks])
+    finally:
+        if _POOL["executor"] is not None:
+            _POOL["executor"].shutdown(wait=False, cancel_futures=True)
     out = {}
     for (c, rho, kind, _), m in zip(tasks, means):
         out.setdefault((c, rho, kind), []).append(m)
