@@ -15,8 +15,9 @@ from .mmc import (
 )
 from .mva import MVAResult, SchweitzerResult, mva, mva_response, mva_schweitzer, mva_throughput
 from .ams import (
-    accelerators_required, ams_cost_us, ams_message_cost_us, ams_platform_factors, ams_throughput,
-    card_utilization, coprocessors_required, crypto_wait_ms,
+    AMSPlan, accelerators_required, ams_bottleneck, ams_cost_at_rate_us, ams_cost_us, ams_demands,
+    ams_message_cost_us, ams_plan, ams_platform_factors, ams_throughput, card_utilization,
+    coprocessors_required, crypto_wait_ms, processors_required,
 )
 from .channel import channel_demands_us, channel_pipeline, channel_throughput
 from .crypto import crypto_op_ms
@@ -36,9 +37,10 @@ __all__ = [
     "MGC_METHODS", "mgc_wait", "mgc_response",
     "MVAResult", "mva", "mva_throughput", "mva_response", "SchweitzerResult", "mva_schweitzer",
     "crypto_op_ms", "ams_throughput", "ams_cost_us", "ams_message_cost_us", "ams_platform_factors",
+    "ams_demands", "ams_bottleneck", "ams_cost_at_rate_us", "ams_plan", "AMSPlan",
     "card_utilization",
     "crypto_wait_ms",
-    "accelerators_required", "coprocessors_required",
+    "accelerators_required", "coprocessors_required", "processors_required",
     "tls_cost_us", "renegotiation_cost_us", "tls_roundtrip_us", "channel_start_rate",
     "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
     "channel_start_card_utilization", "channel_throughput", "channel_pipeline", "channel_demands_us",

@@ -1,72 +1,107 @@
-"""MQ Advanced Message Security (AMS): crypto operations, throughput, CPU cost, cards.
+"""MQ Advanced Message Security (AMS): one queueing network per workload.
 
 A transaction is a request/reply: 2 MQPUTs that protect a message and 2
 MQGETs that unprotect one.  Asymmetric operations per message (V901 p.3,
-V913 p.5; rows ``ref_ams_ops_*``), with *r* recipients and key reuse *K*:
+V913 p.5; rows ``ref_ams_ops_*``), with *r* recipients and key reuse *K*,
+plus the certificate checks of AMS's certificate validation (IBM MQ
+documentation: AMS "constructs a certificate chain that consists of the
+signer's certificate and the CA's certificate chain up to a trust anchor"):
+the getter validates the signer's certificate, the putter each recipient's
+certificate before wrapping the key for it, with ``ams_cert_checks`` public-key
+checks per certificate (1: a user certificate issued by the trust anchor, as
+in the z/OS AMS examples; each intermediate CA adds one):
 
-=================  =========================================  ===================
-policy             operations per message                     card functions
-=================  =========================================  ===================
-Integrity          1 sign + 1 verify                          CCA, ME (RSA)
-Privacy            1 sign + r key_encrypt + 1 key_decrypt     CCA, ME, CRT, ME
-                   + 1 verify
-Confidentiality    (r key_encrypt + 1 key_decrypt) / K        ME, CRT
-=================  =========================================  ===================
+=================  ===============================================  =====================
+policy             operations per message                           card functions
+=================  ===============================================  =====================
+Integrity          1 sign + 1 verify + 1 certificate check          CCA, ME, ME
+Privacy            1 sign + r key_encrypt + 1 key_decrypt           CCA, ME, CRT, ME,
+                   + 1 verify + (1 + r) certificate checks          ME
+Confidentiality    (r key_encrypt + r certificate checks            ME, ME, CRT
+                   + 1 key_decrypt) / K
+=================  ===============================================  =====================
 
-(NISTECC keys sign and verify on the coprocessor and support Integrity only.)
+NISTECC keys sign, verify and check certificates on the coprocessor and
+support Integrity only.  With one recipient Privacy sends 4 ME requests per
+CRT request and as many coprocessor requests as CRT: the mix of seed 001's
+RMF example (2706 ME/s, 676 CRT/s, about 705 coprocessor requests/s), which
+the operations without certificate checks (2 ME per CRT) cannot give.
 
-Throughput of *N* requesters is a closed network solved exactly by
-:func:`model.mva.mva`: a delay station for the MQ path (fitted per message
-size), the coprocessors and the accelerators as multi-server stations with the
-card demands per transaction.  With one requester,
+The network
+-----------
+=====================  ==============  ===============================================  =========================
+station                servers         demand per transaction                           from
+=====================  ==============  ===============================================  =========================
+MQ path (delay)        infinite        :math:`z + n_{req}\\, t_{call}`                 fitted: ``ams_fixed_ms``,
+                                                                                        ``crypto_call_ms``
+general processors     ``processors``  CPU per transaction without MSTR's per-second    :func:`ams_cost_us`'s
+                                       administration, at the machine generation        CPU model
+coprocessors           ``coprocessors``:math:`\\sum_f n_f t_f` over CCA functions,       :mod:`model.crypto`
+                                       divided by :math:`1 - u_{other}`
+accelerators           ``accelerators``:math:`\\sum_f n_f t_f` over ME and CRT,          :mod:`model.crypto`
+                                       divided by :math:`1 - u_{other}`
+=====================  ==============  ===============================================  =========================
 
-.. math:: X = 1 / (T_{path}(size) + D_{cop} + D_{acc}).
+:math:`n_{req}` is the transaction's crypto requests and :math:`t_{call}` the
+elapsed time of one request beyond its card execution time (ICSF and
+AP-queue handling), so a policy that sends few requests (Confidentiality
+with key reuse) has a short path: the path is the work the policy does.
+MQ MSTR's administration CPU per second runs beside the transactions: it
+takes :math:`O_{MSTR}/10^6` of a processor from the processor station.
 
-CPU cost per transaction (µs) has three parts:
+Two answers, never confused:
 
-.. math::
+* **at the planned rate** (open network, :func:`ams_plan` and the functions
+  taking ``tx_rate``): CPU per transaction with MSTR's per-second cost spread
+  over *that* rate, processors busy, card utilizations as RMF prints them,
+  waits (M/G/c with the service-time variability of the operation mix),
+  response time, cards and processors required, the bottleneck; a rate the
+  network cannot carry raises :class:`UnstableQueueError` naming the
+  resource and how many are needed;
+* **with N requesters** (closed network, :func:`ams_throughput`): the rate
+  they reach (exact MVA; one requester in closed form) and the resource that
+  caps it (:func:`ams_bottleneck`).
 
-    c = c_{MQ} + 2\\,c_{msg} + \\frac{O_{MSTR}}{X}, \\qquad
-    c_{msg} = f + (n_{sign} + n_{verify})\\,c_{sig} + (n_{enc} + n_{dec})\\,c_{key}
-              + (h + e)\\,\\mathrm{KB}
-
-the MQ cost without AMS, the AMS cost of protecting and unprotecting the two
-messages (:func:`ams_message_cost_us`: a fixed interception cost :math:`f`
-and per-KB hashing :math:`h` for signing policies and encryption :math:`e` for
-encrypting policies, charged to the application; CPU per signature operation
-:math:`c_{sig}` and per key-wrapping operation :math:`c_{key}`, charged to
-AMSM), and the MQ MSTR "administration" cost per second :math:`O_{MSTR}`
-spread over the transaction rate: why cost per transaction rises with key
-size although the crypto work is on the cards (seed 001).
-The CPU parameters are fitted to the z14 report's costs; other machine
-generations multiply the MQ and AMS parts by the published ratios
-(:func:`ams_platform_factors`).
+Each requester is served by its own server task (N request/reply pairs, as
+seed 001's single pair multiplied).  Card utilization is RMF's summary
+utilization, requests x EXEC TIME per card: seed 001 plans on that summary
+and adds cards when it reaches 100%; its by-function sum past 100% (152.7%)
+is a reporting effect, not extra capacity.  Other LPARs' use of shared cards
+(``other_*_util``, the fraction of each card they keep busy) adds to the
+summary; for the closed network it slows the cards by :math:`1/(1 -
+u_{other})` (a reduced-capacity approximation: exact for the mean when the
+other load is a preemptive-priority class, optimistic otherwise).
 
 References
 ----------
 .. [1] IBM MQ for z/OS performance reports V901 (p.3), V913 (p.5), "MQ for
    z/OS on z14" (pp.15-20); A. Sharkey, "MQ for z/OS: Impact of key-size on
-   Advanced Message Security performance", 2024 (seed 001).
+   Advanced Message Security performance", IBM, 2024; IBM MQ documentation,
+   "Certificate revocation lists (CRLs)" (AMS certificate validation).
+.. [2] M. Reiser and S. S. Lavenberg, "Mean-value analysis of closed
+   multichain queuing networks", J. ACM 27(2), 1980.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from ._validate import UnstableQueueError, check
-from .crypto import CARD_FUNCTIONS, function_ms, operation_function
-from .figures import figure
+from .crypto import CARD_FUNCTIONS, function_ms
+from .figures import figure, table_in_force
 from .mgc import mgc_wait
-from .mva import mva
-from .params import (MAX_MESSAGE_KB, normalize_choice, normalize_key, normalize_key_reuse, normalize_policy,
-                     param)
+from .mva import _mva
+from .params import (KEY_TYPES, MAX_MESSAGE_KB, POLICIES, normalize_choice, normalize_key,
+                     normalize_key_reuse, normalize_key_type, normalize_policy, param)
 
-__all__ = ["ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_throughput",
-           "ams_cost_us",
-           "card_utilization", "crypto_wait_ms", "accelerators_required",
-           "coprocessors_required", "ams_platform_factors", "AMS_ADDRESS_SPACES", "AMS_PLATFORMS"]
+__all__ = ["ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_demands",
+           "ams_throughput", "ams_cost_us", "ams_cost_at_rate_us", "ams_plan", "AMSPlan",
+           "ams_bottleneck", "card_utilization", "crypto_wait_ms", "accelerators_required",
+           "coprocessors_required", "processors_required", "ams_platform_factors",
+           "AMS_ADDRESS_SPACES", "AMS_PLATFORMS", "RESOURCES", "RMF_EXAMPLE", "MAX_CARDS", "MAX_PROCESSORS"]
 
 AMS_ADDRESS_SPACES = ("total", "application", "AMSM", "MSTR")
 AMS_PLATFORMS = ("z13", "z14", "z15", "z16")
@@ -75,6 +110,142 @@ AMS_PLATFORMS = ("z13", "z14", "z15", "z16")
 # 2KB, 64KB and 4MB).  An assumption, not a published figure: see ams_platform_factors.
 SIZE_CLASSES_KB = {"small": 2.0, "medium": 64.0, "large": 4096.0}
 CARDS = ("accelerator", "coprocessor")
+RESOURCES = ("processors", "coprocessors", "accelerators")
+MAX_CARDS = 64.0
+MAX_PROCESSORS = 256.0
+MAX_REQUESTERS = 100000.0
+CARD_RMF_FUNCTIONS = ("summary", "ME", "CRT")
+_FUNCTIONS = tuple(CARD_FUNCTIONS)   # CCA_RSA, RSA_ME, RSA_CRT, CCA_ECC
+_ON_CARD = {c: np.array([CARD_FUNCTIONS[f][0] == c for f in _FUNCTIONS]) for c in CARDS}
+
+# The measured configuration's card and processor counts (model.planning.defaults reads the same rows).
+_MEASURED = {"coprocessors": "s001_cfg_coprocessors_per_lpar",
+             "accelerators": "s001_cfg_accelerators_shared",
+             "processors": "ref_start_cfg_cps"}
+
+
+# Seed 001's RMF example as one configuration: Privacy with RSA-2048 certificates, one
+# recipient, seed 001's 2 coprocessors and 1 accelerator, at the transaction rate that sends
+# the report's ME requests (8 per transaction): tx_rate = ME rate / 8.
+RMF_EXAMPLE = {"policy": "privacy", "key_type": "RSA", "key_size": 2048, "message_kb": 2.0,
+               "recipients": 1, "coprocessors": 2, "accelerators": 1}
+
+
+# ------------------------------------------------------------------ inputs
+def _codes(name, value, normalize, vocabulary):
+    """Category codes (index into ``vocabulary``) of a scalar or array argument.
+
+    Each distinct spelling is normalized once (np.unique), so an array of
+    100,000 scenarios costs one normalization per distinct value.
+    """
+    if isinstance(value, str) or not isinstance(value, (list, tuple, np.ndarray)):
+        return np.asarray(vocabulary.index(normalize(value)))
+    arr = np.asarray(value, dtype=object)
+    if arr.ndim == 0:
+        return np.asarray(vocabulary.index(normalize(arr.item())))
+    keys = arr.astype(str)
+    uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    flat = arr.ravel()
+    codes = np.array([vocabulary.index(normalize(flat[i])) for i in first], dtype=np.int64)
+    return codes[inv].reshape(arr.shape)
+
+
+def _reuse(value):
+    """Key reuse as floats (inf = unlimited), with the spelling rules of normalize_key_reuse."""
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        return np.asarray(normalize_key_reuse(value))
+    arr = np.asarray(value, dtype=object)
+    if arr.ndim == 0:
+        return np.asarray(normalize_key_reuse(arr.item()))
+    keys = arr.astype(str)
+    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    flat = arr.ravel()
+    vals = np.array([normalize_key_reuse(flat[i]) for i in first], dtype=float)
+    return vals[inv].reshape(arr.shape)
+
+
+def _keys(key_type, key_size):
+    """(is_ecc, bits) arrays after checking every (type, size) pair against the supported sizes."""
+    kt = _codes("key_type", key_type, normalize_key_type, KEY_TYPES)
+    if kt.ndim == 0 and not isinstance(key_size, (list, tuple, np.ndarray)):
+        return np.asarray(bool(kt == 1)), np.asarray(float(normalize_key(KEY_TYPES[int(kt)], key_size)[1]))
+    size = np.asarray(key_size, dtype=object)
+    kt, size = np.broadcast_arrays(kt, size)
+    pairs = np.char.add(np.char.add(kt.astype(str), ":"), size.astype(str))
+    _, first, inv = np.unique(pairs, return_index=True, return_inverse=True)
+    flat_t, flat_s = kt.ravel(), size.ravel()
+    bits = np.array([normalize_key(KEY_TYPES[int(flat_t[i])], flat_s[i])[1] for i in first],
+                    dtype=float)
+    return kt == 1, bits[inv].reshape(kt.shape)
+
+
+def _measured(value, key):
+    """``value``, or the measured configuration's count when it is None."""
+    if value is None:
+        return figure(_MEASURED[key]).target()
+    return value
+
+
+@dataclass(frozen=True)
+class _Workload:
+    """Validated, broadcast inputs of one or many AMS scenarios (arrays of one shape)."""
+
+    policy: np.ndarray      # int codes into POLICIES
+    ecc: np.ndarray         # bool
+    bits: np.ndarray
+    kb: np.ndarray
+    reuse: np.ndarray       # inf = unlimited
+    recipients: np.ndarray
+    platform: np.ndarray    # int codes into AMS_PLATFORMS
+
+
+def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients=1, platform="z16"):
+    pol = _codes("policy", policy, normalize_policy, POLICIES)
+    ecc, bits = _keys(key_type, key_size)
+    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
+    k = _reuse(key_reuse)
+    r = np.asarray(check("recipients", recipients, 1.0, 1e4, integer=True), dtype=float)
+    plat = _codes("platform", platform, lambda v: normalize_choice("platform", v, AMS_PLATFORMS),
+                  AMS_PLATFORMS)
+    pol, ecc, bits, kb, k, r, plat = np.broadcast_arrays(pol, ecc, bits, kb, k, r, plat)
+    conf = pol == POLICIES.index("confidentiality")
+    bad = ~conf & (k != 1.0)
+    if bad.any():
+        i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
+        raise ValueError(f"key_reuse applies to the confidentiality policy only (got "
+                         f"{'unlimited' if np.isinf(k[i]) else f'{k[i]:g}'} with {POLICIES[int(pol[i])]}"
+                         f"{f' at index {i}' if bad.ndim else ''}); leave it empty")
+    bad = ecc & (pol != POLICIES.index("integrity"))
+    if bad.any():
+        i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
+        raise ValueError(f"NISTECC keys support the integrity policy only (got "
+                         f"{POLICIES[int(pol[i])]}{f' at index {i}' if bad.ndim else ''}): NISTECC "
+                         "certificates have no DATAENCRYPT key usage")
+    return _Workload(pol, ecc, bits, kb, k, r, plat)
+
+
+def _count(name, value, key, hi):
+    if value is None and key is None:
+        value = 1.0
+    return np.asarray(check(name, _measured(value, key), 1.0, hi, integer=True), dtype=float)
+
+
+def _other(name, value):
+    return np.asarray(check(name, value, 0.0, 1.0, hi_open=True), dtype=float)
+
+
+# --------------------------------------------------------------- operations
+def _ops(w: _Workload) -> dict:
+    """Asymmetric operations per message, arrays shaped like the workload."""
+    integ = w.policy == POLICIES.index("integrity")
+    priv = w.policy == POLICIES.index("privacy")
+    conf = ~integ & ~priv
+    signs = (integ | priv).astype(float)
+    wrap = np.where(priv, w.recipients, np.where(conf, w.recipients / w.reuse, 0.0))
+    unwrap = np.where(priv, 1.0, np.where(conf, 1.0 / w.reuse, 0.0))
+    checks = param("ams_cert_checks")   # public-key checks per certificate validated
+    return {"sign": signs, "verify": signs, "key_encrypt": wrap, "key_decrypt": unwrap,
+            "cert_check": checks * (signs + wrap)}
 
 
 def ams_operations(policy, key_reuse=None, recipients=1) -> dict:
@@ -84,78 +255,67 @@ def ams_operations(policy, key_reuse=None, recipients=1) -> dict:
     ----------
     policy : {"integrity", "privacy", "confidentiality"}
     key_reuse : float or "unlimited", optional
-        Confidentiality key reuse *K* (1..9,999,999 or unlimited).  Ignored
-        (must be None or 1) for Integrity and Privacy.
+        Confidentiality key reuse *K* (1..9,999,999 or unlimited).  Must be
+        None (or 1) for Integrity and Privacy.
     recipients : int
-        Recipients per message (>= 1): one key_encrypt each.
+        Recipients per message (1..10,000): one key_encrypt and one
+        certificate check each.
 
     Returns
     -------
     dict
-        ``{"sign": .., "verify": .., "key_encrypt": .., "key_decrypt": ..}``
+        ``{"sign", "verify", "key_encrypt", "key_decrypt", "cert_check"}``:
+        operations per message (floats, or arrays when an argument is one).
+        ``cert_check`` is the public-key check of the CA's signature on each
+        certificate AMS validates: the signer's (on MQGET, signing policies)
+        and each recipient's (on MQPUT, when a key is wrapped for it).
     """
-    pol = normalize_policy(policy)
-    k = normalize_key_reuse(key_reuse)
-    r = check("recipients", recipients, 1.0, integer=True)
-    if pol != "confidentiality" and k != 1.0:
-        raise ValueError(f"key_reuse applies to the confidentiality policy only (got {key_reuse!r} "
-                         f"with {pol}); leave it empty")
-    if pol == "integrity":
-        return {"sign": 1.0, "verify": 1.0, "key_encrypt": 0.0, "key_decrypt": 0.0}
-    if pol == "privacy":
-        return {"sign": 1.0, "verify": 1.0, "key_encrypt": r, "key_decrypt": 1.0}
-    return {"sign": 0.0, "verify": 0.0, "key_encrypt": r / k, "key_decrypt": 1.0 / k}
+    w = _workload(policy, "RSA", 2048, 0.0, key_reuse, recipients)
+    return {k: (float(v) if np.ndim(v) == 0 else v) for k, v in _ops(w).items()}
 
 
-def _check_key(policy, key_type, key_size):
-    pol = normalize_policy(policy)
-    kt, n = normalize_key(key_type, key_size)
-    if kt == "NISTECC" and pol != "integrity":
-        raise ValueError(f"NISTECC keys support the integrity policy only (got {pol}): NISTECC "
-                         "certificates have no DATAENCRYPT key usage")
-    return pol, kt, n
+def _requests(w: _Workload) -> np.ndarray:
+    """Card requests per transaction by card function, shape (4, *shape), order _FUNCTIONS."""
+    o = _ops(w)
+    rsa = ~w.ecc
+    per_msg = np.stack([
+        rsa * o["sign"],                                             # CCA_RSA
+        rsa * (o["verify"] + o["cert_check"] + o["key_encrypt"]),    # RSA_ME
+        rsa * o["key_decrypt"],                                      # RSA_CRT
+        w.ecc * (o["sign"] + o["verify"] + o["cert_check"]),         # CCA_ECC
+    ])
+    return 2.0 * per_msg
 
 
-def ams_message_cost_us(policy, message_kb, key_reuse=None, recipients=1, platform="z16"):
-    """AMS CPU to protect and unprotect one message (µs), excluding the MQPUT/MQGET itself.
+def _times(w: _Workload) -> np.ndarray:
+    """Card EXEC TIME per request (ms) by card function, shape (4, *shape)."""
+    return np.stack([np.asarray(function_ms(f, w.bits), dtype=float) for f in _FUNCTIONS])
 
-    The quantity the MQ for z/OS on z14 report tabulates (``ref_ams_cost_*``):
-    a fixed interception cost per message, the asymmetric operations of
-    :func:`ams_operations` at a CPU cost that differs between signatures and
-    key wrapping, and CPACF hashing / encryption per KB:
 
-    .. math::
+def _card_ms(req, t, card) -> np.ndarray:
+    """Card time per transaction (ms) at one card type."""
+    return np.tensordot(_ON_CARD[card].astype(float), req * t, axes=1)
 
-        c = f + (n_{sign} + n_{verify})\\,c_{sig} + (n_{enc} + n_{dec})\\,c_{key}
-            + KB\\,(h\\,[\\text{signs}] + e\\,[\\text{encrypts}])
 
-    Parameters
-    ----------
-    policy : {"integrity", "privacy", "confidentiality"}
-    message_kb : float or array_like
-        Message size in KB, 0..102400.
-    key_reuse, recipients
-        As :func:`ams_operations`.
-    platform : {"z13", "z14", "z15", "z16"}
-        Machine generation: the z14 cost times the AMS factor of
-        :func:`ams_platform_factors` (z14 is what the parameters are fitted to).
+def ams_card_demands_ms(policy, key_type, key_size, key_reuse=None, recipients=1) -> dict:
+    """Card time per *transaction* (2 messages), ms, by card and by card function.
 
     Returns
     -------
-    float or ndarray
-        CPU µs per message (a request/reply transaction has two).
+    dict
+        ``{"coprocessor": ms, "accelerator": ms, "ops": {function: requests per txn}}``
+        for one scenario (scalars).
     """
-    pol = normalize_policy(policy)
-    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
-    ops = ams_operations(pol, key_reuse, recipients)
-    sign = 1.0 if pol in ("integrity", "privacy") else 0.0
-    enc = 1.0 if pol in ("privacy", "confidentiality") else 0.0
-    out = (param("ams_msg_us") + _amsm_us(ops)
-           + kb * (sign * param("ams_hash_us_per_kb") + enc * param("ams_enc_us_per_kb")))
-    out = out * ams_platform_factors(pol, kb, platform)["ams"]
-    return float(out) if np.ndim(out) == 0 else out
+    w = _workload(policy, key_type, key_size, 0.0, key_reuse, recipients)
+    if np.ndim(w.policy):
+        raise ValueError("ams_card_demands_ms takes one scenario; use ams_demands for arrays")
+    req, t = _requests(w), _times(w)
+    return {"coprocessor": float(_card_ms(req, t, "coprocessor")),
+            "accelerator": float(_card_ms(req, t, "accelerator")),
+            "ops": {f: float(req[i]) for i, f in enumerate(_FUNCTIONS) if req[i] > 0}}
 
 
+# ------------------------------------------------------------------- CPU model
 def ams_platform_factors(policy, message_kb, platform="z16") -> dict:
     """CPU of an AMS transaction on a machine generation relative to z14, read from the reports.
 
@@ -191,20 +351,15 @@ def ams_platform_factors(policy, message_kb, platform="z16") -> dict:
         r(KB) = r_i + (r_{i+1} - r_i)\\,
                 \\frac{\\ln \\mathrm{clip}(KB) - \\ln KB_i}{\\ln KB_{i+1} - \\ln KB_i}
 
-    The factors do not depend on the key, so on z15 and z16 (one factor per
-    transaction) the key-size ratios of seed 001 (a z16) are kept; on z13 the
-    MQ and AMS parts scale differently and the ratios move slightly (the
-    AMSM share grows with key size).  The 2KB Confidentiality cells (16 -> 13
-    µs, printed to the microsecond) fix their ratio only to about ±7%.  The Crypto Express times are CEX8S's on
-    every platform (the cards' own generation change, ``ref_cex7s_vs_cex6s_exec``,
-    is not modelled).
+    The 2KB Confidentiality cells (16 -> 13 µs, printed to the microsecond)
+    fix their ratio only to about ±7%.
 
     Parameters
     ----------
-    policy : {"integrity", "privacy", "confidentiality"}
+    policy : {"integrity", "privacy", "confidentiality"} or array_like
     message_kb : float or array_like
         Message size in KB, 0..102400.
-    platform : {"z13", "z14", "z15", "z16"}
+    platform : {"z13", "z14", "z15", "z16"} or array_like
 
     Returns
     -------
@@ -212,137 +367,215 @@ def ams_platform_factors(policy, message_kb, platform="z16") -> dict:
         ``{"mq": r, "ams": r}``: the factor for the MQ work without AMS (and
         the queue manager's MSTR cost) and for the AMS work (interception,
         hashing, encryption, asymmetric-operation handling); floats, or
-        arrays shaped like ``message_kb``.
+        arrays of the broadcast shape.
 
     References
     ----------
     .. [1] IBM, "MQ for z/OS on z14", pp.15-20; "MQ for z/OS on z15", p.25;
        "MQ for z/OS on z16", p.34 (github.com/ibm-messaging/mqperf).
     """
-    pol = normalize_policy(policy)
+    pol = _codes("policy", policy, normalize_policy, POLICIES)
     kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
-    plat = normalize_choice("platform", platform, AMS_PLATFORMS)
-    if plat == "z14":
-        mq, ams = np.ones_like(kb), np.ones_like(kb)
-    elif plat == "z13":
-        sizes = np.array([2.0, 4096.0])
-        cells = np.array([figure(f"ref_ams_cost_{t}_{pol}_z13").target()
-                          / figure(f"ref_ams_cost_{t}_{pol}_z14").target() for t in ("2k", "4m")])
-        ams = _log_interp(kb, sizes, cells)
-        mq = np.full_like(kb, figure("ref_ams_txn_cost_2k_none_z13").target()
-                          / figure("ref_ams_txn_cost_2k_none_z14").target())
-    else:
-        sizes = np.array(list(SIZE_CLASSES_KB.values()))
-        change = np.array([figure(f"ref_z15_vs_z14_cost_{c}_{pol}").target() for c in SIZE_CLASSES_KB])
-        mq = _log_interp(kb, sizes, 1.0 + change / 100.0)
-        ams = mq.copy()
-    out = {"mq": mq, "ams": ams}
-    return {k: (float(v) if np.ndim(v) == 0 else v) for k, v in out.items()}
+    plat = _codes("platform", platform, lambda v: normalize_choice("platform", v, AMS_PLATFORMS),
+                  AMS_PLATFORMS)
+    mq, ams = _factors(pol, kb, plat)
+    return {"mq": float(mq) if mq.ndim == 0 else mq, "ams": float(ams) if ams.ndim == 0 else ams}
+
+
+@lru_cache(maxsize=8)
+def _factor_table(table: str) -> dict:
+    """(policy code, platform code) -> (sizes KB, mq factors, ams factors), read once per figures table."""
+    out = {}
+    for p_i, p in enumerate(POLICIES):
+        for g_i, g in enumerate(AMS_PLATFORMS):
+            if g == "z14":
+                out[p_i, g_i] = (np.array([2.0]), np.array([1.0]), np.array([1.0]))
+            elif g == "z13":
+                sizes = np.array([2.0, 4096.0])
+                cells = np.array([figure(f"ref_ams_cost_{t}_{p}_z13").target()
+                                  / figure(f"ref_ams_cost_{t}_{p}_z14").target() for t in ("2k", "4m")])
+                mq = (figure("ref_ams_txn_cost_2k_none_z13").target()
+                      / figure("ref_ams_txn_cost_2k_none_z14").target())
+                out[p_i, g_i] = (sizes, np.full(2, mq), cells)
+            else:
+                sizes = np.array(list(SIZE_CLASSES_KB.values()))
+                change = np.array([figure(f"ref_z15_vs_z14_cost_{c}_{p}").target() for c in SIZE_CLASSES_KB])
+                out[p_i, g_i] = (sizes, 1.0 + change / 100.0, 1.0 + change / 100.0)
+    return out
+
+
+def _factors(pol, kb, plat):
+    """(mq, ams) platform factor arrays for policy codes, sizes and platform codes."""
+    table = _factor_table(table_in_force())
+    pol, kb, plat = np.broadcast_arrays(pol, kb, plat)
+    if pol.ndim == 0:
+        sizes, mq, ams = table[int(pol), int(plat)]
+        return _log_interp(kb, sizes, mq), _log_interp(kb, sizes, ams)
+    mq, ams = np.ones(kb.shape), np.ones(kb.shape)
+    combo = pol * len(AMS_PLATFORMS) + plat
+    for c in np.unique(combo):          # at most 12 (policy, platform) pairs
+        sel = combo == c
+        sizes, f_mq, f_ams = table[divmod(int(c), len(AMS_PLATFORMS))]
+        mq[sel], ams[sel] = _log_interp(kb[sel], sizes, f_mq), _log_interp(kb[sel], sizes, f_ams)
+    return mq, ams
 
 
 def _log_interp(kb, sizes, values):
     """Piecewise-linear in log size between the published sizes, constant outside them."""
+    if sizes.size == 1:
+        return np.full(np.shape(kb), float(values[0]))
     x = np.log(np.clip(kb, sizes[0], sizes[-1]))
     return np.interp(x, np.log(sizes), values)
 
 
-def _amsm_us(ops: dict) -> float:
-    """AMSM CPU for one message's asymmetric operations (µs)."""
-    return ((ops["sign"] + ops["verify"]) * param("ams_sig_op_us")
-            + (ops["key_encrypt"] + ops["key_decrypt"]) * param("ams_key_op_us"))
+def _cpu_parts(w: _Workload) -> dict:
+    """CPU µs per transaction by address space, without MSTR's per-second cost; and that cost (µs/s)."""
+    o = _ops(w)
+    integ = w.policy == POLICIES.index("integrity")
+    priv = w.policy == POLICIES.index("privacy")
+    sign = (integ | priv).astype(float)
+    enc = (~integ).astype(float)
+    g_mq, g_ams = _factors(w.policy, w.kb, w.platform)
+    per_msg = param("ams_msg_us") + w.kb * (sign * param("ams_hash_us_per_kb") + enc * param("ams_enc_us_per_kb"))
+    amsm = (o["sign"] + o["verify"]) * param("ams_sig_op_us") + (o["key_encrypt"] + o["key_decrypt"]) * param("ams_key_op_us")
+    return {"application": g_mq * param("mq_base_us") + g_ams * 2.0 * per_msg,
+            "AMSM": g_ams * 2.0 * amsm,
+            "mstr_per_s": g_mq * param("mstr_admin_us_per_s")}
 
 
-def ams_card_demands_ms(policy, key_type, key_size, key_reuse=None, recipients=1) -> dict:
-    """Card time per *transaction* (2 messages), ms, by card and by card function.
+def ams_message_cost_us(policy, message_kb, key_reuse=None, recipients=1, platform="z16"):
+    """AMS CPU to protect and unprotect one message (µs), excluding the MQPUT/MQGET itself.
+
+    The quantity the MQ for z/OS on z14 report tabulates (``ref_ams_cost_*``):
+    a fixed interception cost per message, the asymmetric operations of
+    :func:`ams_operations` at a CPU cost that differs between signatures and
+    key wrapping, and CPACF hashing / encryption per KB:
+
+    .. math::
+
+        c = f + (n_{sign} + n_{verify})\\,c_{sig} + (n_{enc} + n_{dec})\\,c_{key}
+            + KB\\,(h\\,[\\text{signs}] + e\\,[\\text{encrypts}])
+
+    Parameters
+    ----------
+    policy : {"integrity", "privacy", "confidentiality"}
+    message_kb : float or array_like
+        Message size in KB, 0..102400.
+    key_reuse, recipients
+        As :func:`ams_operations`.
+    platform : {"z13", "z14", "z15", "z16"}
+        Machine generation: the z14 cost times the AMS factor of
+        :func:`ams_platform_factors` (z14 is what the parameters are fitted to).
+
+    Returns
+    -------
+    float or ndarray
+        CPU µs per message (a request/reply transaction has two).
+    """
+    w = _workload(policy, "RSA", 2048, message_kb, key_reuse, recipients, platform)
+    parts = _cpu_parts(w)
+    g_mq, _ = _factors(w.policy, w.kb, w.platform)
+    out = (parts["application"] - g_mq * param("mq_base_us") + parts["AMSM"]) / 2.0
+    return float(out) if out.ndim == 0 else out
+
+
+# ------------------------------------------------------------------- demands
+def _demands(w: _Workload, processors, cop_other, acc_other) -> dict:
+    """Station demands (ms per transaction) and what the open and closed answers need."""
+    req, t = _requests(w), _times(w)
+    parts = _cpu_parts(w)
+    cpu_ms = (parts["application"] + parts["AMSM"]) / 1000.0
+    background = parts["mstr_per_s"] / 1e6        # processors kept busy by MSTR administration
+    return {"req": req, "t": t, "cpu_us": parts, "cpu_ms": cpu_ms, "background": background,
+            "cop_ms": _card_ms(req, t, "coprocessor"), "acc_ms": _card_ms(req, t, "accelerator"),
+            "path_ms": param("ams_fixed_ms") + req.sum(axis=0) * param("crypto_call_ms"),
+            "processors": processors, "cop_other": cop_other, "acc_other": acc_other}
+
+
+def ams_demands(policy, key_type, key_size, message_kb, key_reuse=None, recipients=1, platform="z16") -> dict:
+    """Per-transaction demands of the AMS network's stations (ms), vectorized.
 
     Returns
     -------
     dict
-        ``{"coprocessor": ms, "accelerator": ms, "ops": {function: requests per txn}}``.
+        ``path_ms`` (delay station: :math:`z + n_{req} t_{call}`), ``cpu_ms``
+        (general-processor time without MSTR's per-second cost),
+        ``coprocessor_ms`` and ``accelerator_ms`` (card EXEC TIME),
+        ``mstr_us_per_s`` (MSTR administration CPU per second) and
+        ``requests`` (``{function: requests per transaction}``); floats or
+        arrays of the broadcast shape.
     """
-    pol, kt, n = _check_key(policy, key_type, key_size)
-    ops = ams_operations(pol, key_reuse, recipients)
-    per_fn: dict[str, float] = {}
-    for op, count in ops.items():
-        if count:
-            fn = operation_function(op, kt)
-            per_fn[fn] = per_fn.get(fn, 0.0) + 2.0 * count
-    out = {"coprocessor": 0.0, "accelerator": 0.0, "ops": per_fn}
-    for fn, count in per_fn.items():
-        out[CARD_FUNCTIONS[fn][0]] += count * float(function_ms(fn, n))
-    return out
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    d = _demands(w, None, 0.0, 0.0)
+    out = {"path_ms": d["path_ms"], "cpu_ms": d["cpu_ms"], "coprocessor_ms": d["cop_ms"],
+           "accelerator_ms": d["acc_ms"], "mstr_us_per_s": d["cpu_us"]["mstr_per_s"],
+           "requests": {f: d["req"][i] for i, f in enumerate(_FUNCTIONS)}}
+    return _scalars(out)
 
 
-def _path_ms(policy: str, kb: float) -> float:
-    """Non-crypto elapsed time per transaction of one requester (ms)."""
-    enc = 1.0 if policy in ("privacy", "confidentiality") else 0.0
-    return param("ams_path_ms") + kb * (param("ams_path_ms_per_kb") + enc * param("ams_enc_ms_per_kb"))
+def _scalars(obj):
+    if isinstance(obj, dict):
+        return {k: _scalars(v) for k, v in obj.items()}
+    a = np.asarray(obj)
+    return float(a) if a.ndim == 0 and a.dtype.kind == "f" else (a.item() if a.ndim == 0 else a)
 
 
-def _throughput_one(pol, kt, n, kb, k, r, requesters, coprocessors, accelerators) -> float:
-    d = ams_card_demands_ms(pol, kt, n, k, r)
-    path = _path_ms(pol, kb)
-    if requesters == 1:
-        return 1000.0 / (path + d["coprocessor"] + d["accelerator"])
-    stations = [_station(d["coprocessor"], coprocessors * param("cop_engines")),
-                _station(d["accelerator"], accelerators * param("acc_parallelism"))]
-    res = mva(int(requesters), [s[0] for s in stations], servers=[s[1] for s in stations],
-              think_time=path + sum(s[2] for s in stations))
-    return 1000.0 * float(res.throughput[-1])
+# ------------------------------------------------------------------ closed network
+def _closed_stations(d):
+    """(think ms, demands (3, ...), servers (3, ...)) of the closed network, capacity-adjusted."""
+    p = d["processors"]
+    if np.any(d["background"] >= p):
+        raise UnstableQueueError("general processors: MQ MSTR administration alone needs "
+                                 f"{float(np.max(d['background'])):.2f} processors; give more processors")
+    cpu = d["cpu_ms"] / (1.0 - d["background"] / p)
+    cop = d["cop_ms"] / (1.0 - d["cop_other"])
+    acc = d["acc_ms"] / (1.0 - d["acc_other"])
+    return d["path_ms"], np.stack(np.broadcast_arrays(cpu, cop, acc))
 
 
-def _station(demand: float, m: float) -> tuple[float, int, float]:
-    """(queueing demand, whole servers, delay) for a station of ``m`` parallel servers.
-
-    MVA needs whole servers; ``m`` is real (accelerator parallelism 1.527).  A
-    station of ``k = floor(m)`` servers with demand ``D k / m`` plus a delay
-    ``D (1 - k / m)`` keeps both the capacity ``m / D`` (the same as
-    :func:`card_utilization`) and the unloaded time ``D``; exact when ``m`` is
-    whole.  (Seidmann, Schweitzer and Shalev-Oren, 1987, split a multi-server
-    station the same way with ``k = 1``; keeping ``floor(m)`` servers stays
-    exact for whole ``m``.)
-    """
-    if m < 1.0:
-        return demand / m, 1, 0.0
-    k = math.floor(m)
-    return demand * k / m, k, demand * (1.0 - k / m)
+def _stations_to(a, shape):
+    """Broadcast a (3, *s) per-station array to (3, *shape), aligning the scenario axes on the right."""
+    a = np.asarray(a, dtype=float)
+    return np.broadcast_to(a.reshape((3,) + (1,) * (len(shape) - (a.ndim - 1)) + a.shape[1:]), (3, *shape))
 
 
-def _common(policy, key_type, key_size, message_kb, key_reuse, recipients):
-    pol, kt, n = _check_key(policy, key_type, key_size)
-    kb = check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB)
-    k = normalize_key_reuse(key_reuse)
-    r = check("recipients", recipients, 1.0, integer=True)
-    ams_operations(pol, key_reuse, r)  # validates key_reuse against the policy
-    return pol, kt, n, kb, k, r
+def _closed_x(d, n, servers) -> np.ndarray:
+    """Throughput (txn/s) of ``n`` requesters: closed form at 1, exact MVA per distinct network above."""
+    z, dem = _closed_stations(d)
+    shape = np.broadcast_shapes(np.shape(z), np.shape(n), dem.shape[1:], servers.shape[1:])
+    z, n = np.broadcast_to(z, shape), np.broadcast_to(n, shape)
+    dem, servers = _stations_to(dem, shape), _stations_to(servers, shape)
+    x = np.array(1000.0 / (z + dem.sum(axis=0)), dtype=float, ndmin=1).reshape(shape)
+    many = n > 1
+    if many.any():
+        rows = np.column_stack([n[many], z[many], *dem[:, many], *servers[:, many]])
+        uniq, inv = np.unique(rows, axis=0, return_inverse=True)
+        xs = np.empty(len(uniq))
+        for i, row in enumerate(uniq):           # one exact MVA per distinct network
+            xs[i] = 1000.0 * _mva(int(row[0]), row[2:5], row[5:8], float(row[1]))[0][-1]
+        x = np.array(x, dtype=float)
+        x[many] = xs[inv.ravel()]
+    return x
 
 
-def _vectorize(fn, *args):
-    """Apply a scalar model function over broadcast numeric arguments."""
-    arrays = [a for a in args if isinstance(a, (list, tuple, np.ndarray))]
-    if not arrays:
-        return fn(*args)
-    shaped = np.broadcast_arrays(*[np.asarray(a, dtype=object) for a in args])
-    out = np.empty(shaped[0].shape, dtype=float)
-    for idx in np.ndindex(out.shape):
-        out[idx] = fn(*(s[idx] for s in shaped))
-    return out
-
-
-# The measured configuration's card counts (model.planning.defaults reads the same rows).
-_MEASURED = {"Coprocessors": "s001_cfg_coprocessors_per_lpar", "Accelerators": "s001_cfg_accelerators_shared"}
-
-
-def _measured(value, key):
-    """``value``, or the measured configuration's value when it is None."""
-    if value is None:
-        return figure(_MEASURED[key]).target()
-    return value
+def _servers(processors, coprocessors, accelerators):
+    return np.stack(np.broadcast_arrays(processors, coprocessors, accelerators))
 
 
 def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
-                   coprocessors=None, accelerators=None, recipients=1):
-    """AMS request/reply transactions per second of *N* requesters (closed loop, exact MVA).
+                   coprocessors=None, accelerators=None, recipients=1, processors=None, platform="z16",
+                   other_coprocessor_util=0.0, other_accelerator_util=0.0):
+    """AMS request/reply transactions per second of *N* requesters (closed network).
+
+    One requester waits for each reply before the next request, so
+
+    .. math:: X(1) = \\frac{1}{z + n_{req} t_{call} + D_{cpu} + D_{cop} + D_{acc}}
+
+    and for :math:`N > 1` exact MVA over the processors, coprocessors and
+    accelerators as multi-server stations (Reiser and Lavenberg, load-dependent
+    with marginal probabilities: :func:`model.mva.mva`).  The rate never
+    exceeds what the processors or cards can serve:
+    :math:`X \\le \\min(P/D_{cpu}, c/D_{cop}, a/D_{acc})`.
 
     Parameters
     ----------
@@ -358,31 +591,73 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
         Parallel requesters, each with one request outstanding (1..100,000).
     coprocessors, accelerators : int, optional
         Crypto Express cards in each mode available to the LPAR (1..64).  None:
-        the configuration the source measurements used (:func:`model.defaults`,
-        read from ``data/figures.csv``).
+        the configuration seed 001 measured (2 and 1, ``data/figures.csv``).
     recipients : int
-        Recipients per message.
+        Recipients per message (1..10,000).
+    processors : int, optional
+        General processors of the LPAR (1..256).  None: the 3 dedicated CPs of
+        the MQ for z/OS performance reports' LPAR (row ``ref_start_cfg_cps``).
+    platform : {"z13", "z14", "z15", "z16"}
+        Machine generation of the processors (the CPU demand; card times are
+        Crypto Express 8S's, seed 001's z16).
+    other_coprocessor_util, other_accelerator_util : float
+        Fraction of each shared card other LPARs keep busy, [0, 1).
 
     Returns
     -------
     float or ndarray
         Transactions per second.
     """
-    def one(policy, key_type, key_size, message_kb, key_reuse, requesters, coprocessors,
-            accelerators, recipients):
-        pol, kt, n, kb, k, r = _common(policy, key_type, key_size, message_kb, key_reuse, recipients)
-        nreq = check("requesters", requesters, 1.0, 100000.0, integer=True)
-        ncop = check("coprocessors", _measured(coprocessors, "Coprocessors"), 1.0, 64.0, integer=True)
-        nacc = check("accelerators", _measured(accelerators, "Accelerators"), 1.0, 64.0, integer=True)
-        return _throughput_one(pol, kt, n, kb, k, r, int(nreq), int(ncop), int(nacc))
-    return _vectorize(one, policy, key_type, key_size, message_kb, key_reuse, requesters,
-                      coprocessors, accelerators, recipients)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    n = _count("requesters", requesters, None, MAX_REQUESTERS)
+    servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
+                       _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
+                       _count("accelerators", accelerators, "accelerators", MAX_CARDS))
+    d = _demands(w, servers[0], _other("other_coprocessor_util", other_coprocessor_util),
+                 _other("other_accelerator_util", other_accelerator_util))
+    x = _closed_x(d, n, servers)
+    return float(x) if x.ndim == 0 else x
+
+
+def ams_bottleneck(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
+                   coprocessors=None, accelerators=None, recipients=1, processors=None, platform="z16",
+                   other_coprocessor_util=0.0, other_accelerator_util=0.0):
+    """The resource that caps the closed network's throughput: the largest demand per server.
+
+    .. math:: \\arg\\max_k D_k / m_k, \\qquad X(N) \\to \\min_k m_k / D_k \\; (N \\to \\infty)
+
+    Returns ``"processors"``, ``"coprocessors"`` or ``"accelerators"`` (a str,
+    or an array of them), whatever N: with few requesters the path, not a
+    resource, limits the rate, but adding requesters meets this one first.
+    Arguments as :func:`ams_throughput`.
+    """
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    _count("requesters", requesters, None, MAX_REQUESTERS)
+    servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
+                       _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
+                       _count("accelerators", accelerators, "accelerators", MAX_CARDS))
+    d = _demands(w, servers[0], _other("other_coprocessor_util", other_coprocessor_util),
+                 _other("other_accelerator_util", other_accelerator_util))
+    _, dem = _closed_stations(d)
+    shape = np.broadcast_shapes(dem.shape[1:], servers.shape[1:])
+    dem, servers = _stations_to(dem, shape), _stations_to(servers, shape)
+    out = np.asarray(RESOURCES)[np.argmax(dem / servers, axis=0)]
+    return str(out) if out.ndim == 0 else out
 
 
 def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
                 coprocessors=None, accelerators=None, recipients=1, address_space="total",
-                platform="z16"):
-    """General-CP CPU cost per AMS transaction (µs), in total or by address space.
+                platform="z16", processors=None):
+    """CPU per AMS transaction (µs) at the rate *N* requesters reach (closed loop).
+
+    What seed 001 measured: MSTR's administration CPU per second
+    :math:`O_{MSTR}` spread over the closed-loop throughput
+    :math:`X(N)` of :func:`ams_throughput`,
+
+    .. math:: c = c_{app} + c_{AMSM} + O_{MSTR} / X(N)
+
+    so it equals :func:`ams_cost_at_rate_us` at ``tx_rate`` = X(N) and differs
+    from it at any other rate by :math:`O_{MSTR}(1/X(N) - 1/\\lambda)` only.
 
     Parameters
     ----------
@@ -394,9 +669,7 @@ def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requeste
     platform : {"z13", "z14", "z15", "z16"}
         Machine generation.  The parameters are fitted to the z14 report's
         costs; the MQ part (MQ API work, MSTR) and the AMS part (interception,
-        CPACF, AMSM) are multiplied by :func:`ams_platform_factors`.  The
-        throughput that spreads MSTR is :func:`ams_throughput`'s, the same on
-        every platform.
+        CPACF, AMSM) are multiplied by :func:`ams_platform_factors`.
     Other parameters as :func:`ams_throughput`.
 
     Returns
@@ -404,65 +677,293 @@ def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requeste
     float or ndarray
         CPU microseconds per transaction.
     """
-    def one(policy, key_type, key_size, message_kb, key_reuse, requesters, coprocessors,
-            accelerators, recipients, address_space, platform):
-        match = normalize_choice("address_space", address_space, AMS_ADDRESS_SPACES)
-        pol, kt, n, kb, k, r = _common(policy, key_type, key_size, message_kb, key_reuse, recipients)
-        x = ams_throughput(pol, kt, n, kb, key_reuse, requesters, coprocessors, accelerators, r)
-        ops = ams_operations(pol, key_reuse, r)
-        sign = 1.0 if pol in ("integrity", "privacy") else 0.0
-        enc = 1.0 if pol in ("privacy", "confidentiality") else 0.0
-        g = ams_platform_factors(pol, kb, platform)
-        parts = {
-            "application": g["mq"] * param("mq_base_us")
-            + g["ams"] * 2.0 * (param("ams_msg_us") + kb * (sign * param("ams_hash_us_per_kb")
-                                                          + enc * param("ams_enc_us_per_kb"))),
-            "AMSM": g["ams"] * 2.0 * _amsm_us(ops),
-            "MSTR": g["mq"] * param("mstr_admin_us_per_s") / x,
-        }
-        return sum(parts.values()) if match == "total" else parts[match]
-    return _vectorize(one, policy, key_type, key_size, message_kb, key_reuse, requesters,
-                      coprocessors, accelerators, recipients, address_space, platform)
+    x = ams_throughput(policy, key_type, key_size, message_kb, key_reuse, requesters, coprocessors,
+                       accelerators, recipients, processors, platform)
+    return ams_cost_at_rate_us(x, policy, key_type, key_size, message_kb, key_reuse, recipients,
+                               address_space, platform)
 
 
+def _space(address_space):
+    return _codes("address_space", address_space,
+                  lambda v: normalize_choice("address_space", v, AMS_ADDRESS_SPACES), AMS_ADDRESS_SPACES)
+
+
+def ams_cost_at_rate_us(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, recipients=1,
+                        address_space="total", platform="z16"):
+    """CPU per AMS transaction (µs) at a planned rate, in total or by address space.
+
+    .. math:: c(\\lambda) = c_{app} + c_{AMSM} + O_{MSTR} / \\lambda
+
+    Parameters
+    ----------
+    tx_rate : float or array_like
+        Planned transactions (request/reply) per second, > 0.
+    address_space : {"total", "application", "AMSM", "MSTR"}
+        As :func:`ams_cost_us`.
+    Other parameters as :func:`ams_throughput`.
+
+    Returns
+    -------
+    float or ndarray
+        CPU microseconds per transaction at ``tx_rate``.  Whether the
+        processors can carry the rate is :func:`ams_plan`'s question.
+    """
+    lam = np.asarray(check("tx_rate", tx_rate, 0.0, lo_open=True), dtype=float)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    parts = _cpu_parts(w)
+    mstr = parts["mstr_per_s"] / lam
+    space = _space(address_space)
+    table = np.stack(np.broadcast_arrays(parts["application"] + parts["AMSM"] + mstr,
+                                         parts["application"], parts["AMSM"], mstr))
+    space = np.broadcast_to(space, table.shape[1:])
+    out = np.take_along_axis(table, space[None].astype(np.int64), axis=0)[0]
+    return float(out) if out.ndim == 0 else out
+
+
+# ------------------------------------------------------------------ open network
+def _scv(req, t, card) -> np.ndarray:
+    """Squared coefficient of variation of the service time of a card type's request mix.
+
+    Each function's time is constant (seed 001: EXEC TIME "remains similar
+    regardless of message size"), so the mix is a discrete distribution:
+
+    .. math:: c_s^2 = \\frac{\\sum_f p_f t_f^2}{(\\sum_f p_f t_f)^2} - 1, \\qquad
+              p_f = n_f / \\sum_g n_g
+    """
+    on = _ON_CARD[card].astype(float)
+    n = np.tensordot(on, req, axes=1)
+    m1 = np.tensordot(on, req * t, axes=1)
+    m2 = np.tensordot(on, req * t * t, axes=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, np.maximum(m2 * n / np.where(m1 > 0, m1 * m1, 1.0) - 1.0, 0.0), 0.0)
+
+
+def _mgc(lam, s, c, scv):
+    """M/G/c mean wait (s): Cosmetatos for scv <= 1, Allen-Cunneen above (see model.mgc)."""
+    lam, s, c, scv = np.broadcast_arrays(*(np.asarray(v, float) for v in (lam, s, c, scv)))
+    out = np.zeros(lam.shape)
+    busy = (lam > 0) & (s > 0)
+    if not busy.any():
+        return out
+    lo = busy & (scv <= 1.0)
+    hi = busy & ~lo
+    if lo.any():
+        out[lo] = mgc_wait(lam[lo], s[lo], c[lo], service_scv=scv[lo], method="cosmetatos")
+    if hi.any():
+        out[hi] = mgc_wait(lam[hi], s[hi], c[hi], service_scv=scv[hi], method="allen-cunneen")
+    return out
+
+
+@dataclass(frozen=True)
+class AMSPlan:
+    """The open network at a planned rate (arrays shaped like the broadcast inputs; ms, µs, fractions).
+
+    Attributes
+    ----------
+    tx_rate : planned transactions per second.
+    cost_us : CPU µs per transaction by address space ({"total", "application", "AMSM", "MSTR"}),
+        MSTR's per-second cost spread over ``tx_rate``.
+    processors_busy : general processors busy (CPU seconds per second), MSTR's administration included.
+    processor_utilization : ``processors_busy / processors``.
+    coprocessor_utilization, accelerator_utilization : RMF summary utilization per card
+        (requests x EXEC TIME / cards), other LPARs' load included.
+    accelerator_me_utilization, accelerator_crt_utilization : RMF's by-function rows (this LPAR).
+    coprocessor_rate, accelerator_me_rate, accelerator_crt_rate : requests per second (this LPAR).
+    coprocessor_exec_ms, accelerator_exec_ms : mean EXEC TIME per request, as RMF's average.
+    coprocessor_scv, accelerator_scv : squared coefficient of variation of the request mix's service.
+    processor_wait_ms, coprocessor_wait_ms, accelerator_wait_ms : queueing per transaction.
+    response_ms : path + CPU + card time + waits, one transaction.
+    processors_required, coprocessors_required, accelerators_required : smallest counts meeting
+        ``max_utilization`` (0 cards when the workload sends none).
+    bottleneck : the resource with the highest utilization.
+    """
+
+    tx_rate: np.ndarray
+    cost_us: dict
+    processors_busy: np.ndarray
+    processor_utilization: np.ndarray
+    coprocessor_utilization: np.ndarray
+    accelerator_utilization: np.ndarray
+    accelerator_me_utilization: np.ndarray
+    accelerator_crt_utilization: np.ndarray
+    coprocessor_rate: np.ndarray
+    accelerator_me_rate: np.ndarray
+    accelerator_crt_rate: np.ndarray
+    coprocessor_exec_ms: np.ndarray
+    accelerator_exec_ms: np.ndarray
+    coprocessor_scv: np.ndarray
+    accelerator_scv: np.ndarray
+    processor_wait_ms: np.ndarray
+    coprocessor_wait_ms: np.ndarray
+    accelerator_wait_ms: np.ndarray
+    response_ms: np.ndarray
+    processors_required: np.ndarray
+    coprocessors_required: np.ndarray
+    accelerators_required: np.ndarray
+    bottleneck: np.ndarray
+
+
+def _needed(load, other, max_u):
+    """Smallest whole count k >= 1 with load / k + other <= max_u (load in servers' worth)."""
+    room = max_u - other
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.ceil(load / np.where(room > 0, room, np.nan) - 1e-12)
+    return np.where(load > 0, np.maximum(k, 1.0), 0.0)
+
+
+def _overload(name, util, count, needed, lam, unit):
+    """Raise UnstableQueueError naming the resource, its utilization and how many are needed."""
+    bad = util >= 1.0
+    if not bad.any():
+        return
+    i = np.unravel_index(np.argmax(np.where(bad, util, -1.0)), util.shape) if util.ndim else ()
+    raise UnstableQueueError(
+        f"{name} would be {float(util[i]):.0%} busy at tx_rate {float(lam[i]):g}/s with "
+        f"{float(count[i]):g} {unit}{f' (at index {i})' if util.ndim else ''}: the rate cannot be "
+        f"carried; {int(needed[i])} {unit} needed to stay below 100%")
+
+
+def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, recipients=1,
+             processors=None, coprocessors=None, accelerators=None, platform="z16",
+             other_coprocessor_util=0.0, other_accelerator_util=0.0, max_utilization=0.7,
+             service_scv=None) -> AMSPlan:
+    """The AMS network at a planned transaction rate (open): CPU, utilizations, waits, counts needed.
+
+    Per resource with :math:`m` servers and demand :math:`D` per transaction:
+
+    .. math::
+
+        U = \\frac{\\lambda D}{m} + u_{other}, \\qquad
+        W_q = W_q^{M/G/m}(\\lambda_{total}, \\bar s, c_s^2), \\qquad
+        m_{req} = \\min\\{k : \\lambda D / k + u_{other} \\le U_{max}\\}
+
+    Processors carry the transactions' CPU and MSTR's administration
+    (:math:`O_{MSTR}/10^6` processors); their wait is M/M/m on the CPU per
+    transaction (a coarse view: a transaction's CPU is several dispatches).
+    Cards are RMF's: utilization = requests x EXEC TIME per card; their wait
+    is M/G/m with the service-time SCV of the request mix (:func:`_scv`)
+    unless ``service_scv`` is given, other LPARs' requests taken at the same
+    mean service time.
+
+    Parameters
+    ----------
+    tx_rate : float or array_like
+        Planned transactions per second, > 0.
+    processors, coprocessors, accelerators : int, optional
+        As :func:`ams_throughput`.
+    max_utilization : float
+        Target ceiling for the ``*_required`` counts, (0, 1).
+    service_scv : float, optional
+        Card service-time SCV to use instead of the mix's, >= 0.
+    Other parameters as :func:`ams_throughput`.
+
+    Returns
+    -------
+    AMSPlan
+
+    Raises
+    ------
+    UnstableQueueError
+        If the processors or either card type would be 100% busy or more: the
+        message names the resource and how many would carry the rate.
+    """
+    lam = np.asarray(check("tx_rate", tx_rate, 0.0, lo_open=True), dtype=float)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    procs = _count("processors", processors, "processors", MAX_PROCESSORS)
+    cops = _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS)
+    accs = _count("accelerators", accelerators, "accelerators", MAX_CARDS)
+    cop_o = _other("other_coprocessor_util", other_coprocessor_util)
+    acc_o = _other("other_accelerator_util", other_accelerator_util)
+    u_max = np.asarray(check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, hi_open=True),
+                       dtype=float)
+    scv_in = None if service_scv is None else np.asarray(check("service_scv", service_scv, 0.0), float)
+    d = _demands(w, procs, cop_o, acc_o)
+    lam, procs, cops, accs, cop_o, acc_o, u_max = np.broadcast_arrays(
+        lam, procs, cops, accs, cop_o, acc_o, u_max, np.empty(np.shape(d["cpu_ms"])))[:7]
+    req, t = d["req"], d["t"]
+    req, t = np.broadcast_to(req, (4, *lam.shape)), np.broadcast_to(t, (4, *lam.shape))
+
+    busy = lam * d["cpu_ms"] / 1000.0 + d["background"]
+    u_cpu = busy / procs
+    load_cop = lam * d["cop_ms"] / 1000.0
+    load_acc = lam * d["acc_ms"] / 1000.0
+    u_cop = load_cop / cops + cop_o
+    u_acc = load_acc / accs + acc_o
+    _overload("general processors", u_cpu, procs, _needed(busy, 0.0, 1.0 - 1e-9), lam, "processors")
+    _overload("coprocessors", u_cop, cops, _needed(load_cop, cop_o, 1.0 - 1e-9), lam, "coprocessors")
+    _overload("accelerators", u_acc, accs, _needed(load_acc, acc_o, 1.0 - 1e-9), lam, "accelerators")
+    too_busy = [(n, o) for n, o in (("coprocessor", cop_o), ("accelerator", acc_o)) if np.any(o >= u_max)]
+    if too_busy:
+        n, o = too_busy[0]
+        raise ValueError(f"other_{n}_util ({float(np.max(o)):g}) leaves no room below max_utilization "
+                         f"({float(np.min(u_max)):g}): no number of shared {n}s meets the target")
+
+    n_cop = np.tensordot(_ON_CARD["coprocessor"].astype(float), req, axes=1)
+    n_acc = np.tensordot(_ON_CARD["accelerator"].astype(float), req, axes=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s_cop = np.where(n_cop > 0, d["cop_ms"] / np.where(n_cop > 0, n_cop, 1.0), 0.0)
+        s_acc = np.where(n_acc > 0, d["acc_ms"] / np.where(n_acc > 0, n_acc, 1.0), 0.0)
+    scv_cop = _scv(req, t, "coprocessor") if scv_in is None else np.broadcast_to(scv_in, lam.shape)
+    scv_acc = _scv(req, t, "accelerator") if scv_in is None else np.broadcast_to(scv_in, lam.shape)
+
+    def card_wait(n_per_txn, s_ms, own, other, m, scv):
+        lam_req = lam * n_per_txn
+        with np.errstate(invalid="ignore", divide="ignore"):
+            total = np.where(own > 0, lam_req * (own + other * m) / np.where(own > 0, own, 1.0), 0.0)
+        wq = _mgc(total, s_ms / 1000.0, m, scv)
+        return wq * n_per_txn * 1000.0
+
+    w_cop = card_wait(n_cop, s_cop, load_cop, cop_o, cops, scv_cop)
+    w_acc = card_wait(n_acc, s_acc, load_acc, acc_o, accs, scv_acc)
+    # processors: the transactions' CPU as one M/M/m job each, MSTR's load added at the same mean
+    cpu_s = d["cpu_ms"] / 1000.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam_cpu = np.where(cpu_s > 0, busy / np.where(cpu_s > 0, cpu_s, 1.0), 0.0)
+    w_cpu = _mgc(lam_cpu, cpu_s, procs, 1.0) * 1000.0
+
+    fn = {f: i for i, f in enumerate(_FUNCTIONS)}
+    me_rate, crt_rate = lam * req[fn["RSA_ME"]], lam * req[fn["RSA_CRT"]]
+    cost = {"application": d["cpu_us"]["application"], "AMSM": d["cpu_us"]["AMSM"],
+            "MSTR": d["cpu_us"]["mstr_per_s"] / lam}
+    cost["total"] = cost["application"] + cost["AMSM"] + cost["MSTR"]
+    utils = np.stack([u_cpu, u_cop, u_acc])
+    out = dict(
+        tx_rate=lam, cost_us={k: cost[k] for k in AMS_ADDRESS_SPACES},
+        processors_busy=busy, processor_utilization=u_cpu,
+        coprocessor_utilization=u_cop, accelerator_utilization=u_acc,
+        accelerator_me_utilization=me_rate * t[fn["RSA_ME"]] / 1000.0 / accs,
+        accelerator_crt_utilization=crt_rate * t[fn["RSA_CRT"]] / 1000.0 / accs,
+        coprocessor_rate=lam * n_cop, accelerator_me_rate=me_rate, accelerator_crt_rate=crt_rate,
+        coprocessor_exec_ms=s_cop, accelerator_exec_ms=s_acc,
+        coprocessor_scv=scv_cop, accelerator_scv=scv_acc,
+        processor_wait_ms=w_cpu, coprocessor_wait_ms=w_cop, accelerator_wait_ms=w_acc,
+        response_ms=d["path_ms"] + d["cpu_ms"] + w_cpu + d["cop_ms"] + d["acc_ms"] + w_cop + w_acc,
+        processors_required=_needed(busy, 0.0, u_max),
+        coprocessors_required=_needed(load_cop, cop_o, u_max),
+        accelerators_required=_needed(load_acc, acc_o, u_max),
+        bottleneck=np.asarray(RESOURCES)[np.argmax(utils, axis=0)],
+    )
+    return AMSPlan(**{k: (_scalars(v) if k != "bottleneck" else (str(v) if np.ndim(v) == 0 else v))
+                      for k, v in out.items()})
+
+
+# ---------------------------------------------------------- per-card functions
 def _card(card) -> str:
     return normalize_choice("card", card, CARDS, {"acc": "accelerator", "cexa": "accelerator",
                                                   "cop": "coprocessor", "cexc": "coprocessor"})
 
 
-def _per_card_servers(card: str) -> float:
-    return param("acc_parallelism") if card == "accelerator" else param("cop_engines")
-
-
-def _card_load(tx_rate, policy, key_type, key_size, key_reuse, card, recipients):
-    """Requests at one card type for an open transaction rate.
-
-    Returns ``(rate, per_txn, service)``: requests per second (array like
-    ``tx_rate``), requests per transaction, and mean service time per request
-    in seconds (0 when the workload sends nothing to that card type).
-    """
-    d = ams_card_demands_ms(policy, key_type, key_size, key_reuse, recipients)
-    per_txn = sum(cnt for fn, cnt in d["ops"].items() if CARD_FUNCTIONS[fn][0] == card)
-    rate = np.asarray(check("tx_rate", tx_rate, 0.0), float) * per_txn
-    service = d[card] / per_txn / 1000.0 if per_txn else 0.0
-    return rate, per_txn, service
-
-
 def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
-                     card="accelerator", cards=1, recipients=1):
-    """Utilization of the cards of one mode at an open transaction rate.
+                     card="accelerator", cards=1, recipients=1, function="summary", other_lpar_util=0.0):
+    """Utilization of the cards of one mode at a transaction rate, as RMF prints it.
 
-    .. math:: U = \\frac{\\lambda\\, D_{card}}{n_{cards}\\, m}
+    .. math:: U = \\frac{\\lambda \\sum_f n_f t_f}{n_{cards}} + u_{other}
 
-    with :math:`D_{card}` the card time per transaction and :math:`m` the
-    effective parallel requests per card (accelerator: ``acc_parallelism``,
-    read from seed 001's RMF report whose by-function utilizations add up
-    to 152.7% under a 100% summary; coprocessor: ``cop_engines`` = 1).
-
-    This is the fraction of the cards' capacity.  RMF's accelerator figures
-    are request rate x EXEC TIME (seed 001's first report: 2706/s x 0.046 ms
-    + 676/s x 0.507 ms = 46.6%), which is :math:`U\\,m`: multiply by
-    ``acc_parallelism`` before comparing with an RMF report.
+    RMF's Crypto Hardware Activity report: requests x EXEC TIME per card
+    (seed 001's first report: 2706/s x 0.046 ms + 676/s x 0.507 ms = 46.6%).
+    ``function`` "ME" or "CRT" gives the accelerator's by-function rows (this
+    LPAR's requests only).  Seed 001's rule: plan on the summary; when it
+    reaches 100%, provision more cards.
 
     Parameters
     ----------
@@ -471,11 +972,15 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
     policy, key_type, key_size, key_reuse, recipients
         As :func:`ams_throughput`.
     message_kb : float
-        Checked (0..MAX_MESSAGE_KB) but not used: seed 001 finds the EXEC TIME
+        Checked (0..102400) but not used: seed 001 finds the EXEC TIME
         "remains similar regardless of message size".
     card : {"accelerator", "coprocessor"}
     cards : int
         Cards of that mode, 1..64.
+    function : {"summary", "ME", "CRT"}
+        The summary row, or one accelerator function's row.
+    other_lpar_util : float
+        Fraction of each card other LPARs keep busy, [0, 1) (summary only).
 
     Returns
     -------
@@ -485,95 +990,123 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
     Raises
     ------
     UnstableQueueError
-        If the utilization is 1 or more: the cards cannot keep up.
+        If the summary utilization is 1 or more: the cards cannot keep up.
     """
     c = _card(card)
-    check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB)
-    n_cards = check("cards", cards, 1.0, 64.0, integer=True)
-    rate, _, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
-    u = rate * service / (np.asarray(n_cards) * _per_card_servers(c))
-    if np.any(u >= 1.0):
-        raise UnstableQueueError(f"{c} utilization would be {float(np.max(u)):.0%}: the {c}s cannot "
-                                 f"sustain tx_rate; add cards (see {c}s_required)")
-    return float(u) if np.ndim(u) == 0 else u
+    fn = normalize_choice("function", function, CARD_RMF_FUNCTIONS)
+    if fn != "summary" and c != "accelerator":
+        raise ValueError(f"function {fn!r} is an accelerator row of the RMF report; the coprocessor has "
+                         "only its summary (function='summary')")
+    lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients)
+    n = np.asarray(check("cards", cards, 1.0, MAX_CARDS, integer=True), dtype=float)
+    other = _other("other_lpar_util", other_lpar_util)
+    req, t = _requests(w), _times(w)
+    load = lam * _card_ms(req, t, c) / 1000.0
+    u = load / n + other
+    _overload(f"{c}s", np.asarray(u), *np.broadcast_arrays(n, _needed(load, other, 1.0 - 1e-9), lam), "cards")
+    if fn != "summary":
+        i = _FUNCTIONS.index("RSA_ME" if fn == "ME" else "RSA_CRT")
+        u = lam * req[i] * t[i] / 1000.0 / n
+    u = np.asarray(u, dtype=float)
+    return float(u) if u.ndim == 0 else u
 
 
 def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
-                   card="accelerator", cards=1, recipients=1, service_scv=0.0):
-    """Mean queueing delay per *transaction* at one card type (ms), M/G/c (Cosmetatos).
+                   card="accelerator", cards=1, recipients=1, service_scv=None, other_lpar_util=0.0):
+    """Mean queueing delay per *transaction* at one card type (ms), M/G/c.
 
-    Requests queue for ``cards * m`` servers (m as in :func:`card_utilization`,
-    real-valued through Erlang C's continuation); crypto operations are nearly
-    constant in time, so the default service SCV is 0.  The delay is summed
-    over the transaction's requests at that card type.
+    Requests queue for ``cards`` servers.  The service time is the mix of the
+    card functions the workload sends (e.g. ME 0.046 ms and CRT 0.507 ms on an
+    accelerator), whose squared coefficient of variation (:func:`_scv`, 0.7
+    to 1.8 for the RSA policies on accelerators) sets the wait: Cosmetatos
+    for :math:`c_s^2 \\le 1`, Allen-Cunneen above.  ``service_scv`` overrides
+    it.  The delay is summed over the transaction's requests at that card type.
     """
     c = _card(card)
-    card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse, c, cards, recipients)
-    rate, per_txn, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
-    if service == 0.0:
-        return 0.0 if np.ndim(rate) == 0 else np.zeros_like(rate)
-    servers = check("cards", cards, 1.0, 64.0, integer=True, scalar=True) * _per_card_servers(c)
-    wq = _card_wait(rate, service, servers, service_scv)
-    out = np.asarray(wq) * per_txn * 1000.0
-    return float(out) if np.ndim(out) == 0 else out
-
-
-def _card_wait(lam, service, servers, service_scv):
-    """Mean wait per request at a card type (s): M/G/c with Poisson arrivals.
-
-    Cosmetatos (within 2.7% of the exact M/D/c wait at utilization >= 0.5,
-    high at low load: the safe side) for service SCV <= 1, which covers
-    nearly constant crypto operations; Allen-Cunneen above that.
-    """
-    service_scv = check("service_scv", service_scv, 0.0, scalar=True)
-    method = "cosmetatos" if service_scv <= 1.0 else "allen-cunneen"
-    return mgc_wait(lam, service, servers, service_scv=service_scv, method=method)
+    card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse, c, cards, recipients,
+                     other_lpar_util=other_lpar_util)
+    lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients)
+    n = np.asarray(check("cards", cards, 1.0, MAX_CARDS, integer=True), dtype=float)
+    other = _other("other_lpar_util", other_lpar_util)
+    req, t = _requests(w), _times(w)
+    on = _ON_CARD[c].astype(float)
+    per_txn = np.tensordot(on, req, axes=1)
+    dem = _card_ms(req, t, c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s_ms = np.where(per_txn > 0, dem / np.where(per_txn > 0, per_txn, 1.0), 0.0)
+    scv = _scv(req, t, c) if service_scv is None else check("service_scv", service_scv, 0.0)
+    own = lam * dem / 1000.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = np.where(own > 0, lam * per_txn * (own + other * n) / np.where(own > 0, own, 1.0), 0.0)
+    out = _mgc(total, s_ms / 1000.0, n, scv) * per_txn * 1000.0
+    out = np.asarray(out, dtype=float)
+    return float(out) if out.ndim == 0 else out
 
 
 def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, max_utilization,
-              max_wait_ms, recipients, service_scv):
+              max_wait_ms, recipients, service_scv, other_lpar_util):
     c = _card(card)
-    check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB)
-    u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, scalar=True)
+    lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients)
+    u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, hi_open=True, scalar=True)
     w_max = (None if max_wait_ms is None
              else check("max_wait_ms", max_wait_ms, 0.0, lo_open=True, scalar=True))
-    rate, per_txn, service = _card_load(tx_rate, policy, key_type, key_size, key_reuse, c, recipients)
-    rate = np.atleast_1d(rate)
-    m = _per_card_servers(c)
-    out = np.zeros(rate.shape, dtype=np.int64)
-    for i, lam in np.ndenumerate(rate):
-        if service == 0.0 or lam == 0.0:
-            continue
-        a = lam * service
-        k = max(1, math.ceil(a / (m * u_max) - 1e-12))
-        while True:
-            if a / (k * m) < 1.0 and a / (k * m) <= u_max:
-                if w_max is None:
-                    break
-                wq = _card_wait(lam, service, k * m, service_scv)
-                if wq * per_txn * 1000.0 <= w_max:  # ms of queueing per transaction
-                    break
-            k += 1
-            if k > 10000:
-                raise ValueError("more than 10,000 cards needed: check tx_rate and max_wait_ms units")
-        out[i] = k
-    return int(out[0]) if np.ndim(tx_rate) == 0 else out.reshape(np.shape(tx_rate))
+    other = _other("other_lpar_util", other_lpar_util)
+    if np.any(other >= u_max):
+        raise ValueError(f"other_lpar_util ({float(np.max(other)):g}) leaves no room below max_utilization "
+                         f"({u_max:g}): no number of shared {c}s meets the target")
+    req, t = _requests(w), _times(w)
+    on = _ON_CARD[c].astype(float)
+    per_txn = np.tensordot(on, req, axes=1)
+    dem = _card_ms(req, t, c)
+    lam, per_txn, dem, other = np.broadcast_arrays(lam, per_txn, dem, other)
+    load = lam * dem / 1000.0
+    k = _needed(load, other, u_max)
+    if w_max is not None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            s = np.where(per_txn > 0, dem / np.where(per_txn > 0, per_txn, 1.0), 0.0) / 1000.0
+        scv = np.broadcast_to(_scv(req, t, c) if service_scv is None
+                              else check("service_scv", service_scv, 0.0), lam.shape)
+        total_rate = np.where(load > 0, lam * per_txn * (load + other * k) / np.where(load > 0, load, 1.0), 0.0)
+        for _ in range(10000):   # add a card where the wait target is missed, all scenarios at once
+            kk = np.maximum(k, 1.0)
+            total_rate = np.where(load > 0, lam * per_txn * (load + other * kk) / np.where(load > 0, load, 1.0), 0.0)
+            wait = _mgc(total_rate, s, kk, scv) * per_txn * 1000.0
+            miss = (k > 0) & (wait > w_max)
+            if not miss.any():
+                break
+            k = k + miss
+        else:
+            raise ValueError("more than 10,000 cards needed: check tx_rate and max_wait_ms units")
+    out = k.astype(np.int64)
+    return int(out) if out.ndim == 0 else out
 
 
 def accelerators_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
-                          max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=0.0):
+                          max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=None,
+                          other_lpar_util=0.0):
     """Smallest number of accelerator cards meeting the utilization and wait targets.
+
+    .. math:: k = \\min\\{k : \\lambda D_{acc} / k + u_{other} \\le U_{max},\\;
+              W_q(k) \\le W_{max}\\}
+
+    with utilization RMF's summary (requests x EXEC TIME per card; seed 001's
+    rule is to add cards before it reaches 100%).
 
     Parameters
     ----------
     tx_rate : float or array_like
         Transactions per second (>= 0).
     max_utilization : float
-        Ceiling on card utilization, (0, 1].
+        Ceiling on the summary utilization per card, (0, 1).
     max_wait_ms : float, optional
         Ceiling on the mean queueing delay per transaction at the
-        accelerators (ms), computed with M/G/c (Cosmetatos for ``service_scv`` <= 1,
-        else Allen-Cunneen).
+        accelerators (ms), M/G/c with the mix's service variability
+        (:func:`crypto_wait_ms`).
+    other_lpar_util : float
+        Fraction of each shared card other LPARs keep busy, [0, max_utilization).
     Other parameters as :func:`ams_throughput`.
 
     Returns
@@ -583,11 +1116,34 @@ def accelerators_required(tx_rate, policy, key_type, key_size, message_kb, key_r
         unlimited key reuse).
     """
     return _required("accelerator", tx_rate, policy, key_type, key_size, message_kb, key_reuse,
-                     max_utilization, max_wait_ms, recipients, service_scv)
+                     max_utilization, max_wait_ms, recipients, service_scv, other_lpar_util)
 
 
 def coprocessors_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
-                          max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=0.0):
+                          max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=None,
+                          other_lpar_util=0.0):
     """Smallest number of coprocessor cards meeting the targets. See :func:`accelerators_required`."""
     return _required("coprocessor", tx_rate, policy, key_type, key_size, message_kb, key_reuse,
-                     max_utilization, max_wait_ms, recipients, service_scv)
+                     max_utilization, max_wait_ms, recipients, service_scv, other_lpar_util)
+
+
+def processors_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
+                        max_utilization=0.7, recipients=1, platform="z16"):
+    """Smallest number of general processors keeping their utilization at or below the target.
+
+    .. math:: P = \\lceil (\\lambda\\, c_{txn} + O_{MSTR}) / (10^6\\, U_{max}) \\rceil
+
+    with :math:`c_{txn}` the CPU µs per transaction without MSTR's per-second
+    cost :math:`O_{MSTR}` (µs/s).  Arguments as :func:`ams_plan`.
+
+    Returns
+    -------
+    int or ndarray
+    """
+    lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, hi_open=True, scalar=True)
+    parts = _cpu_parts(w)
+    busy = (lam * (parts["application"] + parts["AMSM"]) + parts["mstr_per_s"]) / 1e6
+    out = np.maximum(_needed(busy, 0.0, u_max), 1.0).astype(np.int64)
+    return int(out) if out.ndim == 0 else out

@@ -37,9 +37,10 @@ from ._validate import check
 from .params import normalize_choice, normalize_key, normalize_key_type, param
 
 __all__ = ["OPERATIONS", "CARD_FUNCTIONS", "operation_function", "crypto_op_ms",
-           "function_ms", "accelerator_parallelism"]
+           "function_ms"]
 
-OPERATIONS = ("sign", "verify", "key_encrypt", "key_decrypt")
+# cert_check: the public-key check of a CA's signature on a certificate AMS validates
+OPERATIONS = ("sign", "verify", "key_encrypt", "key_decrypt", "cert_check")
 # Card function -> (card, parameter holding its time at the reference size, exponent parameter)
 CARD_FUNCTIONS = {
     "CCA_RSA": ("coprocessor", "cop_rsa_ms_2048", "exp_private"),
@@ -64,7 +65,7 @@ def operation_function(operation, key_type) -> str:
                              "for NISTECC): use RSA for Privacy and Confidentiality")
         return "CCA_ECC"
     return {"sign": "CCA_RSA", "verify": "RSA_ME", "key_encrypt": "RSA_ME",
-            "key_decrypt": "RSA_CRT"}[op]
+            "key_decrypt": "RSA_CRT", "cert_check": "RSA_ME"}[op]
 
 
 def function_ms(function: str, key_bits):
@@ -79,9 +80,10 @@ def crypto_op_ms(operation, key_type="RSA", key_size=2048):
 
     Parameters
     ----------
-    operation : {"sign", "verify", "key_encrypt", "key_decrypt"}
+    operation : {"sign", "verify", "key_encrypt", "key_decrypt", "cert_check"}
         The asymmetric operation (AMS: sign on MQPUT, verify on MQGET,
-        key_encrypt per recipient, key_decrypt by the getter).
+        key_encrypt per recipient, key_decrypt by the getter, cert_check
+        per certificate validated: a public-key operation like verify).
     key_type : {"RSA", "NISTECC"}
     key_size : int or array_like
         RSA 1024, 2048, 3072, 4096 or NISTECC 192, 224, 256, 384, 521 bits.
@@ -101,9 +103,3 @@ def crypto_op_ms(operation, key_type="RSA", key_size=2048):
         normalize_key(kt, s)
     out = function_ms(operation_function(operation, kt), sizes)
     return float(out[0]) if np.ndim(key_size) == 0 else out.reshape(np.shape(key_size))
-
-
-def accelerator_parallelism() -> float:
-    """Effective parallel requests one accelerator card serves (RMF by-function sum at 100%)."""
-    return param("acc_parallelism")
-

@@ -410,12 +410,11 @@ def channel_start_card_ms(cipher, card="coprocessor"):
 def channel_start_card_utilization(start_rate, cipher, card="coprocessor", cards=1):
     """Utilization of the Crypto Express cards of one mode by MQ channel starts.
 
-    .. math:: U = \\frac{r\\, t_{card}}{n_{cards}\\, m}
+    .. math:: U = \\frac{r\\, t_{card}}{n_{cards}}
 
-    with :math:`r` channel starts per second, :math:`t_{card}` from
-    :func:`channel_start_card_ms` and :math:`m` the requests one card serves
-    at once (as in :func:`model.ams.card_utilization`: ``acc_parallelism`` for
-    an accelerator, ``cop_engines`` for a coprocessor).  For a channel-start
+    with :math:`r` channel starts per second and :math:`t_{card}` from
+    :func:`channel_start_card_ms`: RMF's summary utilization (requests x EXEC
+    TIME per card, as :func:`model.ams.card_utilization`).  For a channel-start
     storm: how busy the cards get, or (with :func:`channel_start_rate`) whether
     they or the CPs limit the rate.
 
@@ -437,8 +436,7 @@ def channel_start_card_utilization(start_rate, cipher, card="coprocessor", cards
     rate = np.asarray(check("start_rate", start_rate, 0.0), dtype=float)
     n = check("cards", cards, 1.0, 64.0, integer=True, scalar=True)
     mode = normalize_choice("card", card, ("coprocessor", "accelerator"))
-    m = param("acc_parallelism") if mode == "accelerator" else param("cop_engines")
-    u = rate * channel_start_card_ms(cipher, mode) / 1000.0 / (n * m)
+    u = rate * channel_start_card_ms(cipher, mode) / 1000.0 / n
     if np.any(u >= 1.0):
         raise UnstableQueueError(f"{mode} utilization would be {float(np.max(u)):.0%} at this start rate: "
                                  f"add {mode}s or lower start_rate")

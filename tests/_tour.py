@@ -25,6 +25,8 @@ def recording():
 
     for m in modules:
         m.figure = spy
+    import model.ams
+    model.ams._factor_table.cache_clear()   # cached per figures table: read it again, seen
     try:
         yield seen
     finally:
