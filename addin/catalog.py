@@ -252,6 +252,8 @@ COPROCESSORS = _a("coprocessors", "integer", "Crypto Express cards in coprocesso
 ACCELERATORS = _a("accelerators", "integer", "Crypto Express cards in accelerator mode for the "
                   "LPAR; 1..64. Empty: the measured configuration (model.defaults()).", "cards",
                   None)
+PROCESSORS = _a("processors", "integer", "General processors (CPs) of the LPAR; 1..256. Empty: the "
+                "3 dedicated CPs of the MQ for z/OS performance reports' LPAR.", "processors", None)
 RECIPIENTS = _a("recipients", "integer", "Recipients per message (one key_encrypt each); >= 1.",
                 "recipients", 1)
 AMS_SPACE = _a("address_space", "text", "CPU part: total, application, AMSM or MSTR.", "",
@@ -261,8 +263,8 @@ TX_RATE = _a("tx_rate", "number", "Transaction (request/reply) rate; >= 0.",
 CARD = _a("card", "text", "Card type: accelerator or coprocessor.", "", "accelerator",
           ("accelerator", "coprocessor"))
 CARDS = _a("cards", "integer", "Cards of that type; 1..64.", "cards", 1)
-MAX_UTIL = _a("max_utilization", "number", "Ceiling on card utilization, in (0, 1].",
-              "fraction", 0.7)
+MAX_UTIL = _a("max_utilization", "number", "Ceiling on utilization (cards: RMF's summary, "
+              "requests x EXEC TIME per card), in (0, 1).", "fraction", 0.7)
 MAX_WAIT_MS = _a("max_wait_ms", "number", "Ceiling on the mean queueing delay per transaction "
                  "at the cards; > 0; empty for none.", "ms", None)
 MODE = _a("mode", "text", "Channel protection: none, SSLCIPH (MQ TLS) or ATTLS (AT-TLS).", "",
@@ -364,13 +366,24 @@ CATALOG: tuple = (
        "asymmetric operation on its card, excluding queueing.",
        [OPERATION, _a("key_type", "text", KEY_TYPE.help, "", "RSA", KEY_TYPES),
         _a("key_size", "integer", KEY_SIZE.help, "bits", 2048, _KEY_SIZES)], "ms"),
-    _f("AMS_THROUGHPUT", "ams_throughput", PLANNING, "MQ AMS request/reply transactions per "
-       "second of N requesters (closed loop, exact MVA over the cards).",
-       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS], "transactions/s"),
-    _f("AMS_COST_US", "ams_cost_us", PLANNING, "General-CP CPU per MQ AMS transaction, in "
-       "total or for one address space.",
-       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM],
-       "CPU us per transaction"),
+    _f("AMS_THROUGHPUT", "ams_throughput", PLANNING, "The most MQ AMS request/reply transactions "
+       "per second N requesters reach (closed loop, exact MVA over processors, coprocessors and "
+       "accelerators).",
+       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, PROCESSORS, AMS_PLATFORM],
+       "transactions/s"),
+    _f("AMS_COST_US", "ams_cost_us", PLANNING, "General-CP CPU per MQ AMS transaction at the rate "
+       "N requesters reach (AMS_THROUGHPUT), in total or for one address space.",
+       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM,
+        PROCESSORS], "CPU us per transaction"),
+    _f("AMS_COST_AT_RATE_US", "ams_cost_at_rate_us", PLANNING, "General-CP CPU per MQ AMS "
+       "transaction at a planned rate (MSTR's per-second cost spread over that rate), in total or "
+       "for one address space.",
+       [_a("tx_rate", "number", "Planned transaction (request/reply) rate; > 0.", "transactions/s"),
+        *_AMS_ARGS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM], "CPU us per transaction"),
+    _f("PROCESSORS_REQUIRED", "processors_required", PLANNING, "Fewest general processors keeping "
+       "their utilization within max_utilization at a planned MQ AMS rate (MSTR administration "
+       "included).", [TX_RATE, *_AMS_ARGS, MAX_UTIL, RECIPIENTS, AMS_PLATFORM], "processors",
+       "integer"),
     _f("AMS_MESSAGE_COST_US", "ams_message_cost_us", PLANNING, "AMS CPU to protect and "
        "unprotect one message (interception, asymmetric operations, hashing and encryption), "
        "excluding the MQPUT/MQGET itself.",

@@ -28,6 +28,7 @@ def defaults() -> dict:
     return {
         "Coprocessors": int(figure("s001_cfg_coprocessors_per_lpar").target()),
         "Accelerators": int(figure("s001_cfg_accelerators_shared").target()),
+        "Processors": int(figure("ref_start_cfg_cps").target()),
         "KeyType": "RSA",
         "KeySize": int(figure("s001_cfg_rsa_key_2048").target()),
         "MessageKB": float(figure("s001_2k_integrity_tput_1024").conditions["message_kb"]),

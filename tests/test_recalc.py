@@ -552,9 +552,10 @@ def test_template_udf_cells_equal_the_model(tmp_path):
     d = input_defaults()
     ams = (d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], d["KeyReuse"])
     out = recalc(p, {"TxRate": 1500.0})
-    assert out["Throughput of the requesters"] == pytest.approx(model.ams_throughput(
-        *ams, d["Requesters"], d["Coprocessors"], d["Accelerators"], d["Recipients"]), rel=1e-15)
-    assert out["Accelerator utilization"] == pytest.approx(model.card_utilization(
+    assert out["Most the requesters reach"] == pytest.approx(model.ams_throughput(
+        *ams, d["Requesters"], d["Coprocessors"], d["Accelerators"], d["Recipients"], d["Processors"],
+        d["Platform"]), rel=1e-15)
+    assert out["Accelerator utilization (RMF summary)"] == pytest.approx(model.card_utilization(
         1500.0, *ams, "accelerator", d["Accelerators"], d["Recipients"]), rel=1e-15)
     assert out["Coprocessors required"] == model.coprocessors_required(
         1500.0, *ams, d["MaxUtilization"], d["MaxWaitMs"], d["Recipients"])

@@ -167,7 +167,7 @@ def test_channel_results_follow_sslrkeyc_and_platform(path):
     out = recalc(path, inputs)
     assert out["CHIN (channel initiator)"] == pytest.approx(
         model.tls_cost_us("SSLCIPH", cipher, 32, "CHIN", sslrkeyc=1048576, platform="z14"), rel=1e-12)
-    [total] = [v for k, v in out.items() if k.startswith("CPU per transaction, total (")
+    [total] = [v for k, v in out.items() if k.startswith("CPU per transaction, total")
                and v == pytest.approx(model.tls_cost_us("SSLCIPH", cipher, 32, sslrkeyc=1048576,
                                                         platform="z14"), rel=1e-12)]
     plain = recalc(path, {**inputs, "SSLRKEYC": 0, "Platform": "z15"})
@@ -181,14 +181,14 @@ def test_ams_cost_follows_platform(path):
               "Platform": "z14"}
     z14 = recalc(path, inputs)
     z15 = recalc(path, {**inputs, "Platform": "z15"})
-    # two rows share the label "CPU per transaction, total": the AMS section's comes first
-    ams_total = next(k for k in z14 if k.startswith("CPU per transaction, total ("))
-    for label, space in ((ams_total, "total"),
-                         ("AMSM (asymmetric operations)", "AMSM")):
-        for out, plat in ((z14, "z14"), (z15, "z15")):
-            assert out[label] == pytest.approx(
-                model.ams_cost_us("privacy", "RSA", 2048, 64, requesters=4, address_space=space,
-                                  platform=plat), rel=1e-12), (label, plat)
+    ams_total = "AMS CPU per transaction at that rate, total"
+    for out, plat in ((z14, "z14"), (z15, "z15")):
+        assert out[ams_total] == pytest.approx(
+            model.ams_cost_us("privacy", "RSA", 2048, 64, requesters=4, address_space="total",
+                              platform=plat), rel=1e-12), plat
+        assert out["AMSM (asymmetric operations)"] == pytest.approx(
+            model.ams_cost_at_rate_us(1000.0, "privacy", "RSA", 2048, 64, address_space="AMSM",
+                                      platform=plat), rel=1e-12), plat
     # the z15 report: medium Privacy messages cost 6.9% less on z15 (ref_z15_vs_z14_cost_medium_privacy),
     # per transaction at one rate: the AMSM part has no per-second share.  (The closed-loop total also
     # moves with the rate, which the faster processors raise.)
@@ -228,28 +228,34 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
     ws = wb["Results"]
     rows = {ws.cell(r, 1).value: ws.cell(r, 2) for r in range(5, ws.max_row + 1)}
     expect = {
-        "Throughput of the requesters": "=AMS_THROUGHPUT(Policy,KeyType,KeySize,MessageKB,"
-                                        "KeyReuse,Requesters,Coprocessors,Accelerators,Recipients)",
-        "Accelerator utilization": '=CARD_UTILIZATION(TxRate,Policy,KeyType,KeySize,MessageKB,'
+        "Most the requesters reach": "=AMS_THROUGHPUT(Policy,KeyType,KeySize,MessageKB,"
+                                     "KeyReuse,Requesters,Coprocessors,Accelerators,Recipients,"
+                                     "Processors,Platform)",
+        "AMS CPU per transaction at TxRate, total": "=AMS_COST_AT_RATE_US(TxRate,Policy,KeyType,KeySize,"
+                                                    'MessageKB,KeyReuse,Recipients,"total",Platform)',
+        "Processors required at TxRate": "=PROCESSORS_REQUIRED(TxRate,Policy,KeyType,KeySize,MessageKB,"
+                                         "KeyReuse,MaxUtilization,Recipients,Platform)",
+        "Accelerator utilization (RMF summary)": '=CARD_UTILIZATION(TxRate,Policy,KeyType,KeySize,MessageKB,'
                                    'KeyReuse,"accelerator",Accelerators,Recipients)',
         "Coprocessors required": "=COPROCESSORS_REQUIRED(TxRate,Policy,KeyType,KeySize,MessageKB,"
                                  "KeyReuse,MaxUtilization,MaxWaitMs,Recipients)",
     }
     for label, formula in expect.items():
         assert rows[label].value == formula
-    for label in ("CPU per transaction, total", "  AMSM (asymmetric operations)",
-                  "  MSTR (queue manager administration)", "Coprocessor utilization",
+    for label in ("AMS CPU per transaction at that rate, total", "  AMSM (asymmetric operations)",
+                  "  MSTR (queue manager administration)", "Coprocessor utilization (RMF summary)",
                   "Accelerator queueing delay per transaction",
                   "Coprocessor queueing delay per transaction", "Accelerators required",
                   "Bottleneck at TxRate (busiest card type)", "  CHIN (channel initiator)",
                   "  TCPIP", "Round trip per transaction", "Channel starts per second"):
         assert str(rows[label].value).startswith("="), label
     assert '"AMSM",Platform)' in rows["  AMSM (asymmetric operations)"].value
+    assert rows["  AMSM (asymmetric operations)"].value.startswith("=AMS_COST_AT_RATE_US(TxRate,")
     # the last column repeats error text so that the whole message can overflow and be read
-    r = rows["Throughput of the requesters"].row
+    r = rows["Most the requesters reach"].row
     assert ws.cell(r, 5).value == f'=IF(ISNUMBER(B{r}),"",B{r})'
-    assert rows["Throughput of the requesters"].number_format == template.F_TPS
-    assert rows["Accelerator utilization"].number_format == "0.0%"
+    assert rows["Most the requesters reach"].number_format == template.F_TPS
+    assert rows["Accelerator utilization (RMF summary)"].number_format == "0.0%"
     assert "ms" in rows["Accelerator queueing delay per transaction"].number_format
     assert "card" in rows["Accelerators required"].number_format
 
@@ -259,10 +265,13 @@ def test_snapshot_values_are_what_the_functions_return():
     ws = wb["Results"]
     d = template.input_defaults()
     label = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(5, ws.max_row + 1)}
-    assert label["Throughput of the requesters"] == pytest.approx(model.ams_throughput(
+    assert label["Most the requesters reach"] == pytest.approx(model.ams_throughput(
         d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], None, d["Requesters"],
-        d["Coprocessors"], d["Accelerators"], d["Recipients"]))
-    assert label["Coprocessor utilization"] == pytest.approx(model.card_utilization(
+        d["Coprocessors"], d["Accelerators"], d["Recipients"], d["Processors"], d["Platform"]))
+    assert label["AMS CPU per transaction at TxRate, total"] == pytest.approx(model.ams_cost_at_rate_us(
+        d["TxRate"], d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], None, d["Recipients"],
+        "total", d["Platform"]))
+    assert label["Coprocessor utilization (RMF summary)"] == pytest.approx(model.card_utilization(
         d["TxRate"], d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], None,
         "coprocessor", d["Coprocessors"]))
     assert not any(str(v).startswith("=") for v in label.values() if v is not None)

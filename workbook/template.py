@@ -131,6 +131,9 @@ INPUTS = (
     _Input("Accelerators", "Crypto Express accelerators", "cards", '0 "cards"',
            "Cards in accelerator mode available to the LPAR.",
            validation=("whole", "between", "1", "64")),
+    _Input("Processors", "General processors (CPs) of the LPAR", "processors", '0 "CPs"',
+           "CPs serving the AMS work: they carry its CPU at TxRate and bound the closed-loop rate.",
+           validation=("whole", "between", "1", "256")),
     _Input("MaxUtilization", "Utilization ceiling per card", "fraction", "0%",
            "Target for the cards-required results, e.g. 70%.",
            validation=("decimal", "between", "0.01", "1")),
@@ -168,6 +171,7 @@ F_US = '#,##0.0 "µs"'
 F_PCT = "0.0%"
 F_MS = '0.0000 "ms"'
 F_CARDS = '[=1]0 "card";0 "cards"'
+F_CPS = '[=1]0 "CP";0 "CPs"'
 F_RATIO = '0.00"x"'
 F_STARTS = '#,##0.0 "starts/s"'
 
@@ -445,27 +449,31 @@ def _results(b: _Builder):
     n = _Name
     req = (n("Requesters"), n("Coprocessors"), n("Accelerators"), n("Recipients"))
     rows = [
-        ("section", "MQ AMS messaging"),
-        ("Throughput of the requesters", "AMS_THROUGHPUT", (*_AMS, *req), F_TPS,
-         "Closed loop: Requesters each with one request/reply outstanding."),
-        ("CPU per transaction, total", "AMS_COST_US", (*_AMS, *req, "total", n("Platform")), F_US,
-         "General-CP microseconds per request/reply (2 MQPUT + 2 MQGET)."),
-        ("  application (MQ API, CPACF hashing/encryption)", "AMS_COST_US",
-         (*_AMS, *req, "application", n("Platform")), F_US, "Charged to the application address space."),
-        ("  AMSM (asymmetric operations)", "AMS_COST_US", (*_AMS, *req, "AMSM", n("Platform")), F_US,
+        ("section", "MQ AMS at the planned rate (TxRate)"),
+        ("AMS CPU per transaction at TxRate, total", "AMS_COST_AT_RATE_US",
+         (n("TxRate"), *_AMS, n("Recipients"), "total", n("Platform")), F_US,
+         "General-CP microseconds per request/reply (2 MQPUT + 2 MQGET) at TxRate."),
+        ("  application (MQ API, CPACF hashing/encryption)", "AMS_COST_AT_RATE_US",
+         (n("TxRate"), *_AMS, n("Recipients"), "application", n("Platform")), F_US,
+         "Charged to the application address space."),
+        ("  AMSM (asymmetric operations)", "AMS_COST_AT_RATE_US",
+         (n("TxRate"), *_AMS, n("Recipients"), "AMSM", n("Platform")), F_US,
          "AMS task handling of sign/verify/encrypt/decrypt requests."),
-        ("  MSTR (queue manager administration)", "AMS_COST_US", (*_AMS, *req, "MSTR", n("Platform")), F_US,
-         "Fixed cost per second spread over the transaction rate."),
-        ("section", "Crypto Express cards at TxRate"),
-        ("Accelerator utilization", "CARD_UTILIZATION",
+        ("  MSTR (queue manager administration)", "AMS_COST_AT_RATE_US",
+         (n("TxRate"), *_AMS, n("Recipients"), "MSTR", n("Platform")), F_US,
+         "MSTR's administration CPU per second spread over TxRate."),
+        ("Processors required at TxRate", "PROCESSORS_REQUIRED",
+         (n("TxRate"), *_AMS, n("MaxUtilization"), n("Recipients"), n("Platform")), F_CPS,
+         "Fewest CPs within MaxUtilization for the AMS work (compare with Processors)."),
+        ("Accelerator utilization (RMF summary)", "CARD_UTILIZATION",
          (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_PCT,
-         "Busy fraction of the accelerators; #NUM! when they cannot keep up."),
-        ("Coprocessor utilization", "CARD_UTILIZATION",
+         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
+        ("Coprocessor utilization (RMF summary)", "CARD_UTILIZATION",
          (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_PCT,
-         "Busy fraction of the coprocessors; #NUM! when they cannot keep up."),
+         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
         ("Accelerator queueing delay per transaction", "CRYPTO_WAIT_MS",
          (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_MS,
-         "Mean wait for the accelerators, summed over a transaction's requests (M/G/c)."),
+         "Mean wait for the accelerators, summed over a transaction's requests (M/G/c, the ME/CRT mix)."),
         ("Coprocessor queueing delay per transaction", "CRYPTO_WAIT_MS",
          (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_MS,
          "Mean wait for the coprocessors, summed over a transaction's requests (M/G/c)."),
@@ -477,6 +485,12 @@ def _results(b: _Builder):
          "Fewest coprocessors within MaxUtilization (and MaxWaitMs if given)."),
         ("bottleneck",),
         ("verdict",),
+        ("section", "MQ AMS with Requesters in a closed loop"),
+        ("Most the requesters reach", "AMS_THROUGHPUT", (*_AMS, *req, n("Processors"), n("Platform")), F_TPS,
+         "Requesters each with one request/reply outstanding; capped by CPs and cards (MVA)."),
+        ("AMS CPU per transaction at that rate, total", "AMS_COST_US",
+         (*_AMS, *req, "total", n("Platform"), n("Processors")), F_US,
+         "As above, with MSTR's per-second cost spread over the closed-loop rate."),
         ("section", "MQ channel TLS (Mode, Cipher)"),
         ("CPU per transaction, total", "TLS_COST_US", (*_TLS, "total", *_TLS_OPT), F_US,
          "MSTR + CHIN + TCPIP."),
@@ -508,7 +522,7 @@ def _results(b: _Builder):
             row += 1
             continue
         if spec[0] == "bottleneck":
-            ua, uc = where["Accelerator utilization"], where["Coprocessor utilization"]
+            ua, uc = where["Accelerator utilization (RMF summary)"], where["Coprocessor utilization (RMF summary)"]
             formula = (f'=IF(AND(ISNUMBER({ua}),ISNUMBER({uc})),IF({ua}>={uc},"accelerators",'
                        f'"coprocessors"),IF(LEFT({ua},5)="#NUM!","accelerators (saturated)",'
                        f'IF(LEFT({uc},5)="#NUM!","coprocessors (saturated)",'
