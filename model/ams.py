@@ -754,6 +754,20 @@ def _mgc(lam, s, c, scv):
     return out
 
 
+def _card_wait_ms(lam, per_txn, card_ms, other, cards, scv):
+    """Mean queueing per transaction (ms) at one card type: M/G/c on this LPAR's requests and
+    other LPARs' (taken at the same mean service time, so that their utilization is ``other``).
+
+    .. math:: \\lambda_{tot} = \\lambda n \\frac{\\lambda D + u_{other} c}{\\lambda D}, \\qquad
+              W = n\\, W_q^{M/G/c}(\\lambda_{tot}, D / n, c_s^2)
+    """
+    own = lam * card_ms / 1000.0                       # cards' worth of this LPAR's work
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s_ms = np.where(per_txn > 0, card_ms / np.where(per_txn > 0, per_txn, 1.0), 0.0)
+        total = np.where(own > 0, lam * per_txn * (own + other * cards) / np.where(own > 0, own, 1.0), 0.0)
+    return _mgc(total, s_ms / 1000.0, cards, scv) * per_txn * 1000.0
+
+
 @dataclass(frozen=True)
 class AMSPlan:
     """The open network at a planned rate (arrays shaped like the broadcast inputs; ms, µs, fractions).
@@ -906,15 +920,8 @@ def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, re
     scv_cop = _scv(req, t, "coprocessor") if scv_in is None else np.broadcast_to(scv_in, lam.shape)
     scv_acc = _scv(req, t, "accelerator") if scv_in is None else np.broadcast_to(scv_in, lam.shape)
 
-    def card_wait(n_per_txn, s_ms, own, other, m, scv):
-        lam_req = lam * n_per_txn
-        with np.errstate(invalid="ignore", divide="ignore"):
-            total = np.where(own > 0, lam_req * (own + other * m) / np.where(own > 0, own, 1.0), 0.0)
-        wq = _mgc(total, s_ms / 1000.0, m, scv)
-        return wq * n_per_txn * 1000.0
-
-    w_cop = card_wait(n_cop, s_cop, load_cop, cop_o, cops, scv_cop)
-    w_acc = card_wait(n_acc, s_acc, load_acc, acc_o, accs, scv_acc)
+    w_cop = _card_wait_ms(lam, n_cop, d["cop_ms"], cop_o, cops, scv_cop)
+    w_acc = _card_wait_ms(lam, n_acc, d["acc_ms"], acc_o, accs, scv_acc)
     # processors: the transactions' CPU as one M/M/m job each, MSTR's load added at the same mean
     cpu_s = d["cpu_ms"] / 1000.0
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -1034,13 +1041,8 @@ def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=No
     on = _ON_CARD[c].astype(float)
     per_txn = np.tensordot(on, req, axes=1)
     dem = _card_ms(req, t, c)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s_ms = np.where(per_txn > 0, dem / np.where(per_txn > 0, per_txn, 1.0), 0.0)
     scv = _scv(req, t, c) if service_scv is None else check("service_scv", service_scv, 0.0)
-    own = lam * dem / 1000.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total = np.where(own > 0, lam * per_txn * (own + other * n) / np.where(own > 0, own, 1.0), 0.0)
-    out = _mgc(total, s_ms / 1000.0, n, scv) * per_txn * 1000.0
+    out = _card_wait_ms(lam, per_txn, dem, other, n, scv)
     out = np.asarray(out, dtype=float)
     return float(out) if out.ndim == 0 else out
 
@@ -1065,15 +1067,10 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
     load = lam * dem / 1000.0
     k = _needed(load, other, u_max)
     if w_max is not None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            s = np.where(per_txn > 0, dem / np.where(per_txn > 0, per_txn, 1.0), 0.0) / 1000.0
         scv = np.broadcast_to(_scv(req, t, c) if service_scv is None
                               else check("service_scv", service_scv, 0.0), lam.shape)
-        total_rate = np.where(load > 0, lam * per_txn * (load + other * k) / np.where(load > 0, load, 1.0), 0.0)
         for _ in range(10000):   # add a card where the wait target is missed, all scenarios at once
-            kk = np.maximum(k, 1.0)
-            total_rate = np.where(load > 0, lam * per_txn * (load + other * kk) / np.where(load > 0, load, 1.0), 0.0)
-            wait = _mgc(total_rate, s, kk, scv) * per_txn * 1000.0
+            wait = _card_wait_ms(lam, per_txn, dem, other, np.maximum(k, 1.0), scv)
             miss = (k > 0) & (wait > w_max)
             if not miss.any():
                 break
