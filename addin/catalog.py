@@ -423,6 +423,15 @@ CATALOG: tuple = (
     _f("CHANNEL_START_CARD_UTILIZATION", "channel_start_card_utilization", PLANNING, "Utilization "
        "of the Crypto Express cards of one mode by MQ (SSLCIPH) channel starts at a start rate; "
        "#NUM! if they cannot keep up.", [START_RATE, CIPHER, CARD_START, CARDS], "fraction (0..1)"),
+    _f("HANDSHAKE_CARD_UTILIZATION", "handshake_card_utilization", PLANNING, "Utilization of the "
+       "Crypto Express cards of one mode by TLS handshakes at a rate (full handshakes use the card "
+       "time of an MQ channel start; resumed ones none); #NUM! if they cannot keep up.",
+       [_a("handshake_rate", "number", "TLS handshakes (new connections) per second; >= 0.",
+           "handshakes/s"), CIPHER, CARD_START, CARDS,
+        _a("resumed_share", "number", "Fraction of handshakes resumed (session ID or ticket); 0..1.",
+           "fraction", 0.0),
+        _a("other_lpar_util", "number", "Fraction of each card other LPARs keep busy; 0 to below 1.",
+           "fraction", 0.0)], "fraction (0..1)"),
     _f("CHANNEL_STOP_COST_US", "channel_stop_cost_us", PLANNING, "CPU per channel stop, in "
        "total or for one address space.", [MODE, TLS_SPACE], "CPU us per channel stop"),
     _f("HANDSHAKE_CPU_FACTOR", "handshake_cpu_factor", PLANNING, "TLS handshake CPU relative to "

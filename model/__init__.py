@@ -24,7 +24,7 @@ from .crypto import crypto_op_ms
 from .planning import defaults, model_figures, model_parameters
 from .tls import (
     channel_start_card_ms, channel_start_card_utilization, channel_start_cost_us, channel_start_rate,
-    channel_stop_cost_us, handshake_cpu_factor,
+    channel_stop_cost_us, handshake_card_utilization, handshake_cpu_factor,
     handshake_latency_factor, ocsp_cpu_us, renegotiation_cost_us, tls_cost_us, tls_roundtrip_us,
 )
 
@@ -44,6 +44,6 @@ __all__ = [
     "tls_cost_us", "renegotiation_cost_us", "tls_roundtrip_us", "channel_start_rate",
     "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
     "channel_start_card_utilization", "channel_throughput", "channel_pipeline", "channel_demands_us",
-    "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",
+    "handshake_cpu_factor", "handshake_latency_factor", "handshake_card_utilization", "ocsp_cpu_us",
     "model_parameters", "model_figures", "defaults",
 ]
