@@ -252,6 +252,19 @@ COPROCESSORS = _a("coprocessors", "integer", "Crypto Express cards in coprocesso
 ACCELERATORS = _a("accelerators", "integer", "Crypto Express cards in accelerator mode for the "
                   "LPAR; 1..64. Empty: the measured configuration (model.defaults()).", "cards",
                   None)
+CARD_GEN = _a("card_generation", "text", "Crypto Express generation: CEX6S, CEX7S or CEX8S (card "
+              "times are fitted to CEX8S; CEX7S the same; CEX6S up to 13% slower).", "", "CEX8S",
+              ("CEX6S", "CEX7S", "CEX8S"))
+OTHER_COP = _a("other_coprocessor_util", "number", "Fraction of each coprocessor other LPARs keep busy; "
+               "0 to below 1.", "fraction", 0.0)
+OTHER_ACC = _a("other_accelerator_util", "number", "Fraction of each accelerator other LPARs keep busy; "
+               "0 to below 1.", "fraction", 0.0)
+OTHER_LPAR = _a("other_lpar_util", "number", "Fraction of each card other LPARs keep busy; 0 to below 1.",
+                "fraction", 0.0)
+RMF_FUNCTION = _a("rmf_row", "text", "RMF row: summary, or the accelerator's ME or CRT row.", "", "summary",
+                  ("summary", "ME", "CRT"))
+SERVICE_SCV_CARD = _a("service_scv", "number", "Service-time SCV to use instead of the request mix's; "
+                      ">= 0; empty for the mix's.", "", None)
 PROCESSORS = _a("processors", "integer", "General processors (CPs) of the LPAR; 1..256. Empty: the "
                 "3 dedicated CPs of the MQ for z/OS performance reports' LPAR.", "processors", None)
 RECIPIENTS = _a("recipients", "integer", "Recipients per message (one key_encrypt each); >= 1.",
@@ -369,8 +382,8 @@ CATALOG: tuple = (
     _f("AMS_THROUGHPUT", "ams_throughput", PLANNING, "The most MQ AMS request/reply transactions "
        "per second N requesters reach (closed loop, exact MVA over processors, coprocessors and "
        "accelerators).",
-       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, PROCESSORS, AMS_PLATFORM],
-       "transactions/s"),
+       [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, PROCESSORS, AMS_PLATFORM,
+        OTHER_COP, OTHER_ACC, CARD_GEN], "transactions/s"),
     _f("AMS_COST_US", "ams_cost_us", PLANNING, "General-CP CPU per MQ AMS transaction at the rate "
        "N requesters reach (AMS_THROUGHPUT), in total or for one address space.",
        [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM,
@@ -389,17 +402,21 @@ CATALOG: tuple = (
        "excluding the MQPUT/MQGET itself.",
        [POLICY, MESSAGE_KB, KEY_REUSE, RECIPIENTS, AMS_PLATFORM], "CPU us per message"),
     _f("CARD_UTILIZATION", "card_utilization", PLANNING, "Utilization of the Crypto Express "
-       "cards of one type at a transaction rate; #NUM! if they cannot keep up.",
-       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS], "fraction (0..1)"),
+       "cards of one type at a transaction rate as RMF prints it (requests x EXEC TIME per card); "
+       "#NUM! if they cannot keep up.",
+       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS, RMF_FUNCTION, OTHER_LPAR, CARD_GEN], "fraction (0..1)"),
     _f("CRYPTO_WAIT_MS", "crypto_wait_ms", PLANNING, "Mean queueing delay per transaction at "
-       "the cards of one type (M/G/c, Cosmetatos).",
-       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS], "ms per transaction"),
+       "the cards of one type (M/G/c with the request mix's service variability).",
+       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN],
+       "ms per transaction"),
     _f("ACCELERATORS_REQUIRED", "accelerators_required", PLANNING, "Smallest number of "
        "accelerator cards meeting the utilization and wait targets (0 if none are used).",
-       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS], "cards", "integer"),
+       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN],
+       "cards", "integer"),
     _f("COPROCESSORS_REQUIRED", "coprocessors_required", PLANNING, "Smallest number of "
        "coprocessor cards meeting the utilization and wait targets (0 if none are used).",
-       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS], "cards", "integer"),
+       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN],
+       "cards", "integer"),
     _f("TLS_COST_US", "tls_cost_us", PLANNING, "CPU per MQ channel transaction with the given "
        "channel protection and cipher, in total or for one address space.",
        [MODE, CIPHER, MESSAGE_KB, TLS_SPACE, SSLRKEYC, PLATFORM], "CPU us per transaction"),

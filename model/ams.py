@@ -101,7 +101,7 @@ __all__ = ["ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_
            "ams_throughput", "ams_cost_us", "ams_cost_at_rate_us", "ams_plan", "AMSPlan",
            "ams_bottleneck", "card_utilization", "crypto_wait_ms", "accelerators_required",
            "coprocessors_required", "processors_required", "ams_platform_factors",
-           "AMS_ADDRESS_SPACES", "AMS_PLATFORMS", "RESOURCES", "RMF_EXAMPLE", "MAX_CARDS", "MAX_PROCESSORS"]
+           "AMS_ADDRESS_SPACES", "AMS_PLATFORMS", "RESOURCES", "RMF_EXAMPLE", "CARD_GENERATIONS", "MAX_CARDS", "MAX_PROCESSORS"]
 
 AMS_ADDRESS_SPACES = ("total", "application", "AMSM", "MSTR")
 AMS_PLATFORMS = ("z13", "z14", "z15", "z16")
@@ -115,6 +115,8 @@ MAX_CARDS = 64.0
 MAX_PROCESSORS = 256.0
 MAX_REQUESTERS = 100000.0
 CARD_RMF_FUNCTIONS = ("summary", "ME", "CRT")
+# Crypto Express generations: the card times are fitted to CEX8S (seed 001's z16)
+CARD_GENERATIONS = ("CEX6S", "CEX7S", "CEX8S")
 _FUNCTIONS = tuple(CARD_FUNCTIONS)   # CCA_RSA, RSA_ME, RSA_CRT, CCA_ECC
 _ON_CARD = {c: np.array([CARD_FUNCTIONS[f][0] == c for f in _FUNCTIONS]) for c in CARDS}
 
@@ -197,9 +199,11 @@ class _Workload:
     reuse: np.ndarray       # inf = unlimited
     recipients: np.ndarray
     platform: np.ndarray    # int codes into AMS_PLATFORMS
+    generation: np.ndarray  # int codes into CARD_GENERATIONS
 
 
-def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients=1, platform="z16"):
+def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients=1, platform="z16",
+              card_generation="CEX8S"):
     pol = _codes("policy", policy, normalize_policy, POLICIES)
     ecc, bits = _keys(key_type, key_size)
     kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
@@ -207,7 +211,9 @@ def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients
     r = np.asarray(check("recipients", recipients, 1.0, 1e4, integer=True), dtype=float)
     plat = _codes("platform", platform, lambda v: normalize_choice("platform", v, AMS_PLATFORMS),
                   AMS_PLATFORMS)
-    pol, ecc, bits, kb, k, r, plat = np.broadcast_arrays(pol, ecc, bits, kb, k, r, plat)
+    gen = _codes("card_generation", card_generation,
+                 lambda v: normalize_choice("card_generation", v, CARD_GENERATIONS), CARD_GENERATIONS)
+    pol, ecc, bits, kb, k, r, plat, gen = np.broadcast_arrays(pol, ecc, bits, kb, k, r, plat, gen)
     conf = pol == POLICIES.index("confidentiality")
     bad = ~conf & (k != 1.0)
     if bad.any():
@@ -221,7 +227,7 @@ def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients
         raise ValueError(f"NISTECC keys support the integrity policy only (got "
                          f"{POLICIES[int(pol[i])]}{f' at index {i}' if bad.ndim else ''}): NISTECC "
                          "certificates have no DATAENCRYPT key usage")
-    return _Workload(pol, ecc, bits, kb, k, r, plat)
+    return _Workload(pol, ecc, bits, kb, k, r, plat, gen)
 
 
 def _count(name, value, key, hi):
@@ -288,8 +294,27 @@ def _requests(w: _Workload) -> np.ndarray:
 
 
 def _times(w: _Workload) -> np.ndarray:
-    """Card EXEC TIME per request (ms) by card function, shape (4, *shape)."""
-    return np.stack([np.asarray(function_ms(f, w.bits), dtype=float) for f in _FUNCTIONS])
+    """Card EXEC TIME per request (ms) by card function, shape (4, *shape), on the card generation."""
+    return np.stack([np.asarray(function_ms(f, w.bits), dtype=float) for f in _FUNCTIONS]) * _generation(w.generation)
+
+
+@lru_cache(maxsize=8)
+def _generation_table(table: str) -> np.ndarray:
+    """EXEC TIME of each generation relative to CEX8S, read from the row once per figures table."""
+    change = figure("ref_cex7s_vs_cex6s_exec").target() / 100.0   # CEX7S vs CEX6S: up to -13%
+    return np.array([1.0 / (1.0 + change), 1.0, 1.0])
+
+
+def _generation(codes) -> np.ndarray:
+    """Card-time factor of the generation codes.
+
+    The card times are CEX8S's (seed 001).  CEX7S: the same ("Crypto Express 8S
+    showed no significant benefit over 7S for MQ TLS or AMS", z16 report p.18);
+    CEX6S: :math:`1/(1 - 0.13)` ("Crypto Express 7S execution times are up to 13%
+    lower than 6S", z15 report p.20; row ``ref_cex7s_vs_cex6s_exec``), the one
+    comparison's extreme, so an upper estimate of a CEX6S card's time.
+    """
+    return _generation_table(table_in_force())[np.asarray(codes)]
 
 
 def _card_ms(req, t, card) -> np.ndarray:
@@ -297,7 +322,7 @@ def _card_ms(req, t, card) -> np.ndarray:
     return np.tensordot(_ON_CARD[card].astype(float), req * t, axes=1)
 
 
-def ams_card_demands_ms(policy, key_type, key_size, key_reuse=None, recipients=1) -> dict:
+def ams_card_demands_ms(policy, key_type, key_size, key_reuse=None, recipients=1, card_generation="CEX8S") -> dict:
     """Card time per *transaction* (2 messages), ms, by card and by card function.
 
     Returns
@@ -306,7 +331,7 @@ def ams_card_demands_ms(policy, key_type, key_size, key_reuse=None, recipients=1
         ``{"coprocessor": ms, "accelerator": ms, "ops": {function: requests per txn}}``
         for one scenario (scalars).
     """
-    w = _workload(policy, key_type, key_size, 0.0, key_reuse, recipients)
+    w = _workload(policy, key_type, key_size, 0.0, key_reuse, recipients, card_generation=card_generation)
     if np.ndim(w.policy):
         raise ValueError("ams_card_demands_ms takes one scenario; use ams_demands for arrays")
     req, t = _requests(w), _times(w)
@@ -492,7 +517,8 @@ def _demands(w: _Workload, processors, cop_other, acc_other) -> dict:
             "processors": processors, "cop_other": cop_other, "acc_other": acc_other}
 
 
-def ams_demands(policy, key_type, key_size, message_kb, key_reuse=None, recipients=1, platform="z16") -> dict:
+def ams_demands(policy, key_type, key_size, message_kb, key_reuse=None, recipients=1, platform="z16",
+                card_generation="CEX8S") -> dict:
     """Per-transaction demands of the AMS network's stations (ms), vectorized.
 
     Returns
@@ -505,7 +531,7 @@ def ams_demands(policy, key_type, key_size, message_kb, key_reuse=None, recipien
         ``requests`` (``{function: requests per transaction}``); floats or
         arrays of the broadcast shape.
     """
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform, card_generation)
     d = _demands(w, None, 0.0, 0.0)
     out = {"path_ms": d["path_ms"], "cpu_ms": d["cpu_ms"], "coprocessor_ms": d["cop_ms"],
            "accelerator_ms": d["acc_ms"], "mstr_us_per_s": d["cpu_us"]["mstr_per_s"],
@@ -564,7 +590,7 @@ def _servers(processors, coprocessors, accelerators):
 
 def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
                    coprocessors=None, accelerators=None, recipients=1, processors=None, platform="z16",
-                   other_coprocessor_util=0.0, other_accelerator_util=0.0):
+                   other_coprocessor_util=0.0, other_accelerator_util=0.0, card_generation="CEX8S"):
     """AMS request/reply transactions per second of *N* requesters (closed network).
 
     One requester waits for each reply before the next request, so
@@ -602,13 +628,15 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
         Crypto Express 8S's, seed 001's z16).
     other_coprocessor_util, other_accelerator_util : float
         Fraction of each shared card other LPARs keep busy, [0, 1).
+    card_generation : {"CEX6S", "CEX7S", "CEX8S"}
+        Crypto Express generation (:func:`_generation`): card times are CEX8S's.
 
     Returns
     -------
     float or ndarray
         Transactions per second.
     """
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform, card_generation)
     n = _count("requesters", requesters, None, MAX_REQUESTERS)
     servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
                        _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
@@ -621,7 +649,7 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
 
 def ams_bottleneck(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
                    coprocessors=None, accelerators=None, recipients=1, processors=None, platform="z16",
-                   other_coprocessor_util=0.0, other_accelerator_util=0.0):
+                   other_coprocessor_util=0.0, other_accelerator_util=0.0, card_generation="CEX8S"):
     """The resource that caps the closed network's throughput: the largest demand per server.
 
     .. math:: \\arg\\max_k D_k / m_k, \\qquad X(N) \\to \\min_k m_k / D_k \\; (N \\to \\infty)
@@ -631,7 +659,7 @@ def ams_bottleneck(policy, key_type, key_size, message_kb, key_reuse=None, reque
     resource, limits the rate, but adding requesters meets this one first.
     Arguments as :func:`ams_throughput`.
     """
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform, card_generation)
     _count("requesters", requesters, None, MAX_REQUESTERS)
     servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
                        _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
@@ -647,7 +675,8 @@ def ams_bottleneck(policy, key_type, key_size, message_kb, key_reuse=None, reque
 
 def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
                 coprocessors=None, accelerators=None, recipients=1, address_space="total",
-                platform="z16", processors=None):
+                platform="z16", processors=None, other_coprocessor_util=0.0, other_accelerator_util=0.0,
+                card_generation="CEX8S"):
     """CPU per AMS transaction (µs) at the rate *N* requesters reach (closed loop).
 
     What seed 001 measured: MSTR's administration CPU per second
@@ -678,7 +707,8 @@ def ams_cost_us(policy, key_type, key_size, message_kb, key_reuse=None, requeste
         CPU microseconds per transaction.
     """
     x = ams_throughput(policy, key_type, key_size, message_kb, key_reuse, requesters, coprocessors,
-                       accelerators, recipients, processors, platform)
+                       accelerators, recipients, processors, platform, other_coprocessor_util,
+                       other_accelerator_util, card_generation)
     return ams_cost_at_rate_us(x, policy, key_type, key_size, message_kb, key_reuse, recipients,
                                address_space, platform)
 
@@ -840,7 +870,7 @@ def _overload(name, util, count, needed, lam, unit):
 def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, recipients=1,
              processors=None, coprocessors=None, accelerators=None, platform="z16",
              other_coprocessor_util=0.0, other_accelerator_util=0.0, max_utilization=0.7,
-             service_scv=None) -> AMSPlan:
+             service_scv=None, card_generation="CEX8S") -> AMSPlan:
     """The AMS network at a planned transaction rate (open): CPU, utilizations, waits, counts needed.
 
     Per resource with :math:`m` servers and demand :math:`D` per transaction:
@@ -882,7 +912,7 @@ def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, re
         message names the resource and how many would carry the rate.
     """
     lam = np.asarray(check("tx_rate", tx_rate, 0.0, lo_open=True), dtype=float)
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform, card_generation)
     procs = _count("processors", processors, "processors", MAX_PROCESSORS)
     cops = _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS)
     accs = _count("accelerators", accelerators, "accelerators", MAX_CARDS)
@@ -961,14 +991,15 @@ def _card(card) -> str:
 
 
 def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
-                     card="accelerator", cards=1, recipients=1, function="summary", other_lpar_util=0.0):
+                     card="accelerator", cards=1, recipients=1, rmf_row="summary", other_lpar_util=0.0,
+                     card_generation="CEX8S"):
     """Utilization of the cards of one mode at a transaction rate, as RMF prints it.
 
     .. math:: U = \\frac{\\lambda \\sum_f n_f t_f}{n_{cards}} + u_{other}
 
     RMF's Crypto Hardware Activity report: requests x EXEC TIME per card
     (seed 001's first report: 2706/s x 0.046 ms + 676/s x 0.507 ms = 46.6%).
-    ``function`` "ME" or "CRT" gives the accelerator's by-function rows (this
+    ``rmf_row`` "ME" or "CRT" gives the accelerator's by-function rows (this
     LPAR's requests only).  Seed 001's rule: plan on the summary; when it
     reaches 100%, provision more cards.
 
@@ -984,7 +1015,7 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
     card : {"accelerator", "coprocessor"}
     cards : int
         Cards of that mode, 1..64.
-    function : {"summary", "ME", "CRT"}
+    rmf_row : {"summary", "ME", "CRT"}
         The summary row, or one accelerator function's row.
     other_lpar_util : float
         Fraction of each card other LPARs keep busy, [0, 1) (summary only).
@@ -1000,12 +1031,12 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
         If the summary utilization is 1 or more: the cards cannot keep up.
     """
     c = _card(card)
-    fn = normalize_choice("function", function, CARD_RMF_FUNCTIONS)
+    fn = normalize_choice("rmf_row", rmf_row, CARD_RMF_FUNCTIONS)
     if fn != "summary" and c != "accelerator":
-        raise ValueError(f"function {fn!r} is an accelerator row of the RMF report; the coprocessor has "
-                         "only its summary (function='summary')")
+        raise ValueError(f"rmf_row {fn!r} is an accelerator row of the RMF report; the coprocessor has "
+                         "only its summary (rmf_row='summary')")
     lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, card_generation=card_generation)
     n = np.asarray(check("cards", cards, 1.0, MAX_CARDS, integer=True), dtype=float)
     other = _other("other_lpar_util", other_lpar_util)
     req, t = _requests(w), _times(w)
@@ -1020,7 +1051,8 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
 
 
 def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
-                   card="accelerator", cards=1, recipients=1, service_scv=None, other_lpar_util=0.0):
+                   card="accelerator", cards=1, recipients=1, service_scv=None, other_lpar_util=0.0,
+                   card_generation="CEX8S"):
     """Mean queueing delay per *transaction* at one card type (ms), M/G/c.
 
     Requests queue for ``cards`` servers.  The service time is the mix of the
@@ -1032,9 +1064,9 @@ def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=No
     """
     c = _card(card)
     card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse, c, cards, recipients,
-                     other_lpar_util=other_lpar_util)
+                     other_lpar_util=other_lpar_util, card_generation=card_generation)
     lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, card_generation=card_generation)
     n = np.asarray(check("cards", cards, 1.0, MAX_CARDS, integer=True), dtype=float)
     other = _other("other_lpar_util", other_lpar_util)
     req, t = _requests(w), _times(w)
@@ -1048,10 +1080,10 @@ def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=No
 
 
 def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, max_utilization,
-              max_wait_ms, recipients, service_scv, other_lpar_util):
+              max_wait_ms, recipients, service_scv, other_lpar_util, card_generation):
     c = _card(card)
     lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients)
+    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, card_generation=card_generation)
     u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, hi_open=True, scalar=True)
     w_max = (None if max_wait_ms is None
              else check("max_wait_ms", max_wait_ms, 0.0, lo_open=True, scalar=True))
@@ -1083,7 +1115,7 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
 
 def accelerators_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
                           max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=None,
-                          other_lpar_util=0.0):
+                          other_lpar_util=0.0, card_generation="CEX8S"):
     """Smallest number of accelerator cards meeting the utilization and wait targets.
 
     .. math:: k = \\min\\{k : \\lambda D_{acc} / k + u_{other} \\le U_{max},\\;
@@ -1113,15 +1145,15 @@ def accelerators_required(tx_rate, policy, key_type, key_size, message_kb, key_r
         unlimited key reuse).
     """
     return _required("accelerator", tx_rate, policy, key_type, key_size, message_kb, key_reuse,
-                     max_utilization, max_wait_ms, recipients, service_scv, other_lpar_util)
+                     max_utilization, max_wait_ms, recipients, service_scv, other_lpar_util, card_generation)
 
 
 def coprocessors_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
                           max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=None,
-                          other_lpar_util=0.0):
+                          other_lpar_util=0.0, card_generation="CEX8S"):
     """Smallest number of coprocessor cards meeting the targets. See :func:`accelerators_required`."""
     return _required("coprocessor", tx_rate, policy, key_type, key_size, message_kb, key_reuse,
-                     max_utilization, max_wait_ms, recipients, service_scv, other_lpar_util)
+                     max_utilization, max_wait_ms, recipients, service_scv, other_lpar_util, card_generation)
 
 
 def processors_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,

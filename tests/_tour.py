@@ -26,7 +26,8 @@ def recording():
     for m in modules:
         m.figure = spy
     import model.ams
-    model.ams._factor_table.cache_clear()   # cached per figures table: read it again, seen
+    model.ams._factor_table.cache_clear()   # cached per figures table: read them again, seen
+    model.ams._generation_table.cache_clear()
     try:
         yield seen
     finally:
@@ -67,7 +68,9 @@ def tour() -> set[str]:
         for space in ("total", "SSL_server", "TCPIP"):
             T.ocsp_cpu_us(1000.0, space)
         for pol, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
-            model.ams_throughput(pol, "RSA", 2048, 2.0, reuse)
+            for gen in model.ams.CARD_GENERATIONS:
+                model.ams_throughput(pol, "RSA", 2048, 2.0, reuse, card_generation=gen)
+            model.ams_plan(100.0, pol, "RSA", 2048, 2.0, reuse)
             model.ams_cost_us(pol, "RSA", 2048, 2.0, reuse)
             from model.ams import AMS_PLATFORMS
             for plat in AMS_PLATFORMS:
@@ -77,6 +80,9 @@ def tour() -> set[str]:
                 _try(model.crypto_wait_ms, 100.0, pol, "RSA", 2048, 2.0, reuse, card)
             model.accelerators_required(100.0, pol, "RSA", 2048, 2.0, reuse, max_wait_ms=0.1)
             model.coprocessors_required(100.0, pol, "RSA", 2048, 2.0, reuse, max_wait_ms=0.1)
+            model.processors_required(100.0, pol, "RSA", 2048, 2.0, reuse)
+        for card in ("coprocessor", "accelerator"):
+            model.handshake_card_utilization(10.0, "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", card)
         model.crypto_op_ms("sign", "NISTECC", 521)
         for mode in ("none", "SSLCIPH", "ATTLS"):
             model.channel_pipeline(mode, "TLS_CHACHA20_POLY1305_SHA256", 32.0, 3, 2, 2,
