@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import UnstableQueueError, check
+from ._validate import check
 from .figures import figure
 from .mva import mva_schweitzer
 from .params import CIPHERS, MAX_MESSAGE_KB, normalize_cipher, normalize_mode
@@ -213,12 +213,10 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
         CHIDISPS on each queue manager, 1..9999 (``ref_chidisps_range``);
         default 5 (``ref_chidisps_default``).
     cps : float, optional
-        General CPs of each LPAR.  When given, the LPAR's CPU for the traffic
-        (:func:`model.tls.tls_cost_us`, half of both LPARs' cost) must stay
-        below them: at 100% or more the closed-loop throughput cannot be
-        reached, and an :class:`UnstableQueueError` says so.  Below 100% the
-        throughput is returned without CPU queueing (the task elapsed ratio
-        is where a site's CPU contention goes).
+        General CPs of each LPAR, > 0.  When given, the CPs are a station of
+        the network (:func:`_with_cpus`: the transaction's CPU on each LPAR,
+        half of :func:`model.tls.tls_cost_us`), so the throughput queues for
+        them and never exceeds what they serve; without it, no CPU limit.
 
     Returns
     -------
@@ -251,8 +249,15 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
         if ssltasks is not None:
             check("ssltasks", ssltasks, 0.0, integer=True, scalar=True)
     station, demand, per_lpar, used_tasks, used_disps = _network(m, pairs, max(tasks, 1), disps, dem)
-    res = mva_schweitzer(np.full(pairs, n), station, demand, think_time=dem["delay"],
-                         stations=2 * per_lpar)
+    think = dem["delay"]
+    n_stations = 2 * per_lpar
+    cost = cp = None
+    if cps is not None:
+        cp = check("cps", cps, 0.0, lo_open=True, scalar=True)
+        cost = float(tls_cost_us(m, None if m == "none" else cipher, message_kb, platform=platform))
+        station, demand, think = _with_cpus(station, demand, think, cost / 2.0, cp, n_stations, dem)
+        n_stations += 2
+    res = mva_schweitzer(np.full(pairs, n), station, demand, think_time=think, stations=n_stations)
     x_us = float(res.throughput.sum())                     # transactions per µs
     util = res.utilization[:per_lpar]                      # the LPARs mirror each other
     rest = util[used_disps:]
@@ -263,16 +268,40 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
            "cpu_utilization": None, "demands": dem,
            "method": "exact" if pairs * n == 1 else "Bard-Schweitzer MVA"}
     if cps is not None:
-        cp = check("cps", cps, 0.0, lo_open=True, scalar=True)
-        cost = float(tls_cost_us(m, None if m == "none" else cipher, message_kb, platform=platform))
-        u = x_us * cost / 2.0 / cp
-        out["cpu_utilization"] = u
-        if u >= 1.0:
-            raise UnstableQueueError(
-                f"unstable: the channel traffic would keep each LPAR's {cp:g} CPs {100 * u:.0f}% busy "
-                f"(cps must be above {x_us * cost / 2.0:.2f}); the throughput cannot exceed "
-                f"{1e6 * cp * 2.0 / cost:.4g} transactions/s")
+        out["cpu_utilization"] = x_us * cost / 2.0 / cp
     return out
+
+
+def _with_cpus(station, demand, think, cpu_us, cps, first, dem):
+    """Add each LPAR's general CPs as a station every pair visits (Seidmann's multi-server split).
+
+    A transaction uses ``cpu_us`` of CPU on each LPAR (half of
+    :func:`model.tls.tls_cost_us`).  The CPs are ``cps`` servers: Seidmann's
+    approximation replaces them by one server of demand :math:`D/c` and a
+    delay :math:`D(1 - 1/c)` (for :math:`c \\ge 1`; below one CP, one server of
+    demand :math:`D/c`).  The one-pair round trip already contains that CPU,
+    so the delay loses :math:`2D` and one pair with one requester still
+    takes the published round trip; under load, queueing for the CPs adds to
+    it and the throughput cannot pass :math:`c/D` per LPAR.
+
+    References
+    ----------
+    .. [1] A. Seidmann, P. J. Schweitzer, S. Shalev-Oren, "Computerized
+       closed queueing network models of flexible manufacturing systems",
+       Large Scale Systems 12, 1987.
+    """
+    rest = think - 2.0 * cpu_us
+    if rest < 0.0:
+        raise ValueError(f"the round trip ({dem['roundtrip']:.0f} µs) is shorter than the task time and the "
+                         f"CPU of one transaction on both LPARs ({dem['roundtrip'] - rest:.0f} µs): check "
+                         "roundtrip_us and task_elapsed_ratio")
+    q = cpu_us / cps
+    split = cpu_us * (1.0 - 1.0 / cps) if cps >= 1.0 else 0.0
+    pairs = station.shape[0]
+    cpu_cols = np.column_stack([np.full(pairs, first), np.full(pairs, first + 1)])
+    station = np.concatenate([station, cpu_cols], axis=1)
+    demand = np.concatenate([np.asarray(demand, dtype=float), np.full((pairs, 2), q)], axis=1)
+    return station, demand, rest + 2.0 * split
 
 
 def channel_throughput(mode, cipher, message_kb, channel_pairs=1, requesters=1, ssltasks=None,

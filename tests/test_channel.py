@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from model import UnstableQueueError, mva
+from model import mva
 from model.channel import _network, channel_demands_us, channel_pipeline, channel_throughput
 from model.figures import figure
 from model.tls import tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
@@ -179,8 +179,17 @@ def test_cpu_check():
     cost = tls_cost_us("ATTLS", CHACHA, 32.0, platform="z16")
     assert_allclose(r["cpu_utilization"], r["throughput"] * cost / 2 / 3 / 1e6, rtol=1e-12)
     assert 0 < r["cpu_utilization"] < 1
-    with pytest.raises(UnstableQueueError, match="CPs .*busy.*cannot exceed"):
-        channel_pipeline("ATTLS", CHACHA, 32.0, channel_pairs=500, cps=3)
+    # the issue: 500 pairs on 3 CPs raised; the CPs are a station now and cap the rate
+    cap = 3 * 2 / cost * 1e6                              # cps / (CPU per transaction per LPAR)
+    big = channel_pipeline("ATTLS", CHACHA, 32.0, channel_pairs=500, cps=3)
+    free = channel_pipeline("ATTLS", CHACHA, 32.0, channel_pairs=500)
+    assert big["throughput"] <= cap * (1 + 1e-9) and big["throughput"] < free["throughput"]
+    assert big["cpu_utilization"] > 0.95 and big["cpu_utilization"] < 1
+    # one pair, one requester: the published round trip, CPs or not
+    assert_allclose(channel_throughput("ATTLS", CHACHA, 32.0, cps=3), channel_throughput("ATTLS", CHACHA, 32.0),
+                    rtol=1e-12)
+    # more CPs never lower the rate
+    assert channel_throughput("ATTLS", CHACHA, 32.0, channel_pairs=500, cps=4) > big["throughput"]
 
 
 def test_hardware_cipher_with_a_measured_round_trip():
