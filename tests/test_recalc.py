@@ -593,3 +593,122 @@ def test_api_raises_for_bad_files(tmp_path):
     p.write_bytes(b"PK\x03\x04garbage")
     with pytest.raises(RecalcError, match="corrupt or truncated"):
         recalc(p)
+
+
+# ------------------------------------------------------- hostile input (issue 14)
+def _inputs_wb(tmp_path):
+    return make_wb(tmp_path / "p.xlsx", {"Inputs": {"B1": "integrity", "B2": 5},
+                                         "Results": {"A1": "echo", "B1": "=Inputs!B1",
+                                                     "A2": "twice", "B2": "=Inputs!B2*2"}},
+                   names={"Policy": "Inputs!$B$1", "Rate": "Inputs!$B$2"})
+
+
+def test_set_text_with_a_control_character_writes_well_formed_xml(tmp_path):
+    # --set "Policy=$(printf 'a\x01')" printed "wrote" and left a file that was not XML
+    import xml.etree.ElementTree as ET
+    p = _inputs_wb(tmp_path)
+    out = tmp_path / "o.xlsx"
+    assert run("recalc", p, "-o", out, "--set", "Policy=a\x01b").exit_code == EXIT_OK
+    with zipfile.ZipFile(out) as z:
+        for n in z.namelist():
+            if n.endswith(".xml"):
+                ET.fromstring(z.read(n))
+    eng = evaluate(out)
+    assert val(eng, "Inputs!B1") == "a\x01b" and val(eng, "Results!B1") == "a\x01b"
+
+
+def test_set_values_are_parsed_as_a_spreadsheet_user_types_them():
+    from workbook.recalc import parse_assignment
+    assert parse_assignment("Rate=1_000") == ("Rate", "1_000")      # no digit separators
+    assert parse_assignment("Rate=-1.5e3") == ("Rate", -1500.0)
+    assert parse_assignment("Policy==HYPERLINK(1)") == ("Policy", "=HYPERLINK(1)")   # text
+    with pytest.raises(ValueError, match="outside the range"):
+        parse_assignment("Rate=1e400")
+    bad = b"x\xff".decode("utf-8", "surrogateescape")          # what the shell gives for invalid UTF-8
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        parse_assignment("Policy=" + bad)
+
+
+def test_invalid_utf8_on_the_command_line_is_a_usage_error(tmp_path):
+    p = _inputs_wb(tmp_path)
+    bad = b"x\xff".decode("utf-8", "surrogateescape")
+    res = run("recalc", p, "-o", tmp_path / "o.xlsx", "--set", "Policy=" + bad)
+    assert res.exit_code == 2 and "not valid UTF-8" in res.output
+    assert not (tmp_path / "o.xlsx").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_only_regular_files_are_replaced(tmp_path):
+    # run as root, recalc -o /dev/null --force replaced /dev/null with a 39 KB regular file.
+    # A FIFO and a symlink in a temporary folder stand in (never touch the real /dev/null).
+    import stat
+    p = _inputs_wb(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    res = run("recalc", p, "-o", fifo, "--force")
+    assert res.exit_code == EXIT_BAD_FILE and "is a FIFO" in res.output
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    target = tmp_path / "real.xlsx"
+    target.write_bytes(b"keep")
+    link = tmp_path / "link.xlsx"
+    link.symlink_to(target)
+    res = run("recalc", p, "-o", link, "--force")
+    assert res.exit_code == EXIT_BAD_FILE and "symbolic link" in res.output
+    assert link.is_symlink() and target.read_bytes() == b"keep"
+    res = run("recalc", p, "-o", tmp_path / "no" / "o.xlsx")
+    assert res.exit_code == EXIT_BAD_FILE and "does not exist" in res.output
+
+
+def test_stale_temporary_files_of_a_killed_run_are_swept(tmp_path):
+    # SIGKILL cannot be caught: the next write to the same name removes our own old leftovers
+    import time as _time
+    from workbook._atomic import STALE_SECONDS
+    p = _inputs_wb(tmp_path)
+    old = tmp_path / ".o.xlsx.abcd1234.tmp"
+    new = tmp_path / ".o.xlsx.efgh5678.tmp"
+    other = tmp_path / ".other.xlsx.abcd1234.tmp"
+    for f in (old, new, other):
+        f.write_bytes(b"partial")
+    past = _time.time() - STALE_SECONDS - 60
+    os.utime(old, (past, past))
+    os.utime(other, (past, past))
+    assert run("recalc", p, "-o", tmp_path / "o.xlsx").exit_code == EXIT_OK
+    assert not old.exists() and new.exists() and other.exists()   # only ours, only old ones
+
+
+def test_sigterm_while_writing_leaves_no_temporary_file(tmp_path):
+    import signal as _signal
+    from workbook._atomic import atomic_target
+    dest = tmp_path / "o.csv"
+    before = _signal.getsignal(_signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_target(dest) as tmp:
+            Path(tmp).write_text("half")
+            os.kill(os.getpid(), _signal.SIGTERM)
+    assert list(tmp_path.iterdir()) == []
+    assert _signal.getsignal(_signal.SIGTERM) == before      # the handler is put back
+
+
+def test_formulas_as_long_and_deep_as_excel_allows_are_evaluated(tmp_path):
+    # =C1+...+C493 (2,357 characters), 400 nested parentheses and 300 nested ABS( crashed with
+    # RecursionError.  Excel: 8,192 characters per formula, 64 levels of nested functions.
+    chain = "=" + "+".join(f"C{i}" for i in range(1, 1500))        # 7,9xx characters
+    assert len(chain) - 1 <= 8192
+    cells = {f"C{i}": i for i in range(1, 2000)}
+    cells.update({"A1": chain, "A2": "=" + "(" * 4095 + "1" + ")" * 4095,
+                  "A3": "=" + "ABS(" * 64 + "-1" + ")" * 64,
+                  "A4": "=" + "ABS(" * 65 + "-1" + ")" * 65,
+                  "A5": "=" + "+".join(f"C{i}" for i in range(1, 2000)),
+                  "A6": "=" + "ABS(" * 300 + "1" + ")" * 300})
+    p = make_wb(tmp_path / "deep.xlsx", {"Results": cells})
+    eng = evaluate(p)
+    assert val(eng, "Results!A1") == sum(range(1, 1500))
+    assert val(eng, "Results!A2") == 1.0
+    assert val(eng, "Results!A3") == 1.0
+    for cell, msg in (("A4", "nested 65 levels deep; Excel allows 64"),
+                      ("A5", "characters long; Excel allows 8,192"),
+                      ("A6", "nested 300 levels deep")):
+        assert isinstance(val(eng, f"Results!{cell}"), ExcelError)
+        assert any(msg in d.message for d in eng.diagnostics[eng.locate(f"Results!{cell}")]), cell
+    res = run("recalc", p, "-o", tmp_path / "o.xlsx")
+    assert res.exit_code == EXIT_ERROR_VALUES       # errors in cells, not a crash

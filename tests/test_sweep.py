@@ -243,3 +243,100 @@ def test_template_10k_scenarios_are_fast(tmp_path):
     col = res.outputs["Accelerator utilization (RMF summary)"]
     assert all(isinstance(v, (float, str)) and not (isinstance(v, float) and math.isnan(v)) for v in col)
     assert elapsed < 30.0, elapsed   # the benchmark (tests/bench_recalc.py) holds the 5 s target
+
+
+# ------------------------------------------------------- hostile input (issue 14)
+def _small(tmp_path):
+    return make_wb(tmp_path / "p.xlsx", {"Inputs": {"A1": "Policy", "B1": "integrity", "B2": 5},
+                                         "Results": {"A1": "echo", "B1": "=Inputs!B1",
+                                                     "A2": "twice", "B2": "=Inputs!B2*2"}},
+                   names={"Policy": "Inputs!$B$1", "Rate": "Inputs!$B$2"})
+
+
+def test_text_is_never_written_as_a_formula_in_xlsx(tmp_path):
+    # the fuzz: --vary 'Policy==HYPERLINK("http://127.0.0.1/x")' wrote <f>HYPERLINK(...)</f>
+    import zipfile
+    p = _small(tmp_path)
+    evil = '=HYPERLINK("http://127.0.0.1/x")'
+    res = sweep(p, {"Policy": [evil, "=1+1"]})
+    out = tmp_path / "s.xlsx"
+    res.write(out)
+    with zipfile.ZipFile(out) as z:
+        xml = b"".join(z.read(n) for n in z.namelist() if n.startswith("xl/worksheets/"))
+    assert b"<f>" not in xml and b"<f " not in xml
+    ws = openpyxl.load_workbook(out)["Sweep"]
+    values = [c.value for row in ws.iter_rows(min_row=2) for c in row]
+    assert evil in values and "=1+1" in values     # the text itself, input and computed echo
+    assert all(ws.cell(r, c).data_type == "s" for r in (2, 3) for c in (1, 2))
+
+
+def test_csv_text_that_a_spreadsheet_would_run_gets_an_apostrophe(tmp_path):
+    # OWASP CSV injection: text starting with = + - @ tab or CR is written with a leading '
+    p = _small(tmp_path)
+    texts = ["=cmd|' /C calc'!A0", "+1+1", "-2-2", "@SUM(A1)", "\tx", "plain"]
+    res = sweep(p, {"Policy": texts})
+    out = tmp_path / "s.csv"
+    res.write(out)
+    rows = list(csv.reader(open(out, newline="", encoding="utf-8")))
+    col = [r[rows[0].index("echo")] for r in rows[1:]]
+    assert col == ["'" + t for t in texts[:5]] + ["plain"]
+    assert [r[rows[0].index("twice")] for r in rows[1:]] == ["10"] * 6   # numbers stay numbers
+    # a negative number is a number, not text: no apostrophe
+    res = sweep(p, {"Rate": [-3.0]})
+    res.write(tmp_path / "n.csv")
+    rows = list(csv.reader(open(tmp_path / "n.csv", newline="", encoding="utf-8")))
+    assert rows[1][rows[0].index("twice")] == "-6"
+
+
+def test_control_characters_round_trip_through_a_well_formed_xlsx(tmp_path):
+    # "\x01 in sweep output" ended in a traceback; Excel stores it as _x0001_
+    import xml.etree.ElementTree as ET
+    import zipfile
+    p = _small(tmp_path)
+    res = sweep(p, {"Policy": ["a\x01b", "_x0041_"]})
+    out = tmp_path / "s.xlsx"
+    res.write(out)
+    with zipfile.ZipFile(out) as z:
+        for n in z.namelist():
+            if n.endswith(".xml"):
+                ET.fromstring(z.read(n))               # well-formed
+    from workbook.engine_package import Package
+    pkg = Package(out)
+    from workbook.engine import Engine
+    eng = Engine(pkg, functions=registry())
+    eng.evaluate()
+    assert eng.value("Sweep!A2").element(0) == "a\x01b"
+    assert eng.value("Sweep!A3").element(0) == "_x0041_"   # literal text of that shape is kept
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--vary", "Rate=1,2", "--vary", "rate=3"], "given twice"),
+    (["--vary", "Rate=1:2"], "start:stop:step, three numbers"),
+])
+def test_cli_vary_mistakes_are_usage_errors(tmp_path, args, match):
+    p = _small(tmp_path)
+    res = run("sweep", p, *args, "-o", tmp_path / "s.csv")
+    assert res.exit_code == 2 and match in res.output
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_unwritable_targets_fail_before_computing_and_write_nothing(tmp_path):
+    p = _small(tmp_path)
+    res = run("sweep", p, "--vary", "Rate=1,2", "-o", tmp_path / "s.csv", "--y", "twice",
+              "--plot", tmp_path / "missing" / "p.png")
+    assert res.exit_code == 2 and "does not exist" in res.output
+    assert not (tmp_path / "s.csv").exists()        # the CSV is not written first
+    res = run("sweep", p, "--vary", "Rate=1,2", "-o", tmp_path / "nope" / "s.csv")
+    assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def test_sweep_output_gets_the_umask_mode(tmp_path):
+    import os
+    import stat
+    p = _small(tmp_path)
+    old = os.umask(0o022)
+    try:
+        assert run("sweep", p, "--vary", "Rate=1,2", "-o", tmp_path / "s.csv").exit_code == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "s.csv").st_mode) == 0o644

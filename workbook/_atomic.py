@@ -2,28 +2,120 @@
 
 from __future__ import annotations
 
+import glob
 import os
+import signal
+import stat
 import tempfile
+import threading
+import time
 from contextlib import contextmanager
 
-__all__ = ["atomic_target"]
+__all__ = ["atomic_target", "check_destination", "OutputError", "STALE_SECONDS"]
+
+# A temporary file of our own naming (".NAME.XXXXXXXX.tmp") older than this is left over from a
+# process that was killed (SIGKILL cannot be caught) and is removed by the next write to NAME.
+STALE_SECONDS = 3600.0
+
+
+class OutputError(ValueError):
+    """An output file cannot be written where the user asked (a ``ValueError``: bad input)."""
+
+
+def check_destination(dest: str) -> None:
+    """Only regular files are ever replaced: never a device, FIFO, socket, directory or link."""
+    if not os.path.lexists(dest):
+        return
+    st = os.lstat(dest)
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputError(f"{dest} is a symbolic link: give the file it points to "
+                          f"({os.path.realpath(dest)}); cryptoplan only replaces regular files")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise OutputError(f"{dest} is {kind}: cryptoplan only replaces regular files")
+
+
+def _sweep_stale(folder: str, name: str) -> None:
+    """Remove our own temporary files for ``name`` that a killed run left behind."""
+    now = time.time()
+    for path in glob.glob(os.path.join(glob.escape(folder), "." + glob.escape(name) + ".*.tmp")):
+        try:
+            if now - os.lstat(path).st_mtime > STALE_SECONDS and stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
+        except OSError:
+            pass  # another process removed or renamed it first
+
+
+def _mode_for(dest: str) -> int:
+    """The destination's mode if it exists, else what a new file gets under the umask."""
+    try:
+        return stat.S_IMODE(os.stat(dest).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextmanager
+def _signals_raise():
+    """While writing, SIGTERM and SIGHUP unwind like Ctrl-C, so the temporary file is removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = {}
+    for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            old[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
 
 @contextmanager
 def atomic_target(dest):
     """Yield a temporary path in ``dest``'s folder; rename it onto ``dest`` on success.
 
-    On any exception (including a check inside the block raising) the
-    temporary file is removed and ``dest`` is left as it was: a reader never
-    sees a half-written workbook or results file.
+    On any exception (including a check inside the block raising, Ctrl-C,
+    SIGTERM or SIGHUP) the temporary file is removed and ``dest`` is left as
+    it was: a reader never sees a half-written workbook or results file.
+    Only a regular file (or nothing) is replaced; the new file keeps the old
+    one's permissions, or gets the umask's.
+
+    Raises
+    ------
+    OutputError
+        If ``dest`` is not a regular file, or its folder is missing or not
+        writable (the message names the path and the reason).
     """
     dest = os.fspath(dest)
+    check_destination(dest)
     folder = os.path.dirname(os.path.abspath(dest))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(dest) + ".", suffix=".tmp", dir=folder)
+    if not os.path.isdir(folder):
+        raise OutputError(f"cannot write {dest}: the folder {folder} does not exist")
+    _sweep_stale(folder, os.path.basename(dest))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(dest) + ".", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"cannot write {dest}: {exc.strerror or exc}") from None
     os.close(fd)
     try:
-        yield tmp
-        os.replace(tmp, dest)
+        with _signals_raise():
+            yield tmp
+            os.chmod(tmp, _mode_for(dest))
+            check_destination(dest)   # it may have been replaced by something else meanwhile
+            os.replace(tmp, dest)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise OutputError(f"cannot write {dest}: {exc.strerror or exc}") from None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

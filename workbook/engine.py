@@ -41,7 +41,7 @@ import numpy as np
 
 from .engine_ops import binary_op, compare, concat, percent, unary_minus
 from .engine_package import Cell, Package, SheetData
-from .engine_parser import FormulaError, MAX_COL, MAX_ROW, cell_name, parse, parse_ref
+from .engine_parser import FormulaError, MAX_COL, MAX_ROW, cell_name, deep_recursion, parse, parse_ref
 from .engine_values import (
     BOOL, EMPTY, ERR_CIRCULAR, ERR_INTERNAL, ERR_NAME, ERR_NULL, ERR_REF, ERR_UNSUPPORTED,
     ERR_VALUE, ERROR_TEXT, NUM, NOT_COMPUTED, STR, ExcelError, Val,
@@ -868,6 +868,10 @@ class Engine:
 
         ``iterate`` optionally wraps the evaluation order (a progress bar).
         """
+        with deep_recursion():
+            self._evaluate_order(roots, iterate)
+
+    def _evaluate_order(self, roots, iterate) -> None:
         self.values = {}
         self.state = {}
         self.diagnostics = {}

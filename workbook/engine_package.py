@@ -34,7 +34,6 @@ import math
 import os
 import posixpath
 import re
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
@@ -455,7 +454,17 @@ def _inline_text(el) -> str:
             for t in ch:
                 if _local(t.tag) == "t":
                     parts.append(t.text or "")
-    return "".join(parts)
+    return xml_untext("".join(parts))
+
+
+_XML_ESCAPED = re.compile("_x([0-9A-Fa-f]{4})_")
+
+
+def xml_untext(text: str) -> str:
+    """Decode Excel's ``_xHHHH_`` escapes (the inverse of :func:`xml_text`'s)."""
+    if "_x" not in text:
+        return text
+    return _XML_ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
 
 
 def _iso_to_serial(v: str, date1904: bool) -> float:
@@ -493,14 +502,31 @@ def _num_text(x: float) -> str:
     return repr(float(x))
 
 
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_XML_ESCAPE_LIKE = re.compile("_(x[0-9A-Fa-f]{4}_)")
+
+
+def xml_text(value: str) -> str:
+    """Text for an OOXML string: XML-escaped, characters XML cannot hold as ``_xHHHH_``.
+
+    Excel stores a control character such as U+0001 in a cell as ``_x0001_``
+    (ECMA-376 Part 1, 22.9.2.19, ST_Xstring) and reads it back as the
+    character; literal text of that shape is protected as ``_x005F_xHHHH_``.
+    The file stays well-formed XML and the text survives a round trip.
+    """
+    value = _XML_ESCAPE_LIKE.sub(r"_x005F_\1", value)
+    value = _XML_ILLEGAL.sub(lambda m: f"_x{ord(m.group()):04X}_", value)
+    return escape(value)
+
+
 def _value_xml(value, prefix: str):
     """(t attribute or None, inner XML) for a cached value."""
     if isinstance(value, ExcelError):
-        return "e", f"<{prefix}v>{escape(str(value))}</{prefix}v>"
+        return "e", f"<{prefix}v>{xml_text(str(value))}</{prefix}v>"
     if isinstance(value, bool):
         return "b", f"<{prefix}v>{int(value)}</{prefix}v>"
     if isinstance(value, str):
-        return "str", f"<{prefix}v>{escape(value)}</{prefix}v>"
+        return "str", f"<{prefix}v>{xml_text(value)}</{prefix}v>"
     if value is None:
         return None, ""
     return None, f"<{prefix}v>{_num_text(float(value))}</{prefix}v>"
@@ -509,7 +535,7 @@ def _value_xml(value, prefix: str):
 def _constant_xml(value, prefix: str):
     if isinstance(value, str):
         sp = ' xml:space="preserve"' if value != value.strip() or "\n" in value else ""
-        return "inlineStr", f"<{prefix}is><{prefix}t{sp}>{escape(value)}</{prefix}t></{prefix}is>"
+        return "inlineStr", f"<{prefix}is><{prefix}t{sp}>{xml_text(value)}</{prefix}t></{prefix}is>"
     return _value_xml(value, prefix)
 
 
@@ -654,47 +680,24 @@ def write_package(pkg: Package, out_path, sheet_writes: dict, full_calc_on_load:
     full_calc_on_load : bool
         Set ``<calcPr fullCalcOnLoad="1">`` so Excel recalculates on open.
     """
-    out_path = os.path.abspath(os.fspath(out_path))
-    folder = os.path.dirname(out_path)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out_path) + ".", suffix=".tmp",
-                               dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w") as zout:
-            for info in pkg.zip.infolist():
-                name = info.filename
-                if info.is_dir():
-                    zout.writestr(info, b"")
-                    continue
-                data = pkg.read(name)
-                if name in sheet_writes and sheet_writes[name]:
-                    try:
-                        data = _rewrite_sheet(data, sheet_writes[name])
-                    except UnicodeDecodeError:
-                        raise WorkbookFileError(f"{pkg.path}: {name} is not UTF-8 encoded") from None
-                elif name == pkg.workbook_part and full_calc_on_load:
-                    data = _set_full_calc(data)
-                zinfo = zipfile.ZipInfo(name, date_time=info.date_time)
-                zinfo.compress_type = info.compress_type
-                zinfo.external_attr = info.external_attr
-                zinfo.create_system = info.create_system
-                zinfo.comment = info.comment
-                zout.writestr(zinfo, data)
-        if os.name == "posix":
-            try:
-                st = os.stat(out_path)
-                os.chmod(tmp, st.st_mode & 0o7777)
-            except FileNotFoundError:
-                os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, out_path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _umask() -> int:
-    m = os.umask(0)
-    os.umask(m)
-    return m
+    from ._atomic import atomic_target
+    with atomic_target(os.fspath(out_path)) as tmp, open(tmp, "wb") as fh, zipfile.ZipFile(fh, "w") as zout:
+        for info in pkg.zip.infolist():
+            name = info.filename
+            if info.is_dir():
+                zout.writestr(info, b"")
+                continue
+            data = pkg.read(name)
+            if name in sheet_writes and sheet_writes[name]:
+                try:
+                    data = _rewrite_sheet(data, sheet_writes[name])
+                except UnicodeDecodeError:
+                    raise WorkbookFileError(f"{pkg.path}: {name} is not UTF-8 encoded") from None
+            elif name == pkg.workbook_part and full_calc_on_load:
+                data = _set_full_calc(data)
+            zinfo = zipfile.ZipInfo(name, date_time=info.date_time)
+            zinfo.compress_type = info.compress_type
+            zinfo.external_attr = info.external_attr
+            zinfo.create_system = info.create_system
+            zinfo.comment = info.comment
+            zout.writestr(zinfo, data)

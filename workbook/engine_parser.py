@@ -22,6 +22,8 @@ cannot follow: ``#REF!``, external workbook, 3-D or structured reference),
 from __future__ import annotations
 
 import re
+import sys
+from contextlib import contextmanager
 
 from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
 
@@ -223,6 +225,16 @@ class _Parser:
     def parse(self):
         if not self.toks:
             raise FormulaError("empty formula")
+        depth = deepest = 0
+        for t in self.toks:    # Excel's limit on nested functions, checked before recursing
+            if t.type == Token.FUNC and t.subtype == Token.OPEN:
+                depth += 1
+                deepest = max(deepest, depth)
+            elif t.type == Token.FUNC and t.subtype == Token.CLOSE:
+                depth -= 1
+        if deepest > MAX_FUNCTION_NESTING:
+            raise FormulaError(f"functions are nested {deepest} levels deep; Excel allows "
+                               f"{MAX_FUNCTION_NESTING}")
         node = self.expr(0)
         if self.peek() is not None:
             raise FormulaError(f"unexpected {self.peek().value!r} in formula {self.formula!r}")
@@ -352,12 +364,45 @@ class _Parser:
             raise FormulaError(f"bad array constant in formula {self.formula!r}")
 
 
+# Excel's specifications and limits: "Length of formula contents: 8,192 characters";
+# "Nested levels of functions: 64".  Everything within them is evaluated.
+MAX_FORMULA_CHARS = 8192
+MAX_FUNCTION_NESTING = 64
+
+
 def parse(formula: str):
     """Parse Excel formula text (with or without the leading ``=``) into an AST.
 
     Raises
     ------
     FormulaError
-        If the text is not a well-formed formula.
+        If the text is not a well-formed formula, is longer than Excel's 8,192
+        characters or nests functions deeper than Excel's 64 levels.
     """
-    return _Parser(formula).parse()
+    body = formula[1:] if formula.startswith("=") else formula
+    if len(body) > MAX_FORMULA_CHARS:
+        raise FormulaError(f"the formula is {len(body):,} characters long; Excel allows "
+                           f"{MAX_FORMULA_CHARS:,}")
+    with deep_recursion():
+        return _Parser(formula).parse()
+
+
+@contextmanager
+def deep_recursion():
+    """Room for the deepest formula Excel accepts (8,192 characters of nesting or operator chains).
+
+    Parsing, compiling and evaluating recurse once per nesting level or chained
+    operator; Python 3.11+ runs such pure-Python recursion without growing the C
+    stack, so a limit above the default 1,000 is safe.
+    """
+    old = sys.getrecursionlimit()
+    if old < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        if old < RECURSION_LIMIT:
+            sys.setrecursionlimit(old)
+
+
+RECURSION_LIMIT = 40 * MAX_FORMULA_CHARS

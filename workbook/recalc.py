@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 import click
 
+from ._atomic import OutputError
+
 from .engine import Engine, EngineError, FunctionRegistry
 from .engine_package import MAX_CELLS, CellWrite, Package, WorkbookFileError, write_package
 from .engine_parser import cell_name, index_to_col
@@ -182,15 +184,22 @@ def parse_assignment(text: str) -> tuple[str, object]:
     return name, _parse_value(value)
 
 
+# A number as a spreadsheet user types it: no digit separators ("1_000" stays text), no
+# "inf" or "nan" (text), an optional sign, decimals and exponent.
+_NUMBER = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*")
+
+
 def _parse_value(value: str):
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        raise ValueError(f"the value {value.encode('utf-8', 'surrogateescape')!r} is not valid UTF-8 text: "
+                         "give it in UTF-8")
     if value == "":
         return None
-    try:
-        f = float(value)
-    except ValueError:
+    if not _NUMBER.fullmatch(value):
         return value
+    f = float(value)
     if not math.isfinite(f):
-        return value
+        raise ValueError(f"the number {value!r} is outside the range of a spreadsheet number (about 1.8e308)")
     return f
 
 
@@ -468,7 +477,7 @@ def _write(engine: Engine, src: str, dest: str, in_place: bool, set_cells: dict)
     full = not_computed or engine.uses_udf_or_volatile()
     try:
         write_package(engine.package, dest, writes, full_calc_on_load=full)
-    except WorkbookFileError as exc:
+    except (WorkbookFileError, OutputError) as exc:
         raise RecalcError(str(exc)) from None
     except OSError as exc:
         raise RecalcError(f"{dest}: cannot write ({exc.strerror or exc})") from None

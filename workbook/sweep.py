@@ -22,7 +22,7 @@ import sys
 import click
 import numpy as np
 
-from ._atomic import atomic_target
+from ._atomic import OutputError, check_destination, atomic_target
 from .engine import EngineError, FunctionRegistry
 from .engine_package import MAX_CELLS
 from .engine_parser import cell_name
@@ -68,6 +68,8 @@ def parse_vary(text: str) -> tuple[str, list]:
     if not name or not spec.strip():
         raise ValueError(f"--vary {text!r}: expected NAME=v1,v2,... or NAME=start:stop:step")
     parts = spec.split(":")
+    if ":" in spec and "," not in spec and len(parts) != 3:
+        raise ValueError(f"--vary {text!r}: a range is start:stop:step, three numbers")
     if len(parts) == 3 and "," not in spec:
         try:
             a, b, c = (float(p) for p in parts)
@@ -154,16 +156,26 @@ class SweepResult:
             if suffix == ".csv":
                 with open(tmp, "w", newline="", encoding="utf-8") as fh:
                     w = csv.writer(fh)
-                    w.writerow(header)
+                    w.writerow([_csv(k) for k in header])
                     for row in self.rows():
                         w.writerow([_csv(row[k]) for k in header])
             else:
                 from openpyxl import Workbook
+                from openpyxl.cell import WriteOnlyCell
                 wb = Workbook(write_only=True)
                 ws = wb.create_sheet("Sweep")
-                ws.append(header)
+
+                def cell(v):
+                    v = _xlsx(v)
+                    if not isinstance(v, str):
+                        return v
+                    c = WriteOnlyCell(ws, value=xml_text_raw(v))
+                    c.data_type = "s"    # text stays text: never a formula, whatever it starts with
+                    return c
+
+                ws.append([cell(k) for k in header])
                 for row in self.rows():
-                    ws.append([_xlsx(row[k]) for k in header])
+                    ws.append([cell(row[k]) for k in header])
                 wb.save(tmp)
 
     def plot(self, path, ys: list[str], x: str | None = None) -> None:
@@ -196,8 +208,15 @@ class SweepResult:
             ax.legend(fontsize=8)
         ax.set_title(f"{os.path.basename(self.path)}: sweep over {x}")
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        suffix = os.path.splitext(os.fspath(path))[1].lstrip(".") or "png"
+        with atomic_target(path) as tmp:
+            fig.savefig(tmp, dpi=110, format=suffix)
         plt.close(fig)
+
+
+# CSV injection (OWASP): a spreadsheet opening the CSV runs text that starts with one of these
+# as a formula; such text is written with a leading apostrophe, which spreadsheets show as text.
+_CSV_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _csv(v):
@@ -205,9 +224,18 @@ def _csv(v):
         return ""
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
-    if isinstance(v, float):
+    if isinstance(v, (int, float)):
+        v = float(v)
         return repr(v) if v != int(v) or abs(v) >= 1e15 else str(int(v))
-    return str(v)
+    text = str(v)
+    return "'" + text if text.startswith(_CSV_TRIGGERS) else text
+
+
+def xml_text_raw(text: str) -> str:
+    """Text with the characters XML cannot hold as Excel's ``_xHHHH_`` (openpyxl escapes the rest)."""
+    from .engine_package import xml_text
+    from xml.sax.saxutils import unescape
+    return unescape(xml_text(text))
 
 
 def _xlsx(v):
@@ -328,9 +356,24 @@ def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, pro
         if os.path.exists(target) and not force:
             raise click.UsageError(f"{target} exists; use --force to overwrite it")
     try:
-        vary = dict(parse_vary(v) for v in varies)
+        pairs = [parse_vary(v) for v in varies]
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    seen = {}
+    for name, _ in pairs:
+        if name.lower() in seen:
+            raise click.UsageError(f"--vary {name} is given twice ({seen[name.lower()]} and {name}): "
+                                   "give all its values in one --vary")
+        seen[name.lower()] = name
+    vary = dict(pairs)
+    for target in filter(None, (output, plot)):   # before minutes of computing, not after
+        folder = os.path.dirname(os.path.abspath(target))
+        if not os.path.isdir(folder):
+            raise click.UsageError(f"cannot write {target}: the folder {folder} does not exist")
+        try:
+            check_destination(target)
+        except OutputError as exc:
+            raise click.UsageError(str(exc)) from None
     total = math.prod(len(v) for v in vary.values()) if not zip_inputs else len(next(iter(vary.values())))
     if progress is None:
         progress = total >= 100_000 and sys.stderr.isatty()
@@ -347,6 +390,9 @@ def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, pro
         sys.exit(EXIT_BAD_FILE)
     except KeyError as exc:
         raise click.UsageError(str(exc.args[0])) from None
+    except OutputError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_BAD_FILE)
     click.echo(f"{res.n:,} scenarios x {len(res.outputs)} outputs -> {output}", err=True)
     if plot:
         click.echo(f"plot -> {plot}", err=True)
