@@ -220,14 +220,20 @@ def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
         raise ValueError(f"key_reuse applies to the confidentiality policy only (got "
                          f"{'unlimited' if np.isinf(k[i]) else f'{k[i]:g}'} with {POLICIES[int(pol[i])]}"
-                         f"{f' at index {i}' if bad.ndim else ''}); leave it empty")
+                         f"{f' at index {_at(i)}' if bad.ndim else ''}); leave it empty")
     bad = ecc & (pol != POLICIES.index("integrity"))
     if bad.any():
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
         raise ValueError(f"NISTECC keys support the integrity policy only (got "
-                         f"{POLICIES[int(pol[i])]}{f' at index {i}' if bad.ndim else ''}): NISTECC "
+                         f"{POLICIES[int(pol[i])]}{f' at index {_at(i)}' if bad.ndim else ''}): NISTECC "
                          "certificates have no DATAENCRYPT key usage")
     return _Workload(pol, ecc, bits, kb, k, r, plat, gen)
+
+
+def _at(i) -> str:
+    """An array index as a reader writes it: 3, or (1, 2)."""
+    i = tuple(int(j) for j in i)
+    return str(i[0]) if len(i) == 1 else str(i)
 
 
 def _count(name, value, key, hi):
@@ -870,6 +876,24 @@ class AMSPlan:
     bottleneck: np.ndarray
 
 
+# The most cards or processors a required-count function answers with: more means a unit mistake.
+MAX_REQUIRED = 10000
+
+
+def _whole(k, what, lam):
+    """Required counts as integers; above MAX_REQUIRED (or overflowing) a ValueError naming tx_rate."""
+    k = np.asarray(k, dtype=float)
+    bad = ~(k <= MAX_REQUIRED)
+    if bad.any():
+        i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
+        lam = np.broadcast_to(np.asarray(lam, dtype=float), k.shape)
+        raise ValueError(f"more than {MAX_REQUIRED:,} {what} would be needed at tx_rate {float(lam[i]):g}/s"
+                         f"{f' (at index {_at(i)})' if bad.ndim else ''}: check tx_rate (transactions per "
+                         "second) and the targets")
+    out = k.astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
 def _needed(load, other, max_u):
     """Smallest whole count k >= 1 with load / k + other <= max_u (load in servers' worth)."""
     room = max_u - other
@@ -884,10 +908,14 @@ def _overload(name, util, count, needed, lam, unit):
     if not bad.any():
         return
     i = np.unravel_index(np.argmax(np.where(bad, util, -1.0)), util.shape) if util.ndim else ()
+    u, k = float(util[i]), float(needed[i])
+    busy = f"{u:.0%} busy" if u < 100.0 else "more than 100 times as busy as they can be"
+    more = (f"{int(k):,} {unit} needed to stay below 100%" if k <= MAX_REQUIRED
+            else f"more than {MAX_REQUIRED:,} {unit} would be needed: check tx_rate (transactions per second)")
     raise UnstableQueueError(
-        f"{name} would be {float(util[i]):.0%} busy at tx_rate {float(lam[i]):g}/s with "
-        f"{float(count[i]):g} {unit}{f' (at index {i})' if util.ndim else ''}: the rate cannot be "
-        f"carried; {int(needed[i])} {unit} needed to stay below 100%")
+        f"{name} would be {busy} at tx_rate {float(lam[i]):g}/s with "
+        f"{float(count[i]):g} {unit}{f' (at index {_at(i)})' if util.ndim else ''}: the rate cannot be "
+        f"carried; {more}")
 
 
 def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, recipients=1,
@@ -1119,8 +1147,10 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
     per_txn = np.tensordot(on, req, axes=1)
     dem = _card_ms(req, t, c)
     lam, per_txn, dem, other = np.broadcast_arrays(lam, per_txn, dem, other)
-    load = lam * dem / 1000.0
-    k = _needed(load, other, u_max)
+    with np.errstate(over="ignore", invalid="ignore"):
+        load = lam * dem / 1000.0
+        k = _needed(load, other, u_max)
+    _whole(k, f"{c}s", lam)   # before the wait search: a unit mistake is named, not iterated
     if w_max is not None:
         scv = np.broadcast_to(_scv(req, t, c) if service_scv is None
                               else check("service_scv", service_scv, 0.0), lam.shape)
@@ -1130,10 +1160,9 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
             if not miss.any():
                 break
             k = k + miss
-        else:
-            raise ValueError("more than 10,000 cards needed: check tx_rate and max_wait_ms units")
-    out = k.astype(np.int64)
-    return int(out) if out.ndim == 0 else out
+            if np.any(k > MAX_REQUIRED):
+                break
+    return _whole(k, f"{c}s", lam)
 
 
 def accelerators_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
@@ -1196,6 +1225,7 @@ def processors_required(tx_rate, policy, key_type, key_size, message_kb, key_reu
     w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
     u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, hi_open=True, scalar=True)
     parts = _cpu_parts(w)
-    busy = (lam * (parts["application"] + parts["AMSM"]) + parts["mstr_per_s"]) / 1e6
-    out = np.maximum(_needed(busy, 0.0, u_max), 1.0).astype(np.int64)
-    return int(out) if out.ndim == 0 else out
+    with np.errstate(over="ignore", invalid="ignore"):
+        busy = (lam * (parts["application"] + parts["AMSM"]) + parts["mstr_per_s"]) / 1e6
+        k = np.maximum(_needed(busy, 0.0, u_max), 1.0)
+    return _whole(k, "processors", lam)

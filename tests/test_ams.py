@@ -884,3 +884,21 @@ def test_saturated_networks_stop_early_within_their_tolerance(policy, reuse, kb)
     n = 5000
     full = _mva(n, dem, srv, d["path_ms"])[0][-1]
     assert_allclose(_mva_saturating(n, dem, srv, d["path_ms"]), full, rtol=SATURATION_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("fn", [accelerators_required, coprocessors_required, processors_required])
+def test_absurd_rates_are_named_not_overflowed(fn):
+    # the fuzz: ACCELERATORS_REQUIRED(1e308, ...) gave "internal error (OverflowError ...)"; the
+    # vectorized counts then cast 1e308 to int64 (-9.2e18).  More than 10,000 is a unit mistake.
+    with pytest.raises(ValueError, match=r"more than 10,000 .* tx_rate 1e\+308/s"):
+        fn(1e308, "privacy", "RSA", 2048, 2.0)
+    with pytest.raises(ValueError, match="at index 1"):
+        fn([10.0, 1e308], "privacy", "RSA", 2048, 2.0)
+    with pytest.raises(UnstableQueueError, match="more than 100 times as busy"):
+        ams_plan(1e308, "privacy", "RSA", 2048, 2.0)
+
+
+def test_tiny_rates_give_finite_waits():
+    # the fuzz: crypto_wait_ms(1e-310, ..., cards=64) -> nan
+    w = crypto_wait_ms(1e-310, "privacy", "RSA", 2048, 2.0, cards=64)
+    assert np.isfinite(w) and w >= 0.0
