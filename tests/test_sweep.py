@@ -340,3 +340,11 @@ def test_sweep_output_gets_the_umask_mode(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "s.csv").st_mode) == 0o644
+
+
+def test_vary_text_into_a_number_cell_is_refused(tmp_path):
+    # the fuzz: --vary TxRate=abc was accepted (a column of #VALUE!); text into a text cell is fine
+    p = _small(tmp_path)
+    res = run("sweep", p, "--vary", "Rate=1,abc", "-o", tmp_path / "s.csv")
+    assert res.exit_code == EXIT_BAD_FILE and "holds a number and 'abc' is not one" in res.output
+    assert run("sweep", p, "--vary", "Policy=privacy,42", "-o", tmp_path / "t.csv").exit_code == EXIT_OK

@@ -292,6 +292,8 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
     n = len(columns[0])
     engine = load_engine(path, n=n, functions=functions, max_cells=max_cells)
     try:
+        for name, values in zip(names, lists):
+            _check_kind(engine, name, values)
         for name, col in zip(names, columns):
             engine.set_input(name, col if n > 1 else col[0])
     except EngineError as exc:
@@ -312,6 +314,19 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
     res = SweepResult(dict(zip(names, columns)), result_out, cells, os.fspath(path))
     res._names = name_map
     return res
+
+
+def _check_kind(engine, name, values) -> None:
+    """A cell that holds a number takes numbers: ``--vary TxRate=abc`` is a mistake, not a scenario."""
+    try:
+        current = engine.value(name).element(0)
+    except EngineError:
+        return                      # set_input names the problem
+    if isinstance(current, float) and not isinstance(current, bool):
+        text = [v for v in values if isinstance(v, str)]
+        if text:
+            raise RecalcError(f"--vary {name}: the cell holds a number and {text[0]!r} is not one "
+                              "(numbers as 1500 or 1.5e3, without separators)")
 
 
 def _evaluate_with_progress(engine, roots):
