@@ -415,3 +415,53 @@ def test_schweitzer_error_at_small_populations_is_large():
 def test_schweitzer_bad_input(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         mva_schweitzer(**kwargs)
+
+
+# ------------------------------------------------ cost (issue 14: MVA was factorial in stations)
+def _buzen(n, demands, servers, think):
+    """X(N) by the convolution algorithm with load-dependent stations (Buzen 1973), in mpmath:
+    an exact reference independent of MVA."""
+    import math
+
+    import mpmath
+    g = [mpmath.mpf(1)] + [mpmath.mpf(0)] * n
+    for d, m in [(think, math.inf)] + list(zip(demands, servers)):
+        f = [mpmath.mpf(1)]
+        for j in range(1, n + 1):
+            f.append(f[-1] * mpmath.mpf(d) / (j if math.isinf(m) else min(j, m)))
+        g = [sum(f[j] * g[i - j] for j in range(i + 1)) for i in range(n + 1)]
+    return float(g[n - 1] / g[n])
+
+
+def test_many_multi_server_stations_are_exact_and_cheap():
+    # mva_throughput(10, [1.0]*M, [2]*M) took 0.84 s at M=6, 36.9 s at M=8: each complement
+    # network was solved again on every path to it (M!); memoized, 2^M at most
+    from model.mva import mva_work
+    demands = [1.0 + 0.1 * i for i in range(8)]
+    x = mva_throughput(10, demands, [2, 3, 2, 4, 2, 3, 2, 2], think_time=0.5)
+    assert_allclose(x, _buzen(10, demands, [2, 3, 2, 4, 2, 3, 2, 2], 0.5), rtol=1e-10)
+    assert mva_work(10, demands, [2] * 8) == 10 * 2 ** 8
+
+
+@pytest.mark.parametrize("args, match", [
+    ((1e9, [1.0, 2.0], [1, 2]), r"recursion steps \(population"),
+    ((10, [1.0 + i * 1e-3 for i in range(10000)], [2] * 10000), "more than 1e300"),
+    ((10, [1.0 + i * 1e-3 for i in range(20)], [2] * 20), "2\\^20 networks"),
+])
+def test_networks_beyond_the_budget_are_a_clear_error(args, match):
+    # population 1e9 was a MemoryError ("internal error, please report it"), 10,000 stations a
+    # RecursionError: now a ValueError that says why and what to do
+    with pytest.raises(ValueError, match=match):
+        mva(*args)
+    with pytest.raises(ValueError, match="mva_schweitzer"):
+        mva_throughput(*args)
+
+
+def test_saturated_throughput_stops_early_within_its_tolerance():
+    from model.mva import SATURATION_RTOL
+    # one bottleneck: X reaches 1/D quickly, a million customers cost a few hundred steps
+    assert_allclose(mva_throughput(1_000_000, [1.0, 0.5], [1, 2], think_time=3.0), 1.0,
+                    rtol=SATURATION_RTOL, atol=0)
+    full = mva(5000, [1.0, 0.5, 0.7], [1, 2, 3], think_time=3.0).throughput[-1]
+    assert_allclose(mva_throughput(5000, [1.0, 0.5, 0.7], [1, 2, 3], think_time=3.0), full,
+                    rtol=SATURATION_RTOL, atol=0)
