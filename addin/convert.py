@@ -238,9 +238,9 @@ def _result(spec: Function, value):
 
 
 def _table_cell(value):
-    """One table cell: None (not applicable) becomes "", NaN "n/a"; never None or NaN."""
-    if value is None:
-        return ""
+    """One table cell: None (not applicable) and NaN become "n/a": never None, NaN or a blank."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "n/a"
     if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
         value = value.item()
     if isinstance(value, bool) or isinstance(value, str):
