@@ -39,6 +39,7 @@ bench: venv
 	@$(PIP) -c $(LOCK) ".[bench]"
 	$(PY) tests/bench_erlang.py
 	$(PY) tests/bench_recalc.py
+	$(PY) tests/bench_recalc_rows.py
 	$(PY) tests/bench_ams.py
 
 # Refresh the lock: resolve pyproject's ranges (runtime, test and bench extras) to

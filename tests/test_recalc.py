@@ -712,3 +712,24 @@ def test_formulas_as_long_and_deep_as_excel_allows_are_evaluated(tmp_path):
         assert any(msg in d.message for d in eng.diagnostics[eng.locate(f"Results!{cell}")]), cell
     res = run("recalc", p, "-o", tmp_path / "o.xlsx")
     assert res.exit_code == EXIT_ERROR_VALUES       # errors in cells, not a crash
+
+
+def test_writes_to_new_and_existing_rows_in_one_sheet(tmp_path):
+    # the writer indexes writes by row (it scanned every write per row: quadratic in rows);
+    # rows that do not exist yet are created before, between and after the existing ones
+    p = make_wb(tmp_path / "r.xlsx", {"Results": {"A1": 1, "A3": 3, "A5": "=A3*2"}},
+                names={"Two": "Results!$B$2", "Three": "Results!$C$3", "Four": "Results!$B$4",
+                       "Seven": "Results!$B$7", "One": "Results!$D$1"})
+    out = tmp_path / "o.xlsx"
+    res = run("recalc", p, "-o", out, "--set", "Two=2", "--set", "Three=x", "--set", "Four=4",
+              "--set", "Seven=7", "--set", "One=0.5")
+    assert res.exit_code == EXIT_OK, res.output
+    ws = openpyxl.load_workbook(out)["Results"]
+    got = {c.coordinate: c.value for row in ws.iter_rows() for c in row if c.value is not None}
+    assert got == {"A1": 1, "D1": 0.5, "B2": 2, "A3": 3, "C3": "x", "B4": 4, "A5": "=A3*2", "B7": 7}
+    import xml.etree.ElementTree as ET
+    with zipfile.ZipFile(out) as z:
+        sheet = next(n for n in z.namelist() if n.startswith("xl/worksheets/sheet"))
+        rows = [int(r.get("r")) for r in ET.fromstring(z.read(sheet)).iter()
+                if r.tag.endswith("}row")]
+    assert rows == sorted(rows) == [1, 2, 3, 4, 5, 7]          # in order, each once
