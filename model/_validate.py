@@ -37,20 +37,28 @@ class UnstableQueueError(ValueError):
 
 def is_scalar(*xs) -> bool:
     """True when every argument is a plain Python/NumPy real scalar (fast path)."""
-    return all(isinstance(x, Real) and not isinstance(x, bool) for x in xs)
+    return all(isinstance(x, Real) and not isinstance(x, (bool, np.timedelta64, np.datetime64)) for x in xs)
 
 
 def as_float_array(name: str, x) -> np.ndarray:
     """Convert *x* to a float64 array, naming *name* if that is impossible."""
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be a number or an array of numbers (got {x!r})")
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{name} must be plain numbers: a masked array's hidden values would be used "
+                        "(fill or drop them first, e.g. x.filled(...) or x.compressed())")
+    if isinstance(x, complex) or np.iscomplexobj(x):
+        raise TypeError(f"{name} must be a real number (got a complex value); its imaginary part "
+                        "would be dropped")
     try:
         raw = np.asarray(x)
+        if raw.dtype.kind in "mM":
+            raise TypeError(f"{name} must be a number, not a date or time (got dtype {raw.dtype})")
         if raw.dtype == bool:
             raise TypeError(f"{name} must be a number, not TRUE/FALSE (got {x!r})")
         arr = np.asarray(raw, dtype=float)
     except (ValueError, TypeError) as exc:
-        if "TRUE/FALSE" in str(exc):
+        if "TRUE/FALSE" in str(exc) or "date or time" in str(exc):
             raise
         raise TypeError(f"{name} must be a number or an array of numbers (got {x!r})") from None
     return arr

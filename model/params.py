@@ -124,7 +124,7 @@ def normalize_key(key_type, key_size) -> tuple[str, int]:
         size = float(key_size)
     except (TypeError, ValueError):
         size = float("nan")
-    if size != size or size != int(size) or int(size) not in allowed:
+    if not (size == size and abs(size) != float("inf")) or size != int(size) or int(size) not in allowed:
         raise ValueError(f"key_size for {kt} must be one of {', '.join(map(str, allowed))} "
                          f"bits (got {key_size!r})")
     return kt, int(size)

@@ -737,6 +737,10 @@ def ocsp_cpu_us(connection_cpu_us, address_space="total"):
     space = normalize_choice("address_space", address_space, ("total", "SSL_server", "TCPIP"))
     ids = {"total": "s004_ocsp_total_pct", "SSL_server": "s004_ocsp_ssl_server_pct",
            "TCPIP": "s004_ocsp_tcpip_pct"}
-    out = np.asarray(cpu) * _ratio(ids[space])
+    with np.errstate(over="ignore"):
+        out = np.asarray(cpu) * _ratio(ids[space])
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"connection_cpu_us is too large: times {_ratio(ids[space]):g} it exceeds the "
+                         "largest number a spreadsheet holds (about 1.8e308)")
     return float(out) if out.ndim == 0 else out
 

@@ -173,3 +173,32 @@ def test_message_value_uses_g_format():
     with pytest.raises(ValueError) as exc:
         check("traffic", -1.5e-12, 0.0)
     assert str(exc.value) == "traffic must be >= 0 (got -1.5e-12)"
+
+
+# ------------------------------------------------ the model API fuzz (issue 14, item 6)
+@pytest.mark.parametrize("bad, match", [
+    (10 + 5j, "servers must be a real number"),
+    (np.array([10 + 5j]), "servers must be a real number"),
+    (np.ma.array([10.0], mask=[True]), "servers must be plain numbers: a masked array"),
+    (np.array(["2020-01-01"], dtype="datetime64[D]"), "servers must be a number, not a date or time"),
+    (np.timedelta64(5, "s"), "servers must be a number, not a date or time"),
+    (np.datetime64("2020-01-01"), "servers must be a number, not a date or time"),
+])
+def test_values_that_are_not_real_numbers_are_refused(bad, match):
+    # the fuzz: erlang_c(9, 10+5j) -> 0.6687 (imaginary part dropped); datetime64 and masked
+    # arrays accepted
+    import model
+    with pytest.raises(TypeError, match=match):
+        model.erlang_c(9, bad)
+
+
+def test_overflowing_inputs_and_mismatched_shapes_are_named():
+    import model
+    # crypto_op_ms('sign', 'RSA', inf) was an OverflowError; ocsp_cpu_us(1.79e308) returned inf
+    with pytest.raises(ValueError, match=r"key_size for RSA must be one of .* \(got inf\)"):
+        model.crypto_op_ms("sign", "RSA", float("inf"))
+    with pytest.raises(ValueError, match="connection_cpu_us is too large"):
+        model.ocsp_cpu_us(1.79e308, "TCPIP")
+    # "shape mismatch: objects cannot be broadcast" named no argument
+    with pytest.raises(ValueError, match=r"policy \(3,\).*key_size \(2,\)"):
+        model.ams_throughput(["integrity", "privacy", "integrity"], "RSA", [2048, 4096], 2)
