@@ -24,7 +24,7 @@ from numbers import Real
 
 import numpy as np
 
-__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "UnstableQueueError"]
+__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", "UnstableQueueError"]
 
 
 class UnstableQueueError(ValueError):
@@ -145,6 +145,16 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
     if arr.ndim == 0:
         return float(arr)
     return arr
+
+
+def broadcast(**named) -> list:
+    """``np.broadcast_arrays`` of the named arguments, with an error that names them and their shapes."""
+    try:
+        return np.broadcast_arrays(*(np.asarray(v) for v in named.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in named.items() if np.ndim(v))
+        raise ValueError(f"the array arguments do not fit together ({shapes}): give arrays of one "
+                         "shape, or shapes that broadcast (one of them 1 along each axis)") from None
 
 
 def check_stable(utilization, *, what: str = "utilization") -> None:

@@ -89,7 +89,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._validate import UnstableQueueError, check
+from ._validate import UnstableQueueError, broadcast, check
 from .crypto import CARD_FUNCTIONS, function_ms
 from .figures import figure, table_in_force
 from .mgc import mgc_wait
@@ -213,7 +213,7 @@ def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients
                   AMS_PLATFORMS)
     gen = _codes("card_generation", card_generation,
                  lambda v: normalize_choice("card_generation", v, CARD_GENERATIONS), CARD_GENERATIONS)
-    pol, ecc, bits, kb, k, r, plat, gen = _broadcast(
+    pol, ecc, bits, kb, k, r, plat, gen = broadcast(
         policy=pol, key_type=ecc, key_size=bits, message_kb=kb, key_reuse=k, recipients=r, platform=plat,
         card_generation=gen)
     conf = pol == POLICIES.index("confidentiality")
@@ -236,16 +236,6 @@ def _at(i) -> str:
     """An array index as a reader writes it: 3, or (1, 2)."""
     i = tuple(int(j) for j in i)
     return str(i[0]) if len(i) == 1 else str(i)
-
-
-def _broadcast(**named):
-    """np.broadcast_arrays with an error that names the arguments and their shapes."""
-    try:
-        return np.broadcast_arrays(*named.values())
-    except ValueError:
-        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in named.items() if np.ndim(v))
-        raise ValueError(f"the array arguments do not fit together ({shapes}): give arrays of one "
-                         "shape, or shapes that broadcast (one of them 1 along each axis)") from None
 
 
 def _count(name, value, key, hi):

@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from scipy.special import gammaincc, gammaln
 
-from ._validate import check, check_stable, is_scalar
+from ._validate import broadcast, check, check_stable, is_scalar
 
 __all__ = ["erlang_b", "erlang_c", "poisson_pmf"]
 
@@ -306,7 +306,7 @@ def erlang_b(traffic, servers):
         return _erlang_b_s(check("traffic", traffic, 0.0, MAX_ERLANGS), check("servers", servers, 1.0, MAX_ERLANGS))
     a = np.asarray(check("traffic", traffic, 0.0, MAX_ERLANGS), float)
     c = np.asarray(check("servers", servers, 1.0, MAX_ERLANGS), float)
-    a, c = np.broadcast_arrays(a, c)
+    a, c = broadcast(traffic=a, servers=c)
     return _out(_erlang_b(a, c))
 
 
@@ -350,6 +350,6 @@ def erlang_c(traffic, servers):
         return _erlang_c_from_b(_erlang_b_s(a, c), a, c)
     a = np.asarray(check("traffic", traffic, 0.0, MAX_ERLANGS), float)
     c = np.asarray(check("servers", servers, 1.0, MAX_ERLANGS), float)
-    a, c = np.broadcast_arrays(a, c)
+    a, c = broadcast(traffic=a, servers=c)
     check_stable(a / c, what="traffic / servers")
     return _out(_erlang_c_from_b(_erlang_b(a, c), a, c))

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check, check_stable, is_scalar
+from ._validate import broadcast, check, check_stable, is_scalar
 from .erlang import MAX_ERLANGS, _erlang_b, _erlang_b_s, _erlang_c_from_b
 
 __all__ = [
@@ -49,10 +49,16 @@ def _args(arrival_rate, service_time, servers):
     s = check("service_time", service_time, 0.0, lo_open=True)
     c = check("servers", servers, 1.0, MAX_ERLANGS)
     if not is_scalar(lam, s, c):
-        lam, s, c = np.broadcast_arrays(*(np.asarray(v, float) for v in (lam, s, c)))
-    a = lam * s
-    check_stable(a / c, what="utilization (arrival_rate * service_time / servers)")
+        lam, s, c = broadcast(arrival_rate=np.asarray(lam, float), service_time=np.asarray(s, float),
+                              servers=np.asarray(c, float))
+    with np.errstate(over="ignore"):      # an overflowing load is unstable: check_stable says so
+        a = lam * s
+        u = a / c
+    check_stable(u, what="utilization (arrival_rate * service_time / servers)")
     return lam, s, c, a
+
+
+_TARGET_ARGS = {"u": "max_utilization", "w": "max_wait", "p": "wait_percentile", "t": "max_percentile_wait"}
 
 
 def _c(a, c):
@@ -194,9 +200,11 @@ def mmc_wait_percentile(arrival_rate, service_time, servers, p):
     _, s, c, a = _args(arrival_rate, service_time, servers)
     p = check("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
     pw = _c(a, c)
-    with np.errstate(divide="ignore"):
-        w = s / (c - a) * np.log(np.divide(pw, 1.0 - np.asarray(p)))
-    return _out(np.maximum(w, 0.0))
+    q = 1.0 - np.asarray(p)
+    waits = np.asarray(pw) > q            # otherwise at least a fraction p do not wait: 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = s / (c - a) * np.log(np.divide(pw, q))
+    return _out(np.where(waits, np.maximum(w, 0.0), 0.0))
 
 
 def _response_sf(x, pw, k):
@@ -230,8 +238,8 @@ def mmc_response_percentile(arrival_rate, service_time, servers, p):
     _, s, c, a = _args(arrival_rate, service_time, servers)
     p = check("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
     pw = np.asarray(_c(a, c), float)
-    a, c, s, p = np.broadcast_arrays(np.asarray(a, float), np.asarray(c, float),
-                                     np.asarray(s, float), np.asarray(p, float))
+    a, c, s, p = broadcast(traffic=np.asarray(a, float), servers=np.asarray(c, float),
+                           service_time=np.asarray(s, float), p=np.asarray(p, float))
     pw = np.broadcast_to(pw, a.shape)
     q = 1.0 - p
     k = c - 1.0 - a
@@ -299,8 +307,8 @@ def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
     if wait_percentile is not None:
         targets["p"] = check("wait_percentile", wait_percentile, 0.0, 1.0, lo_open=True, hi_open=True)
         targets["t"] = check("max_percentile_wait", max_percentile_wait, 0.0)
-    arrays = np.broadcast_arrays(np.asarray(lam, float), np.asarray(s, float),
-                                 *(np.asarray(v, float) for v in targets.values()))
+    arrays = broadcast(arrival_rate=np.asarray(lam, float), service_time=np.asarray(s, float),
+                       **{_TARGET_ARGS[k]: np.asarray(v, float) for k, v in targets.items()})
     shape = arrays[0].shape
     lam_a, s_a = arrays[0], arrays[1]
     a = (lam_a * s_a).reshape(-1)
