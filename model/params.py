@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import math
 import os
 from contextlib import contextmanager
 from functools import lru_cache
@@ -20,7 +21,7 @@ from pathlib import Path
 from .datafiles import data_path
 
 __all__ = [
-    "load_params", "param", "params_path", "clear_cache", "using_params", "normalize_choice",
+    "load_params", "param", "params_path", "clear_cache", "using_params", "normalize_choice", "validate_params",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
     "ADDRESS_SPACES", "MAX_MESSAGE_KB", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
     "normalize_cipher",
@@ -177,11 +178,56 @@ def params_path() -> Path:
 
 @lru_cache(maxsize=8)
 def _load(path: str, mtime: float) -> dict:
-    with open(path, encoding="utf-8") as fh:
-        doc = json.load(fh)
-    if "parameters" not in doc:
-        raise ValueError(f"{path}: not a cryptoplan parameter file (no 'parameters' key)")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a cryptoplan parameter file (not JSON: {exc})") from None
+    validate_params(doc, path)
     return doc
+
+
+def validate_params(doc, path="the parameter file") -> None:
+    """Check a parameter document: every parameter the models use, each a finite number >= 0.
+
+    The names are the packaged ``data/params.json``'s (what ``cryptoplan fit`` writes): a file
+    that lacks one or adds one is an error naming them, as is a value that is not a real
+    number (text, true/false, null, a list), not finite, or negative (every parameter is a
+    time, a CPU cost, a count, an exponent or a ratio).
+
+    Raises
+    ------
+    ValueError
+        Naming the file, the parameter and the value.
+    """
+    if not isinstance(doc, dict) or not isinstance(doc.get("parameters"), dict):
+        raise ValueError(f"{path}: not a cryptoplan parameter file (no 'parameters' object)")
+    params = doc["parameters"]
+    reference = _reference_names()
+    if reference is not None:
+        missing = sorted(reference - set(params))
+        unknown = sorted(set(params) - reference)
+        if missing:
+            raise ValueError(f"{path}: lacks the parameters {', '.join(missing)}; write the file with "
+                             "cryptoplan fit --out")
+        if unknown:
+            raise ValueError(f"{path}: unknown parameters {', '.join(unknown)}; accepted: "
+                             f"{', '.join(sorted(reference))}")
+    for name, entry in params.items():
+        v = entry.get("value") if isinstance(entry, dict) else None
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        if not ok:
+            raise ValueError(f"{path}: parameter {name!r} must have a 'value' that is a finite number "
+                             f">= 0 (got {v!r})")
+
+
+@lru_cache(maxsize=1)
+def _reference_names():
+    """Parameter names of the packaged data/params.json (None while that file itself is loading)."""
+    ref = data_path("params.json")
+    with open(ref, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    return frozenset(doc.get("parameters", {}))
 
 
 def load_params() -> dict:

@@ -139,3 +139,50 @@ def test_rejects_bad_key_sizes_listing_accepted(key_type, bad, listing):
 def test_rejects_bad_key_reuse(bad):
     with pytest.raises(ValueError, match="1..9999999 or 'unlimited'"):
         normalize_key_reuse(bad)
+
+
+# ------------------------------------------------ parameter files (issue 13: not validated)
+import json  # noqa: E402
+
+
+def _doc():
+    with open(data_path("params.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@pytest.mark.parametrize("value, shown", [(-0.46, "-0.46"), (float("nan"), "nan"), (True, "True"),
+                                          ("1.5", "'1.5'"), ([1.0], "[1.0]"), (None, "None"),
+                                          (float("inf"), "inf")])
+def test_a_bad_parameter_value_names_the_file_and_the_parameter(tmp_path, monkeypatch, value, shown):
+    # negating cop_rsa_ms_2048 gave "Throughput -4,379.5 txn/s"; NaN, true, "1.5", lists and nulls
+    # were accepted or failed with messages naming neither the file nor the parameter
+    import model
+    doc = _doc()
+    doc["parameters"]["cop_rsa_ms_2048"]["value"] = value
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(path))
+    import re
+    with pytest.raises(ValueError, match=rf"site.json: parameter 'cop_rsa_ms_2048' .* \(got {re.escape(shown)}"):
+        model.ams_throughput("integrity", "RSA", 2048, 2.0)
+
+
+def test_missing_unknown_and_non_json_parameter_files_are_named(tmp_path, monkeypatch):
+    import model
+    doc = _doc()
+    doc["parameters"].pop("crypto_call_ms")
+    doc["parameters"]["my_guess"] = {"value": 1.0}
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(path))
+    with pytest.raises(ValueError, match="site.json: lacks the parameters crypto_call_ms"):
+        model.ams_throughput("integrity", "RSA", 2048, 2.0)
+    doc["parameters"]["crypto_call_ms"] = {"value": 0.05}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match="site.json: unknown parameters my_guess; accepted: "):
+        model.ams_throughput("integrity", "RSA", 2048, 2.0)
+    bad = tmp_path / "x.json"
+    bad.write_bytes(b"PK\x03\x04 not json")
+    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(bad))
+    with pytest.raises(ValueError, match="x.json: not a cryptoplan parameter file"):
+        model.ams_throughput("integrity", "RSA", 2048, 2.0)
