@@ -24,7 +24,7 @@ from numbers import Real
 
 import numpy as np
 
-__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", "UnstableQueueError"]
+__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", "index_text", "UnstableQueueError"]
 
 
 class UnstableQueueError(ValueError):
@@ -69,8 +69,12 @@ def _where(bad: np.ndarray, arr: np.ndarray) -> str:
     value = arr[tuple(idx)]
     if arr.ndim == 0:
         return f"got {value:g}"
-    where = ", ".join(str(int(i)) for i in idx)
-    return f"got {value:g} at index {where}"
+    return f"got {value:g} at index {index_text(idx)}"
+
+
+def index_text(idx) -> str:
+    """An array index as error messages print it: ``3`` or ``1, 2``."""
+    return ", ".join(str(int(i)) for i in idx)
 
 
 def _range_text(lo, hi, lo_open, hi_open) -> str:

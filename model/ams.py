@@ -89,7 +89,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._validate import UnstableQueueError, broadcast, check
+from ._validate import UnstableQueueError, broadcast, check, index_text
 from .crypto import CARD_FUNCTIONS, function_ms
 from .figures import figure, table_in_force
 from .mgc import mgc_wait
@@ -222,20 +222,14 @@ def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
         raise ValueError(f"key_reuse applies to the confidentiality policy only (got "
                          f"{'unlimited' if np.isinf(k[i]) else f'{k[i]:g}'} with {POLICIES[int(pol[i])]}"
-                         f"{f' at index {_at(i)}' if bad.ndim else ''}); leave it empty")
+                         f"{f' at index {index_text(i)}' if bad.ndim else ''}); leave it empty")
     bad = ecc & (pol != POLICIES.index("integrity"))
     if bad.any():
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
         raise ValueError(f"NISTECC keys support the integrity policy only (got "
-                         f"{POLICIES[int(pol[i])]}{f' at index {_at(i)}' if bad.ndim else ''}): NISTECC "
+                         f"{POLICIES[int(pol[i])]}{f' at index {index_text(i)}' if bad.ndim else ''}): NISTECC "
                          "certificates have no DATAENCRYPT key usage")
     return _Workload(pol, ecc, bits, kb, k, r, plat, gen)
-
-
-def _at(i) -> str:
-    """An array index as a reader writes it: 3, or (1, 2)."""
-    i = tuple(int(j) for j in i)
-    return str(i[0]) if len(i) == 1 else str(i)
 
 
 def _count(name, value, key, hi):
@@ -890,7 +884,7 @@ def _whole(k, what, lam):
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
         lam = np.broadcast_to(np.asarray(lam, dtype=float), k.shape)
         raise ValueError(f"more than {MAX_REQUIRED:,} {what} would be needed at tx_rate {float(lam[i]):g}/s"
-                         f"{f' (at index {_at(i)})' if bad.ndim else ''}: check tx_rate (transactions per "
+                         f"{f' (at index {index_text(i)})' if bad.ndim else ''}: check tx_rate (transactions per "
                          "second) and the targets")
     out = k.astype(np.int64)
     return int(out) if out.ndim == 0 else out
@@ -916,7 +910,7 @@ def _overload(name, util, count, needed, lam, unit):
             else f"more than {MAX_REQUIRED:,} {unit} would be needed: check tx_rate (transactions per second)")
     raise UnstableQueueError(
         f"{name} would be {busy} at tx_rate {float(lam[i]):g}/s with "
-        f"{float(count[i]):g} {unit}{f' (at index {_at(i)})' if util.ndim else ''}: the rate cannot be "
+        f"{float(count[i]):g} {unit}{f' (at index {index_text(i)})' if util.ndim else ''}: the rate cannot be "
         f"carried; {more}")
 
 

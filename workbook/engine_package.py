@@ -507,17 +507,22 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]
 _XML_ESCAPE_LIKE = re.compile("_(x[0-9A-Fa-f]{4}_)")
 
 
-def xml_text(value: str) -> str:
-    """Text for an OOXML string: XML-escaped, characters XML cannot hold as ``_xHHHH_``.
+def ooxml_string(value: str) -> str:
+    """Text with the characters XML cannot hold written as Excel's ``_xHHHH_``.
 
     Excel stores a control character such as U+0001 in a cell as ``_x0001_``
     (ECMA-376 Part 1, 22.9.2.19, ST_Xstring) and reads it back as the
     character; literal text of that shape is protected as ``_x005F_xHHHH_``.
-    The file stays well-formed XML and the text survives a round trip.
+    The file stays well-formed XML and the text survives a round trip
+    (:func:`xml_untext` reads it back).
     """
     value = _XML_ESCAPE_LIKE.sub(r"_x005F_\1", value)
-    value = _XML_ILLEGAL.sub(lambda m: f"_x{ord(m.group()):04X}_", value)
-    return escape(value)
+    return _XML_ILLEGAL.sub(lambda m: f"_x{ord(m.group()):04X}_", value)
+
+
+def xml_text(value: str) -> str:
+    """Text for an OOXML string element: :func:`ooxml_string`, then XML-escaped."""
+    return escape(ooxml_string(value))
 
 
 def _value_xml(value, prefix: str):

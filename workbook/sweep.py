@@ -24,7 +24,7 @@ import numpy as np
 
 from ._atomic import OutputError, check_destination, atomic_target
 from .engine import EngineError, FunctionRegistry
-from .engine_package import MAX_CELLS
+from .engine_package import MAX_CELLS, ooxml_string
 from .engine_parser import cell_name
 from .engine_values import ExcelError
 from .recalc import (
@@ -169,7 +169,7 @@ class SweepResult:
                     v = _xlsx(v)
                     if not isinstance(v, str):
                         return v
-                    c = WriteOnlyCell(ws, value=xml_text_raw(v))
+                    c = WriteOnlyCell(ws, value=ooxml_string(v))   # openpyxl escapes the rest
                     c.data_type = "s"    # text stays text: never a formula, whatever it starts with
                     return c
 
@@ -229,13 +229,6 @@ def _csv(v):
         return repr(v) if v != int(v) or abs(v) >= 1e15 else str(int(v))
     text = str(v)
     return "'" + text if text.startswith(_CSV_TRIGGERS) else text
-
-
-def xml_text_raw(text: str) -> str:
-    """Text with the characters XML cannot hold as Excel's ``_xHHHH_`` (openpyxl escapes the rest)."""
-    from .engine_package import xml_text
-    from xml.sax.saxutils import unescape
-    return unescape(xml_text(text))
 
 
 def _xlsx(v):
