@@ -93,7 +93,7 @@ from ._validate import UnstableQueueError, broadcast, check, index_text
 from .crypto import CARD_FUNCTIONS, function_ms
 from .figures import figure, table_in_force
 from .mgc import mgc_wait
-from .mva import _mva
+from .mva import mva_throughput
 from .params import (KEY_TYPES, MAX_MESSAGE_KB, POLICIES, normalize_choice, normalize_key,
                      normalize_key_reuse, normalize_key_type, normalize_policy, param)
 
@@ -580,33 +580,11 @@ def _closed_x(d, n, servers) -> np.ndarray:
         uniq, inv = np.unique(rows, axis=0, return_inverse=True)
         xs = np.empty(len(uniq))
         for i, row in enumerate(uniq):           # one exact MVA per distinct network
-            xs[i] = 1000.0 * _mva_saturating(int(row[0]), row[2:5], row[5:8], float(row[1]))
+            # exact MVA, stopped once saturated, within its cost budget (model.mva.mva_throughput)
+            xs[i] = 1000.0 * mva_throughput(int(row[0]), row[2:5], row[5:8], float(row[1]))
         x = np.array(x, dtype=float)
         x[many] = xs[inv.ravel()]
     return x
-
-
-# Beyond saturation X(n) only creeps towards its bound: stop when it is this close (relative).
-SATURATION_RTOL = 1e-12
-
-
-def _mva_saturating(n: int, demands, servers, think: float) -> float:
-    """X(n) of exact MVA, stopping early once the throughput has reached its bound.
-
-    X(n) is nondecreasing and at most :math:`X_{max} = \\min_k m_k / D_k`.  MVA runs
-    to populations 256, 1024, ... (each from scratch); once some
-    :math:`X(n') \\ge X_{max}(1 - 10^{-12})` with :math:`n' < n`, X(n) lies between
-    them and X(n') is returned: within :data:`SATURATION_RTOL` of the exact value.
-    100,000 requesters then cost a few hundred MVA steps instead of 800,000.
-    """
-    busy = demands > 0
-    xmax = float(np.min(servers[busy] / demands[busy])) if busy.any() else np.inf
-    k = min(n, 256)
-    while True:
-        x = float(_mva(k, demands, servers, think)[0][-1])
-        if k == n or x >= xmax * (1.0 - SATURATION_RTOL):
-            return x
-        k = min(n, 4 * k)
 
 
 def _servers(processors, coprocessors, accelerators):

@@ -875,15 +875,16 @@ def test_card_generations_follow_the_published_rows():
 def test_saturated_networks_stop_early_within_their_tolerance(policy, reuse, kb):
     # beyond saturation MVA runs to 256, 1024, ... requesters and stops once X is within
     # SATURATION_RTOL of its bound: the answer must equal the full recursion's to that tolerance
-    from model.ams import SATURATION_RTOL, _mva_saturating
-    from model.mva import _mva
+    from model.mva import SATURATION_RTOL, _mva, mva_throughput
     d = ams_demands(policy, "RSA", 2048, kb, reuse)
     b = d["mstr_us_per_s"] / 1e6
     dem = np.array([d["cpu_ms"] / (1 - b / PROCESSORS), d["coprocessor_ms"], d["accelerator_ms"]])
     srv = np.array([PROCESSORS, 2.0, 1.0])
     n = 5000
     full = _mva(n, dem, srv, d["path_ms"])[0][-1]
-    assert_allclose(_mva_saturating(n, dem, srv, d["path_ms"]), full, rtol=SATURATION_RTOL, atol=0)
+    assert_allclose(mva_throughput(n, dem, srv, d["path_ms"]), full, rtol=SATURATION_RTOL, atol=0)
+    assert_allclose(ams_throughput(policy, "RSA", 2048, kb, reuse, requesters=n), 1000.0 * full,
+                    rtol=SATURATION_RTOL, atol=0)
 
 
 @pytest.mark.parametrize("fn", [accelerators_required, coprocessors_required, processors_required])
