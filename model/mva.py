@@ -98,6 +98,12 @@ def _network(population, demands, servers, think_time):
     return int(n_max), d, m, float(z)
 
 
+def _unit(d, z) -> float:
+    """A power of two near the largest time: dividing by it is exact and keeps MVA's
+    products (demand x queue length x population) inside a double for any valid input."""
+    return float(np.ldexp(1.0, np.frexp(max(float(d.max()), z))[1] - 1))
+
+
 def mva(population, demands, servers=None, think_time=0.0) -> MVAResult:
     """Exact MVA for a closed single-class network, for every population 1..N.
 
@@ -138,10 +144,16 @@ def mva(population, demands, servers=None, think_time=0.0) -> MVAResult:
     """
     n_max, d, m, z = _network(population, demands, servers, think_time)
     _check_work(n_max, d, m)
-    out_x, out_r, out_q = _mva(n_max, d, m, z)
+    unit = _unit(d, z)
+    out_x, out_r, out_q = _mva(n_max, d / unit, m, z / unit)
     delay = np.isinf(m)
     mfin = np.where(delay, 1.0, m)
-    util = np.where(delay[None, :], 0.0, out_x[:, None] * d[None, :] / mfin[None, :])
+    util = np.where(delay[None, :], 0.0, out_x[:, None] * (d / unit)[None, :] / mfin[None, :])
+    with np.errstate(over="ignore", under="ignore"):
+        out_x, out_r = out_x / unit, out_r * unit
+    if not (np.isfinite(out_r).all() and np.isfinite(out_r.sum(axis=1)).all()):
+        raise ValueError(f"the response time at population {n_max} exceeds the largest double "
+                         f"(demands up to {d.max():g}, think_time {z:g}): use a larger time unit")
     return MVAResult(population=np.arange(1, n_max + 1), throughput=out_x,
                      response=out_r.sum(axis=1), residence=out_r, queue_length=out_q,
                      utilization=util)
@@ -253,14 +265,18 @@ def mva_throughput(population, demands, servers=None, think_time=0.0) -> float:
     the bound, so a million requesters cost what a few hundred do.
     """
     n_max, d, m, z = _network(population, demands, servers, think_time)
+    unit = _unit(d, z)
+    d, z = d / unit, z / unit   # exact (a power of two); the throughput is per unit
     busy = (d > 0) & ~np.isinf(m)
-    xmax = float(np.min(m[busy] / d[busy])) if busy.any() else np.inf
+    with np.errstate(over="ignore"):   # a demand below ~1e-308 of the largest: never the bound
+        xmax = float(np.min(m[busy] / d[busy])) if busy.any() else np.inf
     k = min(n_max, 256)
     while True:
         _check_work(k, d, m)
         x = float(_mva(k, d, m, z)[0][-1])
         if k == n_max or x >= xmax * (1.0 - SATURATION_RTOL):
-            return x
+            with np.errstate(under="ignore"):
+                return x / unit
         k = min(n_max, 4 * k)
 
 

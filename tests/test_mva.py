@@ -294,6 +294,28 @@ def test_result_shape_and_wrappers():
     assert_array_equal(res.utilization[:, 2], 0.0)
 
 
+@pytest.mark.parametrize("scale", [2.0 ** -990, 1e-299, 1e-6, 3.0, 1e6, 1e300])
+def test_throughput_scales_with_the_time_unit(scale):
+    """MVA is homogeneous in time: demands and think time x c give throughput / c.  Found by
+    the Excel fuzz (issue 14): demands of 1e308 or 1e-310 overflowed a product inside the
+    recursion (an "internal error" cell); the recursion now runs in a power-of-two unit."""
+    d, m, z = np.array([1.0, 2.0, 0.5]), [1, 2, INF], 1.5
+    ref = mva(6, d, m, z)
+    got = mva(6, d * scale, m, z * scale)
+    assert_allclose(got.throughput * scale, ref.throughput, rtol=1e-13)
+    assert_allclose(got.utilization, ref.utilization, rtol=1e-13)
+    assert_allclose(got.queue_length, ref.queue_length, rtol=1e-13)
+    assert_allclose(mva_throughput(6, d * scale, m, z * scale) * scale, ref.throughput[-1], rtol=1e-13)
+
+
+def test_extreme_demands_answer_or_explain():
+    # issue 14's fuzz: both raised RuntimeWarning (overflow) inside the recursion
+    assert mva_throughput(1, [1e-310], [1], 0.1) == pytest.approx(10.0, rel=1e-15)  # = 1 / (0.1 + 1e-310)
+    assert mva_throughput(2, [1e308]) == pytest.approx(1e-308, rel=1e-12)           # a saturated server: 1/D
+    with pytest.raises(ValueError, match="response time at population 2 exceeds the largest double"):
+        mva_response(2, [1e308])
+
+
 def test_population_accepts_whole_float():
     # Excel sends 40.0 for 40.
     assert_allclose(mva(40.0, [1.0], think_time=1.0).throughput, mva(40, [1.0], think_time=1.0).throughput)
