@@ -13,11 +13,31 @@ import model
 __all__ = ["main"]
 
 
-def _floats(text: str) -> list[float]:
+class _Finite(click.FloatRange):
+    """A finite number in a range: click's FloatRange, which lets inf and nan through."""
+
+    def convert(self, value, param, ctx):
+        v = super().convert(value, param, ctx)
+        if not np.isfinite(v):
+            self.fail(f"{v} is not a finite number.", param, ctx)
+        return v
+
+
+def _rates_text(rates) -> str:
+    return ",".join(f"{r:g}" for r in rates)
+
+
+def _rates(ctx, param, text: str) -> list[float]:
     try:
-        return [float(v) for v in text.split(",") if v.strip()]
+        values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise click.BadParameter(f"expected comma-separated numbers, got {text!r}") from None
+    if not values:
+        raise click.BadParameter(f"expected at least one rate, got {text!r}")
+    bad = [v for v in values if not (np.isfinite(v) and v >= 0)]
+    if bad:
+        raise click.BadParameter(f"rates must be finite and >= 0 (got {bad[0]:g})")
+    return values
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,19 +47,20 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--service-ms", required=True, type=float,
+@click.option("--service-ms", required=True, type=_Finite(min=0, min_open=True),
               help="Mean service time per request on one server (ms), e.g. from RMF.")
-@click.option("--rates", default="100,500,1000,2000,5000", show_default=True,
+@click.option("--rates", default="100,500,1000,2000,5000", show_default=True, callback=_rates,
               help="Comma-separated request rates (per second).")
-@click.option("--max-utilization", default=0.7, show_default=True, type=float,
+@click.option("--max-utilization", default=0.7, show_default=True, type=_Finite(0, 1, min_open=True),
               help="Planning ceiling on utilization per server (0-1].")
-@click.option("--max-wait-ms", default=None, type=float, help="Ceiling on the mean queueing delay (ms).")
-@click.option("--scv", default=0.0, show_default=True, type=float,
+@click.option("--max-wait-ms", default=None, type=_Finite(min=0, min_open=True),
+              help="Ceiling on the mean queueing delay (ms).")
+@click.option("--scv", default=0.0, show_default=True, type=_Finite(min=0),
               help="Squared coefficient of variation of service (0 = constant, 1 = exponential).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
     """Servers needed for each request rate, and the queueing at that count (M/M/c sizing)."""
-    lam = np.asarray(_floats(rates))
+    lam = np.asarray(rates)
     s = service_ms / 1000.0
     try:
         # Allen-Cunneen with Poisson arrivals is the M/M/c wait times (1 + scv)/2, so the
@@ -49,7 +70,7 @@ def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
                                  full_output=True)
         wq_mgc = model.mgc_wait(lam, s, n.astype(float), service_scv=scv)
     except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(f"with --service-ms {service_ms:g} and --rates {_rates_text(rates)}: {exc}") from None
     rows = [dict(rate_per_s=float(r), servers=int(k), utilization=float(u),
                  wait_probability=float(pw), mean_wait_ms_mmc=float(w) * 1e3,
                  mean_wait_ms_mgc=float(g) * 1e3)
@@ -90,6 +111,8 @@ def fit(figures_path, out_path, report_dir, force, check):
 
     from model import fit as F
     from model.figures import using_figures
+    if figures_path:
+        _check_figure_table(figures_path)
     table = using_figures(figures_path) if figures_path else contextlib.nullcontext()
     with table:
         doc = F.fit()
@@ -135,6 +158,29 @@ def fit(figures_path, out_path, report_dir, force, check):
             click.echo("refit with `cryptoplan fit --out FILE --force` and commit the file")
             sys.exit(1)
         click.echo(f"check: {params_path()} is this fit's result (within refitting's allowances)")
+
+
+def _check_figure_table(path) -> None:
+    """A --figures table is the published table with values changed: same ids, nothing added."""
+    from model.datafiles import data_path
+    from model.figures import FigureTableError, load_figures
+    try:
+        mine = load_figures(path)
+    except FigureTableError as exc:
+        raise click.UsageError(str(exc)) from None
+    packaged = data_path("figures.csv")
+    published = load_figures(packaged)
+    new = [i for i in mine if i not in published]
+    gone = [i for i in published if i not in mine]
+    if new:
+        raise click.UsageError(
+            f"{path}: {len(new)} row(s) are not published figures ({', '.join(new[:5])}"
+            f"{', ...' if len(new) > 5 else ''}): fit re-fits the published figures by id and would "
+            "ignore them, so it refuses them; change values of published rows, or remove these")
+    if gone:
+        raise click.UsageError(
+            f"{path}: lacks {len(gone)} published figure(s) the fit uses ({', '.join(gone[:5])}"
+            f"{', ...' if len(gone) > 5 else ''}); start from a copy of {packaged}")
 
 
 def _fit_report(folder, rows):

@@ -33,6 +33,8 @@ Whole-column/row references are clipped to the sheet's used area.
 
 from __future__ import annotations
 
+import re
+
 import sys
 import traceback
 from dataclasses import dataclass
@@ -624,7 +626,11 @@ class Engine:
             target_ast = self.resolve_name(name, scope)
             if target_ast is None:
                 known = ", ".join(sorted({n for _, n in self._names})) or "none"
-                raise EngineError(f"no defined name {name!r} in the workbook (names: {known})")
+                cellish = re.fullmatch(r"\$?[A-Za-z]{1,4}\$?\d+", name) is not None
+                hint = (" and not a cell inside a sheet (columns A to XFD, rows 1 to 1,048,576)"
+                        if cellish else "")
+                raise EngineError(f"{target!r}: no defined name {name!r} in the workbook{hint} "
+                                  f"(names: {known})")
             ast, home = target_ast
             if ast[0] != "ref":
                 raise EngineError(f"name {name} is {self.name_text(name, home)!r}, not one cell")

@@ -181,7 +181,11 @@ def parse_assignment(text: str) -> tuple[str, object]:
     name = name.strip()
     if not name:
         raise ValueError(f"--set {text!r}: the name is empty")
-    return name, _parse_value(value)
+    check_utf8("--set: the name", name)
+    try:
+        return name, _parse_value(value)
+    except ValueError as exc:
+        raise ValueError(f"--set {name}: {exc}") from None
 
 
 # A number as a spreadsheet user types it: no digit separators ("1_000" stays text), no
@@ -189,10 +193,19 @@ def parse_assignment(text: str) -> tuple[str, object]:
 _NUMBER = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*")
 
 
+def check_utf8(what: str, text: str) -> None:
+    """Refuse text with lone surrogates: how Python hands over bytes of a command line that
+    are not UTF-8 (they would make the saved XML malformed)."""
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "backslashreplace")
+        raise ValueError(f"{what} {raw!r} is not valid UTF-8 text: give it in UTF-8")
+
+
 def _parse_value(value: str):
-    if any("\ud800" <= ch <= "\udfff" for ch in value):
-        raise ValueError(f"the value {value.encode('utf-8', 'surrogateescape')!r} is not valid UTF-8 text: "
-                         "give it in UTF-8")
+    check_utf8("the value", value)
     if value == "":
         return None
     if not _NUMBER.fullmatch(value):

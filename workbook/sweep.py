@@ -29,7 +29,7 @@ from .engine_parser import cell_name
 from .engine_values import ExcelError
 from .recalc import (
     EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, _is_error,
-    _parse_value, find_outputs, load_engine,
+    _parse_value, check_utf8, find_outputs, load_engine,
 )
 
 __all__ = ["sweep", "SweepResult", "parse_vary", "grid_values", "MAX_SCENARIOS", "sweep_command"]
@@ -67,6 +67,7 @@ def parse_vary(text: str) -> tuple[str, list]:
     name = name.strip()
     if not name or not spec.strip():
         raise ValueError(f"--vary {text!r}: expected NAME=v1,v2,... or NAME=start:stop:step")
+    check_utf8("--vary: the name", name)
     parts = spec.split(":")
     if ":" in spec and "," not in spec and len(parts) != 3:
         raise ValueError(f"--vary {text!r}: a range is start:stop:step, three numbers")
@@ -76,7 +77,10 @@ def parse_vary(text: str) -> tuple[str, list]:
         except ValueError:
             raise ValueError(f"--vary {text!r}: start:stop:step must be numbers") from None
         return name, grid_values(a, b, c)
-    return name, [_parse_value(v.strip()) for v in spec.split(",")]
+    try:
+        return name, [_parse_value(v.strip()) for v in spec.split(",")]
+    except ValueError as exc:
+        raise ValueError(f"--vary {name}: {exc}") from None
 
 
 class SweepResult:
