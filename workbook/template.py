@@ -41,7 +41,7 @@ Rendering the charts without Excel
 
 from __future__ import annotations
 
-import os
+import io
 import re
 import shutil
 import subprocess
@@ -66,7 +66,7 @@ from addin.catalog import CATALOG
 from model.figures import figure
 from model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
 from model.tls import PLATFORMS as TLS_PLATFORMS
-from ._atomic import atomic_target
+from ._atomic import OutputError, atomic_target
 
 __all__ = [
     "TEMPLATE_DEFAULTS", "INPUTS", "CHART_SHEETS", "input_defaults", "build_workbook",
@@ -871,11 +871,12 @@ def _add_dynamic_array_metadata(path: Path, cells: list) -> None:
     items["[Content_Types].xml"] = ct.encode("utf-8")
     items["xl/_rels/workbook.xml.rels"] = rels.encode("utf-8")
     items["xl/metadata.xml"] = _METADATA_XML.encode("utf-8")
-    tmp = path.with_name(path.name + ".meta")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
+    # ``path`` is already atomic_target's temporary file: rewrite it in place, no second temporary
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
         for name, data in items.items():
             out.writestr(name, data)
-    os.replace(tmp, path)
+    path.write_bytes(buf.getvalue())
 
 
 # ------------------------------------------------------------------ output
@@ -887,7 +888,7 @@ def write_template(path, force: bool = False) -> Path:
     path : str or Path
         Destination ``.xlsx``.
     force : bool
-        Overwrite an existing file.
+        Overwrite an existing file.  Missing folders on the way are created.
 
     Returns
     -------
@@ -898,11 +899,18 @@ def write_template(path, force: bool = False) -> Path:
     ------
     FileExistsError
         If ``path`` exists and ``force`` is false.
+    OutputError
+        If the file cannot be written (a folder cannot be created, no permission,
+        a full disk: the message names the path and the reason); nothing is left behind.
     """
     dest = Path(path)
     if dest.exists() and not force:
         raise FileExistsError(f"{dest} exists; use --force to overwrite it")
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write {dest}: cannot create the folder {dest.parent} "
+                          f"({exc.strerror or exc})") from None
     wb, b = build_workbook()
     with atomic_target(dest) as tmp:
         wb.save(tmp)
@@ -987,10 +995,13 @@ def render_pngs(out_dir, dpi: int = 110, timeout: float = 180.0) -> list:
               help="Also render each chart sheet to DIR/<sheet>.png (needs LibreOffice and "
                    "pdftoppm; default inputs).")
 def template_command(output, force, png_dir):
-    """Write the template planning workbook (Excel functions over named inputs)."""
+    """Write the template planning workbook (Excel functions over named inputs).
+
+    Missing folders in OUTPUT's path are created.  Exit code 1 if it cannot be written.
+    """
     try:
         dest = write_template(output, force=force)
-    except FileExistsError as exc:
+    except (FileExistsError, OutputError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {dest}")
     if png_dir:
