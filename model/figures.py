@@ -9,13 +9,25 @@ from __future__ import annotations
 
 import contextvars
 import csv
+import io
+import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
 from .datafiles import data_path
 
-__all__ = ["Figure", "load_figures", "figure", "figure_value", "using_figures", "table_in_force"]
+__all__ = ["Figure", "FigureTableError", "COLUMNS", "load_figures", "figure", "figure_value", "using_figures",
+           "table_in_force", "vocabulary"]
+
+# The columns of data/figures.csv, in order (data/README.md describes each).
+COLUMNS = ("id", "source", "quote", "quantity", "platform", "crypto_card", "address_space", "mode", "cipher",
+           "protocol", "policy", "key_type", "key_size", "key_reuse", "recipients", "message_kb", "card_mode",
+           "function", "handshake", "baseline", "value", "low", "high", "unit", "kind", "tolerance", "note")
+
+
+class FigureTableError(ValueError):
+    """A figures table that cannot be read: names the file, the line and what is accepted."""
 
 _table: contextvars.ContextVar[str | None] = contextvars.ContextVar("cryptoplan_figures", default=None)
 
@@ -38,6 +50,90 @@ def using_figures(path):
 def _num(text: str):
     text = (text or "").strip()
     return float(text) if text else None
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> dict:
+    """``{column: frozenset of accepted values}`` from ``data/vocabulary.csv``."""
+    out: dict = {}
+    with open(data_path("vocabulary.csv"), newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            out.setdefault(row["column"], set()).add(row["value"])
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _read_rows(path: str) -> list[tuple[int, dict]]:
+    """The table's rows with their line numbers, after checking it is a figures table."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise FigureTableError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FigureTableError(f"{path}: not a figures table: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
+                               "is not UTF-8 text (a figures table is a UTF-8 CSV file with the columns of "
+                               "data/figures.csv)") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header is None:
+        raise FigureTableError(f"{path}: the file is empty; a figures table has the header "
+                               f"{','.join(COLUMNS)}")
+    header = [h.strip() for h in header]
+    missing = [c for c in COLUMNS if c not in header]
+    unknown = [c for c in header if c not in COLUMNS]
+    if len(missing) == len(COLUMNS):
+        raise FigureTableError(f"{path} line 1: not a figures table: the header has none of its columns "
+                               f"({', '.join(COLUMNS[:4])}, ... as in data/figures.csv)")
+    if missing or unknown:
+        what = "; ".join(x for x in (f"missing columns {', '.join(missing)}" if missing else "",
+                                      f"unknown columns {', '.join(repr(u) for u in unknown[:5])}" if unknown else "")
+                         if x)
+        raise FigureTableError(f"{path} line 1: not a figures table ({what}); the columns are "
+                               f"{', '.join(COLUMNS)}")
+    rows = []
+    for line, values in enumerate(reader, 2):
+        if not any(v.strip() for v in values):
+            continue
+        if len(values) != len(header):
+            raise FigureTableError(f"{path} line {line}: {len(values)} fields, the header has {len(header)} "
+                                   "(a quote or comma out of place?)")
+        rows.append((line, dict(zip(header, values))))
+    return rows
+
+
+def _figure(path: str, line: int, row: dict) -> Figure:
+    where = f"{path} line {line}" + (f" ({row['id']})" if row["id"].strip() else "")
+    if not row["id"].strip():
+        raise FigureTableError(f"{where}: the id is empty")
+    vocab = vocabulary()
+    for col in ("quantity", "unit", "kind"):
+        if row[col] not in vocab[col]:
+            raise FigureTableError(f"{where}: {col} {row[col]!r} is not one of {', '.join(sorted(vocab[col]))}")
+    numbers = {}
+    for col in ("value", "low", "high", "tolerance"):
+        try:
+            numbers[col] = _num(row[col])
+        except ValueError:
+            raise FigureTableError(f"{where}: {col} {row[col]!r} is not a number") from None
+        if numbers[col] is not None and not math.isfinite(numbers[col]):
+            raise FigureTableError(f"{where}: {col} {row[col]!r} is not a finite number")
+    tol = numbers["tolerance"]
+    if tol is None or tol < 0:
+        raise FigureTableError(f"{where}: tolerance {row['tolerance']!r} must be a number >= 0 "
+                               "(the relative error the figure allows, 0.1 = 10%)")
+    kind = row["kind"]
+    needs = {"exact": ("value",), "approximate": ("value",), "up_to": ("value",), "range": ("low", "high"),
+             "lower_bound": ("low",), "upper_bound": ("high",)}[kind]
+    if kind in ("lower_bound", "upper_bound") and numbers["value"] is not None:
+        needs = ()
+    lacking = [c for c in needs if numbers[c] is None]
+    if lacking:
+        raise FigureTableError(f"{where}: a {kind} figure needs {' and '.join(lacking)}")
+    return Figure(id=row["id"].strip(), source=row["source"], quote=row["quote"], quantity=row["quantity"],
+                  unit=row["unit"], kind=kind, value=numbers["value"], low=numbers["low"], high=numbers["high"],
+                  tolerance=tol, conditions={k: row[k] for k in _CONDITIONS if row.get(k)})
 
 
 @dataclass(frozen=True)
@@ -96,16 +192,13 @@ _CONDITIONS = ("platform", "crypto_card", "address_space", "mode", "cipher", "pr
 @lru_cache(maxsize=4)
 def _load(path: str) -> dict:
     out = {}
-    with open(path, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            fig = Figure(id=row["id"], source=row["source"], quote=row["quote"],
-                         quantity=row["quantity"], unit=row["unit"], kind=row["kind"],
-                         value=_num(row["value"]), low=_num(row["low"]), high=_num(row["high"]),
-                         tolerance=float(row["tolerance"]),
-                         conditions={k: row[k] for k in _CONDITIONS if row.get(k)})
-            if fig.id in out:
-                raise ValueError(f"{path}: duplicate figure id {fig.id}")
-            out[fig.id] = fig
+    for line, row in _read_rows(path):
+        fig = _figure(path, line, row)
+        if fig.id in out:
+            raise FigureTableError(f"{path} line {line}: duplicate figure id {fig.id}")
+        out[fig.id] = fig
+    if not out:
+        raise FigureTableError(f"{path}: the table has a header and no figure")
     return out
 
 

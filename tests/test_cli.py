@@ -6,6 +6,7 @@ models compute), and the files the demo promises to write.
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
 
@@ -112,3 +113,54 @@ def test_capacity_sizes_on_the_wait_it_prints():
         lam, c = row["rate_per_s"], row["servers"] - 1
         if lam * 0.5e-3 < c:
             assert model.mgc_wait(lam, 0.5e-3, c, service_scv=4.0) * 1e3 > 0.05
+
+
+def _figures_copy(tmp_path, edit):
+    from model.datafiles import data_path
+    lines = data_path("figures.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "my.csv"
+    path.write_text("".join(edit(lines)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("content, match", [
+    (b"root:x:0:0:root:/root:/bin/bash\n", "line 1: not a figures table: the header has none of its columns"),
+    (b"PK\x03\x04\x14\x00\x06\x00\x08\x00\x00\x00!\x00\xff\xfe", "is not UTF-8 text"),
+    (b"", "the file is empty"),
+])
+def test_fit_refuses_a_file_that_is_not_a_figure_table(tmp_path, content, match):
+    """Issue 13: /etc/passwd ended in a KeyError traceback, an .xlsx in a UnicodeDecodeError."""
+    path = tmp_path / "my.csv"
+    path.write_bytes(content)
+    res = CliRunner().invoke(main, ["fit", "--figures", str(path)])
+    assert res.exit_code == 2 and match in res.output and "my.csv" in res.output, res.output
+
+
+def test_fit_refuses_rows_it_would_ignore(tmp_path):
+    """Issue 13: three site_ rows appended to a copy of figures.csv were silently ignored."""
+    site = "site_me,rmf,x,exec_time,z16,CEX8S,,,,,,RSA,2048,,,,accelerator,RSA_ME,,,0.05,,,ms,exact,0.1,\n"
+    path = _figures_copy(tmp_path, lambda lines: lines + [site])
+    res = CliRunner().invoke(main, ["fit", "--figures", str(path)])
+    assert res.exit_code == 2 and "1 row(s) are not published figures (site_me)" in res.output, res.output
+
+
+@pytest.mark.parametrize("column, value, match", [
+    ("value", "abc", "value 'abc' is not a number"),
+    ("value", "nan", "value 'nan' is not a finite number"),
+    ("kind", "roughly", "kind 'roughly' is not one of approximate, exact"),
+    ("tolerance", "-1", "tolerance '-1' must be a number >= 0"),
+])
+def test_fit_names_the_line_and_column_of_a_bad_row(tmp_path, column, value, match):
+    import csv
+    import io
+
+    def edit(lines):
+        header = next(csv.reader([lines[0]]))
+        row = next(csv.reader([lines[5]]))
+        row[header.index(column)] = value
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(row)
+        return lines[:5] + [buf.getvalue()] + lines[6:]
+    path = _figures_copy(tmp_path, edit)
+    res = CliRunner().invoke(main, ["fit", "--figures", str(path)])
+    assert res.exit_code == 2 and "my.csv line 6" in res.output and match in res.output, res.output
