@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import csv
+import os
+from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
 
 from model.datafiles import data_path
+
+# Hypothesis' example database lives in the repository (tests/hypothesis-db, see its
+# README): every run replays what is stored there before drawing new examples.  It is
+# read-only unless CRYPTOPLAN_FUZZ_SAVE=1, so CI and ordinary runs never change the tree;
+# a developer's long fuzz run with CRYPTOPLAN_FUZZ_SAVE=1 stores the failures it finds.
+_EXAMPLE_DB = DirectoryBasedExampleDatabase(Path(__file__).parent / "hypothesis-db")
+settings.register_profile("cryptoplan", database=(_EXAMPLE_DB if os.environ.get("CRYPTOPLAN_FUZZ_SAVE") == "1"
+                                                  else ReadOnlyDatabase(_EXAMPLE_DB)))
+settings.load_profile("cryptoplan")
 
 
 @pytest.fixture(scope="session")

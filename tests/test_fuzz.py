@@ -11,9 +11,10 @@ types) and checks the contract of ``model._validate``:
 * or the call raises ``ValueError`` (``UnstableQueueError`` included) or ``TypeError`` with a
   message that names something (not a bare NumPy "shape mismatch" or "could not convert").
 
-The examples are derandomized (the same every run, so no example database is needed to
-replay a failure): 25 per function in the fast tier (about 4 s), 300 in the slow tier (about
-40 s); ``CRYPTOPLAN_FUZZ_EXAMPLES`` sets the fast tier's budget.
+The examples come from a fixed seed (the same every run); failures a longer run stored in
+``tests/hypothesis-db`` are replayed first (see ``conftest.py``).  25 per function in the
+fast tier (about 4 s), 300 in the slow tier (about 40 s); ``CRYPTOPLAN_FUZZ_EXAMPLES`` sets
+the fast tier's budget.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import model
@@ -113,9 +114,6 @@ def _fuzz(name, examples):
     params = [p for p in inspect.signature(fn).parameters.values()
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
-    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(st.fixed_dictionaries({p.name: _strategy(p.name) for p in params}))
     def run(kwargs):
         try:
             out = fn(**kwargs)
@@ -125,4 +123,7 @@ def _fuzz(name, examples):
             return
         assert _finite(out), (name, kwargs, out)
 
-    run()
+    run.__name__ = f"fuzz_model_{name}"  # the example database's key
+    test = given(st.fixed_dictionaries({p.name: _strategy(p.name) for p in params}))(run)
+    test = settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))(test)
+    seed(20261123)(test)()

@@ -1,0 +1,198 @@
+"""Fuzz the ``cryptoplan`` command line: every run ends in an answer or a clear message.
+
+Issue 14's CLI findings (``--set TxRate=1_000`` taken as 1000, a repeated ``--vary``
+silently replacing the first, ``--vary TxRate=1:2`` becoming text, control characters and
+invalid UTF-8 in ``--set`` giving tracebacks or a malformed file, ``fit --figures
+/etc/passwd`` a KeyError) each have a regression test in ``test_cli.py``/``test_recalc.py``.
+These tests draw the arguments a careless user or an attacker would type (numbers at the
+edges, junk, control characters, lone surrogates as the shell hands over invalid UTF-8,
+formula-looking text, names that do not exist) for ``capacity``, ``recalc --set``,
+``sweep --vary`` and ``fit --figures`` and checks:
+
+* the exit code is one the documentation gives: 0, 1 (``recalc``/``sweep``: some outputs
+  are errors), 2 (usage), 4 (``recalc``/``sweep``: a request the workbook cannot take, such
+  as text into a number input), never 3 (the engine could not compute an output);
+* nothing escapes as an exception (a traceback), nothing says "internal error";
+* a usage error names the option or the input it is about;
+* whatever was written is a valid workbook or CSV, and no text became a formula.
+
+Examples come from a fixed seed; ``tests/hypothesis-db`` replays failures found by a longer
+run (see ``conftest.py``).  The fast tier runs 25 drawn examples for ``capacity`` and ``fit``
+and 3 for ``recalc`` and ``sweep`` besides the explicit ones; ``CRYPTOPLAN_FUZZ_EXAMPLES=400``
+runs 400 and 50 (the slow tier's test below runs that).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import zipfile
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, example, given, seed, settings
+from hypothesis import strategies as st
+
+from workbook.cli import main
+from workbook.template import INPUTS
+
+# A recalculation of the template takes about a second: the fast tier runs the explicit
+# examples (issue 14's cases) and a few drawn ones; the slow tier (or CRYPTOPLAN_FUZZ_EXAMPLES)
+# many more.
+EXAMPLES = int(os.environ.get("CRYPTOPLAN_FUZZ_EXAMPLES", "25"))
+WORKBOOK_EXAMPLES = max(1, EXAMPLES // 8)
+NAMES = [i.name for i in INPUTS]
+
+_NUMBER_TEXT = st.one_of(
+    st.sampled_from(["0", "-0", "1", "-1", "0.5", "1e308", "-1e308", "1e999", "inf", "-inf", "nan",
+                     "5e-324", "1_000", "1,000", "0x10", "١٢", " 7 ", "", "1:2", "1..2", "4000"]),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.integers(-10**9, 10**9).map(str),
+)
+_TEXT = st.one_of(
+    st.sampled_from(["integrity", "privacy", "RSA", "NISTECC", "unlimited", "z16", "=1+1",
+                     "=HYPERLINK(\"http://127.0.0.1/x\")", "+cmd", "@SUM(A1)", "-2+3", "a\x01b",
+                     "\ud800", "\udcff", "x" * 40000, "#N/A", "Sheet1!A1"]),
+    st.text(max_size=10),
+)
+_VALUE = st.one_of(_NUMBER_TEXT, _NUMBER_TEXT, _TEXT)
+_NAME = st.one_of(st.sampled_from(NAMES), st.sampled_from(NAMES), st.sampled_from(["", "Nope", "txrate",
+                                                                                  "Inputs!C5", "Inputs!ZZZ9",
+                                                                                  "A1", "\ud800"]))
+_SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def planner(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fuzz-cli") / "planner.xlsx"
+    result = CliRunner().invoke(main, ["template", "-o", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def _run(args, codes=(0, 1, 2)):
+    result = CliRunner().invoke(main, args)
+    text = result.output
+    assert result.exit_code in codes, (args, result.exit_code, text, result.exception)
+    if result.exception is not None:
+        assert isinstance(result.exception, SystemExit), (args, repr(result.exception))
+    assert "Traceback" not in text and "internal error" not in text, (args, text)
+    return result
+
+
+def _is_workbook(path) -> bool:
+    with zipfile.ZipFile(path) as z:
+        return z.testzip() is None and "xl/workbook.xml" in z.namelist()
+
+
+@given(service=_NUMBER_TEXT, rates=st.one_of(_NUMBER_TEXT, st.lists(_NUMBER_TEXT, max_size=4).map(",".join)),
+       util=_NUMBER_TEXT, wait=st.one_of(st.none(), _NUMBER_TEXT), scv=_NUMBER_TEXT)
+@example(service="-1", rates="100", util="0.7", wait=None, scv="0")
+@example(service="1e308", rates="1e308", util="5e-324", wait="0", scv="1e308")
+@settings(max_examples=EXAMPLES, **_SETTINGS)
+@seed(20261123)
+def test_capacity_answers_or_explains(service, rates, util, wait, scv):
+    args = ["capacity", "--service-ms", service, "--rates", rates, "--max-utilization", util, "--scv", scv]
+    if wait is not None:
+        args += ["--max-wait-ms", wait]
+    result = _run(args)
+    if result.exit_code == 2:
+        assert any(o in result.output for o in ("--service-ms", "--rates", "--max-utilization",
+                                                "--max-wait-ms", "--scv")), result.output
+
+
+@given(sets=st.lists(st.tuples(_NAME, _VALUE), min_size=1, max_size=3))
+@example(sets=[("TxRate", "1_000")])
+@example(sets=[("Policy", "a\x01")])
+@example(sets=[("Policy", "\udcff")])
+@example(sets=[("Policy", '=HYPERLINK("http://127.0.0.1/x")')])
+@example(sets=[("Inputs!ZZZ9", "0")])
+@settings(max_examples=WORKBOOK_EXAMPLES, **_SETTINGS)
+@seed(20261123)
+def test_recalc_set_answers_or_explains(planner, tmp_path_factory, sets):
+    out = tmp_path_factory.mktemp("recalc") / "out.xlsx"
+    args = ["recalc", str(planner), "-o", str(out)]
+    for name, value in sets:
+        args += ["--set", f"{name}={value}"]
+    result = _run(args, (0, 1, 2, 4))
+    if result.exit_code in (2, 4):
+        assert "--set" in result.output or any(n and n.lower() in result.output.lower() for n, _ in sets), \
+            result.output
+        assert not out.exists(), "a refused command wrote its output"
+    else:
+        assert _is_workbook(out)
+        with zipfile.ZipFile(out) as z:
+            sheets = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/")]
+        for _, value in sets:
+            if value.startswith("="):
+                # text typed into an input stays text: no cell holds it as a formula
+                assert all(f"<f>{value[1:]}</f>" not in s for s in sheets), value
+
+
+@given(varies=st.lists(st.tuples(_NAME, st.one_of(st.lists(_VALUE, min_size=1, max_size=3).map(",".join),
+                                                  _VALUE)), min_size=1, max_size=2),
+       fmt=st.sampled_from(["csv", "xlsx"]))
+@example(varies=[("Policy", '=HYPERLINK("http://127.0.0.1/x")')], fmt="xlsx")
+@example(varies=[("Policy", "=cmd|' /C calc'!A0,+1,-1,@x")], fmt="csv")
+@example(varies=[("TxRate", "1:2")], fmt="csv")
+@example(varies=[("TxRate", "1"), ("TxRate", "2")], fmt="csv")
+@settings(max_examples=WORKBOOK_EXAMPLES, **_SETTINGS)
+@seed(20261123)
+def test_sweep_vary_answers_or_explains(planner, tmp_path_factory, varies, fmt):
+    out = tmp_path_factory.mktemp("sweep") / f"out.{fmt}"
+    args = ["sweep", str(planner), "-o", str(out), "--no-progress"]
+    for name, values in varies:
+        args += ["--vary", f"{name}={values}"]
+    result = _run(args, (0, 1, 2, 4))
+    if result.exit_code in (2, 4):
+        assert "--vary" in result.output or any(n and n.lower() in result.output.lower() for n, _ in varies), \
+            result.output
+        assert not out.exists(), "a refused command wrote its output"
+        return
+    if fmt == "xlsx":
+        assert _is_workbook(out)
+        with zipfile.ZipFile(out) as z:
+            assert not any("<f>" in z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/"))
+    else:
+        with open(out, newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        assert len(rows) >= 2
+        for row in rows:
+            for cell in row:
+                # OWASP: a cell must not start with = + - @ tab or CR unless it is a number
+                if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                    assert _is_number(cell), cell
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+@given(content=st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode),
+                         st.sampled_from([b"id,value\n", b"PK\x03\x04junk", b"\xff\xfe\x00",
+                                          b"id,kind,value,unit,source\nsite_x,rmf,1,ms,me\n"])))
+@example(content=b"root:x:0:0:root:/root:/bin/bash\n")
+@settings(max_examples=EXAMPLES, **_SETTINGS)
+@seed(20261123)
+def test_fit_figures_refuses_what_is_not_a_figure_table(tmp_path_factory, content):
+    path = tmp_path_factory.mktemp("fit") / "my.csv"
+    path.write_bytes(content)
+    result = _run(["fit", "--figures", str(path), "--out", str(path.with_suffix(".json"))])
+    assert result.exit_code == 2, result.output
+    assert "my.csv" in result.output, result.output
+
+
+@pytest.mark.slow
+def test_cli_fuzz_longer():
+    """The same four fuzz tests with 400 drawn examples (50 for recalc and sweep), in a child
+    process so the budget is read at import."""
+    import subprocess
+    import sys
+    env = dict(os.environ, CRYPTOPLAN_FUZZ_EXAMPLES="400")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                           __file__], env=env, capture_output=True, text=True, timeout=3000)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
