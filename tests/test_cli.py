@@ -73,7 +73,7 @@ def test_fit_check_fails_on_a_stale_parameter_file(fresh_fit, monkeypatch, tmp_p
 def test_every_command_is_registered():
     # The README and the issues promise these commands; a refactor once dropped four of them.
     res = CliRunner().invoke(main, ["--help"])
-    for cmd in ("capacity", "crossval", "demo", "fit", "functions", "recalc", "sweep", "template"):
+    for cmd in ("calibrate", "capacity", "crossval", "demo", "fit", "functions", "recalc", "sweep", "template"):
         assert f"  {cmd} " in res.output, cmd
 
 

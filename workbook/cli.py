@@ -160,6 +160,116 @@ def fit(figures_path, out_path, report_dir, force, check):
         click.echo(f"check: {params_path()} is this fit's result (within refitting's allowances)")
 
 
+@main.command()
+@click.option("--rmf", "rmf_path", required=True, type=click.Path(dir_okay=False),
+              help="CSV of the RMF Crypto Hardware Activity report's lines, columns "
+                   "TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL% (see the README).")
+@click.option("--key-type", default="RSA", show_default=True, type=click.Choice(["RSA", "NISTECC"]),
+              help="Key type of the coprocessors' CCA work (the report does not say).")
+@click.option("--key-size", default=2048, show_default=True, type=int,
+              help="Key length of the coprocessors' CCA work, bits.")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
+              help="Parameter file to write: use it with CRYPTOPLAN_PARAMS.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder for report.txt and calibration.png.")
+@click.option("--force", is_flag=True, help="Overwrite an existing --out file or report files.")
+def calibrate(rmf_path, key_type, key_size, out_path, report_dir, force):
+    """Calibrate the card times on your own RMF Crypto Hardware Activity report.
+
+    Refits only the parameters the report's lines identify (the rest keep the published
+    values, which also act as a weak prior: a factor of two at one standard deviation) and
+    writes a parameter file for CRYPTOPLAN_PARAMS.
+    """
+    from pathlib import Path
+
+    from model import calibrate as C
+    from model import fit as F
+    if Path(out_path).exists() and not force:
+        raise click.UsageError(f"{out_path} exists; use --force to overwrite it")
+    if report_dir and Path(report_dir).is_dir() and any(Path(report_dir).iterdir()) and not force:
+        raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
+    try:
+        rows = C.read_rmf_crypto(rmf_path)
+        obs = C.rmf_observations(rows, key_type, key_size, path=rmf_path)
+    except C.CalibrationError as exc:
+        raise click.UsageError(str(exc)) from None
+    cal = C.calibrate(obs, rows)
+    text = _calibration_text(cal, F)
+    click.echo(text, nl=False)
+    F.write_params(cal.document(), out_path)
+    click.echo(f"wrote {out_path}  (use it: CRYPTOPLAN_PARAMS={out_path})")
+    if report_dir:
+        folder = Path(report_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "report.txt").write_text(text, encoding="utf-8")
+        _calibration_png(cal, folder / "calibration.png")
+        click.echo(f"wrote {folder / 'report.txt'} and {folder / 'calibration.png'}")
+
+
+def _calibration_text(cal, F) -> str:
+    from model.params import using_params
+    out = []
+    if cal.moved:
+        out.append("parameters the site data identify (refitted):")
+        for m in cal.moved:
+            out.append(f"  {m['name']:18s} published {m['published']:10.4g}  calibrated {m['calibrated']:10.4g} "
+                       f"+- {m['stderr']:.2g} {m['unit']:3s} ({m['ratio'] - 1:+.1%})")
+    else:
+        out.append("no parameter is identified by the site data: nothing moved")
+    if cal.unidentified:
+        out.append("parameters the site data cannot identify (kept at the published values):")
+        for n, why in cal.unidentified.items():
+            out.append(f"  {n:18s} {why}")
+    out.append("site lines: EXEC TIME (ms), the model before and after:")
+    for r in cal.residuals:
+        out.append(f"  {r['label']}: site {r['site']:.4g}  before {r['before']:.4g} "
+                   f"({r['before'] / r['site'] - 1:+.1%})  after {r['after']:.4g} ({r['after'] / r['site'] - 1:+.1%})")
+    if cal.consistency:
+        out.append("RMF's own identity UTIL% = RATE x EXEC TIME (card lines):")
+        for c in cal.consistency:
+            out.append(f"  line {c['line']} {c['card']}: UTIL% {c['util_pct']:.1f}, RATE x EXEC TIME "
+                       f"{c['rate_x_exec_pct']:.1f}%")
+    values = {n: p["value"] for n, p in cal.parameters.items()}
+    published = {r["id"]: r for r in F.figure_table({n: p["value"] for n, p in _published().items()})}
+    with using_params(values):
+        now = F.figure_table(values)
+    lost = [r for r in now if not r["within_tolerance"] and published[r["id"]]["within_tolerance"]]
+    out.append(f"published figures the calibrated parameters now contradict: {len(lost)} "
+               f"(of {sum(r['within_tolerance'] for r in published.values())} the published fit reproduces)")
+    for r in lost:
+        out.append(f"  {r['id']}: published {r['published']:.4g}, model {r['model']:.4g}")
+    return "\n".join(out) + "\n"
+
+
+def _published() -> dict:
+    from model.params import load_params
+    return load_params()["parameters"]
+
+
+def _calibration_png(cal, path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = cal.residuals
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 2.2))
+    y = np.arange(len(rows))[::-1]
+    before = [100 * (r["before"] / r["site"] - 1) for r in rows]
+    after = [100 * (r["after"] / r["site"] - 1) for r in rows]
+    ax.axvline(0, color="black", lw=1)
+    ax.hlines(y, before, after, color="0.7", lw=1)
+    ax.scatter(before, y, marker="x", s=50, color="tab:orange", label="published parameters", zorder=3)
+    ax.scatter(after, y, marker="o", s=40, color="tab:blue", label="calibrated parameters", zorder=3)
+    ax.set_yticks(y, [f"{r['label'].split(': ', 1)[-1]}  ({r['site']:.3g} ms)" for r in rows])
+    ax.set_xlabel("model EXEC TIME vs the site's RMF value (%)")
+    ax.set_title("Card time per request: model against the site's RMF report", fontsize=11)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(rows) < 6 else -0.12), ncol=2, fontsize=8,
+              frameon=False)
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def _check_figure_table(path) -> None:
     """A --figures table is the published table with values changed: same ids, nothing added."""
     from model.datafiles import data_path
@@ -176,7 +286,8 @@ def _check_figure_table(path) -> None:
         raise click.UsageError(
             f"{path}: {len(new)} row(s) are not published figures ({', '.join(new[:5])}"
             f"{', ...' if len(new) > 5 else ''}): fit re-fits the published figures by id and would "
-            "ignore them, so it refuses them; change values of published rows, or remove these")
+            "ignore them, so it refuses them; change values of published rows, or remove these "
+            "(to calibrate on your RMF report: cryptoplan calibrate --rmf)")
     if gone:
         raise click.UsageError(
             f"{path}: lacks {len(gone)} published figure(s) the fit uses ({', '.join(gone[:5])}"
