@@ -35,8 +35,6 @@ IBM, "z/OS RMF Report Analysis", Crypto Hardware Activity report (SC34-2665).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from dataclasses import dataclass, field
@@ -45,6 +43,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from .crypto import CARD_FUNCTIONS, function_ms
+from .datafiles import read_csv_rows
 from .params import load_params, using_params
 
 __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
@@ -153,17 +152,8 @@ def read_rmf_crypto(path) -> list[RmfRow]:
         For anything else, naming the file, the line and what is accepted.
     """
     path = str(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise CalibrationError(f"{path}: cannot be read ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise CalibrationError(f"{path}: byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8 text; "
-                               f"an RMF crypto table is a UTF-8 CSV with the columns {', '.join(RMF_COLUMNS)}") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = read_csv_rows(path, f"with the columns {', '.join(RMF_COLUMNS)} (an RMF crypto table)",
+                           CalibrationError)
     header = [h.strip().upper() for h in next(reader, [])]
     unknown = [h for h in header if h not in RMF_COLUMNS]
     missing = [c for c in RMF_COLUMNS if c not in header]

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import contextvars
 import csv
-import io
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .datafiles import data_path
+from .datafiles import data_path, read_csv_rows
 
 __all__ = ["Figure", "FigureTableError", "COLUMNS", "load_figures", "figure", "figure_value", "using_figures",
            "table_in_force", "vocabulary"]
@@ -64,18 +63,7 @@ def vocabulary() -> dict:
 
 def _read_rows(path: str) -> list[tuple[int, dict]]:
     """The table's rows with their line numbers, after checking it is a figures table."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise FigureTableError(f"{path}: cannot be read ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise FigureTableError(f"{path}: not a figures table: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
-                               "is not UTF-8 text (a figures table is a UTF-8 CSV file with the columns of "
-                               "data/figures.csv)") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = read_csv_rows(path, "with the columns of data/figures.csv (a figures table)", FigureTableError)
     header = next(reader, None)
     if header is None:
         raise FigureTableError(f"{path}: the file is empty; a figures table has the header "
