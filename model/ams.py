@@ -97,7 +97,7 @@ from .mva import mva_throughput
 from .params import (KEY_TYPES, MAX_MESSAGE_KB, POLICIES, normalize_choice, normalize_key,
                      normalize_key_reuse, normalize_key_type, normalize_policy, param)
 
-__all__ = ["ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_demands",
+__all__ = ["card_generation_factor", "ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_demands",
            "ams_throughput", "ams_cost_us", "ams_cost_at_rate_us", "ams_plan", "AMSPlan",
            "ams_bottleneck", "card_utilization", "crypto_wait_ms", "accelerators_required",
            "coprocessors_required", "processors_required", "ams_platform_factors",
@@ -317,6 +317,24 @@ def _generation(codes) -> np.ndarray:
     comparison's extreme, so an upper estimate of a CEX6S card's time.
     """
     return _generation_table(table_in_force())[np.asarray(codes)]
+
+
+def card_generation_factor(card_generation) -> float:
+    """EXEC TIME of a Crypto Express generation relative to the CEX8S times the model is fitted to.
+
+    Parameters
+    ----------
+    card_generation : {"CEX6S", "CEX7S", "CEX8S"}
+
+    Returns
+    -------
+    float
+        1 for CEX7S and CEX8S; for CEX6S the inverse of the published "up to 13% lower"
+        (data row ``ref_cex7s_vs_cex6s_exec``), an upper estimate.
+    """
+    if card_generation not in CARD_GENERATIONS:
+        raise ValueError(f"card_generation must be one of {', '.join(CARD_GENERATIONS)} (got {card_generation!r})")
+    return float(_generation(CARD_GENERATIONS.index(card_generation)))
 
 
 def _card_ms(req, t, card) -> np.ndarray:

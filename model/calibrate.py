@@ -42,8 +42,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import least_squares
 
+from .ams import card_generation_factor
 from .crypto import CARD_FUNCTIONS, function_ms
-from .datafiles import read_csv_rows
+from .datafiles import read_csv_table
 from .params import load_params, using_params
 
 __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
@@ -115,6 +116,8 @@ class Calibration:
     moved: list                  # dicts: name, published, calibrated, ratio, stderr
     residuals: list              # dicts: label, site, before, after
     consistency: list = field(default_factory=list)   # RMF UTIL% vs RATE x EXEC TIME
+    contradicted: list = field(default_factory=list)  # published figures reproduced before, not now
+    reproduced_before: int = 0                         # published figures within tolerance before
     cost: float = 0.0
 
     def document(self) -> dict:
@@ -152,23 +155,10 @@ def read_rmf_crypto(path) -> list[RmfRow]:
         For anything else, naming the file, the line and what is accepted.
     """
     path = str(path)
-    reader = read_csv_rows(path, f"with the columns {', '.join(RMF_COLUMNS)} (an RMF crypto table)",
-                           CalibrationError)
-    header = [h.strip().upper() for h in next(reader, [])]
-    unknown = [h for h in header if h not in RMF_COLUMNS]
-    missing = [c for c in RMF_COLUMNS if c not in header]
-    if unknown or missing:
-        what = "; ".join(x for x in (f"unknown columns {', '.join(repr(u) for u in unknown[:5])}" if unknown else "",
-                                      f"missing columns {', '.join(missing)}" if missing else "") if x)
-        raise CalibrationError(f"{path} line 1: not an RMF crypto table ({what}); the columns are "
-                               f"{', '.join(RMF_COLUMNS)}")
     rows = []
-    for line, values in enumerate(reader, 2):
-        if not any(v.strip() for v in values):
-            continue
-        if len(values) != len(header):
-            raise CalibrationError(f"{path} line {line}: {len(values)} fields, the header has {len(header)}")
-        r = {h: v.strip() for h, v in zip(header, values)}
+    for line, cells in read_csv_table(path, RMF_COLUMNS, "an RMF crypto table", CalibrationError,
+                                      heading=str.upper):
+        r = {h: v.strip() for h, v in cells.items()}
         m = _TYPE.fullmatch(r["TYPE"].upper())
         if not m:
             raise CalibrationError(f"{path} line {line}: TYPE {r['TYPE']!r} is not a Crypto Express type as RMF "
@@ -208,11 +198,6 @@ def read_rmf_crypto(path) -> list[RmfRow]:
     return rows
 
 
-def _generation_factor(generation: str) -> float:
-    from .ams import CARD_GENERATIONS, _generation
-    return float(_generation(CARD_GENERATIONS.index(generation)))
-
-
 def rmf_observations(rows, key_type: str = "RSA", key_size: int = 2048, path: str = "the RMF table") -> list:
     """The rows the card-time parameters predict, as :class:`Observation`.
 
@@ -238,7 +223,7 @@ def rmf_observations(rows, key_type: str = "RSA", key_size: int = 2048, path: st
             function, bits = ("RSA_ME" if r.function == "ME" else "RSA_CRT"), r.key
         sigma = max(MEASUREMENT_RTOL, 0.0005 / math.sqrt(3.0) / r.exec_ms)
         label = f"{path} line {r.line}: {r.type} {r.id} {r.function}{'' if r.key is None else ' ' + str(r.key)}"
-        out.append(Observation(label, r.exec_ms, sigma, function, float(bits), _generation_factor(r.generation)))
+        out.append(Observation(label, r.exec_ms, sigma, function, float(bits), card_generation_factor(r.generation)))
     if not out:
         raise CalibrationError(f"{path}: no line carries a card time (every RATE is 0, or only accelerator "
                                "TOTAL lines, which mix ME and CRT)")
@@ -347,5 +332,10 @@ def calibrate(observations, rows=()) -> Calibration:
               "stderr": stderr[n], "unit": doc["parameters"][n].get("unit", "")} for n in identified]
     residuals = [{"label": o.label, "site": o.value, "before": b, "after": a}
                  for o, b, a in zip(observations, before, after)]
+    from .fit import figure_table
+    published = {r["id"]: r for r in figure_table(base)}
+    lost = [{"id": r["id"], "published": r["published"], "model": r["model"]}
+            for r in figure_table(values) if not r["within_tolerance"] and published[r["id"]]["within_tolerance"]]
     return Calibration(parameters=parameters, identified=identified, unidentified=unidentified, moved=moved,
-                       residuals=residuals, consistency=_consistency(rows), cost=cost)
+                       residuals=residuals, consistency=_consistency(rows), contradicted=lost,
+                       reproduced_before=sum(r["within_tolerance"] for r in published.values()), cost=cost)

@@ -9,7 +9,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["data_path", "read_csv_rows"]
+__all__ = ["data_path", "read_csv_table"]
 
 
 @lru_cache(maxsize=64)
@@ -33,12 +33,24 @@ def data_path(name: str) -> Path:
                             f"or in {local.parent}{os.sep}")
 
 
-def read_csv_rows(path, what: str, error=ValueError):
-    """The rows of a user's UTF-8 CSV file (a BOM is allowed), as a ``csv.reader``.
+def read_csv_table(path, columns: tuple, what: str, error=ValueError, *, heading=str.strip) -> list:
+    """The rows of a user's UTF-8 CSV table (a BOM is allowed) as ``[(line, {column: text})]``.
 
-    ``what`` completes "a UTF-8 CSV file ..." in the message; ``error`` is the exception
-    class raised, with a message naming ``path``, for a file that cannot be read or is not
-    UTF-8 (the offending byte and its offset).
+    Parameters
+    ----------
+    path : str or Path
+    columns : tuple of str
+        The columns the header must hold, each once, and nothing else (in any order).
+    what : str
+        What the table is, for messages ("a figures table").
+    error : type
+        Exception class raised, with a message naming ``path``, the line and what is accepted:
+        unreadable, not UTF-8 (the byte and its offset), empty, a header that is not this
+        table's (missing or unknown columns), a row with a different number of fields.
+    heading : callable
+        Applied to each header cell before matching (``str.upper`` for RMF's headings).
+
+    Blank lines are skipped; cells are returned as written.
     """
     try:
         with open(path, "rb") as fh:
@@ -48,6 +60,28 @@ def read_csv_rows(path, what: str, error=ValueError):
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(f"{path}: byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8 text; "
-                    f"expected a UTF-8 CSV file {what}") from None
-    return csv.reader(io.StringIO(text, newline=""))
+        raise error(f"{path}: not {what}: byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8 "
+                    f"text ({what} is a UTF-8 CSV file with the columns {', '.join(columns)})") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header is None:
+        raise error(f"{path}: the file is empty; {what} has the header {','.join(columns)}")
+    header = [heading(h.strip()) for h in header]
+    missing = [c for c in columns if c not in header]
+    unknown = [h for h in header if h not in columns]
+    if len(missing) == len(columns):
+        raise error(f"{path} line 1: not {what}: the header has none of its columns ({', '.join(columns[:4])}, ...)")
+    if missing or unknown:
+        found = "; ".join(x for x in (f"missing columns {', '.join(missing)}" if missing else "",
+                                       f"unknown columns {', '.join(repr(u) for u in unknown[:5])}" if unknown
+                                       else "") if x)
+        raise error(f"{path} line 1: not {what} ({found}); the columns are {', '.join(columns)}")
+    rows = []
+    for line, values in enumerate(reader, 2):
+        if not any(v.strip() for v in values):
+            continue
+        if len(values) != len(header):
+            raise error(f"{path} line {line}: {len(values)} fields, the header has {len(header)} "
+                        "(a quote or comma out of place?)")
+        rows.append((line, dict(zip(header, values))))
+    return rows

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .datafiles import data_path, read_csv_rows
+from .datafiles import data_path, read_csv_table
 
 __all__ = ["Figure", "FigureTableError", "COLUMNS", "load_figures", "figure", "figure_value", "using_figures",
            "table_in_force", "vocabulary"]
@@ -59,36 +59,6 @@ def vocabulary() -> dict:
         for row in csv.DictReader(fh):
             out.setdefault(row["column"], set()).add(row["value"])
     return {k: frozenset(v) for k, v in out.items()}
-
-
-def _read_rows(path: str) -> list[tuple[int, dict]]:
-    """The table's rows with their line numbers, after checking it is a figures table."""
-    reader = read_csv_rows(path, "with the columns of data/figures.csv (a figures table)", FigureTableError)
-    header = next(reader, None)
-    if header is None:
-        raise FigureTableError(f"{path}: the file is empty; a figures table has the header "
-                               f"{','.join(COLUMNS)}")
-    header = [h.strip() for h in header]
-    missing = [c for c in COLUMNS if c not in header]
-    unknown = [c for c in header if c not in COLUMNS]
-    if len(missing) == len(COLUMNS):
-        raise FigureTableError(f"{path} line 1: not a figures table: the header has none of its columns "
-                               f"({', '.join(COLUMNS[:4])}, ... as in data/figures.csv)")
-    if missing or unknown:
-        what = "; ".join(x for x in (f"missing columns {', '.join(missing)}" if missing else "",
-                                      f"unknown columns {', '.join(repr(u) for u in unknown[:5])}" if unknown else "")
-                         if x)
-        raise FigureTableError(f"{path} line 1: not a figures table ({what}); the columns are "
-                               f"{', '.join(COLUMNS)}")
-    rows = []
-    for line, values in enumerate(reader, 2):
-        if not any(v.strip() for v in values):
-            continue
-        if len(values) != len(header):
-            raise FigureTableError(f"{path} line {line}: {len(values)} fields, the header has {len(header)} "
-                                   "(a quote or comma out of place?)")
-        rows.append((line, dict(zip(header, values))))
-    return rows
 
 
 def _figure(path: str, line: int, row: dict) -> Figure:
@@ -180,7 +150,7 @@ _CONDITIONS = ("platform", "crypto_card", "address_space", "mode", "cipher", "pr
 @lru_cache(maxsize=4)
 def _load(path: str) -> dict:
     out = {}
-    for line, row in _read_rows(path):
+    for line, row in read_csv_table(path, COLUMNS, "a figures table", FigureTableError):
         fig = _figure(path, line, row)
         if fig.id in out:
             raise FigureTableError(f"{path} line {line}: duplicate figure id {fig.id}")

@@ -194,7 +194,7 @@ def calibrate(rmf_path, key_type, key_size, out_path, report_dir, force):
     except C.CalibrationError as exc:
         raise click.UsageError(str(exc)) from None
     cal = C.calibrate(obs, rows)
-    text = _calibration_text(cal, F)
+    text = _calibration_text(cal)
     click.echo(text, nl=False)
     F.write_params(cal.document(), out_path)
     click.echo(f"wrote {out_path}  (use it: CRYPTOPLAN_PARAMS={out_path})")
@@ -206,8 +206,7 @@ def calibrate(rmf_path, key_type, key_size, out_path, report_dir, force):
         click.echo(f"wrote {folder / 'report.txt'} and {folder / 'calibration.png'}")
 
 
-def _calibration_text(cal, F) -> str:
-    from model.params import using_params
+def _calibration_text(cal) -> str:
     out = []
     if cal.moved:
         out.append("parameters the site data identify (refitted):")
@@ -229,21 +228,11 @@ def _calibration_text(cal, F) -> str:
         for c in cal.consistency:
             out.append(f"  line {c['line']} {c['card']}: UTIL% {c['util_pct']:.1f}, RATE x EXEC TIME "
                        f"{c['rate_x_exec_pct']:.1f}%")
-    values = {n: p["value"] for n, p in cal.parameters.items()}
-    published = {r["id"]: r for r in F.figure_table({n: p["value"] for n, p in _published().items()})}
-    with using_params(values):
-        now = F.figure_table(values)
-    lost = [r for r in now if not r["within_tolerance"] and published[r["id"]]["within_tolerance"]]
-    out.append(f"published figures the calibrated parameters now contradict: {len(lost)} "
-               f"(of {sum(r['within_tolerance'] for r in published.values())} the published fit reproduces)")
-    for r in lost:
+    out.append(f"published figures the calibrated parameters now contradict: {len(cal.contradicted)} "
+               f"(of {cal.reproduced_before} the published fit reproduces)")
+    for r in cal.contradicted:
         out.append(f"  {r['id']}: published {r['published']:.4g}, model {r['model']:.4g}")
     return "\n".join(out) + "\n"
-
-
-def _published() -> dict:
-    from model.params import load_params
-    return load_params()["parameters"]
 
 
 def _calibration_png(cal, path) -> None:
