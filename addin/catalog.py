@@ -332,7 +332,8 @@ DISPATCHERS = _a("dispatchers", "integer", "CHIDISPS on each queue manager; "
 ROUNDTRIP = _a("roundtrip_us", "number", "Round trip of one transaction alone on one channel pair; "
                "> 0; empty for seed 002's (CHACHA20 only, 0..1024 KB).", "us", None)
 TASK_RATIO = _a("task_elapsed_ratio", "number", "SSL-task/dispatcher elapsed time per CPU time "
-                "(SMF 115 task statistics); >= 1.", "ratio", 1.0)
+                "(SMF 115 task statistics); >= 1; empty for the parameter file's (1 unless calibrated).",
+                "ratio", None)
 CPS = _a("cps", "number", "General CPs of each LPAR, > 0: a station of the network, so they cap the "
          "rate; empty for no CPU limit.", "CPs", None)
 CH_MESSAGE_KB = _a("message_kb", "number", "Request and reply size; 0..1024 with the published "

@@ -21,6 +21,7 @@ from .ams import (
 )
 from .channel import channel_demands_us, channel_pipeline, channel_throughput
 from .crypto import crypto_op_ms
+from .params import Parameters, using_parameters
 from .planning import defaults, model_figures, model_parameters
 from .tls import (
     channel_start_card_ms, channel_start_card_utilization, channel_start_cost_us, channel_start_rate,
@@ -29,7 +30,7 @@ from .tls import (
 )
 
 __all__ = [
-    "UnstableQueueError",
+    "UnstableQueueError", "Parameters", "using_parameters",
     "erlang_b", "erlang_c", "poisson_pmf",
     "MMCMetrics", "mmc_metrics", "mmc_utilization", "mmc_wait_probability", "mmc_wait",
     "mmc_response", "mmc_queue_length", "mmc_number_in_system", "mmc_wait_exceeds",

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -48,14 +49,17 @@ from .datafiles import read_csv_table
 from .params import load_params, using_params
 
 __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
-           "CalibrationError", "RmfRow", "Observation", "Calibration", "read_rmf_crypto",
-           "rmf_observations", "calibrate"]
+           "CalibrationError", "RmfRow", "CpuRow", "Observation", "Calibration", "read_rmf_crypto",
+           "rmf_observations", "read_cpu_table", "cpu_observations", "smf_summary", "smf_measured", "CPU_COLUMNS", "calibrate"]
 
 # The report's column headings (RMF prints EXEC TIME in ms, UTIL% in percent, RATE per second).
 RMF_COLUMNS = ("TYPE", "ID", "FUNCTION", "KEY", "RATE", "EXEC TIME", "UTIL%")
 # FUNCTION: TOTAL for a card's summary line; ME and CRT for the accelerator's
 # "ME-FORMAT RSA OPERATIONS" and "CRT-FORMAT RSA OPERATIONS" lines.
 RMF_FUNCTIONS = ("TOTAL", "ME", "CRT")
+# A site's measured CPU per transaction by address space (read_cpu_table).
+CPU_COLUMNS = ("WORKLOAD", "SETTING", "CIPHER", "KEY", "KEY REUSE", "MESSAGE KB", "ADDRESS SPACE", "RATE",
+               "APPL%")
 _RSA_KEYS = (1024, 2048, 3072, 4096)
 _ECC_KEYS = (192, 224, 256, 384, 521)
 PRIOR_SIGMA = math.log(2.0)
@@ -92,18 +96,20 @@ class RmfRow:
 
 @dataclass(frozen=True)
 class Observation:
-    """A site number the model predicts from parameters."""
+    """A site number the model predicts from parameters.
+
+    ``predict`` evaluates the model under the parameters in force
+    (:func:`model.params.using_params`); ``params`` names the parameters it may depend
+    on (the calibration's candidates); ``sigma`` is the number's relative (log-space)
+    standard deviation; ``quantity`` says what it is, with its unit, for the report.
+    """
 
     label: str
     value: float
-    sigma: float                 # relative (log-space) standard deviation
-    function: str                # card function (model.crypto.CARD_FUNCTIONS)
-    key_bits: float
-    generation_factor: float
-
-    def predict(self) -> float:
-        """The model's value under the parameters in force (:func:`model.params.using_params`)."""
-        return float(function_ms(self.function, self.key_bits)) * self.generation_factor
+    sigma: float
+    predict: Callable[[], float] = field(compare=False)
+    params: tuple = ()
+    quantity: str = "EXEC TIME, ms"
 
 
 @dataclass
@@ -119,11 +125,13 @@ class Calibration:
     contradicted: list = field(default_factory=list)  # published figures reproduced before, not now
     reproduced_before: int = 0                         # published figures within tolerance before
     cost: float = 0.0
+    measured: list = field(default_factory=list)       # parameters set from direct site measurements
 
     def document(self) -> dict:
         """A parameter file (``CRYPTOPLAN_PARAMS``) with the calibrated values."""
         return {"parameters": self.parameters,
                 "calibration": {"identified": self.identified, "unidentified": self.unidentified,
+                                "measured": [m["name"] for m in self.measured],
                                 "prior_sigma": PRIOR_SIGMA, "cost": self.cost}}
 
 
@@ -223,11 +231,322 @@ def rmf_observations(rows, key_type: str = "RSA", key_size: int = 2048, path: st
             function, bits = ("RSA_ME" if r.function == "ME" else "RSA_CRT"), r.key
         sigma = max(MEASUREMENT_RTOL, 0.0005 / math.sqrt(3.0) / r.exec_ms)
         label = f"{path} line {r.line}: {r.type} {r.id} {r.function}{'' if r.key is None else ' ' + str(r.key)}"
-        out.append(Observation(label, r.exec_ms, sigma, function, float(bits), card_generation_factor(r.generation)))
+        out.append(_card_observation(label, r.exec_ms, sigma, function, float(bits),
+                                     card_generation_factor(r.generation)))
     if not out:
         raise CalibrationError(f"{path}: no line carries a card time (every RATE is 0, or only accelerator "
                                "TOTAL lines, which mix ME and CRT)")
     return out
+
+
+@dataclass(frozen=True)
+class CpuRow:
+    """One line of a site's measured CPU table (:data:`CPU_COLUMNS`)."""
+
+    line: int
+    workload: str            # AMS or CHANNEL
+    setting: str             # AMS policy, or channel mode
+    cipher: str | None       # channel cipher (None for AMS and mode none)
+    key_type: str | None     # AMS key
+    key_size: int | None
+    key_reuse: float | None  # AMS confidentiality key reuse
+    message_kb: float
+    address_space: str
+    rate: float              # transactions per second
+    appl_pct: float          # RMF APPL%, percent of one processor
+
+    @property
+    def cpu_us(self) -> float:
+        """Measured CPU per transaction, µs: APPL% of one processor over the rate."""
+        return self.appl_pct * 1e4 / self.rate
+
+
+def _blank(path, line, column, text, why):
+    if text:
+        raise CalibrationError(f"{path} line {line}: {column} must be empty {why} (got {text!r})")
+
+
+def read_cpu_table(path) -> list[CpuRow]:
+    """Read a site's measured CPU per transaction, by address space (:data:`CPU_COLUMNS`).
+
+    One row per workload and address space, as RMF's Workload Activity report gives it
+    for the address space's report class over an interval of steady load:
+
+    * ``WORKLOAD`` ``AMS`` (request/reply through AMS-protected queues) or ``CHANNEL``
+      (request/reply between two queue managers over channel pairs);
+    * ``SETTING`` the AMS policy (integrity, privacy, confidentiality) or the channel's
+      protection mode (none, SSLCIPH, ATTLS);
+    * ``CIPHER`` the channel's cipher (empty for AMS and mode none);
+    * ``KEY`` the AMS key, type and length (``RSA 2048``, ``NISTECC 256``; empty for
+      channels); ``KEY REUSE`` the confidentiality policy's key reuse (a whole number or
+      ``unlimited``; empty otherwise);
+    * ``MESSAGE KB`` request and reply size;
+    * ``ADDRESS SPACE``: AMS ``total``, ``application``, ``AMSM`` or ``MSTR`` (as
+      :func:`model.ams.ams_cost_at_rate_us`); channels ``total``, ``MSTR``, ``CHIN`` or
+      ``TCPIP`` summed over both LPARs (as :func:`model.tls.tls_cost_us`);
+    * ``RATE`` transactions per second; ``APPL%`` the address space's CPU in percent of
+      one processor (RMF's APPL%).
+
+    Raises
+    ------
+    CalibrationError
+        Naming the file, the line and what is accepted.
+    """
+    from .ams import AMS_ADDRESS_SPACES
+    from .params import (ADDRESS_SPACES, MODES, POLICIES, normalize_cipher, normalize_key,
+                         normalize_key_reuse, normalize_mode, normalize_policy)
+    path = str(path)
+    rows = []
+    for line, cells in read_csv_table(path, CPU_COLUMNS, "a measured CPU table", CalibrationError,
+                                      heading=str.upper):
+        r = {h: v.strip() for h, v in cells.items()}
+        work = r["WORKLOAD"].upper()
+        if work not in ("AMS", "CHANNEL"):
+            raise CalibrationError(f"{path} line {line}: WORKLOAD {r['WORKLOAD']!r} is not AMS or CHANNEL")
+        cipher = key_type = key_size = reuse = None
+        try:
+            if work == "AMS":
+                try:
+                    setting = normalize_policy(r["SETTING"])
+                except ValueError:
+                    raise CalibrationError(f"{path} line {line}: SETTING {r['SETTING']!r} is not an AMS "
+                                           f"policy ({', '.join(POLICIES)})") from None
+                _blank(path, line, "CIPHER", r["CIPHER"], "on an AMS line")
+                parts = r["KEY"].split()
+                if len(parts) != 2:
+                    raise CalibrationError(f"{path} line {line}: KEY {r['KEY']!r} must be a key type and "
+                                           "length, e.g. 'RSA 2048' or 'NISTECC 256'")
+                key_type, key_size = normalize_key(parts[0], _number(path, line, "KEY", parts[1], 1))
+                if setting == "confidentiality":
+                    reuse = normalize_key_reuse(r["KEY REUSE"] or None)
+                else:
+                    _blank(path, line, "KEY REUSE", r["KEY REUSE"], f"under policy {setting}")
+                spaces = AMS_ADDRESS_SPACES
+            else:
+                try:
+                    setting = normalize_mode(r["SETTING"])
+                except ValueError:
+                    raise CalibrationError(f"{path} line {line}: SETTING {r['SETTING']!r} is not a channel "
+                                           f"protection mode ({', '.join(MODES)})") from None
+                if setting == "none":
+                    _blank(path, line, "CIPHER", r["CIPHER"], "for mode none")
+                else:
+                    cipher = normalize_cipher(r["CIPHER"])
+                _blank(path, line, "KEY", r["KEY"], "on a CHANNEL line")
+                _blank(path, line, "KEY REUSE", r["KEY REUSE"], "on a CHANNEL line")
+                spaces = ADDRESS_SPACES
+        except ValueError as exc:
+            if isinstance(exc, CalibrationError):
+                raise
+            raise CalibrationError(f"{path} line {line}: {exc}") from None
+        space = {s.lower(): s for s in spaces}.get(r["ADDRESS SPACE"].lower())
+        if space is None:
+            raise CalibrationError(f"{path} line {line}: ADDRESS SPACE {r['ADDRESS SPACE']!r} is not one of "
+                                   f"{', '.join(spaces)} for {work}")
+        kb = _number(path, line, "MESSAGE KB", r["MESSAGE KB"])
+        rate = _number(path, line, "RATE", r["RATE"])
+        appl = _number(path, line, "APPL%", r["APPL%"])
+        if rate == 0 or appl == 0:
+            raise CalibrationError(f"{path} line {line}: RATE and APPL% must be > 0 (a measured load), got "
+                                   f"RATE {r['RATE']}, APPL% {r['APPL%']}")
+        rows.append(CpuRow(line, work, setting, cipher, key_type, key_size, reuse, kb, space, rate, appl))
+    if not rows:
+        raise CalibrationError(f"{path}: no lines under the header")
+    return rows
+
+
+def _tls_params() -> tuple:
+    from .fit import FREE
+    return tuple(n for n, spec in FREE.items() if spec[3] == "tls")
+
+
+def _ams_cpu_params() -> tuple:
+    from .fit import FREE, derived_parameters
+    return tuple(n for n, spec in FREE.items() if spec[3] == "ams") + tuple(
+        n for n, spec in derived_parameters().items() if spec[1] != "structural assumption")
+
+
+def cpu_observations(rows, platform: str = "z16", path: str = "the CPU table") -> list:
+    """The measured CPU rows as :class:`Observation` (µs per transaction).
+
+    The model's value is :func:`model.ams.ams_cost_at_rate_us` at the line's rate (AMS) or
+    :func:`model.tls.tls_cost_us` (channels), on ``platform``.  Relative uncertainty: APPL%
+    printed to two decimals, with the :data:`MEASUREMENT_RTOL` floor.
+
+    Raises
+    ------
+    CalibrationError
+        A line the model cannot price (e.g. a message size beyond its range), naming it.
+    """
+    from .ams import ams_cost_at_rate_us
+    from .tls import normalize_platform, tls_cost_us
+    try:
+        plat = normalize_platform(platform)
+    except ValueError as exc:
+        raise CalibrationError(str(exc)) from None
+    out = []
+    for r in rows:
+        if r.workload == "AMS":
+            def predict(r=r):
+                return float(ams_cost_at_rate_us(r.rate, r.setting, r.key_type, r.key_size, r.message_kb,
+                                                 r.key_reuse, 1, r.address_space, plat))
+            names = _ams_cpu_params()
+            what = f"AMS {r.setting} {r.key_type} {r.key_size}"
+        else:
+            def predict(r=r):
+                return float(tls_cost_us(r.setting, r.cipher, r.message_kb, r.address_space, platform=plat))
+            names = _tls_params()
+            what = f"channel {r.setting}{'' if r.cipher is None else ' ' + r.cipher}"
+        try:
+            m = predict()
+        except ValueError as exc:
+            raise CalibrationError(f"{path} line {r.line}: the model cannot price this line: {exc}") from None
+        if not m > 0:
+            raise CalibrationError(f"{path} line {r.line}: the model's CPU for {what} {r.address_space} is 0, "
+                                   "so a measured value cannot calibrate it")
+        sigma = max(MEASUREMENT_RTOL, 0.005 / math.sqrt(3.0) / r.appl_pct)
+        label = f"{path} line {r.line}: {what}, {r.message_kb:g} KB, {r.address_space}"
+        out.append(Observation(label, r.cpu_us, sigma, predict, names, "CPU per transaction, µs"))
+    return out
+
+
+def _records(t, c):
+    """Index of each channel-accounting record's task-statistics interval (-1 when none)."""
+    key_t = {k: i for i, k in enumerate(zip(t.lpar, t.qmgr, t.end))}
+    return np.array([key_t.get(k, -1) for k in zip(c.lpar, c.qmgr, c.end)], dtype=int)
+
+
+def smf_summary(tasks, channels=None, platform: str = "z16", path: str = "the SMF folder") -> dict:
+    """What a site's channel-initiator statistics say, and the observations they make.
+
+    Returns a dict with
+
+    ``tasks``
+        per queue manager and task type: intervals (active of all), tasks, mean requests/s,
+        CPU per request (µs), largest busy fraction, elapsed per CPU time (sums over active
+        intervals), and for dispatchers the most channels on one;
+    ``elapsed_ratio``
+        the SSL tasks' and dispatchers' elapsed per CPU time, :math:`\\sum e / \\sum c` over
+        their active intervals, with its standard error from the spread between intervals,
+        or None when none was active: the channel model's ``chin_task_elapsed_ratio``;
+    ``observations``
+        SSL-task CPU per message on message channels, one per interval that allows it (see
+        below), as :class:`Observation` of the model's SSL-task demand
+        :math:`(CHIN_{SSLCIPH} - CHIN_{none})/4` per message (:mod:`model.channel`: a
+        transaction is four message ends over two LPARs, each encrypted or decrypted once by
+        an SSL task);
+    ``checks``
+        dispatchers' and adapters' CPU per message against the model's unprotected
+        channel-initiator cost per message :math:`CHIN_{none}/4` (the model's upper bound of
+        their share: the task statistics leave out the channel initiator's other TCBs, so
+        this is a check, not an observation);
+    ``notes``
+        why intervals gave no observation.
+
+    An interval gives an SSL observation when its SSL tasks served requests, channel
+    accounting of the same SMF interval shows SSL message channels (:data:`model.smf.
+    MESSAGE_CHANNEL_TYPES`) that moved messages, all with one cipher the model knows, and no
+    SSL client (SvrConn) channel shared the SSL tasks.
+    """
+    from .params import normalize_cipher
+    from .smf import TASK_FILES
+    from .tls import normalize_platform, tls_cost_parts_us
+    try:
+        plat = normalize_platform(platform)
+    except ValueError as exc:
+        raise CalibrationError(str(exc)) from None
+    t = tasks
+    act = t.active
+    summary = []
+    for q in np.unique(t.qmgr):
+        for kind in TASK_FILES.values():
+            m = (t.qmgr == q) & (t.task == kind)
+            if not m.any():
+                continue
+            a = m & act
+            summary.append({
+                "qmgr": str(q), "lpar": str(t.lpar[m][0]), "task": kind, "intervals": int(m.sum()),
+                "active": int(a.sum()), "tasks": int(t.tasks[m].max()),
+                "requests_per_s": float(np.mean(t.requests_per_s[m])),
+                "cpu_us_per_request": float(t.cpu_s[a].sum() * 1e6 / t.requests[a].sum()) if a.any() else None,
+                "busy_max": float(t.busy[m].max()),
+                "elapsed_per_cpu": float(t.elapsed_s[a].sum() / t.cpu_s[a].sum()) if a.any() else None,
+                "channels_per_dispatcher": (float(t.channels[m].max() / t.tasks[m].max())
+                                            if kind == "dispatcher" else None)})
+    ratio = None
+    m = act & np.isin(t.task, ("SSL", "dispatcher"))
+    if m.any():
+        r = t.elapsed_s[m].sum() / t.cpu_s[m].sum()
+        per = t.elapsed_per_cpu[m]
+        se = float(np.std(per, ddof=1) / np.sqrt(per.size)) if per.size > 1 else None
+        ratio = {"value": float(r), "stderr": se, "intervals": int(m.sum())}
+    obs, checks, notes = [], [], []
+    if channels is None:
+        notes.append(f"{path}: no channel accounting ({'SMF-QCST.csv'}): CPU per message cannot be formed "
+                     "(collect SMF 116 class 4 channel accounting, STATCHL on the channels)")
+        return {"tasks": summary, "elapsed_ratio": ratio, "observations": obs, "checks": checks, "notes": notes}
+    c = channels
+    rec = _records(t, c)
+    if np.any(rec < 0):
+        notes.append(f"{path}: {int(np.sum(rec < 0))} channel accounting record(s) have no task statistics of "
+                     "the same SMF interval (matched on LPAR, queue manager, date and time): not used")
+    for q, lpar, end in sorted({(str(a), str(b), str(e)) for a, b, e in zip(c.qmgr, c.lpar, c.end)}):
+        here = (c.qmgr == q) & (c.lpar == lpar) & (c.end == end) & (c.messages > 0)
+        if not here.any():
+            continue
+        where = f"{q} {end}"
+        moving = c.message_channel[here]
+        if not moving.any():
+            notes.append(f"{where}: only client (SvrConn) channels moved messages; the channel model prices "
+                         "message channels between queue managers")
+            continue
+
+        def task(kind, q=q, lpar=lpar, end=end):
+            i = np.flatnonzero((t.qmgr == q) & (t.lpar == lpar) & (t.end == end) & (t.task == kind))
+            return (float(t.cpu_s[i].sum()), float(t.requests[i].sum())) if i.size else None
+        msgs = float(c.messages[here & c.message_channel].sum())
+        kb = float(c.bytes[here & c.message_channel].sum()) / msgs / 1024.0
+        if moving.all():
+            d, a = task("dispatcher"), task("adapter")
+            if d and a:
+                with np.errstate(all="ignore"):
+                    model = tls_cost_parts_us("none", None, kb, plat)["CHIN"] / 4.0
+                checks.append({"where": where, "messages": msgs, "kb": kb,
+                               "site_us": (d[0] + a[0]) * 1e6 / msgs, "model_us": float(model)})
+        ssl = here & c.message_channel & (c.cipher != "")
+        if not ssl.any():
+            continue
+        ciphers = sorted(set(c.cipher[ssl]))
+        if len(ciphers) > 1:
+            notes.append(f"{where}: SSL message channels with {len(ciphers)} ciphers ({', '.join(ciphers)}) share "
+                         "the SSL tasks: no single cipher to calibrate")
+            continue
+        try:
+            cipher = normalize_cipher(ciphers[0])
+        except ValueError:
+            notes.append(f"{where}: cipher {ciphers[0]!r} is not one the model knows")
+            continue
+        if np.any(here & ~c.message_channel & (c.cipher != "")):
+            notes.append(f"{where}: SSL client (SvrConn) channels shared the SSL tasks")
+            continue
+        s = task("SSL")
+        if not s or s[1] == 0:
+            notes.append(f"{where}: SSL message channels moved messages but no SSL task statistics show work")
+            continue
+        n_ssl = float(c.messages[ssl].sum())
+        kb_ssl = float(c.bytes[ssl].sum()) / n_ssl / 1024.0
+
+        def predict(cipher=cipher, kb=kb_ssl):
+            return float((tls_cost_parts_us("SSLCIPH", cipher, kb, plat)["CHIN"]
+                          - tls_cost_parts_us("none", None, kb, plat)["CHIN"]) / 4.0)
+        obs.append(Observation(f"{path} {where}: SSL tasks, {cipher}, {kb_ssl:.3g} KB", s[0] * 1e6 / n_ssl,
+                               MEASUREMENT_RTOL, predict, _tls_params(), "SSL-task CPU per message, µs"))
+    return {"tasks": summary, "elapsed_ratio": ratio, "observations": obs, "checks": checks, "notes": notes}
+
+
+def _card_observation(label, value, sigma, function, bits, factor) -> Observation:
+    _, t0, alpha = CARD_FUNCTIONS[function]
+    return Observation(label, value, sigma, lambda: float(function_ms(function, bits)) * factor, (t0, alpha))
 
 
 def _consistency(rows) -> list:
@@ -244,8 +563,7 @@ def _consistency(rows) -> list:
 def _params_of(observations) -> list:
     names = []
     for o in observations:
-        _, t0, alpha = CARD_FUNCTIONS[o.function]
-        for n in (t0, alpha):
+        for n in o.params:
             if n not in names:
                 names.append(n)
     return names
@@ -275,25 +593,56 @@ def _jacobian(names, base, observations, logx, h=1e-6):
     return np.column_stack(cols)
 
 
-def calibrate(observations, rows=()) -> Calibration:
+def smf_measured(summary: dict) -> dict:
+    """The parameters the SMF task statistics measure directly, for :func:`calibrate`'s ``measured``.
+
+    ``chin_task_elapsed_ratio`` from :func:`smf_summary`'s elapsed ratio.  The channel model
+    needs a ratio of at least 1 (a task cannot take less elapsed time than CPU); a measured
+    ratio below 1 (SMF's task times are accumulated at different points of a request) stays
+    at 1, and the report says so.
+    """
+    r = summary.get("elapsed_ratio")
+    if r is None:
+        return {}
+    value = max(r["value"], 1.0)
+    note = (f"SSL tasks and dispatchers, {r['intervals']} active interval(s): elapsed / CPU = "
+            f"{r['value']:.3f}" + (f" +- {r['stderr']:.2g}" if r["stderr"] is not None else ""))
+    if r["value"] < 1.0:
+        note += "; below 1, which one task cannot be, so the model's minimum 1 is kept"
+    return {"chin_task_elapsed_ratio": {"value": value, "stderr": r["stderr"], "note": note}}
+
+
+def calibrate(observations, rows=(), measured=None) -> Calibration:
     """Refit the parameters the site observations identify; keep the rest.
 
     Parameters
     ----------
     observations : list of Observation
-        From :func:`rmf_observations`.
+        From :func:`rmf_observations`, :func:`cpu_observations` and :func:`smf_summary`;
+        may be empty when ``measured`` is given.
     rows : list of RmfRow, optional
         The report's lines, for the UTIL% consistency check.
+    measured : dict, optional
+        Parameters the site measures directly (name -> {value, stderr, note}, e.g.
+        :func:`smf_measured`): set, not fitted.
 
     Returns
     -------
     Calibration
     """
     doc = load_params()
-    base = {n: float(p["value"]) for n, p in doc["parameters"].items()}
-    candidates = _params_of(observations)
+    measured = dict(measured or {})
+    if not observations and not measured:
+        raise CalibrationError("no site number to calibrate on")
+    published = {n: float(p["value"]) for n, p in doc["parameters"].items()}
+    base = dict(published)
+    base.update({n: float(m["value"]) for n, m in measured.items()})
+    wanted = _params_of(observations)
+    zero = [n for n in wanted if not base[n] > 0]
+    candidates = [n for n in wanted if base[n] > 0]
     x0 = np.log([base[n] for n in candidates])
-    J = _jacobian(candidates, base, observations, x0)
+    J = (_jacobian(candidates, base, observations, x0) if candidates
+         else np.zeros((len(observations), 0)))
     post = np.linalg.pinv(J.T @ J + np.eye(len(candidates)) / PRIOR_SIGMA ** 2)
     sd = np.sqrt(np.clip(np.diag(post), 0.0, None))
     identified = [n for n, s in zip(candidates, sd) if s <= PRIOR_SIGMA / IDENTIFIED_SHRINK]
@@ -301,13 +650,23 @@ def calibrate(observations, rows=()) -> Calibration:
     for n, s, col in zip(candidates, sd, J.T):
         if n in identified:
             continue
-        unidentified[n] = ("no site line depends on it: no line of its card function, or every line at "
-                           "the reference key length (RSA 2048, ECC 192 bits), where a key-length exponent "
-                           "has no effect" if not np.any(np.abs(col) > 1e-9) else
-                           f"the site lines leave it uncertain to a factor {math.exp(s):.2f} (1 sd); they "
-                           "move it only together with other parameters (e.g. one key length cannot "
-                           "separate a time from its key-length exponent)")
-    before = [o.predict() for o in observations]
+        if not np.any(np.abs(col) > 1e-9):
+            why = "no site number depends on it"
+            if n.startswith("exp_"):
+                why += (" (a key-length exponent has no effect at the reference key length, RSA 2048 "
+                        "or ECC 192 bits)")
+            elif n == "tls_z14_vs_z15":
+                why += " (it scales z14 costs only)"
+        else:
+            why = (f"uncertain to a factor {math.exp(s):.2f} (1 sd): the site numbers move it only together "
+                   "with other parameters (e.g. one key length cannot separate a time from its key-length "
+                   "exponent, one message size a fixed cost from a per-KB one)")
+        unidentified[n] = why
+    for n in zero:
+        unidentified[n] = ("its published value is 0 (at the fit's bound); the calibration works on "
+                           "logarithms and keeps it")
+    with using_params(published):
+        before = [o.predict() for o in observations]
     values = dict(base)
     cost = 0.0
     stderr = {}
@@ -326,16 +685,22 @@ def calibrate(observations, rows=()) -> Calibration:
         q = dict(p)
         if n in identified:
             q.update(value=values[n], stderr=stderr[n],
-                     source=f"calibrated on site RMF data (published {base[n]:.6g})")
+                     source=f"calibrated on site data (published {published[n]:.6g})")
+        elif n in measured:
+            q.update(value=values[n], stderr=measured[n]["stderr"],
+                     source=f"measured on site data: {measured[n]['note']} (published {published[n]:.6g})")
         parameters[n] = q
-    moved = [{"name": n, "published": base[n], "calibrated": values[n], "ratio": values[n] / base[n],
+    moved = [{"name": n, "published": published[n], "calibrated": values[n], "ratio": values[n] / published[n],
               "stderr": stderr[n], "unit": doc["parameters"][n].get("unit", "")} for n in identified]
-    residuals = [{"label": o.label, "site": o.value, "before": b, "after": a}
+    direct = [{"name": n, "published": published[n], "calibrated": values[n], "stderr": m["stderr"],
+               "note": m["note"], "unit": doc["parameters"][n].get("unit", "")} for n, m in measured.items()]
+    residuals = [{"label": o.label, "quantity": o.quantity, "site": o.value, "before": b, "after": a}
                  for o, b, a in zip(observations, before, after)]
     from .fit import figure_table
-    published = {r["id"]: r for r in figure_table(base)}
+    table = {r["id"]: r for r in figure_table(published)}
     lost = [{"id": r["id"], "published": r["published"], "model": r["model"]}
-            for r in figure_table(values) if not r["within_tolerance"] and published[r["id"]]["within_tolerance"]]
+            for r in figure_table(values) if not r["within_tolerance"] and table[r["id"]]["within_tolerance"]]
     return Calibration(parameters=parameters, identified=identified, unidentified=unidentified, moved=moved,
                        residuals=residuals, consistency=_consistency(rows), contradicted=lost,
-                       reproduced_before=sum(r["within_tolerance"] for r in published.values()), cost=cost)
+                       reproduced_before=sum(r["within_tolerance"] for r in table.values()), cost=cost,
+                       measured=direct)

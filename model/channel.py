@@ -59,12 +59,14 @@ Assumptions a planner should know:
   each LPAR) are counted one after the other; for large messages MQ
   overlaps encrypting one chunk with sending another, so the delay is
   then under-stated;
-* :math:`\\rho = 1` by default (task time = its CPU time): seed 002's runs
-  were "neither CPU nor network constrained".  The reference example of
+* :math:`\\rho` is the parameter ``chin_task_elapsed_ratio``, 1 as published (task
+  time = its CPU time): seed 002's runs were "neither CPU nor network constrained";
+  IBM's own SMF 115 sample statistics (mq-smf-csv's test dumps) show dispatchers'
+  elapsed within a few percent of their CPU.  The reference example of
   80 µs CPU and 364 µs elapsed per SSL-task request (a workload of unstated
   size and cipher) is inconsistent with this serial decomposition of seed
   002's 1 MB transaction (the task time would exceed the whole round trip);
-  pass your own SMF 115 task statistics as ``task_elapsed_ratio``;
+  measure it with ``cryptoplan calibrate --smf`` or pass ``task_elapsed_ratio``;
 * the LPARs are symmetric (same SSLTASKS, CHIDISPS and assignment on both).
 
 References
@@ -80,7 +82,7 @@ import numpy as np
 from ._validate import check
 from .figures import figure
 from .mva import mva_schweitzer
-from .params import CIPHERS, MAX_MESSAGE_KB, normalize_cipher, normalize_mode
+from .params import CIPHERS, MAX_MESSAGE_KB, normalize_cipher, normalize_mode, param
 from .tls import normalize_platform, tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
 
 __all__ = ["channel_demands_us", "channel_pipeline", "channel_throughput"]
@@ -91,7 +93,7 @@ def _rt_measured(mode: str, cipher: str | None) -> bool:
     return mode != "none" and cipher is not None and not CIPHERS[cipher][1]
 
 
-def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed_ratio=1.0,
+def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed_ratio=None,
                        platform="z16") -> dict:
     """Per-visit service demands and the delay of one transaction on one LPAR (µs).
 
@@ -107,8 +109,10 @@ def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed
         Round trip of one transaction alone on one channel pair (µs).  Default:
         the fitted seed 002 round trip, published for the software cipher
         TLS_CHACHA20_POLY1305_SHA256 only; other ciphers and mode none need it.
-    task_elapsed_ratio : float
-        SSL-task and dispatcher elapsed time per unit of their CPU time, >= 1.
+    task_elapsed_ratio : float, optional
+        SSL-task and dispatcher elapsed time per unit of their CPU time, >= 1.  Default:
+        the parameter ``chin_task_elapsed_ratio`` (1, or what ``cryptoplan calibrate
+        --smf`` measured on the site's SMF 115 task statistics).
     platform : {"z14", "z15", "z16"}
         Machine of the CPU costs (z16 uses the z15 costs, see
         :func:`model.tls.tls_cost_parts_us`); the published round trip is seed
@@ -131,7 +135,8 @@ def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed
     m = normalize_mode(mode)
     c = None if m == "none" else normalize_cipher(cipher)
     plat = normalize_platform(platform)
-    rho = check("task_elapsed_ratio", task_elapsed_ratio, 1.0, scalar=True)
+    rho = check("task_elapsed_ratio", param("chin_task_elapsed_ratio") if task_elapsed_ratio is None
+                else task_elapsed_ratio, 1.0, scalar=True)
     if roundtrip_us is None:
         if not _rt_measured(m, c):
             raise ValueError(
@@ -194,7 +199,7 @@ def _network(m, pairs, tasks, disps, dem):
 
 def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ssltasks=None,
                      dispatchers=None, platform="z16", cps=None, roundtrip_us=None,
-                     task_elapsed_ratio=1.0) -> dict:
+                     task_elapsed_ratio=None) -> dict:
     """Throughput, round trip and task utilizations of request/reply traffic over MQ channels.
 
     Parameters
@@ -306,7 +311,7 @@ def _with_cpus(station, demand, think, cpu_us, cps, first, dem):
 
 def channel_throughput(mode, cipher, message_kb, channel_pairs=1, requesters=1, ssltasks=None,
                        dispatchers=None, platform="z16", cps=None, roundtrip_us=None,
-                       task_elapsed_ratio=1.0) -> float:
+                       task_elapsed_ratio=None) -> float:
     """Request/reply transactions per second over MQ channel pairs (see :func:`channel_pipeline`).
 
     .. math:: X = \\sum_{pairs} \\frac{N}{Z + \\sum_v R_v}

@@ -130,6 +130,10 @@ def derived_parameters() -> dict:
                             "one per intermediate CA more); seed 001's RMF mix of 4 ME per CRT request checks it"),
         "mq_base_us": (figure("ref_ams_txn_cost_2k_none_z14").target(), "ref_ams_txn_cost_2k_none_z14",
                        "us", "ams", "MQ CPU per request/reply transaction without AMS"),
+        "chin_task_elapsed_ratio": (1.0, "structural assumption", "1", "tls",
+                                    "SSL-task and dispatcher elapsed time per CPU time (model.channel's rho); "
+                                    "1: seed 002's runs were neither CPU nor network constrained; a site "
+                                    "measures it on its SMF 115 task statistics (cryptoplan calibrate --smf)"),
     }
 
 

@@ -15,12 +15,15 @@ import json
 import math
 import os
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 from .datafiles import data_path
 
 __all__ = [
+    "Parameters", "current_parameters", "using_parameters",
     "load_params", "param", "params_path", "clear_cache", "using_params", "normalize_choice", "validate_params",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
     "ADDRESS_SPACES", "MAX_MESSAGE_KB", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
@@ -166,7 +169,7 @@ def normalize_address_space(address_space) -> str:
 
 
 def params_path() -> Path:
-    """The parameter file in force: ``$CRYPTOPLAN_PARAMS`` or ``data/params.json``."""
+    """The parameter file selected by the environment: ``$CRYPTOPLAN_PARAMS`` or ``data/params.json``."""
     env = os.environ.get("CRYPTOPLAN_PARAMS")
     if env:
         p = Path(env).expanduser()
@@ -176,8 +179,7 @@ def params_path() -> Path:
     return data_path("params.json")
 
 
-@lru_cache(maxsize=8)
-def _load(path: str, mtime: float) -> dict:
+def _read(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -193,7 +195,7 @@ def validate_params(doc, path="the parameter file") -> None:
     The names are the packaged ``data/params.json``'s (what ``cryptoplan fit`` writes): a file
     that lacks one or adds one is an error naming them, as is a value that is not a real
     number (text, true/false, null, a list), not finite, or negative (every parameter is a
-    time, a CPU cost, a count, an exponent or a ratio).
+    time, a CPU cost, a count, an exponent or a ratio; a few have a floor above 0).
 
     Raises
     ------
@@ -215,39 +217,126 @@ def validate_params(doc, path="the parameter file") -> None:
                              f"{', '.join(sorted(reference))}")
     for name, entry in params.items():
         v = entry.get("value") if isinstance(entry, dict) else None
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        lo = _MINIMUM.get(name, 0.0)
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= lo
         if not ok:
             raise ValueError(f"{path}: parameter {name!r} must have a 'value' that is a finite number "
-                             f">= 0 (got {v!r})")
+                             f">= {lo:g} (got {v!r})")
+
+
+# Parameters with a floor above 0: a task's elapsed time is at least its CPU time; a
+# certificate takes at least one check.
+_MINIMUM = {"chin_task_elapsed_ratio": 1.0, "ams_cert_checks": 1.0}
 
 
 @lru_cache(maxsize=1)
 def _reference_names():
-    """Parameter names of the packaged data/params.json (None while that file itself is loading)."""
+    """Parameter names of the packaged data/params.json."""
     ref = data_path("params.json")
     with open(ref, encoding="utf-8") as fh:
         doc = json.load(fh)
     return frozenset(doc.get("parameters", {}))
 
 
+@dataclass(frozen=True)
+class Parameters:
+    """A validated parameter set: the calibration the models evaluate with.
+
+    Loaded and checked once (:meth:`load`); the models look values up in :attr:`values`
+    without touching the file again.  Select one for a block of code with
+    :func:`using_parameters`; without one, the models use the file the environment selects
+    (``$CRYPTOPLAN_PARAMS`` or the packaged ``data/params.json``), loaded once per process
+    and per value of the variable (:func:`clear_cache` re-reads it).
+
+    Examples
+    --------
+    >>> from model.params import Parameters, using_parameters
+    >>> site = Parameters.load()                      # or Parameters.load("site-params.json")
+    >>> with using_parameters(site):
+    ...     pass                                      # every model call here uses ``site``
+    """
+
+    path: str
+    document: dict = field(repr=False)
+    values: MappingProxyType = field(repr=False)
+
+    @classmethod
+    def load(cls, path=None) -> "Parameters":
+        """Read and validate a parameter file (default: the one the environment selects).
+
+        Raises
+        ------
+        FileNotFoundError, ValueError
+            Naming the file, and for a bad entry the parameter and its value.
+        """
+        p = str(params_path() if path is None else Path(path).expanduser())
+        if path is not None and not Path(p).is_file():
+            raise FileNotFoundError(f"parameter file {p} is not a file")
+        doc = _read(p)
+        return cls.from_document(doc, p)
+
+    @classmethod
+    def from_document(cls, doc: dict, path: str = "a parameter document") -> "Parameters":
+        """A parameter set from a document as :func:`model.fit.fit` or calibration writes it (validated)."""
+        validate_params(doc, path)
+        values = {n: float(e["value"]) for n, e in doc["parameters"].items()}
+        return cls(path, doc, MappingProxyType(values))
+
+    def __getitem__(self, name: str) -> float:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise KeyError(f"parameter {name!r} missing from {self.path}; re-run `cryptoplan fit`") from None
+
+
+_default: dict = {}     # $CRYPTOPLAN_PARAMS (or None) -> Parameters
+
+
+def current_parameters() -> Parameters:
+    """The parameter set in force: :func:`using_parameters`'s, else the environment's (loaded once)."""
+    chosen = _active.get()
+    if chosen is not None:
+        return chosen
+    env = os.environ.get("CRYPTOPLAN_PARAMS") or None
+    got = _default.get(env)
+    if got is None:
+        got = _default[env] = Parameters.load()
+    return got
+
+
 def load_params() -> dict:
-    """The parameter document in force (cached until the file changes)."""
-    p = params_path()
-    return _load(str(p), p.stat().st_mtime)
+    """The parameter document in force (see :func:`current_parameters`)."""
+    return current_parameters().document
 
 
 def clear_cache() -> None:
-    _load.cache_clear()
+    """Forget the parameter files loaded so far: the next model call reads the file again."""
+    _default.clear()
 
 
+_active: contextvars.ContextVar[Parameters | None] = contextvars.ContextVar("cryptoplan_parameters", default=None)
 _override: contextvars.ContextVar[dict | None] = contextvars.ContextVar("cryptoplan_params", default=None)
 
 
 @contextmanager
-def using_params(values: dict):
-    """Evaluate the models with these parameter values (name -> float) instead of the file's.
+def using_parameters(parameters: Parameters):
+    """Evaluate the models with this :class:`Parameters` set inside the block."""
+    if not isinstance(parameters, Parameters):
+        raise TypeError(f"using_parameters takes a Parameters set (Parameters.load(path)), got "
+                        f"{type(parameters).__name__}")
+    token = _active.set(parameters)
+    try:
+        yield parameters
+    finally:
+        _active.reset(token)
 
-    Used by the fit and by cross-validation; names not given fall back to the file.
+
+@contextmanager
+def using_params(values: dict):
+    """Evaluate the models with these parameter values (name -> float) instead of the set's.
+
+    Used by the fit, cross-validation and calibration; names not given fall back to the
+    parameter set in force.
     """
     token = _override.set(dict(values))
     try:
@@ -257,11 +346,8 @@ def using_params(values: dict):
 
 
 def param(name: str) -> float:
-    """Value of one fitted parameter."""
+    """Value of one parameter: a lookup in the parameter set in force, no file access."""
     over = _override.get()
     if over is not None and name in over:
         return float(over[name])
-    try:
-        return float(load_params()["parameters"][name]["value"])
-    except KeyError:
-        raise KeyError(f"parameter {name!r} missing from {params_path()}; re-run `cryptoplan fit`") from None
+    return current_parameters()[name]

@@ -203,3 +203,93 @@ def test_readme_worked_calibration(tmp_path, monkeypatch):
     assert (before["Coprocessors required"], after["Coprocessors required"]) == (3, 4)
     util = after["Coprocessor utilization (RMF summary)"]
     assert isinstance(util, str) and "119% busy" in util and "2 cards" in util, util
+
+
+# ------------------------------------------------------------ measured CPU per transaction
+CPU_HEADER = "WORKLOAD,SETTING,CIPHER,KEY,KEY REUSE,MESSAGE KB,ADDRESS SPACE,RATE,APPL%\n"
+
+
+def test_synthetic_cpu_table_calibrates_back_to_its_parameters(tmp_path):
+    """Identifiability: a site whose channel initiator costs 20% more per transaction and 10% less
+    per KB than published, measured unprotected at three sizes (APPL% to RMF's two decimals)."""
+    from model.calibrate import cpu_observations, read_cpu_table
+    from model.tls import tls_cost_us
+    base = {n: p["value"] for n, p in load_params()["parameters"].items()}
+    truth = dict(base, tls_chin_us=base["tls_chin_us"] * 1.2, tls_chin_us_per_kb=base["tls_chin_us_per_kb"] * 0.9)
+    rate = 2000.0
+    lines = []
+    with using_params(truth):
+        for kb in (2, 32, 64):
+            appl = float(tls_cost_us("none", None, kb, "CHIN")) * rate / 1e4
+            lines.append(f"CHANNEL,none,,,,{kb},CHIN,{rate:g},{appl:.2f}\n")
+    p = tmp_path / "cpu.csv"
+    p.write_text(CPU_HEADER + "".join(lines), encoding="utf-8")
+    cal = calibrate(cpu_observations(read_cpu_table(p), path=str(p)))
+    assert cal.identified == ["tls_chin_us", "tls_chin_us_per_kb"]
+    for m in cal.moved:
+        assert abs(m["calibrated"] - truth[m["name"]]) <= 3 * m["stderr"], m
+    assert cal.unidentified["tls_ssl_us"] == "no site number depends on it"
+    for r in cal.residuals:
+        assert abs(r["after"] / r["site"] - 1) < 0.01, r
+
+
+def test_cpu_table_ams_line_is_the_models_cost_at_its_rate(tmp_path):
+    from model.ams import ams_cost_at_rate_us
+    from model.calibrate import cpu_observations, read_cpu_table
+    p = tmp_path / "cpu.csv"
+    p.write_text(CPU_HEADER + "AMS,Confidentiality,,RSA 4096,32,64,AMSM,250,12.5\n", encoding="utf-8")
+    (o,) = cpu_observations(read_cpu_table(p), platform="z15", path=str(p))
+    assert o.value == 12.5 * 1e4 / 250      # APPL% of one processor over the rate, µs
+    assert_allclose(o.predict(), float(ams_cost_at_rate_us(250, "confidentiality", "RSA", 4096, 64, 32, 1, "AMSM",
+                                                           "z15")), rtol=0)
+
+
+@pytest.mark.parametrize("row, match", [
+    ("BATCH,none,,,,2,CHIN,1,1", "WORKLOAD 'BATCH' is not AMS or CHANNEL"),
+    ("CHANNEL,TLS,,,,2,CHIN,1,1", "SETTING 'TLS' is not a channel protection mode"),
+    ("CHANNEL,none,NULL_SHA,,,2,CHIN,1,1", "CIPHER must be empty for mode none"),
+    ("CHANNEL,SSLCIPH,ROT13,,,2,CHIN,1,1", "line 2: cipher"),
+    ("CHANNEL,none,,RSA 2048,,2,CHIN,1,1", "KEY must be empty on a CHANNEL line"),
+    ("CHANNEL,none,,,,2,AMSM,1,1", "ADDRESS SPACE 'AMSM' is not one of total, MSTR, CHIN, TCPIP"),
+    ("AMS,privacy,,2048,,2,total,1,1", "KEY '2048' must be a key type and length"),
+    ("AMS,privacy,,RSA 2048,32,2,total,1,1", "KEY REUSE must be empty under policy privacy"),
+    ("AMS,secrecy,,RSA 2048,,2,total,1,1", "SETTING 'secrecy' is not an AMS policy"),
+    ("AMS,privacy,,RSA 2048,,2,total,0,1", "RATE and APPL% must be > 0"),
+    ("AMS,privacy,,RSA 2048,,2,total,1,nan", "APPL% 'nan' must be a finite number"),
+])
+def test_bad_cpu_tables_name_file_line_and_what_is_accepted(tmp_path, row, match):
+    from model.calibrate import read_cpu_table
+    p = tmp_path / "cpu.csv"
+    p.write_text(CPU_HEADER + row + "\n", encoding="utf-8")
+    with pytest.raises(CalibrationError, match=match):
+        read_cpu_table(p)
+
+
+def test_cli_cpu_table(tmp_path):
+    p = tmp_path / "cpu.csv"
+    p.write_text(CPU_HEADER + "CHANNEL,none,,,,2,CHIN,1000,3.10\nCHANNEL,none,,,,32,CHIN,1000,17.50\n",
+                 encoding="utf-8")
+    res = CliRunner().invoke(main, ["calibrate", "--cpu", str(p), "--platform", "z15", "--out",
+                                    str(tmp_path / "o.json")])
+    assert res.exit_code == 0, res.output
+    assert "tls_chin_us" in res.output and "CPU per transaction, µs" in res.output
+    res = CliRunner().invoke(main, ["calibrate", "--cpu", str(p), "--key-size", "4096", "--out",
+                                    str(tmp_path / "x.json")])
+    assert res.exit_code == 2 and "give --rmf with them" in res.output
+
+
+def test_readme_cpu_example(tmp_path):
+    """The README's measured-CPU example runs and prints the numbers the README quotes."""
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- cpu-example:start -->\n```csv\n(.*?)```\n<!-- cpu-example:end -->", readme, re.S)
+    assert block, "the README's CPU example block is missing"
+    (tmp_path / "cpu.csv").write_text(block.group(1), encoding="utf-8")
+    res = CliRunner().invoke(main, ["calibrate", "--cpu", str(tmp_path / "cpu.csv"), "--platform", "z15",
+                                    "--out", str(tmp_path / "site-params.json")])
+    assert res.exit_code == 0, res.output
+    assert re.search(r"tls_chin_us +published +14\.66 +calibrated +21\.4 .*\(\+45\.9%\)", res.output)
+    assert re.search(r"tls_chin_us_per_kb +published +3\.839 +calibrated +4\.8 ", res.output)
+    assert "now contradict: 10 " in res.output
+    assert "from 14.7 to 21.4 µs per transaction (+45.9%) and from\n3.84 to 4.80 µs per KB" in readme

@@ -93,7 +93,8 @@ _RAW = ("shape mismatch", "could not convert", "object of type", "unsupported op
         "cannot convert float", "invalid literal")
 
 # functions whose cost is the point of their own tests (tables of every figure, the fit)
-_SKIP = {"model_figures", "model_parameters", "defaults"}
+_SKIP = {"model_figures", "model_parameters", "defaults",
+         "using_parameters"}   # a context manager selecting a parameter set, not a model function
 FUNCTIONS = sorted(n for n in model.__all__ if callable(getattr(model, n)) and not inspect.isclass(getattr(model, n))
                    and n not in _SKIP)
 

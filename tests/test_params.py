@@ -13,11 +13,24 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.testing import assert_allclose
 
 from model.datafiles import data_path
-from model.params import (ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES,
-                          RSA_KEY_SIZES, normalize_address_space, normalize_cipher, normalize_key,
-                          normalize_key_reuse, normalize_mode, normalize_policy)
+from model.params import (
+    ADDRESS_SPACES,
+    CIPHERS,
+    ECC_KEY_SIZES,
+    KEY_TYPES,
+    MODES,
+    POLICIES,
+    RSA_KEY_SIZES,
+    normalize_address_space,
+    normalize_cipher,
+    normalize_key,
+    normalize_key_reuse,
+    normalize_mode,
+    normalize_policy,
+)
 
 
 def vocabulary(column: str) -> set[str]:
@@ -186,3 +199,62 @@ def test_missing_unknown_and_non_json_parameter_files_are_named(tmp_path, monkey
     monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(bad))
     with pytest.raises(ValueError, match="x.json: not a cryptoplan parameter file"):
         model.ams_throughput("integrity", "RSA", 2048, 2.0)
+
+
+# ------------------------------------------------------------ the parameter set object (issue 13)
+def test_parameter_set_is_loaded_once_and_looked_up_without_file_access(monkeypatch):
+    import builtins
+    import os
+
+    from model.crypto import crypto_op_ms
+    from model.params import current_parameters, param
+    current_parameters()           # loaded (once per process and CRYPTOPLAN_PARAMS value)
+    expected = crypto_op_ms("sign", "RSA", 4096)
+
+    def refuse(*a, **k):
+        raise AssertionError("file access during a model call")
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(os, "stat", refuse)
+    monkeypatch.setattr(os.path, "isfile", refuse)
+    assert param("cop_rsa_ms_2048") > 0
+    assert crypto_op_ms("sign", "RSA", 4096) == expected
+
+
+def test_using_parameters_selects_a_set_for_a_block(tmp_path):
+    import json
+
+    from model import Parameters, using_parameters
+    from model.crypto import crypto_op_ms
+    from model.params import load_params, param
+    doc = json.loads(json.dumps(load_params()))
+    doc["parameters"]["cop_rsa_ms_2048"]["value"] *= 2.0
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    site = Parameters.load(path)
+    assert site.path == str(path) and site["cop_rsa_ms_2048"] == doc["parameters"]["cop_rsa_ms_2048"]["value"]
+    base = crypto_op_ms("sign", "RSA", 2048)
+    with using_parameters(site):
+        assert_allclose(crypto_op_ms("sign", "RSA", 2048), 2.0 * base, rtol=1e-12)
+        assert load_params() is site.document
+    assert crypto_op_ms("sign", "RSA", 2048) == base
+    with pytest.raises(TypeError):
+        site.values["cop_rsa_ms_2048"] = 1.0          # read-only
+    with pytest.raises(TypeError, match="takes a Parameters set"):
+        with using_parameters({"cop_rsa_ms_2048": 1.0}):
+            pass
+    with pytest.raises(KeyError, match="parameter 'nope' missing from"):
+        param("nope")
+
+
+def test_parameter_set_errors_name_file_and_parameter(tmp_path):
+    import json
+
+    from model import Parameters
+    from model.params import load_params
+    with pytest.raises(FileNotFoundError, match="missing.json is not a file"):
+        Parameters.load(tmp_path / "missing.json")
+    doc = json.loads(json.dumps(load_params()))
+    doc["parameters"]["chin_task_elapsed_ratio"]["value"] = 0.5
+    with pytest.raises(ValueError, match="'chin_task_elapsed_ratio' must have a 'value' that is a finite number "
+                                         ">= 1 \\(got 0.5\\)"):
+        Parameters.from_document(doc, "site.json")

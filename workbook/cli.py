@@ -161,11 +161,19 @@ def fit(figures_path, out_path, report_dir, force, check):
 
 
 @main.command()
-@click.option("--rmf", "rmf_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--rmf", "rmf_path", type=click.Path(dir_okay=False),
               help="CSV of the RMF Crypto Hardware Activity report's lines, columns "
                    "TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL% (see the README).")
+@click.option("--cpu", "cpu_path", type=click.Path(dir_okay=False),
+              help="CSV of measured CPU per transaction by address space (RMF Workload Activity APPL%), "
+                   "columns WORKLOAD,SETTING,CIPHER,KEY,KEY REUSE,MESSAGE KB,ADDRESS SPACE,RATE,APPL%.")
+@click.option("--smf", "smf_dir", type=click.Path(file_okay=False),
+              help="Folder of IBM's mq-smf-csv output for a channel initiator: SMF-QCTDSP.csv, "
+                   "SMF-QCTADP.csv, SMF-QCTSSL.csv, SMF-QCTDNS.csv (SMF 115) and SMF-QCST.csv (SMF 116).")
+@click.option("--platform", default="z16", show_default=True, type=click.Choice(["z14", "z15", "z16"]),
+              help="Machine the --cpu and --smf numbers were measured on.")
 @click.option("--key-type", default="RSA", show_default=True, type=click.Choice(["RSA", "NISTECC"]),
-              help="Key type of the coprocessors' CCA work (the report does not say).")
+              help="Key type of the coprocessors' CCA work (the RMF report does not say).")
 @click.option("--key-size", default=2048, show_default=True, type=int,
               help="Key length of the coprocessors' CCA work, bits.")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
@@ -173,28 +181,44 @@ def fit(figures_path, out_path, report_dir, force, check):
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for report.txt and calibration.png.")
 @click.option("--force", is_flag=True, help="Overwrite an existing --out file or report files.")
-def calibrate(rmf_path, key_type, key_size, out_path, report_dir, force):
-    """Calibrate the card times on your own RMF Crypto Hardware Activity report.
+def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_path, report_dir, force):
+    """Calibrate the models on your own RMF and SMF numbers.
 
-    Refits only the parameters the report's lines identify (the rest keep the published
-    values, which also act as a weak prior: a factor of two at one standard deviation) and
-    writes a parameter file for CRYPTOPLAN_PARAMS.
+    Refits only the parameters the site numbers identify (the rest keep the published
+    values, which also act as a weak prior: a factor of two at one standard deviation),
+    sets the ones the SMF task statistics measure directly, and writes a parameter file
+    for CRYPTOPLAN_PARAMS.
     """
     from pathlib import Path
 
     from model import calibrate as C
     from model import fit as F
+    from model.smf import SmfError, read_smf_folder
+    if not (rmf_path or cpu_path or smf_dir):
+        raise click.UsageError("give at least one of --rmf, --cpu and --smf: the site numbers to calibrate on")
     if Path(out_path).exists() and not force:
         raise click.UsageError(f"{out_path} exists; use --force to overwrite it")
     if report_dir and Path(report_dir).is_dir() and any(Path(report_dir).iterdir()) and not force:
         raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
+    obs, rows, smf, measured = [], [], None, {}
     try:
-        rows = C.read_rmf_crypto(rmf_path)
-        obs = C.rmf_observations(rows, key_type, key_size, path=rmf_path)
-    except C.CalibrationError as exc:
+        if rmf_path:
+            rows = C.read_rmf_crypto(rmf_path)
+            obs += C.rmf_observations(rows, key_type, key_size, path=rmf_path)
+        elif (key_type, key_size) != ("RSA", 2048):
+            raise click.UsageError("--key-type and --key-size describe the RMF report's coprocessor work: "
+                                   "give --rmf with them")
+        if cpu_path:
+            obs += C.cpu_observations(C.read_cpu_table(cpu_path), platform, path=cpu_path)
+        if smf_dir:
+            tasks, channels, _ = read_smf_folder(smf_dir)
+            smf = C.smf_summary(tasks, channels, platform, path=smf_dir)
+            obs += smf["observations"]
+            measured = C.smf_measured(smf)
+        cal = C.calibrate(obs, rows, measured)
+    except (C.CalibrationError, SmfError) as exc:
         raise click.UsageError(str(exc)) from None
-    cal = C.calibrate(obs, rows)
-    text = _calibration_text(cal)
+    text = _calibration_text(cal, smf)
     click.echo(text, nl=False)
     F.write_params(cal.document(), out_path)
     click.echo(f"wrote {out_path}  (use it: CRYPTOPLAN_PARAMS={out_path})")
@@ -202,32 +226,76 @@ def calibrate(rmf_path, key_type, key_size, out_path, report_dir, force):
         folder = Path(report_dir)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "report.txt").write_text(text, encoding="utf-8")
-        _calibration_png(cal, folder / "calibration.png")
-        click.echo(f"wrote {folder / 'report.txt'} and {folder / 'calibration.png'}")
+        if cal.residuals:
+            _calibration_png(cal, folder / "calibration.png")
+            click.echo(f"wrote {folder / 'report.txt'} and {folder / 'calibration.png'}")
+        else:
+            click.echo(f"wrote {folder / 'report.txt'} (no site number the model predicts: no chart)")
 
 
-def _calibration_text(cal) -> str:
+def _grouped(notes) -> list:
+    """Notes "where: why" with the same why once, with how many places."""
+    by = {}
+    for n in notes:
+        where, _, why = n.partition(": ")
+        by.setdefault(why, []).append(where)
+    return [f"{why} ({len(w)} x: {w[0]}{', ...' if len(w) > 1 else ''})" if len(w) > 1 else f"{w[0]}: {why}"
+            for why, w in by.items()]
+
+
+def _calibration_text(cal, smf=None) -> str:
     out = []
     if cal.moved:
         out.append("parameters the site data identify (refitted):")
         for m in cal.moved:
             out.append(f"  {m['name']:18s} published {m['published']:10.4g}  calibrated {m['calibrated']:10.4g} "
                        f"+- {m['stderr']:.2g} {m['unit']:3s} ({m['ratio'] - 1:+.1%})")
-    else:
-        out.append("no parameter is identified by the site data: nothing moved")
+    elif cal.residuals:
+        out.append("no parameter is identified by the site data: nothing refitted")
+    if cal.measured:
+        out.append("parameters the site data measure directly:")
+        for m in cal.measured:
+            unit = "" if m["unit"] == "1" else " " + m["unit"]
+            out.append(f"  {m['name']:18s} published {m['published']:10.4g}  site {m['calibrated']:10.4g}"
+                       f"{unit}: {m['note']}")
     if cal.unidentified:
         out.append("parameters the site data cannot identify (kept at the published values):")
+        by = {}
         for n, why in cal.unidentified.items():
-            out.append(f"  {n:18s} {why}")
-    out.append("site lines: EXEC TIME (ms), the model before and after:")
-    for r in cal.residuals:
-        out.append(f"  {r['label']}: site {r['site']:.4g}  before {r['before']:.4g} "
-                   f"({r['before'] / r['site'] - 1:+.1%})  after {r['after']:.4g} ({r['after'] / r['site'] - 1:+.1%})")
+            head, sep, rest = why.partition(" (1 sd): ")
+            if sep:   # "uncertain to a factor F (1 sd): why": the factor goes with the name
+                by.setdefault("uncertain (factor at 1 sd): " + rest, []).append(f"{n} x{head.rsplit(' ', 1)[-1]}")
+            else:
+                by.setdefault(why, []).append(n)
+        for why, names in by.items():
+            out.append(f"  {', '.join(names)}: {why}")
+    if cal.residuals:
+        out.append("site numbers, the model before and after:")
+        for r in cal.residuals:
+            out.append(f"  {r['label']} ({r['quantity']}): site {r['site']:.4g}  before {r['before']:.4g} "
+                       f"({r['before'] / r['site'] - 1:+.1%})  after {r['after']:.4g} "
+                       f"({r['after'] / r['site'] - 1:+.1%})")
     if cal.consistency:
         out.append("RMF's own identity UTIL% = RATE x EXEC TIME (card lines):")
         for c in cal.consistency:
             out.append(f"  line {c['line']} {c['card']}: UTIL% {c['util_pct']:.1f}, RATE x EXEC TIME "
                        f"{c['rate_x_exec_pct']:.1f}%")
+    if smf is not None:
+        out.append("channel-initiator task statistics (SMF 115), per queue manager and task type:")
+        out.append(f"  {'QMGR':5s} {'TASK':10s} {'INTERVALS':>9s} {'TASKS':>5s} {'REQ/S':>8s} {'CPU US/REQ':>10s} "
+                   f"{'BUSY MAX':>8s} {'ELAPSED/CPU':>11s} {'CHL/DISP':>8s}")
+        for t in smf["tasks"]:
+            cpu = "idle" if t["cpu_us_per_request"] is None else f"{t['cpu_us_per_request']:.1f}"
+            rho = "idle" if t["elapsed_per_cpu"] is None else f"{t['elapsed_per_cpu']:.2f}"
+            chl = "" if t["channels_per_dispatcher"] is None else f"{t['channels_per_dispatcher']:.1f}"
+            out.append(f"  {t['qmgr']:5s} {t['task']:10s} {t['active']:>4d}/{t['intervals']:<4d} {t['tasks']:>5d} "
+                       f"{t['requests_per_s']:8.3g} {cpu:>10s} {t['busy_max']:8.2%} {rho:>11s} {chl:>8s}")
+        for c in smf["checks"]:
+            out.append(f"  {c['where']}: dispatchers + adapters {c['site_us']:.1f} CPU us per message "
+                       f"({c['messages']:.0f} messages, {c['kb']:.3g} KB); the model's unprotected channel "
+                       f"initiator {c['model_us']:.1f} (an upper bound: SMF 115 leaves out its other TCBs)")
+        for n in _grouped(smf["notes"]):
+            out.append(f"  not used: {n}")
     out.append(f"published figures the calibrated parameters now contradict: {len(cal.contradicted)} "
                f"(of {cal.reproduced_before} the published fit reproduces)")
     for r in cal.contradicted:
@@ -240,7 +308,10 @@ def _calibration_png(cal, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = cal.residuals
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 2.2))
+    labels = [f"{r['label'].split(': ', 1)[-1]}  ({r['site']:.3g} {r['quantity'].rsplit(', ', 1)[-1]})"
+              for r in rows]
+    # the labels' width (about 0.075 inch a character at 10 pt) beside a 5-inch plot
+    fig, ax = plt.subplots(figsize=(5.5 + 0.075 * max(len(x) for x in labels), 0.45 * len(rows) + 2.4))
     y = np.arange(len(rows))[::-1]
     before = [100 * (r["before"] / r["site"] - 1) for r in rows]
     after = [100 * (r["after"] / r["site"] - 1) for r in rows]
@@ -248,13 +319,13 @@ def _calibration_png(cal, path) -> None:
     ax.hlines(y, before, after, color="0.7", lw=1)
     ax.scatter(before, y, marker="x", s=50, color="tab:orange", label="published parameters", zorder=3)
     ax.scatter(after, y, marker="o", s=40, color="tab:blue", label="calibrated parameters", zorder=3)
-    ax.set_yticks(y, [f"{r['label'].split(': ', 1)[-1]}  ({r['site']:.3g} ms)" for r in rows])
-    ax.set_xlabel("model EXEC TIME vs the site's RMF value (%)")
-    ax.set_title("Card time per request: model against the site's RMF report", fontsize=11)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(rows) < 6 else -0.12), ncol=2, fontsize=8,
-              frameon=False)
+    ax.set_yticks(y, labels)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.set_xlabel("model vs the site's value (%)")
+    fig.suptitle("Site numbers (RMF, SMF, measured CPU): the model before and after calibration", fontsize=11)
+    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, frameon=False)
     ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
