@@ -23,7 +23,7 @@ from types import MappingProxyType
 from .datafiles import data_path
 
 __all__ = [
-    "Parameters", "current_parameters", "using_parameters",
+    "Parameters", "current_parameters", "using_parameters", "binding",
     "load_params", "param", "params_path", "clear_cache", "using_params", "normalize_choice", "validate_params",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
     "ADDRESS_SPACES", "MAX_MESSAGE_KB", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
@@ -343,6 +343,16 @@ def using_params(values: dict):
         yield
     finally:
         _override.reset(token)
+
+
+def binding() -> tuple:
+    """What decides the parameter values in force: compare two bindings with ``is`` element-wise.
+
+    The same binding means the same values (the :func:`using_params` dict and the parameter
+    set are not changed in place), so a caller may keep arrays computed from the parameters
+    until the binding changes: the fit's target grids bind once per evaluation this way.
+    """
+    return (_override.get(), current_parameters())
 
 
 def param(name: str) -> float:

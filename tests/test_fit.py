@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
@@ -17,7 +18,7 @@ import model.fit as F
 from model.crypto import crypto_op_ms
 from model.datafiles import data_path
 from model.figures import figure, load_figures
-from model.params import clear_cache, params_path
+from model.params import clear_cache, params_path, using_params
 from model.planning import model_figures
 from model.tls import roundtrip_figure_ids, tls_roundtrip_us
 
@@ -329,3 +330,27 @@ def test_ams_grid_equals_the_public_functions():
     for attr in ("accelerator_crt_rate", "accelerator_utilization", "coprocessor_utilization",
                  "accelerator_exec_ms"):
         assert_allclose(getattr(grid.rmf_plan(), attr), getattr(plan, attr), rtol=1e-12)
+
+
+def test_tls_table_is_the_scalar_model():
+    """The fit's channel-cost table (one matrix product per parameter set) against
+    model.tls.tls_cost_us called one condition at a time, under random parameter values."""
+    import itertools
+
+    from model.fit import FREE, _TlsTable
+    from model.tls import tls_cost_us
+    rng = np.random.default_rng(20261123)
+    base = {n: p["value"] for n, p in committed()["parameters"].items()}
+    table = _TlsTable()
+    conditions = [(m, c, kb, sp, plat, rk) for m, c in (("none", None), ("SSLCIPH", "TLS_RSA_WITH_AES_256_CBC_SHA256"),
+                                                         ("SSLCIPH", "TLS_CHACHA20_POLY1305_SHA256"),
+                                                         ("ATTLS", "TLS_AES_256_GCM_SHA384"), ("ATTLS", "NULL_SHA"))
+                  for kb, sp, plat, rk in itertools.product((2.0, 32.0, 1024.0), (None, "MSTR", "CHIN", "TCPIP"),
+                                                            ("z14", "z15"), (0, 1048576))
+                  if rk == 0 or m == "SSLCIPH"]
+    for _ in range(3):
+        values = dict(base, **{n: base[n] * rng.uniform(0.3, 3.0) + 0.01 for n in FREE if FREE[n][3] == "tls"})
+        with using_params(values):
+            for m, c, kb, sp, plat, rk in conditions:
+                assert_allclose(table.cost(m, c, kb, sp, plat, sslrkeyc=rk),
+                                float(tls_cost_us(m, c, kb, sp, sslrkeyc=rk, platform=plat)), rtol=1e-12)
