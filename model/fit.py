@@ -815,7 +815,7 @@ def _cores() -> int:
         return max(os.cpu_count() or 1, 1)
 
 
-def crossvalidate(ids=None, workers=None) -> list[dict]:
+def crossvalidate(ids=None, workers=None, progress=None) -> list[dict]:
     """Leave-one-out: refit without each target figure and predict it.
 
     Only the left-out figure's sub-model is refitted, from the same starting
@@ -827,7 +827,7 @@ def crossvalidate(ids=None, workers=None) -> list[dict]:
     this with more than one worker needs the usual ``if __name__ == "__main__":``
     guard.  Where the fit is not convex, a refit can stop in another basin than
     the full fit, so a large left-out error can be the optimiser's as well as
-    the model's.
+    the model's.  ``progress``, if given, is called with no argument as each refit ends.
     """
     import concurrent.futures
     import multiprocessing
@@ -843,12 +843,20 @@ def crossvalidate(ids=None, workers=None) -> list[dict]:
     workers = _cores() if workers is None else int(workers)
     if sys.platform == "win32":
         workers = min(workers, 61)  # ProcessPoolExecutor's limit on Windows
+    tick = progress or (lambda: None)
     if workers <= 1 or len(jobs) <= 1:
-        return [_loo_one(job) for job in jobs]
+        out = []
+        for job in jobs:
+            out.append(_loo_one(job))
+            tick()
+        return out
     ctx = multiprocessing.get_context("spawn")  # no fork of a process holding thread pools
     with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
         futures = [pool.submit(_loo_one, job) for job in jobs]
         try:
+            for f in concurrent.futures.as_completed(futures):
+                f.result()
+                tick()
             return [f.result() for f in futures]
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)  # queued refits are dropped

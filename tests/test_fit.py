@@ -291,9 +291,11 @@ def test_leave_one_out_does_not_see_the_left_out_figure(scaled_figures, fid):
 def test_crossval_in_worker_processes_equals_in_process():
     # the refits are independent: two worker processes give what one process gives
     ids = {"s002_rt_sslciph_2k_us", "s002_rt_attls_1m_us"}
-    serial = F.crossvalidate(ids=ids, workers=1)
-    parallel = F.crossvalidate(ids=ids, workers=2)
+    ticks = []
+    serial = F.crossvalidate(ids=ids, workers=1, progress=lambda: ticks.append("serial"))
+    parallel = F.crossvalidate(ids=ids, workers=2, progress=lambda: ticks.append("parallel"))
     assert [r["id"] for r in serial] == [r["id"] for r in parallel] and len(serial) == 2
+    assert ticks == ["serial"] * 2 + ["parallel"] * 2      # progress: once per refit
     for a, b in zip(serial, parallel):
         assert_allclose(b["loo_prediction"], a["loo_prediction"], rtol=1e-12)
 

@@ -115,6 +115,8 @@ def fit(figures_path, out_path, report_dir, force, check):
         _check_figure_table(figures_path)
     table = using_figures(figures_path) if figures_path else contextlib.nullcontext()
     with table:
+        click.echo("fitting the crypto/AMS, TLS and round-trip models to the published figures "
+                   "(about 10 s) ...", err=True)
         doc = F.fit()
         values = {k: v["value"] for k, v in doc["parameters"].items()}
         rows = F.figure_table(values)
@@ -386,8 +388,14 @@ def _fit_report(folder, rows):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def crossval(as_json):
     """Leave-one-out: each figure predicted by a fit made without it."""
-    from model.fit import crossvalidate
-    rows = crossvalidate()
+    from tqdm import tqdm
+
+    from model.fit import crossvalidate, targets
+    from model.tls import roundtrip_figure_ids
+    total = len(targets()) + len(roundtrip_figure_ids())
+    with tqdm(total=total, desc="leave-one-out refits", unit="fit", file=sys.stderr,
+              disable=None, leave=False) as bar:
+        rows = crossvalidate(progress=bar.update)
     if as_json:
         json.dump(rows, sys.stdout, indent=2)
         click.echo()
