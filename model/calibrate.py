@@ -335,9 +335,9 @@ def read_cpu_table(path) -> list[CpuRow]:
                 _blank(path, line, "KEY", r["KEY"], "on a CHANNEL line")
                 _blank(path, line, "KEY REUSE", r["KEY REUSE"], "on a CHANNEL line")
                 spaces = ADDRESS_SPACES
-        except ValueError as exc:
-            if isinstance(exc, CalibrationError):
-                raise
+        except CalibrationError:
+            raise
+        except ValueError as exc:   # the vocabularies' own messages (cipher, key, key reuse)
             raise CalibrationError(f"{path} line {line}: {exc}") from None
         space = {s.lower(): s for s in spaces}.get(r["ADDRESS SPACE"].lower())
         if space is None:
@@ -509,8 +509,7 @@ def smf_summary(tasks, channels=None, platform: str = "z16", path: str = "the SM
         if moving.all():
             d, a = task("dispatcher"), task("adapter")
             if d and a:
-                with np.errstate(all="ignore"):
-                    model = tls_cost_parts_us("none", None, kb, plat)["CHIN"] / 4.0
+                model = tls_cost_parts_us("none", None, kb, plat)["CHIN"] / 4.0
                 checks.append({"where": where, "messages": msgs, "kb": kb,
                                "site_us": (d[0] + a[0]) * 1e6 / msgs, "model_us": float(model)})
         ssl = here & c.message_channel & (c.cipher != "")

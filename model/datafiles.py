@@ -9,7 +9,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["data_path", "read_csv_table"]
+__all__ = ["data_path", "read_text", "read_csv_table"]
 
 
 @lru_cache(maxsize=64)
@@ -33,6 +33,24 @@ def data_path(name: str) -> Path:
                             f"or in {local.parent}{os.sep}")
 
 
+def read_text(path, error, not_text: str, hint: str) -> str:
+    """A user's file as UTF-8 text (a BOM is allowed).
+
+    Raises ``error`` naming ``path``: unreadable (the system's reason), or not UTF-8
+    (``"{path}: {not_text}: byte 0x.. at offset N is not UTF-8 text ({hint})"``).
+    """
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: {not_text}: byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8 "
+                    f"text ({hint})") from None
+
+
 def read_csv_table(path, columns: tuple, what: str, error=ValueError, *, heading=str.strip) -> list:
     """The rows of a user's UTF-8 CSV table (a BOM is allowed) as ``[(line, {column: text})]``.
 
@@ -52,16 +70,7 @@ def read_csv_table(path, columns: tuple, what: str, error=ValueError, *, heading
 
     Blank lines are skipped; cells are returned as written.
     """
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise error(f"{path}: cannot be read ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise error(f"{path}: not {what}: byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8 "
-                    f"text ({what} is a UTF-8 CSV file with the columns {', '.join(columns)})") from None
+    text = read_text(path, error, f"not {what}", f"{what} is a UTF-8 CSV file with the columns {', '.join(columns)}")
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if header is None:

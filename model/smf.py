@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .datafiles import read_text
+
 __all__ = ["SmfError", "TASK_FILES", "CHANNEL_FILE", "TASK_COLUMNS", "CHANNEL_COLUMNS", "MESSAGE_CHANNEL_TYPES",
            "TaskStatistics", "ChannelAccounting", "read_task_statistics", "read_channel_accounting",
            "read_smf_folder"]
@@ -73,15 +75,8 @@ def _cell(text: str) -> str:
 def _read(path, columns, what) -> tuple[list, dict]:
     """(line numbers, {column: [text]}) of a formatter CSV holding ``columns``."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SmfError(f"{path}: cannot be read ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SmfError(f"{path}: not mq-smf-csv output: byte 0x{raw[exc.start]:02x} at offset {exc.start} is not "
-                       "text (run the formatter with its CSV output; SMF dumps themselves are binary)") from None
+    text = read_text(path, SmfError, "not mq-smf-csv output",
+                     "run the formatter with its CSV output; SMF dumps themselves are binary")
     rows = list(csv.reader(io.StringIO(text, newline="")))
     if not rows:
         raise SmfError(f"{path}: the file is empty; mq-smf-csv writes a header line first")
@@ -296,6 +291,7 @@ def read_smf_folder(folder) -> tuple[TaskStatistics, ChannelAccounting | None, l
         raise SmfError(f"{folder}: holds none of the formatter's channel-initiator task files "
                        f"({', '.join(TASK_FILES)}); run mqsmfcsv on SMF 115 records of a channel initiator")
     parts = [read_task_statistics(p) for p in found]
-    tasks = TaskStatistics(*(np.concatenate([getattr(p, f) for p in parts]) for f in TaskStatistics.__dataclass_fields__))
+    tasks = TaskStatistics(*(np.concatenate([getattr(p, f) for p in parts])
+                             for f in TaskStatistics.__dataclass_fields__))
     chl = read_channel_accounting(folder / CHANNEL_FILE) if (folder / CHANNEL_FILE).is_file() else None
     return tasks, chl, [p.name for p in found] + ([CHANNEL_FILE] if chl is not None else [])
