@@ -84,7 +84,7 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -97,7 +97,7 @@ from .mva import mva_throughput
 from .params import (KEY_TYPES, MAX_MESSAGE_KB, POLICIES, normalize_choice, normalize_key,
                      normalize_key_reuse, normalize_key_type, normalize_policy, param)
 
-__all__ = ["card_generation_factor", "ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_demands",
+__all__ = ["AmsWorkload", "card_generation_factor", "ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_demands",
            "ams_throughput", "ams_cost_us", "ams_cost_at_rate_us", "ams_plan", "AMSPlan",
            "ams_bottleneck", "card_utilization", "crypto_wait_ms", "accelerators_required",
            "coprocessors_required", "processors_required", "ams_platform_factors",
@@ -200,6 +200,15 @@ class _Workload:
     recipients: np.ndarray
     platform: np.ndarray    # int codes into AMS_PLATFORMS
     generation: np.ndarray  # int codes into CARD_GENERATIONS
+    cache: dict = field(default_factory=dict, compare=False, repr=False)   # figures-only arrays
+
+    def factors(self):
+        """(mq, ams) platform factors: read from the figures, once per figures table."""
+        key = ("factors", table_in_force())
+        got = self.cache.get(key)
+        if got is None:
+            got = self.cache[key] = _factors(self.policy, self.kb, self.platform)
+        return got
 
 
 def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients=1, platform="z16",
@@ -245,12 +254,16 @@ def _other(name, value):
 # --------------------------------------------------------------- operations
 def _ops(w: _Workload) -> dict:
     """Asymmetric operations per message, arrays shaped like the workload."""
-    integ = w.policy == POLICIES.index("integrity")
-    priv = w.policy == POLICIES.index("privacy")
-    conf = ~integ & ~priv
-    signs = (integ | priv).astype(float)
-    wrap = np.where(priv, w.recipients, np.where(conf, w.recipients / w.reuse, 0.0))
-    unwrap = np.where(priv, 1.0, np.where(conf, 1.0 / w.reuse, 0.0))
+    got = w.cache.get("ops")
+    if got is None:     # the workload's counts; only the checks per certificate are a parameter
+        integ = w.policy == POLICIES.index("integrity")
+        priv = w.policy == POLICIES.index("privacy")
+        conf = ~integ & ~priv
+        signs = (integ | priv).astype(float)
+        wrap = np.where(priv, w.recipients, np.where(conf, w.recipients / w.reuse, 0.0))
+        unwrap = np.where(priv, 1.0, np.where(conf, 1.0 / w.reuse, 0.0))
+        got = w.cache["ops"] = (signs, wrap, unwrap)
+    signs, wrap, unwrap = got
     checks = param("ams_cert_checks")   # public-key checks per certificate validated
     return {"sign": signs, "verify": signs, "key_encrypt": wrap, "key_decrypt": unwrap,
             "cert_check": checks * (signs + wrap)}
@@ -480,7 +493,7 @@ def _cpu_parts(w: _Workload) -> dict:
     priv = w.policy == POLICIES.index("privacy")
     sign = (integ | priv).astype(float)
     enc = (~integ).astype(float)
-    g_mq, g_ams = _factors(w.policy, w.kb, w.platform)
+    g_mq, g_ams = w.factors()
     per_msg = param("ams_msg_us") + w.kb * (sign * param("ams_hash_us_per_kb") + enc * param("ams_enc_us_per_kb"))
     amsm = (o["sign"] + o["verify"]) * param("ams_sig_op_us") + (o["key_encrypt"] + o["key_decrypt"]) * param("ams_key_op_us")
     return {"application": g_mq * param("mq_base_us") + g_ams * 2.0 * per_msg,
@@ -517,11 +530,7 @@ def ams_message_cost_us(policy, message_kb, key_reuse=None, recipients=1, platfo
     float or ndarray
         CPU µs per message (a request/reply transaction has two).
     """
-    w = _workload(policy, "RSA", 2048, message_kb, key_reuse, recipients, platform)
-    parts = _cpu_parts(w)
-    g_mq, _ = _factors(w.policy, w.kb, w.platform)
-    out = (parts["application"] - g_mq * param("mq_base_us") + parts["AMSM"]) / 2.0
-    return float(out) if out.ndim == 0 else out
+    return AmsWorkload(policy, "RSA", 2048, message_kb, key_reuse, recipients, platform).message_cost_us()
 
 
 # ------------------------------------------------------------------- demands
@@ -551,12 +560,15 @@ def ams_demands(policy, key_type, key_size, message_kb, key_reuse=None, recipien
         ``requests`` (``{function: requests per transaction}``); floats or
         arrays of the broadcast shape.
     """
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform, card_generation)
-    d = _demands(w, None, 0.0, 0.0)
-    out = {"path_ms": d["path_ms"], "cpu_ms": d["cpu_ms"], "coprocessor_ms": d["cop_ms"],
-           "accelerator_ms": d["acc_ms"], "mstr_us_per_s": d["cpu_us"]["mstr_per_s"],
-           "requests": {f: d["req"][i] for i, f in enumerate(_FUNCTIONS)}}
-    return _scalars(out)
+    return AmsWorkload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform,
+                       card_generation).demands()
+
+
+def _demand_table(d) -> dict:
+    """The public view (:func:`ams_demands`) of :func:`_demands`' dict."""
+    return {"path_ms": d["path_ms"], "cpu_ms": d["cpu_ms"], "coprocessor_ms": d["cop_ms"],
+            "accelerator_ms": d["acc_ms"], "mstr_us_per_s": d["cpu_us"]["mstr_per_s"],
+            "requests": {f: d["req"][i] for i, f in enumerate(_FUNCTIONS)}}
 
 
 def _scalars(obj):
@@ -657,15 +669,9 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
     float or ndarray
         Transactions per second.
     """
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform, card_generation)
-    n = _count("requesters", requesters, None, MAX_REQUESTERS)
-    servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
-                       _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
-                       _count("accelerators", accelerators, "accelerators", MAX_CARDS))
-    d = _demands(w, servers[0], _other("other_coprocessor_util", other_coprocessor_util),
-                 _other("other_accelerator_util", other_accelerator_util))
-    x = _closed_x(d, n, servers)
-    return float(x) if x.ndim == 0 else x
+    return AmsWorkload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform,
+                       card_generation).throughput(requesters, coprocessors, accelerators, processors,
+                                                   other_coprocessor_util, other_accelerator_util)
 
 
 def ams_bottleneck(policy, key_type, key_size, message_kb, key_reuse=None, requesters=1,
@@ -759,16 +765,99 @@ def ams_cost_at_rate_us(tx_rate, policy, key_type, key_size, message_kb, key_reu
         CPU microseconds per transaction at ``tx_rate``.  Whether the
         processors can carry the rate is :func:`ams_plan`'s question.
     """
-    lam = np.asarray(check("tx_rate", tx_rate, 0.0, lo_open=True), dtype=float)
-    w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
-    parts = _cpu_parts(w)
-    mstr = parts["mstr_per_s"] / lam
-    space = _space(address_space)
-    table = np.stack(np.broadcast_arrays(parts["application"] + parts["AMSM"] + mstr,
-                                         parts["application"], parts["AMSM"], mstr))
-    space = np.broadcast_to(space, table.shape[1:])
-    out = np.take_along_axis(table, space[None].astype(np.int64), axis=0)[0]
-    return float(out) if out.ndim == 0 else out
+    lam = check("tx_rate", tx_rate, 0.0, lo_open=True)
+    return AmsWorkload(policy, key_type, key_size, message_kb, key_reuse, recipients,
+                       platform).cost_at_rate_us(lam, address_space)
+
+
+# ------------------------------------------------------------ a workload, validated once
+class AmsWorkload:
+    """AMS scenarios whose inputs are validated once and evaluated under any parameter set.
+
+    The functions :func:`ams_throughput`, :func:`ams_cost_at_rate_us`,
+    :func:`ams_demands` and :func:`ams_message_cost_us` build one of these and
+    ask it one question.  A caller that asks the same scenarios many questions,
+    or the same questions under many parameter sets (the fit, calibration),
+    builds it once: the policies, keys, sizes and platforms are normalized and
+    checked here, and the figures-only quantities (platform factors) are read
+    once per figures table; each method reads the parameters in force when it
+    is called (:func:`model.params.param`).
+
+    Parameters
+    ----------
+    policy, key_type, key_size, message_kb, key_reuse, recipients, platform, card_generation
+        As :func:`ams_throughput`; arrays broadcast together.
+
+    Examples
+    --------
+    >>> w = AmsWorkload(["integrity", "privacy"], "RSA", 2048, 2.0)
+    >>> bool(np.all(w.throughput() > 0))
+    True
+    """
+
+    def __init__(self, policy, key_type, key_size, message_kb, key_reuse=None, recipients=1, platform="z16",
+                 card_generation="CEX8S"):
+        self._w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform,
+                            card_generation)
+
+    @property
+    def shape(self) -> tuple:
+        """Broadcast shape of the scenarios (``()`` for one)."""
+        return self._w.policy.shape
+
+    def demands(self) -> dict:
+        """Per-transaction station demands, as :func:`ams_demands` returns them."""
+        return _scalars(_demand_table(_demands(self._w, None, 0.0, 0.0)))
+
+    def throughput(self, requesters=1, coprocessors=None, accelerators=None, processors=None,
+                   other_coprocessor_util=0.0, other_accelerator_util=0.0):
+        """Transactions per second of *N* requesters, as :func:`ams_throughput`."""
+        n = _count("requesters", requesters, None, MAX_REQUESTERS)
+        servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
+                           _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
+                           _count("accelerators", accelerators, "accelerators", MAX_CARDS))
+        d = _demands(self._w, servers[0], _other("other_coprocessor_util", other_coprocessor_util),
+                     _other("other_accelerator_util", other_accelerator_util))
+        x = _closed_x(d, n, servers)
+        return float(x) if x.ndim == 0 else x
+
+    def closed_loop(self, requesters=1, coprocessors=None, accelerators=None, processors=None,
+                    other_coprocessor_util=0.0, other_accelerator_util=0.0) -> dict:
+        """Throughput of *N* requesters, the total CPU per transaction at it, and the demands.
+
+        One evaluation of the network for the three answers :func:`ams_throughput`,
+        :func:`ams_cost_us` (``address_space="total"``) and :func:`ams_demands` give
+        separately: ``{"throughput": txn/s, "cost_us": µs, "demands": dict}``.
+        """
+        n = _count("requesters", requesters, None, MAX_REQUESTERS)
+        servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
+                           _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
+                           _count("accelerators", accelerators, "accelerators", MAX_CARDS))
+        d = _demands(self._w, servers[0], _other("other_coprocessor_util", other_coprocessor_util),
+                     _other("other_accelerator_util", other_accelerator_util))
+        x = _closed_x(d, n, servers)
+        parts = d["cpu_us"]
+        cost = parts["application"] + parts["AMSM"] + parts["mstr_per_s"] / x
+        return _scalars({"throughput": x, "cost_us": cost, "demands": _demand_table(d)})
+
+    def cost_at_rate_us(self, tx_rate, address_space="total"):
+        """CPU µs per transaction at ``tx_rate`` (txn/s, > 0), as :func:`ams_cost_at_rate_us`."""
+        lam = np.asarray(check("tx_rate", tx_rate, 0.0, lo_open=True), dtype=float)
+        parts = _cpu_parts(self._w)
+        mstr = parts["mstr_per_s"] / lam
+        space = _space(address_space)
+        table = np.stack(np.broadcast_arrays(parts["application"] + parts["AMSM"] + mstr,
+                                             parts["application"], parts["AMSM"], mstr))
+        space = np.broadcast_to(space, table.shape[1:])
+        out = np.take_along_axis(table, space[None].astype(np.int64), axis=0)[0]
+        return float(out) if out.ndim == 0 else out
+
+    def message_cost_us(self):
+        """AMS CPU µs to protect and unprotect one message, as :func:`ams_message_cost_us`."""
+        parts = _cpu_parts(self._w)
+        g_mq, _ = self._w.factors()
+        out = (parts["application"] - g_mq * param("mq_base_us") + parts["AMSM"]) / 2.0
+        return float(out) if out.ndim == 0 else out
 
 
 # ------------------------------------------------------------------ open network

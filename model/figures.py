@@ -167,7 +167,12 @@ def table_in_force() -> str:
 
 def load_figures(path=None) -> dict:
     """All figures keyed by id (``path`` defaults to ``data/figures.csv``)."""
-    return _load(str(path or _table.get() or data_path("figures.csv")))
+    return _load(str(path or _table.get() or _packaged_table()))
+
+
+@lru_cache(maxsize=1)
+def _packaged_table() -> str:
+    return str(data_path("figures.csv"))
 
 
 def figure(fid: str, path=None) -> Figure:

@@ -47,14 +47,18 @@ import json
 import math
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from .figures import figure
-from .params import using_params
+from . import ams, tls
+from .datafiles import data_path
+from .figures import figure, table_in_force, using_figures
+from .params import binding, load_params, param, using_params
+from .tls import ROUNDTRIP_PARAMS, fit_roundtrip, roundtrip_figure_ids, tls_roundtrip_us
 
 __all__ = ["Target", "targets", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
            "predict_all",
@@ -155,138 +159,169 @@ def _initial(name: str, exclude=()) -> tuple[float, float, float]:
 
 # ----------------------------------------------------------------- targets
 class _AmsGrid:
-    """Seed 001's measured scenarios, evaluated in one vectorized call per parameter set.
+    """Seed 001's measured scenarios and the z14 report's message costs, in one vectorized pass.
 
     The AMS targets ask for throughput and cost of about forty (policy, key,
-    size, reuse) scenarios; computing them together and reusing the arrays
-    until a parameter changes keeps the fit's cost per evaluation at a few
-    array calls instead of a hundred scalar ones.  The values are those of
-    the scalar calls (tests/test_fit.py compares them).
+    size, reuse) scenarios, the RMF example's demands and seven message costs.
+    The scenarios are validated once (:class:`model.ams.AmsWorkload`); each
+    parameter set in force (:func:`model.params.binding`) is evaluated with a
+    few array calls, and the targets read from those arrays.  The values are
+    those of the scalar calls (tests/test_fit.py compares them).
     """
 
     _POLICIES = (("integrity", None), ("privacy", None), ("confidentiality", 1), ("confidentiality", 32))
+    _MESSAGES = tuple((p, kb, r) for p, r in (("integrity", None), ("privacy", None), ("confidentiality", 32))
+                      for kb in (2.0, 4096.0))
 
     def __init__(self):
         rows = [(p, "RSA", n, kb, r) for p, r in self._POLICIES for n in (1024, 2048, 4096)
                 for kb in (2.0, 64.0, 4096.0)]
         rows += [("integrity", "NISTECC", n, kb, None) for n in (192, 224, 521) for kb in (2.0, 64.0, 4096.0)]
-        self.rows = rows
         self.index = {r: i for i, r in enumerate(rows)}
-        self.key = None
+        cols = list(zip(*rows))
+        reuse = [1 if r is None else r for r in cols[4]]
+        self.grid = ams.AmsWorkload(list(cols[0]), list(cols[1]), list(cols[2]), list(cols[3]), reuse)
+        # seed 001's RMF example (model.ams.RMF_EXAMPLE): a named configuration, one of the grid's
+        cfg = ams.RMF_EXAMPLE
+        if cfg["recipients"] != 1:
+            raise RuntimeError("the RMF example is not one of the fit's scenarios (one recipient each)")
+        self.rmf = self.index[(cfg["policy"], cfg["key_type"], cfg["key_size"], float(cfg["message_kb"]), None)]
+        self.rmf_cards = (cfg["coprocessors"], cfg["accelerators"])
+        self.msg_index = {m: i for i, m in enumerate(self._MESSAGES)}
+        pol, kb, r = zip(*self._MESSAGES)
+        self.messages = ams.AmsWorkload(list(pol), "RSA", 2048, list(kb), [1 if v is None else v for v in r],
+                                        platform="z14")
         self.bound = None
 
     def _refresh(self):
-        from . import ams
-        from .params import binding, param
         bound = binding()
-        if self.bound is not None and all(a is b for a, b in zip(bound, self.bound)):
+        if self.bound is not None and bound[0] is self.bound[0] and bound[1] is self.bound[1]:
             return       # same parameters as the last call of this evaluation
-        self.bound = bound
-        key = tuple(param(n) for n in FREE if GROUPS[FREE[n][3]] == "ams") + tuple(
-            param(n) for n in derived_parameters())
-        if key == self.key:
-            return
-        cols = list(zip(*self.rows))
-        pol, kt, n, kb = (np.array(c, dtype=object if i < 2 else float) for i, c in enumerate(cols[:4]))
-        reuse = np.array([1 if r is None else r for r in cols[4]], dtype=float)
-        x = ams.ams_throughput(pol, kt, n, kb, reuse)
-        self.x = x
-        self.cost = ams.ams_cost_at_rate_us(x, pol, kt, n, kb, reuse)
-        # seed 001's RMF example as a named configuration (model.ams.RMF_EXAMPLE) at the rate that
-        # sends the report's ME requests: CRT rate, utilizations and mean EXEC TIME are predictions.
-        # The quantities of ams.ams_plan, computed here without its overload check: the fit may try
-        # parameters under which the example's one accelerator would be saturated.
-        cfg = dict(ams.RMF_EXAMPLE)
-        d = ams.ams_demands(**{k: cfg[k] for k in ("policy", "key_type", "key_size", "message_kb", "recipients")})
-        req = d["requests"]
+        got = self.grid.closed_loop()
+        self.x, self.cost = got["throughput"], got["cost_us"]
+        self.msg = self.messages.message_cost_us()
+        # the RMF example at the rate that sends the report's ME requests: CRT rate, utilizations
+        # and mean EXEC TIME are predictions.  The quantities of ams.ams_plan, computed here without
+        # its overload check: the fit may try parameters under which the example's one accelerator
+        # would be saturated.  Its workload is one of the grid's scenarios.
+        d = {k: v[self.rmf] for k, v in got["demands"].items() if k != "requests"}
+        req = {f: v[self.rmf] for f, v in got["demands"]["requests"].items()}
+        cop, acc = self.rmf_cards
         tx = figure("s001_rmf_me2048_rate").target() / req["RSA_ME"]
         self.plan = SimpleNamespace(
             accelerator_crt_rate=tx * req["RSA_CRT"],
-            accelerator_utilization=tx * d["accelerator_ms"] / 1000.0 / cfg["accelerators"],
-            coprocessor_utilization=tx * d["coprocessor_ms"] / 1000.0 / cfg["coprocessors"],
+            accelerator_utilization=tx * d["accelerator_ms"] / 1000.0 / acc,
+            coprocessor_utilization=tx * d["coprocessor_ms"] / 1000.0 / cop,
             accelerator_exec_ms=d["accelerator_ms"] / (req["RSA_ME"] + req["RSA_CRT"]))
-        self.key = key
+        self.bound = bound
 
-    def value(self, what, pol, kt, n, kb, reuse):
+    def current(self):
+        """The arrays (``x``, ``cost``, ``msg``, ``plan``) under the parameters in force."""
         self._refresh()
-        return float(getattr(self, what)[self.index[(pol, kt, n, float(kb), reuse)]])
-
-    def rmf_plan(self):
-        self._refresh()
-        return self.plan
+        return self
 
 
 def targets() -> list[Target]:
-    """Every figure the crypto and AMS models predict, with how."""
-    from . import ams
+    """Every figure the crypto and AMS models predict, with how.
 
+    Built once per figures table in force (:func:`model.figures.table_in_force`): the
+    targets keep arrays computed under one parameter set until the parameters change.
+    """
+    return list(_targets(table_in_force()))
+
+
+@lru_cache(maxsize=4)
+def _targets(table: str) -> tuple[Target, ...]:
+    """The targets under the figures table ``table`` (the caller's, in force).
+
+    The AMS targets are built as functions of :class:`_AmsGrid`'s arrays ``g``
+    (scenario indices resolved once, here) and evaluated on :meth:`_AmsGrid.current`.
+    """
     grid = _AmsGrid()
 
     def tput(pol, kt, n, kb, reuse=None):
-        return grid.value("x", pol, kt, n, kb, reuse)
+        i = grid.index[(pol, kt, n, float(kb), reuse)]
+        return lambda g: float(g.x[i])
 
     def cost(pol, kt, n, kb, reuse=None):
-        return grid.value("cost", pol, kt, n, kb, reuse)
-
-    def pct(a, b):
-        return 100.0 * (a / b - 1.0)
+        i = grid.index[(pol, kt, n, float(kb), reuse)]
+        return lambda g: float(g.cost[i])
 
     def msg_us(pol, kb, reuse=None):
-        return float(ams.ams_message_cost_us(pol, kb, reuse, platform="z14"))
+        i = grid.msg_index[(pol, float(kb), reuse)]
+        return lambda g: float(g.msg[i])
 
-    from .params import param
+    def pct(a, b):
+        return lambda g: 100.0 * (a(g) / b(g) - 1.0)
 
-    def rmf(attr):
-        return float(getattr(grid.rmf_plan(), attr))
+    def share(a, b):
+        return lambda g: 100.0 * a(g) / b(g)
+
+    def rmf(attr, scale=1.0):
+        return lambda g: scale * float(getattr(g.plan, attr))
+
+    def of_param(name):
+        return lambda g: param(name)
+
+    def largest(fs):
+        return lambda g: max(f(g) for f in fs)
+
+    def smallest(fs):
+        return lambda g: min(f(g) for f in fs)
+
     rsa_policies = [("integrity", None), ("privacy", None), ("confidentiality", 1)]
 
     def worst_cost_change(kb, n_from, n_to):
-        return max(pct(cost(p, "RSA", n_to, kb, r), cost(p, "RSA", n_from, kb, r)) for p, r in rsa_policies)
+        return largest([pct(cost(p, "RSA", n_to, kb, r), cost(p, "RSA", n_from, kb, r)) for p, r in rsa_policies])
 
-    t = [
-        Target("s001_rmf_cex8c_exec_ms", lambda: param("cop_rsa_ms_2048"), "coprocessor sign time, RSA 2048"),
-        Target("s001_rmf_me2048_exec_ms", lambda: param("acc_me_ms_2048"), "ME time, RSA 2048"),
-        Target("s001_rmf_crt2048_exec_ms", lambda: param("acc_crt_ms_2048"), "CRT time, RSA 2048"),
-        Target("s001_rmf_cex8a_exec_ms", lambda: rmf("accelerator_exec_ms"),
-               "mean EXEC TIME of the accelerator's request mix, RMF example configuration"),
-        Target("s001_rmf_crt2048_rate", lambda: rmf("accelerator_crt_rate"),
-               "CRT requests/s, RMF example configuration at the report's ME rate"),
-        Target("s001_rmf_cex8a_util", lambda: 100.0 * rmf("accelerator_utilization"),
-               "accelerator summary utilization, RMF example configuration"),
-        Target("s001_rmf_cex8c_util", lambda: 100.0 * rmf("coprocessor_utilization"),
-               "coprocessor utilization per card, RMF example configuration"),
-        Target("s001_2k_integrity_tput_1024", lambda: tput("integrity", "RSA", 1024, 2), "X, 1 requester"),
-        Target("s001_2k_integrity_tput_4096", lambda: tput("integrity", "RSA", 4096, 2), "X, 1 requester"),
-        Target("s001_2k_integrity_tput_change",
-               lambda: pct(tput("integrity", "RSA", 4096, 2), tput("integrity", "RSA", 1024, 2)), "X(4096)/X(1024)"),
-        Target("s001_2k_conf32_tput_4096",
-               lambda: 100 * tput("confidentiality", "RSA", 4096, 2, 32) / tput("confidentiality", "RSA", 1024, 2, 32),
-               "X(4096)/X(1024), reuse 32"),
-        Target("s001_64k_conf32_tput_4096",
-               lambda: 100 * tput("confidentiality", "RSA", 4096, 64, 32) / tput("confidentiality", "RSA", 1024, 64, 32),
-               "X(4096)/X(1024), reuse 32"),
-        Target("s001_4m_tput_keysize",
-               lambda: min(pct(tput("privacy", "RSA", n, 4096), tput("privacy", "RSA", 1024, 4096)) for n in (2048, 4096)),
-               "largest drop over 2048 and 4096 vs 1024, Privacy 4MB"),
-        Target("s001_2k_tput_rsa1024_vs_ecc192",
-               lambda: pct(tput("integrity", "RSA", 1024, 2), tput("integrity", "NISTECC", 192, 2)), "2KB"),
-        Target("s001_tput_ecc521_vs_rsa4096",
-               lambda: max(pct(tput("integrity", "NISTECC", 521, kb), tput("integrity", "RSA", 4096, kb))
-                           for kb in (2, 64, 4096)), "max over 2KB, 64KB, 4MB"),
-        Target("s001_2k_cost_1024_to_2048", lambda: worst_cost_change(2, 1024, 2048), "max over policies"),
-        Target("s001_2k_cost_2048_to_4096", lambda: worst_cost_change(2, 2048, 4096), "max over policies"),
-        Target("s001_64k_cost_1024_to_2048", lambda: worst_cost_change(64, 1024, 2048), "max over policies"),
-        Target("s001_64k_cost_2048_to_4096", lambda: worst_cost_change(64, 2048, 4096), "max over policies"),
-        Target("s001_4m_cost_keysize", lambda: max(worst_cost_change(4096, 1024, n) for n in (2048, 4096)),
-               "max over policies and 2048/4096 vs 1024"),
-        Target("ref_ams_txn_cost_2k_confidentiality_z14",
-               lambda: param("mq_base_us") + 2 * msg_us("confidentiality", 2, 32), "base + 2 messages"),
+    def base_plus_two(m):
+        return lambda g: param("mq_base_us") + 2 * m(g)
+
+    spec = [
+        ("s001_rmf_cex8c_exec_ms", of_param("cop_rsa_ms_2048"), "coprocessor sign time, RSA 2048"),
+        ("s001_rmf_me2048_exec_ms", of_param("acc_me_ms_2048"), "ME time, RSA 2048"),
+        ("s001_rmf_crt2048_exec_ms", of_param("acc_crt_ms_2048"), "CRT time, RSA 2048"),
+        ("s001_rmf_cex8a_exec_ms", rmf("accelerator_exec_ms"),
+         "mean EXEC TIME of the accelerator's request mix, RMF example configuration"),
+        ("s001_rmf_crt2048_rate", rmf("accelerator_crt_rate"),
+         "CRT requests/s, RMF example configuration at the report's ME rate"),
+        ("s001_rmf_cex8a_util", rmf("accelerator_utilization", 100.0),
+         "accelerator summary utilization, RMF example configuration"),
+        ("s001_rmf_cex8c_util", rmf("coprocessor_utilization", 100.0),
+         "coprocessor utilization per card, RMF example configuration"),
+        ("s001_2k_integrity_tput_1024", tput("integrity", "RSA", 1024, 2), "X, 1 requester"),
+        ("s001_2k_integrity_tput_4096", tput("integrity", "RSA", 4096, 2), "X, 1 requester"),
+        ("s001_2k_integrity_tput_change",
+         pct(tput("integrity", "RSA", 4096, 2), tput("integrity", "RSA", 1024, 2)), "X(4096)/X(1024)"),
+        ("s001_2k_conf32_tput_4096",
+         share(tput("confidentiality", "RSA", 4096, 2, 32), tput("confidentiality", "RSA", 1024, 2, 32)),
+         "X(4096)/X(1024), reuse 32"),
+        ("s001_64k_conf32_tput_4096",
+         share(tput("confidentiality", "RSA", 4096, 64, 32), tput("confidentiality", "RSA", 1024, 64, 32)),
+         "X(4096)/X(1024), reuse 32"),
+        ("s001_4m_tput_keysize",
+         smallest([pct(tput("privacy", "RSA", n, 4096), tput("privacy", "RSA", 1024, 4096)) for n in (2048, 4096)]),
+         "largest drop over 2048 and 4096 vs 1024, Privacy 4MB"),
+        ("s001_2k_tput_rsa1024_vs_ecc192",
+         pct(tput("integrity", "RSA", 1024, 2), tput("integrity", "NISTECC", 192, 2)), "2KB"),
+        ("s001_tput_ecc521_vs_rsa4096",
+         largest([pct(tput("integrity", "NISTECC", 521, kb), tput("integrity", "RSA", 4096, kb))
+                  for kb in (2, 64, 4096)]), "max over 2KB, 64KB, 4MB"),
+        ("s001_2k_cost_1024_to_2048", worst_cost_change(2, 1024, 2048), "max over policies"),
+        ("s001_2k_cost_2048_to_4096", worst_cost_change(2, 2048, 4096), "max over policies"),
+        ("s001_64k_cost_1024_to_2048", worst_cost_change(64, 1024, 2048), "max over policies"),
+        ("s001_64k_cost_2048_to_4096", worst_cost_change(64, 2048, 4096), "max over policies"),
+        ("s001_4m_cost_keysize", largest([worst_cost_change(4096, 1024, n) for n in (2048, 4096)]),
+         "max over policies and 2048/4096 vs 1024"),
+        ("ref_ams_txn_cost_2k_confidentiality_z14", base_plus_two(msg_us("confidentiality", 2, 32)),
+         "base + 2 messages"),
     ]
     for pol, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
         for kb, tag in ((2, "2k"), (4096, "4m")):
-            t.append(Target(f"ref_ams_cost_{tag}_{pol}_z14", (lambda p=pol, k=kb, r=reuse: msg_us(p, k, r)),
-                            "asymmetric ops x cost + per-KB hashing/encryption"))
-    return t + _tls_targets()
+            spec.append((f"ref_ams_cost_{tag}_{pol}_z14", msg_us(pol, kb, reuse),
+                         "asymmetric ops x cost + per-KB hashing/encryption"))
+    t = [Target(fid, (lambda fn=fn: fn(grid.current())), how) for fid, fn, how in spec]
+    return tuple(t + _tls_targets())
 
 
 def _extreme(values, fid):
@@ -317,7 +352,6 @@ class _TlsTable:
         self.bound, self.values = None, None
 
     def _register(self, k) -> int:
-        from . import tls
         mode, cipher, kb, space, plat, rk = k
         row = []
         for n in self.linear:
@@ -333,37 +367,52 @@ class _TlsTable:
         self.bound = None
         return self.index[k]
 
-    def cost(self, mode, cipher, kb, space=None, platform="z15", sslrkeyc=0) -> float:
-        from .params import binding, param
+    def at(self, mode, cipher, kb, space=None, platform="z15", sslrkeyc=0) -> int:
+        """Index of a condition's cost in :meth:`current` (registered on first use)."""
         k = (mode, cipher, float(kb), "total" if space is None else space, platform, sslrkeyc)
         i = self.index.get(k)
-        if i is None:
-            i = self._register(k)
+        return self._register(k) if i is None else i
+
+    def current(self) -> list:
+        """Every registered condition's cost (µs) under the parameters in force."""
         bound = binding()
-        if self.bound is None or not all(a is b for a, b in zip(bound, self.bound)):
+        if self.bound is None or bound[0] is not self.bound[0] or bound[1] is not self.bound[1]:
             theta = np.array([param(n) for n in self.linear])
             g = np.where(self.z14, param("tls_z14_vs_z15"), 1.0)
-            self.values = g * (np.asarray(self.rows) @ theta) + np.asarray(self.reneg)
+            self.values = (g * (np.asarray(self.rows) @ theta) + np.asarray(self.reneg)).tolist()
             self.bound = bound
-        return float(self.values[i])
+        return self.values
+
+    def cost(self, mode, cipher, kb, space=None, platform="z15", sslrkeyc=0) -> float:
+        """One condition's cost (µs) under the parameters in force."""
+        i = self.at(mode, cipher, kb, space, platform, sslrkeyc)
+        return self.current()[i]
 
 
 def _tls_targets() -> list[Target]:
+    """The TLS figures' targets.  Each is built as a function of the table's cost vector ``v``
+    (indices resolved once, here), evaluated on :meth:`_TlsTable.current`."""
     table = _TlsTable()
 
-    def cost(mode, cipher, kb, space=None, platform="z15", **kw):
-        return table.cost(mode, cipher, kb, space, platform, **kw)
-
-    def pct(a, b):
-        return 100.0 * (a / b - 1.0)
+    def cost(mode, cipher, kb, space=None, platform="z15", sslrkeyc=0):
+        i = table.at(mode, cipher, kb, space, platform, sslrkeyc)
+        return lambda v: v[i]
 
     def change(pair, kb, space=None, platform="z15"):
         ssl, at = pair
-        return pct(cost("ATTLS", at, kb, space, platform), cost("SSLCIPH", ssl, kb, space, platform))
+        a, b = table.at("ATTLS", at, kb, space, platform), table.at("SSLCIPH", ssl, kb, space, platform)
+        return lambda v: 100.0 * (v[a] / v[b] - 1.0)
 
     def ratio(pair, kb, space, platform="z15"):
         ssl, at = pair
-        return cost("ATTLS", at, kb, space, platform) / cost("SSLCIPH", ssl, kb, space, platform)
+        a, b = table.at("ATTLS", at, kb, space, platform), table.at("SSLCIPH", ssl, kb, space, platform)
+        return lambda v: v[a] / v[b]
+
+    def lowest(fs):
+        return lambda v: min(f(v) for f in fs)
+
+    def extreme(fs, fid):
+        return lambda v: _extreme([f(v) for f in fs], fid)
 
     # seed 002's cipher table: (MQ SSLCIPH cipher, AT-TLS cipher) per type
     tls12 = ("TLS_RSA_WITH_AES_256_CBC_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA")
@@ -376,47 +425,45 @@ def _tls_targets() -> list[Target]:
     t = []
 
     def add(fid, fn, how):
-        t.append(Target(fid, fn, how, group="tls"))
+        t.append(Target(fid, lambda: fn(table.current()), how, group="tls"))
 
     for tag, kb in (("2k", 2.0), ("16k", 16.0), ("64k", 64.0), ("1m", 1024.0)):
-        add(f"s000_{tag}_total_cost", lambda kb=kb: change(aes0, kb), "AT-TLS vs SSLCIPH, AES-256-CBC")
-        add(f"s000_{tag}_chin_cost", lambda kb=kb: change(aes0, kb, "CHIN"), "CHIN, AES-256-CBC")
+        add(f"s000_{tag}_total_cost", change(aes0, kb), "AT-TLS vs SSLCIPH, AES-256-CBC")
+        add(f"s000_{tag}_chin_cost", change(aes0, kb, "CHIN"), "CHIN, AES-256-CBC")
         if tag == "2k":
-            add("s000_2k_tcpip_cost", lambda: ratio(aes0, 2.0, "TCPIP"), "TCPIP ratio, AES-256-CBC")
+            add("s000_2k_tcpip_cost", ratio(aes0, 2.0, "TCPIP"), "TCPIP ratio, AES-256-CBC")
         else:
-            add(f"s000_{tag}_tcpip_cost_nullsha", lambda kb=kb: ratio(null0, kb, "TCPIP"), "TCPIP ratio, NULL_SHA")
-            add(f"s000_{tag}_tcpip_cost_aes256", lambda kb=kb: ratio(aes0, kb, "TCPIP"), "TCPIP ratio, AES")
+            add(f"s000_{tag}_tcpip_cost_nullsha", ratio(null0, kb, "TCPIP"), "TCPIP ratio, NULL_SHA")
+            add(f"s000_{tag}_tcpip_cost_aes256", ratio(aes0, kb, "TCPIP"), "TCPIP ratio, AES")
     sizes = (("2k", 2.0), ("16k", 16.0), ("32k", 32.0), ("64k", 64.0), ("1m", 1024.0))
     for tag, kb in sizes:
-        add(f"s002_{tag}_total_cost", lambda kb=kb: min(change(p, kb) for p in pairs),
+        add(f"s002_{tag}_total_cost", lowest([change(p, kb) for p in pairs]),
             "largest reduction over the three cipher types")
-        add(f"s002_{tag}_chin_cost", lambda kb=kb: min(change(p, kb, "CHIN") for p in pairs),
+        add(f"s002_{tag}_chin_cost", lowest([change(p, kb, "CHIN") for p in pairs]),
             "largest CHIN reduction over the three cipher types")
         if tag != "2k":
             for space in ("chin", "tcpip"):
-                add(f"s002_{tag}_chacha_attls_{space}_ms",
-                    lambda kb=kb, sp=space.upper(): cost("ATTLS", tls13sw[1], kb, sp) / 1000.0,
+                ms = cost("ATTLS", tls13sw[1], kb, space.upper())
+                add(f"s002_{tag}_chacha_attls_{space}_ms", lambda v, ms=ms: ms(v) / 1000.0,
                     "AT-TLS CHACHA20 CPU in that address space")
     add("s002_2k_tcpip_cost_hw",
-        lambda: _extreme([ratio(tls12, 2.0, "TCPIP"), ratio(tls13hw, 2.0, "TCPIP")], "s002_2k_tcpip_cost_hw"),
+        extreme([ratio(tls12, 2.0, "TCPIP"), ratio(tls13hw, 2.0, "TCPIP")], "s002_2k_tcpip_cost_hw"),
         "TCPIP ratio, both hardware ciphers")
-    add("s002_2k_tcpip_cost_chacha", lambda: ratio(tls13sw, 2.0, "TCPIP"), "TCPIP ratio, CHACHA20")
+    add("s002_2k_tcpip_cost_chacha", ratio(tls13sw, 2.0, "TCPIP"), "TCPIP ratio, CHACHA20")
     for fid, pair in (("s002_cost_range_tls12hw", tls12), ("s002_cost_range_tls13hw", tls13hw),
                       ("s002_cost_range_tls13sw", tls13sw)):
-        add(fid, lambda pair=pair, fid=fid: _extreme([change(pair, kb) for _, kb in sizes], fid),
-            "every size inside the published range")
+        add(fid, extreme([change(pair, kb) for _, kb in sizes], fid), "every size inside the published range")
     ciphers32 = ("TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384",
                  "TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA256")
     add("ref_32k_no_reneg_range_us",
-        lambda: _extreme([cost("SSLCIPH", c, 32.0, platform=p) for c in ciphers32 for p in ("z14", "z15")],
-                         "ref_32k_no_reneg_range_us"),
+        extreme([cost("SSLCIPH", c, 32.0, platform=p) for c in ciphers32 for p in ("z14", "z15")],
+                "ref_32k_no_reneg_range_us"),
         "SSLCIPH total at 32KB, four ciphers on z14 and z15, no renegotiation")
     rkeyc = figure("ref_32k_cfg_sslrkeyc_mb").target() * 1024 * 1024
     for stem, c in (("ecdhe_ecdsa", ciphers32[0]), ("ecdhe_rsa", ciphers32[1]),
                     ("rsa_aes128gcm", ciphers32[2]), ("rsa_aes256cbc", ciphers32[3])):
         for plat in ("z14", "z15"):
-            add(f"ref_32k_{stem}_{plat}_us",
-                lambda c=c, plat=plat: cost("SSLCIPH", c, 32.0, sslrkeyc=rkeyc, platform=plat),
+            add(f"ref_32k_{stem}_{plat}_us", cost("SSLCIPH", c, 32.0, sslrkeyc=rkeyc, platform=plat),
                 "SSLCIPH total at 32KB with SSLRKEYC 1MB renegotiation")
     return t
 
@@ -531,10 +578,14 @@ def _group(group: str, exclude=()) -> tuple[list[str], list[Target]]:
     return gnames, tlist
 
 
-def _residuals(values: dict, tlist) -> np.ndarray:
-    """Tolerance-scaled residual of each target under ``values`` (see the module docstring)."""
+def _residuals(values: dict, tlist, figs=None) -> np.ndarray:
+    """Tolerance-scaled residual of each target under ``values`` (see the module docstring).
+
+    ``figs``: the targets' figures, when the caller has looked them up already.
+    """
+    figs = figs or [figure(t.figure_id) for t in tlist]
     with using_params(values):
-        return np.array([_residual(figure(t.figure_id), t.predict()) for t in tlist])
+        return np.array([_residual(f, t.predict()) for f, t in zip(figs, tlist)])
 
 
 def fit_cost(values: dict) -> float:
@@ -558,7 +609,6 @@ def roundtrip_cost(values: dict) -> float:
 
     Over every published round trip (:func:`model.tls.fit_roundtrip` minimises it).
     """
-    from .tls import roundtrip_figure_ids, tls_roundtrip_us
     total = 0.0
     with using_params(values):
         for fid in roundtrip_figure_ids():
@@ -569,7 +619,7 @@ def roundtrip_cost(values: dict) -> float:
     return total
 
 
-def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
+def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
     """Fit each sub-model's free parameters to its targets, except ``exclude`` (figure ids).
 
     Sub-models (``GROUPS``) are fitted one after the other with their own
@@ -577,6 +627,8 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
     then the round-trip model (group ``"roundtrip"``, :func:`model.tls.fit_roundtrip`).
     ``groups`` limits the fit to those sub-models, the others keeping the
     values in ``start`` (a name -> value dict, e.g. the parameter file's).
+    ``stderr=False`` leaves the standard errors out (None), as cross-validation,
+    which uses the values only, does.
 
     Returns
     -------
@@ -587,7 +639,11 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
     t0 = time.perf_counter()
     names = list(FREE)
     init = {n: _initial(n, tuple(exclude)) for n in names}
-    values = {k: v[0] for k, v in derived_parameters().items()}
+    # the round-trip model is fitted on its own (below) and plays no part in the other
+    # sub-models' targets: NaN would show if it did.  With every parameter given, the
+    # evaluations depend on no parameter file (model.params.binding).
+    values = dict.fromkeys(ROUNDTRIP_PARAMS, math.nan)
+    values.update({k: v[0] for k, v in derived_parameters().items()})
     values.update({n: init[n][0] for n in names})
     if start:
         # other sub-models keep these values; the ones refitted start from scratch, so a
@@ -603,8 +659,8 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
         lo = np.array([init[n][1] for n in gnames])
         hi = np.array([init[n][2] for n in gnames])
 
-        def fun(x, gnames=gnames, tlist=tlist):
-            return _residuals({**values, **dict(zip(gnames, x))}, tlist)
+        def fun(x, gnames=gnames, tlist=tlist, figs=[figure(t.figure_id) for t in tlist]):
+            return _residuals({**values, **dict(zip(gnames, x))}, tlist, figs)
 
         # least squares first: the basin the figures as a whole point to; then the Cauchy
         # loss from there, which lets the figures that contradict the rest go.  Cauchy alone
@@ -618,7 +674,8 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
         total_cost += float(res.cost)
         nfev += int(first.nfev) + int(res.nfev)
         at_bound = _at_bound(res.x, lo, hi)
-        se = _robust_stderr(fun, res.x, lo, hi, res.fun, free=~at_bound)
+        se = (_robust_stderr(fun, res.x, lo, hi, res.fun, free=~at_bound) if stderr
+              else np.full(len(gnames), np.nan))
         for i, name in enumerate(gnames):
             spec = FREE[name]
             note = (" (at bound)" if at_bound[i] else
@@ -628,7 +685,6 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None) -> dict:
                             "unit": spec[2], "submodel": spec[3], "description": spec[4],
                             "source": "fit" + note}
     if groups is None or "roundtrip" in groups:
-        from .tls import ROUNDTRIP_PARAMS, fit_roundtrip
         rt = fit_roundtrip(exclude=tuple(exclude))
         for name, (unit, desc) in ROUNDTRIP_PARAMS.items():
             params[name] = {"value": rt["values"][name], "stderr": rt["stderr"][name], "unit": unit,
@@ -748,7 +804,6 @@ def known_misses() -> dict:
     """
     import csv
 
-    from .datafiles import data_path
     with open(data_path("misses.csv"), encoding="utf-8", newline="") as fh:
         return {r["id"]: r["reason"] for r in csv.DictReader(fh)}
 
@@ -759,7 +814,6 @@ def figure_table(values: dict) -> list[dict]:
     The targets of the fitted sub-models, then the round-trip rows.  ``reason``
     is the listed reason (:func:`known_misses`) for a figure out of tolerance.
     """
-    from .tls import roundtrip_figure_ids, tls_roundtrip_us
     preds = predict_all(values)
     with using_params(values):
         for fid in roundtrip_figure_ids():
@@ -787,11 +841,9 @@ def _loo_one(job) -> dict:
 
     Module-level and self-contained so a worker process can run it.
     """
-    from .figures import using_figures
-    from .tls import tls_roundtrip_us
     fid, group, table, base = job
     with using_figures(table):
-        doc = fit(exclude=(fid,), max_nfev=200, groups=(group,), start=base)
+        doc = fit(exclude=(fid,), max_nfev=200, groups=(group,), start=base, stderr=False)
         vals = {**base, **{k: v["value"] for k, v in doc["parameters"].items()}}
         f = figure(fid)
         if group == "roundtrip":
@@ -833,9 +885,6 @@ def crossvalidate(ids=None, workers=None, progress=None) -> list[dict]:
     import multiprocessing
     import sys
 
-    from .figures import table_in_force
-    from .params import load_params
-    from .tls import roundtrip_figure_ids
     base = {k: v["value"] for k, v in load_params()["parameters"].items()}
     table = table_in_force()
     jobs = [(t.figure_id, t.group) for t in targets()] + [(fid, "roundtrip") for fid in roundtrip_figure_ids()]

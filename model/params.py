@@ -338,11 +338,34 @@ def using_params(values: dict):
     Used by the fit, cross-validation and calibration; names not given fall back to the
     parameter set in force.
     """
-    token = _override.set(dict(values))
+    token = _override.set(_Values(values))
     try:
         yield
     finally:
         _override.reset(token)
+
+
+class _Values(dict):
+    """A :func:`using_params` dict that knows whether it gives every parameter a value.
+
+    Every valid parameter set has the packaged file's names (:func:`validate_params`), so
+    values for all of them decide every :func:`param` whatever the set in force.
+    """
+
+    __slots__ = ("complete",)
+
+    def __init__(self, values):
+        super().__init__(values)
+        names = _reference_names_cached()
+        self.complete = names is not None and names <= self.keys()
+
+
+@lru_cache(maxsize=1)
+def _reference_names_cached():
+    try:
+        return _reference_names()
+    except (OSError, ValueError):
+        return None
 
 
 def binding() -> tuple:
@@ -352,7 +375,10 @@ def binding() -> tuple:
     set are not changed in place), so a caller may keep arrays computed from the parameters
     until the binding changes: the fit's target grids bind once per evaluation this way.
     """
-    return (_override.get(), current_parameters())
+    over = _override.get()
+    if over is not None and over.complete:
+        return (over, None)        # every parameter given: the set in force decides nothing
+    return (over, current_parameters())
 
 
 def param(name: str) -> float:

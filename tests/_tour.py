@@ -28,6 +28,8 @@ def recording():
     import model.ams
     model.ams._factor_table.cache_clear()   # cached per figures table: read them again, seen
     model.ams._generation_table.cache_clear()
+    import model.fit
+    model.fit._targets.cache_clear()        # built once per figures table, likewise
     try:
         yield seen
     finally:

@@ -903,3 +903,38 @@ def test_tiny_rates_give_finite_waits():
     # the fuzz: crypto_wait_ms(1e-310, ..., cards=64) -> nan
     w = crypto_wait_ms(1e-310, "privacy", "RSA", 2048, 2.0, cards=64)
     assert np.isfinite(w) and w >= 0.0
+
+
+def test_workload_answers_what_the_functions_answer():
+    # AmsWorkload validates once and answers many questions; each answer must equal the public
+    # function's, for arrays of scenarios and with several requesters (exact MVA)
+    from model.ams import AmsWorkload
+    pol = ["integrity", "privacy", "confidentiality", "confidentiality"]
+    reuse = [1, 1, 32, "unlimited"]
+    kb = [2.0, 64.0, 4096.0, 2.0]
+    w = AmsWorkload(pol, "RSA", 4096, kb, reuse, platform="z15", card_generation="CEX6S")
+    assert w.shape == (4,)
+    for n in (1, 6):
+        got = w.closed_loop(requesters=n, coprocessors=2, accelerators=1, processors=4)
+        x = ams_throughput(pol, "RSA", 4096, kb, reuse, n, 2, 1, processors=4, platform="z15",
+                           card_generation="CEX6S")
+        assert_allclose(got["throughput"], x, rtol=1e-12)
+        assert_allclose(got["cost_us"], ams_cost_us(pol, "RSA", 4096, kb, reuse, n, 2, 1, processors=4,
+                                                    platform="z15", card_generation="CEX6S"), rtol=1e-12)
+        assert_allclose(w.throughput(n, 2, 1, 4), x, rtol=1e-12)
+    d = ams_demands(pol, "RSA", 4096, kb, reuse, platform="z15", card_generation="CEX6S")
+    for k in ("path_ms", "cpu_ms", "coprocessor_ms", "accelerator_ms", "mstr_us_per_s"):
+        assert_allclose(got["demands"][k], d[k], rtol=1e-12)
+        assert_allclose(w.demands()[k], d[k], rtol=1e-12)
+    assert_allclose(w.cost_at_rate_us(300.0, "AMSM"),
+                    ams_cost_at_rate_us(300.0, pol, "RSA", 4096, kb, reuse, address_space="AMSM",
+                                        platform="z15"), rtol=1e-12)
+    assert_allclose(w.message_cost_us(), ams_message_cost_us(pol, kb, reuse, platform="z15"), rtol=1e-12)
+
+
+def test_workload_is_validated_once_when_built():
+    from model.ams import AmsWorkload
+    with pytest.raises(ValueError, match="key_reuse applies to the confidentiality policy only"):
+        AmsWorkload(["integrity", "privacy"], "RSA", 2048, 2.0, [1, 32])
+    with pytest.raises(ValueError, match="requesters"):
+        AmsWorkload("integrity", "RSA", 2048, 2.0).throughput(requesters=0)

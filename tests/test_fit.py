@@ -18,6 +18,7 @@ import model.fit as F
 from model.crypto import crypto_op_ms
 from model.datafiles import data_path
 from model.figures import figure, load_figures
+from model.params import using_params
 from model.params import clear_cache, params_path, using_params
 from model.planning import model_figures
 from model.tls import roundtrip_figure_ids, tls_roundtrip_us
@@ -322,16 +323,33 @@ def test_ams_grid_equals_the_public_functions():
     # must be what the public scalar functions give
     from model import ams
     grid = F._AmsGrid()
-    for row in grid.rows:
+    g = grid.current()
+    for row, i in grid.index.items():
         pol, kt, n, kb, reuse = row
-        assert_allclose(grid.value("x", *row), ams.ams_throughput(pol, kt, n, kb, reuse), rtol=1e-12)
-        assert_allclose(grid.value("cost", *row), ams.ams_cost_us(pol, kt, n, kb, reuse), rtol=1e-12)
+        assert_allclose(g.x[i], ams.ams_throughput(pol, kt, n, kb, reuse), rtol=1e-12)
+        assert_allclose(g.cost[i], ams.ams_cost_us(pol, kt, n, kb, reuse), rtol=1e-12)
+    for (pol, kb, reuse), i in grid.msg_index.items():
+        assert_allclose(g.msg[i], ams.ams_message_cost_us(pol, kb, reuse, platform="z14"), rtol=1e-12)
     cfg = dict(ams.RMF_EXAMPLE)
     tx = figure("s001_rmf_me2048_rate").target() / 8.0
     plan = ams.ams_plan(tx, **cfg)
     for attr in ("accelerator_crt_rate", "accelerator_utilization", "coprocessor_utilization",
                  "accelerator_exec_ms"):
-        assert_allclose(getattr(grid.rmf_plan(), attr), getattr(plan, attr), rtol=1e-12)
+        assert_allclose(getattr(g.plan, attr), getattr(plan, attr), rtol=1e-12)
+
+
+def test_ams_grid_follows_the_parameters():
+    # the grid's arrays are recomputed when the parameters in force change, and only then
+    from model import ams
+    grid = F._AmsGrid()
+    base = {n: p["value"] for n, p in committed()["parameters"].items()}
+    i = grid.index[("privacy", "RSA", 4096, 64.0, None)]
+    for scale in (1.0, 1.7, 0.6):
+        values = {**base, "ams_sig_op_us": scale * base["ams_sig_op_us"],
+                  "cop_rsa_ms_2048": scale * base["cop_rsa_ms_2048"]}
+        with using_params(values):
+            assert_allclose(grid.current().x[i], ams.ams_throughput("privacy", "RSA", 4096, 64.0), rtol=1e-12)
+            assert_allclose(grid.current().cost[i], ams.ams_cost_us("privacy", "RSA", 4096, 64.0), rtol=1e-12)
 
 
 def test_tls_table_is_the_scalar_model():
