@@ -36,12 +36,9 @@ a single cell and the function is evaluated element by element.
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass
 from typing import Any
 
-import click
 
 from model.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
 from model.crypto import OPERATIONS
@@ -55,7 +52,7 @@ from model.tls import START_PLATFORMS
 
 __all__ = [
     "REQUIRED", "KINDS", "CATEGORIES", "Arg", "Function", "CATALOG", "get", "as_dicts",
-    "markdown_table", "functions_command",
+    "markdown_table", "text_listing",
 ]
 
 KINDS = ("number", "integer", "text", "bool", "number_or_text", "vector")
@@ -499,7 +496,7 @@ def markdown_table() -> str:
     return "\n".join(lines)
 
 
-def _text_listing() -> str:
+def text_listing() -> str:
     out = []
     for f in CATALOG:
         out.append(f"{f.signature_text()}  [{f.category}]  -> {f.unit}")
@@ -512,17 +509,3 @@ def _text_listing() -> str:
                 out.append(f"        accepted: {', '.join(a.choices)}")
         out.append("")
     return "\n".join(out)
-
-
-@click.command("functions")
-@click.option("--json", "as_json", is_flag=True, help="Print the catalog as JSON.")
-@click.option("--markdown", is_flag=True, help="Print the README's function table.")
-def functions_command(as_json: bool, markdown: bool) -> None:
-    """List the Excel functions: arguments with help and defaults, unit of the result."""
-    if as_json:
-        json.dump(as_dicts(), sys.stdout, indent=2)
-        click.echo()
-    elif markdown:
-        click.echo(markdown_table())
-    else:
-        click.echo(_text_listing())

@@ -5,46 +5,104 @@ validated in :mod:`model._validate`; bad input raises :class:`ValueError`
 naming the argument, the value and the allowed range.
 """
 
-from ._validate import UnstableQueueError
-from .erlang import erlang_b, erlang_c, poisson_pmf
-from .mgc import MGC_METHODS, mgc_response, mgc_wait
-from .mmc import (
-    MMCMetrics, mmc_metrics, mmc_number_in_system, mmc_queue_length, mmc_response,
-    mmc_response_percentile, mmc_servers, mmc_utilization, mmc_wait, mmc_wait_exceeds,
-    mmc_wait_percentile, mmc_wait_probability,
-)
-from .mva import MVAResult, SchweitzerResult, mva, mva_response, mva_schweitzer, mva_throughput
-from .ams import (
-    AMSPlan, accelerators_required, ams_bottleneck, ams_cost_at_rate_us, ams_cost_us, ams_demands,
-    ams_message_cost_us, ams_plan, ams_platform_factors, ams_throughput, card_utilization,
-    coprocessors_required, crypto_wait_ms, processors_required,
-)
-from .channel import channel_demands_us, channel_pipeline, channel_throughput
-from .crypto import crypto_op_ms
-from .params import Parameters, using_parameters
-from .planning import defaults, model_figures, model_parameters
-from .tls import (
-    channel_start_card_ms, channel_start_card_utilization, channel_start_cost_us, channel_start_rate,
-    channel_stop_cost_us, handshake_card_utilization, handshake_cpu_factor,
-    handshake_latency_factor, ocsp_cpu_us, renegotiation_cost_us, tls_cost_us, tls_roundtrip_us,
-)
+import importlib
+import sys
+import types
 
-__all__ = [
-    "UnstableQueueError", "Parameters", "using_parameters",
-    "erlang_b", "erlang_c", "poisson_pmf",
-    "MMCMetrics", "mmc_metrics", "mmc_utilization", "mmc_wait_probability", "mmc_wait",
-    "mmc_response", "mmc_queue_length", "mmc_number_in_system", "mmc_wait_exceeds",
-    "mmc_wait_percentile", "mmc_response_percentile", "mmc_servers",
-    "MGC_METHODS", "mgc_wait", "mgc_response",
-    "MVAResult", "mva", "mva_throughput", "mva_response", "SchweitzerResult", "mva_schweitzer",
-    "crypto_op_ms", "ams_throughput", "ams_cost_us", "ams_message_cost_us", "ams_platform_factors",
-    "ams_demands", "ams_bottleneck", "ams_cost_at_rate_us", "ams_plan", "AMSPlan",
-    "card_utilization",
-    "crypto_wait_ms",
-    "accelerators_required", "coprocessors_required", "processors_required",
-    "tls_cost_us", "renegotiation_cost_us", "tls_roundtrip_us", "channel_start_rate",
-    "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
-    "channel_start_card_utilization", "channel_throughput", "channel_pipeline", "channel_demands_us",
-    "handshake_cpu_factor", "handshake_latency_factor", "handshake_card_utilization", "ocsp_cpu_us",
-    "model_parameters", "model_figures", "defaults",
-]
+# public name -> the module defining it.  Imported on first use (PEP 562), so that
+# ``import model.params`` or a command line's ``--help`` does not load NumPy and SciPy.
+_EXPORTS = {
+    "UnstableQueueError": "_validate",
+    "Parameters": "params",
+    "using_parameters": "params",
+    "erlang_b": "erlang",
+    "erlang_c": "erlang",
+    "poisson_pmf": "erlang",
+    "MMCMetrics": "mmc",
+    "mmc_metrics": "mmc",
+    "mmc_utilization": "mmc",
+    "mmc_wait_probability": "mmc",
+    "mmc_wait": "mmc",
+    "mmc_response": "mmc",
+    "mmc_queue_length": "mmc",
+    "mmc_number_in_system": "mmc",
+    "mmc_wait_exceeds": "mmc",
+    "mmc_wait_percentile": "mmc",
+    "mmc_response_percentile": "mmc",
+    "mmc_servers": "mmc",
+    "MGC_METHODS": "mgc",
+    "mgc_wait": "mgc",
+    "mgc_response": "mgc",
+    "MVAResult": "mva",
+    "mva": "mva",
+    "mva_throughput": "mva",
+    "mva_response": "mva",
+    "SchweitzerResult": "mva",
+    "mva_schweitzer": "mva",
+    "crypto_op_ms": "crypto",
+    "AmsWorkload": "ams",
+    "ams_throughput": "ams",
+    "ams_cost_us": "ams",
+    "ams_message_cost_us": "ams",
+    "ams_platform_factors": "ams",
+    "ams_demands": "ams",
+    "ams_bottleneck": "ams",
+    "ams_cost_at_rate_us": "ams",
+    "ams_plan": "ams",
+    "AMSPlan": "ams",
+    "card_utilization": "ams",
+    "crypto_wait_ms": "ams",
+    "accelerators_required": "ams",
+    "coprocessors_required": "ams",
+    "processors_required": "ams",
+    "tls_cost_us": "tls",
+    "renegotiation_cost_us": "tls",
+    "tls_roundtrip_us": "tls",
+    "channel_start_rate": "tls",
+    "channel_start_cost_us": "tls",
+    "channel_stop_cost_us": "tls",
+    "channel_start_card_ms": "tls",
+    "channel_start_card_utilization": "tls",
+    "channel_throughput": "channel",
+    "channel_pipeline": "channel",
+    "channel_demands_us": "channel",
+    "handshake_cpu_factor": "tls",
+    "handshake_latency_factor": "tls",
+    "handshake_card_utilization": "tls",
+    "ocsp_cpu_us": "tls",
+    "model_parameters": "planning",
+    "model_figures": "planning",
+    "defaults": "planning",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'model' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """This package, keeping a public function whose name is also a module's (``mva``).
+
+    Importing ``model.mva`` binds the module as the package's attribute ``mva``; the
+    public name is the function, as ``from model import mva`` has always given.
+    """
+
+    def __setattr__(self, name, value):
+        if isinstance(value, types.ModuleType) and name in _EXPORTS:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -52,7 +52,6 @@ from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from . import ams, tls
 from .datafiles import data_path
@@ -636,6 +635,8 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
         ``{"parameters": {name: {value, stderr, unit, submodel, description, source}},
         "cost": ..., "nfev": ..., "seconds": ...}``
     """
+    from scipy.optimize import least_squares   # here: the figure table (MODEL_FIGURES) does not need it
+
     t0 = time.perf_counter()
     names = list(FREE)
     init = {n: _initial(n, tuple(exclude)) for n in names}

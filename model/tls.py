@@ -32,7 +32,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from ._validate import UnstableQueueError, check
 from .figures import figure, table_in_force
@@ -94,6 +93,7 @@ def fit_roundtrip(exclude=()) -> dict:
 
 @lru_cache(maxsize=32)
 def _fit_roundtrip(table: str, exclude: tuple) -> dict:
+    from scipy.optimize import least_squares   # here: planning calls need not load the optimizer
     every = _rt_points()
     pts = [p for p in every if p[3] not in exclude]
 

@@ -164,3 +164,28 @@ def test_fit_names_the_line_and_column_of_a_bad_row(tmp_path, column, value, mat
     path = _figures_copy(tmp_path, edit)
     res = CliRunner().invoke(main, ["fit", "--figures", str(path)])
     assert res.exit_code == 2 and "my.csv line 6" in res.output and match in res.output, res.output
+
+
+def test_help_loads_no_numerical_library():
+    # `cryptoplan --help` and usage errors must not wait for NumPy, SciPy, openpyxl or matplotlib:
+    # the command modules import click and the standard library only (tests/bench_cli.py times it)
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "from workbook.cli import main\n"
+            "try:\n"
+            "    main(['--help'])\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(sorted(m for m in ('numpy', 'scipy', 'openpyxl', 'matplotlib', 'model.ams') if m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
+
+
+def test_every_command_is_registered_in_one_place():
+    from workbook import cli
+    assert sorted(main.commands) == ["calibrate", "capacity", "crossval", "demo", "fit", "functions", "recalc",
+                                     "sweep", "template"]
+    for command in main.commands.values():
+        assert command.callback.__module__.startswith("workbook.cli."), command.name
+    assert cli.main is main

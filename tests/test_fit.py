@@ -19,7 +19,7 @@ from model.crypto import crypto_op_ms
 from model.datafiles import data_path
 from model.figures import figure, load_figures
 from model.params import using_params
-from model.params import clear_cache, params_path, using_params
+from model.params import clear_cache, params_path
 from model.planning import model_figures
 from model.tls import roundtrip_figure_ids, tls_roundtrip_us
 

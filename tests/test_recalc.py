@@ -185,6 +185,33 @@ def test_functions_against_documented_values(tmp_path):
     assert val(eng, "S!B30") == pytest.approx(2.675 * 7 - 2.5 * 3, rel=1e-15)
 
 
+def test_distributions_against_scipy_stats(tmp_path):
+    # the engine computes these with scipy.special (pdtr, ndtr, ndtri, xlogy); scipy.stats is the
+    # independent reference, over tails, a zero mean and non-integer counts (truncated, as Excel)
+    cases = {
+        "B1": ("=_xlfn.POISSON.DIST(0,0,FALSE)", 1.0),
+        "B2": ("=_xlfn.POISSON.DIST(0,0,TRUE)", 1.0),
+        "B3": ("=_xlfn.POISSON.DIST(40,12.5,TRUE)", stats.poisson.cdf(40, 12.5)),
+        "B4": ("=_xlfn.POISSON.DIST(7.9,3,FALSE)", stats.poisson.pmf(7, 3)),
+        "B5": ("=POISSON(170,150,FALSE)", stats.poisson.pmf(170, 150)),
+        "B6": ("=_xlfn.NORM.DIST(1.3,0.5,2,TRUE)", stats.norm.cdf(1.3, 0.5, 2)),
+        "B7": ("=_xlfn.NORM.DIST(1.3,0.5,2,FALSE)", stats.norm.pdf(1.3, 0.5, 2)),
+        "B8": ("=_xlfn.NORM.S.DIST(-6,TRUE)", stats.norm.cdf(-6)),
+        "B9": ("=_xlfn.NORM.S.DIST(0.25,FALSE)", stats.norm.pdf(0.25)),
+        "B10": ("=NORMSDIST(2.5)", stats.norm.cdf(2.5)),
+        "B11": ("=_xlfn.NORM.INV(0.975,10,3)", stats.norm.ppf(0.975, 10, 3)),
+        "B12": ("=NORMINV(1E-9,0,1)", stats.norm.ppf(1e-9)),
+    }
+    p = make_wb(tmp_path / "d.xlsx", {"S": {k: f for k, (f, _) in cases.items()} | {
+        "C1": "=_xlfn.POISSON.DIST(-1,2,TRUE)", "C2": "=_xlfn.NORM.DIST(1,0,0,TRUE)",
+        "C3": "=_xlfn.NORM.INV(1,0,1)"}})
+    eng = evaluate(p)
+    for cell, (_, want) in cases.items():
+        np.testing.assert_allclose(val(eng, f"S!{cell}"), want, rtol=1e-12, err_msg=cell)
+    for cell in ("C1", "C2", "C3"):
+        assert val(eng, f"S!{cell}") == "#NUM!", cell
+
+
 def test_lookups(tmp_path):
     p = make_wb(tmp_path / "l.xlsx", {"T": {
         "A1": "integrity", "B1": 1.5, "A2": "privacy", "B2": 2.5, "A3": "confidentiality", "B3": 4,

@@ -1,6 +1,18 @@
 """The template planning workbook, batch recalculation, and the ``cryptoplan`` command line."""
 
-from .recalc import recalc  # noqa: E402
-from .sweep import sweep  # noqa: E402
+import importlib
 
-__all__: list[str] = ["recalc", "sweep"]
+_EXPORTS = {"recalc": "recalc", "sweep": "sweep"}
+
+__all__: list[str] = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    # imported on first use (PEP 562): the command line's --help loads neither engine nor model
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'workbook' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -32,15 +32,14 @@ __all__ = ["NATIVE", "SUPPORTED", "default_functions", "native_functions"]
 NATIVE = FunctionRegistry()
 
 
-class _LazyStats:
-    """scipy.stats, imported on first use (it costs ~0.3 s at start-up)."""
-
-    def __getattr__(self, name):
-        from scipy import stats
-        return getattr(stats, name)
+# Distributions from scipy.special (scipy.stats would add ~0.5 s to every start):
+# Poisson cdf = pdtr (regularized upper incomplete gamma), pmf in logs; normal via ndtr/ndtri.
+def _poisson_pmf(k, m):
+    return np.exp(_sp.xlogy(k, m) - m - _sp.gammaln(k + 1.0))
 
 
-_st = _LazyStats()
+def _norm_pdf(z):
+    return np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
 def _reg(name, params="", min_args=None, max_args=None, volatile=False, aliases=()):
@@ -270,7 +269,7 @@ def _poisson(x, m, cum):
     k = np.trunc(x)
     bad = (k < 0) | (m < 0)
     kk, mm = np.where(bad, 0, k), np.where(bad, 1, m)
-    r = np.where(cum != 0, _st.poisson.cdf(kk, mm), _st.poisson.pmf(kk, mm))
+    r = np.where(cum != 0, _sp.pdtr(kk, mm), _poisson_pmf(kk, mm))
     return r, _err_arr(bad, ERR_NUM)
 
 
@@ -290,18 +289,19 @@ _numeric("EXPON.DIST", _expon, 3, aliases=("EXPONDIST",))
 def _norm(x, mu, sd, cum):
     bad = sd <= 0
     s = np.where(bad, 1, sd)
-    r = np.where(cum != 0, _st.norm.cdf(x, mu, s), _st.norm.pdf(x, mu, s))
+    z = (x - mu) / s
+    r = np.where(cum != 0, _sp.ndtr(z), _norm_pdf(z) / s)
     return r, _err_arr(bad, ERR_NUM)
 
 
 _numeric("NORM.DIST", _norm, 4, aliases=("NORMDIST",))
-_numeric("NORM.S.DIST", lambda z, cum: (np.where(cum != 0, _st.norm.cdf(z), _st.norm.pdf(z)), None), 2)
-_numeric("NORMSDIST", lambda z: (_st.norm.cdf(z), None), 1)
+_numeric("NORM.S.DIST", lambda z, cum: (np.where(cum != 0, _sp.ndtr(z), _norm_pdf(z)), None), 2)
+_numeric("NORMSDIST", lambda z: (_sp.ndtr(z), None), 1)
 
 
 def _norminv(p, mu, sd):
     bad = (p <= 0) | (p >= 1) | (sd <= 0)
-    return _st.norm.ppf(np.where(bad, 0.5, p), mu, np.where(bad, 1, sd)), _err_arr(bad, ERR_NUM)
+    return mu + np.where(bad, 1, sd) * _sp.ndtri(np.where(bad, 0.5, p)), _err_arr(bad, ERR_NUM)
 
 
 _numeric("NORM.INV", _norminv, 3, aliases=("NORMINV",))

@@ -45,13 +45,12 @@ from defusedxml.ElementTree import iterparse as _safe_iterparse
 from xml.etree.ElementTree import ParseError
 
 from .engine_parser import FormulaError, cell_name, split_cell
+from .limits import MAX_CELLS
 from .engine_values import ERROR_CODES, ERR_VALUE, ExcelError
 
 __all__ = ["WorkbookFileError", "Package", "SheetData", "Cell", "MAX_CELLS", "MAX_PART_BYTES",
            "write_package"]
 
-#: Largest number of cells (constants and formulas, all sheets) a workbook may hold.
-MAX_CELLS = 2_000_000
 #: Largest uncompressed size of one part of the package (bytes).
 MAX_PART_BYTES = 256 * 1024 * 1024
 

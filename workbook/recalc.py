@@ -21,14 +21,11 @@ Exit codes of ``cryptoplan recalc`` (also :attr:`Recalculation.exit_code`):
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 
-import click
 
 from ._atomic import OutputError
 
@@ -41,7 +38,7 @@ from .engine_values import (
 
 __all__ = [
     "recalc", "recalculate", "Recalculation", "Output", "Problem", "load_engine",
-    "find_outputs", "parse_assignment", "format_value", "recalc_command",
+    "find_outputs", "parse_assignment", "format_value",
     "EXIT_OK", "EXIT_ERROR_VALUES", "EXIT_USAGE", "EXIT_NOT_COMPUTED", "EXIT_BAD_FILE",
 ]
 
@@ -537,67 +534,3 @@ def recalc(path, inputs: dict | None = None, *, output=None,
     2.0
     """
     return recalculate(path, inputs, output=output, functions=functions).as_dict()
-
-
-# ---------------------------------------------------------------------- CLI
-def _print_table(rec: Recalculation) -> None:
-    if not rec.outputs:
-        click.echo("(no formula cells to show)")
-        return
-    sheet = rec.outputs[0].sheet
-    click.echo(f"{sheet} of {os.path.basename(rec.path)}")
-    w = min(max(len(o.key) for o in rec.outputs), 60)
-    for o in rec.outputs:
-        text = o.text()
-        if len(text) > 100:
-            text = text[:97] + "..."
-        click.echo(f"  {o.key[:w]:<{w}}  {text:<20}  {o.address}")
-
-
-@click.command("recalc")
-@click.argument("workbook", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the recalculated workbook (formulas and their values) here.")
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
-              help="Change a named input (or Sheet!A1) first; numeric values become numbers, "
-                   "others text. Repeatable.")
-@click.option("--json", "as_json", is_flag=True, help="Print the outputs and problems as JSON.")
-@click.option("--in-place", is_flag=True, help="Overwrite WORKBOOK itself (atomic rename).")
-@click.option("--force", is_flag=True, help="Overwrite an existing -o/--output file.")
-@click.option("--max-cells", type=click.IntRange(1), default=MAX_CELLS, show_default=True,
-              help="Refuse workbooks with more cells than this.")
-def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
-    """Evaluate every formula of WORKBOOK without Excel, print the Results sheet, save the values.
-
-    The output file keeps every formula and gets each formula's computed value
-    as its cached value, so Excel, LibreOffice and viewers show numbers.
-    WORKBOOK is never modified unless --in-place.  Exit codes: 0 all outputs
-    computed; 1 some output is an Excel error or the add-in's error text; 2 bad
-    usage; 3 some output could not be computed (unsupported function, circular
-    reference); 4 unusable file or input name (nothing written).
-    """
-    if in_place and output:
-        raise click.UsageError("give either -o/--output or --in-place, not both")
-    if output and os.path.exists(output) and not force and not (
-            os.path.exists(workbook) and os.path.samefile(output, workbook)):
-        raise click.UsageError(f"{output} exists; use --force to overwrite it")
-    try:
-        inputs = dict(parse_assignment(s) for s in sets)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    try:
-        rec = recalculate(workbook, inputs, output=output, in_place=in_place, max_cells=max_cells)
-    except RecalcError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_BAD_FILE)
-    if as_json:
-        click.echo(json.dumps(rec.to_json(), indent=2))
-    else:
-        _print_table(rec)
-        for p in rec.problems:
-            mark = "!" if p.affects_output else "-"
-            click.echo(f"{mark} {p.text()}", err=True)
-        if rec.written:
-            click.echo(f"wrote {rec.written}", err=True)
-    sys.exit(rec.exit_code)
-

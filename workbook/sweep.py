@@ -19,23 +19,20 @@ import math
 import os
 import sys
 
-import click
 import numpy as np
 
-from ._atomic import OutputError, check_destination, atomic_target
+from ._atomic import atomic_target
 from .engine import EngineError, FunctionRegistry
 from .engine_package import MAX_CELLS, ooxml_string
 from .engine_parser import cell_name
 from .engine_values import ExcelError
+from .limits import MAX_SCENARIOS
 from .recalc import (
-    EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, _is_error,
+    EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, _is_error,
     _parse_value, check_utf8, find_outputs, load_engine,
 )
 
-__all__ = ["sweep", "SweepResult", "parse_vary", "grid_values", "MAX_SCENARIOS", "sweep_command"]
-
-#: Largest number of scenarios one sweep evaluates.
-MAX_SCENARIOS = 1_000_000
+__all__ = ["sweep", "SweepResult", "parse_vary", "grid_values", "MAX_SCENARIOS"]
 
 
 def grid_values(start: float, stop: float, step: float) -> list[float]:
@@ -332,84 +329,3 @@ def _evaluate_with_progress(engine, roots):
     def bar(order):
         return tqdm(order, desc="formulas", unit="cell", file=sys.stderr, leave=False)
     engine.evaluate(roots, iterate=bar)
-
-
-@click.command("sweep")
-@click.argument("workbook", type=click.Path(dir_okay=False))
-@click.option("--vary", "varies", multiple=True, required=True, metavar="NAME=VALUES",
-              help="Input to vary: NAME=v1,v2,... or NAME=start:stop:step (stop included when "
-                   "on the grid). Repeatable; scenarios are the Cartesian product.")
-@click.option("--zip", "zip_inputs", is_flag=True,
-              help="Pair the --vary lists element by element instead of the product.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Results file: .csv or .xlsx (one row per scenario).")
-@click.option("--plot", type=click.Path(dir_okay=False), help="Also draw a PNG line plot.")
-@click.option("--y", "ys", multiple=True, metavar="OUTPUT",
-              help="Output(s) to plot against the first varied input (label, name or cell).")
-@click.option("--max-cells", type=click.IntRange(1), default=MAX_CELLS, show_default=True,
-              help="Refuse workbooks with more cells than this.")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress bar (default: on for 100,000+ scenarios on a terminal).")
-@click.option("--force", is_flag=True, help="Overwrite existing -o/--plot files.")
-def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, progress, force):
-    """Evaluate every Results output of WORKBOOK for each scenario of the --vary inputs.
-
-    All scenarios are computed in one vectorized pass over the workbook.  Exit
-    codes as cryptoplan recalc: 0 all computed, 1 some values are errors,
-    2 usage, 3 some output could not be computed, 4 unusable file/name.
-    """
-    if plot and not ys:
-        raise click.UsageError("--plot needs at least one --y OUTPUT")
-    if not output.lower().endswith((".csv", ".xlsx")):
-        raise click.UsageError("-o must end in .csv or .xlsx")
-    for target in filter(None, (output, plot)):
-        if os.path.exists(target) and os.path.exists(workbook) and os.path.samefile(target, workbook):
-            raise click.UsageError(f"{target} is the input workbook; choose another file")
-        if os.path.exists(target) and not force:
-            raise click.UsageError(f"{target} exists; use --force to overwrite it")
-    try:
-        pairs = [parse_vary(v) for v in varies]
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    seen = {}
-    for name, _ in pairs:
-        if name.lower() in seen:
-            raise click.UsageError(f"--vary {name} is given twice ({seen[name.lower()]} and {name}): "
-                                   "give all its values in one --vary")
-        seen[name.lower()] = name
-    vary = dict(pairs)
-    for target in filter(None, (output, plot)):   # before minutes of computing, not after
-        folder = os.path.dirname(os.path.abspath(target))
-        if not os.path.isdir(folder):
-            raise click.UsageError(f"cannot write {target}: the folder {folder} does not exist")
-        try:
-            check_destination(target)
-        except OutputError as exc:
-            raise click.UsageError(str(exc)) from None
-    total = math.prod(len(v) for v in vary.values()) if not zip_inputs else len(next(iter(vary.values())))
-    if progress is None:
-        progress = total >= 100_000 and sys.stderr.isatty()
-    try:
-        res = sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, progress=progress)
-        if plot:
-            for y in ys:
-                res.resolve(y)
-        res.write(output)
-        if plot:
-            res.plot(plot, list(ys))
-    except RecalcError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_BAD_FILE)
-    except KeyError as exc:
-        raise click.UsageError(str(exc.args[0])) from None
-    except OutputError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_BAD_FILE)
-    click.echo(f"{res.n:,} scenarios x {len(res.outputs)} outputs -> {output}", err=True)
-    if plot:
-        click.echo(f"plot -> {plot}", err=True)
-    code = res.exit_code
-    if code == EXIT_NOT_COMPUTED:
-        click.echo("some outputs could not be computed (see cryptoplan recalc on one scenario)",
-                   err=True)
-    sys.exit(code)

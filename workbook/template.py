@@ -51,7 +51,6 @@ from dataclasses import dataclass
 from xml.etree import ElementTree
 from pathlib import Path
 
-import click
 from openpyxl import Workbook
 from openpyxl.chart import LineChart, Reference
 from openpyxl.formatting.rule import CellIsRule
@@ -70,7 +69,7 @@ from ._atomic import OutputError, atomic_target
 
 __all__ = [
     "TEMPLATE_DEFAULTS", "INPUTS", "CHART_SHEETS", "input_defaults", "build_workbook",
-    "write_template", "render_pngs", "template_command",
+    "write_template", "render_pngs",
 ]
 
 # Inputs that the source documents' measured configuration does not fix (the
@@ -985,28 +984,3 @@ def render_pngs(out_dir, dpi: int = 110, timeout: float = 180.0) -> list:
                 raise RuntimeError(f"pdftoppm failed: {r.stderr.strip()}")
             written.append(png)
     return written
-
-
-@click.command("template")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Workbook to write (.xlsx).")
-@click.option("--force", is_flag=True, help="Overwrite an existing file.")
-@click.option("--png", "png_dir", type=click.Path(file_okay=False), default=None,
-              help="Also render each chart sheet to DIR/<sheet>.png (needs LibreOffice and "
-                   "pdftoppm; default inputs).")
-def template_command(output, force, png_dir):
-    """Write the template planning workbook (Excel functions over named inputs).
-
-    Missing folders in OUTPUT's path are created.  Exit code 1 if it cannot be written.
-    """
-    try:
-        dest = write_template(output, force=force)
-    except (FileExistsError, OutputError) as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(f"wrote {dest}")
-    if png_dir:
-        try:
-            for png in render_pngs(png_dir):
-                click.echo(f"wrote {png}")
-        except RuntimeError as exc:
-            raise click.ClickException(str(exc)) from None

@@ -1,16 +1,20 @@
-"""The ``cryptoplan`` command line."""
+"""The model's commands: ``capacity``, ``fit``, ``calibrate``, ``crossval``.
+
+Only click and the standard library are imported here; NumPy, SciPy and the model
+load when a command runs, so ``cryptoplan --help`` starts in a blink.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import click
-import numpy as np
 
-import model
+import model     # lazy: its functions import on first use
 
-__all__ = ["main"]
+__all__ = ["capacity", "fit", "calibrate", "crossval"]
 
 
 class _Finite(click.FloatRange):
@@ -18,7 +22,7 @@ class _Finite(click.FloatRange):
 
     def convert(self, value, param, ctx):
         v = super().convert(value, param, ctx)
-        if not np.isfinite(v):
+        if not math.isfinite(v):
             self.fail(f"{v} is not a finite number.", param, ctx)
         return v
 
@@ -34,7 +38,7 @@ def _rates(ctx, param, text: str) -> list[float]:
         raise click.BadParameter(f"expected comma-separated numbers, got {text!r}") from None
     if not values:
         raise click.BadParameter(f"expected at least one rate, got {text!r}")
-    bad = [v for v in values if not (np.isfinite(v) and v >= 0)]
+    bad = [v for v in values if not (math.isfinite(v) and v >= 0)]
     if bad:
         raise click.BadParameter(f"rates must be finite and >= 0 (got {bad[0]:g})")
     return values
@@ -46,7 +50,7 @@ def main() -> None:
     """cryptoplan: capacity planning for z/OS crypto workloads (Crypto Express, AT-TLS, MQ AMS)."""
 
 
-@main.command()
+@click.command()
 @click.option("--service-ms", required=True, type=_Finite(min=0, min_open=True),
               help="Mean service time per request on one server (ms), e.g. from RMF.")
 @click.option("--rates", default="100,500,1000,2000,5000", show_default=True, callback=_rates,
@@ -60,6 +64,8 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
     """Servers needed for each request rate, and the queueing at that count (M/M/c sizing)."""
+    import numpy as np
+
     lam = np.asarray(rates)
     s = service_ms / 1000.0
     try:
@@ -88,7 +94,7 @@ def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
                    f"{r['wait_probability']:>8.4f} {r['mean_wait_ms_mmc']:>12.4f} {r['mean_wait_ms_mgc']:>12.4f}")
 
 
-@main.command()
+@click.command()
 @click.option("--figures", "figures_path", type=click.Path(exists=True, dir_okay=False),
               help="Figures table to fit (default: data/figures.csv).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
@@ -101,6 +107,8 @@ def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
                    "and exit 1 if they differ by more than refitting explains.")
 def fit(figures_path, out_path, report_dir, force, check):
     """Re-fit the crypto/AMS and TLS parameters to the published figures (or to --figures)."""
+    import numpy as np
+
     import contextlib
     from pathlib import Path
 
@@ -116,7 +124,7 @@ def fit(figures_path, out_path, report_dir, force, check):
     table = using_figures(figures_path) if figures_path else contextlib.nullcontext()
     with table:
         click.echo("fitting the crypto/AMS, TLS and round-trip models to the published figures "
-                   "(about 10 s) ...", err=True)
+                   "(a few seconds) ...", err=True)
         doc = F.fit()
         values = {k: v["value"] for k, v in doc["parameters"].items()}
         rows = F.figure_table(values)
@@ -162,7 +170,7 @@ def fit(figures_path, out_path, report_dir, force, check):
         click.echo(f"check: {params_path()} is this fit's result (within refitting's allowances)")
 
 
-@main.command()
+@click.command()
 @click.option("--rmf", "rmf_path", type=click.Path(dir_okay=False),
               help="CSV of the RMF Crypto Hardware Activity report's lines, columns "
                    "TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL% (see the README).")
@@ -307,6 +315,8 @@ def _calibration_text(cal, smf=None) -> str:
 
 def _calibration_png(cal, path) -> None:
     import matplotlib
+    import numpy as np
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = cal.residuals
@@ -358,6 +368,8 @@ def _check_figure_table(path) -> None:
 
 def _fit_report(folder, rows):
     import csv
+    import numpy as np
+
 
     import matplotlib
     matplotlib.use("Agg")
@@ -384,10 +396,12 @@ def _fit_report(folder, rows):
         plt.close(fig)
 
 
-@main.command()
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def crossval(as_json):
     """Leave-one-out: each figure predicted by a fit made without it."""
+    import numpy as np
+
     from tqdm import tqdm
 
     from model.fit import crossvalidate, targets
@@ -407,87 +421,3 @@ def crossval(as_json):
         err = "" if r["relative_error"] is None else f"{r['relative_error']:+.1%}"
         click.echo(f"{r['id']:44s} published {r['published']:>10.4g}  left-out prediction "
                    f"{r['loo_prediction']:>10.4g}  {err}")
-
-
-@main.command()
-@click.option("--out", "out_dir", default="cryptoplan-demo", show_default=True,
-              type=click.Path(file_okay=False),
-              help="Folder for the demo's own files (planner.xlsx, planner-recalculated.xlsx); "
-                   "they are rewritten on every run; a folder with planner files the demo "
-                   "did not write is refused.")
-def demo(out_dir):
-    """The main job: build the template workbook, recalculate the example plan, print key results."""
-    from pathlib import Path
-
-    from workbook.recalc import recalculate
-    from workbook.template import write_template
-
-    folder = Path(out_dir)
-    marker = folder / ".cryptoplan-demo"
-    names = ("planner.xlsx", "planner-recalculated.xlsx")
-    if not marker.exists() and any((folder / n).exists() for n in names):
-        raise click.UsageError(f"{folder} holds a planner workbook the demo did not write; "
-                               "choose another --out folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    marker.write_text("cryptoplan demo output: rewritten by every `cryptoplan demo` run\n")
-    template = write_template(folder / names[0], force=True)
-    recalculated = folder / names[1]
-    rec = recalculate(template, output=recalculated, in_place=False)
-    click.echo(f"template: {template}  recalculated without Excel: {recalculated}\n")
-    click.echo(f"Key results ({rec.outputs[0].sheet} sheet, the template's default inputs):")
-    shown = [o for o in rec.outputs if o.text().strip()]
-    width = max(len(o.key) for o in shown)
-    for o in shown:
-        click.echo(f"  {o.key:<{width}}  {o.text()}")
-    if rec.problems:
-        click.echo(f"\n{len(rec.problems)} other cell(s) hold error text, as Excel would show them:")
-        for pr in rec.problems[:3]:
-            click.echo(f"  {pr.where}: {pr.message}")
-
-    d = model.defaults()
-    kt, kb = d["KeyType"], d["MessageKB"]
-    click.echo(f"\nAMS by policy and key size ({d['Coprocessors']} coprocessors, {d['Accelerators']} "
-               f"accelerator, {kb:g} KB, {d['Requesters']} requester; parameters {d['params_file']}; "
-               "CPU fitted on z14, z16 by the published z14->z15 ratios)")
-    click.echo(f"{'policy':20s} {'key':>10s} {'txn/s':>9s} {'CPU us z14':>11s} {'CPU us z16':>11s} "
-               f"{'cop ms/txn':>11s}")
-    from model.ams import ams_card_demands_ms
-    for p, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
-        for size in (1024, 2048, 4096):
-            x = model.ams_throughput(p, kt, size, kb, reuse, requesters=d["Requesters"],
-                                     coprocessors=d["Coprocessors"], accelerators=d["Accelerators"])
-            c14, c16 = (model.ams_cost_us(p, kt, size, kb, reuse, requesters=d["Requesters"],
-                                          coprocessors=d["Coprocessors"], accelerators=d["Accelerators"],
-                                          platform=plat) for plat in ("z14", "z16"))
-            dm = ams_card_demands_ms(p, kt, size, reuse)
-            click.echo(f"{p + ('' if reuse is None else f' K={reuse}'):20s} {kt + str(size):>10s} {x:9.0f} "
-                       f"{c14:11.1f} {c16:11.1f} {dm['coprocessor']:11.3f}")
-
-    chacha, pairs = "TLS_CHACHA20_POLY1305_SHA256", 50
-    click.echo(f"\nMQ channels, {chacha}, {pairs} channel pairs with one requester each, "
-               f"{d['CHIDISPS']} dispatchers (txn/s; seed 002's round trips, MVA over the tasks)")
-    tasks = (1, d["SSLTASKS"], 2 * pairs)
-    click.echo(f"{'message':>8s} " + " ".join(f"{f'SSLCIPH T={t}':>14s}" for t in tasks) + f" {'ATTLS':>9s}")
-    for size in (2.0, 32.0, 1024.0):
-        row = [model.channel_throughput("SSLCIPH", chacha, size, pairs, 1, t, d["CHIDISPS"]) for t in tasks]
-        at = model.channel_throughput("ATTLS", chacha, size, pairs, 1, None, d["CHIDISPS"])
-        click.echo(f"{size:>6g}KB " + " ".join(f"{x:14.1f}" for x in row) + f" {at:9.1f}")
-
-
-# Excel add-in catalog and template workbook (addin/catalog.py, workbook/template.py).
-from addin.catalog import functions_command  # noqa: E402
-from workbook.template import template_command  # noqa: E402
-
-main.add_command(functions_command)
-main.add_command(template_command)
-
-# Batch recalculation and sweeps (workbook/recalc.py, workbook/sweep.py).
-from workbook.recalc import recalc_command  # noqa: E402
-from workbook.sweep import sweep_command  # noqa: E402
-
-main.add_command(recalc_command)
-main.add_command(sweep_command)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

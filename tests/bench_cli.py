@@ -1,0 +1,78 @@
+"""Benchmark: start-up of the ``cryptoplan`` command line, now and at an earlier revision.
+
+Run as a script from a checkout (not collected by pytest)::
+
+    python tests/bench_cli.py [--runs 7] [--before f77fdcb]
+
+Each command runs in a fresh process (``python -m workbook.cli ...`` from the checkout, and
+from a ``git archive`` of ``--before``'s ``model``, ``workbook``, ``addin`` and ``data``
+folders), median wall time of ``--runs`` runs:
+
+* ``--help``: the command list (issue 15's target: under 0.15 s);
+* ``capacity --service-ms -1``: a usage error (exit 2), which needs no model;
+* ``recalc`` of the template workbook with ``-o``: the whole job (imports, evaluation,
+  write); LibreOffice recalculating the same file is timed by tests/bench_recalc.py.
+
+Every run is checked: the exit status each command must give, and the text it must print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(cwd: Path, args: list[str], code: int, must: str, runs: int) -> float:
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        r = subprocess.run([sys.executable, "-m", "workbook.cli", *args], cwd=cwd, env=env,
+                           capture_output=True, text=True)
+        times.append(time.perf_counter() - t0)
+        if r.returncode != code or must not in r.stdout + r.stderr:
+            raise SystemExit(f"{' '.join(args)} in {cwd}: exit {r.returncode}, expected {code} and "
+                             f"{must!r}:\n{r.stdout[-1000:]}{r.stderr[-1000:]}")
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--before", default="f77fdcb")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "old"
+        old.mkdir()
+        tar = subprocess.run(["git", "-C", str(ROOT), "archive", a.before, "model", "workbook", "addin", "data"],
+                             check=True, capture_output=True).stdout
+        tarfile.open(fileobj=BytesIO(tar)).extractall(old, filter="data")
+        book = Path(tmp) / "planner.xlsx"
+        subprocess.run([sys.executable, "-m", "workbook.cli", "template", "-o", str(book)], cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, capture_output=True)
+        cases = [("--help", ["--help"], 0, "Commands:"),
+                 ("usage error", ["capacity", "--service-ms", "-1"], 2, "--service-ms"),
+                 ("recalc template", ["recalc", str(book), "-o", str(Path(tmp) / "out.xlsx"), "--force"], 0,
+                  "wrote")]
+        print(f"fresh process each, median of {a.runs} runs; before = {a.before}")
+        print(f"{'command':18s} {'now':>8s} {'before':>8s} {'ratio':>7s}")
+        for label, args, code, must in cases:
+            t_now = timed(ROOT, args, code, must, a.runs)
+            t_old = timed(old, args, code, must, a.runs)
+            print(f"{label:18s} {t_now:7.3f}s {t_old:7.3f}s {t_old / t_now:6.1f}x")
+        t_help = timed(ROOT, ["--help"], 0, "Commands:", a.runs)
+        print(f"target: --help under 0.15 s: {'met' if t_help < 0.15 else 'missed'} ({t_help:.3f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""The workbook's commands: ``template``, ``recalc``, ``sweep``, ``functions``.
+
+Only click and the standard library are imported here; the formula engine, openpyxl
+and the model load when a command runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+
+import click
+
+from workbook.limits import MAX_CELLS
+
+__all__ = ["template_command", "recalc_command", "sweep_command", "functions_command"]
+
+
+@click.command("template")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Workbook to write (.xlsx).")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.option("--png", "png_dir", type=click.Path(file_okay=False), default=None,
+              help="Also render each chart sheet to DIR/<sheet>.png (needs LibreOffice and "
+                   "pdftoppm; default inputs).")
+def template_command(output, force, png_dir):
+    """Write the template planning workbook (Excel functions over named inputs).
+
+    Missing folders in OUTPUT's path are created.  Exit code 1 if it cannot be written.
+    """
+    from workbook._atomic import OutputError
+    from workbook.template import render_pngs, write_template
+
+    try:
+        dest = write_template(output, force=force)
+    except (FileExistsError, OutputError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {dest}")
+    if png_dir:
+        try:
+            for png in render_pngs(png_dir):
+                click.echo(f"wrote {png}")
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+def _print_table(rec) -> None:
+    if not rec.outputs:
+        click.echo("(no formula cells to show)")
+        return
+    sheet = rec.outputs[0].sheet
+    click.echo(f"{sheet} of {os.path.basename(rec.path)}")
+    w = min(max(len(o.key) for o in rec.outputs), 60)
+    for o in rec.outputs:
+        text = o.text()
+        if len(text) > 100:
+            text = text[:97] + "..."
+        click.echo(f"  {o.key[:w]:<{w}}  {text:<20}  {o.address}")
+
+
+@click.command("recalc")
+@click.argument("workbook", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the recalculated workbook (formulas and their values) here.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Change a named input (or Sheet!A1) first; numeric values become numbers, "
+                   "others text. Repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print the outputs and problems as JSON.")
+@click.option("--in-place", is_flag=True, help="Overwrite WORKBOOK itself (atomic rename).")
+@click.option("--force", is_flag=True, help="Overwrite an existing -o/--output file.")
+@click.option("--max-cells", type=click.IntRange(1), default=MAX_CELLS, show_default=True,
+              help="Refuse workbooks with more cells than this.")
+def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
+    """Evaluate every formula of WORKBOOK without Excel, print the Results sheet, save the values.
+
+    The output file keeps every formula and gets each formula's computed value
+    as its cached value, so Excel, LibreOffice and viewers show numbers.
+    WORKBOOK is never modified unless --in-place.  Exit codes: 0 all outputs
+    computed; 1 some output is an Excel error or the add-in's error text; 2 bad
+    usage; 3 some output could not be computed (unsupported function, circular
+    reference); 4 unusable file or input name (nothing written).
+    """
+    from workbook.recalc import EXIT_BAD_FILE, RecalcError, parse_assignment, recalculate
+
+    if in_place and output:
+        raise click.UsageError("give either -o/--output or --in-place, not both")
+    if output and os.path.exists(output) and not force and not (
+            os.path.exists(workbook) and os.path.samefile(output, workbook)):
+        raise click.UsageError(f"{output} exists; use --force to overwrite it")
+    try:
+        inputs = dict(parse_assignment(s) for s in sets)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        rec = recalculate(workbook, inputs, output=output, in_place=in_place, max_cells=max_cells)
+    except RecalcError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_BAD_FILE)
+    if as_json:
+        click.echo(json.dumps(rec.to_json(), indent=2))
+    else:
+        _print_table(rec)
+        for p in rec.problems:
+            mark = "!" if p.affects_output else "-"
+            click.echo(f"{mark} {p.text()}", err=True)
+        if rec.written:
+            click.echo(f"wrote {rec.written}", err=True)
+    sys.exit(rec.exit_code)
+
+
+@click.command("sweep")
+@click.argument("workbook", type=click.Path(dir_okay=False))
+@click.option("--vary", "varies", multiple=True, required=True, metavar="NAME=VALUES",
+              help="Input to vary: NAME=v1,v2,... or NAME=start:stop:step (stop included when "
+                   "on the grid). Repeatable; scenarios are the Cartesian product.")
+@click.option("--zip", "zip_inputs", is_flag=True,
+              help="Pair the --vary lists element by element instead of the product.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Results file: .csv or .xlsx (one row per scenario).")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Also draw a PNG line plot.")
+@click.option("--y", "ys", multiple=True, metavar="OUTPUT",
+              help="Output(s) to plot against the first varied input (label, name or cell).")
+@click.option("--max-cells", type=click.IntRange(1), default=MAX_CELLS, show_default=True,
+              help="Refuse workbooks with more cells than this.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar (default: on for 100,000+ scenarios on a terminal).")
+@click.option("--force", is_flag=True, help="Overwrite existing -o/--plot files.")
+def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, progress, force):
+    """Evaluate every Results output of WORKBOOK for each scenario of the --vary inputs.
+
+    All scenarios are computed in one vectorized pass over the workbook.  Exit
+    codes as cryptoplan recalc: 0 all computed, 1 some values are errors,
+    2 usage, 3 some output could not be computed, 4 unusable file/name.
+    """
+    from workbook._atomic import OutputError, check_destination
+    from workbook.recalc import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError
+    from workbook.sweep import parse_vary, sweep
+
+    if plot and not ys:
+        raise click.UsageError("--plot needs at least one --y OUTPUT")
+    if not output.lower().endswith((".csv", ".xlsx")):
+        raise click.UsageError("-o must end in .csv or .xlsx")
+    for target in filter(None, (output, plot)):
+        if os.path.exists(target) and os.path.exists(workbook) and os.path.samefile(target, workbook):
+            raise click.UsageError(f"{target} is the input workbook; choose another file")
+        if os.path.exists(target) and not force:
+            raise click.UsageError(f"{target} exists; use --force to overwrite it")
+    try:
+        pairs = [parse_vary(v) for v in varies]
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    seen = {}
+    for name, _ in pairs:
+        if name.lower() in seen:
+            raise click.UsageError(f"--vary {name} is given twice ({seen[name.lower()]} and {name}): "
+                                   "give all its values in one --vary")
+        seen[name.lower()] = name
+    vary = dict(pairs)
+    for target in filter(None, (output, plot)):   # before minutes of computing, not after
+        folder = os.path.dirname(os.path.abspath(target))
+        if not os.path.isdir(folder):
+            raise click.UsageError(f"cannot write {target}: the folder {folder} does not exist")
+        try:
+            check_destination(target)
+        except OutputError as exc:
+            raise click.UsageError(str(exc)) from None
+    total = math.prod(len(v) for v in vary.values()) if not zip_inputs else len(next(iter(vary.values())))
+    if progress is None:
+        progress = total >= 100_000 and sys.stderr.isatty()
+    try:
+        res = sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, progress=progress)
+        if plot:
+            for y in ys:
+                res.resolve(y)
+        res.write(output)
+        if plot:
+            res.plot(plot, list(ys))
+    except RecalcError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_BAD_FILE)
+    except KeyError as exc:
+        raise click.UsageError(str(exc.args[0])) from None
+    except OutputError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_BAD_FILE)
+    click.echo(f"{res.n:,} scenarios x {len(res.outputs)} outputs -> {output}", err=True)
+    if plot:
+        click.echo(f"plot -> {plot}", err=True)
+    code = res.exit_code
+    if code == EXIT_NOT_COMPUTED:
+        click.echo("some outputs could not be computed (see cryptoplan recalc on one scenario)",
+                   err=True)
+    sys.exit(code)
+
+
+@click.command("functions")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalog as JSON.")
+@click.option("--markdown", is_flag=True, help="Print the README's function table.")
+def functions_command(as_json: bool, markdown: bool) -> None:
+    """List the Excel functions: arguments with help and defaults, unit of the result."""
+    from addin.catalog import as_dicts, markdown_table, text_listing
+
+    if as_json:
+        json.dump(as_dicts(), sys.stdout, indent=2)
+        click.echo()
+    elif markdown:
+        click.echo(markdown_table())
+    else:
+        click.echo(text_listing())
