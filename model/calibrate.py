@@ -48,7 +48,7 @@ from .crypto import CARD_FUNCTIONS, function_ms
 from .datafiles import read_csv_table
 from .params import load_params, using_params
 
-__all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
+__all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "rmf_rows", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
            "CalibrationError", "RmfRow", "CpuRow", "Observation", "Calibration", "read_rmf_crypto",
            "rmf_observations", "read_cpu_table", "cpu_observations", "smf_summary", "smf_measured", "CPU_COLUMNS", "calibrate"]
 
@@ -163,9 +163,19 @@ def read_rmf_crypto(path) -> list[RmfRow]:
         For anything else, naming the file, the line and what is accepted.
     """
     path = str(path)
+    return rmf_rows(read_csv_table(path, RMF_COLUMNS, "an RMF crypto table", CalibrationError, heading=str.upper),
+                    path)
+
+
+def rmf_rows(records, path: str) -> list[RmfRow]:
+    """The report's lines from ``records``, ``[(line, {column: text})]`` with the columns
+    :data:`RMF_COLUMNS`, wherever they were typed (a CSV file, the template's sheet).
+
+    ``path`` names the source in messages ("<path> line <line>: ...").  Checks as
+    :func:`read_rmf_crypto`.
+    """
     rows = []
-    for line, cells in read_csv_table(path, RMF_COLUMNS, "an RMF crypto table", CalibrationError,
-                                      heading=str.upper):
+    for line, cells in records:
         r = {h: v.strip() for h, v in cells.items()}
         m = _TYPE.fullmatch(r["TYPE"].upper())
         if not m:

@@ -81,7 +81,7 @@ def calls(formula: str):
 
 
 def test_sheets(wb):
-    assert wb.sheetnames == ["Guide", "Inputs", "Results", "What-if", "Calibration", "Check",
+    assert wb.sheetnames == ["Guide", "Inputs", "Results", "What-if", "Calibration", "Site RMF", "Check",
                              "xlwings.conf", "Lists"]
     assert wb["Lists"].sheet_state == "hidden"
     assert wb.active.title == "Inputs"

@@ -11,6 +11,7 @@ xlwings add-in (README, "Excel on Windows").  Sheets:
                  utilization and queueing delay, cards required, bottleneck
 ``What-if``      tables over transaction rate and RSA key size, line charts
 ``Calibration``  ``=MODEL_FIGURES()`` and ``=MODEL_PARAMETERS()`` (dynamic arrays)
+``Site RMF``     the RMF Crypto Hardware Activity lines a planner types in, for ``calibrate``
 ``Check``        Erlang C from native ``POISSON.DIST`` beside ``=ERLANGC()``
 ``xlwings.conf`` ``UDF MODULES = addin.udfs`` for the xlwings add-in
 ``Lists``        (hidden) the drop-down lists, taken from :mod:`model.params`
@@ -338,7 +339,8 @@ def _guide(b: _Builder):
         ("3. Read results", "Sheet Results: every number is a cryptoplan function over the "
          "named inputs. What-if: the same results over a range of transaction rates and RSA key "
          "sizes, with charts. Calibration: IBM's published measurements beside the model's "
-         "values and the fitted parameters. Check: Erlang C from native Excel functions beside "
+         "values and the fitted parameters. Site RMF: your RMF crypto report's lines, for "
+         "cryptoplan calibrate. Check: Erlang C from native Excel functions beside "
          "the add-in's ERLANGC, as a self-test."),
         ("Errors in cells", "A cryptoplan function never leaves a cell blank. Bad input shows "
          "'#VALUE! FUNCTION: message' naming the argument and the accepted range; a card or "
@@ -728,6 +730,50 @@ def _calibration(b: _Builder):
     _page(ws, f"A1:Q{4 + height}")
 
 
+def _site_rmf(b: _Builder):
+    """The Site RMF sheet: the planner types the RMF Crypto Hardware Activity report's lines."""
+    from model.calibrate import RMF_COLUMNS, RMF_FUNCTIONS
+
+    from .site_rmf import HEADER_ROW, RMF_SHEET
+    ws = b.wb.create_sheet(RMF_SHEET)
+    ws["A1"] = "Site RMF: your crypto report"
+    ws["A1"].font = _TITLE
+    notes = ("Type the lines of your RMF Crypto Hardware Activity report, one row per printed line: TYPE as "
+             "printed (CEX8C coprocessor, CEX8A accelerator), ID the card, FUNCTION TOTAL for a card's line or "
+             "ME / CRT for an accelerator's RSA lines (KEY = their key length), RATE per second, EXEC TIME in "
+             "ms, UTIL% in percent.",
+             "Then, in a terminal: cryptoplan calibrate --rmf <this workbook> --out site-params.json, and "
+             "recalculate with CRYPTOPLAN_PARAMS=site-params.json: the card times become yours (the README "
+             "shows a worked example).")
+    for r, text in enumerate(notes, 2):
+        cell = ws.cell(r, 1, text)
+        cell.font, cell.alignment = _NOTE, _WRAP
+        ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=len(RMF_COLUMNS))
+        ws.row_dimensions[r].height = 16 * (len(text) // 90 + 1)    # about 90 characters per line
+    _header_row(ws, HEADER_ROW, RMF_COLUMNS)
+    first, last = HEADER_ROW + 1, HEADER_ROW + 24
+    for r in range(first, last + 1):
+        for c in range(1, len(RMF_COLUMNS) + 1):
+            ws.cell(r, c).style = "Input"      # as the Inputs sheet's cells
+    col = {name: get_column_letter(i) for i, name in enumerate(RMF_COLUMNS, 1)}
+    checks = [
+        (DataValidation(type="list", formula1='"' + ",".join(RMF_FUNCTIONS) + '"', allow_blank=True),
+         "FUNCTION", f"FUNCTION: {', '.join(RMF_FUNCTIONS)}"),
+        (DataValidation(type="list", formula1='"' + ",".join(map(str, RSA_KEY_SIZES)) + '"', allow_blank=True),
+         "KEY", "KEY: the RSA key length of an ME or CRT line; empty on TOTAL lines"),
+    ]
+    for name in ("RATE", "EXEC TIME", "UTIL%"):
+        checks.append((DataValidation(type="decimal", operator="greaterThanOrEqual", formula1="0", allow_blank=True),
+                       name, f"{name}: a number >= 0, as the report prints it"))
+    for dv, name, text in checks:
+        dv.error, dv.errorTitle, dv.prompt = text, "Site RMF", text
+        ws.add_data_validation(dv)
+        dv.add(f"{col[name]}{first}:{col[name]}{last}")
+    _widths(ws, {"A": 12, "B": 8, "C": 12, "D": 8, "E": 12, "F": 12, "G": 10})
+    ws.freeze_panes = f"A{first}"
+    _page(ws, f"A1:G{last}", landscape=False)
+
+
 CHECK_PAIRS = ((0.5, 1), (2.0, 3), (9.0, 10), (8.0, 10), (25.0, 30), (45.0, 50), (80.0, 90),
                (150.0, 160))
 
@@ -803,6 +849,7 @@ def build_workbook(snapshot: bool = False):
     _results(b)
     _whatif(b)
     _calibration(b)
+    _site_rmf(b)
     _check(b)
     _xlwings_conf_sheet(b)
     lists = b.wb["Lists"]

@@ -172,8 +172,9 @@ def fit(figures_path, out_path, report_dir, force, check):
 
 @click.command()
 @click.option("--rmf", "rmf_path", type=click.Path(dir_okay=False),
-              help="CSV of the RMF Crypto Hardware Activity report's lines, columns "
-                   "TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL% (see the README).")
+              help="The RMF Crypto Hardware Activity report's lines: the template's Site RMF sheet "
+                   "(an .xlsx), or a CSV with the columns TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL% "
+                   "(see the README).")
 @click.option("--cpu", "cpu_path", type=click.Path(dir_okay=False),
               help="CSV of measured CPU per transaction by address space (RMF Workload Activity APPL%), "
                    "columns WORKLOAD,SETTING,CIPHER,KEY,KEY REUSE,MESSAGE KB,ADDRESS SPACE,RATE,APPL%.")
@@ -213,7 +214,11 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
     obs, rows, smf, measured = [], [], None, {}
     try:
         if rmf_path:
-            rows = C.read_rmf_crypto(rmf_path)
+            if rmf_path.lower().endswith((".xlsx", ".xlsm")):
+                from workbook.site_rmf import read_rmf_sheet
+                rows = read_rmf_sheet(rmf_path)
+            else:
+                rows = C.read_rmf_crypto(rmf_path)
             obs += C.rmf_observations(rows, key_type, key_size, path=rmf_path)
         elif (key_type, key_size) != ("RSA", 2048):
             raise click.UsageError("--key-type and --key-size describe the RMF report's coprocessor work: "
