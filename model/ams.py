@@ -809,16 +809,21 @@ class AmsWorkload:
         """Per-transaction station demands, as :func:`ams_demands` returns them."""
         return _scalars(_demand_table(_demands(self._w, None, 0.0, 0.0)))
 
-    def throughput(self, requesters=1, coprocessors=None, accelerators=None, processors=None,
-                   other_coprocessor_util=0.0, other_accelerator_util=0.0):
-        """Transactions per second of *N* requesters, as :func:`ams_throughput`."""
+    def _closed(self, requesters, coprocessors, accelerators, processors, other_cop, other_acc):
+        """(demands dict, throughput array) of the closed network, arguments checked."""
         n = _count("requesters", requesters, None, MAX_REQUESTERS)
         servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
                            _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
                            _count("accelerators", accelerators, "accelerators", MAX_CARDS))
-        d = _demands(self._w, servers[0], _other("other_coprocessor_util", other_coprocessor_util),
-                     _other("other_accelerator_util", other_accelerator_util))
-        x = _closed_x(d, n, servers)
+        d = _demands(self._w, servers[0], _other("other_coprocessor_util", other_cop),
+                     _other("other_accelerator_util", other_acc))
+        return d, _closed_x(d, n, servers)
+
+    def throughput(self, requesters=1, coprocessors=None, accelerators=None, processors=None,
+                   other_coprocessor_util=0.0, other_accelerator_util=0.0):
+        """Transactions per second of *N* requesters, as :func:`ams_throughput`."""
+        _, x = self._closed(requesters, coprocessors, accelerators, processors, other_coprocessor_util,
+                            other_accelerator_util)
         return float(x) if x.ndim == 0 else x
 
     def closed_loop(self, requesters=1, coprocessors=None, accelerators=None, processors=None,
@@ -829,13 +834,8 @@ class AmsWorkload:
         :func:`ams_cost_us` (``address_space="total"``) and :func:`ams_demands` give
         separately: ``{"throughput": txn/s, "cost_us": µs, "demands": dict}``.
         """
-        n = _count("requesters", requesters, None, MAX_REQUESTERS)
-        servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
-                           _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
-                           _count("accelerators", accelerators, "accelerators", MAX_CARDS))
-        d = _demands(self._w, servers[0], _other("other_coprocessor_util", other_coprocessor_util),
-                     _other("other_accelerator_util", other_accelerator_util))
-        x = _closed_x(d, n, servers)
+        d, x = self._closed(requesters, coprocessors, accelerators, processors, other_coprocessor_util,
+                            other_accelerator_util)
         parts = d["cpu_us"]
         cost = parts["application"] + parts["AMSM"] + parts["mstr_per_s"] / x
         return _scalars({"throughput": x, "cost_us": cost, "demands": _demand_table(d)})
