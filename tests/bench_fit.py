@@ -68,16 +68,14 @@ if __name__ == "__main__":
 
 def run(cwd: Path, runs: int, crossval: bool, params: Path | None = None) -> dict:
     """Time the fit (and cross-validation) of the ``model`` package found in ``cwd``."""
-    env = dict(os.environ)
+    env = {**os.environ, "PYTHONPATH": str(cwd)}      # that checkout's model before an installed one
     if params is not None:
         env["CRYPTOPLAN_PARAMS"] = str(params)
-    script = cwd / "_bench_fit_timer.py"
-    script.write_text(_TIMER)
-    try:
+    with tempfile.TemporaryDirectory() as tmp:     # a file, not -c: the spawned workers import it
+        script = Path(tmp) / "bench_fit_timer.py"
+        script.write_text(_TIMER)
         res = subprocess.run([sys.executable, str(script), str(runs), "1" if crossval else "0"], cwd=cwd,
                              env=env, capture_output=True, text=True)
-    finally:
-        script.unlink()
     if res.returncode != 0:
         raise SystemExit(f"the fit in {cwd} failed:\n{res.stderr[-3000:]}")
     return json.loads(res.stdout.strip().splitlines()[-1])

@@ -46,6 +46,23 @@ def fresh_fit():
 
 
 @pytest.fixture
+def params_file(monkeypatch):
+    """Select a parameter file as a user does, through ``CRYPTOPLAN_PARAMS``: ``params_file(path)``.
+
+    The file is read afresh (``clear_cache``); the variable is unset and the cache cleared
+    again when the test ends, whatever it did.
+    """
+    from model.params import clear_cache
+
+    def use(path):
+        monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(path))
+        clear_cache()
+    yield use
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+    clear_cache()
+
+
+@pytest.fixture
 def scaled_figures(tmp_path):
     """Write a copy of data/figures.csv with the values of chosen rows multiplied.
 

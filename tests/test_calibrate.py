@@ -127,7 +127,7 @@ def test_bad_rmf_tables_name_file_line_and_what_is_accepted(tmp_path, text, matc
         read_rmf_crypto(p)
 
 
-def test_cli_writes_a_parameter_file_the_models_accept(tmp_path, monkeypatch):
+def test_cli_writes_a_parameter_file_the_models_accept(tmp_path, params_file):
     path = _write(tmp_path, _seed001_lines())
     out = tmp_path / "site.json"
     res = CliRunner().invoke(main, ["calibrate", "--rmf", str(path), "--out", str(out), "--report",
@@ -137,23 +137,17 @@ def test_cli_writes_a_parameter_file_the_models_accept(tmp_path, monkeypatch):
     assert (tmp_path / "rep" / "calibration.png").stat().st_size > 10_000
     doc = json.loads(out.read_text())
     import model
-    from model.params import clear_cache
 
     def util():
         return float(model.card_utilization(1000, "privacy", "RSA", 2048, 2.0, card="coprocessor", cards=2))
     published, published_cop = util(), load_params()["parameters"]["cop_rsa_ms_2048"]["value"]
-    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(out))
-    clear_cache()
-    try:
-        calibrated = util()
-        cop = doc["parameters"]["cop_rsa_ms_2048"]["value"]
-        assert_allclose(cop, figure_value("s001_rmf_cex8c_exec_ms"), rtol=1e-3)
-        # the coprocessors' only work under privacy is the CCA RSA sign: their utilization
-        # scales with the calibrated time exactly (to rounding)
-        assert_allclose(calibrated / published, cop / published_cop, rtol=1e-12)
-    finally:
-        monkeypatch.delenv("CRYPTOPLAN_PARAMS")
-        clear_cache()
+    params_file(out)
+    calibrated = util()
+    cop = doc["parameters"]["cop_rsa_ms_2048"]["value"]
+    assert_allclose(cop, figure_value("s001_rmf_cex8c_exec_ms"), rtol=1e-3)
+    # the coprocessors' only work under privacy is the CCA RSA sign: their utilization
+    # scales with the calibrated time exactly (to rounding)
+    assert_allclose(calibrated / published, cop / published_cop, rtol=1e-12)
     res = CliRunner().invoke(main, ["calibrate", "--rmf", str(path), "--out", str(out)])
     assert res.exit_code == 2 and "exists; use --force" in res.output
     bad = tmp_path / "bad.csv"
@@ -162,13 +156,12 @@ def test_cli_writes_a_parameter_file_the_models_accept(tmp_path, monkeypatch):
     assert res.exit_code == 2 and "bad.csv" in res.output and "not UTF-8" in res.output
 
 
-def test_readme_worked_calibration(tmp_path, monkeypatch):
+def test_readme_worked_calibration(tmp_path, params_file):
     """The README's RMF example: typed lines -> calibrate -> the template at 2,000 txn/s shows
     the coprocessors overloaded and 4 required instead of 3, as the README says."""
     import re
     from pathlib import Path
 
-    from model.params import clear_cache
     from workbook.recalc import recalc
     from workbook.template import write_template
 
@@ -192,13 +185,8 @@ def test_readme_worked_calibration(tmp_path, monkeypatch):
     assert "(+23.7%)" in res.output and "now contradict: 6 " in res.output   # the README's numbers
     planner = write_template(tmp_path / "planner.xlsx")
     before = recalc(planner, {"TxRate": 2000})
-    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(out))
-    clear_cache()
-    try:
-        after = recalc(planner, {"TxRate": 2000})
-    finally:
-        monkeypatch.delenv("CRYPTOPLAN_PARAMS")
-        clear_cache()
+    params_file(out)
+    after = recalc(planner, {"TxRate": 2000})
     assert round(before["Coprocessor utilization (RMF summary)"], 3) == 0.964
     assert (before["Coprocessors required"], after["Coprocessors required"]) == (3, 4)
     util = after["Coprocessor utilization (RMF summary)"]

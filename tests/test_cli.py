@@ -48,24 +48,18 @@ def test_fit_prints_per_source_errors(fresh_fit, monkeypatch):
     assert "is this fit's result" in res.output
 
 
-def test_fit_check_fails_on_a_stale_parameter_file(fresh_fit, monkeypatch, tmp_path):
+def test_fit_check_fails_on_a_stale_parameter_file(fresh_fit, monkeypatch, tmp_path, params_file):
     import json
 
     import model.fit as F
     from model.datafiles import data_path
-    from model.params import clear_cache
     doc = json.loads(data_path("params.json").read_text(encoding="utf-8"))
     doc["parameters"]["acc_crt_ms_2048"]["value"] *= 1.001  # 0.15 standard errors
     stale = tmp_path / "stale.json"
     stale.write_text(json.dumps(doc), encoding="utf-8")
     monkeypatch.setattr(F, "fit", lambda: fresh_fit)
-    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(stale))
-    clear_cache()
-    try:
-        res = CliRunner().invoke(main, ["fit", "--check"])
-    finally:
-        monkeypatch.delenv("CRYPTOPLAN_PARAMS")
-        clear_cache()
+    params_file(stale)
+    res = CliRunner().invoke(main, ["fit", "--check"])
     assert res.exit_code == 1, res.output
     assert "acc_crt_ms_2048: fresh" in res.output and "cost at the committed parameters" in res.output
 

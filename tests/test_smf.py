@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from numpy.testing import assert_allclose
 
 from model.calibrate import calibrate, smf_measured, smf_summary
-from model.params import clear_cache, load_params, using_params
+from model.params import load_params, using_params
 from model.smf import (
     SmfError,
     read_channel_accounting,
@@ -200,7 +200,7 @@ def test_synthetic_smf_calibrates_back_to_its_parameters(tmp_path):
         assert_allclose(c["site_us"], c["model_us"], rtol=1e-3)
 
 
-def test_cli_smf_writes_parameters_the_channel_model_uses(tmp_path, monkeypatch):
+def test_cli_smf_writes_parameters_the_channel_model_uses(tmp_path, params_file):
     base = {n: p["value"] for n, p in load_params()["parameters"].items()}
     folder = _site(tmp_path / "smf", dict(base, tls_ssl_us=base["tls_ssl_us"] * 1.4), rho=1.3)
     out = tmp_path / "site.json"
@@ -212,13 +212,8 @@ def test_cli_smf_writes_parameters_the_channel_model_uses(tmp_path, monkeypatch)
     from model.channel import channel_demands_us
     kw = dict(mode="SSLCIPH", cipher="TLS_CHACHA20_POLY1305_SHA256", message_kb=32.0)
     before = channel_demands_us(**kw)
-    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(out))
-    clear_cache()
-    try:
-        after = channel_demands_us(**kw)
-    finally:
-        monkeypatch.delenv("CRYPTOPLAN_PARAMS")
-        clear_cache()
+    params_file(out)
+    after = channel_demands_us(**kw)
     doc = json.loads(out.read_text())
     rho = doc["parameters"]["chin_task_elapsed_ratio"]["value"]
     assert_allclose(after["dispatcher"] / before["dispatcher"], rho, rtol=1e-12)   # unprotected CHIN unchanged
