@@ -29,6 +29,13 @@ Argument kinds (what a cell may hold; see :mod:`addin.convert`):
 ``vector``
     A whole row or column of numbers passed as one list (MVA stations); not
     broadcast.
+``params_file``
+    One cell naming a parameter file (:class:`model.params.Parameters`) the
+    function evaluates with; empty for the one the environment selects.  Not
+    broadcast, not passed to the model function: the call runs inside
+    :func:`model.params.using_parameters`.  Every function whose result depends
+    on the fitted parameters ends with it (``tests/test_catalog.py`` checks
+    both ways).
 
 Every argument except ``vector`` ones is *broadcast*: give a range instead of
 a single cell and the function is evaluated element by element.
@@ -55,7 +62,7 @@ __all__ = [
     "markdown_table", "text_listing",
 ]
 
-KINDS = ("number", "integer", "text", "bool", "number_or_text", "vector")
+KINDS = ("number", "integer", "text", "bool", "number_or_text", "vector", "params_file")
 QUEUEING = "cryptoplan queueing"
 PLANNING = "cryptoplan planning"
 CATEGORIES = (QUEUEING, PLANNING)
@@ -170,6 +177,19 @@ class Function:
     unit: str
     result: str = "number"
     columns: tuple = ()
+
+    @property
+    def params_arg(self) -> int | None:
+        """Position of the ``params_file`` argument, or None if the result needs no parameters."""
+        for i, a in enumerate(self.args):
+            if a.kind == "params_file":
+                return i
+        return None
+
+    @property
+    def model_args(self) -> tuple:
+        """The arguments passed on to the model function (all but ``params_file``)."""
+        return tuple(a for a in self.args if a.kind != "params_file")
 
     def signature_text(self) -> str:
         """``NAME(a, b, [c=1])``."""
@@ -336,6 +356,10 @@ CPS = _a("cps", "number", "General CPs of each LPAR, > 0: a station of the netwo
 CH_MESSAGE_KB = _a("message_kb", "number", "Request and reply size; 0..1024 with the published "
                    "round trip, 0..102400 with roundtrip_us.", "KB")
 
+PARAMS_FILE = _a("params_file", "params_file", "Parameter file to evaluate with (JSON written by "
+                 "cryptoplan fit or calibrate), one cell; empty: CRYPTOPLAN_PARAMS's file, else the "
+                 "packaged fit.", "", None)
+
 _HANDSHAKE_ARGS = (KEY_EXCHANGE, CERTIFICATE, PROTOCOL, RESUMPTION, SYSPLEX_TICKETS, FIPS,
                    CARD_MODE, HEAPPOOLS64)
 _AMS_ARGS = (POLICY, KEY_TYPE, KEY_SIZE, MESSAGE_KB, KEY_REUSE)
@@ -376,58 +400,58 @@ CATALOG: tuple = (
     _f("CRYPTO_OP_MS", "crypto_op_ms", PLANNING, "Crypto Express execution time of one "
        "asymmetric operation on its card, excluding queueing.",
        [OPERATION, _a("key_type", "text", KEY_TYPE.help, "", "RSA", KEY_TYPES),
-        _a("key_size", "integer", KEY_SIZE.help, "bits", 2048, _KEY_SIZES)], "ms"),
+        _a("key_size", "integer", KEY_SIZE.help, "bits", 2048, _KEY_SIZES), PARAMS_FILE], "ms"),
     _f("AMS_THROUGHPUT", "ams_throughput", PLANNING, "The most MQ AMS request/reply transactions "
        "per second N requesters reach (closed loop, exact MVA over processors, coprocessors and "
        "accelerators).",
        [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, PROCESSORS, AMS_PLATFORM,
-        OTHER_COP, OTHER_ACC, CARD_GEN], "transactions/s"),
+        OTHER_COP, OTHER_ACC, CARD_GEN, PARAMS_FILE], "transactions/s"),
     _f("AMS_COST_US", "ams_cost_us", PLANNING, "General-CP CPU per MQ AMS transaction at the rate "
        "N requesters reach (AMS_THROUGHPUT), in total or for one address space.",
        [*_AMS_ARGS, REQUESTERS, COPROCESSORS, ACCELERATORS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM,
-        PROCESSORS], "CPU us per transaction"),
+        PROCESSORS, PARAMS_FILE], "CPU us per transaction"),
     _f("AMS_COST_AT_RATE_US", "ams_cost_at_rate_us", PLANNING, "General-CP CPU per MQ AMS "
        "transaction at a planned rate (MSTR's per-second cost spread over that rate), in total or "
        "for one address space.",
        [_a("tx_rate", "number", "Planned transaction (request/reply) rate; > 0.", "transactions/s"),
-        *_AMS_ARGS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM], "CPU us per transaction"),
+        *_AMS_ARGS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM, PARAMS_FILE], "CPU us per transaction"),
     _f("PROCESSORS_REQUIRED", "processors_required", PLANNING, "Fewest general processors keeping "
        "their utilization within max_utilization at a planned MQ AMS rate (MSTR administration "
-       "included).", [TX_RATE, *_AMS_ARGS, MAX_UTIL, RECIPIENTS, AMS_PLATFORM], "processors",
+       "included).", [TX_RATE, *_AMS_ARGS, MAX_UTIL, RECIPIENTS, AMS_PLATFORM, PARAMS_FILE], "processors",
        "integer"),
     _f("AMS_MESSAGE_COST_US", "ams_message_cost_us", PLANNING, "AMS CPU to protect and "
        "unprotect one message (interception, asymmetric operations, hashing and encryption), "
        "excluding the MQPUT/MQGET itself.",
-       [POLICY, MESSAGE_KB, KEY_REUSE, RECIPIENTS, AMS_PLATFORM], "CPU us per message"),
+       [POLICY, MESSAGE_KB, KEY_REUSE, RECIPIENTS, AMS_PLATFORM, PARAMS_FILE], "CPU us per message"),
     _f("CARD_UTILIZATION", "card_utilization", PLANNING, "Utilization of the Crypto Express "
        "cards of one type at a transaction rate as RMF prints it (requests x EXEC TIME per card); "
        "#NUM! if they cannot keep up.",
-       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS, RMF_FUNCTION, OTHER_LPAR, CARD_GEN], "fraction (0..1)"),
+       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS, RMF_FUNCTION, OTHER_LPAR, CARD_GEN, PARAMS_FILE], "fraction (0..1)"),
     _f("CRYPTO_WAIT_MS", "crypto_wait_ms", PLANNING, "Mean queueing delay per transaction at "
        "the cards of one type (M/G/c with the request mix's service variability).",
-       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN],
+       [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN, PARAMS_FILE],
        "ms per transaction"),
     _f("ACCELERATORS_REQUIRED", "accelerators_required", PLANNING, "Smallest number of "
        "accelerator cards meeting the utilization and wait targets (0 if none are used).",
-       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN],
+       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN, PARAMS_FILE],
        "cards", "integer"),
     _f("COPROCESSORS_REQUIRED", "coprocessors_required", PLANNING, "Smallest number of "
        "coprocessor cards meeting the utilization and wait targets (0 if none are used).",
-       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN],
+       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN, PARAMS_FILE],
        "cards", "integer"),
     _f("TLS_COST_US", "tls_cost_us", PLANNING, "CPU per MQ channel transaction with the given "
        "channel protection and cipher, in total or for one address space.",
-       [MODE, CIPHER, MESSAGE_KB, TLS_SPACE, SSLRKEYC, PLATFORM], "CPU us per transaction"),
+       [MODE, CIPHER, MESSAGE_KB, TLS_SPACE, SSLRKEYC, PLATFORM, PARAMS_FILE], "CPU us per transaction"),
     _f("TLS_ROUNDTRIP_US", "tls_roundtrip_us", PLANNING, "Round-trip time of an MQ channel "
        "transaction with the given channel protection and cipher.",
-       [MODE, CIPHER, MESSAGE_KB], "us"),
+       [MODE, CIPHER, MESSAGE_KB, PARAMS_FILE], "us"),
     _f("CHANNEL_THROUGHPUT", "channel_throughput", PLANNING, "Request/reply transactions per "
        "second over MQ channel pairs: SSL tasks and dispatchers shared (SSLCIPH) or an SRB per "
        "socket (AT-TLS), by mean value analysis.",
        [MODE, _a("cipher", "text", CIPHER.help + " With mode none give any listed cipher: "
                  "it is not used.", "", REQUIRED,
                  tuple(CIPHERS)), CH_MESSAGE_KB, CHANNEL_PAIRS, CHANNEL_REQUESTERS, SSLTASKS, DISPATCHERS,
-        PLATFORM, CPS, ROUNDTRIP, TASK_RATIO], "transactions/s"),
+        PLATFORM, CPS, ROUNDTRIP, TASK_RATIO, PARAMS_FILE], "transactions/s"),
     _f("CHANNEL_START_RATE", "channel_start_rate", PLANNING, "Channel starts per second one "
        "channel initiator sustains with the given protection and cipher.",
        [MODE, CIPHER_OPT, START_PLATFORM],
@@ -459,10 +483,10 @@ CATALOG: tuple = (
        "checking offloaded, given the measured cost without it.",
        [CONNECTION_CPU, OCSP_SPACE], "CPU us per connection"),
     _f("MODEL_PARAMETERS", "model_parameters", PLANNING, "The fitted model parameters as a table "
-       "with a header row (spills).", [], "table", "table",
+       "with a header row (spills).", [PARAMS_FILE], "table", "table",
        ("name", "value", "stderr", "unit", "submodel", "description")),
     _f("MODEL_FIGURES", "model_figures", PLANNING, "Published measurements beside the model's "
-       "values, as a table with a header row (spills).", [], "table", "table",
+       "values, as a table with a header row (spills).", [PARAMS_FILE], "table", "table",
        ("id", "source", "quantity", "conditions", "unit", "published", "model", "residual",
         "within_tolerance", "reason")),
 )

@@ -21,6 +21,9 @@ How each argument kind is converted (the kind is declared in the catalog)
     ``number_or_text``      a number, or text (e.g. ``unlimited``)
     ``vector``              all cells of the range, row-major, as numbers
                             (text ``inf`` allowed: a delay station)
+    ``params_file``         one cell: the path of a parameter file, loaded
+                            and validated (:func:`parameters_for`); the
+                            model call runs with it in force
     ======================  =================================================
 
     An empty cell or ``""`` means *not given*: the argument's default, or an
@@ -68,13 +71,17 @@ import datetime as _dt
 import math
 from numbers import Real
 
+from dataclasses import replace
+from pathlib import Path
+
 from model import UnstableQueueError
+from model.params import Parameters, using_parameters
 
 from .catalog import Arg, Function
 
 __all__ = [
     "EXCEL_ERRORS", "MAX_TEXT", "CellError", "is_error_text", "error_text", "to_grid",
-    "convert_cell", "call",
+    "convert_cell", "call", "parameters_for", "without_params",
 ]
 
 # Excel's error literals (classic and dynamic-array era).
@@ -299,6 +306,24 @@ def call(spec: Function, args: tuple):
         A scalar for a 1x1 result, else a 2-D list.  Errors are error text
         (see the module docstring); this function does not raise.
     """
+    k = spec.params_arg
+    if k is not None:
+        value = args[k] if k < len(args) else None
+        rest = tuple(args[:k]) + tuple(args[k + 1:])
+        try:
+            g = to_grid(value)
+            if len(g) != 1 or len(g[0]) != 1:
+                raise CellError(f"params_file must be one cell, got a {len(g)}x{len(g[0])} range")
+            if is_error_text(g[0][0]):
+                return _incoming_error(spec, spec.args[k], g[0][0])
+            params = parameters_for(g[0][0])
+        except CellError as exc:
+            return error_text(exc.code, spec.name, str(exc))
+        inner = without_params(spec)
+        if params is None:
+            return call(inner, rest)
+        with using_parameters(params):
+            return call(inner, rest)
     if spec.result == "table":
         return _table(spec)
     try:
@@ -321,6 +346,42 @@ def call(spec: Function, args: tuple):
     rows, cols = shape
     out = [[_element(spec, fn, grids, i, j) for j in range(cols)] for i in range(rows)]
     return out[0][0] if shape == (1, 1) else out
+
+
+def without_params(spec: Function) -> Function:
+    """``spec`` without its ``params_file`` argument: what runs once the file is in force."""
+    return replace(spec, args=spec.model_args)
+
+
+def parameters_for(value, base=None):
+    """The parameter set a ``params_file`` cell names; None for an empty cell (the environment's).
+
+    Parameters
+    ----------
+    value : str or None
+        The cell: a path (``~`` expanded).  A relative path is taken relative to ``base``
+        (the workbook's folder in ``cryptoplan recalc``), else to the working directory.
+    base : path-like, optional
+        Folder a relative path is resolved against.
+
+    Raises
+    ------
+    CellError
+        ``#VALUE!``: not text, no such file, or a file that is not a valid parameter
+        file (the message names the file and the parameter, see
+        :func:`model.params.validate_params`).
+    """
+    if _empty(value):
+        return None
+    if not isinstance(value, str):
+        raise CellError(f"params_file must be the path of a parameter file (text), got {_describe(value)}")
+    path = Path(value.strip()).expanduser()
+    if base is not None and not path.is_absolute():
+        path = Path(base) / path
+    try:
+        return Parameters.load_cached(path)
+    except (OSError, ValueError) as exc:
+        raise CellError(f"params_file: {exc}") from None
 
 
 def _broadcast_shape(spec: Function, grids: list) -> tuple:

@@ -276,6 +276,33 @@ class Parameters:
         return cls.from_document(doc, p)
 
     @classmethod
+    def load_cached(cls, path) -> "Parameters":
+        """:meth:`load`, remembered while the file is unchanged (same size and modification time).
+
+        For callers that name a file on every evaluation (a spreadsheet cell's ``params_file``):
+        one ``stat`` per call instead of a read and a validation. A file that was invalid is read
+        again on the next call, so fixing it takes effect at the next recalculation.
+
+        Raises
+        ------
+        FileNotFoundError, ValueError
+            As :meth:`load`.
+        """
+        p = Path(path).expanduser()
+        try:
+            st = p.stat()
+        except OSError:
+            raise FileNotFoundError(f"parameter file {p} is not a file") from None
+        key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+        got = _by_file.get(key)
+        if got is None:
+            got = cls.load(p)
+            if len(_by_file) >= 32:
+                _by_file.clear()
+            _by_file[key] = got
+        return got
+
+    @classmethod
     def from_document(cls, doc: dict, path: str = "a parameter document") -> "Parameters":
         """A parameter set from a document as :func:`model.fit.fit` or calibration writes it (validated)."""
         validate_params(doc, path)
@@ -290,6 +317,7 @@ class Parameters:
 
 
 _default: dict = {}     # $CRYPTOPLAN_PARAMS (or None) -> Parameters
+_by_file: dict = {}     # (resolved path, mtime_ns, size) -> Parameters (Parameters.load_cached)
 
 
 def current_parameters() -> Parameters:
@@ -312,6 +340,7 @@ def load_params() -> dict:
 def clear_cache() -> None:
     """Forget the parameter files loaded so far: the next model call reads the file again."""
     _default.clear()
+    _by_file.clear()
 
 
 _active: contextvars.ContextVar[Parameters | None] = contextvars.ContextVar("cryptoplan_parameters", default=None)

@@ -72,7 +72,7 @@ def test_catalog_is_well_formed():
             assert not (seen_optional and a.required), (f.name, a.name)
             seen_optional |= not a.required
         if f.result == "table":
-            assert f.columns and not f.args
+            assert f.columns and not f.model_args
 
 
 def test_brief_function_list_is_complete():
@@ -97,12 +97,50 @@ def test_arguments_follow_the_model_signature(spec):
     fn = getattr(model, spec.model, None)
     assert fn is not None, f"model.{spec.model} does not exist (yet)"
     params = list(inspect.signature(fn).parameters.values())
-    assert [p.name for p in params[:len(spec.args)]] == [a.name for a in spec.args]
-    for a, p in zip(spec.args, params):
+    args = spec.model_args           # params_file is the add-in's, not the model function's
+    assert [p.name for p in params[:len(args)]] == [a.name for a in args]
+    for a, p in zip(args, params):
         pdef = REQUIRED if p.default is inspect.Parameter.empty else p.default
         assert a.default == pdef or (a.default is REQUIRED and pdef is REQUIRED), (a.name, pdef)
     # parameters the catalog leaves out must have defaults
-    assert all(p.default is not inspect.Parameter.empty for p in params[len(spec.args):])
+    assert all(p.default is not inspect.Parameter.empty for p in params[len(args):])
+    # params_file, where present, is the last argument and optional
+    k = spec.params_arg
+    assert k is None or (k == len(spec.args) - 1 and not spec.args[k].required)
+
+
+# Arguments at which every catalog function evaluates (those not listed take their defaults). Rates high enough that the integer results (cards, processors required) move.
+_SAMPLE = {"operation": "sign", "policy": "privacy", "key_type": "RSA", "key_size": 2048,
+           "message_kb": 64.0, "tx_rate": 4000.0, "mode": "ATTLS",
+           "cipher": "TLS_CHACHA20_POLY1305_SHA256", "start_rate": 5.0, "handshake_rate": 5.0,
+           "connection_cpu_us": 100.0, "traffic": 3.0, "servers": 5, "arrival_rate": 1.0,
+           "service_time": 1.0, "p": 0.9, "population": 3, "demands": [1.0, 2.0], "cards": 16}
+
+
+@pytest.mark.parametrize("spec", CATALOG, ids=lambda f: f.name)
+def test_params_file_argument_exactly_where_parameters_matter(spec):
+    """A function takes params_file if and only if its result depends on the parameter set.
+
+    Evaluated at :data:`_SAMPLE` under the packaged parameters and under every parameter
+    times 1.5: a function without params_file must give the same result (else a site's
+    calibration would silently not reach that cell), one with it must give another.
+    """
+    import copy
+
+    from model.params import Parameters, current_parameters, using_parameters
+    fn = spec.model_function()
+    argv = [a.default if (a.kind == "vector") != (a.name == "demands") or a.name not in _SAMPLE
+            else _SAMPLE[a.name] for a in spec.model_args]
+    doc = copy.deepcopy(current_parameters().document)
+    for entry in doc["parameters"].values():
+        entry["value"] *= 1.5
+    before = fn(*argv)
+    with using_parameters(Parameters.from_document(doc)):
+        after = fn(*argv)
+    if spec.result == "table":
+        before = [r.get("value", r.get("model")) for r in before]
+        after = [r.get("value", r.get("model")) for r in after]
+    assert (before != after) == (spec.params_arg is not None), (before, after)
 
 
 def test_choice_lists_come_from_the_model():

@@ -258,3 +258,32 @@ def test_parameter_set_errors_name_file_and_parameter(tmp_path):
     with pytest.raises(ValueError, match="'chin_task_elapsed_ratio' must have a 'value' that is a finite number "
                                          ">= 1 \\(got 0.5\\)"):
         Parameters.from_document(doc, "site.json")
+
+
+def test_load_cached_reads_a_file_again_only_when_it_changes(tmp_path):
+    """What a spreadsheet cell's params_file relies on: one stat per call, a changed file re-read."""
+    import json
+    import os
+
+    from model.params import Parameters, load_params
+    doc = json.loads(json.dumps(load_params()))
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    first = Parameters.load_cached(path)
+    assert Parameters.load_cached(path) is first
+    assert Parameters.load_cached(str(path)) is first        # str and Path are the same file
+    doc["parameters"]["cop_rsa_ms_2048"]["value"] *= 3.0
+    path.write_text(json.dumps(doc) + " ", encoding="utf-8")   # another size: surely another key
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    second = Parameters.load_cached(path)
+    assert second is not first
+    assert_allclose(second["cop_rsa_ms_2048"], 3.0 * first["cop_rsa_ms_2048"], rtol=1e-15)
+    doc["parameters"]["cop_rsa_ms_2048"]["value"] = float("nan")
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"site.json: parameter 'cop_rsa_ms_2048' must have a 'value'"):
+        Parameters.load_cached(path)
+    with pytest.raises(FileNotFoundError, match="nope.json is not a file"):
+        Parameters.load_cached(tmp_path / "nope.json")
+    with pytest.raises(FileNotFoundError, match="is not a file"):
+        Parameters.load_cached(tmp_path)                     # a folder

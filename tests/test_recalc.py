@@ -40,7 +40,8 @@ from workbook.engine_functions import native_functions
 from workbook.engine_package import Package
 from workbook.engine_values import ExcelError
 from workbook.recalc import (
-    EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, recalculate,
+    EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, load_engine,
+    recalculate,
 )
 
 
@@ -760,3 +761,80 @@ def test_writes_to_new_and_existing_rows_in_one_sheet(tmp_path):
         rows = [int(r.get("r")) for r in ET.fromstring(z.read(sheet)).iter()
                 if r.tag.endswith("}row")]
     assert rows == sorted(rows) == [1, 2, 3, 4, 5, 7]          # in order, each once
+
+
+def _site_params(path: Path, **scale) -> Path:
+    """The packaged parameter file with some values multiplied (a site's calibration)."""
+    doc = json.loads((Path(model.params.params_path())).read_text(encoding="utf-8"))
+    for name, factor in scale.items():
+        doc["parameters"][name]["value"] *= factor
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_template_params_file_switches_every_result(tmp_path):
+    """Issue 13: the template's ParamsFile input selects the calibration of the whole workbook.
+
+    Expected values: the model evaluated in Python under the same file (rel 1e-12); a
+    coprocessor twice as slow doubles the coprocessor utilization (RMF's requests x EXEC TIME).
+    """
+    from model.params import Parameters, using_parameters
+    from workbook.template import input_defaults
+    p = _template(tmp_path)
+    site = _site_params(tmp_path / "site.json", cop_rsa_ms_2048=2.0, ams_msg_us=1.5)
+    d = input_defaults()
+    ams = (d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], d["KeyReuse"])
+    base = recalc(p, {"TxRate": 300.0})
+    # relative to the workbook's folder, as a planner keeps the file beside it
+    out = recalc(p, {"TxRate": 300.0, "ParamsFile": "site.json"})
+    with using_parameters(Parameters.load(site)):
+        want_cop = model.card_utilization(300.0, *ams, "coprocessor", d["Coprocessors"], d["Recipients"])
+        want_cost = model.ams_cost_at_rate_us(300.0, *ams, d["Recipients"], "total", d["Platform"])
+    np.testing.assert_allclose(out["Coprocessor utilization (RMF summary)"], want_cop, rtol=1e-12)
+    np.testing.assert_allclose(out["AMS CPU per transaction at TxRate, total"], want_cost, rtol=1e-12)
+    np.testing.assert_allclose(out["Coprocessor utilization (RMF summary)"],
+                    2.0 * base["Coprocessor utilization (RMF summary)"], rtol=1e-12)
+    assert out["AMS CPU per transaction at TxRate, total"] > base["AMS CPU per transaction at TxRate, total"]
+    # an absolute path gives the same
+    again = recalc(p, {"TxRate": 300.0, "ParamsFile": str(site)})
+    assert again["Coprocessor utilization (RMF summary)"] == out["Coprocessor utilization (RMF summary)"]
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ('{"parameters": {}}', "lacks the parameters"),
+    ("not json", "not JSON"),
+    (None, "is not a file"),
+])
+def test_template_bad_params_file_is_an_error_in_every_cell_naming_it(tmp_path, content, fragment):
+    p = _template(tmp_path)
+    bad = tmp_path / "bad.json"
+    if content is not None:
+        bad.write_text(content, encoding="utf-8")
+    res = run("recalc", p, "--set", f"ParamsFile={bad}")
+    assert res.exit_code == EXIT_ERROR_VALUES, res.output
+    assert "params_file" in res.output and fragment in res.output and str(bad) in res.output
+    # a negative value is refused with the parameter's name (the file's validation)
+    neg = _site_params(tmp_path / "neg.json", cop_rsa_ms_2048=-1.0)
+    out = recalc(p, {"ParamsFile": str(neg)})
+    msg = out["Coprocessor utilization (RMF summary)"]
+    assert msg.startswith("#VALUE! CARD_UTILIZATION: params_file: ") and "'cop_rsa_ms_2048'" in msg
+    # results that do not depend on the parameters are still computed
+    assert isinstance(out["CPU factor, TLS 1.3 full handshake"], float)
+
+
+def test_params_file_must_be_one_file_for_all_scenarios(tmp_path):
+    p = _template(tmp_path)
+    site = _site_params(tmp_path / "site.json", cop_rsa_ms_2048=2.0)
+    ws = openpyxl.load_workbook(p)["Results"]
+    row = next(r for r in range(1, ws.max_row + 1)
+               if ws.cell(r, 1).value == "Coprocessor utilization (RMF summary)")
+    eng = load_engine(p, n=2)
+    eng.set_input("ParamsFile", [str(site), str(site)])
+    eng.evaluate()
+    v = eng.value(f"Results!B{row}")
+    assert v.text is None and (v.num > 0).all()        # one file for both scenarios: computed
+    eng = load_engine(p, n=2)
+    eng.set_input("ParamsFile", [str(site), ""])
+    eng.evaluate()
+    v = eng.value(f"Results!B{row}")
+    assert all("params_file must be the same in every scenario" in str(t) for t in v.text[:, 0, 0])

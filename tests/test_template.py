@@ -230,15 +230,15 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
     expect = {
         "Most the requesters reach": "=AMS_THROUGHPUT(Policy,KeyType,KeySize,MessageKB,"
                                      "KeyReuse,Requesters,Coprocessors,Accelerators,Recipients,"
-                                     "Processors,Platform)",
+                                     "Processors,Platform,,,,ParamsFile)",
         "AMS CPU per transaction at TxRate, total": "=AMS_COST_AT_RATE_US(TxRate,Policy,KeyType,KeySize,"
-                                                    'MessageKB,KeyReuse,Recipients,"total",Platform)',
+                                                    'MessageKB,KeyReuse,Recipients,"total",Platform,ParamsFile)',
         "Processors required at TxRate": "=PROCESSORS_REQUIRED(TxRate,Policy,KeyType,KeySize,MessageKB,"
-                                         "KeyReuse,MaxUtilization,Recipients,Platform)",
+                                         "KeyReuse,MaxUtilization,Recipients,Platform,ParamsFile)",
         "Accelerator utilization (RMF summary)": '=CARD_UTILIZATION(TxRate,Policy,KeyType,KeySize,MessageKB,'
-                                   'KeyReuse,"accelerator",Accelerators,Recipients)',
+                                   'KeyReuse,"accelerator",Accelerators,Recipients,,,,ParamsFile)',
         "Coprocessors required": "=COPROCESSORS_REQUIRED(TxRate,Policy,KeyType,KeySize,MessageKB,"
-                                 "KeyReuse,MaxUtilization,MaxWaitMs,Recipients)",
+                                 "KeyReuse,MaxUtilization,MaxWaitMs,Recipients,,,,ParamsFile)",
     }
     for label, formula in expect.items():
         assert rows[label].value == formula
@@ -249,7 +249,7 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
                   "Bottleneck at TxRate (busiest card type)", "  CHIN (channel initiator)",
                   "  TCPIP", "Round trip per transaction", "Channel starts per second"):
         assert str(rows[label].value).startswith("="), label
-    assert '"AMSM",Platform)' in rows["  AMSM (asymmetric operations)"].value
+    assert '"AMSM",Platform,ParamsFile)' in rows["  AMSM (asymmetric operations)"].value
     assert rows["  AMSM (asymmetric operations)"].value.startswith("=AMS_COST_AT_RATE_US(TxRate,")
     # the last column repeats error text so that the whole message can overflow and be read
     r = rows["Most the requesters reach"].row
@@ -324,7 +324,8 @@ def test_calibration_is_dynamic_array(path, wb):
     ws = wb["Calibration"]
     for coord, name in (("A5", "MODEL_FIGURES"), ("L5", "MODEL_PARAMETERS")):
         v = ws[coord].value
-        assert isinstance(v, ArrayFormula) and v.text == f"={name}()"
+        # the ParamsFile input selects the parameter file the tables show (and validates it)
+        assert isinstance(v, ArrayFormula) and v.text == f"={name}(ParamsFile)"
         rows = len(getattr(model, name.lower())()) + 1
         assert int(re.search(r"(\d+)$", v.ref).group(1)) == 5 + rows - 1   # sized to the table
     with zipfile.ZipFile(path) as z:

@@ -303,3 +303,36 @@ def test_every_catalog_function_is_generated():
     assert sorted(udfs.__all__) == sorted(f.name for f in CATALOG)
     for f in CATALOG:
         assert getattr(udfs, f.name).catalog_entry is f
+
+
+# ------------------------------------------------------------ params_file (issue 13)
+def test_params_file_cell_selects_and_validates_the_parameter_file(tmp_path):
+    """The Excel path (xlwings hands 2-D lists): a file in force for the call, errors as cell text."""
+    import json
+
+    from model.params import Parameters, load_params, using_parameters
+    doc = json.loads(json.dumps(load_params()))
+    doc["parameters"]["cop_rsa_ms_2048"]["value"] *= 2.0
+    site = tmp_path / "site.json"
+    site.write_text(json.dumps(doc), encoding="utf-8")
+    base = udfs.CRYPTO_OP_MS("sign")
+    assert udfs.CRYPTO_OP_MS([["sign"]], [["RSA"]], [[2048.0]], [[str(site)]]) == pytest.approx(2 * base, rel=1e-12)
+    assert udfs.CRYPTO_OP_MS("sign", params_file=[[None]]) == base          # empty cell: the default
+    with using_parameters(Parameters.load(site)):
+        want = model.card_utilization(300.0, "privacy", "RSA", 2048, 10.0, None, "coprocessor", 2)
+    got = udfs.CARD_UTILIZATION(300, "privacy", "RSA", 2048, 10, None, "coprocessor", 2, params_file=str(site))
+    assert got == pytest.approx(want, rel=1e-12)
+    table = udfs.MODEL_PARAMETERS(str(site))
+    row = next(r for r in table if r[0] == "cop_rsa_ms_2048")
+    assert row[1] == doc["parameters"]["cop_rsa_ms_2048"]["value"]
+    # errors: a range, a number, an incoming error, a broken file
+    assert udfs.CRYPTO_OP_MS("sign", params_file=[[str(site)], [str(site)]]) == (
+        "#VALUE! CRYPTO_OP_MS: params_file must be one cell, got a 2x1 range")
+    assert udfs.CRYPTO_OP_MS("sign", params_file=3.0).startswith(
+        "#VALUE! CRYPTO_OP_MS: params_file must be the path of a parameter file (text), got 3")
+    assert udfs.CRYPTO_OP_MS("sign", params_file="#N/A") == "#N/A CRYPTO_OP_MS: params_file is #N/A"
+    doc["parameters"]["ams_msg_us"]["value"] = "1.5"
+    site.write_text(json.dumps(doc), encoding="utf-8")
+    msg = udfs.MODEL_FIGURES(str(site))
+    assert msg.startswith("#VALUE! MODEL_FIGURES: params_file: ") and "'ams_msg_us'" in msg, msg
+    assert udfs.ERLANGC(9, 10) == pytest.approx(model.erlang_c(9, 10))    # no params_file there

@@ -28,6 +28,7 @@ itself, so the error text is the add-in's).  No element is ever NaN.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -249,6 +250,55 @@ def _finish(out: _Out, n, rows, cols, ctx, name):
 
 # ------------------------------------------------------------ the catalog
 def _catalog_fn(spec) -> Fn:
+    """The engine function of one catalog entry (its ``params_file`` argument, if any, first)."""
+    k = spec.params_arg
+    if k is None:
+        return _catalog_core(spec)
+    from addin import convert
+    from model.params import using_parameters
+
+    inner = _catalog_core(convert.without_params(spec)).impl
+
+    def impl(ctx, *raw):
+        rest = raw[:k] + raw[k + 1:]
+        v = _arg_val(ctx, raw[k]) if k < len(raw) else None
+        if v is None:
+            return inner(ctx, *rest)
+        if v.shape != (1, 1):
+            return _error(ctx, spec.name, convert.error_text(
+                "#VALUE!", spec.name, f"params_file must be one cell, got a {v.shape[0]}x{v.shape[1]} range"))
+        cells = {_py(v.scenario(s) if v.n > 1 else v, 0) for s in range(v.n)}
+        if len(cells) != 1:
+            return _error(ctx, spec.name, convert.error_text(
+                "#VALUE!", spec.name, "params_file must be the same in every scenario (sweep one "
+                "parameter file at a time)"))
+        cell = cells.pop()
+        if convert.is_error_text(cell):   # a bare error names the argument; a message passes on
+            code = cell.strip()
+            return _error(ctx, spec.name, convert.error_text(code, spec.name, f"params_file is {code}")
+                          if code in convert.EXCEL_ERRORS else cell)
+        base = getattr(getattr(ctx.engine, "package", None), "path", None)
+        try:
+            params = convert.parameters_for(cell, base=None if base is None else os.path.dirname(
+                os.path.abspath(base)))
+        except convert.CellError as exc:
+            return _error(ctx, spec.name, convert.error_text(exc.code, spec.name, str(exc)))
+        if params is None:
+            return inner(ctx, *rest)
+        with using_parameters(params):
+            return inner(ctx, *rest)
+
+    return Fn(spec.name, impl, "r*", 0, len(spec.args), udf=True)
+
+
+def _error(ctx, name, text) -> Val:
+    """One add-in error text as the whole result."""
+    out = _Out(1)
+    out.put(0, text)
+    return _finish(out, 1, 1, 1, ctx, name)
+
+
+def _catalog_core(spec) -> Fn:
     from addin import convert
 
     args = spec.args

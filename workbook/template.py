@@ -10,7 +10,7 @@ xlwings add-in (README, "Excel on Windows").  Sheets:
 ``Results``      throughput, CPU per transaction by address space, card
                  utilization and queueing delay, cards required, bottleneck
 ``What-if``      tables over transaction rate and RSA key size, line charts
-``Calibration``  ``=MODEL_FIGURES()`` and ``=MODEL_PARAMETERS()`` (dynamic arrays)
+``Calibration``  ``=MODEL_FIGURES(ParamsFile)`` and ``=MODEL_PARAMETERS(ParamsFile)`` (dynamic arrays)
 ``Site RMF``     the RMF Crypto Hardware Activity lines a planner types in, for ``calibrate``
 ``Check``        Erlang C from native ``POISSON.DIST`` beside ``=ERLANGC()``
 ``xlwings.conf`` ``UDF MODULES = addin.udfs`` for the xlwings add-in
@@ -88,9 +88,11 @@ TEMPLATE_DEFAULTS = {
     "ChannelPairs": 10,        # channel pairs between the two queue managers: a planning input
     "MaxUtilization": 0.7,     # common planning ceiling for Crypto Express
     "MaxWaitMs": None,         # empty: no queueing-delay target
+    "ParamsFile": None,        # empty: the packaged fit (or $CRYPTOPLAN_PARAMS's file)
 }
 
 CHART_SHEETS = ("What-if",)
+_CATALOG = {f.name: f for f in CATALOG}
 _KEY_SIZES = tuple(RSA_KEY_SIZES) + tuple(ECC_KEY_SIZES)
 
 
@@ -106,18 +108,18 @@ class _Input:
 
 
 INPUTS = (
-    _Input("TxRate", "Transaction rate (request/reply)", "transactions/s", '#,##0.0 "txn/s"',
+    _Input("TxRate", "Transaction rate (request/reply)", "transactions/s", "#,##0.0",
            "Planned peak rate of AMS request/reply transactions.",
            validation=("decimal", "greaterThanOrEqual", "0", None)),
-    _Input("MessageKB", "Message size", "KB", '#,##0.0 "KB"', "1 MB = 1024 KB; 0 to 102400.",
+    _Input("MessageKB", "Message size", "KB", "#,##0.0", "1 MB = 1024 KB; 0 to 102400.",
            validation=("decimal", "between", "0", "102400")),
     _Input("Policy", "AMS policy", "", "@", "integrity: sign; privacy: sign + encrypt; "
            "confidentiality: encrypt (with key reuse).", choices=tuple(POLICIES)),
     _Input("KeyType", "Certificate key type", "", "@",
            "NISTECC supports the integrity policy only.", choices=tuple(KEY_TYPES)),
-    _Input("KeySize", "Certificate key size", "bits", '0 "bits"',
+    _Input("KeySize", "Certificate key size", "bits", "0",
            "RSA 1024-4096, NISTECC 192-521.", choices=tuple(str(s) for s in _KEY_SIZES)),
-    _Input("KeyReuse", "Key reuse (confidentiality only)", "messages", '#,##0 "msgs"',
+    _Input("KeyReuse", "Key reuse (confidentiality only)", "messages", "#,##0",
            "Leave empty for integrity and privacy; a whole number or the text unlimited."),
     _Input("Recipients", "Recipients per message", "recipients", "0",
            "One key_encrypt per recipient (privacy, confidentiality).",
@@ -125,26 +127,26 @@ INPUTS = (
     _Input("Requesters", "Parallel requesters", "requesters", "0",
            "Each has one request outstanding (closed loop): drives the throughput result.",
            validation=("whole", "between", "1", "100000")),
-    _Input("Coprocessors", "Crypto Express coprocessors (CCA mode)", "cards", '0 "cards"',
+    _Input("Coprocessors", "Crypto Express coprocessors (CCA mode)", "cards", "0",
            "Cards in coprocessor mode available to the LPAR.",
            validation=("whole", "between", "1", "64")),
-    _Input("Accelerators", "Crypto Express accelerators", "cards", '0 "cards"',
+    _Input("Accelerators", "Crypto Express accelerators", "cards", "0",
            "Cards in accelerator mode available to the LPAR.",
            validation=("whole", "between", "1", "64")),
-    _Input("Processors", "General processors (CPs) of the LPAR", "processors", '0 "CPs"',
+    _Input("Processors", "General processors (CPs) of the LPAR", "processors", "0",
            "CPs serving the AMS work: they carry its CPU at TxRate and bound the closed-loop rate.",
            validation=("whole", "between", "1", "256")),
-    _Input("MaxUtilization", "Utilization ceiling per card", "fraction", "0%",
+    _Input("MaxUtilization", "Utilization ceiling per card", "%", "0%",
            "Target for the cards-required results, e.g. 70%.",
            validation=("decimal", "between", "0.01", "1")),
-    _Input("MaxWaitMs", "Queueing-delay ceiling per transaction", "ms", '0.000 "ms"',
+    _Input("MaxWaitMs", "Queueing-delay ceiling per transaction", "ms", "0.000",
            "Optional target for the cards-required results; empty for none.",
            validation=("decimal", "greaterThan", "0", None)),
     _Input("Mode", "MQ channel protection", "", "@",
            "none, SSLCIPH (MQ TLS) or ATTLS (AT-TLS).", choices=tuple(MODES)),
     _Input("Cipher", "Cipher (IBM name)", "", "@",
            "Used with Mode for the channel results.", choices=tuple(CIPHERS)),
-    _Input("SSLRKEYC", "SSLCIPH secret-key reset (SSLRKEYC)", "bytes", '#,##0 "bytes"',
+    _Input("SSLRKEYC", "SSLCIPH secret-key reset (SSLRKEYC)", "bytes", "#,##0",
            "0 = never (as measured); SSLCIPH only: renegotiation CPU is added to CHIN.",
            validation=("whole", "between", "0", "999999999")),
     _Input("Platform", "Machine generation (AMS CPU, channel results)", "", "@",
@@ -152,18 +154,22 @@ INPUTS = (
            "costs (z16 uses z15's for both, none being published for z16); channel starts: "
            "the z15 or z16 column of the start table (none for z14).",
            choices=tuple(TLS_PLATFORMS)),
-    _Input("ChannelPairs", "Channel pairs (request/reply)", "pairs", '#,##0 "pairs"',
+    _Input("ChannelPairs", "Channel pairs (request/reply)", "pairs", "#,##0",
            "Sender-receiver channel pairs between the two queue managers, each with one "
            "requester: drives the channel throughput.",
            validation=("whole", "between", "1", str(int(figure("ref_maxchl_range").high) // 2))),
-    _Input("SSLTASKS", "SSL tasks per channel initiator (SSLTASKS)", "tasks", '0 "tasks"',
+    _Input("SSLTASKS", "SSL tasks per channel initiator (SSLTASKS)", "tasks", "0",
            "SSLCIPH encryption runs on these; channels are spread over them.",
            validation=("whole", "greaterThanOrEqual", "1", None)),
-    _Input("CHIDISPS", "Dispatchers per channel initiator (CHIDISPS)", "tasks", '0 "tasks"',
+    _Input("CHIDISPS", "Dispatchers per channel initiator (CHIDISPS)", "tasks", "0",
            "Network sends and receives run on these; channels are spread over them.",
            validation=("whole", "between", "1", str(int(figure("ref_chidisps_range").high)))),
+    _Input("ParamsFile", "Parameter file (calibration)", "", "@",
+           "Empty: the packaged fit. A file written by cryptoplan calibrate or fit: full path, "
+           "or relative to this workbook's folder. Every result and the Calibration sheet use it."),
 )
 _INPUT_FIRST_ROW = 5
+_NOTE_CHARS = 85           # characters per line of the Inputs notes column (width 70)
 
 # Number formats of results (unit in the format, so printed numbers carry it).
 F_TPS = '#,##0.0 "txn/s"'
@@ -181,6 +187,7 @@ _HEAD_FILL = PatternFill("solid", fgColor="1F3864")
 _SECTION = Font(bold=True, size=12, color="1F3864")
 _NOTE = Font(italic=True, color="595959")
 _WRAP = Alignment(wrap_text=True, vertical="top")
+_TOP = Alignment(vertical="top")
 
 
 def input_defaults() -> dict:
@@ -201,6 +208,16 @@ class _Name(str):
 
 class _Cell(str):
     """A same-sheet cell reference like ``A5``."""
+
+
+class _Omitted:
+    """An argument left out of a formula (``F(a,,c)``): the function's default."""
+
+    def __str__(self) -> str:
+        return ""
+
+
+_OMITTED = _Omitted()
 
 
 def _literal(value) -> str:
@@ -235,6 +252,8 @@ class _Builder:
         self.udfs = udfs
 
     def _resolve(self, ws, arg):
+        if arg is _OMITTED:
+            return None
         if isinstance(arg, _Name):
             return self.inputs[str(arg)]
         if isinstance(arg, _Cell):
@@ -242,10 +261,23 @@ class _Builder:
         return arg
 
     def _render(self, arg) -> str:
-        return str(arg) if isinstance(arg, (_Name, _Cell)) else _literal(arg)
+        return str(arg) if isinstance(arg, (_Name, _Cell, _Omitted)) else _literal(arg)
+
+    @staticmethod
+    def _with_params(name: str, args: tuple) -> tuple:
+        """``args`` ending in the ParamsFile input when the function takes a parameter file."""
+        k = _CATALOG[name].params_arg
+        if k is None:
+            return args
+        return (*args, *[_OMITTED] * (k - len(args)), _Name("ParamsFile"))
 
     def udf(self, ws, coord: str, name: str, *args, number_format: str | None = None):
-        """Write ``=NAME(args)`` to ``coord`` (the value in snapshot mode)."""
+        """Write ``=NAME(args)`` to ``coord`` (the value in snapshot mode).
+
+        A function that evaluates with a parameter file gets the ``ParamsFile`` input as its
+        last argument (arguments between left out: their defaults).
+        """
+        args = self._with_params(name, args)
         formula = f"={name}({','.join(self._render(a) for a in args)})"
         value = getattr(self.udfs, name)(*(self._resolve(ws, a) for a in args))
         self._put(ws, coord, formula, value, number_format)
@@ -268,11 +300,13 @@ class _Builder:
             ws[coord].number_format = number_format
 
     def dynamic_array(self, ws, coord: str, name: str, width_hint: int):
-        """A spilling zero-argument table function at ``coord`` (header row + rows)."""
-        table = getattr(self.udfs, name)()
+        """A spilling table function at ``coord`` (header row + rows), given ParamsFile if it takes it."""
+        args = self._with_params(name, ())
+        table = getattr(self.udfs, name)(*(self._resolve(ws, a) for a in args))
         rows = table if isinstance(table, list) else [[table]]
+        formula = f"={name}({','.join(self._render(a) for a in args)})"
         self.values[(ws.title, coord)] = table
-        self.formulas[(ws.title, coord)] = f"={name}()"
+        self.formulas[(ws.title, coord)] = formula
         if self.snapshot:
             for i, row in enumerate(rows):
                 for j, v in enumerate(row):
@@ -282,7 +316,7 @@ class _Builder:
         height = max(1, len(rows))
         width = max(1, len(rows[0]) if isinstance(table, list) else width_hint)
         ref = f"{coord}:{get_column_letter(left + width - 1)}{top + height - 1}"
-        ws[coord] = ArrayFormula(ref, f"={name}()")
+        ws[coord] = ArrayFormula(ref, formula)
         self.dynamic_arrays.append((ws.title, coord))
         return rows
 
@@ -395,15 +429,20 @@ def _inputs(b: _Builder, list_refs: dict):
     ws["A2"].font = _NOTE
     _header_row(ws, 4, ["Input", "Value", "Unit", "Notes", "Name"])
     for row, inp in enumerate(INPUTS, _INPUT_FIRST_ROW):
-        ws.cell(row, 1, inp.label)
+        ws.cell(row, 1, inp.label).alignment = _TOP
         value = b.inputs[inp.name]
         cell = ws.cell(row, 2, value)
         cell.style = "Input"
         cell.number_format = inp.number_format
-        cell.alignment = Alignment(horizontal="left" if isinstance(value, str) else "right")
-        ws.cell(row, 3, inp.unit)
+        cell.alignment = Alignment(horizontal="left" if isinstance(value, str) else "right",
+                                   vertical="top")
+        ws.cell(row, 3, inp.unit).alignment = _TOP
         ws.cell(row, 4, inp.note).alignment = _WRAP
+        lines = -(-len(inp.note) // _NOTE_CHARS)
+        if lines > 1:      # wrapped notes get the height they need instead of overlapping
+            ws.row_dimensions[row].height = 15 * lines
         ws.cell(row, 5, inp.name).font = _NOTE
+        ws.cell(row, 5).alignment = _TOP
         ref = f"Inputs!$B${row}"
         b.wb.defined_names[inp.name] = DefinedName(inp.name, attr_text=ref)
         if inp.choices:
