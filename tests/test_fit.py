@@ -374,3 +374,50 @@ def test_tls_table_is_the_scalar_model():
             for m, c, kb, sp, plat, rk in conditions:
                 assert_allclose(table.cost(m, c, kb, sp, plat, sslrkeyc=rk),
                                 float(tls_cost_us(m, c, kb, sp, sslrkeyc=rk, platform=plat)), rtol=1e-12)
+
+
+def test_vectorized_residuals_are_the_scalar_definition():
+    """fit._Scorer (one array pass per evaluation) against fit._residual figure by figure.
+
+    Model values: each figure's target, its bounds' ends and points just outside and inside
+    them, a random spread around the target, zero and negatives (the 1e3 floor); every kind
+    and unit of data/figures.csv that a target uses. rtol 1e-12: the two differ only in the
+    order of floating-point operations.
+    """
+    rng = np.random.default_rng(11)
+    figs = [figure(t.figure_id) for t in F.targets()]
+    assert {f.kind for f in figs} >= {"exact", "range"} and len({f.unit for f in figs}) >= 3
+    score = F._Scorer(figs)
+    probes = []
+    for f in figs:
+        lo, hi = f.bounds()
+        ends = [v for v in (f.low, f.high, lo, hi) if v is not None and np.isfinite(v)]
+        probes.append([f.target(), *ends, *[e * s for e in ends for s in (0.999, 1.001)],
+                       *(f.target() * rng.uniform(0.2, 3.0, 6)), 0.0, -1.0])
+    width = max(len(p) for p in probes)
+    values = np.array([p + [p[0]] * (width - len(p)) for p in probes])
+    for k in range(width):
+        got = score(values[:, k])
+        want = np.array([F._residual(f, v) for f, v in zip(figs, values[:, k])])
+        assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_each_source_is_evaluated_once_per_fit_evaluation():
+    """fit._predictions evaluates the AMS grid and the TLS table once for all their targets,
+    and gives what each target's own predict() gives."""
+    import dataclasses
+
+    tlist = F.targets()
+    want = [t.predict() for t in tlist]
+    counts = {}
+
+    def counting(src):
+        def call():
+            counts[src] = counts.get(src, 0) + 1
+            return src()
+        return call
+
+    wrap = {}
+    copies = [dataclasses.replace(t, source=wrap.setdefault(t.source, counting(t.source))) for t in tlist]
+    assert list(F._predictions(copies)) == want
+    assert len(counts) == 2 and set(counts.values()) == {1}, counts
