@@ -838,3 +838,17 @@ def test_params_file_must_be_one_file_for_all_scenarios(tmp_path):
     eng.evaluate()
     v = eng.value(f"Results!B{row}")
     assert all("params_file must be the same in every scenario" in str(t) for t in v.text[:, 0, 0])
+
+
+def test_template_outputs_are_one_per_result_with_unique_labels(tmp_path):
+    """Issue 15: every Results row is one output (the message column that lets error text
+    overflow is not a second one), labels need no cell address to tell them apart, and an
+    error row's output is its value cell (column B), which holds the error text."""
+    p = _template(tmp_path)
+    rec = recalculate(p, {"TxRate": 4000.0})
+    keys = [o.key for o in rec.outputs]
+    assert not any("[" in k or "Results!" in k for k in keys), keys
+    assert len(keys) == len(set(keys))
+    assert all(o.address.startswith("Results!B") for o in rec.outputs), [o.address for o in rec.outputs]
+    cop = rec.as_dict()["Coprocessor utilization (RMF summary)"]
+    assert cop.startswith("#NUM! CARD_UTILIZATION: coprocessors would be")

@@ -26,12 +26,15 @@ import os
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 
 from ._atomic import OutputError
 
 from .engine import Engine, EngineError, FunctionRegistry
 from .engine_package import MAX_CELLS, CellWrite, Package, WorkbookFileError, write_package
 from .engine_parser import cell_name, index_to_col
+from .engine_udf import is_error_text
 from .engine_values import (
     ERR_CIRCULAR, ERR_UNSUPPORTED, ERROR_TEXT, NOT_COMPUTED, STR, ExcelError, Val, number_to_text,
 )
@@ -252,6 +255,9 @@ def find_outputs(engine: Engine) -> list[tuple[str, tuple, tuple]]:
     for r in sorted(by_row):
         cols = by_row[r]
         outs = [c for c in cols if not (_is_text_formula(engine, (si, r, c)) and any(x > c for x in cols))]
+        # a cell that only repeats the row's first output's text (the template's message column,
+        # =IF(ISNUMBER(B5),"",B5), which lets a long error text overflow) adds nothing
+        outs = outs[:1] + [c for c in outs[1:] if not _echoes(engine, (si, r, c), (si, r, outs[0]))]
         label = _label(engine, si, r, outs[0]) if outs else None
         for i, c in enumerate(outs):
             key = (si, r, c)
@@ -271,9 +277,25 @@ def find_outputs(engine: Engine) -> list[tuple[str, tuple, tuple]]:
     return [tuple(x) for x in out]
 
 
+def _echoes(engine, key, first) -> bool:
+    """True if ``key`` shows, in every scenario, empty text or exactly ``first``'s text."""
+    v, f = engine.values.get(key), engine.values.get(first)
+    if v is None or f is None or v.text is None or not bool((v.kind == STR).all()):
+        return False
+    shape = np.broadcast_shapes(v.kind.shape, f.kind.shape)
+    vt = np.broadcast_to(v.text, shape)
+    ft = np.broadcast_to(f.text if f.text is not None else np.full(f.kind.shape, None, dtype=object), shape)
+    fk = np.broadcast_to(f.kind, shape)
+    same = (vt == "") | ((fk == STR) & (vt == ft))
+    return bool(same.all())
+
+
 def _is_text_formula(engine, key) -> bool:
+    """A formula showing text that is not an add-in error text (a computed label)."""
     v = engine.values.get(key)
-    return v is not None and bool((v.kind == STR).all())
+    if v is None or not bool((v.kind == STR).all()):
+        return False
+    return not any(is_error_text(t) for t in v.text.flat)
 
 
 def _text_at(engine, si, r, c):

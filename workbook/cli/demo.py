@@ -40,8 +40,11 @@ def demo(out_dir):
     for o in shown:
         click.echo(f"  {o.key:<{width}}  {o.text()}")
     if rec.problems:
-        click.echo(f"\n{len(rec.problems)} other cell(s) hold error text, as Excel would show them:")
-        for pr in rec.problems[:3]:
+        shown_problems = rec.problems[:3]
+        more = len(rec.problems) - len(shown_problems)
+        click.echo(f"\n{len(rec.problems)} other cell(s) hold error text, as Excel would show them"
+                   f"{f' (the first {len(shown_problems)}; all: cryptoplan recalc {recalculated})' if more else ''}:")
+        for pr in shown_problems:
             click.echo(f"  {pr.where}: {pr.message}")
 
     d = model.defaults()
