@@ -81,7 +81,7 @@ from .catalog import Arg, Function
 
 __all__ = [
     "EXCEL_ERRORS", "MAX_TEXT", "CellError", "is_error_text", "error_text", "to_grid",
-    "convert_cell", "call", "parameters_for", "without_params",
+    "convert_cell", "call", "params_argument", "parameters_for", "without_params",
 ]
 
 # Excel's error literals (classic and dynamic-array era).
@@ -308,17 +308,10 @@ def call(spec: Function, args: tuple):
     """
     k = spec.params_arg
     if k is not None:
-        value = args[k] if k < len(args) else None
+        params, error = params_argument(spec, args[k] if k < len(args) else None)
+        if error is not None:
+            return error
         rest = tuple(args[:k]) + tuple(args[k + 1:])
-        try:
-            g = to_grid(value)
-            if len(g) != 1 or len(g[0]) != 1:
-                raise CellError(f"params_file must be one cell, got a {len(g)}x{len(g[0])} range")
-            if is_error_text(g[0][0]):
-                return _incoming_error(spec, spec.args[k], g[0][0])
-            params = parameters_for(g[0][0])
-        except CellError as exc:
-            return error_text(exc.code, spec.name, str(exc))
         inner = without_params(spec)
         if params is None:
             return call(inner, rest)
@@ -351,6 +344,24 @@ def call(spec: Function, args: tuple):
 def without_params(spec: Function) -> Function:
     """``spec`` without its ``params_file`` argument: what runs once the file is in force."""
     return replace(spec, args=spec.model_args)
+
+
+def params_argument(spec: Function, value, base=None) -> tuple:
+    """``(parameters, None)`` or ``(None, error text)`` for ``spec``'s ``params_file`` argument.
+
+    ``value`` is what arrived for the argument (a 2-D list, a scalar or None); parameters
+    is None for an empty cell (the environment's file). The one place both the xlwings
+    path (:func:`call`) and the recalculation engine read this argument.
+    """
+    try:
+        g = to_grid(value)
+        if len(g) != 1 or len(g[0]) != 1:
+            raise CellError(f"params_file must be one cell, got a {len(g)}x{len(g[0])} range")
+        if is_error_text(g[0][0]):
+            return None, _incoming_error(spec, spec.args[spec.params_arg], g[0][0])
+        return parameters_for(g[0][0], base), None
+    except CellError as exc:
+        return None, error_text(exc.code, spec.name, str(exc))
 
 
 def parameters_for(value, base=None):

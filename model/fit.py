@@ -67,15 +67,22 @@ __all__ = ["Target", "targets", "FREE", "GROUPS", "LOSS", "derived_parameters", 
 
 @dataclass(frozen=True)
 class Target:
-    """A published figure and the model's prediction of it."""
+    """A published figure and the model's prediction of it: ``of(source())``.
+
+    ``source`` computes the arrays a group of targets reads (the AMS grid, the TLS cost
+    table) under the parameters in force; ``of`` reads this target's value from them.  A
+    fit evaluation calls each source once for all its targets (:func:`_predictions`).
+    """
 
     figure_id: str
-    predict: Callable[[], float]
+    source: Callable[[], object]
+    of: Callable[[object], float]
     how: str  # what the prediction computes, for the report
     group: str = "ams"  # the sub-model whose parameters it constrains
-    # predict() == of(source()): a fit evaluation calls each source once for all its targets
-    source: Callable[[], object] | None = None
-    of: Callable[[object], float] | None = None
+
+    def predict(self) -> float:
+        """The model's value of the figure under the parameters in force."""
+        return self.of(self.source())
 
 
 # Free parameters: name -> (low, or the id of a range figure giving both bounds; high, or
@@ -322,8 +329,7 @@ def _targets(table: str) -> tuple[Target, ...]:
         for kb, tag in ((2, "2k"), (4096, "4m")):
             spec.append((f"ref_ams_cost_{tag}_{pol}_z14", msg_us(pol, kb, reuse),
                          "asymmetric ops x cost + per-KB hashing/encryption"))
-    t = [Target(fid, (lambda fn=fn: fn(grid.current())), how, source=grid.current, of=fn)
-         for fid, fn, how in spec]
+    t = [Target(fid, grid.current, fn, how) for fid, fn, how in spec]
     return tuple(t + _tls_targets())
 
 
@@ -428,7 +434,7 @@ def _tls_targets() -> list[Target]:
     t = []
 
     def add(fid, fn, how):
-        t.append(Target(fid, lambda: fn(table.current()), how, group="tls", source=table.current, of=fn))
+        t.append(Target(fid, table.current, fn, how, group="tls"))
 
     for tag, kb in (("2k", 2.0), ("16k", 16.0), ("64k", 64.0), ("1m", 1024.0)):
         add(f"s000_{tag}_total_cost", change(aes0, kb), "AT-TLS vs SSLCIPH, AES-256-CBC")
@@ -631,9 +637,6 @@ def _predictions(tlist):
     """Each target's prediction under the parameters in force, each source evaluated once."""
     arrays = {}
     for t in tlist:
-        if t.of is None:
-            yield t.predict()
-            continue
         got = arrays.get(t.source)
         if got is None:
             got = arrays[t.source] = t.source()

@@ -129,8 +129,9 @@ def test_params_file_argument_exactly_where_parameters_matter(spec):
 
     from model.params import Parameters, current_parameters, using_parameters
     fn = spec.model_function()
-    argv = [a.default if (a.kind == "vector") != (a.name == "demands") or a.name not in _SAMPLE
-            else _SAMPLE[a.name] for a in spec.model_args]
+    # MVA's servers is a vector (its default); every other listed name takes the sample
+    argv = [_SAMPLE[a.name] if a.name in _SAMPLE and (a.kind != "vector" or a.name == "demands")
+            else a.default for a in spec.model_args]
     doc = copy.deepcopy(current_parameters().document)
     for entry in doc["parameters"].values():
         entry["value"] *= 1.5

@@ -264,25 +264,15 @@ def _catalog_fn(spec) -> Fn:
         v = _arg_val(ctx, raw[k]) if k < len(raw) else None
         if v is None:
             return inner(ctx, *rest)
-        if v.shape != (1, 1):
-            return _error(ctx, spec.name, convert.error_text(
-                "#VALUE!", spec.name, f"params_file must be one cell, got a {v.shape[0]}x{v.shape[1]} range"))
-        cells = {_py(v.scenario(s) if v.n > 1 else v, 0) for s in range(v.n)}
-        if len(cells) != 1:
+        if v.n > 1 and len({tuple(map(tuple, _grid(v, s))) for s in range(v.n)}) != 1:
             return _error(ctx, spec.name, convert.error_text(
                 "#VALUE!", spec.name, "params_file must be the same in every scenario (sweep one "
                 "parameter file at a time)"))
-        cell = cells.pop()
-        if convert.is_error_text(cell):   # a bare error names the argument; a message passes on
-            code = cell.strip()
-            return _error(ctx, spec.name, convert.error_text(code, spec.name, f"params_file is {code}")
-                          if code in convert.EXCEL_ERRORS else cell)
         base = getattr(getattr(ctx.engine, "package", None), "path", None)
-        try:
-            params = convert.parameters_for(cell, base=None if base is None else os.path.dirname(
-                os.path.abspath(base)))
-        except convert.CellError as exc:
-            return _error(ctx, spec.name, convert.error_text(exc.code, spec.name, str(exc)))
+        params, error = convert.params_argument(
+            spec, _grid(v, 0), None if base is None else os.path.dirname(os.path.abspath(base)))
+        if error is not None:
+            return _error(ctx, spec.name, error)
         if params is None:
             return inner(ctx, *rest)
         with using_parameters(params):
