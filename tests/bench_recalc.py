@@ -67,7 +67,7 @@ def _cli_ok(proc, path):
 
 def _grid(n, top_rate):
     """A TxRate x MessageKB grid of about n scenarios, TxRate up to ``top_rate``."""
-    from workbook.sweep import grid_values
+    from workbook.sweeps import grid_values
     side = int(round(n ** 0.5))
     step = top_rate / side
     return {"TxRate": grid_values(step, step * side, step),
@@ -121,7 +121,7 @@ def _formulas_setup(path):
 
 def _bench_formulas(tpl, res, sample, idx, n, runs, rows):
     from workbook.engine_parser import cell_name
-    from workbook.recalc import load_engine
+    from workbook.recalculation import load_engine
     try:
         fmodel, t_load = _formulas_setup(tpl)
         eng = load_engine(tpl)
@@ -159,7 +159,7 @@ def _bench_formulas(tpl, res, sample, idx, n, runs, rows):
 
 def _bench_lo(tpl, sample, n, tmp, rows, label):
     from workbook.engine_libreoffice import convert
-    from workbook.recalc import recalculate
+    from workbook.recalculation import recalculate
     folder = tmp / f"scenarios-{label.replace(' ', '-')}"
     folder.mkdir(exist_ok=True)
     files = []
@@ -185,8 +185,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from workbook.engine_libreoffice import convert, soffice
-    from workbook.recalc import recalculate
-    from workbook.sweep import sweep
+    from workbook.recalculation import recalculate
+    from workbook.sweeps import sweep
     from workbook.template import write_template
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-recalc-"))

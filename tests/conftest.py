@@ -93,7 +93,8 @@ def scaled_figures(tmp_path):
 # except under CI, where .ci/run installs them and a missing tool is a failure.  The skip
 # reason starts with SPREADSHEET_SKIP so that the closing summary can count them.
 SPREADSHEET_SKIP = "spreadsheet engine not installed"
-SPREADSHEET_INSTALL = "sudo apt-get install -y --no-install-recommends libreoffice-calc-nogui poppler-utils"
+SPREADSHEET_INSTALL = ("sudo apt-get install -y --no-install-recommends libreoffice-calc-nogui poppler-utils "
+                       "python3-uno libreoffice-dev")
 
 
 def require_tool(*names: str) -> str:

@@ -162,7 +162,7 @@ def test_readme_worked_calibration(tmp_path, params_file):
     import re
     from pathlib import Path
 
-    from workbook.recalc import recalc
+    from workbook.recalculation import recalc
     from workbook.template import write_template
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")

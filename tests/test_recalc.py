@@ -1,4 +1,4 @@
-"""``cryptoplan recalc`` and the workbook engine (workbook/engine*.py, workbook/recalc.py).
+"""``cryptoplan recalc`` and the workbook engine (workbook/engine*.py, workbook/recalculation.py).
 
 Expected-value sources, test by test:
 
@@ -39,7 +39,7 @@ from workbook.engine import Engine, FunctionRegistry
 from workbook.engine_functions import native_functions
 from workbook.engine_package import Package
 from workbook.engine_values import ExcelError
-from workbook.recalc import (
+from workbook.recalculation import (
     EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, load_engine,
     recalculate,
 )
@@ -646,7 +646,7 @@ def test_set_text_with_a_control_character_writes_well_formed_xml(tmp_path):
 
 
 def test_set_values_are_parsed_as_a_spreadsheet_user_types_them():
-    from workbook.recalc import parse_assignment
+    from workbook.recalculation import parse_assignment
     assert parse_assignment("Rate=1_000") == ("Rate", "1_000")      # no digit separators
     assert parse_assignment("Rate=-1.5e3") == ("Rate", -1500.0)
     assert parse_assignment("Policy==HYPERLINK(1)") == ("Policy", "=HYPERLINK(1)")   # text

@@ -29,7 +29,7 @@ import pytest
 from openpyxl.worksheet.formula import ArrayFormula
 
 from workbook.engine_libreoffice import convert
-from workbook.recalc import recalculate
+from workbook.recalculation import recalculate
 
 from test_recalc import make_wb, registry
 

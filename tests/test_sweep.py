@@ -23,8 +23,8 @@ from workbook import recalc, sweep
 from workbook.cli import main
 from workbook.engine_functions import native_functions
 from workbook.engine_values import ExcelError
-from workbook.recalc import EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_OK, RecalcError
-from workbook.sweep import grid_values, parse_vary
+from workbook.recalculation import EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_OK, RecalcError
+from workbook.sweeps import grid_values, parse_vary
 
 from test_recalc import make_wb, registry
 

@@ -28,7 +28,7 @@ from workbook.cli import main
 
 # Excel built-ins the template may use: name -> (min args, max args), from Excel's
 # function reference.  _xlfn. marks functions newer than Excel 2007 in the file format.
-BUILTINS = {"IF": (2, 3), "ISNUMBER": (1, 1), "AND": (1, 255), "LEFT": (1, 2), "NA": (0, 0),
+BUILTINS = {"IF": (2, 3), "ISNUMBER": (1, 1), "ISBLANK": (1, 1), "AND": (1, 255), "LEFT": (1, 2), "NA": (0, 0),
             "_xlfn.POISSON.DIST": (3, 3)}
 UDFS = {f.name: (sum(a.required for a in f.args), len(f.args)) for f in CATALOG}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z0-9_\-]+)!)?\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?$")
@@ -161,7 +161,7 @@ def test_dropdowns_list_what_the_model_accepts(wb):
 
 def test_channel_results_follow_sslrkeyc_and_platform(path):
     # the batch engine evaluates the template's TLS formulas; expected values: model.tls_cost_us
-    from workbook.recalc import recalc
+    from workbook.recalculation import recalc
     cipher = "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384"
     inputs = {"Mode": "SSLCIPH", "Cipher": cipher, "MessageKB": 32, "SSLRKEYC": 1048576, "Platform": "z14"}
     out = recalc(path, inputs)
@@ -175,7 +175,7 @@ def test_channel_results_follow_sslrkeyc_and_platform(path):
 
 def test_ams_cost_follows_platform(path):
     # the batch engine evaluates the template's AMS formulas; expected: model.ams_cost_us
-    from workbook.recalc import recalc
+    from workbook.recalculation import recalc
     inputs = {"Policy": "privacy", "KeyType": "RSA", "KeySize": 2048, "MessageKB": 64, "Requesters": 4,
               "Platform": "z14"}
     z14 = recalc(path, inputs)
@@ -197,7 +197,7 @@ def test_ams_cost_follows_platform(path):
 
 def test_channel_starts_follow_platform(path):
     # the batch engine evaluates the template's start formulas; expected: model.channel_start_*
-    from workbook.recalc import recalc
+    from workbook.recalculation import recalc
     cipher = "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384"
     for plat in ("z15", "z16"):
         out = recalc(path, {"Mode": "SSLCIPH", "Cipher": cipher, "Platform": plat})
@@ -212,7 +212,7 @@ def test_channel_starts_follow_platform(path):
 
 def test_channel_throughput_follows_the_task_inputs(path):
     # the batch engine evaluates the template's formula; expected: model.channel_throughput
-    from workbook.recalc import recalc
+    from workbook.recalculation import recalc
     chacha = "TLS_CHACHA20_POLY1305_SHA256"
     label = "Channel throughput (ChannelPairs, SSLTASKS, CHIDISPS)"
     inputs = {"Mode": "SSLCIPH", "Cipher": chacha, "MessageKB": 32, "ChannelPairs": 20, "SSLTASKS": 2,
@@ -223,21 +223,27 @@ def test_channel_throughput_follows_the_task_inputs(path):
     assert many > 2 * few
 
 
+def _blank_as_empty(name: str) -> str:
+    # an input that may be empty: "" reaches the add-in as "not given" in Excel and in Calc
+    return f'IF(ISBLANK({name}),"",{name})'
+
+
 def test_results_are_udf_formulas_over_named_inputs(wb):
     ws = wb["Results"]
     rows = {ws.cell(r, 1).value: ws.cell(r, 2) for r in range(5, ws.max_row + 1)}
+    kr, pf, mw = (_blank_as_empty(n) for n in ("KeyReuse", "ParamsFile", "MaxWaitMs"))
     expect = {
-        "Most the requesters reach": "=AMS_THROUGHPUT(Policy,KeyType,KeySize,MessageKB,"
-                                     "KeyReuse,Requesters,Coprocessors,Accelerators,Recipients,"
-                                     "Processors,Platform,,,,ParamsFile)",
-        "AMS CPU per transaction at TxRate, total": "=AMS_COST_AT_RATE_US(TxRate,Policy,KeyType,KeySize,"
-                                                    'MessageKB,KeyReuse,Recipients,"total",Platform,ParamsFile)',
-        "Processors required at TxRate": "=PROCESSORS_REQUIRED(TxRate,Policy,KeyType,KeySize,MessageKB,"
-                                         "KeyReuse,MaxUtilization,Recipients,Platform,ParamsFile)",
-        "Accelerator utilization (RMF summary)": '=CARD_UTILIZATION(TxRate,Policy,KeyType,KeySize,MessageKB,'
-                                   'KeyReuse,"accelerator",Accelerators,Recipients,,,,ParamsFile)',
-        "Coprocessors required": "=COPROCESSORS_REQUIRED(TxRate,Policy,KeyType,KeySize,MessageKB,"
-                                 "KeyReuse,MaxUtilization,MaxWaitMs,Recipients,,,,ParamsFile)",
+        "Most the requesters reach": f"=AMS_THROUGHPUT(Policy,KeyType,KeySize,MessageKB,"
+                                     f"{kr},Requesters,Coprocessors,Accelerators,Recipients,"
+                                     f"Processors,Platform,,,,{pf})",
+        "AMS CPU per transaction at TxRate, total": f"=AMS_COST_AT_RATE_US(TxRate,Policy,KeyType,KeySize,"
+                                                    f'MessageKB,{kr},Recipients,"total",Platform,{pf})',
+        "Processors required at TxRate": f"=PROCESSORS_REQUIRED(TxRate,Policy,KeyType,KeySize,MessageKB,"
+                                         f"{kr},MaxUtilization,Recipients,Platform,{pf})",
+        "Accelerator utilization (RMF summary)": f'=CARD_UTILIZATION(TxRate,Policy,KeyType,KeySize,MessageKB,'
+                                   f'{kr},"accelerator",Accelerators,Recipients,,,,{pf})',
+        "Coprocessors required": f"=COPROCESSORS_REQUIRED(TxRate,Policy,KeyType,KeySize,MessageKB,"
+                                 f"{kr},MaxUtilization,{mw},Recipients,,,,{pf})",
     }
     for label, formula in expect.items():
         assert rows[label].value == formula
@@ -248,7 +254,7 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
                   "Bottleneck at TxRate (busiest card type)", "  CHIN (channel initiator)",
                   "  TCPIP (AT-TLS)", "Round trip per transaction", "Channel starts per second"):
         assert str(rows[label].value).startswith("="), label
-    assert '"AMSM",Platform,ParamsFile)' in rows["  AMSM (asymmetric operations)"].value
+    assert '"AMSM",Platform,' + pf + ')' in rows["  AMSM (asymmetric operations)"].value
     assert rows["  AMSM (asymmetric operations)"].value.startswith("=AMS_COST_AT_RATE_US(TxRate,")
     # the last column repeats error text so that the whole message can overflow and be read
     r = rows["Most the requesters reach"].row
@@ -324,7 +330,7 @@ def test_calibration_is_dynamic_array(path, wb):
     for coord, name in (("A5", "MODEL_FIGURES"), ("L5", "MODEL_PARAMETERS")):
         v = ws[coord].value
         # the ParamsFile input selects the parameter file the tables show (and validates it)
-        assert isinstance(v, ArrayFormula) and v.text == f"={name}(ParamsFile)"
+        assert isinstance(v, ArrayFormula) and v.text == f"={name}({_blank_as_empty('ParamsFile')})"
         rows = len(getattr(model, name.lower())()) + 1
         assert int(re.search(r"(\d+)$", v.ref).group(1)) == 5 + rows - 1   # sized to the table
     with zipfile.ZipFile(path) as z:

@@ -2,7 +2,9 @@
 
 import importlib
 
-_EXPORTS = {"recalc": "recalc", "sweep": "sweep"}
+# the functions recalc() and sweep(), from modules whose names differ from theirs: a submodule
+# named like the function would replace it as the package attribute once imported directly
+_EXPORTS = {"recalc": "recalculation", "sweep": "sweeps"}
 
 __all__: list[str] = list(_EXPORTS)
 

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-__all__ = ["soffice", "convert"]
+__all__ = ["soffice", "convert", "profile", "install_extension"]
 
 _XCU = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
@@ -37,6 +37,27 @@ def profile(folder, recalc: bool) -> str:
     user.mkdir(parents=True, exist_ok=True)
     (user / "registrymodifications.xcu").write_text(_XCU.format(mode=0 if recalc else 1))
     return Path(folder).resolve().as_uri()
+
+
+def _shared_packages(folder) -> list[str]:
+    """``-env:`` setting that keeps "shared" extensions inside the profile ``folder``, if it has any."""
+    shared = Path(folder) / "shared"
+    return [f"-env:UNO_SHARED_PACKAGES_CACHE={shared.resolve().as_uri()}"] if shared.is_dir() else []
+
+
+def install_extension(folder, oxt, *, timeout: float = 300.0) -> None:
+    """Install the extension ``oxt`` into the private profile ``folder`` (for tests).
+
+    ``unopkg`` refuses a per-user install as root, and a ``--shared`` one would change the
+    LibreOffice installation for everyone; with its shared-package cache moved into the
+    profile (``UNO_SHARED_PACKAGES_CACHE``, given again by :func:`convert`) the install
+    stays in ``folder``.
+    """
+    from addin.calc import install
+    (Path(folder) / "shared").mkdir(parents=True, exist_ok=True)
+    install(oxt, shared=True, timeout=timeout,
+            env=[f"UserInstallation={Path(folder).resolve().as_uri()}",
+                 _shared_packages(folder)[0][len("-env:"):]])
 
 
 def convert(paths, outdir, *, recalc: bool = True, profile_dir=None, timeout: float = 300.0) -> list[Path]:
@@ -70,7 +91,7 @@ def convert(paths, outdir, *, recalc: bool = True, profile_dir=None, timeout: fl
         profile_dir = tmp
     url = profile(profile_dir, recalc)
     try:
-        cmd = [exe, f"-env:UserInstallation={url}", "--headless", "--norestore",
+        cmd = [exe, f"-env:UserInstallation={url}", *_shared_packages(profile_dir), "--headless", "--norestore",
                "--convert-to", "xlsx", "--outdir", str(outdir)] + [str(p) for p in paths]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                            env={**os.environ, "HOME": os.environ.get("HOME", str(outdir))})

@@ -517,14 +517,21 @@ _CATALOG_CACHE: dict | None = None
 
 
 def catalog_functions() -> dict:
-    """``{NAME: Fn}`` for every function of the add-in catalog (empty if the add-in is absent)."""
+    """``{NAME: Fn}`` for every function of the add-in catalog (empty if the add-in is absent).
+
+    Each function is also listed under the name LibreOffice Calc writes into a file
+    (``ORG.CRYPTOPLAN.FUNCTIONS.NAME``, :data:`addin.calc.PREFIX`), so a workbook
+    saved by Calc recalculates as it is.
+    """
     global _CATALOG_CACHE
     if _CATALOG_CACHE is None:
         try:
+            from addin.calc import PREFIX
             from addin.catalog import CATALOG
         except ImportError:  # pragma: no cover - the add-in ships with cryptoplan
-            CATALOG = ()
-        _CATALOG_CACHE = {spec.name: _catalog_fn(spec) for spec in CATALOG}
+            CATALOG, PREFIX = (), ""
+        fns = {spec.name: _catalog_fn(spec) for spec in CATALOG}
+        _CATALOG_CACHE = {**fns, **{PREFIX + name: fn for name, fn in fns.items()}}
     return dict(_CATALOG_CACHE)
 
 

@@ -91,6 +91,9 @@ TEMPLATE_DEFAULTS = {
     "ParamsFile": None,        # empty: the packaged fit (or $CRYPTOPLAN_PARAMS's file)
 }
 
+# Inputs a planner may leave empty (their functions' defaults apply).
+_MAY_BE_EMPTY = frozenset(k for k, v in TEMPLATE_DEFAULTS.items() if v is None)
+
 CHART_SHEETS = ("What-if",)
 _CATALOG = {f.name: f for f in CATALOG}
 _KEY_SIZES = tuple(RSA_KEY_SIZES) + tuple(ECC_KEY_SIZES)
@@ -260,7 +263,16 @@ class _Builder:
             return self.values[(ws.title, str(arg))]
         return arg
 
-    def _render(self, arg) -> str:
+    @staticmethod
+    def _render(arg) -> str:
+        """An argument as formula text.
+
+        An input that may be empty is passed as ``IF(ISBLANK(X),"",X)``: Excel hands an
+        empty cell to an add-in as empty, but LibreOffice Calc hands over a single cell's
+        *value*, 0 for an empty one; ``""`` means "not given" in both.
+        """
+        if isinstance(arg, _Name) and str(arg) in _MAY_BE_EMPTY:
+            return f'IF(ISBLANK({arg}),"",{arg})'
         return str(arg) if isinstance(arg, (_Name, _Cell, _Omitted)) else _literal(arg)
 
     @staticmethod
@@ -455,7 +467,7 @@ def _inputs(b: _Builder, list_refs: dict):
         elif inp.validation:
             kind, op, f1, f2 = inp.validation
             dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2,
-                                allow_blank=inp.name in ("MaxWaitMs", "KeyReuse"))
+                                allow_blank=inp.name in _MAY_BE_EMPTY)
             dv.error = f"{inp.label}: {inp.note}"[:225]
             dv.errorTitle = "cryptoplan input"
             dv.prompt = inp.note[:255]

@@ -19,7 +19,10 @@ import click
 
 from .demo import demo
 from .model_commands import calibrate, capacity, crossval, fit
-from .workbook_commands import functions_command, recalc_command, sweep_command, template_command
+from .workbook_commands import (
+    calc_addin_command, functions_command, recalc_command, retarget_command, sweep_command,
+    template_command,
+)
 
 __all__ = ["main"]
 
@@ -31,6 +34,6 @@ def main() -> None:
 
 
 for _command in (capacity, fit, calibrate, crossval, demo, functions_command, template_command, recalc_command,
-                 sweep_command):
+                 sweep_command, calc_addin_command, retarget_command):
     main.add_command(_command)
 del _command

@@ -19,7 +19,7 @@ def demo(out_dir):
     """The main job: build the template workbook, recalculate the example plan, print key results."""
     from pathlib import Path
 
-    from workbook.recalc import recalculate
+    from workbook.recalculation import recalculate
     from workbook.template import write_template
 
     folder = Path(out_dir)

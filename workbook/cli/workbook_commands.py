@@ -1,4 +1,4 @@
-"""The workbook's commands: ``template``, ``recalc``, ``sweep``, ``functions``.
+"""The workbook's commands: ``template``, ``recalc``, ``sweep``, ``functions``, ``calc-addin``, ``retarget``.
 
 Only click and the standard library are imported here; the formula engine, openpyxl
 and the model load when a command runs.
@@ -15,7 +15,8 @@ import click
 
 from workbook.limits import MAX_CELLS
 
-__all__ = ["template_command", "recalc_command", "sweep_command", "functions_command"]
+__all__ = ["template_command", "recalc_command", "sweep_command", "functions_command",
+           "calc_addin_command", "retarget_command"]
 
 
 @click.command("template")
@@ -82,7 +83,7 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
     usage; 3 some output could not be computed (unsupported function, circular
     reference); 4 unusable file or input name (nothing written).
     """
-    from workbook.recalc import EXIT_BAD_FILE, RecalcError, parse_assignment, recalculate
+    from workbook.recalculation import EXIT_BAD_FILE, RecalcError, parse_assignment, recalculate
 
     if in_place and output:
         raise click.UsageError("give either -o/--output or --in-place, not both")
@@ -135,8 +136,8 @@ def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, pro
     2 usage, 3 some output could not be computed, 4 unusable file/name.
     """
     from workbook._atomic import OutputError, check_destination
-    from workbook.recalc import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError
-    from workbook.sweep import parse_vary, sweep
+    from workbook.recalculation import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError
+    from workbook.sweeps import parse_vary, sweep
 
     if plot and not ys:
         raise click.UsageError("--plot needs at least one --y OUTPUT")
@@ -209,3 +210,87 @@ def functions_command(as_json: bool, markdown: bool) -> None:
         click.echo(markdown_table())
     else:
         click.echo(text_listing())
+
+
+@click.command("calc-addin")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Also write the extension package to FILE (.oxt).")
+@click.option("--install/--no-install", default=True, show_default=True,
+              help="Install the package into LibreOffice with unopkg.")
+@click.option("--shared", is_flag=True,
+              help="Install for every user of this LibreOffice (unopkg --shared; needed as root).")
+@click.option("--force", is_flag=True, help="Overwrite an existing -o/--output file.")
+def calc_addin_command(output, install, shared, force):
+    """Build cryptoplan's LibreOffice Calc add-in from the function catalog and install it.
+
+    The same functions as in Excel, with real Calc errors (#VALUE!, #NUM!) whose
+    messages =EXPLAIN("FUNCTION"; arguments...) shows.  Needs unoidl-write
+    (Debian: libreoffice-dev), and LibreOffice's Python (Debian: python3-uno,
+    libreoffice-script-provider-python) of this Python's version.  Restart
+    LibreOffice after installing.
+    """
+    import tempfile
+
+    from addin import calc
+    from workbook._atomic import OutputError, atomic_target
+
+    if not install and not output:
+        raise click.UsageError("nothing to do: give -o/--output FILE, or leave --install on")
+    if output and not output.lower().endswith(".oxt"):
+        raise click.UsageError(f"-o/--output must be an .oxt file (got {output!r})")
+    if output and os.path.exists(output) and not force:
+        raise click.UsageError(f"{output} exists; use --force to overwrite it")
+    if install and not shared and hasattr(os, "geteuid") and os.geteuid() == 0:
+        raise click.UsageError("as root, unopkg installs only for every user: add --shared "
+                               "(or run as the user who runs LibreOffice)")
+    try:
+        data = calc.package()
+    except (FileNotFoundError, RuntimeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        if output:
+            with atomic_target(output) as tmp:
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+            click.echo(f"wrote {output}")
+        if install:
+            with tempfile.TemporaryDirectory(prefix="cryptoplan-") as folder:
+                oxt = os.path.join(folder, "cryptoplan.oxt")
+                with open(oxt, "wb") as fh:
+                    fh.write(data)
+                calc.install(oxt, shared=shared)
+            click.echo("installed the cryptoplan add-in " + ("for every user" if shared else "for you")
+                       + "; restart LibreOffice, then try =ERLANGC(9;10) in Calc (0.6687...)")
+    except (OutputError, FileNotFoundError, RuntimeError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command("retarget")
+@click.argument("workbook", type=click.Path(exists=True, dir_okay=False))
+@click.option("--to", "to", required=True, type=click.Choice(["calc", "excel"]),
+              help="The application the copy is for.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Workbook to write (.xlsx).")
+@click.option("--in-place", is_flag=True, help="Rewrite WORKBOOK itself (atomic rename).")
+@click.option("--force", is_flag=True, help="Overwrite an existing -o/--output file.")
+def retarget_command(workbook, to, output, in_place, force):
+    """Spell WORKBOOK's cryptoplan calls for Excel or for LibreOffice Calc.
+
+    Calc saves ORG.CRYPTOPLAN.FUNCTIONS.ERLANGC( where Excel has ERLANGC(, and
+    LibreOffice 7.4 reads only its own spelling from .xlsx files.  Every formula
+    is rewritten, everything else copied unchanged.  cryptoplan recalc reads both.
+    """
+    from workbook._atomic import OutputError
+    from workbook.retarget import retarget
+
+    if bool(output) == bool(in_place):
+        raise click.UsageError("give exactly one of -o/--output FILE and --in-place")
+    dest = workbook if in_place else output
+    try:
+        n = retarget(workbook, dest, to, force=force or in_place)
+    except FileExistsError as exc:
+        raise click.UsageError(str(exc)) from None
+    except (ValueError, OutputError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {dest}: {n} formula{'s' if n != 1 else ''} spelt for "
+               f"{'LibreOffice Calc' if to == 'calc' else 'Excel'}")

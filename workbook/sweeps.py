@@ -27,7 +27,7 @@ from .engine_package import MAX_CELLS, ooxml_string
 from .engine_parser import cell_name
 from .engine_values import ExcelError
 from .limits import MAX_SCENARIOS
-from .recalc import (
+from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, _is_error,
     _parse_value, check_utf8, find_outputs, load_engine,
 )
@@ -89,7 +89,7 @@ class SweepResult:
         ``{name: list of values}`` (one per scenario).
     outputs : dict
         ``{output key: list of values}`` (float, bool, str or ExcelError);
-        keys as :func:`workbook.recalc.recalc`.
+        keys as :func:`workbook.recalculation.recalc`.
     cells : dict
         ``{output key: "Sheet!A1"}``.
     """

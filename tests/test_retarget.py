@@ -1,0 +1,82 @@
+"""workbook/retarget.py and ``cryptoplan retarget``: one workbook, spelt for Excel or for Calc.
+
+Expected values: the template's own formulas (a round trip must give the same bytes) and
+``cryptoplan recalc`` of the original (the Calc spelling must recalculate to the same outputs).
+"""
+
+from __future__ import annotations
+
+import zipfile
+
+import pytest
+from click.testing import CliRunner
+
+from addin.calc import PREFIX
+from workbook.cli import main
+from workbook.recalculation import recalculate
+from workbook.retarget import retarget, retarget_xml
+from workbook.template import write_template
+
+
+@pytest.fixture(scope="module")
+def planner(tmp_path_factory):
+    return write_template(tmp_path_factory.mktemp("rt") / "planner.xlsx")
+
+
+def _formulas(path) -> list[str]:
+    with zipfile.ZipFile(path) as z:
+        return [z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/")]
+
+
+def test_round_trip_gives_the_same_bytes_and_every_call_is_rewritten(planner, tmp_path):
+    calc, back = tmp_path / "calc.xlsx", tmp_path / "back.xlsx"
+    n = retarget(planner, calc, "calc")
+    assert n > 50
+    assert retarget(calc, back, "excel") == n
+    assert back.read_bytes() == planner.read_bytes()
+    text = "".join(_formulas(calc))
+    assert PREFIX + "CARD_UTILIZATION(" in text and ">CARD_UTILIZATION(" not in text
+    assert retarget(calc, tmp_path / "again.xlsx", "calc") == 0
+
+
+def test_the_calc_spelling_recalculates_to_the_same_outputs(planner, tmp_path):
+    calc = tmp_path / "calc.xlsx"
+    retarget(planner, calc, "calc")
+    a, b = recalculate(planner), recalculate(calc)
+    assert [(o.key, o.text()) for o in a.outputs] == [(o.key, o.text()) for o in b.outputs]
+    assert [(p.where, p.message) for p in a.problems] == [(p.where, p.message) for p in b.problems]
+    assert len(a.outputs) > 20
+
+
+def test_xml_entities_and_defined_names():
+    xml = (b'<c><f>IF(A1=&quot;x&quot;,ERLANGC(1,2),"&lt;")</f></c>'
+           b'<definedName name="N">ERLANGC(Sheet1!$A$1,2)</definedName>')
+    out, n = retarget_xml(xml, "calc")
+    assert n == 2
+    assert out == (b'<c><f>IF(A1="x",' + PREFIX.encode() + b'ERLANGC(1,2),"&lt;")</f></c>'
+                   b'<definedName name="N">' + PREFIX.encode() + b'ERLANGC(Sheet1!$A$1,2)</definedName>')
+
+
+def test_refusals(planner, tmp_path):
+    with pytest.raises(ValueError, match="to must be one of calc, excel"):
+        retarget(planner, tmp_path / "x.xlsx", "numbers")
+    with pytest.raises(FileExistsError, match="use --force"):
+        retarget(planner, planner, "calc")
+    bad = tmp_path / "bad.xlsx"
+    bad.write_text("not a zip")
+    with pytest.raises(ValueError, match="is not an .xlsx workbook"):
+        retarget(bad, tmp_path / "y.xlsx", "calc")
+    assert not (tmp_path / "y.xlsx").exists()
+
+
+def test_cli(planner, tmp_path):
+    run = CliRunner().invoke
+    out = tmp_path / "calc.xlsx"
+    r = run(main, ["retarget", str(planner), "--to", "calc", "-o", str(out)])
+    assert r.exit_code == 0 and "formulas spelt for LibreOffice Calc" in r.output
+    r = run(main, ["retarget", str(planner), "--to", "calc", "-o", str(out)])
+    assert r.exit_code == 2 and "exists; use --force" in r.output
+    r = run(main, ["retarget", str(out), "--to", "excel", "--in-place"])
+    assert r.exit_code == 0 and out.read_bytes() == planner.read_bytes()
+    r = run(main, ["retarget", str(out), "--to", "excel"])
+    assert r.exit_code == 2 and "exactly one of -o/--output FILE and --in-place" in r.output
