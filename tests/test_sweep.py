@@ -348,3 +348,27 @@ def test_vary_text_into_a_number_cell_is_refused(tmp_path):
     res = run("sweep", p, "--vary", "Rate=1,abc", "-o", tmp_path / "s.csv")
     assert res.exit_code == EXIT_BAD_FILE and "holds a number and 'abc' is not one" in res.output
     assert run("sweep", p, "--vary", "Policy=privacy,42", "-o", tmp_path / "t.csv").exit_code == EXIT_OK
+
+
+def test_sweep_set_fixes_an_input_in_every_scenario(tmp_path):
+    """--set KeySize=4096 with --vary TxRate equals recalc --set for both inputs, row by row."""
+    p = _template(tmp_path)
+    out = tmp_path / "s.csv"
+    r = run("sweep", p, "--vary", "TxRate=100,200", "--set", "KeySize=4096", "--set", "Policy=privacy",
+            "-o", out)
+    assert r.exit_code in (EXIT_OK, EXIT_ERROR_VALUES), r.output
+    rows = list(csv.DictReader(out.open()))
+    assert [(x["TxRate"], x["KeySize"], x["Policy"]) for x in rows] == [
+        ("100", "4096", "privacy"), ("200", "4096", "privacy")]
+    for row in rows:
+        want = recalc(p, {"TxRate": float(row["TxRate"]), "KeySize": 4096.0, "Policy": "privacy"})
+        default = recalc(p, {"TxRate": float(row["TxRate"])})
+        key = "Coprocessor utilization (RMF summary)"
+        assert float(row[key]) == pytest.approx(want[key], rel=1e-12)
+        assert want[key] != pytest.approx(default[key], rel=1e-3)     # the --set took effect
+    r = run("sweep", p, "--vary", "TxRate=500,1000", "--set", "txrate=5", "-o", tmp_path / "t.csv")
+    assert r.exit_code == 4 and "both set (--set) and varied (--vary)" in r.output
+    r = run("sweep", p, "--vary", "TxRate=500", "--set", "KeySize", "-o", tmp_path / "t.csv")
+    assert r.exit_code == 2 and "expected NAME=VALUE" in r.output
+    r = run("sweep", p, "--vary", "TxRate=500", "--set", "Nope=1", "-o", tmp_path / "t.csv")
+    assert r.exit_code == 4 and "Nope" in r.output

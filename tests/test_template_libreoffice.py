@@ -111,6 +111,7 @@ def test_chart_png_rendered(soffice, tmp_path):
     pngs = sorted((tmp_path / "png").glob("*.png"))
     assert [p.name for p in pngs] == ["what-if.png"]
     assert f"wrote {pngs[0]}" in r.output
+    assert r.output.index("rendering What-if with headless LibreOffice") < r.output.index(f"wrote {pngs[0]}")
     png = pngs[0]
     assert png.stat().st_size > 30_000
     width, height, rows = _read_png(png)

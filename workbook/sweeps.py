@@ -180,34 +180,41 @@ class SweepResult:
                 wb.save(tmp)
 
     def plot(self, path, ys: list[str], x: str | None = None) -> None:
-        """Line plot of outputs ``ys`` against input ``x`` (default: the first varied input)."""
+        """Line plot of outputs ``ys`` against input ``x`` (default: the first varied input).
+
+        One panel per output, sharing the x axis, each with the output's own label as its
+        y axis: outputs in different units (a utilization and a delay in ms) never share a
+        scale.  Error values are gaps.
+        """
+        import textwrap
+
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         x = x or next(iter(self.inputs))
         xs = self.inputs[x]
-        others = [k for k in self.inputs if k != x]
-        fig, ax = plt.subplots(figsize=(8, 5))
-        for yk in ys:
+        others = [k for k in self.inputs if k != x and len(set(map(str, self.inputs[k]))) > 1]
+        groups: dict = {}
+        for i in range(self.n):
+            groups.setdefault(tuple(self.inputs[o][i] for o in others), []).append(i)
+        fig, axes = plt.subplots(len(ys), 1, sharex=True, squeeze=False,
+                                 figsize=(8, 1.5 + 2.6 * len(ys)))
+        for ax, yk in zip(axes[:, 0], ys):
             k = self.resolve(yk)
             col = self.outputs[k]
-            groups: dict = {}
-            for i in range(self.n):
-                groups.setdefault(tuple(self.inputs[o][i] for o in others), []).append(i)
             for gkey, idx in groups.items():
-                pts = [(xs[i], col[i]) for i in idx]
-                px = [float(a) if isinstance(a, (int, float)) else np.nan for a, _ in pts]
+                px = [float(xs[i]) if isinstance(xs[i], (int, float)) else np.nan for i in idx]
                 # error values and error text are gaps, never plotted as numbers
-                py = [float(b) if isinstance(b, (int, float)) and not isinstance(b, bool)
-                      else np.nan for _, b in pts]
-                label = k if not others else f"{k} ({', '.join(f'{o}={v}' for o, v in zip(others, gkey))})"
+                py = [float(col[i]) if isinstance(col[i], (int, float)) and not isinstance(col[i], bool)
+                      else np.nan for i in idx]
+                label = ", ".join(f"{o}={v}" for o, v in zip(others, gkey)) or None
                 ax.plot(px, py, marker="o", ms=3, label=label)
-        ax.set_xlabel(x)
-        ax.set_ylabel(", ".join(ys) if len(ys) == 1 else "value")
-        ax.grid(True, alpha=0.3)
-        if len(ax.lines) <= 12:
-            ax.legend(fontsize=8)
-        ax.set_title(f"{os.path.basename(self.path)}: sweep over {x}")
+            ax.set_ylabel("\n".join(textwrap.wrap(k, 28)), fontsize=8)
+            ax.grid(True, alpha=0.3)
+            if others and len(ax.lines) <= 12:
+                ax.legend(fontsize=7)
+        axes[-1, 0].set_xlabel(x)
+        axes[0, 0].set_title(f"{os.path.basename(self.path)}: sweep over {x}")
         fig.tight_layout()
         suffix = os.path.splitext(os.fspath(path))[1].lstrip(".") or "png"
         with atomic_target(path) as tmp:
@@ -239,7 +246,7 @@ def _xlsx(v):
 
 
 def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegistry | None = None,
-          max_cells: int = MAX_CELLS, progress: bool = False) -> SweepResult:
+          max_cells: int = MAX_CELLS, progress: bool = False, fixed: dict | None = None) -> SweepResult:
     """Evaluate the workbook's outputs for every scenario of ``vary``.
 
     Parameters
@@ -257,6 +264,10 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
         Workbook cell limit.
     progress : bool
         Show a tqdm progress bar over the formula cells (long runs).
+    fixed : dict, optional
+        ``{name or "Sheet!A1": value}`` set for every scenario (``--set``); each is also a
+        column of the results, after the varied inputs, so every row says what it was
+        computed with.
 
     Returns
     -------
@@ -273,6 +284,10 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
     lists = [list(vary[k]) for k in names]
     if any(not v for v in lists):
         raise RecalcError("every --vary needs at least one value")
+    fixed = dict(fixed or {})
+    both = sorted({k.lower() for k in fixed} & {k.lower() for k in names})
+    if both:
+        raise RecalcError(f"{both[0]} is both set (--set) and varied (--vary): give it in one of them")
     if zip_inputs:
         if len({len(v) for v in lists}) != 1:
             raise RecalcError("--zip needs the same number of values for every --vary "
@@ -290,6 +305,8 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
             _check_kind(engine, name, values)
         for name, col in zip(names, columns):
             engine.set_input(name, col if n > 1 else col[0])
+        for name, value in fixed.items():
+            engine.set_input(name, value)
     except EngineError as exc:
         raise RecalcError(f"{path}: {exc}") from None
     # outputs: keys need evaluated labels, so evaluate first, then collect
@@ -305,7 +322,9 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
         result_out[key] = v.column(n)
         cells[key] = f"{engine.sheets[cell[0]].name}!{cell_name(cell[1], cell[2])}"
         name_map[key] = nm
-    res = SweepResult(dict(zip(names, columns)), result_out, cells, os.fspath(path))
+    inputs = dict(zip(names, columns))
+    inputs.update({name: [value] * n for name, value in fixed.items()})
+    res = SweepResult(inputs, result_out, cells, os.fspath(path))
     res._names = name_map
     return res
 

@@ -32,7 +32,7 @@ def template_command(output, force, png_dir):
     Missing folders in OUTPUT's path are created.  Exit code 1 if it cannot be written.
     """
     from workbook._atomic import OutputError
-    from workbook.template import render_pngs, write_template
+    from workbook.template import CHART_SHEETS, render_pngs, write_template
 
     try:
         dest = write_template(output, force=force)
@@ -40,6 +40,8 @@ def template_command(output, force, png_dir):
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {dest}")
     if png_dir:
+        click.echo(f"rendering {', '.join(CHART_SHEETS)} with headless LibreOffice "
+                   "(about 10-20 s: it starts, lays out the sheet, prints it)...", err=True)
         try:
             for png in render_pngs(png_dir):
                 click.echo(f"wrote {png}")
@@ -116,6 +118,9 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
 @click.option("--vary", "varies", multiple=True, required=True, metavar="NAME=VALUES",
               help="Input to vary: NAME=v1,v2,... or NAME=start:stop:step (stop included when "
                    "on the grid). Repeatable; scenarios are the Cartesian product.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Input set to VALUE in every scenario (as recalc --set; repeatable). "
+                   "Written as a column of the results.")
 @click.option("--zip", "zip_inputs", is_flag=True,
               help="Pair the --vary lists element by element instead of the product.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
@@ -128,7 +133,7 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar (default: on for 100,000+ scenarios on a terminal).")
 @click.option("--force", is_flag=True, help="Overwrite existing -o/--plot files.")
-def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, progress, force):
+def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cells, progress, force):
     """Evaluate every Results output of WORKBOOK for each scenario of the --vary inputs.
 
     All scenarios are computed in one vectorized pass over the workbook.  Exit
@@ -136,7 +141,7 @@ def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, pro
     2 usage, 3 some output could not be computed, 4 unusable file/name.
     """
     from workbook._atomic import OutputError, check_destination
-    from workbook.recalculation import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError
+    from workbook.recalculation import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError, parse_assignment
     from workbook.sweeps import parse_vary, sweep
 
     if plot and not ys:
@@ -150,8 +155,11 @@ def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, pro
             raise click.UsageError(f"{target} exists; use --force to overwrite it")
     try:
         pairs = [parse_vary(v) for v in varies]
+        fixed = dict(parse_assignment(a) for a in sets)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if len(fixed) != len(sets):
+        raise click.UsageError("--set gives the same input twice")
     seen = {}
     for name, _ in pairs:
         if name.lower() in seen:
@@ -171,7 +179,8 @@ def sweep_command(workbook, varies, zip_inputs, output, plot, ys, max_cells, pro
     if progress is None:
         progress = total >= 100_000 and sys.stderr.isatty()
     try:
-        res = sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, progress=progress)
+        res = sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, progress=progress,
+                    fixed=fixed)
         if plot:
             for y in ys:
                 res.resolve(y)
