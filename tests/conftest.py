@@ -97,18 +97,24 @@ SPREADSHEET_INSTALL = ("sudo apt-get install -y --no-install-recommends libreoff
                        "python3-uno libreoffice-dev")
 
 
+def require(ok: bool, what: str) -> None:
+    """Skip (fail under CI) unless ``ok``: ``what`` names the missing tool or package."""
+    import os
+
+    if ok:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is required under CI (.ci/run installs it)")
+    pytest.skip(f"{SPREADSHEET_SKIP}: {what}")
+
+
 def require_tool(*names: str) -> str:
     """Path of the first of ``names`` on PATH; skip (fail under CI) when there is none."""
-    import os
     import shutil
 
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{names[0]} is required under CI (.ci/run installs it)")
-    pytest.skip(f"{SPREADSHEET_SKIP}: {names[0]}")
+    found = next(filter(None, map(shutil.which, names)), None)
+    require(found is not None, names[0])
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,8 @@ import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
 
+from conftest import require
+
 from addin import calc
 from addin.catalog import CATALOG
 from workbook.engine_libreoffice import convert, install_extension
@@ -31,15 +33,6 @@ from workbook.template import write_template
 pytestmark = pytest.mark.slow
 
 
-def _require(ok: bool, what: str):
-    if ok:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} is required under CI (.ci/run installs it)")
-    from conftest import SPREADSHEET_SKIP
-    pytest.skip(f"{SPREADSHEET_SKIP}: {what}")
-
-
 @pytest.fixture(scope="module")
 def addin_profile(soffice, tmp_path_factory):
     """A LibreOffice profile with the add-in built from this checkout's catalog installed."""
@@ -48,8 +41,8 @@ def addin_profile(soffice, tmp_path_factory):
         have_sdk = True
     except FileNotFoundError:
         have_sdk = False
-    _require(have_sdk, "unoidl-write (libreoffice-dev)")
-    _require(Path("/usr/lib/libreoffice/program/libpyuno.so").exists(), "python3-uno")
+    require(have_sdk, "unoidl-write (libreoffice-dev)")
+    require(Path("/usr/lib/libreoffice/program/libpyuno.so").exists(), "python3-uno")
     folder = tmp_path_factory.mktemp("lo-addin")
     oxt = folder / "cryptoplan.oxt"
     oxt.write_bytes(calc.package())

@@ -39,10 +39,14 @@ def profile(folder, recalc: bool) -> str:
     return Path(folder).resolve().as_uri()
 
 
+def _shared_cache(folder) -> str:
+    """Bootstrap setting that keeps "shared" extensions inside the profile ``folder``."""
+    return f"UNO_SHARED_PACKAGES_CACHE={(Path(folder) / 'shared').resolve().as_uri()}"
+
+
 def _shared_packages(folder) -> list[str]:
-    """``-env:`` setting that keeps "shared" extensions inside the profile ``folder``, if it has any."""
-    shared = Path(folder) / "shared"
-    return [f"-env:UNO_SHARED_PACKAGES_CACHE={shared.resolve().as_uri()}"] if shared.is_dir() else []
+    """``-env:`` arguments for ``folder``: its own shared-extension cache, if it has one."""
+    return [f"-env:{_shared_cache(folder)}"] if (Path(folder) / "shared").is_dir() else []
 
 
 def install_extension(folder, oxt, *, timeout: float = 300.0) -> None:
@@ -56,8 +60,7 @@ def install_extension(folder, oxt, *, timeout: float = 300.0) -> None:
     from addin.calc import install
     (Path(folder) / "shared").mkdir(parents=True, exist_ok=True)
     install(oxt, shared=True, timeout=timeout,
-            env=[f"UserInstallation={Path(folder).resolve().as_uri()}",
-                 _shared_packages(folder)[0][len("-env:"):]])
+            env=[f"UserInstallation={Path(folder).resolve().as_uri()}", _shared_cache(folder)])
 
 
 def convert(paths, outdir, *, recalc: bool = True, profile_dir=None, timeout: float = 300.0) -> list[Path]:
