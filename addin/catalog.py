@@ -487,8 +487,8 @@ CATALOG: tuple = (
        ("name", "value", "stderr", "unit", "submodel", "description")),
     _f("MODEL_FIGURES", "model_figures", PLANNING, "Published measurements beside the model's "
        "values, as a table with a header row (spills).", [PARAMS_FILE], "table", "table",
-       ("id", "source", "quantity", "conditions", "unit", "published", "model", "residual",
-        "within_tolerance", "reason")),
+       ("source", "quantity", "conditions", "unit", "published", "model", "relative_error",
+        "within_tolerance", "reason", "id")),
 )
 
 _BY_NAME = {f.name: f for f in CATALOG}

@@ -17,7 +17,7 @@ from functools import lru_cache
 from .datafiles import data_path, read_csv_table
 
 __all__ = ["Figure", "FigureTableError", "COLUMNS", "load_figures", "figure", "figure_value", "using_figures",
-           "table_in_force", "vocabulary"]
+           "table_in_force", "vocabulary", "sources", "source_label"]
 
 # The columns of data/figures.csv, in order (data/README.md describes each).
 COLUMNS = ("id", "source", "quote", "quantity", "platform", "crypto_card", "address_space", "mode", "cipher",
@@ -59,6 +59,41 @@ def vocabulary() -> dict:
         for row in csv.DictReader(fh):
             out.setdefault(row["column"], set()).add(row["value"])
     return {k: frozenset(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=1)
+def sources() -> dict:
+    """``{number: row}`` of ``data/sources.csv``: the source documents by their number
+    (``"001"``), each with ``label`` (short, for tables), ``author``, ``title``, ``published``."""
+    rows = read_csv_table(data_path("sources.csv"), ("number", "label", "author", "title", "published"),
+                          "the sources table")
+    return {row["number"]: row for _, row in rows}
+
+
+def source_label(source: str) -> str:
+    """A figure's ``source`` as a reader knows it.
+
+    A source document's file name (``001_d553ce467f0a188a.txt``) becomes its label in
+    ``data/sources.csv`` (``AMS key-size blog (Sharkey, 2024)``); a reference fact's
+    ``origin: report pages`` (``mqperf: MQ for z/OS on z14 pp.15-20``) loses the origin;
+    anything else (a site's own ``site: ...`` rows) is returned as written.
+
+    Raises
+    ------
+    KeyError
+        A source document number that ``data/sources.csv`` does not list.
+    """
+    number, sep, _ = source.partition("_")
+    if sep and number.isdigit() and source.endswith(".txt"):
+        return sources()[number]["label"]
+    origin, sep, rest = source.partition(": ")
+    if sep and origin in _ORIGINS:
+        return _ORIGINS[origin] + rest
+    return source
+
+
+# how a reference fact's origin is shown before its report and page (data/README.md, ``source``)
+_ORIGINS = {"mqperf": "", "ref": "", "ibmdoc": "IBM documentation: ", "nist": "NIST "}
 
 
 def _figure(path: str, line: int, row: dict) -> Figure:

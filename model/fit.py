@@ -55,13 +55,13 @@ import numpy as np
 
 from . import ams, tls
 from .datafiles import data_path
-from .figures import figure, table_in_force, using_figures
+from .figures import figure, source_label, table_in_force, using_figures
 from .params import binding, load_params, param, using_params
 from .tls import ROUNDTRIP_PARAMS, fit_roundtrip, roundtrip_figure_ids, tls_roundtrip_us
 
 __all__ = ["Target", "targets", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
            "predict_all",
-           "figure_table", "crossvalidate", "fit_differences", "fit_cost", "roundtrip_cost",
+           "figure_table", "figure_table_ids", "crossvalidate", "fit_differences", "fit_cost", "roundtrip_cost",
            "write_params"]
 
 
@@ -865,6 +865,13 @@ def known_misses() -> dict:
         return {r["id"]: r["reason"] for r in csv.DictReader(fh)}
 
 
+def figure_table_ids() -> list[str]:
+    """The ids :func:`figure_table` lists, in its order (the figures table's layout,
+    without evaluating a model)."""
+    ids = [t.figure_id for t in targets()]
+    return ids + [fid for fid in roundtrip_figure_ids() if fid not in set(ids)]
+
+
 def figure_table(values: dict) -> list[dict]:
     """Published vs model for every figure a model predicts, with residual and verdict.
 
@@ -878,12 +885,13 @@ def figure_table(values: dict) -> list[dict]:
             preds[fid] = float(tls_roundtrip_us(c["mode"], c["cipher"], float(c["message_kb"])))
     misses = known_misses()
     rows = []
-    for fid, model in preds.items():
+    for fid in figure_table_ids():
+        model = preds[fid]
         f = figure(fid)
         lo, hi = f.bounds()
         pub = f.target()
         ok = bool(lo <= model <= hi)
-        rows.append({"id": fid, "source": f.source, "quantity": f.quantity,
+        rows.append({"id": fid, "source": source_label(f.source), "quantity": f.quantity,
                      "conditions": "; ".join(f"{k}={v}" for k, v in f.conditions.items() if v),
                      "unit": f.unit, "kind": f.kind, "published": pub, "low": f.low, "high": f.high,
                      "model": model, "residual": model - pub,

@@ -44,7 +44,7 @@ def test_fit_prints_per_source_errors(fresh_fit, monkeypatch):
     res = CliRunner().invoke(main, ["fit", "--check"])
     assert res.exit_code == 0, res.output
     assert "median absolute relative error by source" in res.output
-    assert "001_d553ce467f0a188a.txt" in res.output
+    assert "AMS key-size blog (Sharkey, 2024)" in res.output     # data/sources.csv, not a file name
     assert "is this fit's result" in res.output
 
 

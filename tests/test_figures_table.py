@@ -293,3 +293,22 @@ def test_vocabulary_documented_in_readme(vocabulary):
     missing = [(col, v) for col in ("quantity", "unit", "kind") for v in sorted(vocabulary[col])
                if f"`{v}`" not in text]
     assert not missing, f"vocabulary values not documented in data/README.md: {missing}"
+
+
+def test_every_source_document_is_named_in_sources_csv():
+    """A seed row's source file name is shown by its label (data/sources.csv); the labels
+    are unique and each source document the table uses is listed with author and title."""
+    from model.figures import load_figures, source_label, sources
+    listed = sources()
+    labels = [row["label"] for row in listed.values()]
+    assert len(set(labels)) == len(labels)
+    assert all(row["author"] and row["title"] for row in listed.values())
+    used = {f.source for f in load_figures().values()}
+    seeds = {s for s in used if s.endswith(".txt")}
+    assert seeds and {s[:3] for s in seeds} <= set(listed)
+    assert source_label("001_d553ce467f0a188a.txt") == listed["001"]["label"]
+    assert source_label("mqperf: MQ for z/OS on z14 pp.15-20") == "MQ for z/OS on z14 pp.15-20"
+    assert source_label("nist: SP 800-57 Part 1") == "NIST SP 800-57 Part 1"
+    assert source_label("site: our RMF 2026-11-02") == "site: our RMF 2026-11-02"
+    with pytest.raises(KeyError):
+        source_label("999_0000000000000000.txt")

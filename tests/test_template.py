@@ -11,10 +11,13 @@ TEMPLATE_DEFAULTS.
 import os
 import re
 import zipfile
+import subprocess
+import sys
 from pathlib import Path
 
 import openpyxl
 import pytest
+from numpy.testing import assert_allclose
 from click.testing import CliRunner
 from openpyxl.formula import Tokenizer
 from openpyxl.worksheet.formula import ArrayFormula
@@ -28,7 +31,8 @@ from workbook.cli import main
 
 # Excel built-ins the template may use: name -> (min args, max args), from Excel's
 # function reference.  _xlfn. marks functions newer than Excel 2007 in the file format.
-BUILTINS = {"IF": (2, 3), "ISNUMBER": (1, 1), "ISBLANK": (1, 1), "AND": (1, 255), "LEFT": (1, 2), "NA": (0, 0),
+BUILTINS = {"IF": (2, 3), "ISNUMBER": (1, 1), "ISBLANK": (1, 1), "AND": (1, 255), "OR": (1, 255), "LEFT": (1, 2),
+            "NA": (0, 0), "IFERROR": (2, 2), "ERROR.TYPE": (1, 1), "MAX": (1, 255), "N": (1, 1),
             "_xlfn.POISSON.DIST": (3, 3)}
 UDFS = {f.name: (sum(a.required for a in f.args), len(f.args)) for f in CATALOG}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z0-9_\-]+)!)?\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?$")
@@ -81,7 +85,7 @@ def calls(formula: str):
 
 
 def test_sheets(wb):
-    assert wb.sheetnames == ["Guide", "Inputs", "Results", "What-if", "Calibration", "Site RMF", "Check",
+    assert wb.sheetnames == ["Guide", "Inputs", "Results", "What-if", "Calibration", "Parameters", "Site RMF", "Check",
                              "xlwings.conf", "Lists"]
     assert wb["Lists"].sheet_state == "hidden"
     assert wb.active.title == "Inputs"
@@ -265,38 +269,91 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
     assert "card" in rows["Accelerators required"].number_format
 
 
-def test_snapshot_values_are_what_the_functions_return():
-    wb, b = template.build_workbook(snapshot=True)
+def test_the_builder_computes_nothing():
+    """Formulas only: building the workbook never calls the functions (xlwings, behind
+    addin.udfs, is not even imported); values come from the formula engine."""
+    code = ("import sys; from workbook.template import build_workbook; wb, b = build_workbook(); "
+            "assert 'addin.udfs' not in sys.modules and 'xlwings' not in sys.modules, sorted(sys.modules); "
+            "assert not hasattr(b, 'values')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    assert r.returncode == 0, r.stderr
+
+
+def test_snapshot_values_are_what_the_model_returns():
+    # the engine's values (template.snapshot) against the model functions called directly
+    wb = template.snapshot("Results")
+    assert wb.sheetnames == ["Results"]
     ws = wb["Results"]
     d = template.input_defaults()
     label = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(5, ws.max_row + 1)}
-    assert label["Most the requesters reach"] == pytest.approx(model.ams_throughput(
+    assert_allclose(label["Most the requesters reach"], model.ams_throughput(
         d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], None, d["Requesters"],
-        d["Coprocessors"], d["Accelerators"], d["Recipients"], d["Processors"], d["Platform"]))
-    assert label["AMS CPU per transaction at TxRate, total"] == pytest.approx(model.ams_cost_at_rate_us(
+        d["Coprocessors"], d["Accelerators"], d["Recipients"], d["Processors"], d["Platform"]), rtol=1e-12)
+    assert_allclose(label["AMS CPU per transaction at TxRate, total"], model.ams_cost_at_rate_us(
         d["TxRate"], d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], None, d["Recipients"],
-        "total", d["Platform"]))
-    assert label["Coprocessor utilization (RMF summary)"] == pytest.approx(model.card_utilization(
+        "total", d["Platform"]), rtol=1e-12)
+    assert_allclose(label["Coprocessor utilization (RMF summary)"], model.card_utilization(
         d["TxRate"], d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], None,
-        "coprocessor", d["Coprocessors"]))
+        "coprocessor", d["Coprocessors"]), rtol=1e-12)
+    assert label["Bottleneck at TxRate (busiest card type)"] == "coprocessors"
     assert not any(str(v).startswith("=") for v in label.values() if v is not None)
 
 
 def test_whatif_tables_and_charts(wb):
     ws = wb["What-if"]
-    assert ws["A6"].value == "=TxRate*0.25"
-    assert ws["B6"].value.startswith("=CARD_UTILIZATION(A6,")
-    assert ws["J6"].value == "=IF(ISNUMBER(B6),B6,NA())"
+    # the limit: 1 / (the busier card type's utilization at 1 txn/s), utilization being linear in the rate
+    assert ws["I5"].value.startswith("=CARD_UTILIZATION(1,Policy,") and '"accelerator"' in ws["I5"].value
+    assert ws["J5"].value.startswith("=CARD_UTILIZATION(1,Policy,") and '"coprocessor"' in ws["J5"].value
+    assert ws["C5"].value == "=IF(AND(ISNUMBER(I5),ISNUMBER(J5)),1/MAX(I5,J5),IF(ISNUMBER(I5),J5,I5))"
+    assert ws["A7"].value == "=$C$5*B7" and ws["B7"].value == 0.1
+    assert ws["C7"].value.startswith("=CARD_UTILIZATION(A7,")
+    assert ws["I7"].value == "=IF(ISNUMBER(C7),C7,NA())"
     charts = ws._charts
-    assert len(charts) == 3
-    assert all(type(c).__name__ == "LineChart" for c in charts)
+    assert [type(c).__name__ for c in charts] == ["ScatterChart"] * 4     # number x axes
     titles = [c.title.tx.rich.p[0].r[0].t for c in charts]
-    assert titles == ["Card utilization vs transaction rate", "Cards required vs transaction rate",
-                      "AMS throughput vs RSA key size"]
-    # series read the NA()-guarded chart columns, never the raw result columns
-    refs = [s.val.numRef.f for c in charts for s in c.series]
-    assert refs and all(re.search(r"!\$[J-M]\$\d+:\$[J-M]\$\d+$", r) for r in refs), refs
+    assert titles == ["Card utilization vs transaction rate", "Queueing delay per transaction",
+                      "Cards required vs transaction rate", "AMS throughput vs RSA key size"]
+    # y series read the NA()-guarded chart columns I-L, x the rate (key size) column A
+    ys = [s.yVal.numRef.f for c in charts for s in c.series]
+    xs = [s.xVal.numRef.f for c in charts for s in c.series]
+    assert ys and all(re.search(r"!\$[I-L]\$\d+:\$[I-L]\$\d+$", r) for r in ys), ys
+    assert all(re.search(r"!\$A\$\d+:\$A\$\d+$", r) for r in xs), xs
     assert all(s.smooth is False for c in charts for s in c.series)
+    assert all(c.display_blanks == "gap" for c in charts)
+
+
+def test_whatif_at_the_defaults_has_no_errors_and_reaches_the_limit(path):
+    """The issue's #NUM! from 2,500 txn/s on: the installed-cards table now stops at 95% of the
+    limit, and at the defaults no What-if cell is an error."""
+    from workbook.recalculation import load_engine
+    eng = load_engine(path)
+    eng.evaluate()
+    ws = openpyxl.load_workbook(path)["What-if"]
+    values = {c.coordinate: eng.value(f"'What-if'!{c.coordinate}").element(0)
+              for row in ws.iter_rows() for c in row if isinstance(c.value, str) and c.value.startswith("=")}
+    bad = {k: v for k, v in values.items() if not isinstance(v, (float, bool))}
+    assert not bad, bad
+    rates = [values[f"A{r}"] for r in range(7, 17)]
+    assert all(b > a for a, b in zip(rates, rates[1:]))
+    # at 95% of the limit the busier card type is 95% busy (linearity, RMF's definition)
+    assert_allclose(max(values["C16"], values["D16"]), 0.95, rtol=1e-12)
+    # growth rows: required cards never fall as the rate grows
+    acc = [values[f"C{r}"] for r in range(20, 30)]
+    assert acc == sorted(acc)
+
+
+def test_whatif_chart_columns_are_gaps_for_errors(path):
+    """An error result feeds #N/A (a chart gap in Excel and LibreOffice), never text or zero."""
+    from workbook.engine_values import ExcelError
+    from workbook.recalculation import load_engine
+    eng = load_engine(path)
+    eng.set_input("KeySize", 1000)        # not a key size: every AMS function fails
+    eng.evaluate()
+    c7 = eng.value("'What-if'!C7").element(0)
+    assert isinstance(c7, (str, ExcelError))
+    i7 = eng.value("'What-if'!I7").element(0)
+    assert isinstance(i7, ExcelError) and str(i7) == "#N/A"
 
 
 def test_check_sheet_uses_native_poisson(wb):
@@ -326,13 +383,13 @@ def test_xlwings_conf_sheet(wb):
 
 
 def test_calibration_is_dynamic_array(path, wb):
-    ws = wb["Calibration"]
-    for coord, name in (("A5", "MODEL_FIGURES"), ("L5", "MODEL_PARAMETERS")):
-        v = ws[coord].value
+    for sheet, coord, name in (("Calibration", "A22", "MODEL_FIGURES"), ("Parameters", "A4", "MODEL_PARAMETERS")):
+        v = wb[sheet][coord].value
         # the ParamsFile input selects the parameter file the tables show (and validates it)
         assert isinstance(v, ArrayFormula) and v.text == f"={name}({_blank_as_empty('ParamsFile')})"
         rows = len(getattr(model, name.lower())()) + 1
-        assert int(re.search(r"(\d+)$", v.ref).group(1)) == 5 + rows - 1   # sized to the table
+        top = int(coord[1:])
+        assert int(re.search(r"(\d+)$", v.ref).group(1)) == top + rows - 1   # sized to the table
     with zipfile.ZipFile(path) as z:
         meta = z.read("xl/metadata.xml").decode()
         ct = z.read("[Content_Types].xml").decode()
@@ -342,7 +399,22 @@ def test_calibration_is_dynamic_array(path, wb):
     assert 'PartName="/xl/metadata.xml"' in ct
     assert 'relationships/sheetMetadata" Target="metadata.xml"' in rels
     cm_cells = [m for x in sheets.values() for m in re.findall(r'<c r="([A-Z]+\d+)" cm="1"', x)]
-    assert sorted(cm_cells) == ["A5", "L5"]
+    assert sorted(cm_cells) == ["A22", "A4"]
+
+
+def test_calibration_sources_and_chart(wb):
+    ws = wb["Calibration"]
+    [ch] = ws._charts
+    assert type(ch).__name__ == "ScatterChart"
+    assert ch.x_axis.scaling.logBase == 10 and ch.y_axis.scaling.logBase == 10
+    pts, diag = ch.series
+    # the diagonal is the published column against itself: y = x wherever there is a point
+    assert diag.xVal.numRef.f == diag.yVal.numRef.f == pts.xVal.numRef.f
+    assert ws.print_title_rows == "$22:$22"
+    # the figures table names sources as a reader knows them (data/sources.csv), not by file name
+    sources = {r["source"] for r in model.model_figures()}
+    assert "AMS key-size blog (Sharkey, 2024)" in sources and "MQ for z/OS on z14 pp.15-20" in sources
+    assert not any(s.endswith(".txt") for s in sources), sources
 
 
 def test_write_refuses_to_overwrite_and_is_atomic(tmp_path, monkeypatch):

@@ -9,8 +9,10 @@ xlwings add-in (README, "Excel on Windows").  Sheets:
 ``Inputs``       named, validated input cells (Excel's "Input" style)
 ``Results``      throughput, CPU per transaction by address space, card
                  utilization and queueing delay, cards required, bottleneck
-``What-if``      tables over transaction rate and RSA key size, line charts
-``Calibration``  ``=MODEL_FIGURES(ParamsFile)`` and ``=MODEL_PARAMETERS(ParamsFile)`` (dynamic arrays)
+``What-if``      the installed cards up to their limit, cards required as the rate grows, RSA key
+                 size; scatter charts (number axes)
+``Calibration``  ``=MODEL_FIGURES(ParamsFile)`` (dynamic array) and a model-vs-published chart
+``Parameters``   ``=MODEL_PARAMETERS(ParamsFile)`` (dynamic array)
 ``Site RMF``     the RMF Crypto Hardware Activity lines a planner types in, for ``calibrate``
 ``Check``        Erlang C from native ``POISSON.DIST`` beside ``=ERLANGC()``
 ``xlwings.conf`` ``UDF MODULES = addin.udfs`` for the xlwings add-in
@@ -31,13 +33,13 @@ How formulas are stored
 
 Rendering the charts without Excel
     ``cryptoplan template -o planner.xlsx --png out/`` also writes one PNG per
-    chart sheet: a *values snapshot* of that sheet (each formula replaced by
-    the value the same Python function returns for the default inputs; a
-    chart point whose source is error text is left empty, which LibreOffice
-    draws as a gap -- it draws ``#N/A`` as zero, Excel as a gap) is converted
-    to PDF by LibreOffice (``soffice --headless --convert-to pdf``) and
-    rasterised by
-    ``pdftoppm -png``.
+    chart sheet (:data:`CHART_SHEETS`): a *values snapshot* of that sheet
+    (:func:`snapshot`: each formula replaced by what the formula engine of
+    ``cryptoplan recalc`` computes for the default inputs; the builder itself
+    computes nothing) is converted to PDF by LibreOffice
+    (``soffice --headless --convert-to pdf``) and its first page rasterised by
+    ``pdftoppm -png``.  A chart point whose source is an error is ``#N/A``,
+    which Excel and LibreOffice both leave as a gap in a scatter chart.
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ from xml.etree import ElementTree
 from pathlib import Path
 
 from openpyxl import Workbook
-from openpyxl.chart import LineChart, Reference
+from openpyxl.chart import Reference, ScatterChart, Series
+from openpyxl.chart.data_source import StrRef
+from openpyxl.chart.series import SeriesLabel
+from openpyxl.chart.shapes import GraphicalProperties
 from openpyxl.formatting.rule import CellIsRule
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
@@ -69,7 +74,8 @@ from model.tls import PLATFORMS as TLS_PLATFORMS
 from ._atomic import OutputError, atomic_target
 
 __all__ = [
-    "TEMPLATE_DEFAULTS", "INPUTS", "CHART_SHEETS", "input_defaults", "build_workbook",
+    "TEMPLATE_DEFAULTS", "INPUTS", "CHART_SHEETS", "input_defaults", "build_workbook", "evaluated_values",
+    "snapshot",
     "write_template", "render_pngs",
 ]
 
@@ -94,7 +100,7 @@ TEMPLATE_DEFAULTS = {
 # Inputs a planner may leave empty (their functions' defaults apply).
 _MAY_BE_EMPTY = frozenset(k for k, v in TEMPLATE_DEFAULTS.items() if v is None)
 
-CHART_SHEETS = ("What-if",)
+CHART_SHEETS = ("What-if", "Calibration")
 _CATALOG = {f.name: f for f in CATALOG}
 _KEY_SIZES = tuple(RSA_KEY_SIZES) + tuple(ECC_KEY_SIZES)
 
@@ -234,34 +240,18 @@ def _literal(value) -> str:
 
 
 class _Builder:
-    """Writes formulas, and in snapshot mode the values they evaluate to.
+    """Writes the workbook's formulas; it computes nothing.
 
-    ``values[(sheet, coord)]`` holds what each formula cell evaluates to with
-    the default inputs, computed by calling the same :mod:`addin.udfs`
-    functions Excel calls; the snapshot workbook (chart rendering) writes
-    these values instead of the formulas.
+    ``formulas[(sheet, coord)]`` records each formula written and ``dynamic_arrays``
+    the spilling ones.  What a formula evaluates to is the formula engine's business
+    (:func:`snapshot` evaluates a built workbook with :mod:`workbook.recalculation`).
     """
 
-    def __init__(self, snapshot: bool):
-        self.snapshot = snapshot
+    def __init__(self):
         self.inputs = input_defaults()
-        self.values: dict = {}
-        self.formulas: dict = {}           # (sheet, coord) -> formula text, both modes
+        self.formulas: dict = {}           # (sheet, coord) -> formula text
         self.dynamic_arrays: list = []     # (sheet, coord) of spilling formulas
         self.wb = Workbook()
-        # imported here: xlwings (behind addin.udfs) takes ~0.4 s to import, which every
-        # other cryptoplan command would otherwise pay
-        from addin import udfs
-        self.udfs = udfs
-
-    def _resolve(self, ws, arg):
-        if arg is _OMITTED:
-            return None
-        if isinstance(arg, _Name):
-            return self.inputs[str(arg)]
-        if isinstance(arg, _Cell):
-            return self.values[(ws.title, str(arg))]
-        return arg
 
     @staticmethod
     def _render(arg) -> str:
@@ -284,53 +274,31 @@ class _Builder:
         return (*args, *[_OMITTED] * (k - len(args)), _Name("ParamsFile"))
 
     def udf(self, ws, coord: str, name: str, *args, number_format: str | None = None):
-        """Write ``=NAME(args)`` to ``coord`` (the value in snapshot mode).
+        """Write ``=NAME(args)`` to ``coord``.
 
         A function that evaluates with a parameter file gets the ``ParamsFile`` input as its
         last argument (arguments between left out: their defaults).
         """
         args = self._with_params(name, args)
-        formula = f"={name}({','.join(self._render(a) for a in args)})"
-        value = getattr(self.udfs, name)(*(self._resolve(ws, a) for a in args))
-        self._put(ws, coord, formula, value, number_format)
-        return value
+        self.native(ws, coord, f"={name}({','.join(self._render(a) for a in args)})", number_format)
 
-    def native(self, ws, coord: str, formula: str, value, number_format: str | None = None,
-               keep: bool = False):
-        """Write a native Excel formula whose default-input value is ``value``.
-
-        ``keep`` keeps the formula in snapshot mode too (LibreOffice evaluates it).
-        """
-        self._put(ws, coord, formula, value, number_format, keep)
-        return value
-
-    def _put(self, ws, coord, formula, value, number_format, keep=False):
-        self.values[(ws.title, coord)] = value
+    def native(self, ws, coord: str, formula: str, number_format: str | None = None):
+        """Write a formula (native functions only, or built by :meth:`udf`)."""
         self.formulas[(ws.title, coord)] = formula
-        ws[coord] = formula if (keep or not self.snapshot) else value
+        ws[coord] = formula
         if number_format:
             ws[coord].number_format = number_format
 
-    def dynamic_array(self, ws, coord: str, name: str, width_hint: int):
-        """A spilling table function at ``coord`` (header row + rows), given ParamsFile if it takes it."""
+    def dynamic_array(self, ws, coord: str, name: str, height: int, width: int):
+        """A spilling table function at ``coord`` (header row + ``height - 1`` rows), given
+        ParamsFile if it takes it; ``height`` x ``width`` is the range older Excel shows."""
         args = self._with_params(name, ())
-        table = getattr(self.udfs, name)(*(self._resolve(ws, a) for a in args))
-        rows = table if isinstance(table, list) else [[table]]
         formula = f"={name}({','.join(self._render(a) for a in args)})"
-        self.values[(ws.title, coord)] = table
         self.formulas[(ws.title, coord)] = formula
-        if self.snapshot:
-            for i, row in enumerate(rows):
-                for j, v in enumerate(row):
-                    ws.cell(ws[coord].row + i, ws[coord].column + j, v)
-            return rows
         top, left = ws[coord].row, ws[coord].column
-        height = max(1, len(rows))
-        width = max(1, len(rows[0]) if isinstance(table, list) else width_hint)
         ref = f"{coord}:{get_column_letter(left + width - 1)}{top + height - 1}"
         ws[coord] = ArrayFormula(ref, formula)
         self.dynamic_arrays.append((ws.title, coord))
-        return rows
 
 
 def _heading(ws, row: int, text: str):
@@ -383,9 +351,10 @@ def _guide(b: _Builder):
          "policies, key types and sizes, channel modes and ciphers. Every input cell has a name "
          "(TxRate, MessageKB, Policy, ...) used by the formulas."),
         ("3. Read results", "Sheet Results: every number is a cryptoplan function over the "
-         "named inputs. What-if: the same results over a range of transaction rates and RSA key "
-         "sizes, with charts. Calibration: IBM's published measurements beside the model's "
-         "values and the fitted parameters. Site RMF: your RMF crypto report's lines, for "
+         "named inputs. What-if: utilization and queueing delay as the rate grows to what the "
+         "installed cards carry, the cards needed beyond it, RSA key sizes; with charts. "
+         "Calibration: IBM's published measurements beside the model's values, with a chart. "
+         "Parameters: the fitted parameters in force. Site RMF: your RMF crypto report's lines, for "
          "cryptoplan calibrate. Check: Erlang C from native Excel functions beside "
          "the add-in's ERLANGC, as a self-test."),
         ("Errors in cells", "A cryptoplan function never leaves a cell blank. Bad input shows "
@@ -401,7 +370,7 @@ def _guide(b: _Builder):
          "message sizes in KB (1 MB = 1024 KB), key sizes in bits. The unit is part of each "
          "number's format."),
         ("Sources", "Model parameters are fitted to the IBM MQ for z/OS and z/OS Communications "
-         "Server performance reports listed on the Calibration sheet (column source). The input "
+         "Server performance reports named on the Calibration sheet (column source, report and page). The input "
          "defaults reproduce the measured configuration: "
          f"{b.inputs['Coprocessors']} coprocessors, {b.inputs['Accelerators']} accelerator(s), "
          f"{b.inputs['KeyType']} {b.inputs['KeySize']}, {b.inputs['MessageKB']:g} KB messages, "
@@ -576,20 +545,11 @@ def _results(b: _Builder):
         if spec[0] == "bottleneck":
             ua, uc = where["Accelerator utilization (RMF summary)"], where["Coprocessor utilization (RMF summary)"]
             formula = (f'=IF(AND(ISNUMBER({ua}),ISNUMBER({uc})),IF({ua}>={uc},"accelerators",'
-                       f'"coprocessors"),IF(LEFT({ua},5)="#NUM!","accelerators (saturated)",'
-                       f'IF(LEFT({uc},5)="#NUM!","coprocessors (saturated)",'
+                       f'"coprocessors"),IF({_saturated(ua)},"accelerators (saturated)",'
+                       f'IF({_saturated(uc)},"coprocessors (saturated)",'
                        f'"see the errors above")))')
-            va, vc = b.values[("Results", ua)], b.values[("Results", uc)]
-            if isinstance(va, float) and isinstance(vc, float):
-                value = "accelerators" if va >= vc else "coprocessors"
-            elif str(va).startswith("#NUM!"):
-                value = "accelerators (saturated)"
-            elif str(vc).startswith("#NUM!"):
-                value = "coprocessors (saturated)"
-            else:
-                value = "see the errors above"
             ws.cell(row, 1, "Bottleneck at TxRate (busiest card type)")
-            b.native(ws, f"B{row}", formula, value)
+            b.native(ws, f"B{row}", formula)
             ws.cell(row, 3, "native formula")
             ws.cell(row, 4, "The card type with the higher utilization.")
             row += 1
@@ -599,15 +559,8 @@ def _results(b: _Builder):
             formula = (f'=IF(AND(ISNUMBER({ra}),ISNUMBER({rc})),IF(AND({ra}<=Accelerators,'
                        f'{rc}<=Coprocessors),"installed cards meet the targets",'
                        f'"add cards: installed < required"),"see the errors above")')
-            va, vc = b.values[("Results", ra)], b.values[("Results", rc)]
-            if isinstance(va, int) and isinstance(vc, int):
-                ok = va <= b.inputs["Accelerators"] and vc <= b.inputs["Coprocessors"]
-                value = ("installed cards meet the targets" if ok
-                         else "add cards: installed < required")
-            else:
-                value = "see the errors above"
             ws.cell(row, 1, "Verdict for the installed cards")
-            b.native(ws, f"B{row}", formula, value)
+            b.native(ws, f"B{row}", formula)
             ws.cell(row, 3, "native formula")
             ws.cell(row, 4, "Compares the required counts with Coprocessors and Accelerators.")
             row += 1
@@ -621,9 +574,7 @@ def _results(b: _Builder):
         # overflows into the empty cells to its right, so the whole message is readable
         # (Excel does not re-fit row heights when a formula result changes, so wrapping
         # the value cell would not show it).
-        value = b.values[("Results", f"B{row}")]
-        b.native(ws, f"E{row}", f'=IF(ISNUMBER(B{row}),"",B{row})',
-                 "" if isinstance(value, (int, float)) else value)
+        b.native(ws, f"E{row}", f'=IF(ISNUMBER(B{row}),"",B{row})')
         ws.cell(row, 5).font = Font(color="9C0006")
         where.setdefault(label, f"B{row}")
         row += 1
@@ -635,150 +586,287 @@ def _results(b: _Builder):
     _page(ws, f"A1:E{row - 1}")     # the message column prints too
 
 
-_RATE_FACTORS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0)
+_LIMIT_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+_GROWTH_FACTORS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+_SERIES = Font(bold=True, color="595959")
+_BOOLEAN = '"TRUE";"TRUE";"FALSE"'
 
 
-def _na(b, ws, coord, source, number_format):
-    """Chart series cell: the value, or #N/A (a gap) where the source is error text."""
-    v = b.values[(ws.title, source)]
-    formula = f"=IF(ISNUMBER({source}),{source},NA())"
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        b.native(ws, coord, formula, v, number_format)
-    else:
-        b.native(ws, coord, formula, None, number_format)
-        if b.snapshot:
-            # Excel draws #N/A as a gap; LibreOffice draws it as 0, so the
-            # rendering snapshot leaves the cell empty (a gap in both).
-            ws[coord] = None
+def _saturated(ref: str) -> str:
+    """Formula text: ``ref`` holds the #NUM! of a resource that cannot keep up.
+
+    Excel (xlwings) shows it as text starting ``#NUM!``; LibreOffice Calc's add-in as a real
+    #NUM! error (``ERROR.TYPE`` 6).  The test reads both.
+    """
+    return f'OR(IFERROR(LEFT({ref},5)="#NUM!",FALSE),IFERROR(ERROR.TYPE({ref})=6,FALSE))'
+
+
+def _gap(b, ws, coord, source, number_format):
+    """Chart series cell: the value, or #N/A where ``source`` is not a number.
+
+    Excel and LibreOffice both leave a gap at #N/A in a scatter chart; error text (how
+    xlwings returns a failure) would be drawn as zero.
+    """
+    b.native(ws, coord, f"=IF(ISNUMBER({source}),{source},NA())", number_format)
+
+
+def _scatter(ws, title, x_title, y_title, x_ref, series, y_fmt=None, y_max=None):
+    """A straight-line scatter chart: x is a number axis (spacing follows the values).
+
+    ``series`` is ``[(title cell reference, values Reference), ...]`` sharing ``x_ref``.
+    """
+    ch = ScatterChart()
+    ch.title = title
+    ch.style = 2
+    ch.x_axis.title, ch.y_axis.title = x_title, y_title
+    ch.height, ch.width = 7.2, 12.5
+    ch.display_blanks = "gap"
+    for name_ref, values in series:
+        s = Series(values, x_ref, title_from_data=False)
+        s.tx = SeriesLabel(strRef=StrRef(name_ref))
+        s.smooth = False                  # straight segments: no spline overshoot
+        s.marker.symbol = "circle"
+        s.marker.size = 5
+        ch.series.append(s)
+    ch.x_axis.scaling.min = 0
+    ch.y_axis.scaling.min = 0
+    if y_max is not None:
+        ch.y_axis.scaling.max = y_max
+    if y_fmt:
+        ch.y_axis.numFmt = y_fmt
+    ch.x_axis.numFmt = "#,##0"
+    ch.x_axis.delete = ch.y_axis.delete = False
+    ch.legend.position = "b"
+    return ch
 
 
 def _whatif(b: _Builder):
     ws = b.wb.create_sheet("What-if")
     ws["A1"] = "What-if: transaction rate and key size"
     ws["A1"].font = _TITLE
-    ws["A2"] = ("Other inputs come from the Inputs sheet. Chart series (right) turn error text "
-                "into #N/A so that a saturated card shows as a gap, not as zero.")
-    ws["A2"].font = _NOTE
+    ws["A2"] = ("Other inputs come from the Inputs sheet. The first table grows the rate up to what the "
+                "installed cards carry; the second counts the cards needed beyond it. Columns I-L feed "
+                "the charts (#N/A where a result is an error: a gap, not a zero).")
+    ws["A2"].font, ws["A2"].alignment = _NOTE, _WRAP
+    ws.merge_cells("A2:L2")
+    ws.row_dimensions[2].height = 28
     n = _Name
-    # --- rate sweep -------------------------------------------------------
-    _heading(ws, 4, "Transaction rate sweep (multiples of TxRate)")
-    heads = ["Transaction rate", "Accelerator utilization", "Coprocessor utilization",
-             "Accelerators required", "Coprocessors required", "Accelerator delay per txn",
-             "Coprocessor delay per txn"]
-    _header_row(ws, 5, heads)
-    for j, text in enumerate(["Rate (chart)", "Accel. util.", "Coproc. util.", "Accel. req.",
-                              "Coproc. req."], 9):
-        c = ws.cell(5, j, text)
-        c.font = Font(bold=True, color="595959")
-    first = 6
-    for i, k in enumerate(_RATE_FACTORS):
+    ams = (*_AMS, )
+    # --- installed cards up to their limit --------------------------------
+    _heading(ws, 4, "Installed cards as the rate grows, up to the busier card type's limit")
+    ws["A5"] = "Limit of the installed cards"
+    ws["A5"].font = Font(bold=True)
+    ws.merge_cells("A5:B5")
+    acc1 = (1, *ams, "accelerator", n("Accelerators"), n("Recipients"))
+    cop1 = (1, *ams, "coprocessor", n("Coprocessors"), n("Recipients"))
+    b.udf(ws, "I5", "CARD_UTILIZATION", *acc1, number_format="0.0000%")
+    b.udf(ws, "J5", "CARD_UTILIZATION", *cop1, number_format="0.0000%")
+    b.native(ws, "C5", "=IF(AND(ISNUMBER(I5),ISNUMBER(J5)),1/MAX(I5,J5),IF(ISNUMBER(I5),J5,I5))",
+             '#,##0 "txn/s"')
+    ws["C5"].font = Font(bold=True)
+    ws["D5"] = "the busier card type at 100% (RMF summary)"
+    ws["D5"].font = _NOTE
+    ws["H5"] = "at 1 txn/s:"
+    ws["H5"].font = _SERIES
+    heads = ["Transaction rate", "Share of the limit", "Accelerator utilization",
+             "Coprocessor utilization", "Accelerator delay per txn", "Coprocessor delay per txn"]
+    _header_row(ws, 6, heads)
+    for j, text in enumerate(["Accel. util.", "Coproc. util.", "Accel. delay", "Coproc. delay"], 9):
+        ws.cell(6, j, text).font = _SERIES
+    first = 7
+    for i, share in enumerate(_LIMIT_SHARES):
         r = first + i
-        rate = b.inputs["TxRate"] * k
-        b.native(ws, f"A{r}", f"=TxRate*{k:g}", rate, '#,##0 "txn/s"')
-        acc = (_Cell(f"A{r}"), *_AMS, "accelerator", n("Accelerators"), n("Recipients"))
-        cop = (_Cell(f"A{r}"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients"))
-        b.udf(ws, f"B{r}", "CARD_UTILIZATION", *acc, number_format=F_PCT)
-        b.udf(ws, f"C{r}", "CARD_UTILIZATION", *cop, number_format=F_PCT)
-        req = (_Cell(f"A{r}"), *_AMS, n("MaxUtilization"), n("MaxWaitMs"), n("Recipients"))
-        b.udf(ws, f"D{r}", "ACCELERATORS_REQUIRED", *req, number_format=F_CARDS)
-        b.udf(ws, f"E{r}", "COPROCESSORS_REQUIRED", *req, number_format=F_CARDS)
-        b.udf(ws, f"F{r}", "CRYPTO_WAIT_MS", *acc, number_format=F_MS)
-        b.udf(ws, f"G{r}", "CRYPTO_WAIT_MS", *cop, number_format=F_MS)
-        b.native(ws, f"I{r}", f"=A{r}", rate, '#,##0')
-        _na(b, ws, f"J{r}", f"B{r}", F_PCT)
-        _na(b, ws, f"K{r}", f"C{r}", F_PCT)
-        _na(b, ws, f"L{r}", f"D{r}", "0")
-        _na(b, ws, f"M{r}", f"E{r}", "0")
-    last = first + len(_RATE_FACTORS) - 1
+        ws.cell(r, 2, share).number_format = "0%"
+        b.native(ws, f"A{r}", f"=$C$5*B{r}", '#,##0 "txn/s"')
+        acc = (_Cell(f"A{r}"), *ams, "accelerator", n("Accelerators"), n("Recipients"))
+        cop = (_Cell(f"A{r}"), *ams, "coprocessor", n("Coprocessors"), n("Recipients"))
+        b.udf(ws, f"C{r}", "CARD_UTILIZATION", *acc, number_format=F_PCT)
+        b.udf(ws, f"D{r}", "CARD_UTILIZATION", *cop, number_format=F_PCT)
+        b.udf(ws, f"E{r}", "CRYPTO_WAIT_MS", *acc, number_format=F_MS)
+        b.udf(ws, f"F{r}", "CRYPTO_WAIT_MS", *cop, number_format=F_MS)
+        for src, dst, fmt in (("C", "I", F_PCT), ("D", "J", F_PCT), ("E", "K", "0.0000"), ("F", "L", "0.0000")):
+            _gap(b, ws, f"{dst}{r}", f"{src}{r}", fmt)
+    last = first + len(_LIMIT_SHARES) - 1
+    # --- cards required beyond -------------------------------------------
+    g0 = last + 2
+    _heading(ws, g0, "Cards required as the rate grows (multiples of TxRate)")
+    _header_row(ws, g0 + 1, ["Transaction rate", "Multiple of TxRate", "Accelerators required",
+                             "Coprocessors required"])
+    ws.cell(g0 + 1, 9, "Accel. req.").font = _SERIES
+    ws.cell(g0 + 1, 10, "Coproc. req.").font = _SERIES
+    gfirst = g0 + 2
+    req_args = (*ams, n("MaxUtilization"), n("MaxWaitMs"), n("Recipients"))
+    for i, k in enumerate(_GROWTH_FACTORS):
+        r = gfirst + i
+        ws.cell(r, 2, k).number_format = '0.0"x"'
+        b.native(ws, f"A{r}", f"=TxRate*B{r}", '#,##0 "txn/s"')
+        b.udf(ws, f"C{r}", "ACCELERATORS_REQUIRED", _Cell(f"A{r}"), *req_args, number_format=F_CARDS)
+        b.udf(ws, f"D{r}", "COPROCESSORS_REQUIRED", _Cell(f"A{r}"), *req_args, number_format=F_CARDS)
+        _gap(b, ws, f"I{r}", f"C{r}", "0")
+        _gap(b, ws, f"J{r}", f"D{r}", "0")
+    glast = gfirst + len(_GROWTH_FACTORS) - 1
     # --- key-size sweep ---------------------------------------------------
-    k0 = last + 3
-    _heading(ws, k0, "RSA key size sweep (KeyType taken as RSA)")
+    k0 = glast + 2
+    _heading(ws, k0, "RSA key size (KeyType taken as RSA), Requesters in a closed loop")
     _header_row(ws, k0 + 1, ["RSA key size", "Throughput", "CPU per transaction"])
-    ws.cell(k0 + 1, 9, "Key size (chart)").font = Font(bold=True, color="595959")
-    ws.cell(k0 + 1, 10, "Throughput").font = Font(bold=True, color="595959")
+    ws.cell(k0 + 1, 9, "Throughput").font = _SERIES
     req = (n("Requesters"), n("Coprocessors"), n("Accelerators"), n("Recipients"))
     kfirst = k0 + 2
     for i, size in enumerate(RSA_KEY_SIZES):
         r = kfirst + i
         ws.cell(r, 1, size).number_format = '0 "bits"'
-        b.values[(ws.title, f"A{r}")] = size
-        ams = (n("Policy"), "RSA", _Cell(f"A{r}"), n("MessageKB"), n("KeyReuse"))
-        b.udf(ws, f"B{r}", "AMS_THROUGHPUT", *ams, *req, number_format=F_TPS)
-        b.udf(ws, f"C{r}", "AMS_COST_US", *ams, *req, "total", n("Platform"), number_format=F_US)
-        ws.cell(r, 9, size)
-        _na(b, ws, f"J{r}", f"B{r}", "#,##0")
+        key = (n("Policy"), "RSA", _Cell(f"A{r}"), n("MessageKB"), n("KeyReuse"))
+        b.udf(ws, f"B{r}", "AMS_THROUGHPUT", *key, *req, number_format=F_TPS)
+        b.udf(ws, f"C{r}", "AMS_COST_US", *key, *req, "total", n("Platform"), number_format=F_US)
+        _gap(b, ws, f"I{r}", f"B{r}", "#,##0")
     klast = kfirst + len(RSA_KEY_SIZES) - 1
-    # --- charts -----------------------------------------------------------
-    def line(title, y_title, x_title, cols, cats, first_row, last_row, y_fmt=None):
-        ch = LineChart()
-        ch.title = title
-        ch.y_axis.title = y_title
-        ch.x_axis.title = x_title
-        ch.height, ch.width = 7.5, 10.3
-        ch.display_blanks = "gap"
-        for col in cols:
-            ch.add_data(Reference(ws, min_col=col, min_row=first_row - 1, max_row=last_row),
-                        titles_from_data=True)
-        ch.set_categories(Reference(ws, min_col=cats, min_row=first_row, max_row=last_row))
-        for series in ch.series:
-            series.smooth = False          # straight segments: no spline overshoot
-            series.marker.symbol = "circle"
-            series.marker.size = 5
-        if y_fmt:
-            ch.y_axis.numFmt = y_fmt
-        ch.y_axis.delete = False
-        ch.x_axis.delete = False
-        ch.legend.position = "b"
-        return ch
-    c1 = line("Card utilization vs transaction rate", "utilization", "transactions/s",
-              (10, 11), 9, first, last, "0%")
-    c2 = line("Cards required vs transaction rate", "cards", "transactions/s", (12, 13), 9,
-              first, last, "0")
-    c3 = line("AMS throughput vs RSA key size", "transactions/s", "RSA key size (bits)", (10,), 9,
-              kfirst, klast, "#,##0")
-    anchor_row = klast + 3
-    # three charts side by side under the tables (anchors match the column widths)
-    ws.add_chart(c1, f"A{anchor_row}")
-    ws.add_chart(c2, f"E{anchor_row}")
-    ws.add_chart(c3, f"J{anchor_row}")
-    _widths(ws, {"A": 16, "B": 14, "C": 14, "D": 13, "E": 13, "F": 15, "G": 15, "H": 3,
-                 "I": 14, "J": 12, "K": 12, "L": 11, "M": 11})
-    ws.row_dimensions[5].height = 30
-    ws.row_dimensions[k0 + 1].height = 30
-    ws.freeze_panes = "B6"
-    _page(ws, f"A1:M{anchor_row + 15}")
+    # --- charts: two by two under the tables -------------------------------
+    def col(c, r0, r1):
+        return Reference(ws, min_col=c, min_row=r0, max_row=r1)
+
+    x1, x2, x3 = col(1, first, last), col(1, gfirst, glast), col(1, kfirst, klast)
+    q = "'What-if'!"
+    charts = [
+        _scatter(ws, "Card utilization vs transaction rate", "transactions/s", "utilization (RMF)", x1,
+                 [(f"{q}$C$6", col(9, first, last)), (f"{q}$D$6", col(10, first, last))], "0%", 1.0),
+        _scatter(ws, "Queueing delay per transaction", "transactions/s", "ms", x1,
+                 [(f"{q}$E$6", col(11, first, last)), (f"{q}$F$6", col(12, first, last))], "0.00"),
+        _scatter(ws, "Cards required vs transaction rate", "transactions/s", "cards", x2,
+                 [(f"{q}$C${g0 + 1}", col(9, gfirst, glast)), (f"{q}$D${g0 + 1}", col(10, gfirst, glast))],
+                 "0"),
+        _scatter(ws, "AMS throughput vs RSA key size", "RSA key size (bits)", "transactions/s", x3,
+                 [(f"{q}$B${k0 + 1}", col(9, kfirst, klast))], "#,##0"),
+    ]
+    charts[3].x_axis.scaling.min = 0
+    anchor = klast + 2
+    for i, ch in enumerate(charts):
+        ws.add_chart(ch, f"{'A' if i % 2 == 0 else 'E'}{anchor + 15 * (i // 2)}")
+    _widths(ws, {"A": 17, "B": 14, "C": 15, "D": 15, "E": 15, "F": 15, "G": 3, "H": 10,
+                 "I": 12, "J": 12, "K": 12, "L": 12})
+    for r in (6, g0 + 1, k0 + 1):
+        ws.row_dimensions[r].height = 30
+    ws.freeze_panes = "A4"
+    _page(ws, f"A1:L{anchor + 30}", landscape=False)
     ws.page_setup.fitToHeight = 1  # one page: the PNG rendering and a printout
 
 
+def _row_lines(text: str, chars: int) -> int:
+    """Lines a wrapped cell of ``chars`` characters per line needs for ``text``."""
+    return max(1, -(-len(text or "") // chars))
+
+
 def _calibration(b: _Builder):
+    """Published figures beside the model (MODEL_FIGURES), and a model-vs-published chart."""
+    from model.fit import figure_table_ids, known_misses
+
     ws = b.wb.create_sheet("Calibration")
-    ws["A1"] = "Calibration: published measurements vs model"
+    ws["A1"] = "Calibration: published measurements vs the model"
     ws["A1"].font = _TITLE
-    ws["A2"] = ("The formulas in A5 (MODEL_FIGURES) and L5 (MODEL_PARAMETERS) are dynamic "
-                "arrays that spill down and right. within_tolerance FALSE is highlighted.")
+    ws["A2"] = ("MODEL_FIGURES(ParamsFile) in A22 spills one row per published figure the models predict: "
+                "its source document (report and page), the model's value and relative error. "
+                "within_tolerance FALSE is highlighted; the reason column says why the model cannot meet it.")
+    ws["A2"].font, ws["A2"].alignment = _NOTE, _WRAP
+    ws.merge_cells("A2:I2")
+    ws.row_dimensions[2].height = 30
+    fig = _CATALOG["MODEL_FIGURES"]
+    ids = figure_table_ids()
+    top = 22
+    b.dynamic_array(ws, f"A{top}", "MODEL_FIGURES", len(ids) + 1, len(fig.columns))
+    col = {name: get_column_letter(i) for i, name in enumerate(fig.columns, 1)}
+    for c in range(1, len(fig.columns) + 1):       # formats persist under the spilled header
+        cell = ws.cell(top, c)
+        cell.font, cell.fill = _HEAD, _HEAD_FILL
+        cell.alignment = Alignment(wrap_text=True, vertical="center")
+    first, last = top + 1, top + len(ids)
+    widths = {"source": 24, "quantity": 18, "conditions": 30, "unit": 12, "published": 12, "model": 12,
+              "relative_error": 11, "within_tolerance": 11, "reason": 64, "id": 30}
+    _widths(ws, {col[k]: w for k, w in widths.items()})
+    for name, fmt in (("published", "General"), ("model", "0.0000"), ("relative_error", "0.0%")):
+        for r in range(first, last + 1):
+            ws[f"{col[name]}{r}"].number_format = fmt
+    for name in fig.columns:
+        for r in range(first, last + 1):
+            ws[f"{col[name]}{r}"].alignment = _WRAP
+    for r in range(first, last + 1):   # LibreOffice shows a boolean as 1/0 without a boolean format
+        ws[f"{col['within_tolerance']}{r}"].number_format = _BOOLEAN
+    ws.row_dimensions[top].height = 30
+    # row heights for the text the shipped table holds (Excel does not re-fit a row when a
+    # formula's text changes): the conditions and the listed reasons of the figures
+    misses = known_misses()
+    for r, fid in enumerate(ids, first):
+        f = figure(fid)
+        cond = "; ".join(f"{k}={v}" for k, v in f.conditions.items() if v)
+        lines = max(_row_lines(cond, widths["conditions"] - 2), _row_lines(misses.get(fid, ""), widths["reason"] + 4),
+                    _row_lines(fid, widths["id"] - 1))
+        ws.row_dimensions[r].height = 13 * lines + 2
+    ws.conditional_formatting.add(f"{col['within_tolerance']}{first}:{col['within_tolerance']}{last}", CellIsRule(
+        operator="equal", formula=["FALSE"], fill=PatternFill("solid", fgColor="FFC7CE"), font=Font(color="9C0006")))
+    # --- chart: model against published, log-log, the diagonal is agreement ---
+    x, y = get_column_letter(len(fig.columns) + 2), get_column_letter(len(fig.columns) + 3)
+    ws[f"{x}{top}"], ws[f"{y}{top}"] = "published (chart)", "model (chart)"
+    ws[f"{x}{top}"].font = ws[f"{y}{top}"].font = _SERIES
+    pub, mod = col["published"], col["model"]
+    for r in range(first, last + 1):
+        ok = f"AND(ISNUMBER({pub}{r}),ISNUMBER({mod}{r}),N({pub}{r})>0,N({mod}{r})>0)"
+        b.native(ws, f"{x}{r}", f"=IF({ok},{pub}{r},NA())", "General")
+        b.native(ws, f"{y}{r}", f"=IF({ok},{mod}{r},NA())", "General")
+    ch = ScatterChart()
+    ch.title = "Model vs published (each point one figure, in its own unit)"
+    ch.style = 2
+    ch.x_axis.title, ch.y_axis.title = "published", "model"
+    ch.height, ch.width = 10.0, 26.0
+    ch.display_blanks = "gap"
+    xs = Reference(ws, min_col=len(fig.columns) + 2, min_row=first, max_row=last)
+    pts = Series(Reference(ws, min_col=len(fig.columns) + 3, min_row=first, max_row=last), xs, title="figures")
+    pts.marker.symbol, pts.marker.size = "circle", 6
+    pts.marker.graphicalProperties = GraphicalProperties(solidFill="1F77B4")
+    pts.marker.graphicalProperties.line.solidFill = "1F77B4"
+    pts.graphicalProperties.line.noFill = True       # points only
+    # the diagonal: the published values against themselves lie on y = x, in any order
+    diag = Series(xs, xs, title="model = published")
+    diag.marker.symbol = "none"
+    diag.graphicalProperties.line.solidFill = "C00000"
+    diag.graphicalProperties.line.width = 12700
+    ch.series.extend([pts, diag])
+    for ax in (ch.x_axis, ch.y_axis):
+        ax.scaling.logBase = 10
+        ax.numFmt = "General"
+        ax.delete = False
+    ch.legend.position = "b"
+    ws.add_chart(ch, "A4")
+    ws.freeze_panes = f"A{first}"
+    _page(ws, f"A1:{get_column_letter(len(fig.columns))}{last}")
+    ws.print_title_rows = f"{top}:{top}"
+
+
+def _parameters(b: _Builder):
+    """The parameters in force (MODEL_PARAMETERS), one row each."""
+    from model.params import load_params
+
+    ws = b.wb.create_sheet("Parameters")
+    ws["A1"] = "Model parameters in force"
+    ws["A1"].font = _TITLE
+    ws["A2"] = ("MODEL_PARAMETERS(ParamsFile) spills one row per parameter: its value, standard error "
+                "(empty where the fit holds it at a bound or it is derived), unit and sub-model.")
     ws["A2"].font = _NOTE
-    ws["A4"] = "Published vs model"
-    ws["A4"].font = _SECTION
-    ws["L4"] = "Fitted parameters"
-    ws["L4"].font = _SECTION
-    fig = next(f for f in CATALOG if f.name == "MODEL_FIGURES")
-    par = next(f for f in CATALOG if f.name == "MODEL_PARAMETERS")
-    rows_f = b.dynamic_array(ws, "A5", "MODEL_FIGURES", len(fig.columns))
-    rows_p = b.dynamic_array(ws, "L5", "MODEL_PARAMETERS", len(par.columns))
-    height = max(len(rows_f), len(rows_p), 2)
-    for c in [*range(1, 1 + len(fig.columns)), *range(12, 12 + len(par.columns))]:
-        ws.cell(5, c).font = Font(bold=True)  # formats persist under the spilled header
-    last = 5 + max(height, 200)
-    for col in ("F", "G", "H", "M", "N"):
-        for r in range(6, last + 1):
-            ws[f"{col}{r}"].number_format = "0.0000"
-    ws.conditional_formatting.add(f"I6:I{last}", CellIsRule(
-        operator="equal", formula=["FALSE"], fill=PatternFill("solid", fgColor="FFC7CE"),
-        font=Font(color="9C0006")))
-    _widths(ws, {"A": 34, "B": 26, "C": 20, "D": 16, "E": 12, "F": 12, "G": 12, "H": 12,
-                 "I": 10, "J": 3, "K": 3, "L": 24, "M": 12, "N": 12, "O": 10, "P": 12, "Q": 50})
-    ws.freeze_panes = "A6"
-    _page(ws, f"A1:Q{4 + height}")
+    par = _CATALOG["MODEL_PARAMETERS"]
+    doc = load_params()["parameters"]
+    b.dynamic_array(ws, "A4", "MODEL_PARAMETERS", len(doc) + 1, len(par.columns))
+    for c in range(1, len(par.columns) + 1):
+        cell = ws.cell(4, c)
+        cell.font, cell.fill = _HEAD, _HEAD_FILL
+    widths = {"name": 26, "value": 14, "stderr": 14, "unit": 12, "submodel": 12, "description": 90}
+    col = {name: get_column_letter(i) for i, name in enumerate(par.columns, 1)}
+    _widths(ws, {col[k]: w for k, w in widths.items()})
+    for r, name in enumerate(sorted(doc), 5):
+        ws[f"{col['value']}{r}"].number_format = ws[f"{col['stderr']}{r}"].number_format = "0.0000"
+        for column in par.columns:
+            ws[f"{col[column]}{r}"].alignment = _WRAP if column == "description" else Alignment(
+                vertical="top", horizontal="left" if column in ("name", "unit", "submodel") else None)
+        ws.row_dimensions[r].height = 13 * _row_lines(doc[name].get("description", ""), widths["description"] + 4) + 2
+    ws.freeze_panes = "A5"
+    _page(ws, f"A1:{get_column_letter(len(par.columns))}{4 + len(doc)}")
+    ws.print_title_rows = "4:4"
 
 
 def _site_rmf(b: _Builder):
@@ -845,17 +933,12 @@ def _check(b: _Builder):
         ws.cell(i, 1).number_format = "0.00"
         ws.cell(i, 2, c).style = "Input"
         ws.cell(i, 2).number_format = "0"
-        b.values[("Check", f"A{i}")], b.values[("Check", f"B{i}")] = a, c
-        bval = float(model.erlang_b(a, c))
-        cval = float(model.erlang_c(a, c))
-        b.native(ws, f"C{i}", f"=A{i}/B{i}", a / c, "0.0%", keep=True)
+        b.native(ws, f"C{i}", f"=A{i}/B{i}", "0.0%")
         b.native(ws, f"D{i}", f"=_xlfn.POISSON.DIST(B{i},A{i},FALSE)/_xlfn.POISSON.DIST(B{i},A{i},TRUE)",
-                 bval, "0.000000000000", keep=True)
-        b.native(ws, f"E{i}", f"=D{i}/(1-(A{i}/B{i})*(1-D{i}))", cval, "0.000000000000", keep=True)
-        b.udf(ws, f"F{i}", "ERLANGC", _Cell(f"A{i}"), _Cell(f"B{i}"),
-              number_format="0.000000000000")
-        b.native(ws, f"G{i}", f'=IF(ISNUMBER(F{i}),F{i}-E{i},"add-in value missing")', 0.0,
-                 "0.0E+00", keep=True)
+                 "0.000000000000")
+        b.native(ws, f"E{i}", f"=D{i}/(1-(A{i}/B{i})*(1-D{i}))", "0.000000000000")
+        b.udf(ws, f"F{i}", "ERLANGC", _Cell(f"A{i}"), _Cell(f"B{i}"), number_format="0.000000000000")
+        b.native(ws, f"G{i}", f'=IF(ISNUMBER(F{i}),F{i}-E{i},"add-in value missing")', "0.0E+00")
     last = 4 + len(CHECK_PAIRS)
     _widths(ws, {"A": 18, "B": 11, "C": 15, "D": 20, "E": 20, "F": 20, "G": 22})
     ws.freeze_panes = "A5"
@@ -877,29 +960,22 @@ def _xlwings_conf_sheet(b: _Builder):
     _widths(ws, {"A": 16, "B": 16, "D": 100})
 
 
-def build_workbook(snapshot: bool = False):
-    """Build the planning workbook in memory.
-
-    Parameters
-    ----------
-    snapshot : bool
-        Write the values the formulas evaluate to with the default inputs
-        instead of the cryptoplan formulas (native formulas on the Check sheet
-        and chart-gap ``=NA()`` are kept).  Used to render charts without Excel.
+def build_workbook():
+    """Build the planning workbook in memory: formulas only (nothing is computed here).
 
     Returns
     -------
     (openpyxl.Workbook, _Builder)
-        The workbook and its builder (``formulas``, ``values``,
-        ``dynamic_arrays``).
+        The workbook and its builder (``formulas``, ``dynamic_arrays``).
     """
-    b = _Builder(snapshot)
+    b = _Builder()
     _guide(b)
     refs = _lists(b)
     _inputs(b, refs)
     _results(b)
     _whatif(b)
     _calibration(b)
+    _parameters(b)
     _site_rmf(b)
     _check(b)
     _xlwings_conf_sheet(b)
@@ -908,6 +984,62 @@ def build_workbook(snapshot: bool = False):
     b.wb.active = 1  # Inputs
     b.wb.calculation.fullCalcOnLoad = True
     return b.wb, b
+
+
+def evaluated_values(wb, b) -> dict:
+    """What every formula of a built workbook evaluates to with its inputs, by the formula engine.
+
+    The workbook is saved to a temporary file and recalculated by
+    :func:`workbook.recalculation.load_engine` (the engine of ``cryptoplan recalc``), so the
+    values are the engine's, not a second computation beside the formulas.
+
+    Returns
+    -------
+    dict
+        ``{(sheet, coord): value}`` for every formula cell and every cell a dynamic array
+        spills into; a value is a float, bool, str (error text included), None (empty) or an
+        error string such as ``"#N/A"``.
+    """
+    from openpyxl.utils.cell import range_boundaries
+
+    from .recalculation import load_engine
+    with tempfile.TemporaryDirectory(prefix="cryptoplan-template-") as tmp:
+        path = Path(tmp) / "template.xlsx"
+        wb.save(path)
+        engine = load_engine(path)
+        engine.evaluate()
+        out = {}
+        for sheet, coord in b.formulas:
+            cells = [coord]
+            f = wb[sheet][coord].value
+            if isinstance(f, ArrayFormula):
+                c1, r1, c2, r2 = range_boundaries(f.ref)
+                cells = [f"{get_column_letter(c)}{r}" for r in range(r1, r2 + 1) for c in range(c1, c2 + 1)]
+            for cell in cells:
+                v = engine.value(f"'{sheet}'!{cell}").element(0)
+                out[(sheet, cell)] = v if isinstance(v, (float, bool, str, type(None))) else str(v)
+    return out
+
+
+def snapshot(sheet: str):
+    """The template with ``sheet`` alone, its formulas replaced by their values (for rendering).
+
+    LibreOffice without the Calc add-in cannot evaluate cryptoplan functions; the snapshot
+    shows what the formula engine computes for the default inputs, charts included.
+    """
+    wb, b = build_workbook()
+    values = evaluated_values(wb, b)
+    ws = wb[sheet]
+    for (title, coord), v in values.items():
+        if title == sheet:
+            ws[coord] = v
+    for other in list(wb.worksheets):
+        if other.title != sheet:
+            wb.remove(other)
+    for name in list(wb.defined_names):
+        del wb.defined_names[name]
+    wb.active = 0
+    return wb
 
 
 # --------------------------------------------------------- dynamic arrays
@@ -1057,13 +1189,7 @@ def render_pngs(out_dir, dpi: int = 110, timeout: float = 180.0) -> list:
     with tempfile.TemporaryDirectory(prefix="cryptoplan-render-") as tmpd:
         tmp = Path(tmpd)
         for title in CHART_SHEETS:
-            wb, _ = build_workbook(snapshot=True)
-            for ws in list(wb.worksheets):
-                if ws.title != title:
-                    wb.remove(ws)
-            for name in list(wb.defined_names):
-                del wb.defined_names[name]
-            wb.active = 0
+            wb = snapshot(title)
             slug = re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()
             xlsx = tmp / f"{slug}.xlsx"
             wb.save(xlsx)
