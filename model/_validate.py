@@ -32,7 +32,25 @@ class UnstableQueueError(ValueError):
 
     A subclass of :class:`ValueError` so that callers catching bad input also
     catch instability; the add-in shows it as its own Excel error text.
+
+    Attributes
+    ----------
+    mask : ndarray of bool or None
+        For an array call: which elements are unstable (the broadcast shape of the
+        arguments); every other element passed this check.
+    element_message : callable or None
+        ``element_message(i)`` is the message a call with element ``i``'s (flat index)
+        scalar arguments raises here: a caller evaluating many scenarios reports each
+        unstable one without calling again, then retries only the stable ones.
     """
+
+    def __init__(self, message: str, mask=None, element_message=None):
+        super().__init__(message)
+        self.mask = mask
+        self.element_message = element_message
+
+    def __reduce__(self):          # pickles as its message (the element detail stays in-process)
+        return type(self), self.args
 
 
 def is_scalar(*xs) -> bool:
@@ -175,6 +193,9 @@ def check_stable(utilization, *, what: str = "utilization") -> None:
         if not (arr >= 1.0).any():
             return
     bad = arr >= 1.0
-    raise UnstableQueueError(
-        f"unstable queue: {what} must be < 1, i.e. the offered load must be below "
-        f"the capacity ({_where(bad, arr)}); add servers or lower the arrival rate")
+
+    def message(where: str) -> str:
+        return (f"unstable queue: {what} must be < 1, i.e. the offered load must be below "
+                f"the capacity ({where}); add servers or lower the arrival rate")
+    raise UnstableQueueError(message(_where(bad, arr)), mask=bad if arr.ndim else None,
+                             element_message=lambda i: message(f"got {arr.flat[i]:g}"))

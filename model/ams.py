@@ -984,19 +984,28 @@ def _needed(load, other, max_u):
 
 
 def _overload(name, util, count, needed, lam, unit):
-    """Raise UnstableQueueError naming the resource, its utilization and how many are needed."""
+    """Raise UnstableQueueError naming the resource, its utilization and how many are needed.
+
+    For arrays the error names the busiest element and carries the mask of overloaded
+    elements and each one's own (scalar-call) message.
+    """
     bad = util >= 1.0
     if not bad.any():
         return
-    i = np.unravel_index(np.argmax(np.where(bad, util, -1.0)), util.shape) if util.ndim else ()
-    u, k = float(util[i]), float(needed[i])
-    busy = f"{u:.0%} busy" if u < 100.0 else "more than 100 times as busy as they can be"
-    more = (f"{int(k):,} {unit} needed to stay below 100%" if k <= MAX_REQUIRED
-            else f"more than {MAX_REQUIRED:,} {unit} would be needed: check tx_rate (transactions per second)")
-    raise UnstableQueueError(
-        f"{name} would be {busy} at tx_rate {float(lam[i]):g}/s with "
-        f"{float(count[i]):g} {unit}{f' (at index {index_text(i)})' if util.ndim else ''}: the rate cannot be "
-        f"carried; {more}")
+    util, count, needed, lam = np.broadcast_arrays(util, count, needed, lam)
+
+    def message(i, where: str = "") -> str:
+        u, k = float(util[i]), float(needed[i])
+        busy = f"{u:.0%} busy" if u < 100.0 else "more than 100 times as busy as they can be"
+        more = (f"{int(k):,} {unit} needed to stay below 100%" if k <= MAX_REQUIRED
+                else f"more than {MAX_REQUIRED:,} {unit} would be needed: check tx_rate (transactions per second)")
+        return (f"{name} would be {busy} at tx_rate {float(lam[i]):g}/s with "
+                f"{float(count[i]):g} {unit}{where}: the rate cannot be carried; {more}")
+    if util.ndim == 0:
+        raise UnstableQueueError(message(()))
+    i = np.unravel_index(np.argmax(np.where(bad, util, -1.0)), util.shape)
+    raise UnstableQueueError(message(i, f" (at index {index_text(i)})"), mask=bad,
+                             element_message=lambda k: message(np.unravel_index(k, util.shape)))
 
 
 def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, recipients=1,

@@ -938,3 +938,37 @@ def test_workload_is_validated_once_when_built():
         AmsWorkload(["integrity", "privacy"], "RSA", 2048, 2.0, [1, 32])
     with pytest.raises(ValueError, match="requesters"):
         AmsWorkload("integrity", "RSA", 2048, 2.0).throughput(requesters=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(10.0, 6000.0), min_size=2, max_size=12), st.integers(1, 3),
+       st.sampled_from(["accelerator", "coprocessor"]))
+def test_overload_reports_each_element_as_its_scalar_call_would(rates, cards, card):
+    """An array call that overloads names the busiest element and carries the mask of the
+    overloaded ones with each one's own message: exactly what the scalar call raises (the
+    sweep reports saturated scenarios from it without calling the model once per scenario)."""
+    from model.ams import card_utilization
+    args = ("integrity", "RSA", 2048, 2.0)
+    scalar = []
+    for r in rates:
+        try:
+            card_utilization(r, *args, card=card, cards=cards)
+            scalar.append(None)
+        except UnstableQueueError as exc:
+            scalar.append(str(exc))
+    assume(any(scalar))
+    with pytest.raises(UnstableQueueError) as info:
+        card_utilization(np.array(rates), *args, card=card, cards=cards)
+    exc = info.value
+    assert exc.mask.tolist() == [m is not None for m in scalar]
+    for k, want in enumerate(scalar):
+        if want is not None:
+            assert exc.element_message(k) == want
+    assert "(at index " in str(exc)
+
+
+def test_unstable_queue_error_pickles_as_its_message():
+    import pickle
+    exc = UnstableQueueError("cards would be 120% busy", mask=np.array([True]), element_message=lambda k: "x")
+    back = pickle.loads(pickle.dumps(exc))
+    assert type(back) is UnstableQueueError and str(back) == str(exc) and back.mask is None

@@ -202,3 +202,17 @@ def test_overflowing_inputs_and_mismatched_shapes_are_named():
     # "shape mismatch: objects cannot be broadcast" named no argument
     with pytest.raises(ValueError, match=r"policy \(3,\).*key_size \(2,\)"):
         model.ams_throughput(["integrity", "privacy", "integrity"], "RSA", [2048, 4096], 2)
+
+
+def test_check_stable_element_messages_equal_the_scalar_calls():
+    """mmc_wait over an array of rates: the mask marks the unstable elements, and each one's
+    message is what mmc_wait raises for that rate alone."""
+    rates = np.array([5.0, 12.0, 9.0, 30.0])
+    with pytest.raises(UnstableQueueError) as info:
+        mmc_wait(rates, 1.0, 10)
+    exc = info.value
+    assert exc.mask.tolist() == [False, True, False, True]
+    for k in (1, 3):
+        with pytest.raises(UnstableQueueError) as one:
+            mmc_wait(float(rates[k]), 1.0, 10)
+        assert exc.element_message(k) == str(one.value)

@@ -127,15 +127,17 @@ class _Out:
         self.kind[idx] = NUM
 
 
-def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf=None):
+def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf=None, call_failed=None):
     """Evaluate elements: slow ones one by one, fast ones in vectorized groups.
 
     ``keys[i]``: hashable group key of element i (its text/categorical args);
     ``numcols``: list of float arrays (E,); ``call_vec(key, arrays, scalar)``
     returns an array/scalar for the group's unique rows; ``call_one(i)`` the
     Python result of (slow) element i; ``call_leaf(i)`` that of a fast
-    element whose vectorized call failed (default ``call_one``).  Each
-    distinct argument tuple is evaluated once.
+    element whose vectorized call failed (default ``call_one``);
+    ``call_failed(exc)`` the Python result of an element the vector call reported
+    failed with ``exc`` (see :func:`_bisect`; without it such elements go to
+    ``call_leaf``).  Each distinct argument tuple is evaluated once.
     """
     call_leaf = call_leaf or call_one
     idx_fast = np.nonzero(fast)[0]
@@ -156,12 +158,20 @@ def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf
             inv = np.zeros(len(members), dtype=np.int64)
         res = np.zeros(len(uniq))
         ok = np.zeros(len(uniq), dtype=bool)
-        _bisect(key, uniq, np.arange(len(uniq)), call_vec, res, ok)
+        failed: dict = {} if call_failed is not None else None
+        _bisect(key, uniq, np.arange(len(uniq)), call_vec, res, ok, failed)
         good = ok[inv]
         out.put_many(members[good], res[inv[good]])
-        for u in np.nonzero(~ok)[0].tolist():
-            r = call_leaf(int(members[first[u]]))
-            for i in members[inv == u].tolist():
+        bad = np.nonzero(~ok)[0]
+        if not len(bad):
+            continue
+        # the members of each failing unique row, by one sort (not a scan per row)
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.stack([bad, bad + 1]))
+        for u, lo, hi in zip(bad.tolist(), bounds[0].tolist(), bounds[1].tolist()):
+            exc = failed.get(u) if failed else None
+            r = call_failed(exc) if exc is not None else call_leaf(int(members[first[u]]))
+            for i in members[order[lo:hi]].tolist():
                 out.put(i, r)
 
 
@@ -196,7 +206,15 @@ def _first_of_groups(keys, fast) -> dict:
     return dict(zip(g.tolist(), idx[first].tolist()))
 
 
-def _bisect(key, uniq, rows, call_vec, res, ok):
+def _bisect(key, uniq, rows, call_vec, res, ok, failed=None):
+    """Evaluate ``rows`` of ``uniq`` in one vector call; isolate the elements that fail.
+
+    An error that says which elements failed and why (``exc.mask`` over the call's
+    elements, ``exc.element_message(i)``: :class:`model.UnstableQueueError`) records those
+    in ``failed`` (row -> scalar exception) and retries the rest in one call; any other
+    failure halves the rows until single elements fail alone (they are then evaluated
+    one by one by the caller).
+    """
     if len(rows) == 0:
         return
     try:
@@ -212,12 +230,20 @@ def _bisect(key, uniq, rows, call_vec, res, ok):
         fin = np.isfinite(arr)
         res[rows[fin]] = arr[fin]
         ok[rows[fin]] = True  # non-finite ones go element by element (exact error text)
-    except Exception:  # noqa: BLE001 - any failure: isolate the failing elements
+    except Exception as exc:  # noqa: BLE001 - any failure: isolate the failing elements
+        mask = getattr(exc, "mask", None)
+        if (failed is not None and mask is not None and getattr(exc, "element_message", None)
+                and np.shape(mask) == (len(rows),) and np.asarray(mask).any()):
+            mask = np.asarray(mask, dtype=bool)
+            for k in np.nonzero(mask)[0].tolist():
+                failed[int(rows[k])] = type(exc)(exc.element_message(k))
+            _bisect(key, uniq, rows[~mask], call_vec, res, ok, failed)
+            return
         if len(rows) <= _LEAF:
             return
         mid = len(rows) // 2
-        _bisect(key, uniq, rows[:mid], call_vec, res, ok)
-        _bisect(key, uniq, rows[mid:], call_vec, res, ok)
+        _bisect(key, uniq, rows[:mid], call_vec, res, ok, failed)
+        _bisect(key, uniq, rows[mid:], call_vec, res, ok, failed)
 
 
 def _broadcast_args(vals):
@@ -468,9 +494,13 @@ def _catalog_core(spec) -> Fn:
             except Exception as exc:  # noqa: BLE001 - exactly what convert.call returns
                 return convert.error_text(convert._code_for(exc), spec.name, convert._message(exc))
 
+        def call_failed(exc):
+            """An element the vector call reported failed: the add-in's text for ``exc``."""
+            return convert.error_text(convert._code_for(exc), spec.name, convert._message(exc))
+
         key_first = _first_of_groups(keys, fast)
         out = _Out(E)
-        _run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf)
+        _run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed)
         return _finish(out, n, rows, cols, ctx, spec.name)
 
     return Fn(spec.name, impl, "r*", 0, len(args), udf=True)
