@@ -669,6 +669,19 @@ class Engine:
         self._block_cache.clear()
         return key
 
+    def resize(self, n: int) -> None:
+        """Evaluate ``n`` scenarios from now on (the next chunk of a sweep).
+
+        Inputs given one value per scenario are dropped (give them again for the new
+        scenarios); single-valued inputs, the parsed and compiled formulas stay.
+        """
+        if n < 1:
+            raise ValueError(f"n = {n}: a workbook is evaluated for at least one scenario")
+        self.n = n
+        self.overrides = {k: v for k, v in self.overrides.items() if v.n == 1}
+        self._block_cache.clear()
+        self.values, self.state, self.diagnostics = {}, {}, {}
+
     # ------------------------------------------------------------- reading
     def cell_value(self, si: int, r: int, c: int) -> Val:
         key = (si, r, c)

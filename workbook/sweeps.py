@@ -1,14 +1,17 @@
 """``cryptoplan sweep``: every Results output over a grid of input scenarios, in one pass.
 
-The workbook is evaluated **once** with every varied input holding a NumPy
-vector (one element per scenario, see :mod:`workbook.engine`): native
+The workbook is read and compiled **once** and evaluated in chunks of
+:data:`DEFAULT_CHUNK` scenarios, every varied input holding a NumPy vector
+(one element per scenario of the chunk, see :mod:`workbook.engine`): native
 formulas operate on whole vectors, each UDF is called with arrays (grouped by
 its text arguments, identical argument tuples computed once), and an element
 that fails becomes an error in that scenario only.  Nothing is evaluated per
 scenario except the rare formula whose *reference* depends on a varied input
 (``OFFSET(A1, TxRate, 0)``).
 
-Python API: :func:`sweep` -> :class:`SweepResult`; :func:`parse_vary`.
+Python API: :func:`sweep` -> :class:`SweepResult` (in memory); :func:`iter_sweep` yields
+one per chunk and :func:`write_sweep` streams them to a file (memory bounded by a chunk);
+:func:`parse_vary`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import itertools
 import math
 import os
 import sys
+from contextlib import contextmanager
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,14 +30,15 @@ from ._atomic import atomic_target
 from .engine import EngineError, FunctionRegistry
 from .engine_package import MAX_CELLS, ooxml_string
 from .engine_parser import cell_name
-from .engine_values import ExcelError
-from .limits import MAX_SCENARIOS
+from .engine_values import ERR_NULL, NOT_COMPUTED, STR, ExcelError
+from .limits import DEFAULT_CHUNK, MAX_SCENARIOS
 from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, _is_error,
     _parse_value, check_utf8, find_outputs, load_engine,
 )
 
-__all__ = ["sweep", "SweepResult", "parse_vary", "grid_values", "MAX_SCENARIOS"]
+__all__ = ["sweep", "iter_sweep", "write_sweep", "count_scenarios", "SweepResult", "parse_vary", "grid_values",
+           "MAX_SCENARIOS", "DEFAULT_CHUNK", "with_progress", "Written"]
 
 
 def grid_values(start: float, stop: float, step: float) -> list[float]:
@@ -134,9 +140,24 @@ class SweepResult:
         raise KeyError(f"no output {key!r}; outputs: {', '.join(self.outputs)}")
 
     _names: dict = {}
+    _exit: int | None = None
+
+    @classmethod
+    def concat(cls, parts: list) -> "SweepResult":
+        """One result from consecutive chunks (:func:`iter_sweep`)."""
+        first = parts[0]
+        res = cls({k: [v for p in parts for v in p.inputs[k]] for k in first.inputs},
+                  {k: [v for p in parts for v in p.outputs[k]] for k in first.outputs}, first.cells, first.path)
+        res._names = first._names
+        codes = [p._exit for p in parts]
+        res._exit = None if None in codes else max(codes)
+        return res
 
     @property
     def exit_code(self) -> int:
+        """0 every output computed; 1 some values are errors; 3 some could not be computed."""
+        if self._exit is not None:
+            return self._exit
         worst = EXIT_OK
         for col in self.outputs.values():
             for v in col:
@@ -152,32 +173,9 @@ class SweepResult:
         suffix = os.path.splitext(path)[1].lower()
         if suffix not in (".csv", ".xlsx"):
             raise ValueError(f"{path}: the results file must end in .csv or .xlsx")
-        header = list(self.inputs) + list(self.outputs)
         with atomic_target(path) as tmp:
-            if suffix == ".csv":
-                with open(tmp, "w", newline="", encoding="utf-8") as fh:
-                    w = csv.writer(fh)
-                    w.writerow([_csv(k) for k in header])
-                    for row in self.rows():
-                        w.writerow([_csv(row[k]) for k in header])
-            else:
-                from openpyxl import Workbook
-                from openpyxl.cell import WriteOnlyCell
-                wb = Workbook(write_only=True)
-                ws = wb.create_sheet("Sweep")
-
-                def cell(v):
-                    v = _xlsx(v)
-                    if not isinstance(v, str):
-                        return v
-                    c = WriteOnlyCell(ws, value=ooxml_string(v))   # openpyxl escapes the rest
-                    c.data_type = "s"    # text stays text: never a formula, whatever it starts with
-                    return c
-
-                ws.append([cell(k) for k in header])
-                for row in self.rows():
-                    ws.append([cell(row[k]) for k in header])
-                wb.save(tmp)
+            with _writer(tmp, suffix) as write:
+                write(self, header=True)
 
     def plot(self, path, ys: list[str], x: str | None = None) -> None:
         """Line plot of outputs ``ys`` against input ``x`` (default: the first varied input).
@@ -245,8 +243,106 @@ def _xlsx(v):
     return v
 
 
+def _scenarios(vary: dict, zip_inputs: bool, fixed: dict) -> tuple[list, list]:
+    """Names and per-scenario columns of the varied inputs (validated)."""
+    if not vary:
+        raise RecalcError("nothing to vary: give at least one --vary NAME=values")
+    names = list(vary)
+    lists = [list(vary[k]) for k in names]
+    if any(not v for v in lists):
+        raise RecalcError("every --vary needs at least one value")
+    both = sorted({k.lower() for k in fixed} & {k.lower() for k in names})
+    if both:
+        raise RecalcError(f"{both[0]} is both set (--set) and varied (--vary): give it in one of them")
+    if zip_inputs:
+        if len({len(v) for v in lists}) != 1:
+            raise RecalcError("--zip needs the same number of values for every --vary "
+                              f"({', '.join(f'{k}: {len(v)}' for k, v in zip(names, lists))})")
+        return names, lists, lists
+    total = math.prod(len(v) for v in lists)
+    if total > MAX_SCENARIOS:
+        raise RecalcError(f"{total:,} scenarios, over the limit of {MAX_SCENARIOS:,}")
+    return names, lists, [list(c) for c in zip(*itertools.product(*lists))]
+
+
+def count_scenarios(vary: dict, zip_inputs: bool = False) -> int:
+    """How many scenarios :func:`sweep` evaluates for ``vary`` (product, or the common length)."""
+    lengths = [len(v) for v in vary.values()]
+    return (lengths[0] if lengths else 0) if zip_inputs else math.prod(lengths)
+
+
+def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegistry | None = None,
+               max_cells: int = MAX_CELLS, fixed: dict | None = None, chunk_size: int = DEFAULT_CHUNK):
+    """Evaluate ``vary``'s scenarios in chunks of ``chunk_size``; yield one :class:`SweepResult` each.
+
+    The workbook is read, parsed and compiled once; each chunk is one vectorized evaluation of
+    its scenarios (memory bounded by ``chunk_size``, not by the number of scenarios), in
+    scenario order.  Arguments as :func:`sweep`.
+
+    Raises
+    ------
+    RecalcError
+        As :func:`sweep`, before the first chunk is evaluated.
+    """
+    if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
+        raise ValueError(f"chunk_size = {chunk_size!r}: a whole number >= 1")
+    fixed = dict(fixed or {})
+    names, lists, columns = _scenarios(vary, zip_inputs, fixed)
+    n = len(columns[0])
+    engine = load_engine(path, n=min(n, chunk_size), functions=functions, max_cells=max_cells)
+    try:
+        for name, values in zip(names, lists):
+            _check_kind(engine, name, values)
+        for name, value in fixed.items():
+            engine.set_input(name, value)
+        for name in names:                       # names the input problem before any evaluation
+            engine.locate(name)
+    except EngineError as exc:
+        raise RecalcError(f"{path}: {exc}") from None
+    roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"] or None
+    outs = cells = name_map = None
+    for start in range(0, n, chunk_size):
+        m = min(chunk_size, n - start)
+        engine.resize(m)
+        part = [col[start:start + m] for col in columns]
+        try:
+            for name, col in zip(names, part):
+                engine.set_input(name, col if m > 1 else col[0])
+        except EngineError as exc:
+            raise RecalcError(f"{path}: {exc}") from None
+        engine.evaluate(roots)
+        if outs is None:             # output keys need evaluated labels: after the first chunk
+            outs = find_outputs(engine)
+            cells = {key: f"{engine.sheets[cell[0]].name}!{cell_name(cell[1], cell[2])}" for key, cell, _ in outs}
+            name_map = {key: nm for key, _, nm in outs}
+        vals = {key: engine.cell_value(*cell) for key, cell, _ in outs}
+        inputs = dict(zip(names, part))
+        inputs.update({name: [value] * m for name, value in fixed.items()})
+        res = SweepResult(inputs, {key: v.column(m) for key, v in vals.items()}, cells, os.fspath(path))
+        res._names = name_map
+        res._exit = max((_exit_code(v) for v in vals.values()), default=EXIT_OK)
+        yield res
+
+
+def _exit_code(v) -> int:
+    """Exit code of one output over a chunk's scenarios, from the value's kind array (vectorized)."""
+    kind = v.kind[:, 0, 0]
+    if np.isin(kind, tuple(NOT_COMPUTED)).any():
+        return EXIT_NOT_COMPUTED
+    if (kind >= ERR_NULL).any():
+        return EXIT_ERROR_VALUES
+    is_text = kind == STR
+    if v.text is not None and is_text.any():
+        text = v.text[:, 0, 0]
+        text = np.broadcast_to(text, kind.shape) if text.shape != kind.shape else text
+        if any(_is_error(t) for t in set(text[is_text].tolist())):
+            return EXIT_ERROR_VALUES
+    return EXIT_OK
+
+
 def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegistry | None = None,
-          max_cells: int = MAX_CELLS, progress: bool = False, fixed: dict | None = None) -> SweepResult:
+          max_cells: int = MAX_CELLS, progress: bool = False, fixed: dict | None = None,
+          chunk_size: int = DEFAULT_CHUNK) -> SweepResult:
     """Evaluate the workbook's outputs for every scenario of ``vary``.
 
     Parameters
@@ -263,70 +359,111 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
     max_cells : int
         Workbook cell limit.
     progress : bool
-        Show a tqdm progress bar over the formula cells (long runs).
+        Show a tqdm progress bar counting scenarios (one step per chunk).
     fixed : dict, optional
         ``{name or "Sheet!A1": value}`` set for every scenario (``--set``); each is also a
         column of the results, after the varied inputs, so every row says what it was
         computed with.
+    chunk_size : int
+        Scenarios evaluated together (:func:`iter_sweep`); the results are the same for any
+        chunk size.
 
     Returns
     -------
     SweepResult
+        All scenarios, in memory; :func:`write_sweep` streams chunks to a file instead.
 
     Raises
     ------
     RecalcError
         Unusable workbook, unknown input, or more than :data:`MAX_SCENARIOS` scenarios.
     """
-    if not vary:
-        raise RecalcError("nothing to vary: give at least one --vary NAME=values")
-    names = list(vary)
-    lists = [list(vary[k]) for k in names]
-    if any(not v for v in lists):
-        raise RecalcError("every --vary needs at least one value")
-    fixed = dict(fixed or {})
-    both = sorted({k.lower() for k in fixed} & {k.lower() for k in names})
-    if both:
-        raise RecalcError(f"{both[0]} is both set (--set) and varied (--vary): give it in one of them")
-    if zip_inputs:
-        if len({len(v) for v in lists}) != 1:
-            raise RecalcError("--zip needs the same number of values for every --vary "
-                              f"({', '.join(f'{k}: {len(v)}' for k, v in zip(names, lists))})")
-        columns = lists
-    else:
-        total = math.prod(len(v) for v in lists)
-        if total > MAX_SCENARIOS:
-            raise RecalcError(f"{total:,} scenarios, over the limit of {MAX_SCENARIOS:,}")
-        columns = [list(c) for c in zip(*itertools.product(*lists))]
-    n = len(columns[0])
-    engine = load_engine(path, n=n, functions=functions, max_cells=max_cells)
-    try:
-        for name, values in zip(names, lists):
-            _check_kind(engine, name, values)
-        for name, col in zip(names, columns):
-            engine.set_input(name, col if n > 1 else col[0])
-        for name, value in fixed.items():
-            engine.set_input(name, value)
-    except EngineError as exc:
-        raise RecalcError(f"{path}: {exc}") from None
-    # outputs: keys need evaluated labels, so evaluate first, then collect
-    roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"] or None
+    chunks = iter_sweep(path, vary, zip_inputs=zip_inputs, functions=functions, max_cells=max_cells,
+                        fixed=fixed, chunk_size=chunk_size)
     if progress:
-        _evaluate_with_progress(engine, roots)
-    else:
-        engine.evaluate(roots)
-    outs = find_outputs(engine)
-    result_out, cells, name_map = {}, {}, {}
-    for key, cell, nm in outs:
-        v = engine.cell_value(*cell)
-        result_out[key] = v.column(n)
-        cells[key] = f"{engine.sheets[cell[0]].name}!{cell_name(cell[1], cell[2])}"
-        name_map[key] = nm
-    inputs = dict(zip(names, columns))
-    inputs.update({name: [value] * n for name, value in fixed.items()})
-    res = SweepResult(inputs, result_out, cells, os.fspath(path))
-    res._names = name_map
-    return res
+        chunks = with_progress(chunks, count_scenarios(vary, zip_inputs))
+    return SweepResult.concat(list(chunks))
+
+
+def with_progress(chunks, total: int):
+    """Pass ``chunks`` through, advancing a progress bar by each chunk's scenarios."""
+    from tqdm import tqdm
+    with tqdm(total=total, desc="sweep", unit="scenario", unit_scale=True, file=sys.stderr,
+              leave=False) as bar:
+        for res in chunks:
+            bar.update(res.n)
+            yield res
+
+
+def write_sweep(chunks, path, *, keep: bool = False):
+    """Stream sweep chunks (:func:`iter_sweep`) to ``path`` (.csv or .xlsx), atomically.
+
+    Returns
+    -------
+    Written
+        ``scenarios`` and ``outputs`` written, the worst ``exit_code``, and ``result``: all
+        chunks joined when ``keep`` (for a plot), else None (memory stays bounded by a chunk).
+    """
+    path = os.fspath(path)
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in (".csv", ".xlsx"):
+        raise ValueError(f"{path}: the results file must end in .csv or .xlsx")
+    n, code, kept, outputs = 0, EXIT_OK, [], 0
+    with atomic_target(path) as tmp:
+        with _writer(tmp, suffix) as write:
+            for res in chunks:
+                write(res, header=n == 0)
+                n += res.n
+                outputs = len(res.outputs)
+                code = max(code, res.exit_code)
+                if keep:
+                    kept.append(res)
+    return Written(n, outputs, code, SweepResult.concat(kept) if keep else None)
+
+
+class Written(NamedTuple):
+    """What :func:`write_sweep` wrote."""
+    scenarios: int
+    outputs: int
+    exit_code: int
+    result: "SweepResult | None"
+
+
+@contextmanager
+def _writer(tmp, suffix: str):
+    """A function ``write(result, header)`` appending rows to the file ``tmp``."""
+    if suffix == ".csv":
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+
+            def write(res, header):
+                keys = list(res.inputs) + list(res.outputs)
+                if header:
+                    w.writerow([_csv(k) for k in keys])
+                w.writerows([_csv(row[k]) for k in keys] for row in res.rows())
+            yield write
+        return
+    from openpyxl import Workbook
+    from openpyxl.cell import WriteOnlyCell
+    wb = Workbook(write_only=True)
+    ws = wb.create_sheet("Sweep")
+
+    def cell(v):
+        v = _xlsx(v)
+        if not isinstance(v, str):
+            return v
+        c = WriteOnlyCell(ws, value=ooxml_string(v))   # openpyxl escapes the rest
+        c.data_type = "s"    # text stays text: never a formula, whatever it starts with
+        return c
+
+    def write(res, header):
+        keys = list(res.inputs) + list(res.outputs)
+        if header:
+            ws.append([cell(k) for k in keys])
+        for row in res.rows():
+            ws.append([cell(row[k]) for k in keys])
+    yield write
+    wb.save(tmp)
 
 
 def _check_kind(engine, name, values) -> None:
@@ -340,11 +477,3 @@ def _check_kind(engine, name, values) -> None:
         if text:
             raise RecalcError(f"--vary {name}: the cell holds a number and {text[0]!r} is not one "
                               "(numbers as 1500 or 1.5e3, without separators)")
-
-
-def _evaluate_with_progress(engine, roots):
-    from tqdm import tqdm
-
-    def bar(order):
-        return tqdm(order, desc="formulas", unit="cell", file=sys.stderr, leave=False)
-    engine.evaluate(roots, iterate=bar)

@@ -7,13 +7,12 @@ and the model load when a command runs.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 
 import click
 
-from workbook.limits import MAX_CELLS
+from workbook.limits import DEFAULT_CHUNK, MAX_CELLS
 
 __all__ = ["template_command", "recalc_command", "sweep_command", "functions_command",
            "calc_addin_command", "retarget_command"]
@@ -131,18 +130,21 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
 @click.option("--max-cells", type=click.IntRange(1), default=MAX_CELLS, show_default=True,
               help="Refuse workbooks with more cells than this.")
 @click.option("--progress/--no-progress", default=None,
-              help="Progress bar (default: on for 100,000+ scenarios on a terminal).")
+              help="Progress bar counting scenarios (default: on for 100,000+ scenarios on a terminal).")
+@click.option("--chunk-size", type=click.IntRange(1), default=DEFAULT_CHUNK, show_default=True,
+              help="Scenarios evaluated together: memory grows with it, not with the sweep.")
 @click.option("--force", is_flag=True, help="Overwrite existing -o/--plot files.")
-def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cells, progress, force):
+def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cells, progress, chunk_size, force):
     """Evaluate every Results output of WORKBOOK for each scenario of the --vary inputs.
 
-    All scenarios are computed in one vectorized pass over the workbook.  Exit
+    The workbook is read once; scenarios are computed in vectorized chunks of
+    --chunk-size and written to -o as they are done (a --plot keeps them).  Exit
     codes as cryptoplan recalc: 0 all computed, 1 some values are errors,
     2 usage, 3 some output could not be computed, 4 unusable file/name.
     """
     from workbook._atomic import OutputError, check_destination
     from workbook.recalculation import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError, parse_assignment
-    from workbook.sweeps import parse_vary, sweep
+    from workbook.sweeps import count_scenarios, iter_sweep, parse_vary, with_progress, write_sweep
 
     if plot and not ys:
         raise click.UsageError("--plot needs at least one --y OUTPUT")
@@ -175,18 +177,25 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
             check_destination(target)
         except OutputError as exc:
             raise click.UsageError(str(exc)) from None
-    total = math.prod(len(v) for v in vary.values()) if not zip_inputs else len(next(iter(vary.values())))
+    total = count_scenarios(vary, zip_inputs)
     if progress is None:
         progress = total >= 100_000 and sys.stderr.isatty()
+
+    def checked(chunks):
+        """The chunks, with the --y outputs checked against the first (before any row is kept)."""
+        for i, part in enumerate(chunks):
+            if i == 0 and plot:
+                for y in ys:
+                    part.resolve(y)
+            yield part
     try:
-        res = sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, progress=progress,
-                    fixed=fixed)
+        chunks = checked(iter_sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, fixed=fixed,
+                                    chunk_size=chunk_size))
+        if progress:
+            chunks = with_progress(chunks, total)
+        written = write_sweep(chunks, output, keep=bool(plot))
         if plot:
-            for y in ys:
-                res.resolve(y)
-        res.write(output)
-        if plot:
-            res.plot(plot, list(ys))
+            written.result.plot(plot, list(ys))
     except RecalcError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_BAD_FILE)
@@ -195,10 +204,10 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
     except OutputError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_BAD_FILE)
-    click.echo(f"{res.n:,} scenarios x {len(res.outputs)} outputs -> {output}", err=True)
+    click.echo(f"{written.scenarios:,} scenarios x {written.outputs} outputs -> {output}", err=True)
     if plot:
         click.echo(f"plot -> {plot}", err=True)
-    code = res.exit_code
+    code = written.exit_code
     if code == EXIT_NOT_COMPUTED:
         click.echo("some outputs could not be computed (see cryptoplan recalc on one scenario)",
                    err=True)
