@@ -498,8 +498,11 @@ def _catalog_core(spec) -> Fn:
             """An element the vector call reported failed: the add-in's text for ``exc``."""
             return convert.error_text(convert._code_for(exc), spec.name, convert._message(exc))
 
-        key_first = _first_of_groups(keys, fast)
         out = _Out(E)
+        if E == 1:      # one scenario, one cell (a plain recalculation): no grouping to do
+            out.put(0, call_leaf(0) if fast[0] else call_one(0))
+            return _finish(out, n, rows, cols, ctx, spec.name)
+        key_first = _first_of_groups(keys, fast)
         _run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed)
         return _finish(out, n, rows, cols, ctx, spec.name)
 
