@@ -640,18 +640,25 @@ def _scatter(ws, title, x_title, y_title, x_ref, series, y_fmt=None, y_max=None)
     return ch
 
 
-def _whatif(b: _Builder):
-    ws = b.wb.create_sheet("What-if")
-    ws["A1"] = "What-if: transaction rate and key size"
+def _titled_sheet(b: _Builder, name: str, title: str, note: str, note_to: str):
+    """A new sheet with its title in A1 and a wrapped note in A2 merged across to ``note_to``."""
+    ws = b.wb.create_sheet(name)
+    ws["A1"] = title
     ws["A1"].font = _TITLE
-    ws["A2"] = ("Other inputs come from the Inputs sheet. The first table grows the rate up to what the "
-                "installed cards carry; the second counts the cards needed beyond it. Columns I-L feed "
-                "the charts (#N/A where a result is an error: a gap, not a zero).")
+    ws["A2"] = note
     ws["A2"].font, ws["A2"].alignment = _NOTE, _WRAP
-    ws.merge_cells("A2:L2")
-    ws.row_dimensions[2].height = 28
+    ws.merge_cells(f"A2:{note_to}2")
+    ws.row_dimensions[2].height = 30
+    return ws
+
+
+def _whatif(b: _Builder):
+    ws = _titled_sheet(b, "What-if", "What-if: transaction rate and key size",
+                       "Other inputs come from the Inputs sheet. The first table grows the rate up to what the "
+                       "installed cards carry; the second counts the cards needed beyond it. Columns I-L feed "
+                       "the charts (#N/A where a result is an error: a gap, not a zero).", "L")
     n = _Name
-    ams = (*_AMS, )
+    ams = _AMS
     # --- installed cards up to their limit --------------------------------
     _heading(ws, 4, "Installed cards as the rate grows, up to the busier card type's limit")
     ws["A5"] = "Limit of the installed cards"
@@ -759,15 +766,11 @@ def _calibration(b: _Builder):
     """Published figures beside the model (MODEL_FIGURES), and a model-vs-published chart."""
     from model.fit import figure_table_ids, known_misses
 
-    ws = b.wb.create_sheet("Calibration")
-    ws["A1"] = "Calibration: published measurements vs the model"
-    ws["A1"].font = _TITLE
-    ws["A2"] = ("MODEL_FIGURES(ParamsFile) in A22 spills one row per published figure the models predict: "
-                "its source document (report and page), the model's value and relative error. "
-                "within_tolerance FALSE is highlighted; the reason column says why the model cannot meet it.")
-    ws["A2"].font, ws["A2"].alignment = _NOTE, _WRAP
-    ws.merge_cells("A2:I2")
-    ws.row_dimensions[2].height = 30
+    ws = _titled_sheet(b, "Calibration", "Calibration: published measurements vs the model",
+                       "MODEL_FIGURES(ParamsFile) in A22 spills one row per published figure the models predict: "
+                       "its source document (report and page), the model's value and relative error. "
+                       "within_tolerance FALSE is highlighted; the reason column says why the model cannot meet "
+                       "it.", "I")
     fig = _CATALOG["MODEL_FIGURES"]
     ids = figure_table_ids()
     top = 22
