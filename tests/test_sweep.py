@@ -441,3 +441,15 @@ def test_saturated_scenarios_carry_the_add_ins_own_message(tmp_path):
             assert _same(got, want), (fn, c, r, got, want)
             n_err += isinstance(want, str)
     assert 40 < n_err < 2 * len(rates) * len(cards) - 40     # both kinds of scenario, many of each
+
+
+def test_csv_text_is_the_one_cell_to_text_rule():
+    """One rule for a value in a CSV (the sweep's results and the Site RMF reader share it);
+    the sweep adds the apostrophe only in front of text a spreadsheet would run."""
+    from workbook.engine_values import csv_text
+    from workbook.sweeps import _csv
+    cases = [(None, ""), (True, "TRUE"), (3.0, "3"), (-5, "-5"), (0.1, "0.1"), (1e15, "1000000000000000.0"), (2.5e20, "2.5e+20"),
+             (float("inf"), "inf"), ("=1+1", "=1+1")]
+    for value, want in cases:
+        assert csv_text(value) == want, value
+    assert _csv(-5.0) == "-5" and _csv("=1+1") == "'=1+1" and _csv("-x") == "'-x"

@@ -27,7 +27,7 @@ import numpy as np
 __all__ = [
     "NUM", "BOOL", "STR", "EMPTY", "ERR_NULL", "ERR_DIV0", "ERR_VALUE", "ERR_REF", "ERR_NAME",
     "ERR_NUM", "ERR_NA", "ERR_CALC", "ERR_UNSUPPORTED", "ERR_CIRCULAR", "ERR_INTERNAL",
-    "ERROR_TEXT", "ERROR_CODES", "NOT_COMPUTED", "ExcelError", "Val", "number_to_text",
+    "ERROR_TEXT", "ERROR_CODES", "NOT_COMPUTED", "ExcelError", "Val", "number_to_text", "csv_text",
     "text_to_number",
 ]
 
@@ -283,6 +283,21 @@ def stack_scenarios(parts: list[Val], index: list[np.ndarray], n: int) -> Val:
 
 
 # ------------------------------------------------------------ text <-> number
+def csv_text(value) -> str:
+    """A cell's Python value as a CSV file holds it: numbers in full precision, whole numbers
+    without ``.0``, booleans ``TRUE``/``FALSE``, empty as ``""``, anything else as its text."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        v = float(value)
+        if not math.isfinite(v):
+            return str(value)
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
+    return str(value)
+
+
 def number_to_text(x: float) -> str:
     """Excel's General text for a number (``=x&""``): up to 15 significant digits."""
     if x == 0:

@@ -8,30 +8,17 @@ columns is checked.
 
 from __future__ import annotations
 
-import math
 import zipfile
 from pathlib import Path
 
 from model.calibrate import RMF_COLUMNS, CalibrationError, RmfRow, rmf_rows
 
+from .engine_values import csv_text
+
 __all__ = ["RMF_SHEET", "HEADER_ROW", "read_rmf_sheet"]
 
 RMF_SHEET = "Site RMF"
 HEADER_ROW = 4          # the template's header row; a user's table may start elsewhere
-
-
-def _text(value) -> str:
-    """A cell as the text a CSV would hold: numbers in full precision, whole numbers without '.0'."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, (int, float)):
-        v = float(value)
-        if not math.isfinite(v):
-            return str(value)
-        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
-    return str(value)
 
 
 def read_rmf_sheet(path) -> list[RmfRow]:
@@ -67,7 +54,7 @@ def read_rmf_sheet(path) -> list[RmfRow]:
     finally:
         wb.close()
     for i, row in enumerate(rows, 1):
-        heads = [_text(v).strip().upper() for v in row]
+        heads = [csv_text(v).strip().upper() for v in row]
         if all(c in heads for c in RMF_COLUMNS):
             cols = {c: heads.index(c) for c in RMF_COLUMNS}
             break
@@ -75,7 +62,7 @@ def read_rmf_sheet(path) -> list[RmfRow]:
         raise CalibrationError(f"{where} no header row with the columns {', '.join(RMF_COLUMNS)}")
     records = []
     for line, row in enumerate(rows[i:], i + 1):
-        cells = {c: _text(row[j]) if j < len(row) else "" for c, j in cols.items()}
+        cells = {c: csv_text(row[j]) if j < len(row) else "" for c, j in cols.items()}
         if any(v.strip() for v in cells.values()):
             records.append((line, cells))
     if not records:

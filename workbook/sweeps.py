@@ -30,7 +30,7 @@ from ._atomic import atomic_target
 from .engine import EngineError, FunctionRegistry
 from .engine_package import MAX_CELLS, ooxml_string
 from .engine_parser import cell_name
-from .engine_values import ERR_NULL, NOT_COMPUTED, STR, ExcelError
+from .engine_values import ERR_NULL, NOT_COMPUTED, STR, ExcelError, csv_text
 from .limits import DEFAULT_CHUNK, MAX_SCENARIOS
 from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, _is_error,
@@ -226,14 +226,9 @@ _CSV_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _csv(v):
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, (int, float)):
-        v = float(v)
-        return repr(v) if v != int(v) or abs(v) >= 1e15 else str(int(v))
-    text = str(v)
+    text = csv_text(v)
+    if v is None or isinstance(v, (bool, int, float)):
+        return text                   # a negative number stays a number
     return "'" + text if text.startswith(_CSV_TRIGGERS) else text
 
 
