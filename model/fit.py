@@ -72,6 +72,8 @@ class Target:
     ``source`` computes the arrays a group of targets reads (the AMS grid, the TLS cost
     table) under the parameters in force; ``of`` reads this target's value from them.  A
     fit evaluation calls each source once for all its targets (:func:`_predictions`).
+    When :func:`model.params.using_params` gives parameters as arrays of *k* values (the
+    fit's finite differences), ``of`` returns *k* predictions, one per parameter set.
     """
 
     figure_id: str
@@ -80,9 +82,13 @@ class Target:
     how: str  # what the prediction computes, for the report
     group: str = "ams"  # the sub-model whose parameters it constrains
 
-    def predict(self) -> float:
-        """The model's value of the figure under the parameters in force."""
-        return self.of(self.source())
+    def predict(self):
+        """The model's value of the figure under the parameters in force.
+
+        A float; an array of *k* values when the parameters in force are arrays of *k*.
+        """
+        v = np.asarray(self.of(self.source()), dtype=float)
+        return float(v.reshape(-1)[0]) if v.size == 1 else v
 
 
 # Free parameters: name -> (low, or the id of a range figure giving both bounds; high, or
@@ -187,9 +193,11 @@ class _AmsGrid:
                 for kb in (2.0, 64.0, 4096.0)]
         rows += [("integrity", "NISTECC", n, kb, None) for n in (192, 224, 521) for kb in (2.0, 64.0, 4096.0)]
         self.index = {r: i for i, r in enumerate(rows)}
-        cols = list(zip(*rows))
-        reuse = [1 if r is None else r for r in cols[4]]
-        self.grid = ams.AmsWorkload(list(cols[0]), list(cols[1]), list(cols[2]), list(cols[3]), reuse)
+        # scenarios down a column, (n, 1): parameters given as arrays of k values (the fit's
+        # finite differences) broadcast along the trailing axis, so results are (n, k)
+        cols = [[[v] for v in c] for c in zip(*rows)]
+        reuse = [[1 if r is None else r] for [r] in cols[4]]
+        self.grid = ams.AmsWorkload(cols[0], cols[1], cols[2], cols[3], reuse)
         # seed 001's RMF example (model.ams.RMF_EXAMPLE): a named configuration, one of the grid's
         cfg = ams.RMF_EXAMPLE
         if cfg["recipients"] != 1:
@@ -198,8 +206,8 @@ class _AmsGrid:
         self.rmf_cards = (cfg["coprocessors"], cfg["accelerators"])
         self.msg_index = {m: i for i, m in enumerate(self._MESSAGES)}
         pol, kb, r = zip(*self._MESSAGES)
-        self.messages = ams.AmsWorkload(list(pol), "RSA", 2048, list(kb), [1 if v is None else v for v in r],
-                                        platform="z14")
+        self.messages = ams.AmsWorkload([[v] for v in pol], "RSA", 2048, [[v] for v in kb],
+                                        [[1 if v is None else v] for v in r], platform="z14")
         self.bound = None
 
     def _refresh(self):
@@ -250,15 +258,15 @@ def _targets(table: str) -> tuple[Target, ...]:
 
     def tput(pol, kt, n, kb, reuse=None):
         i = grid.index[(pol, kt, n, float(kb), reuse)]
-        return lambda g: float(g.x[i])
+        return lambda g: g.x[i]
 
     def cost(pol, kt, n, kb, reuse=None):
         i = grid.index[(pol, kt, n, float(kb), reuse)]
-        return lambda g: float(g.cost[i])
+        return lambda g: g.cost[i]
 
     def msg_us(pol, kb, reuse=None):
         i = grid.msg_index[(pol, float(kb), reuse)]
-        return lambda g: float(g.msg[i])
+        return lambda g: g.msg[i]
 
     def pct(a, b):
         return lambda g: 100.0 * (a(g) / b(g) - 1.0)
@@ -267,16 +275,16 @@ def _targets(table: str) -> tuple[Target, ...]:
         return lambda g: 100.0 * a(g) / b(g)
 
     def rmf(attr, scale=1.0):
-        return lambda g: scale * float(getattr(g.plan, attr))
+        return lambda g: scale * getattr(g.plan, attr)
 
     def of_param(name):
         return lambda g: param(name)
 
     def largest(fs):
-        return lambda g: max(f(g) for f in fs)
+        return lambda g: np.maximum.reduce([f(g) for f in fs])
 
     def smallest(fs):
-        return lambda g: min(f(g) for f in fs)
+        return lambda g: np.minimum.reduce([f(g) for f in fs])
 
     rsa_policies = [("integrity", None), ("privacy", None), ("confidentiality", 1)]
 
@@ -335,9 +343,9 @@ def _targets(table: str) -> tuple[Target, ...]:
 
 def _extreme(values, fid):
     """The value farthest from the middle of a range figure (inside iff all are)."""
-    f = figure(fid)
-    mid = f.target()
-    return max(values, key=lambda v: abs(v - mid))
+    v = np.asarray(values, dtype=float)          # (conditions, ...)
+    far = np.argmax(np.abs(v - figure(fid).target()), axis=0)
+    return np.take_along_axis(v, np.expand_dims(far, 0), axis=0)[0]
 
 
 class _TlsTable:
@@ -382,13 +390,18 @@ class _TlsTable:
         i = self.index.get(k)
         return self._register(k) if i is None else i
 
-    def current(self) -> list:
-        """Every registered condition's cost (µs) under the parameters in force."""
+    def current(self) -> np.ndarray:
+        """Every registered condition's cost (µs) under the parameters in force.
+
+        Shape (conditions,), or (conditions, k) when the parameters are arrays of k sets.
+        """
         bound = binding()
         if self.bound is None or bound[0] is not self.bound[0] or bound[1] is not self.bound[1]:
-            theta = np.array([param(n) for n in self.linear])
-            g = np.where(self.z14, param("tls_z14_vs_z15"), 1.0)
-            self.values = (g * (np.asarray(self.rows) @ theta) + np.asarray(self.reneg)).tolist()
+            theta = np.stack(np.broadcast_arrays(*[param(n) for n in self.linear]))
+            g14 = param("tls_z14_vs_z15")
+            z14 = np.reshape(self.z14, (-1,) + (1,) * (theta.ndim - 1))
+            reneg = np.reshape(self.reneg, z14.shape)
+            self.values = np.where(z14, g14, 1.0) * (np.asarray(self.rows) @ theta) + reneg
             self.bound = bound
         return self.values
 
@@ -418,7 +431,7 @@ def _tls_targets() -> list[Target]:
         return lambda v: v[a] / v[b]
 
     def lowest(fs):
-        return lambda v: min(f(v) for f in fs)
+        return lambda v: np.minimum.reduce([f(v) for f in fs])
 
     def extreme(fs, fid):
         return lambda v: _extreme([f(v) for f in fs], fid)
@@ -573,6 +586,8 @@ def _at_bound(x, lo, hi):
 def _robust_stderr(fun, x, lo, hi, r, free):
     """Standard errors of a Cauchy-loss fit by its fixed-weight (IRLS) approximation.
 
+    ``fun(X)`` gives the residuals of the parameter sets in the columns of ``X``, (k, m).
+
     At the optimum the Cauchy estimate is a weighted least-squares one with
     weights :math:`w_i = 1/(1 + r_i^2)`; with :math:`J` the Jacobian of the raw
     residuals (central differences, one-sided at a bound),
@@ -591,13 +606,14 @@ def _robust_stderr(fun, x, lo, hi, r, free):
     idx = np.flatnonzero(free)
     if idx.size == 0:
         return np.full(x.size, np.nan)
-    jac = np.empty((r.size, idx.size))
-    for col, j in enumerate(idx):
-        h = 1e-6 * max(abs(x[j]), 1e-6 * (hi[j] - lo[j]) if np.isfinite(hi[j] - lo[j]) else 1.0, 1e-12)
-        up, down = min(x[j] + h, hi[j]), max(x[j] - h, lo[j])
-        xu, xd = x.copy(), x.copy()
-        xu[j], xd[j] = up, down
-        jac[:, col] = (fun(xu) - fun(xd)) / (up - down)
+    width = np.where(np.isfinite(hi - lo), 1e-6 * (hi - lo), 1.0)
+    h = 1e-6 * np.maximum.reduce([np.abs(x), width, np.full(x.size, 1e-12)])
+    up, down = np.minimum(x + h, hi), np.maximum(x - h, lo)
+    sets = np.repeat(x[:, None], 2 * idx.size, axis=1)      # columns: each free one up, then down
+    sets[idx, np.arange(idx.size)] = up[idx]
+    sets[idx, idx.size + np.arange(idx.size)] = down[idx]
+    got = fun(sets)                                          # (2 * free, residuals)
+    jac = ((got[:idx.size] - got[idx.size:]) / (up[idx] - down[idx])[:, None]).T
     w = 1.0 / (1.0 + r * r)
     dof = max(r.size - idx.size, 1)
     s2 = float(np.sum(w * r * r)) / dof
@@ -626,21 +642,56 @@ def _group(group: str, exclude=()) -> tuple[list[str], list[Target]]:
 def _residuals(values: dict, tlist, score=None) -> np.ndarray:
     """Tolerance-scaled residual of each target under ``values`` (see the module docstring).
 
+    Shape (k, targets): ``values`` may give parameters as arrays of k values, k parameter
+    sets evaluated at once (:func:`_forward_jacobian`); k = 1 otherwise.
     ``score``: the targets' :class:`_Scorer`, when the caller has built it already.
     """
     score = score or _Scorer([figure(t.figure_id) for t in tlist])
     with using_params(values):
-        return score(np.fromiter(_predictions(tlist), dtype=float, count=len(tlist)))
+        got = np.stack(np.broadcast_arrays(*_predictions(tlist)), axis=-1)
+    return score(got).reshape(-1, len(tlist))
 
 
 def _predictions(tlist):
-    """Each target's prediction under the parameters in force, each source evaluated once."""
+    """Each target's prediction under the parameters in force, each source evaluated once.
+
+    Floats, or arrays of k values when the parameters in force are arrays of k.
+    """
     arrays = {}
     for t in tlist:
         got = arrays.get(t.source)
         if got is None:
             got = arrays[t.source] = t.source()
-        yield t.of(got)
+        yield np.asarray(t.of(got), dtype=float)
+
+
+# scipy's relative step for forward differences (scipy.optimize._numdiff, "2-point")
+_STEP = np.finfo(float).eps ** 0.5
+
+
+def _forward_jacobian(batch, x, lo, hi):
+    """Forward-difference Jacobian of ``batch`` at ``x``, all columns in one evaluation.
+
+    ``batch(X)`` takes parameter sets as the columns of ``X`` (n, k) and returns the
+    residuals of each, (k, m): the model is evaluated once for the point and its n
+    displaced copies, where SciPy's ``'2-point'`` scheme calls it n + 1 times.  The step
+    is SciPy's, :math:`h_j = \\sqrt{\\epsilon}\\,\\max(1, |x_j|)` signed like
+    :math:`x_j`, reversed where it would leave the bounds (the larger side where neither fits):
+
+    .. math:: J_{ij} = \\frac{r_i(x + h_j e_j) - r_i(x)}{h_j}
+
+    Reference: Nocedal and Wright, *Numerical Optimization* (2nd ed., 2006), sec. 8.1.
+    """
+    x = np.asarray(x, dtype=float)
+    h = _STEP * np.where(x >= 0, 1.0, -1.0) * np.maximum(1.0, np.abs(x))
+    out = (x + h < lo) | (x + h > hi)
+    fits = np.abs(h) <= np.maximum(x - lo, hi - x)
+    h = np.where(out & fits, -h, h)
+    h = np.where(fits, h, np.where(hi - x >= x - lo, hi - x, lo - x))
+    moved = x[:, None] + np.diag(h)
+    h = np.diag(moved) - x                   # the step as represented
+    r = batch(np.column_stack([x, moved]))
+    return (r[1:] - r[0]).T / h
 
 
 def fit_cost(values: dict) -> float:
@@ -716,22 +767,29 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
         lo = np.array([init[n][1] for n in gnames])
         hi = np.array([init[n][2] for n in gnames])
 
-        def fun(x, gnames=gnames, tlist=tlist, score=_Scorer([figure(t.figure_id) for t in tlist])):
+        def sets(x, gnames=gnames, tlist=tlist, score=_Scorer([figure(t.figure_id) for t in tlist])):
+            # residuals of the parameter sets in the columns of x (n, k) or of one set x (n,)
             return _residuals({**values, **dict(zip(gnames, x))}, tlist, score)
+
+        def fun(x, sets=sets):
+            return sets(x)[0]
+
+        def jac(x, sets=sets, lo=lo, hi=hi):
+            return _forward_jacobian(sets, x, lo, hi)
 
         # least squares first: the basin the figures as a whole point to; then the Cauchy
         # loss from there, which lets the figures that contradict the rest go.  Cauchy alone
         # from x0 stopped in a basin where it gives up on whole families of figures (AMS
         # group: 15 misses at loss 78.8 against 4 at 11.8); for TLS it reached 10 misses
         # against 12, but at a higher loss (23.2 against 21.4).
-        first = least_squares(fun, x0, bounds=(lo, hi), x_scale="jac", method="trf", max_nfev=max_nfev)
-        res = least_squares(fun, first.x, bounds=(lo, hi), x_scale="jac", method="trf", max_nfev=max_nfev,
+        first = least_squares(fun, x0, jac, bounds=(lo, hi), x_scale="jac", method="trf", max_nfev=max_nfev)
+        res = least_squares(fun, first.x, jac, bounds=(lo, hi), x_scale="jac", method="trf", max_nfev=max_nfev,
                             loss=LOSS, f_scale=1.0)
         values.update(dict(zip(gnames, res.x)))
         total_cost += float(res.cost)
         nfev += int(first.nfev) + int(res.nfev)
         at_bound = _at_bound(res.x, lo, hi)
-        se = (_robust_stderr(fun, res.x, lo, hi, res.fun, free=~at_bound) if stderr
+        se = (_robust_stderr(sets, res.x, lo, hi, res.fun, free=~at_bound) if stderr
               else np.full(len(gnames), np.nan))
         for i, name in enumerate(gnames):
             spec = FREE[name]

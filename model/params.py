@@ -365,7 +365,10 @@ def using_params(values: dict):
     """Evaluate the models with these parameter values (name -> float) instead of the set's.
 
     Used by the fit, cross-validation and calibration; names not given fall back to the
-    parameter set in force.
+    parameter set in force.  A value may be a 1-D array of k values: :func:`param` then
+    returns it as is, and a model evaluated on scenarios shaped to broadcast against it
+    (e.g. ``(n, 1)``) answers for k parameter sets at once, shape ``(n, k)``; the fit's
+    finite differences evaluate all their columns in one call this way.
     """
     token = _override.set(_Values(values))
     try:
@@ -414,5 +417,6 @@ def param(name: str) -> float:
     """Value of one parameter: a lookup in the parameter set in force, no file access."""
     over = _override.get()
     if over is not None and name in over:
-        return float(over[name])
+        v = over[name]
+        return v if getattr(v, "ndim", 0) else float(v)   # an array: k parameter sets at once
     return current_parameters()[name]

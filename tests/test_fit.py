@@ -421,3 +421,51 @@ def test_each_source_is_evaluated_once_per_fit_evaluation():
     copies = [dataclasses.replace(t, source=wrap.setdefault(t.source, counting(t.source))) for t in tlist]
     assert list(F._predictions(copies)) == want
     assert len(counts) == 2 and set(counts.values()) == {1}, counts
+
+
+# ------------------------------------------------------- k parameter sets at once
+@pytest.mark.parametrize("group", ["ams", "tls"])
+def test_parameter_sets_evaluate_as_each_one_alone(group):
+    """The fit's finite differences evaluate k parameter sets in one model call (parameters as
+    arrays of k values, model.params.using_params).  Each row must be what that set gives
+    alone: rtol 1e-12 (the same operations, broadcast; only a product's summation order
+    may differ).  Sets: the committed values scaled by 0.7..1.3 at random (inside the bounds
+    the fit uses)."""
+    rng = np.random.default_rng(5)
+    names, tlist = F._group(group)
+    base = {k: v["value"] for k, v in committed()["parameters"].items()}
+    x = np.array([base[n] for n in names])
+    lo, hi = np.array([F._free_bounds(n) for n in names]).T
+    sets = np.clip(x[:, None] * rng.uniform(0.7, 1.3, (len(names), 6)), lo[:, None], hi[:, None])
+    together = F._residuals({**base, **dict(zip(names, sets))}, tlist)
+    assert together.shape == (6, len(tlist))
+    for j in range(6):
+        alone = F._residuals({**base, **dict(zip(names, sets[:, j]))}, tlist)
+        assert alone.shape == (1, len(tlist))
+        assert_allclose(together[j], alone[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("x", [[0.3, -2.0, 5.0, 0.0], [1.0 - 1e-9, -3.0, 1e-12, 4.0 - 1e-10],
+                               [-1.0, 1e-9 - 3.0, 7.5, 2.0]])
+def test_forward_jacobian_is_scipys_two_point_scheme(x):
+    """fit._forward_jacobian (all columns in one batched evaluation) against SciPy's own
+    '2-point' finite differences (scipy.optimize._numdiff.approx_derivative, what
+    least_squares calls by default) with the same bounds: at interior points, at zero, and a
+    step's length from an upper and a lower bound, where the step must turn round.  The
+    function is elementwise, so one column computed alone or in a batch rounds alike: the two
+    agree to rtol 1e-12 when the steps are the same.  (That batching leaves the model's
+    residuals unchanged is test_parameter_sets_evaluate_as_each_one_alone.)"""
+    from scipy.optimize._numdiff import approx_derivative
+
+    lo, hi = np.array([-1.0, -3.0, 0.0, -np.inf]), np.array([1.0, 0.0, np.inf, 4.0])
+    x = np.asarray(x)
+
+    def sets(X):        # columns of X are parameter sets; rows of the result are their residuals
+        X = np.asarray(X, dtype=float).reshape(4, -1)
+        return np.stack([np.sin(X[0]) * X[1], np.exp(X[1] / 10.0) + X[3] ** 2, X[2] ** 3 - X[0],
+                         X[0] * X[2] * X[3], np.log1p(X[2] ** 2)], axis=-1)
+
+    got = F._forward_jacobian(sets, x, lo, hi)
+    want = approx_derivative(lambda v: sets(v)[0], x, method="2-point", bounds=(lo, hi))
+    assert got.shape == want.shape == (5, 4)
+    assert_allclose(got, want, rtol=1e-12, atol=1e-12)
