@@ -9,7 +9,9 @@ the defining formula
 which is independent of the implementation (Loader's saddle-point Poisson pmf
 over SciPy's regularized gammaincc).  The mpmath reference itself is checked
 against a second formula, the classical Erlang B recursion in 50-digit
-arithmetic, at integer server counts.
+arithmetic, at integer server counts.  Whole server counts up to
+model.erlang.RECURRENCE_SERVERS take the implementation's recurrence path, the
+others the incomplete-gamma path; the grids below cover both and the boundary.
 
 Precision: 50 digits (mp.dps = 50) costs well under a second for the whole
 grid (mpmath evaluates Gamma(c+1, A) by asymptotic series even at c = 1e5),
@@ -111,6 +113,37 @@ def test_mpmath_reference_matches_recursion(c, f):
 
 
 # ----------------------------------------------------- accuracy: the grid
+RECURRENCE_POINTS = [(f * c, float(c)) for c in (1, 3, 64, 255, 256, 257)
+                     for f in FRACTIONS + OVERLOAD + [1e-9, 1e6]]
+
+
+@pytest.mark.parametrize("array", [False, True])
+def test_whole_server_counts_at_the_recurrence_boundary(array):
+    """Whole c up to 256 (recurrence, relative error <= 3 c eps by the module's argument)
+    and 257 (incomplete gamma) against 50-digit mpmath: the same RTOL on both sides,
+    scalar and array paths, loads from 1e-9 of c (underflow) to 1e6 times c."""
+    refs = [mp_erlang_b(a, c) for a, c in RECURRENCE_POINTS]
+    a = np.array([p[0] for p in RECURRENCE_POINTS])
+    c = np.array([p[1] for p in RECURRENCE_POINTS])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vals = erlang_b(a, c) if array else [erlang_b(x, y) for x, y in zip(a.tolist(), c.tolist())]
+    assert _check_against(vals, refs, RECURRENCE_POINTS, f"erlang_b recurrence, array={array}") > 0
+
+
+def test_planning_whole_cards_does_not_load_scipy_special():
+    """Erlang B and C for whole card counts (the recurrence) need no SciPy: a planning
+    question does not pay its import (about 0.2 s).  Run in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from model import erlang_b, erlang_c; "
+            "erlang_b(30.0, 64); erlang_c(np.array([3.0, 50.0]), np.array([4.0, 64.0])); "
+            "print('scipy.special' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out
+
+
 def test_erlang_b_scalar_path_accuracy(ref_b):
     with warnings.catch_warnings():
         warnings.simplefilter("error")          # no RuntimeWarning (or any other)

@@ -15,7 +15,6 @@ import math
 import re
 
 import numpy as np
-from scipy import special as _sp
 
 from .engine import MISSING, Fn, FunctionRegistry, Ref, RefList, ScenarioSplit
 from .engine_ops import (
@@ -23,13 +22,26 @@ from .engine_ops import (
 )
 from .engine_parser import MAX_COL, MAX_ROW, parse_ref
 from .engine_values import (
-    BOOL, EMPTY, ERR_DIV0, ERR_NA, ERR_NULL, ERR_NUM, ERR_REF, ERR_VALUE, NOT_COMPUTED, NUM, STR,
-    ExcelError, Val, number_to_text, text_to_number,
+    BOOL, EMPTY, ERR_DIV0, ERR_NA, ERR_NULL, ERR_NUM, ERR_REF, ERR_VALUE, NUM, STR,
+    ExcelError, Val, not_computed, number_to_text, text_to_number,
 )
 
 __all__ = ["NATIVE", "SUPPORTED", "default_functions", "native_functions"]
 
 NATIVE = FunctionRegistry()
+
+
+class _Special:
+    """``scipy.special``, imported on first use: its import (0.2 s with SciPy 1.17, most of it
+    the array-API layer loading numpy.f2py, numpy.random and numpy.testing) is most of a
+    ``cryptoplan recalc`` start, and only the statistical functions below need it."""
+
+    def __getattr__(self, name):
+        from scipy import special
+        return getattr(special, name)
+
+
+_sp = _Special()
 
 
 # Distributions from scipy.special (scipy.stats would add ~0.5 s to every start):
@@ -504,7 +516,7 @@ def _is(code_test):
         if x is MISSING:
             x = Val.empty()
         k = x.kind
-        internal = np.isin(k, list(NOT_COMPUTED))
+        internal = not_computed(k)
         r = code_test(k, x)
         return Val.bools(r, _err_arr(internal, int(k[internal].flat[0])) if internal.any() else None)
     return impl

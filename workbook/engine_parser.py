@@ -21,16 +21,44 @@ cannot follow: ``#REF!``, external workbook, 3-D or structured reference),
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 import sys
 from contextlib import contextmanager
-
-from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
 
 from .engine_values import ERR_REF, ERR_UNSUPPORTED, ERROR_CODES
 
 __all__ = ["FormulaError", "parse", "parse_ref", "col_to_index", "index_to_col", "cell_name",
            "split_cell", "MAX_ROW", "MAX_COL", "strip_function_prefix"]
+
+
+
+def _tokenizer_module():
+    """openpyxl's formula tokenizer (``openpyxl.formula.tokenizer``), without the rest of openpyxl.
+
+    The module imports only :mod:`re`, but importing it by name first runs
+    ``openpyxl/__init__``, which loads openpyxl's whole workbook model: 0.15 s of every
+    ``cryptoplan recalc`` that never needs it (the engine reads and writes the package
+    itself).  So the module is executed from openpyxl's installed file under a private
+    name; openpyxl's own module is used when openpyxl is already imported or its file
+    cannot be found (a zipped install).
+    """
+    name = "openpyxl.formula.tokenizer"
+    if name not in sys.modules:
+        spec = importlib.util.find_spec("openpyxl")      # locates, does not import
+        folders = list(spec.submodule_search_locations or ()) if spec else []
+        path = os.path.join(folders[0], "formula", "tokenizer.py") if folders else ""
+        if os.path.isfile(path):
+            own = importlib.util.spec_from_file_location("cryptoplan_openpyxl_tokenizer", path)
+            module = importlib.util.module_from_spec(own)
+            own.loader.exec_module(module)
+            return module
+    return importlib.import_module(name)
+
+
+_tok = _tokenizer_module()
+Token, Tokenizer, TokenizerError = _tok.Token, _tok.Tokenizer, _tok.TokenizerError
 
 MAX_ROW, MAX_COL = 1_048_576, 16_384
 

@@ -35,7 +35,7 @@ import numpy as np
 from .engine import MISSING, Fn, Ref, RefList
 from .engine_ops import _expand
 from .engine_values import (
-    BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NOT_COMPUTED, NUM, STR, Val,
+    BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NUM, STR, Val, not_computed,
 )
 
 __all__ = ["catalog_functions", "callable_function", "ERROR_TEXT_CODE", "is_error_text"]
@@ -336,7 +336,7 @@ def _catalog_core(spec) -> Fn:
                 vals.append(v)
         # an argument that is not computed here makes the result not computed
         for v in list(vals) + [v for v in vec_vals.values() if v is not None]:
-            bad = np.isin(v.kind, list(NOT_COMPUTED))
+            bad = not_computed(v.kind)
             if bad.any():
                 return Val.error(int(v.kind[bad].flat[0]))
         ovals = list(vals)
@@ -616,8 +616,8 @@ def callable_function(name: str, func, *, value_error=ERR_NUM, type_error=ERR_VA
             else:
                 layout.append(("num", len(numcols)))
                 numcols.append(np.where(k >= ERR_NULL, 0.0, v.num.reshape(-1)))
-        if err.any() and np.isin(err, list(NOT_COMPUTED)).any():
-            code = int(err[np.isin(err, list(NOT_COMPUTED))][0])
+        if err.any() and not_computed(err).any():
+            code = int(err[not_computed(err)][0])
             return Val.error(code, (n, rows, cols))
         fast &= err == 0
         keys = _group_ids(keys_parts, E)

@@ -30,7 +30,7 @@ from ._atomic import atomic_target
 from .engine import EngineError, FunctionRegistry
 from .engine_package import MAX_CELLS, ooxml_string
 from .engine_parser import cell_name
-from .engine_values import ERR_NULL, NOT_COMPUTED, STR, ExcelError, csv_text
+from .engine_values import ERR_NULL, STR, ExcelError, csv_text, not_computed
 from .limits import DEFAULT_CHUNK, MAX_SCENARIOS
 from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, _is_error,
@@ -322,7 +322,7 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
 def _exit_code(v) -> int:
     """Exit code of one output over a chunk's scenarios, from the value's kind array (vectorized)."""
     kind = v.kind[:, 0, 0]
-    if np.isin(kind, tuple(NOT_COMPUTED)).any():
+    if not_computed(kind).any():
         return EXIT_NOT_COMPUTED
     if (kind >= ERR_NULL).any():
         return EXIT_ERROR_VALUES
