@@ -204,11 +204,11 @@ def convert_cell(arg: Arg, value):
                 return value.strip()
         return _number(arg.name, value)
     if kind == "vector":
-        return _vector(arg, value)
+        return vector_argument(arg, value)
     raise AssertionError(f"unknown argument kind {kind!r}")  # catalog is checked by tests
 
 
-def _vector(arg: Arg, value) -> list:
+def vector_argument(arg: Arg, value) -> list:
     out = []
     for i, v in enumerate(x for row in to_grid(value) for x in row):
         if _empty(v):
@@ -221,13 +221,13 @@ def _vector(arg: Arg, value) -> list:
     return out
 
 
-def _code_for(exc: Exception) -> str:
+def error_code_for(exc: Exception) -> str:
     if isinstance(exc, CellError):
         return exc.code
     return "#NUM!" if isinstance(exc, UnstableQueueError) else "#VALUE!"
 
 
-def _result(spec: Function, value):
+def cell_result(spec: Function, value):
     """A model result as a cell value; non-finite numbers become error text."""
     if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
         value = value.item()
@@ -274,10 +274,10 @@ def _table(spec: Function):
             out.append([_table_cell(row.get(c)) for c in spec.columns])
         return out
     except Exception as exc:  # noqa: BLE001 - every failure must reach the cell as text
-        return error_text(_code_for(exc), spec.name, _message(exc))
+        return error_text(error_code_for(exc), spec.name, error_message(exc))
 
 
-def _message(exc: Exception) -> str:
+def error_message(exc: Exception) -> str:
     if isinstance(exc, (ValueError, TypeError)):
         return str(exc)
     return f"internal error ({type(exc).__name__}: {exc}); please report it"
@@ -331,7 +331,7 @@ def call(spec: Function, args: tuple):
             if errors:
                 return _incoming_error(spec, a, errors[0])
             single_empty = len(g) == 1 and len(g[0]) == 1 and _empty(g[0][0])
-            grids.append([[convert_cell(a, None) if single_empty else _vector(a, g)]])
+            grids.append([[convert_cell(a, None) if single_empty else vector_argument(a, g)]])
         shape = _broadcast_shape(spec, grids)
         fn = _model(spec)
     except CellError as exc:
@@ -427,6 +427,6 @@ def _element(spec: Function, fn, grids: list, i: int, j: int):
     try:
         converted = [v if a.kind == "vector" else convert_cell(a, v)
                      for a, v in zip(spec.args, values)]
-        return _result(spec, fn(*converted))
+        return cell_result(spec, fn(*converted))
     except Exception as exc:  # noqa: BLE001 - every failure must reach the cell as text
-        return error_text(_code_for(exc), spec.name, _message(exc))
+        return error_text(error_code_for(exc), spec.name, error_message(exc))

@@ -146,7 +146,7 @@ def _erlang_b_recurrence_s(a: float, c: int) -> float:
     return b
 
 
-def _erlang_b_s(a: float, c: float) -> float:
+def erlang_b_scalar(a: float, c: float) -> float:
     if a == 0.0:
         return 0.0
     if c <= RECURRENCE_SERVERS and c == int(c):
@@ -253,7 +253,7 @@ def _erlang_b_recurrence(a: np.ndarray, c: np.ndarray) -> np.ndarray:
     return b
 
 
-def _erlang_b(a: np.ndarray, c: np.ndarray) -> np.ndarray:
+def erlang_b_array(a: np.ndarray, c: np.ndarray) -> np.ndarray:
     global _pool
     if (a.size < _PARALLEL_MIN and np.all(c <= RECURRENCE_SERVERS)
             and np.array_equal(c, np.floor(c))):
@@ -268,7 +268,7 @@ def _erlang_b(a: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.concatenate([f.result() for f in parts]).reshape(a.shape)
 
 
-def _erlang_c_from_b(b, a, c):
+def erlang_c_from_b(b, a, c):
     return b / ((c - a) / c + (a / c) * b)
 
 
@@ -341,11 +341,11 @@ def erlang_b(traffic, servers):
     0.210526
     """
     if is_scalar(traffic, servers):
-        return _erlang_b_s(check("traffic", traffic, 0.0, MAX_ERLANGS), check("servers", servers, 1.0, MAX_ERLANGS))
+        return erlang_b_scalar(check("traffic", traffic, 0.0, MAX_ERLANGS), check("servers", servers, 1.0, MAX_ERLANGS))
     a = np.asarray(check("traffic", traffic, 0.0, MAX_ERLANGS), float)
     c = np.asarray(check("servers", servers, 1.0, MAX_ERLANGS), float)
     a, c = broadcast(traffic=a, servers=c)
-    return _out(_erlang_b(a, c))
+    return _out(erlang_b_array(a, c))
 
 
 def erlang_c(traffic, servers):
@@ -385,9 +385,9 @@ def erlang_c(traffic, servers):
         a = check("traffic", traffic, 0.0, MAX_ERLANGS)
         c = check("servers", servers, 1.0, MAX_ERLANGS)
         check_stable(a / c, what="traffic / servers")
-        return _erlang_c_from_b(_erlang_b_s(a, c), a, c)
+        return erlang_c_from_b(erlang_b_scalar(a, c), a, c)
     a = np.asarray(check("traffic", traffic, 0.0, MAX_ERLANGS), float)
     c = np.asarray(check("servers", servers, 1.0, MAX_ERLANGS), float)
     a, c = broadcast(traffic=a, servers=c)
     check_stable(a / c, what="traffic / servers")
-    return _out(_erlang_c_from_b(_erlang_b(a, c), a, c))
+    return _out(erlang_c_from_b(erlang_b_array(a, c), a, c))

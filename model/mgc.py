@@ -36,7 +36,7 @@ import numpy as np
 
 from ._validate import check, is_scalar
 from .params import normalize_choice
-from .mmc import _args, _c, _out
+from .mmc import mmc_args, erlang_c_stable, unwrap
 
 __all__ = ["mgc_wait", "mgc_response", "MGC_METHODS"]
 
@@ -94,16 +94,16 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
         For out-of-range arguments or an unknown method.
     """
     m = _method(method)
-    _, s, c, a = _args(arrival_rate, service_time, servers)
+    _, s, c, a = mmc_args(arrival_rate, service_time, servers)
     if m == "cosmetatos":
         cs2 = check("service_scv", service_scv, 0.0, 1.0)
         ca2 = check("arrival_scv", arrival_scv, 1.0, 1.0)
     else:
         cs2 = check("service_scv", service_scv, 0.0)
         ca2 = check("arrival_scv", arrival_scv, 0.0)
-    wq = _c(a, c) * s / (c - a)
+    wq = erlang_c_stable(a, c) * s / (c - a)
     if m == "allen-cunneen":
-        return _out(wq * (ca2 + cs2) / 2.0)
+        return unwrap(wq * (ca2 + cs2) / 2.0)
     rho = a / c
     with np.errstate(divide="ignore", invalid="ignore"):
         corr = (1.0 - rho) * (c - 1.0) * (np.sqrt(4.0 + 5.0 * c) - 2.0) / (16.0 * rho * c)
@@ -113,12 +113,12 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
     # load; constant service never waits longer than exponential service, so cap there.
     wq_md = np.minimum(0.5 * wq * (1.0 + corr), wq)
     out = cs2 * wq + (1.0 - cs2) * wq_md
-    return float(out) if is_scalar(arrival_rate, service_time, servers, service_scv) else _out(np.asarray(out))
+    return float(out) if is_scalar(arrival_rate, service_time, servers, service_scv) else unwrap(np.asarray(out))
 
 
 def mgc_response(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1.0,
                  method="allen-cunneen"):
     """Approximate mean response time :math:`W_q + s`. See :func:`mgc_wait`."""
     s = check("service_time", service_time, 0.0, lo_open=True)
-    return _out(np.asarray(mgc_wait(arrival_rate, service_time, servers, service_scv,
+    return unwrap(np.asarray(mgc_wait(arrival_rate, service_time, servers, service_scv,
                                     arrival_scv, method) + s))

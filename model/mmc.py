@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import broadcast, check, check_stable, is_scalar
-from .erlang import MAX_ERLANGS, _erlang_b, _erlang_b_s, _erlang_c_from_b
+from .erlang import MAX_ERLANGS, erlang_b_array, erlang_b_scalar, erlang_c_from_b
 
 __all__ = [
     "MMCMetrics", "mmc_metrics", "mmc_utilization", "mmc_wait_probability",
@@ -43,7 +43,7 @@ __all__ = [
 MAX_SERVERS = 10_000_000
 
 
-def _args(arrival_rate, service_time, servers):
+def mmc_args(arrival_rate, service_time, servers):
     """Validate the three M/M/c arguments; return (lam, s, c, A) and check stability."""
     lam = check("arrival_rate", arrival_rate, 0.0)
     s = check("service_time", service_time, 0.0, lo_open=True)
@@ -61,14 +61,14 @@ def _args(arrival_rate, service_time, servers):
 _TARGET_ARGS = {"u": "max_utilization", "w": "max_wait", "p": "wait_percentile", "t": "max_percentile_wait"}
 
 
-def _c(a, c):
+def erlang_c_stable(a, c):
     """Erlang C for already validated, stable arguments."""
     if is_scalar(a, c):
-        return _erlang_c_from_b(_erlang_b_s(a, c), a, c)
-    return _erlang_c_from_b(_erlang_b(a, c), a, c)
+        return erlang_c_from_b(erlang_b_scalar(a, c), a, c)
+    return erlang_c_from_b(erlang_b_array(a, c), a, c)
 
 
-def _out(x):
+def unwrap(x):
     if isinstance(x, np.ndarray) and x.ndim == 0:
         return x[()]
     return x
@@ -115,13 +115,13 @@ def mmc_metrics(arrival_rate, service_time, servers) -> MMCMetrics:
     UnstableQueueError
         If :math:`\\lambda s \\ge c`.
     """
-    lam, s, c, a = _args(arrival_rate, service_time, servers)
-    pw = _c(a, c)
+    lam, s, c, a = mmc_args(arrival_rate, service_time, servers)
+    pw = erlang_c_stable(a, c)
     wq = pw * s / (c - a)
     r = wq + s
-    return MMCMetrics(servers=_out(c), traffic=_out(a), utilization=_out(a / c),
-                      wait_probability=_out(pw), mean_wait=_out(wq), mean_response=_out(r),
-                      queue_length=_out(lam * wq), number_in_system=_out(lam * r))
+    return MMCMetrics(servers=unwrap(c), traffic=unwrap(a), utilization=unwrap(a / c),
+                      wait_probability=unwrap(pw), mean_wait=unwrap(wq), mean_response=unwrap(r),
+                      queue_length=unwrap(lam * wq), number_in_system=unwrap(lam * r))
 
 
 def mmc_utilization(arrival_rate, service_time, servers):
@@ -130,14 +130,14 @@ def mmc_utilization(arrival_rate, service_time, servers):
     Raises :class:`UnstableQueueError` at or above 1 (an open queue with
     :math:`\\rho \\ge 1` has no steady state). See :func:`mmc_metrics`.
     """
-    _, _, c, a = _args(arrival_rate, service_time, servers)
-    return _out(a / c)
+    _, _, c, a = mmc_args(arrival_rate, service_time, servers)
+    return unwrap(a / c)
 
 
 def mmc_wait_probability(arrival_rate, service_time, servers):
     """Probability that a request waits, :math:`C(\\lambda s, c)`. See :func:`mmc_metrics`."""
-    _, _, c, a = _args(arrival_rate, service_time, servers)
-    return _out(_c(a, c))
+    _, _, c, a = mmc_args(arrival_rate, service_time, servers)
+    return unwrap(erlang_c_stable(a, c))
 
 
 def mmc_wait(arrival_rate, service_time, servers):
@@ -148,26 +148,26 @@ def mmc_wait(arrival_rate, service_time, servers):
     >>> round(mmc_wait(1.0, 0.5, 1), 12)   # M/M/1: rho s / (1 - rho)
     0.5
     """
-    _, s, c, a = _args(arrival_rate, service_time, servers)
-    return _out(_c(a, c) * s / (c - a))
+    _, s, c, a = mmc_args(arrival_rate, service_time, servers)
+    return unwrap(erlang_c_stable(a, c) * s / (c - a))
 
 
 def mmc_response(arrival_rate, service_time, servers):
     """Mean response time :math:`R = W_q + s`. See :func:`mmc_metrics`."""
-    _, s, c, a = _args(arrival_rate, service_time, servers)
-    return _out(_c(a, c) * s / (c - a) + s)
+    _, s, c, a = mmc_args(arrival_rate, service_time, servers)
+    return unwrap(erlang_c_stable(a, c) * s / (c - a) + s)
 
 
 def mmc_queue_length(arrival_rate, service_time, servers):
     """Mean number waiting :math:`L_q = \\lambda W_q` (Little's law)."""
-    lam, s, c, a = _args(arrival_rate, service_time, servers)
-    return _out(lam * _c(a, c) * s / (c - a))
+    lam, s, c, a = mmc_args(arrival_rate, service_time, servers)
+    return unwrap(lam * erlang_c_stable(a, c) * s / (c - a))
 
 
 def mmc_number_in_system(arrival_rate, service_time, servers):
     """Mean number in system :math:`L = \\lambda R = L_q + A`."""
-    lam, s, c, a = _args(arrival_rate, service_time, servers)
-    return _out(lam * (_c(a, c) * s / (c - a) + s))
+    lam, s, c, a = mmc_args(arrival_rate, service_time, servers)
+    return unwrap(lam * (erlang_c_stable(a, c) * s / (c - a) + s))
 
 
 def mmc_wait_exceeds(arrival_rate, service_time, servers, t):
@@ -175,9 +175,9 @@ def mmc_wait_exceeds(arrival_rate, service_time, servers, t):
 
     ``t >= 0`` in the unit of ``service_time``.
     """
-    _, s, c, a = _args(arrival_rate, service_time, servers)
+    _, s, c, a = mmc_args(arrival_rate, service_time, servers)
     t = check("t", t, 0.0)
-    return _out(_c(a, c) * np.exp(-(c - a) * np.asarray(t) / s))
+    return unwrap(erlang_c_stable(a, c) * np.exp(-(c - a) * np.asarray(t) / s))
 
 
 def mmc_wait_percentile(arrival_rate, service_time, servers, p):
@@ -197,14 +197,14 @@ def mmc_wait_percentile(arrival_rate, service_time, servers, p):
     float or ndarray
         Zero when :math:`1 - C \\ge p` (at least a fraction ``p`` do not wait).
     """
-    _, s, c, a = _args(arrival_rate, service_time, servers)
+    _, s, c, a = mmc_args(arrival_rate, service_time, servers)
     p = check("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
-    pw = _c(a, c)
+    pw = erlang_c_stable(a, c)
     q = 1.0 - np.asarray(p)
     waits = np.asarray(pw) > q            # otherwise at least a fraction p do not wait: 0
     with np.errstate(divide="ignore", invalid="ignore"):
         w = s / (c - a) * np.log(np.divide(pw, q))
-    return _out(np.where(waits, np.maximum(w, 0.0), 0.0))
+    return unwrap(np.where(waits, np.maximum(w, 0.0), 0.0))
 
 
 def _response_sf(x, pw, k):
@@ -235,9 +235,9 @@ def mmc_response_percentile(arrival_rate, service_time, servers, p):
     p : float or array_like
         Probability in (0, 1).
     """
-    _, s, c, a = _args(arrival_rate, service_time, servers)
+    _, s, c, a = mmc_args(arrival_rate, service_time, servers)
     p = check("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
-    pw = np.asarray(_c(a, c), float)
+    pw = np.asarray(erlang_c_stable(a, c), float)
     a, c, s, p = broadcast(traffic=np.asarray(a, float), servers=np.asarray(c, float),
                            service_time=np.asarray(s, float), p=np.asarray(p, float))
     pw = np.broadcast_to(pw, a.shape)
@@ -251,7 +251,7 @@ def mmc_response_percentile(arrival_rate, service_time, servers, p):
         above = _response_sf(mid, pw, k) > q
         lo = np.where(above, mid, lo)
         hi = np.where(above, hi, mid)
-    return _out(0.5 * (lo + hi) * s)
+    return unwrap(0.5 * (lo + hi) * s)
 
 
 def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
@@ -322,7 +322,7 @@ def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
             ok &= aa / cc <= tg["u"][idx]
         if "w" in tg or "p" in tg:
             safe = np.where(ok, cc, aa + 1.0)
-            pw = _erlang_c_from_b(_erlang_b(aa, safe), aa, safe)
+            pw = erlang_c_from_b(erlang_b_array(aa, safe), aa, safe)
             if "w" in tg:
                 ok &= pw * ss / (safe - aa) <= tg["w"][idx]
             if "p" in tg:

@@ -83,7 +83,7 @@ def _operand_scale(key, cells, values) -> float:
     return max((abs(v) for v in ops if isinstance(v, (int, float))), default=0.0)
 
 
-def _is_error(v) -> bool:
+def is_error_value(v) -> bool:
     return isinstance(v, str) and v.startswith("#")
 
 
@@ -100,8 +100,8 @@ def test_template_in_libreoffice_equals_cryptoplan_recalc(addin_profile, tmp_pat
     bad = []
     for key in cells:
         a, b = mine.get(key), lo.get(key)
-        if _is_error(a) or _is_error(b):
-            if not (_is_error(a) and _is_error(b)):
+        if is_error_value(a) or is_error_value(b):
+            if not (is_error_value(a) and is_error_value(b)):
                 bad.append((key, a, b))
         elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
             if not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9 * _operand_scale(key, cells, mine)):

@@ -36,7 +36,8 @@ import model
 from workbook import recalc
 from workbook.cli import main
 from workbook.engine import Engine, FunctionRegistry
-from workbook.engine_functions import native_functions
+from workbook.engine_functions import default_functions, native_functions
+from workbook.engine_udf import callable_function
 from workbook.engine_package import Package
 from workbook.engine_values import ExcelError
 from workbook.recalculation import (
@@ -68,7 +69,7 @@ def make_wb(path: Path, sheets: dict, names: dict | None = None, local_names=Non
 def registry(**udfs) -> FunctionRegistry:
     reg = native_functions()
     for name, fn in udfs.items():
-        reg.register(name, fn)
+        reg[name.upper()] = callable_function(name.upper(), fn)
     return reg
 
 
@@ -329,7 +330,7 @@ def test_catalog_udfs_match_the_add_in(tmp_path):
         "B1": "=ERLANGC(A1,A2)", "B2": "=ERLANGC(A3,A2)", "B3": "=ERLANGB(A1,A2)",
         "B4": "=ERLANGC(A9,A2)", "B5": "=ERLANGC(1/0,A2)"}})
     eng = evaluate(p, functions=None)  # default registry: native + catalog
-    eng2 = Engine(Package(p))
+    eng2 = Engine(Package(p), default_functions())
     eng2.evaluate()
     spec = catalog.get("ERLANGC")
     assert val(eng2, "S!B1") == convert.call(spec, (9.0, 10.0)) == model.erlang_c(9.0, 10.0)

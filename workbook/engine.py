@@ -162,15 +162,9 @@ class Fn:
 
 
 class FunctionRegistry(dict):
-    """``{NAME: Fn}``; :meth:`register` adds a plain Python callable as a function."""
-
-    def register(self, name: str, func, params: str = "v*", **kw) -> None:
-        """Register ``func(*values) -> value`` (NumPy-vectorized) as Excel function ``name``.
-
-        See :func:`workbook.engine_udf.callable_function` for the calling convention.
-        """
-        from .engine_udf import callable_function
-        self[name.upper()] = callable_function(name.upper(), func, **kw)
+    """``{NAME: Fn}``.  :func:`workbook.engine_functions.native_functions` and
+    :func:`~workbook.engine_functions.default_functions` make one;
+    :func:`workbook.engine_udf.callable_function` wraps a plain Python callable as an ``Fn``."""
 
     def copy(self) -> "FunctionRegistry":
         return FunctionRegistry(self)
@@ -500,23 +494,22 @@ class Engine:
     ----------
     package : Package
         The workbook, opened by :class:`~workbook.engine_package.Package`.
-    functions : FunctionRegistry, optional
-        Functions to use; default :func:`default_functions` (native + add-in UDFs).
+    functions : FunctionRegistry
+        The functions formulas may call, e.g.
+        :func:`workbook.engine_functions.default_functions` (native + add-in UDFs); the
+        engine knows none of its own, so it imports no function module.
     n : int
         Number of scenarios (1 for a plain recalculation).
 
     Examples
     --------
-    >>> eng = Engine(Package("planner.xlsx"))                    # doctest: +SKIP
+    >>> eng = Engine(Package("planner.xlsx"), default_functions())  # doctest: +SKIP
     >>> eng.set_input("TxRate", [1000, 2000, 4000])              # doctest: +SKIP
     >>> eng.evaluate()                                           # doctest: +SKIP
     >>> eng.value("Results!B3").num[:, 0, 0]                     # doctest: +SKIP
     """
 
-    def __init__(self, package: Package, functions: FunctionRegistry | None = None, n: int = 1):
-        if functions is None:
-            from .engine_functions import default_functions
-            functions = default_functions()
+    def __init__(self, package: Package, functions: FunctionRegistry, n: int = 1):
         self.package = package
         self.functions = functions
         self.sheets: list[SheetData] = package.sheets
@@ -543,8 +536,8 @@ class Engine:
         for key, cell in list(self.formulas.items()):
             if cell.ftype in ("array", "dataTable") and cell.fref:
                 try:
-                    from .engine_parser import _area
-                    r1, c1, r2, c2 = _area(cell.fref.replace("$", ""))
+                    from .engine_parser import parse_area
+                    r1, c1, r2, c2 = parse_area(cell.fref.replace("$", ""))
                 except (TypeError, ValueError):
                     continue
                 for r in range(r1, r2 + 1):
@@ -969,9 +962,9 @@ class Engine:
         return x
 
     def _spill(self, key, cell, res: Val) -> None:
-        from .engine_parser import _area
+        from .engine_parser import parse_area
         si, r0, c0 = key
-        area = _area((cell.fref or cell_name(r0, c0)).replace("$", ""))
+        area = parse_area((cell.fref or cell_name(r0, c0)).replace("$", ""))
         if area is None:
             self.values[key] = res.top_left()
             return
@@ -1031,8 +1024,8 @@ class _Cycle(Exception):
 def _stack(parts: list[Val]) -> Val:
     rows = max(p.shape[0] for p in parts)
     cols = max(p.shape[1] for p in parts)
-    from .engine_ops import _expand
-    parts = [_expand(p, rows, cols) for p in parts]
+    from .engine_ops import expand
+    parts = [expand(p, rows, cols) for p in parts]
     num = np.concatenate([p.num for p in parts])
     kind = np.concatenate([p.kind for p in parts])
     text = None

@@ -18,7 +18,7 @@ import numpy as np
 
 from .engine import MISSING, Fn, FunctionRegistry, Ref, RefList, ScenarioSplit
 from .engine_ops import (
-    _expand, align, approx15, approx_equal, compare, first_error, to_bool, to_num, to_text,
+    expand, align, approx15, approx_equal, compare, first_error, to_bool, to_num, to_text,
 )
 from .engine_parser import MAX_COL, MAX_ROW, parse_ref
 from .engine_values import (
@@ -71,7 +71,7 @@ def _err_arr(mask, code):
 def _align_all(vals):
     rows = max(v.shape[0] for v in vals)
     cols = max(v.shape[1] for v in vals)
-    return [_expand(v, rows, cols) for v in vals]
+    return [expand(v, rows, cols) for v in vals]
 
 
 def _nums(*vals):
@@ -338,7 +338,7 @@ def _select(mask, err, a: Val, b: Val) -> Val:
         tb = b.text if b.text is not None else np.empty(b.num.shape, dtype=object)
         text = np.where(mk, ta, tb)
     if err is not None:
-        e = np.broadcast_to(_expand(Val.numbers(np.zeros(err.shape), err), *m.shape).kind, shape)
+        e = np.broadcast_to(expand(Val.numbers(np.zeros(err.shape), err), *m.shape).kind, shape)
         bad = e >= ERR_NULL
         kind = np.where(bad, e, kind).astype(np.int8)
         num = np.where(bad, 0.0, num)
@@ -1588,7 +1588,7 @@ def _textjoin(ctx, delim, ignore_empty, *args):
 _FMT_RE = re.compile(r"^(?P<pre>[^0#.,%]*?)(?P<int>[#0,]*0|#)(?:\.(?P<dec>[0#]+))?(?P<exp>[eE][+-]0+)?(?P<pct>%?)(?P<post>[^0#]*)$")
 
 
-def _format_number(x: float, fmt: str) -> str:
+def format_number(x: float, fmt: str) -> str:
     f = fmt.strip()
     if f.lower() in ("general", ""):
         return number_to_text(x)
@@ -1596,9 +1596,9 @@ def _format_number(x: float, fmt: str) -> str:
     if ";" in f:
         secs = f.split(";")
         if x < 0 and len(secs) > 1:
-            return _format_number(abs(x), secs[1])
+            return format_number(abs(x), secs[1])
         if x == 0 and len(secs) > 2:
-            return _format_number(x, secs[2])
+            return format_number(x, secs[2])
         f = secs[0]
     m = _FMT_RE.match(f)
     if not m:
@@ -1625,7 +1625,7 @@ def _format_number(x: float, fmt: str) -> str:
 
 
 def _text_format(x, fmt):
-    return _format_number(float(x), fmt)
+    return format_number(float(x), fmt)
 
 
 def _text_impl(ctx, value, fmt):
@@ -1656,7 +1656,7 @@ def _text_impl(ctx, value, fmt):
         else:
             num = float(vx[idx])
         try:
-            out[idx] = _format_number(num, ftb[idx])
+            out[idx] = format_number(num, ftb[idx])
         except _TextError:
             ctx.diag("TEXT", 16, f"number format {ftb[idx]!r} is not supported by the engine")
             err[idx] = 16

@@ -124,10 +124,10 @@ def align(a: Val, b: Val):
         return a, b
     r = max(ra, rb)
     c = max(ca, cb)
-    return _expand(a, r, c), _expand(b, r, c)
+    return expand(a, r, c), expand(b, r, c)
 
 
-def _expand(v: Val, r: int, c: int) -> Val:
+def expand(v: Val, r: int, c: int) -> Val:
     vr, vc = v.shape
     if (vr, vc) == (r, c):
         return v

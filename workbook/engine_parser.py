@@ -104,7 +104,7 @@ def split_cell(text: str) -> tuple[int, int]:
     return row, col
 
 
-def _area(text: str):
+def parse_area(text: str):
     """``A1``, ``A1:B2``, ``A:A``, ``1:3`` -> (r1, c1, r2, c2) or None."""
     parts = text.split(":")
     if len(parts) == 1:
@@ -166,7 +166,7 @@ def parse_ref(text: str):
             rest = f"{left}:{r2}"
         else:
             return ("bad", text, ERR_UNSUPPORTED)
-    area = _area(rest)
+    area = parse_area(rest)
     if area is not None:
         return ("ref", sheet, *area)
     if ":" in rest:  # e.g. Name1:Name2 or A1:Name

@@ -33,7 +33,7 @@ import os
 import numpy as np
 
 from .engine import MISSING, Fn, Ref, RefList
-from .engine_ops import _expand
+from .engine_ops import expand
 from .engine_values import (
     BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NUM, STR, Val, not_computed,
 )
@@ -260,7 +260,7 @@ def _broadcast_args(vals):
                 return None
             cols = c
     n = max(v.n for v in vals) if vals else 1
-    return [_expand(v, rows, cols).broadcast(n, rows, cols) for v in vals], n, rows, cols
+    return [expand(v, rows, cols).broadcast(n, rows, cols) for v in vals], n, rows, cols
 
 
 def _finish(out: _Out, n, rows, cols, ctx, name):
@@ -371,7 +371,7 @@ def _catalog_core(spec) -> Fn:
                         if any(convert.is_error_text(x) for row in g for x in row):
                             raise convert.CellError("error in vector")
                         conv.append(convert.convert_cell(a, None) if single_empty else
-                                    convert._vector(a, g))
+                                    convert.vector_argument(a, g))
                     except convert.CellError:
                         conv.append(None)
                 scen = np.arange(E) // per
@@ -386,7 +386,7 @@ def _catalog_core(spec) -> Fn:
             # per-element work is done on the argument as given (often one cell for all
             # scenarios), then spread to the E elements by index
             if o.num.shape[1:] != (rows, cols) and o.shape != (1, 1):
-                o = _expand(o, rows, cols)
+                o = expand(o, rows, cols)
             oidx = np.broadcast_to(np.arange(o.num.size).reshape(o.num.shape),
                                    (n, rows, cols)).reshape(-1)
             ok_ = o.kind.reshape(-1)
@@ -490,13 +490,13 @@ def _catalog_core(spec) -> Fn:
                     x = float(item[3].num.flat[i])
                     argv.append(int(x) if item[2] == "integer" else x)
             try:
-                return convert._result(spec, fn(*argv))
+                return convert.cell_result(spec, fn(*argv))
             except Exception as exc:  # noqa: BLE001 - exactly what convert.call returns
-                return convert.error_text(convert._code_for(exc), spec.name, convert._message(exc))
+                return convert.error_text(convert.error_code_for(exc), spec.name, convert.error_message(exc))
 
         def call_failed(exc):
             """An element the vector call reported failed: the add-in's text for ``exc``."""
-            return convert.error_text(convert._code_for(exc), spec.name, convert._message(exc))
+            return convert.error_text(convert.error_code_for(exc), spec.name, convert.error_message(exc))
 
         out = _Out(E)
         if E == 1:      # one scenario, one cell (a plain recalculation): no grouping to do

@@ -75,7 +75,7 @@ class Output:
 
     @property
     def is_error(self) -> bool:
-        return _is_error(self.value)
+        return is_error_value(self.value)
 
     @property
     def computed(self) -> bool:
@@ -138,7 +138,7 @@ class Recalculation:
         }
 
 
-def _is_error(v) -> bool:
+def is_error_value(v) -> bool:
     from .engine_udf import is_error_text
     return isinstance(v, ExcelError) or (isinstance(v, str) and is_error_text(v))
 
@@ -165,6 +165,9 @@ def load_engine(path, *, n: int = 1, functions: FunctionRegistry | None = None,
         pkg = Package(path, max_cells=max_cells)
     except WorkbookFileError as exc:
         raise RecalcError(str(exc)) from None
+    if functions is None:
+        from .engine_functions import default_functions
+        functions = default_functions()
     return Engine(pkg, functions=functions, n=n)
 
 
@@ -183,7 +186,7 @@ def parse_assignment(text: str) -> tuple[str, object]:
         raise ValueError(f"--set {text!r}: the name is empty")
     check_utf8("--set: the name", name)
     try:
-        return name, _parse_value(value)
+        return name, parse_value(value)
     except ValueError as exc:
         raise ValueError(f"--set {name}: {exc}") from None
 
@@ -204,7 +207,7 @@ def check_utf8(what: str, text: str) -> None:
         raise ValueError(f"{what} {raw!r} is not valid UTF-8 text: give it in UTF-8")
 
 
-def _parse_value(value: str):
+def parse_value(value: str):
     check_utf8("the value", value)
     if value == "":
         return None
@@ -351,7 +354,7 @@ def format_value(value, number_format: str = "General") -> str:
 
 
 def _format(x: float, fmt: str) -> str:
-    from .engine_functions import _format_number
+    from .engine_functions import format_number
     if fmt.lower() in ("general", "@", ""):
         return number_to_text(x)
     sections = _split_sections(fmt)
@@ -369,7 +372,7 @@ def _format(x: float, fmt: str) -> str:
     elif x == 0 and len(sections) > 2:
         chosen = sections[2]
     chosen = _BRACKET.sub("", chosen).replace("\\", "").replace("_)", "").replace("*", "")
-    return _format_number(x, chosen)
+    return format_number(x, chosen)
 
 
 def _split_sections(fmt: str) -> list[str]:

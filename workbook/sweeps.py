@@ -33,8 +33,8 @@ from .engine_parser import cell_name
 from .engine_values import ERR_NULL, STR, ExcelError, csv_text, not_computed
 from .limits import DEFAULT_CHUNK, MAX_SCENARIOS
 from .recalculation import (
-    EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, _is_error,
-    _parse_value, check_utf8, find_outputs, load_engine,
+    EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, is_error_value,
+    parse_value, check_utf8, find_outputs, load_engine,
 )
 
 __all__ = ["sweep", "iter_sweep", "write_sweep", "count_scenarios", "SweepResult", "parse_vary", "grid_values",
@@ -81,7 +81,7 @@ def parse_vary(text: str) -> tuple[str, list]:
             raise ValueError(f"--vary {text!r}: start:stop:step must be numbers") from None
         return name, grid_values(a, b, c)
     try:
-        return name, [_parse_value(v.strip()) for v in spec.split(",")]
+        return name, [parse_value(v.strip()) for v in spec.split(",")]
     except ValueError as exc:
         raise ValueError(f"--vary {name}: {exc}") from None
 
@@ -163,7 +163,7 @@ class SweepResult:
             for v in col:
                 if isinstance(v, ExcelError) and not v.computed:
                     return EXIT_NOT_COMPUTED
-                if _is_error(v):
+                if is_error_value(v):
                     worst = EXIT_ERROR_VALUES
         return worst
 
@@ -330,7 +330,7 @@ def _exit_code(v) -> int:
     if v.text is not None and is_text.any():
         text = v.text[:, 0, 0]
         text = np.broadcast_to(text, kind.shape) if text.shape != kind.shape else text
-        if any(_is_error(t) for t in set(text[is_text].tolist())):
+        if any(is_error_value(t) for t in set(text[is_text].tolist())):
             return EXIT_ERROR_VALUES
     return EXIT_OK
 

@@ -1,0 +1,170 @@
+"""The import graph of model/, addin/ and workbook/: layers, no cycles, no private names across modules.
+
+Read from the source with :mod:`ast` (every ``import`` statement, including those inside
+functions, which an import-time check would miss), so the test sees what the code could
+import, not what one run happened to.  Layers, bottom to top:
+
+0. ``model``: the queueing core and the z/OS domain models (NumPy/SciPy only);
+1. ``addin``: the function catalog and the cell contract (conversion of cells to model
+   arguments and of results and errors to cells), on the model;
+2. the formula engine: ``workbook.engine*``, ``workbook.limits``, ``workbook._atomic``;
+3. the rest of ``workbook`` (recalculation, sweeps, template, Site RMF, retarget);
+4. the command line, ``workbook.cli``.
+
+A module may import its own layer and the ones below, never one above.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("model", "addin", "workbook")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for p in sorted((ROOT / pkg).rglob("*.py")):
+            parts = p.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = p
+    return out
+
+
+MODULES = _modules()
+
+
+def _layer(module: str) -> int:
+    top, _, rest = module.partition(".")
+    if top == "model":
+        return 0
+    if top == "addin":
+        return 1
+    if rest == "cli" or rest.startswith("cli."):
+        return 4
+    if rest.startswith("engine") or rest in ("limits", "_atomic"):
+        return 2
+    return 3
+
+
+def _own(name: str) -> str | None:
+    """The module of ours that ``name`` (a module or module.attribute) lives in."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str, path: Path):
+    """(imported module, imported name or None, line) for every import statement of ``module``,
+    and (module, attribute, line) for every ``alias._private`` access on an imported module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    aliases = {}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                target = _own(a.name)
+                if target:
+                    found.append((target, None, node.lineno))
+                    aliases[a.asname or a.name] = target
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(base + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if not _own(base):
+                continue
+            for a in node.names:
+                if f"{base}.{a.name}" in MODULES:      # a module imported by from-import
+                    found.append((f"{base}.{a.name}", None, node.lineno))
+                    aliases[a.asname or a.name] = f"{base}.{a.name}"
+                else:
+                    found.append((_own(base), a.name, node.lineno))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases):
+            found.append((aliases[node.value.id], node.attr, node.lineno))
+    return found
+
+
+GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
+
+
+def _private(name: str | None) -> bool:
+    return bool(name) and name.startswith("_") and not name.startswith("__")
+
+
+def test_the_scan_sees_the_packages():
+    # the scan must find what it checks: each package's modules and known edges
+    assert {"model.erlang", "addin.convert", "workbook.engine", "workbook.cli"} <= MODULES.keys()
+    assert ("model.erlang", "erlang_c_from_b") in {(t, n) for t, n, _ in GRAPH["model.mmc"]}
+    assert any(t == "addin.convert" for t, _, _ in GRAPH["workbook.engine_udf"])
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    upward = [f"{m} (layer {_layer(m)}) imports {t} (layer {_layer(t)}), line {line}"
+              for m, edges in GRAPH.items() for t, _, line in edges if _layer(t) > _layer(m)]
+    assert upward == []
+
+
+def test_no_private_name_crosses_a_module():
+    """``from x import _name`` or ``x._name`` from another module of ours: a helper two
+    modules share is part of the owning module's interface and gets a public name."""
+    crossing = [f"{m} uses {t}.{n}, line {line}" for m, edges in GRAPH.items()
+                for t, n, line in edges if t != m and _private(n)]
+    assert crossing == []
+
+
+def test_the_import_graph_has_no_cycle():
+    """Tarjan's strongly connected components over every import, function-level ones
+    included (a cycle hidden in function bodies is still a cycle of the design)."""
+    edges = {m: sorted({t for t, _, _ in e if t != m}) for m, e in GRAPH.items()}
+    index, low, stack, on, cycles = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+@pytest.mark.parametrize("bad, expect", [
+    ("from workbook.recalculation import recalc\n", "upward"),
+    ("from .erlang import _erlang_b_kernel\n", "private"),
+])
+def test_the_checks_fail_on_a_violation(tmp_path, monkeypatch, bad, expect):
+    """A model module that imports the workbook, or a private name of a sibling, is caught."""
+    path = tmp_path / "probe.py"
+    path.write_text(bad, encoding="utf-8")
+    monkeypatch.setitem(MODULES, "model.probe", path)
+    edges = _imports("model.probe", path)
+    if expect == "upward":
+        assert any(_layer(t) > _layer("model.probe") for t, _, _ in edges)
+    else:
+        assert any(t == "model.erlang" and _private(n) for t, n, _ in edges)
