@@ -68,12 +68,10 @@ import sys
 import sysconfig
 import tempfile
 import zipfile
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 from . import convert
-from .catalog import CATALOG, Function
+from .catalog import CALC_PREFIX, CALC_SERVICE, CATALOG, Function
 
 __all__ = [
     "SERVICE", "INTERFACE", "PREFIX", "EXPLAIN", "ERROR_CODES", "error_value", "evaluate",
@@ -81,10 +79,10 @@ __all__ = [
     "install", "retarget_formula",
 ]
 
-SERVICE = "org.cryptoplan.Functions"
+SERVICE = CALC_SERVICE
 INTERFACE = "org.cryptoplan.XFunctions"
 # How Calc spells an add-in call in a saved file when it maps no compatibility name.
-PREFIX = SERVICE.upper() + "."
+PREFIX = CALC_PREFIX
 EXPLAIN = "EXPLAIN"
 # LibreOffice's FormulaError numbers (formula/errorcodes.hxx) of the error literals.
 ERROR_CODES = {"#NULL!": 521, "#DIV/0!": 532, "#VALUE!": 519, "#REF!": 524, "#NAME?": 525,
@@ -191,6 +189,7 @@ def idl_source(catalog=CATALOG) -> str:
 
 
 def _prop(name: str, value: str, lang: str | None = "en-US") -> str:
+    from xml.sax.saxutils import escape  # here: its import costs 40 ms (urllib, email, ssl)
     attr = f' xml:lang="{lang}"' if lang else ""
     return f'<prop oor:name="{name}"><value{attr}>{escape(value)}</value></prop>'
 
@@ -393,6 +392,7 @@ def package(paths=None) -> bytes:
         if r.returncode != 0 or not rdb.exists():
             raise RuntimeError(f"unoidl-write failed (exit {r.returncode}): {r.stderr.strip()[-1000:]}")
         types = rdb.read_bytes()
+    from importlib.metadata import PackageNotFoundError, version
     try:
         ver = version("cryptoplan")
     except PackageNotFoundError:

@@ -58,9 +58,16 @@ from model.tls import PLATFORMS as TLS_PLATFORMS
 from model.tls import START_PLATFORMS
 
 __all__ = [
+    "CALC_SERVICE", "CALC_PREFIX",
     "REQUIRED", "KINDS", "CATEGORIES", "Arg", "Function", "CATALOG", "get", "as_dicts",
     "markdown_table", "text_listing",
 ]
+
+#: The UNO service of the LibreOffice Calc add-in (:mod:`addin.calc`).  Calc writes a call to
+#: an add-in function that maps no compatibility name as ``ORG.CRYPTOPLAN.FUNCTIONS.NAME(...)``;
+#: the formula engine reads that spelling too, so it is declared here, beside the names.
+CALC_SERVICE = "org.cryptoplan.Functions"
+CALC_PREFIX = CALC_SERVICE.upper() + "."
 
 KINDS = ("number", "integer", "text", "bool", "number_or_text", "vector", "params_file")
 QUEUEING = "cryptoplan queueing"

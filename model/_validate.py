@@ -20,6 +20,7 @@ blank the others) evaluate element by element.
 from __future__ import annotations
 
 import math
+import sys
 from numbers import Real
 
 import numpy as np
@@ -62,7 +63,8 @@ def as_float_array(name: str, x) -> np.ndarray:
     """Convert *x* to a float64 array, naming *name* if that is impossible."""
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be a number or an array of numbers (got {x!r})")
-    if isinstance(x, np.ma.MaskedArray):
+    ma = sys.modules.get("numpy.ma")  # a masked array exists only once numpy.ma is imported
+    if ma is not None and isinstance(x, ma.MaskedArray):
         raise TypeError(f"{name} must be plain numbers: a masked array's hidden values would be used "
                         "(fill or drop them first, e.g. x.filled(...) or x.compressed())")
     if isinstance(x, complex) or np.iscomplexobj(x):

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -241,7 +240,7 @@ def _erlang_b_kernel(a: np.ndarray, c: np.ndarray) -> np.ndarray:
 # across the machine's cores (the incomplete gamma function dominates the cost).
 _PARALLEL_MIN = 2048
 _WORKERS = max(1, min(8, os.cpu_count() or 1))
-_pool: ThreadPoolExecutor | None = None
+_pool = None  # a concurrent.futures.ThreadPoolExecutor, made on first use
 
 
 def _erlang_b_recurrence(a: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -261,6 +260,7 @@ def erlang_b_array(a: np.ndarray, c: np.ndarray) -> np.ndarray:
     if a.size < _PARALLEL_MIN or _WORKERS == 1:
         return _erlang_b_kernel(a, c)
     if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
         _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="cryptoplan-erlang")
     af, cf = a.reshape(-1), c.reshape(-1)
     bounds = np.linspace(0, af.size, _WORKERS + 1).astype(int)

@@ -370,11 +370,12 @@ class _TlsTable:
 
     def _register(self, k) -> int:
         mode, cipher, kb, space, plat, rk = k
-        row = []
-        for n in self.linear:
-            with using_params({**{m: float(m == n) for m in self.linear}, "tls_z14_vs_z15": 1.0}):
-                parts = tls.tls_cost_parts_us(mode, cipher, kb, "z15")
-            row.append(parts["MSTR"] + parts["CHIN"] + parts["TCPIP"] if space == "total" else parts[space])
+        # the model at every unit vector at once: parameter j is row j of the identity
+        unit = np.eye(len(self.linear))
+        with using_params({**dict(zip(self.linear, unit)), "tls_z14_vs_z15": 1.0}):
+            parts = tls.tls_cost_parts_us(mode, cipher, kb, "z15")
+        row = list(np.broadcast_to(parts["MSTR"] + parts["CHIN"] + parts["TCPIP"] if space == "total"
+                                   else parts[space], (len(self.linear),)))
         reneg = (float(tls.renegotiation_cost_us(cipher, kb, rk, plat))
                  if mode == "SSLCIPH" and space in ("total", "CHIN") else 0.0)
         self.index[k] = len(self.rows)

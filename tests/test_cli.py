@@ -183,3 +183,29 @@ def test_every_command_is_registered_in_one_place():
     for command in main.commands.values():
         assert command.callback.__module__.startswith("workbook.cli."), command.name
     assert cli.main is main
+
+
+def test_recalc_loads_only_what_the_workbook_needs(tmp_path):
+    # a CLI recalc pays for every module it imports (tests/bench_recalc.py times it against
+    # LibreOffice): writing XML must not pull in urllib/http/email (xml.sax.saxutils does),
+    # the engine's function table must not build the LibreOffice package module, and a
+    # workbook without statistical functions must not load scipy.special or openpyxl
+    import subprocess
+    import sys
+    book = tmp_path / "small.xlsx"
+    subprocess.run([sys.executable, "-c",
+                    "import openpyxl; wb = openpyxl.Workbook(); ws = wb.active; ws['A1'] = 2000; "
+                    "ws['B1'] = '=ERLANGC(A1/1000,3)'; ws['C1'] = '=SQRT(A1)+B1'; "
+                    f"wb.save({str(book)!r})"], check=True)
+    code = ("import sys\n"
+            "from workbook.cli import main\n"
+            "try:\n"
+            f"    main(['recalc', {str(book)!r}, '-o', {str(tmp_path / 'out.xlsx')!r}])\n"
+            "except SystemExit as e:\n"
+            "    assert e.code == 0, e.code\n"
+            "print(sorted(m for m in ('xml.sax.saxutils', 'urllib.request', 'addin.calc', 'scipy.special',\n"
+            "                         'openpyxl', 'concurrent.futures', 'numpy.ma') if m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
+    assert (tmp_path / "out.xlsx").is_file()

@@ -553,13 +553,13 @@ def catalog_functions() -> dict:
     """``{NAME: Fn}`` for every function of the add-in catalog (empty if the add-in is absent).
 
     Each function is also listed under the name LibreOffice Calc writes into a file
-    (``ORG.CRYPTOPLAN.FUNCTIONS.NAME``, :data:`addin.calc.PREFIX`), so a workbook
+    (``ORG.CRYPTOPLAN.FUNCTIONS.NAME``, :data:`addin.catalog.CALC_PREFIX`), so a workbook
     saved by Calc recalculates as it is.
     """
     global _CATALOG_CACHE
     if _CATALOG_CACHE is None:
         try:
-            from addin.calc import PREFIX
+            from addin.catalog import CALC_PREFIX as PREFIX
             from addin.catalog import CATALOG
         except ImportError:  # pragma: no cover - the add-in ships with cryptoplan
             CATALOG, PREFIX = (), ""

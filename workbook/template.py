@@ -289,6 +289,17 @@ class _Builder:
         if number_format:
             ws[coord].number_format = number_format
 
+    def native_array(self, ws, ref: str, formula: str, number_format: str | None = None):
+        """A legacy (Ctrl+Shift+Enter) array formula over ``ref`` (native functions only):
+        one formula computes the whole block, in every Excel version and in Calc."""
+        coord = ref.split(":")[0]
+        self.formulas[(ws.title, coord)] = formula
+        ws[coord] = ArrayFormula(ref, formula)
+        if number_format:
+            for row in ws[ref]:
+                for cell in row:
+                    cell.number_format = number_format
+
     def dynamic_array(self, ws, coord: str, name: str, height: int, width: int):
         """A spilling table function at ``coord`` (header row + ``height - 1`` rows), given
         ParamsFile if it takes it; ``height`` x ``width`` is the range older Excel shows."""
@@ -808,11 +819,14 @@ def _calibration(b: _Builder):
     x, y = get_column_letter(len(fig.columns) + 2), get_column_letter(len(fig.columns) + 3)
     ws[f"{x}{top}"], ws[f"{y}{top}"] = "published (chart)", "model (chart)"
     ws[f"{x}{top}"].font = ws[f"{y}{top}"].font = _SERIES
-    pub, mod = col["published"], col["model"]
-    for r in range(first, last + 1):
-        ok = f"AND(ISNUMBER({pub}{r}),ISNUMBER({mod}{r}),N({pub}{r})>0,N({mod}{r})>0)"
-        b.native(ws, f"{x}{r}", f"=IF({ok},{pub}{r},NA())", "General")
-        b.native(ws, f"{y}{r}", f"=IF({ok},{mod}{r},NA())", "General")
+    # one array formula per series (not a formula per row): a point where both values are
+    # positive numbers, else #N/A, which the chart leaves out (a log axis cannot show <= 0);
+    # the inner comparisons are reached only for numbers (text > 0 is TRUE in Excel)
+    pub = f"{col['published']}{first}:{col['published']}{last}"
+    mod = f"{col['model']}{first}:{col['model']}{last}"
+    ok = f"ISNUMBER({pub})*ISNUMBER({mod})"
+    b.native_array(ws, f"{x}{first}:{x}{last}", f"=IF({ok},IF(({pub}>0)*({mod}>0),{pub},NA()),NA())", "General")
+    b.native_array(ws, f"{y}{first}:{y}{last}", f"=IF({ok},IF(({pub}>0)*({mod}>0),{mod},NA()),NA())", "General")
     ch = ScatterChart()
     ch.title = "Model vs published (each point one figure, in its own unit)"
     ch.style = 2
