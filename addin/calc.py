@@ -1,6 +1,6 @@
-"""cryptoplan's LibreOffice Calc add-in, generated from :data:`addin.catalog.CATALOG`.
+"""cryptoplan's LibreOffice Calc add-in, generated from :data:`cryptoplan.addin.catalog.CATALOG`.
 
-The same functions as the xlwings module :mod:`addin.udfs`, as a Python UNO
+The same functions as the xlwings module :mod:`cryptoplan.addin.udfs`, as a Python UNO
 component that LibreOffice Calc calls like its own functions.  An extension
 package (``.oxt``) holds four generated files:
 
@@ -22,7 +22,7 @@ package (``.oxt``) holds four generated files:
 ``META-INF/manifest.xml``
 
 Values and errors
-    :func:`evaluate` hands the arguments to :func:`addin.convert.call`, the
+    :func:`evaluate` hands the arguments to :func:`cryptoplan.addin.convert.call`, the
     conversion layer the Excel functions use, so both spreadsheets convert,
     broadcast and validate identically.  Errors become *real* Calc errors, per
     element of an array: ``#VALUE!`` for bad input, ``#NUM!`` for an unstable
@@ -266,8 +266,8 @@ sys.path[len(PATHS):] = [p for p in sys.path[len(PATHS):] if p not in PATHS]
 def _implementation():
     from org.cryptoplan import XFunctions
     try:
-        from addin import calc
-        from addin.catalog import CATALOG
+        from cryptoplan.addin import calc
+        from cryptoplan.addin.catalog import CATALOG
         problem = None
     except Exception as exc:  # reported by every function, and in full by EXPLAIN
         calc, CATALOG = None, ()
@@ -311,8 +311,10 @@ def _install_paths() -> list[str]:
     """Folders that must be on ``sys.path`` to import cryptoplan and its dependencies."""
     import numpy
     import scipy
-    import addin
-    folders = [str(Path(m.__file__).resolve().parent.parent) for m in (addin, numpy, scipy)]
+    from cryptoplan import addin
+    # the folder that holds cryptoplan/ (site-packages/cryptoplan/addin/__init__.py), numpy/, scipy/
+    folders = [str(Path(addin.__file__).resolve().parents[2])]
+    folders += [str(Path(m.__file__).resolve().parent.parent) for m in (numpy, scipy)]
     folders += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
     return list(dict.fromkeys(folders))
 

@@ -5,15 +5,15 @@ function it wraps, its Excel function-wizard category, its arguments (name,
 kind, help, unit, default, allowed values) and the unit of its result.
 Everything else is derived from this table:
 
-* :mod:`addin.udfs` generates the xlwings functions from it (names,
+* :mod:`cryptoplan.addin.udfs` generates the xlwings functions from it (names,
   signatures, ``@xw.func(category=...)``, ``@xw.arg(..., doc=...)``);
-* :mod:`addin.convert` converts Excel cells to Python values by argument kind;
+* :mod:`cryptoplan.addin.convert` converts Excel cells to Python values by argument kind;
 * ``cryptoplan functions`` prints it, ``--json`` as JSON, ``--markdown`` as the
   table in the README section "Excel functions";
 * ``tests/test_catalog.py`` checks that the catalog, the xlwings metadata, the
   README table and the signatures of the wrapped model functions agree.
 
-Argument kinds (what a cell may hold; see :mod:`addin.convert`):
+Argument kinds (what a cell may hold; see :mod:`cryptoplan.addin.convert`):
 
 ``number``
     A number (numeric text such as ``"2048"`` is accepted).
@@ -30,10 +30,10 @@ Argument kinds (what a cell may hold; see :mod:`addin.convert`):
     A whole row or column of numbers passed as one list (MVA stations); not
     broadcast.
 ``params_file``
-    One cell naming a parameter file (:class:`model.params.Parameters`) the
+    One cell naming a parameter file (:class:`cryptoplan.model.params.Parameters`) the
     function evaluates with; empty for the one the environment selects.  Not
     broadcast, not passed to the model function: the call runs inside
-    :func:`model.params.using_parameters`.  Every function whose result depends
+    :func:`cryptoplan.model.params.using_parameters`.  Every function whose result depends
     on the fitted parameters ends with it (``tests/test_catalog.py`` checks
     both ways).
 
@@ -47,15 +47,15 @@ from dataclasses import dataclass
 from typing import Any
 
 
-from model.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
-from model.crypto import OPERATIONS
-from model.figures import figure
-from model.mgc import MGC_METHODS
-from model.params import (
+from cryptoplan.model.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
+from cryptoplan.model.crypto import OPERATIONS
+from cryptoplan.model.figures import figure
+from cryptoplan.model.mgc import MGC_METHODS
+from cryptoplan.model.params import (
     ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES,
 )
-from model.tls import PLATFORMS as TLS_PLATFORMS
-from model.tls import START_PLATFORMS
+from cryptoplan.model.tls import PLATFORMS as TLS_PLATFORMS
+from cryptoplan.model.tls import START_PLATFORMS
 
 __all__ = [
     "CALC_SERVICE", "CALC_PREFIX",
@@ -63,7 +63,7 @@ __all__ = [
     "markdown_table", "text_listing",
 ]
 
-#: The UNO service of the LibreOffice Calc add-in (:mod:`addin.calc`).  Calc writes a call to
+#: The UNO service of the LibreOffice Calc add-in (:mod:`cryptoplan.addin.calc`).  Calc writes a call to
 #: an add-in function that maps no compatibility name as ``ORG.CRYPTOPLAN.FUNCTIONS.NAME(...)``;
 #: the formula engine reads that spelling too, so it is declared here, beside the names.
 CALC_SERVICE = "org.cryptoplan.Functions"
@@ -204,12 +204,12 @@ class Function:
 
     def model_function(self):
         """The wrapped :mod:`model` function (raises AttributeError if absent)."""
-        import model
+        from cryptoplan import model
         return getattr(model, self.model)
 
     def as_dict(self) -> dict:
         """JSON-ready description."""
-        return {"name": self.name, "model": f"model.{self.model}", "category": self.category,
+        return {"name": self.name, "model": f"cryptoplan.model.{self.model}", "category": self.category,
                 "help": self.help, "arguments": [a.as_dict() for a in self.args],
                 "result": self.result, "unit": self.unit, "columns": list(self.columns)}
 

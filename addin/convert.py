@@ -41,7 +41,7 @@ How results and errors leave
         #VALUE! ERLANGC: servers must be in [1, 1e+12] (got 0.5)
         #NUM! CARD_UTILIZATION: accelerator utilization would be 140%: ...
 
-    ``#NUM!`` marks an unstable queue (:class:`model.UnstableQueueError`),
+    ``#NUM!`` marks an unstable queue (:class:`cryptoplan.model.UnstableQueueError`),
     ``#VALUE!`` any other bad input.  Error text received as an argument is
     passed through unchanged (first offending argument), so a chain of
     cryptoplan formulas shows the original message at its end; a bare Excel
@@ -74,8 +74,8 @@ from numbers import Real
 from dataclasses import replace
 from pathlib import Path
 
-from model import UnstableQueueError
-from model.params import Parameters, using_parameters
+from cryptoplan.model import UnstableQueueError
+from cryptoplan.model.params import Parameters, using_parameters
 
 from .catalog import Arg, Function
 
@@ -240,7 +240,7 @@ def cell_result(spec: Function, value):
         if spec.result == "integer":
             return int(v) if v == int(v) else v
         return v
-    return error_text("#VALUE!", spec.name, f"model.{spec.model} returned "
+    return error_text("#VALUE!", spec.name, f"cryptoplan.model.{spec.model} returned "
                       f"{type(value).__name__}, not a number")
 
 
@@ -380,7 +380,7 @@ def parameters_for(value, base=None):
     CellError
         ``#VALUE!``: not text, no such file, or a file that is not a valid parameter
         file (the message names the file and the parameter, see
-        :func:`model.params.validate_params`).
+        :func:`cryptoplan.model.params.validate_params`).
     """
     if _empty(value):
         return None

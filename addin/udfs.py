@@ -1,14 +1,14 @@
-"""cryptoplan's Excel functions (xlwings UDF module ``addin.udfs``).
+"""cryptoplan's Excel functions (xlwings UDF module ``cryptoplan.addin.udfs``).
 
-Generated from :data:`addin.catalog.CATALOG`: one Python function per entry,
+Generated from :data:`cryptoplan.addin.catalog.CATALOG`: one Python function per entry,
 named like the Excel function (``ERLANGC``), with the catalog's arguments as
 its signature, decorated with xlwings' ``@xw.func(category=..., volatile=False)``
 and one ``@xw.arg(name, ndim=2, err_to_str=True, doc=...)`` per argument.
-Each function only forwards to :func:`addin.convert.call`, the single
+Each function only forwards to :func:`cryptoplan.addin.convert.call`, the single
 conversion layer (cells -> model -> cells, broadcasting over ranges, error
 text instead of exceptions).
 
-Point xlwings at this module with ``"UDF MODULES","addin.udfs"`` in
+Point xlwings at this module with ``"UDF MODULES","cryptoplan.addin.udfs"`` in
 ``xlwings.conf`` (see ``addin/xlwings.conf`` and the README section "Excel on
 Windows"), then click *Import Functions* in the xlwings ribbon.
 
@@ -27,7 +27,7 @@ Notes
   ``expand="table"`` is the legacy pre-dynamic-array mechanism.
 * Errors are returned as text such as ``"#NUM! CARD_UTILIZATION: ..."``; why
   (xlwings 0.37.8 cannot return a real Excel error value) is explained in
-  :mod:`addin.convert`.
+  :mod:`cryptoplan.addin.convert`.
 * On Linux and macOS without Excel, ``xlwings`` imports and its decorators are
   no-ops, so this module imports everywhere and the functions can be called
   from Python: ``ERLANGC(9, 10)`` or ``ERLANGC([[8], [9]], 10)``.

@@ -1,7 +1,7 @@
 """cryptoplan models: queueing formulas and fitted z/OS crypto domain models.
 
 Everything here is a pure function over floats or NumPy arrays.  Arguments are
-validated in :mod:`model._validate`; bad input raises :class:`ValueError`
+validated in :mod:`cryptoplan.model._validate`; bad input raises :class:`ValueError`
 naming the argument, the value and the allowed range.
 """
 
@@ -10,7 +10,7 @@ import sys
 import types
 
 # public name -> the module defining it.  Imported on first use (PEP 562), so that
-# ``import model.params`` or a command line's ``--help`` does not load NumPy and SciPy.
+# ``import cryptoplan.model.params`` or a command line's ``--help`` does not load NumPy and SciPy.
 _EXPORTS = {
     "UnstableQueueError": "_validate",
     "Parameters": "params",
@@ -96,7 +96,7 @@ class _Package(types.ModuleType):
     """This package, keeping a public function whose name is also a module's (``mva``).
 
     Importing ``model.mva`` binds the module as the package's attribute ``mva``; the
-    public name is the function, as ``from model import mva`` has always given.
+    public name is the function, as ``from cryptoplan.model import mva`` has always given.
     """
 
     def __setattr__(self, name, value):

@@ -36,9 +36,9 @@ MQ path (delay)        infinite        :math:`z + n_{req}\\, t_{call}`          
                                                                                         ``crypto_call_ms``
 general processors     ``processors``  CPU per transaction without MSTR's per-second    :func:`ams_cost_us`'s
                                        administration, at the machine generation        CPU model
-coprocessors           ``coprocessors``:math:`\\sum_f n_f t_f` over CCA functions,       :mod:`model.crypto`
+coprocessors           ``coprocessors``:math:`\\sum_f n_f t_f` over CCA functions,       :mod:`cryptoplan.model.crypto`
                                        divided by :math:`1 - u_{other}`
-accelerators           ``accelerators``:math:`\\sum_f n_f t_f` over ME and CRT,          :mod:`model.crypto`
+accelerators           ``accelerators``:math:`\\sum_f n_f t_f` over ME and CRT,          :mod:`cryptoplan.model.crypto`
                                        divided by :math:`1 - u_{other}`
 =====================  ==============  ===============================================  =========================
 
@@ -632,7 +632,7 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
 
     and for :math:`N > 1` exact MVA over the processors, coprocessors and
     accelerators as multi-server stations (Reiser and Lavenberg, load-dependent
-    with marginal probabilities: :func:`model.mva.mva`).  The rate never
+    with marginal probabilities: :func:`cryptoplan.model.mva.mva`).  The rate never
     exceeds what the processors or cards can serve:
     :math:`X \\le \\min(P/D_{cpu}, c/D_{cop}, a/D_{acc})`.
 
@@ -781,7 +781,7 @@ class AmsWorkload:
     builds it once: the policies, keys, sizes and platforms are normalized and
     checked here, and the figures-only quantities (platform factors) are read
     once per figures table; each method reads the parameters in force when it
-    is called (:func:`model.params.param`).
+    is called (:func:`cryptoplan.model.params.param`).
 
     Parameters
     ----------

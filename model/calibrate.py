@@ -1,6 +1,6 @@
 """Calibrate the card-time parameters on a site's own RMF Crypto Hardware Activity report.
 
-The published fit (:mod:`model.fit`) gives IBM's measured card times; every source ends
+The published fit (:mod:`cryptoplan.model.fit`) gives IBM's measured card times; every source ends
 with "measure in your own environment".  A site's RMF Crypto Hardware Activity report
 gives, per Crypto Express card, the request rate, the average execution time (RMF
 "EXEC TIME", the card's service time per request, without queueing) and the
@@ -16,7 +16,7 @@ The statistical model, in log space (every parameter is positive):
     r_{p,j} = \\frac{\\ln \\theta_j - \\ln \\theta_{0,j}}{\\sigma_p}
 
 ``y_i`` is a report's EXEC TIME, ``m_i`` the model's card time for that row's function,
-key length and card generation (:func:`model.crypto.function_ms`), ``sigma_i`` its
+key length and card generation (:func:`cryptoplan.model.crypto.function_ms`), ``sigma_i`` its
 relative uncertainty: RMF prints milliseconds to three decimals (half a unit, uniform:
 :math:`0.0005/\\sqrt{3}` ms) with a floor of :data:`MEASUREMENT_RTOL` for the variation
 between intervals.  The published values :math:`\\theta_0` enter as a weak prior,
@@ -99,7 +99,7 @@ class Observation:
     """A site number the model predicts from parameters.
 
     ``predict`` evaluates the model under the parameters in force
-    (:func:`model.params.using_params`); ``params`` names the parameters it may depend
+    (:func:`cryptoplan.model.params.using_params`); ``params`` names the parameters it may depend
     on (the calibration's candidates); ``sigma`` is the number's relative (log-space)
     standard deviation; ``quantity`` says what it is, with its unit, for the report.
     """
@@ -292,8 +292,8 @@ def read_cpu_table(path) -> list[CpuRow]:
       ``unlimited``; empty otherwise);
     * ``MESSAGE KB`` request and reply size;
     * ``ADDRESS SPACE``: AMS ``total``, ``application``, ``AMSM`` or ``MSTR`` (as
-      :func:`model.ams.ams_cost_at_rate_us`); channels ``total``, ``MSTR``, ``CHIN`` or
-      ``TCPIP`` summed over both LPARs (as :func:`model.tls.tls_cost_us`);
+      :func:`cryptoplan.model.ams.ams_cost_at_rate_us`); channels ``total``, ``MSTR``, ``CHIN`` or
+      ``TCPIP`` summed over both LPARs (as :func:`cryptoplan.model.tls.tls_cost_us`);
     * ``RATE`` transactions per second; ``APPL%`` the address space's CPU in percent of
       one processor (RMF's APPL%).
 
@@ -379,8 +379,8 @@ def _ams_cpu_params() -> tuple:
 def cpu_observations(rows, platform: str = "z16", path: str = "the CPU table") -> list:
     """The measured CPU rows as :class:`Observation` (µs per transaction).
 
-    The model's value is :func:`model.ams.ams_cost_at_rate_us` at the line's rate (AMS) or
-    :func:`model.tls.tls_cost_us` (channels), on ``platform``.  Relative uncertainty: APPL%
+    The model's value is :func:`cryptoplan.model.ams.ams_cost_at_rate_us` at the line's rate (AMS) or
+    :func:`cryptoplan.model.tls.tls_cost_us` (channels), on ``platform``.  Relative uncertainty: APPL%
     printed to two decimals, with the :data:`MEASUREMENT_RTOL` floor.
 
     Raises
@@ -442,7 +442,7 @@ def smf_summary(tasks, channels=None, platform: str = "z16", path: str = "the SM
     ``observations``
         SSL-task CPU per message on message channels, one per interval that allows it (see
         below), as :class:`Observation` of the model's SSL-task demand
-        :math:`(CHIN_{SSLCIPH} - CHIN_{none})/4` per message (:mod:`model.channel`: a
+        :math:`(CHIN_{SSLCIPH} - CHIN_{none})/4` per message (:mod:`cryptoplan.model.channel`: a
         transaction is four message ends over two LPARs, each encrypted or decrypted once by
         an SSL task);
     ``checks``
@@ -454,7 +454,7 @@ def smf_summary(tasks, channels=None, platform: str = "z16", path: str = "the SM
         why intervals gave no observation.
 
     An interval gives an SSL observation when its SSL tasks served requests, channel
-    accounting of the same SMF interval shows SSL message channels (:data:`model.smf.
+    accounting of the same SMF interval shows SSL message channels (:data:`cryptoplan.model.smf.
     MESSAGE_CHANNEL_TYPES`) that moved messages, all with one cipher the model knows, and no
     SSL client (SvrConn) channel shared the SSL tasks.
     """

@@ -16,12 +16,12 @@ __all__ = ["data_path", "read_text", "read_csv_table"]
 def data_path(name: str) -> Path:
     """Path of ``data/<name>``.
 
-    Looks in the installed package ``cryptoplan_data`` (``pip install .`` maps
+    Looks in the installed package ``cryptoplan.data`` (``pip install .`` maps
     the ``data/`` folder to it), then beside this package in a source checkout.
     Cached: the model asks for its parameter file on every parameter lookup.
     """
     try:
-        root = Path(str(importlib.resources.files("cryptoplan_data")))
+        root = Path(str(importlib.resources.files("cryptoplan.data")))
         if (root / name).exists():
             return root / name
     except ModuleNotFoundError:
@@ -29,7 +29,7 @@ def data_path(name: str) -> Path:
     local = Path(__file__).resolve().parent.parent / "data" / name
     if local.exists():
         return local
-    raise FileNotFoundError(f"data file {name!r} not found in the cryptoplan_data package "
+    raise FileNotFoundError(f"data file {name!r} not found in the cryptoplan.data package "
                             f"or in {local.parent}{os.sep}")
 
 

@@ -333,7 +333,7 @@ def erlang_b(traffic, servers):
     ------
     ValueError
         If ``traffic < 0``, ``servers < 1`` or either is not finite; for an
-        array, if any element is (see :mod:`model._validate`).
+        array, if any element is (see :mod:`cryptoplan.model._validate`).
 
     Examples
     --------

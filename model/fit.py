@@ -72,7 +72,7 @@ class Target:
     ``source`` computes the arrays a group of targets reads (the AMS grid, the TLS cost
     table) under the parameters in force; ``of`` reads this target's value from them.  A
     fit evaluation calls each source once for all its targets (:func:`_predictions`).
-    When :func:`model.params.using_params` gives parameters as arrays of *k* values (the
+    When :func:`cryptoplan.model.params.using_params` gives parameters as arrays of *k* values (the
     fit's finite differences), ``of`` returns *k* predictions, one per parameter set.
     """
 
@@ -178,8 +178,8 @@ class _AmsGrid:
 
     The AMS targets ask for throughput and cost of about forty (policy, key,
     size, reuse) scenarios, the RMF example's demands and seven message costs.
-    The scenarios are validated once (:class:`model.ams.AmsWorkload`); each
-    parameter set in force (:func:`model.params.binding`) is evaluated with a
+    The scenarios are validated once (:class:`cryptoplan.model.ams.AmsWorkload`); each
+    parameter set in force (:func:`cryptoplan.model.params.binding`) is evaluated with a
     few array calls, and the targets read from those arrays.  The values are
     those of the scalar calls (tests/test_fit.py compares them).
     """
@@ -241,7 +241,7 @@ class _AmsGrid:
 def targets() -> list[Target]:
     """Every figure the crypto and AMS models predict, with how.
 
-    Built once per figures table in force (:func:`model.figures.table_in_force`): the
+    Built once per figures table in force (:func:`cryptoplan.model.figures.table_in_force`): the
     targets keep arrays computed under one parameter set until the parameters change.
     """
     return list(_targets(table_in_force()))
@@ -351,7 +351,7 @@ def _extreme(values, fid):
 class _TlsTable:
     """The channel CPU costs the TLS targets ask for, as one matrix product per parameter set.
 
-    :func:`model.tls.tls_cost_us` is, for a given mode, cipher, size, address space and
+    :func:`cryptoplan.model.tls.tls_cost_us` is, for a given mode, cipher, size, address space and
     platform, linear in the TLS parameters other than the z14/z15 ratio ``g``, which
     multiplies it on z14, plus a renegotiation cost that depends on published figures only:
 
@@ -359,7 +359,7 @@ class _TlsTable:
 
     Each condition's row of :math:`A` is taken once from the model itself (the model at the
     unit vectors); the values are recomputed only when the parameters in force change
-    (:func:`model.params.binding`), so an evaluation of the fit costs one product instead of
+    (:func:`cryptoplan.model.params.binding`), so an evaluation of the fit costs one product instead of
     sixty scalar model calls.  tests/test_fit.py compares it with the scalar calls.
     """
 
@@ -714,7 +714,7 @@ def fit_cost(values: dict) -> float:
 def roundtrip_cost(values: dict) -> float:
     """The round-trip fit's cost at ``values``: :math:`\\tfrac12 \\sum_i (\\hat y_i / y_i - 1)^2`.
 
-    Over every published round trip (:func:`model.tls.fit_roundtrip` minimises it).
+    Over every published round trip (:func:`cryptoplan.model.tls.fit_roundtrip` minimises it).
     """
     total = 0.0
     with using_params(values):
@@ -731,7 +731,7 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
 
     Sub-models (``GROUPS``) are fitted one after the other with their own
     least-squares problem: crypto + AMS (coupled through throughput), then TLS,
-    then the round-trip model (group ``"roundtrip"``, :func:`model.tls.fit_roundtrip`).
+    then the round-trip model (group ``"roundtrip"``, :func:`cryptoplan.model.tls.fit_roundtrip`).
     ``groups`` limits the fit to those sub-models, the others keeping the
     values in ``start`` (a name -> value dict, e.g. the parameter file's).
     ``stderr=False`` leaves the standard errors out (None), as cross-validation,

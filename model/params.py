@@ -250,7 +250,7 @@ class Parameters:
 
     Examples
     --------
-    >>> from model.params import Parameters, using_parameters
+    >>> from cryptoplan.model.params import Parameters, using_parameters
     >>> site = Parameters.load()                      # or Parameters.load("site-params.json")
     >>> with using_parameters(site):
     ...     pass                                      # every model call here uses ``site``
@@ -304,7 +304,7 @@ class Parameters:
 
     @classmethod
     def from_document(cls, doc: dict, path: str = "a parameter document") -> "Parameters":
-        """A parameter set from a document as :func:`model.fit.fit` or calibration writes it (validated)."""
+        """A parameter set from a document as :func:`cryptoplan.model.fit.fit` or calibration writes it (validated)."""
         validate_params(doc, path)
         values = {n: float(e["value"]) for n, e in doc["parameters"].items()}
         return cls(path, doc, MappingProxyType(values))

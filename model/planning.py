@@ -17,7 +17,7 @@ def model_parameters() -> list[dict]:
 
 
 def model_figures() -> list[dict]:
-    """Published vs model for every figure a model predicts (see :func:`model.fit.figure_table`)."""
+    """Published vs model for every figure a model predicts (see :func:`cryptoplan.model.fit.figure_table`)."""
     from .fit import figure_table
     return figure_table({k: v["value"] for k, v in load_params()["parameters"].items()})
 

@@ -17,7 +17,7 @@ formatter's, and reduces them per queue manager, interval and task type:
 
 over the interval's :math:`K` tasks of that type (:math:`n_k` requests, :math:`c_k` CPU,
 :math:`e_k` elapsed time serving requests, :math:`T` the interval).  :math:`\\rho` is the
-elapsed time per CPU time of :mod:`model.channel` (``task_elapsed_ratio``).
+elapsed time per CPU time of :mod:`cryptoplan.model.channel` (``task_elapsed_ratio``).
 
 Formatter quirks handled: every line ends with a comma (an empty last column); numbers
 the formatter wants kept as text are written ``="800"``; strings are padded with blanks;

@@ -84,7 +84,7 @@ def fit_roundtrip(exclude=()) -> dict:
     Least squares on the relative error of each published time (all ten are
     measurements of the same kind, printed to the microsecond), except the
     figure ids in ``exclude``.  Cached per figures table, so
-    :func:`model.figures.using_figures` refits it.  :func:`model.fit.fit`
+    :func:`cryptoplan.model.figures.using_figures` refits it.  :func:`cryptoplan.model.fit.fit`
     stores the result in the parameter file, which is what
     :func:`tls_roundtrip_us` reads.
     """
@@ -187,7 +187,7 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
 
     (seeds 000 and 002: "the cost of encryption is charged to the callers unit
     of work (i.e. the channel initiator) and decryption is incurred by the
-    TCPIP address space").  Parameters are fitted by :func:`model.fit.fit`.
+    TCPIP address space").  Parameters are fitted by :func:`cryptoplan.model.fit.fit`.
     Under AT-TLS the channel initiator pays its unprotected cost plus the
     encryption and nothing else: the published figures are relative (AT-TLS
     against SSLCIPH) and cannot tell a fixed AT-TLS cost in CHIN from the
@@ -415,7 +415,7 @@ def channel_start_card_utilization(start_rate, cipher, card="coprocessor", cards
 
     with :math:`r` channel starts per second and :math:`t_{card}` from
     :func:`channel_start_card_ms`: RMF's summary utilization (requests x EXEC
-    TIME per card, as :func:`model.ams.card_utilization`).  For a channel-start
+    TIME per card, as :func:`cryptoplan.model.ams.card_utilization`).  For a channel-start
     storm: how busy the cards get, or (with :func:`channel_start_rate`) whether
     they or the CPs limit the rate.
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import itertools
 from contextlib import contextmanager
 
-import model
-import model.figures as figures_module
+from cryptoplan import model
+import cryptoplan.model.figures as figures_module
 
 
 @contextmanager
 def recording():
     """Record the ids passed to model.figures.figure while the block runs."""
     seen: set[str] = set()
-    modules = [m for m in (__import__(f"model.{n}", fromlist=["_"]) for n in
+    modules = [m for m in (__import__(f"cryptoplan.model.{n}", fromlist=["_"]) for n in
                            ("figures", "fit", "tls", "channel", "ams", "crypto", "planning", "params"))
                if hasattr(m, "figure")]
     originals = {m: m.figure for m in modules}
@@ -25,11 +25,10 @@ def recording():
 
     for m in modules:
         m.figure = spy
-    import model.ams
-    model.ams._factor_table.cache_clear()   # cached per figures table: read them again, seen
-    model.ams._generation_table.cache_clear()
-    import model.fit
-    model.fit._targets.cache_clear()        # built once per figures table, likewise
+    from cryptoplan.model import ams, fit
+    ams._factor_table.cache_clear()   # cached per figures table: read them again, seen
+    ams._generation_table.cache_clear()
+    fit._targets.cache_clear()        # built once per figures table, likewise
     try:
         yield seen
     finally:
@@ -39,9 +38,9 @@ def recording():
 
 def tour() -> set[str]:
     """Ids read by the fit, the figure table and every public planning function."""
-    from model import fit as F
-    from model import tls as T
-    from model.params import CIPHERS, load_params
+    from cryptoplan.model import fit as F
+    from cryptoplan.model import tls as T
+    from cryptoplan.model.params import CIPHERS, load_params
     with recording() as seen:
         values = {k: v["value"] for k, v in load_params()["parameters"].items()}
         F.derived_parameters()
@@ -74,7 +73,7 @@ def tour() -> set[str]:
                 model.ams_throughput(pol, "RSA", 2048, 2.0, reuse, card_generation=gen)
             model.ams_plan(100.0, pol, "RSA", 2048, 2.0, reuse)
             model.ams_cost_us(pol, "RSA", 2048, 2.0, reuse)
-            from model.ams import AMS_PLATFORMS
+            from cryptoplan.model.ams import AMS_PLATFORMS
             for plat in AMS_PLATFORMS:
                 model.ams_message_cost_us(pol, 2.0, reuse, platform=plat)
             for card in ("accelerator", "coprocessor"):

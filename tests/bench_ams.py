@@ -30,15 +30,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from io import BytesIO
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from _revision import source_tree
 
 
 def scenarios(n: int, seed: int = 1) -> dict:
@@ -81,7 +79,7 @@ def _counts(n):
 
 
 def now(s: dict, runs: int) -> dict:
-    import model
+    from cryptoplan import model
     n = s["tx"].size
     args = (s["policy"], s["key_type"], s["key_size"], s["message_kb"], s["key_reuse"])
     big = dict(processors=256, coprocessors=64, accelerators=64)
@@ -100,10 +98,10 @@ def now(s: dict, runs: int) -> dict:
 
 
 _BEFORE = r"""
-import json, statistics, sys, time
+import importlib, json, statistics, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-import model
+model = importlib.import_module(sys.argv[4] + "model")
 s = json.load(open(sys.argv[2]))
 runs = int(sys.argv[3])
 args = [s["policy"], s["key_type"], s["key_size"], s["message_kb"], s["key_reuse"]]
@@ -129,16 +127,15 @@ print(json.dumps({"n": n, "seconds": out}))
 def before(rev: str, s: dict, sample: int, runs: int) -> dict:
     """Time the model at ``rev`` on the first ``sample`` scenarios, in a subprocess."""
     with tempfile.TemporaryDirectory() as tmp:
-        tar = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "model", "data"], check=True,
-                             capture_output=True).stdout
-        tarfile.open(fileobj=BytesIO(tar)).extractall(tmp, filter="data")
+        tree, prefix = source_tree(rev, Path(tmp) / "src", ("model", "data"))
+        data = tree / prefix.replace(".", "/") / "data"
         sub = {k: (v[:sample].tolist()) for k, v in s.items()}
         for k in ("key_size",):
             sub[k] = [int(x) for x in sub[k]]
         path = Path(tmp) / "scenarios.json"
         path.write_text(json.dumps(sub))
-        env = {**os.environ, "CRYPTOPLAN_PARAMS": str(Path(tmp) / "data" / "params.json")}
-        res = subprocess.run([sys.executable, "-c", _BEFORE, tmp, str(path), str(runs)], env=env,
+        env = {**os.environ, "CRYPTOPLAN_PARAMS": str(data / "params.json")}
+        res = subprocess.run([sys.executable, "-c", _BEFORE, str(tree), str(path), str(runs), prefix], env=env,
                              capture_output=True, text=True)
         if res.returncode != 0:
             raise SystemExit(f"the model at {rev} failed:\n{res.stderr[-2000:]}")

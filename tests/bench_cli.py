@@ -4,9 +4,9 @@ Run as a script from a checkout (not collected by pytest)::
 
     python tests/bench_cli.py [--runs 7] [--before f77fdcb]
 
-Each command runs in a fresh process (``python -m workbook.cli ...`` from the checkout, and
-from a ``git archive`` of ``--before``'s ``model``, ``workbook``, ``addin`` and ``data``
-folders), median wall time of ``--runs`` runs:
+Each command runs in a fresh process (``python -m cryptoplan.workbook.cli ...`` from the
+checkout's folders, and from a ``git archive`` of ``--before``'s, laid out by
+tests/_revision.py), median wall time of ``--runs`` runs:
 
 * ``--help``: the command list (issue 15's target: under 0.15 s);
 * ``capacity --service-ms -1``: a usage error (exit 2), which needs no model;
@@ -23,21 +23,20 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from io import BytesIO
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _revision import source_tree
 
 
-def timed(cwd: Path, args: list[str], code: int, must: str, runs: int) -> float:
+def timed(tree: tuple[Path, str], args: list[str], code: int, must: str, runs: int) -> float:
+    cwd, prefix = tree
     env = {**os.environ, "PYTHONPATH": str(cwd)}
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "workbook.cli", *args], cwd=cwd, env=env,
+        r = subprocess.run([sys.executable, "-m", f"{prefix}workbook.cli", *args], cwd=cwd, env=env,
                            capture_output=True, text=True)
         times.append(time.perf_counter() - t0)
         if r.returncode != code or must not in r.stdout + r.stderr:
@@ -52,14 +51,11 @@ def main() -> None:
     ap.add_argument("--before", default="f77fdcb")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        old.mkdir()
-        tar = subprocess.run(["git", "-C", str(ROOT), "archive", a.before, "model", "workbook", "addin", "data"],
-                             check=True, capture_output=True).stdout
-        tarfile.open(fileobj=BytesIO(tar)).extractall(old, filter="data")
+        old = source_tree(a.before, Path(tmp) / "old")
+        now = source_tree(None, Path(tmp) / "now")
         book = Path(tmp) / "planner.xlsx"
-        subprocess.run([sys.executable, "-m", "workbook.cli", "template", "-o", str(book)], cwd=ROOT,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", f"{now[1]}workbook.cli", "template", "-o", str(book)], cwd=now[0],
+                       env={**os.environ, "PYTHONPATH": str(now[0])}, check=True, capture_output=True)
         cases = [("--help", ["--help"], 0, "Commands:"),
                  ("usage error", ["capacity", "--service-ms", "-1"], 2, "--service-ms"),
                  ("recalc template", ["recalc", str(book), "-o", str(Path(tmp) / "out.xlsx"), "--force"], 0,
@@ -67,10 +63,10 @@ def main() -> None:
         print(f"fresh process each, median of {a.runs} runs; before = {a.before}")
         print(f"{'command':18s} {'now':>8s} {'before':>8s} {'ratio':>7s}")
         for label, args, code, must in cases:
-            t_now = timed(ROOT, args, code, must, a.runs)
+            t_now = timed(now, args, code, must, a.runs)
             t_old = timed(old, args, code, must, a.runs)
             print(f"{label:18s} {t_now:7.3f}s {t_old:7.3f}s {t_old / t_now:6.1f}x")
-        t_help = timed(ROOT, ["--help"], 0, "Commands:", a.runs)
+        t_help = timed(now, ["--help"], 0, "Commands:", a.runs)
         print(f"target: --help under 0.15 s: {'met' if t_help < 0.15 else 'missed'} ({t_help:.3f} s)")
 
 

@@ -53,7 +53,7 @@ import warnings
 import mpmath as mp
 import numpy as np
 
-from model import erlang_c
+from cryptoplan.model import erlang_c
 
 SERVERS = (10, 100, 1_000, 10_000, 100_000)
 RHOS = (0.9, 0.5)

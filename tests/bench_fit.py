@@ -25,19 +25,17 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _revision import source_tree
 
 _TIMER = r"""
-import json, math, statistics, sys, time
-import model.fit as F
-from model.tls import roundtrip_figure_ids
-from model.params import load_params
-runs, crossval = int(sys.argv[1]), sys.argv[2] == "1"
+import importlib, json, math, statistics, sys, time
+runs, crossval, prefix = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3]
+F = importlib.import_module(prefix + "model.fit")
+roundtrip_figure_ids = importlib.import_module(prefix + "model.tls").roundtrip_figure_ids
+load_params = importlib.import_module(prefix + "model.params").load_params
 
 def main():
     committed = load_params()
@@ -66,15 +64,16 @@ if __name__ == "__main__":
 """
 
 
-def run(cwd: Path, runs: int, crossval: bool, params: Path | None = None) -> dict:
-    """Time the fit (and cross-validation) of the ``model`` package found in ``cwd``."""
+def run(tree: tuple[Path, str], runs: int, crossval: bool, params: Path | None = None) -> dict:
+    """Time the fit (and cross-validation) of the model in ``tree`` (:func:`_revision.source_tree`)."""
+    cwd, prefix = tree
     env = {**os.environ, "PYTHONPATH": str(cwd)}      # that checkout's model before an installed one
     if params is not None:
         env["CRYPTOPLAN_PARAMS"] = str(params)
     with tempfile.TemporaryDirectory() as tmp:     # a file, not -c: the spawned workers import it
         script = Path(tmp) / "bench_fit_timer.py"
         script.write_text(_TIMER)
-        res = subprocess.run([sys.executable, str(script), str(runs), "1" if crossval else "0"], cwd=cwd,
+        res = subprocess.run([sys.executable, str(script), str(runs), "1" if crossval else "0", prefix], cwd=cwd,
                              env=env, capture_output=True, text=True)
     if res.returncode != 0:
         raise SystemExit(f"the fit in {cwd} failed:\n{res.stderr[-3000:]}")
@@ -88,11 +87,10 @@ def main() -> None:
     ap.add_argument("--crossval", action="store_true")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        now = run(ROOT, a.runs, a.crossval)
-        tar = subprocess.run(["git", "-C", str(ROOT), "archive", a.before, "model", "data"], check=True,
-                             capture_output=True).stdout
-        tarfile.open(fileobj=BytesIO(tar)).extractall(tmp, filter="data")
-        old = run(Path(tmp), a.runs, a.crossval, Path(tmp) / "data" / "params.json")
+        now = run(source_tree(None, Path(tmp) / "now", ("model", "data")), a.runs, a.crossval)
+        before = source_tree(a.before, Path(tmp) / "old", ("model", "data"))
+        data = before[0] / before[1].replace(".", "/") / "data"
+        old = run(before, a.runs, a.crossval, data / "params.json")
     print(f"medians of {a.runs} runs (cross-validation: one run, every core); before = {a.before}")
     print(f"{'':12s} {'now':>9s} {'before':>9s} {'ratio':>7s}  target")
     for what, target in (("fit", 1.0), ("crossval", 20.0)):

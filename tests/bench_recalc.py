@@ -67,7 +67,7 @@ def _cli_ok(proc, path):
 
 def _grid(n, top_rate):
     """A TxRate x MessageKB grid of about n scenarios, TxRate up to ``top_rate``."""
-    from workbook.sweeps import grid_values
+    from cryptoplan.workbook.sweeps import grid_values
     side = int(round(n ** 0.5))
     step = top_rate / side
     return {"TxRate": grid_values(step, step * side, step),
@@ -87,8 +87,8 @@ def _formulas_setup(path):
     import schedula as sh
     from formulas.functions import XlError
 
-    from addin import convert
-    from addin.catalog import CATALOG
+    from cryptoplan.addin import convert
+    from cryptoplan.addin.catalog import CATALOG
 
     def cell(x):
         if x is sh.EMPTY or (isinstance(x, str) and x == ""):
@@ -120,8 +120,8 @@ def _formulas_setup(path):
 
 
 def _bench_formulas(tpl, res, sample, idx, n, runs, rows):
-    from workbook.engine_parser import cell_name
-    from workbook.recalculation import load_engine
+    from cryptoplan.workbook.engine_parser import cell_name
+    from cryptoplan.workbook.recalculation import load_engine
     try:
         fmodel, t_load = _formulas_setup(tpl)
         eng = load_engine(tpl)
@@ -158,8 +158,8 @@ def _bench_formulas(tpl, res, sample, idx, n, runs, rows):
 
 
 def _bench_lo(tpl, sample, n, tmp, rows, label):
-    from workbook.engine_libreoffice import convert
-    from workbook.recalculation import recalculate
+    from cryptoplan.workbook.engine_libreoffice import convert
+    from cryptoplan.workbook.recalculation import recalculate
     folder = tmp / f"scenarios-{label.replace(' ', '-')}"
     folder.mkdir(exist_ok=True)
     files = []
@@ -186,9 +186,9 @@ def _bench_lo_addin(tpl, tmp, runs, rec):
     """
     import openpyxl
 
-    from addin.calc import package
-    from workbook.engine_libreoffice import convert, install_extension
-    from workbook.retarget import retarget
+    from cryptoplan.addin.calc import package
+    from cryptoplan.workbook.engine_libreoffice import convert, install_extension
+    from cryptoplan.workbook.retarget import retarget
     prof = tmp / "lo-addin-profile"
     oxt = tmp / "cryptoplan.oxt"
     oxt.write_bytes(package())
@@ -217,10 +217,10 @@ def main(argv=None) -> int:
     ap.add_argument("--recalc-only", action="store_true", help="time the recalculation, not the sweeps")
     args = ap.parse_args(argv)
 
-    from workbook.engine_libreoffice import convert, soffice
-    from workbook.recalculation import recalculate
-    from workbook.sweeps import sweep
-    from workbook.template import write_template
+    from cryptoplan.workbook.engine_libreoffice import convert, soffice
+    from cryptoplan.workbook.recalculation import recalculate
+    from cryptoplan.workbook.sweeps import sweep
+    from cryptoplan.workbook.template import write_template
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-recalc-"))
     tpl = write_template(tmp / "planner.xlsx")
@@ -232,7 +232,7 @@ def main(argv=None) -> int:
     t_api, rec = _median(lambda: recalculate(tpl, output=tmp / "out.xlsx"), args.runs,
                          lambda r: r.exit_code == 0 and (tmp / "out.xlsx").is_file())
     exe = Path(sys.executable).with_name("cryptoplan")
-    cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "workbook.cli"]
+    cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.workbook.cli"]
     # the CLI as an installed program starts: from compiled bytecode.  A shell that sets
     # PYTHONDONTWRITEBYTECODE (this machine's does) and puts the source tree on PYTHONPATH
     # would make every run compile cryptoplan's modules from source (+0.2 s); one untimed

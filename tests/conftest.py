@@ -10,7 +10,7 @@ import pytest
 from hypothesis import settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
 
-from model.datafiles import data_path
+from cryptoplan.model.datafiles import data_path
 
 # Hypothesis' example database lives in the repository (tests/hypothesis-db, see its
 # README): every run replays what is stored there before drawing new examples.  It is
@@ -33,8 +33,8 @@ def fresh_fit():
     """
     import os
 
-    import model.fit as F
-    from model.params import clear_cache
+    import cryptoplan.model.fit as F
+    from cryptoplan.model.params import clear_cache
     saved = os.environ.pop("CRYPTOPLAN_PARAMS", None)
     clear_cache()
     try:
@@ -52,7 +52,7 @@ def params_file(monkeypatch):
     The file is read afresh (``clear_cache``); the variable is unset and the cache cleared
     again when the test ends, whatever it did.
     """
-    from model.params import clear_cache
+    from cryptoplan.model.params import clear_cache
 
     def use(path):
         monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(path))

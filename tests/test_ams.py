@@ -27,13 +27,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from model._validate import UnstableQueueError
-from model.ams import (accelerators_required, ams_card_demands_ms, ams_cost_at_rate_us, ams_cost_us,
+from cryptoplan.model._validate import UnstableQueueError
+from cryptoplan.model.ams import (accelerators_required, ams_card_demands_ms, ams_cost_at_rate_us, ams_cost_us,
                        ams_message_cost_us, ams_operations, ams_throughput, card_utilization,
                        coprocessors_required, crypto_wait_ms)
-from model.datafiles import data_path
-from model.figures import figure
-from model.params import RSA_KEY_SIZES
+from cryptoplan.model.datafiles import data_path
+from cryptoplan.model.figures import figure
+from cryptoplan.model.params import RSA_KEY_SIZES
 
 
 @pytest.fixture(autouse=True)
@@ -283,7 +283,7 @@ def test_message_cost_reproduces_the_z14_table():
     # z14 report pp.15-20 ("| 2KB | 124 -> 107 | 162 -> 150 | 16 -> 13 |" and the 4MB line):
     # six cells and five parameters, so at most one cell may miss its printed-digit tolerance,
     # and only if data/misses.csv lists it with its reason
-    from model.fit import known_misses
+    from cryptoplan.model.fit import known_misses
     misses = known_misses()
     out = []
     for fid, policy, reuse, kb in Z14_CELLS:
@@ -391,7 +391,7 @@ def test_faster_processors_raise_the_closed_rate(platform):
        platform=st.sampled_from(["z13", "z15"]))
 def test_platform_factor_stays_between_its_published_neighbours(kb, policy, platform):
     # interpolated in log size between the published sizes, held constant outside them
-    from model.ams import ams_platform_factors
+    from cryptoplan.model.ams import ams_platform_factors
     if platform == "z13":
         sizes = [2.0, 4096.0]
         r = [figure(f"ref_ams_cost_{t}_{policy}_z13").target() / figure(f"ref_ams_cost_{t}_{policy}_z14").target()
@@ -406,7 +406,7 @@ def test_platform_factor_stays_between_its_published_neighbours(kb, policy, plat
 
 
 def test_platform_factors_are_vectorized_and_reject_bad_input():
-    from model.ams import ams_platform_factors
+    from cryptoplan.model.ams import ams_platform_factors
     kb = np.array([2.0, 64.0, 4096.0])
     g = ams_platform_factors("privacy", kb, "z15")
     expect = [1 + figure(f"ref_z15_vs_z14_cost_{c}_privacy").target() / 100 for c in Z15_SIZES]
@@ -628,8 +628,8 @@ def test_accelerator_mix_is_far_from_constant_service():
 def test_cards_required_for_a_wait_target_are_minimal(card, tx):
     # Minimality through the public functions: with k cards both the utilization ceiling and
     # the mean-wait target hold; with k - 1 one of them fails (or the cards saturate).
-    import model
-    from model import UnstableQueueError
+    from cryptoplan import model
+    from cryptoplan.model import UnstableQueueError
     required = model.accelerators_required if card == "accelerator" else model.coprocessors_required
     args = ("privacy", "RSA", 2048, 2.0)
     k = required(tx, *args, max_utilization=0.8, max_wait_ms=0.05)
@@ -675,7 +675,7 @@ def test_coprocessors_for_a_wait_target_match_the_exact_md_c_chain(tx, max_wait_
 
 
 # ------------------------------------------------ the network: planning answers
-from model.ams import (RMF_EXAMPLE, ams_bottleneck, ams_demands, ams_plan,  # noqa: E402
+from cryptoplan.model.ams import (RMF_EXAMPLE, ams_bottleneck, ams_demands, ams_plan,  # noqa: E402
                        processors_required)
 
 
@@ -875,7 +875,7 @@ def test_card_generations_follow_the_published_rows():
 def test_saturated_networks_stop_early_within_their_tolerance(policy, reuse, kb):
     # beyond saturation MVA runs to 256, 1024, ... requesters and stops once X is within
     # SATURATION_RTOL of its bound: the answer must equal the full recursion's to that tolerance
-    from model.mva import SATURATION_RTOL, _mva, mva_throughput
+    from cryptoplan.model.mva import SATURATION_RTOL, _mva, mva_throughput
     d = ams_demands(policy, "RSA", 2048, kb, reuse)
     b = d["mstr_us_per_s"] / 1e6
     dem = np.array([d["cpu_ms"] / (1 - b / PROCESSORS), d["coprocessor_ms"], d["accelerator_ms"]])
@@ -908,7 +908,7 @@ def test_tiny_rates_give_finite_waits():
 def test_workload_answers_what_the_functions_answer():
     # AmsWorkload validates once and answers many questions; each answer must equal the public
     # function's, for arrays of scenarios and with several requesters (exact MVA)
-    from model.ams import AmsWorkload
+    from cryptoplan.model.ams import AmsWorkload
     pol = ["integrity", "privacy", "confidentiality", "confidentiality"]
     reuse = [1, 1, 32, "unlimited"]
     kb = [2.0, 64.0, 4096.0, 2.0]
@@ -933,7 +933,7 @@ def test_workload_answers_what_the_functions_answer():
 
 
 def test_workload_is_validated_once_when_built():
-    from model.ams import AmsWorkload
+    from cryptoplan.model.ams import AmsWorkload
     with pytest.raises(ValueError, match="key_reuse applies to the confidentiality policy only"):
         AmsWorkload(["integrity", "privacy"], "RSA", 2048, 2.0, [1, 32])
     with pytest.raises(ValueError, match="requesters"):
@@ -947,7 +947,7 @@ def test_overload_reports_each_element_as_its_scalar_call_would(rates, cards, ca
     """An array call that overloads names the busiest element and carries the mask of the
     overloaded ones with each one's own message: exactly what the scalar call raises (the
     sweep reports saturated scenarios from it without calling the model once per scenario)."""
-    from model.ams import card_utilization
+    from cryptoplan.model.ams import card_utilization
     args = ("integrity", "RSA", 2048, 2.0)
     scalar = []
     for r in rates:

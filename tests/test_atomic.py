@@ -16,9 +16,9 @@ import tempfile
 import pytest
 from click.testing import CliRunner
 
-from workbook import _atomic
-from workbook._atomic import OutputError, atomic_target
-from workbook.cli import main
+from cryptoplan.workbook import _atomic
+from cryptoplan.workbook._atomic import OutputError, atomic_target
+from cryptoplan.workbook.cli import main
 
 
 def _refuse_mkstemp(monkeypatch):

@@ -16,8 +16,8 @@ from defusedxml import ElementTree
 from hypothesis import given
 from hypothesis import strategies as st
 
-from addin import calc, convert
-from addin.catalog import CATALOG, get
+from cryptoplan.addin import calc, convert
+from cryptoplan.addin.catalog import CATALOG, get
 
 _OOR = "{http://openoffice.org/2001/registry}"
 

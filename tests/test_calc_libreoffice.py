@@ -23,12 +23,12 @@ from openpyxl.worksheet.formula import ArrayFormula
 
 from conftest import require
 
-from addin import calc
-from addin.catalog import CATALOG
-from workbook.engine_libreoffice import convert, install_extension
-from workbook.recalculation import recalculate
-from workbook.retarget import retarget
-from workbook.template import write_template
+from cryptoplan.addin import calc
+from cryptoplan.addin.catalog import CATALOG
+from cryptoplan.workbook.engine_libreoffice import convert, install_extension
+from cryptoplan.workbook.recalculation import recalculate
+from cryptoplan.workbook.retarget import retarget
+from cryptoplan.workbook.template import write_template
 
 pytestmark = pytest.mark.slow
 
@@ -158,7 +158,7 @@ def test_a_workbook_saved_by_calc_recalculates_here_and_goes_back_to_excel(addin
 def test_cli_builds_the_package(addin_profile, tmp_path):
     from click.testing import CliRunner
 
-    from workbook.cli import main
+    from cryptoplan.workbook.cli import main
     run = CliRunner().invoke
     oxt = tmp_path / "cryptoplan.oxt"
     r = run(main, ["calc-addin", "--no-install", "-o", str(oxt)])

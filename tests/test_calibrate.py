@@ -17,13 +17,13 @@ import pytest
 from click.testing import CliRunner
 from numpy.testing import assert_allclose
 
-from model.calibrate import (
+from cryptoplan.model.calibrate import (
     CalibrationError, calibrate, read_rmf_crypto, rmf_observations,
 )
-from model.crypto import function_ms
-from model.figures import figure_value
-from model.params import load_params, using_params
-from workbook.cli import main
+from cryptoplan.model.crypto import function_ms
+from cryptoplan.model.figures import figure_value
+from cryptoplan.model.params import load_params, using_params
+from cryptoplan.workbook.cli import main
 
 HEADER = "TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL%\n"
 
@@ -136,7 +136,7 @@ def test_cli_writes_a_parameter_file_the_models_accept(tmp_path, params_file):
     assert "cop_rsa_ms_2048" in res.output and "cannot identify" in res.output
     assert (tmp_path / "rep" / "calibration.png").stat().st_size > 10_000
     doc = json.loads(out.read_text())
-    import model
+    from cryptoplan import model
 
     def util():
         return float(model.card_utilization(1000, "privacy", "RSA", 2048, 2.0, card="coprocessor", cards=2))
@@ -162,8 +162,8 @@ def test_readme_worked_calibration(tmp_path, params_file):
     import re
     from pathlib import Path
 
-    from workbook.recalculation import recalc
-    from workbook.template import write_template
+    from cryptoplan.workbook.recalculation import recalc
+    from cryptoplan.workbook.template import write_template
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- rmf-example:start -->\n```csv\n(.*?)```\n<!-- rmf-example:end -->", readme, re.S)
@@ -200,8 +200,8 @@ CPU_HEADER = "WORKLOAD,SETTING,CIPHER,KEY,KEY REUSE,MESSAGE KB,ADDRESS SPACE,RAT
 def test_synthetic_cpu_table_calibrates_back_to_its_parameters(tmp_path):
     """Identifiability: a site whose channel initiator costs 20% more per transaction and 10% less
     per KB than published, measured unprotected at three sizes (APPL% to RMF's two decimals)."""
-    from model.calibrate import cpu_observations, read_cpu_table
-    from model.tls import tls_cost_us
+    from cryptoplan.model.calibrate import cpu_observations, read_cpu_table
+    from cryptoplan.model.tls import tls_cost_us
     base = {n: p["value"] for n, p in load_params()["parameters"].items()}
     truth = dict(base, tls_chin_us=base["tls_chin_us"] * 1.2, tls_chin_us_per_kb=base["tls_chin_us_per_kb"] * 0.9)
     rate = 2000.0
@@ -222,8 +222,8 @@ def test_synthetic_cpu_table_calibrates_back_to_its_parameters(tmp_path):
 
 
 def test_cpu_table_ams_line_is_the_models_cost_at_its_rate(tmp_path):
-    from model.ams import ams_cost_at_rate_us
-    from model.calibrate import cpu_observations, read_cpu_table
+    from cryptoplan.model.ams import ams_cost_at_rate_us
+    from cryptoplan.model.calibrate import cpu_observations, read_cpu_table
     p = tmp_path / "cpu.csv"
     p.write_text(CPU_HEADER + "AMS,Confidentiality,,RSA 4096,32,64,AMSM,250,12.5\n", encoding="utf-8")
     (o,) = cpu_observations(read_cpu_table(p), platform="z15", path=str(p))
@@ -246,7 +246,7 @@ def test_cpu_table_ams_line_is_the_models_cost_at_its_rate(tmp_path):
     ("AMS,privacy,,RSA 2048,,2,total,1,nan", "APPL% 'nan' must be a finite number"),
 ])
 def test_bad_cpu_tables_name_file_line_and_what_is_accepted(tmp_path, row, match):
-    from model.calibrate import read_cpu_table
+    from cryptoplan.model.calibrate import read_cpu_table
     p = tmp_path / "cpu.csv"
     p.write_text(CPU_HEADER + row + "\n", encoding="utf-8")
     with pytest.raises(CalibrationError, match=match):

@@ -1,6 +1,6 @@
 """The function catalog agrees with the model, the xlwings metadata, the CLI and the README.
 
-The xlwings metadata test imports addin.udfs in a subprocess under xlwings'
+The xlwings metadata test imports cryptoplan.addin.udfs in a subprocess under xlwings'
 *Windows* decorators (``xlwings/udfs.py``: ``xlfunc``, ``xlarg``, ``xlret``),
 with the pywin32 modules stubbed: on Linux ``xw.func`` is a no-op, so this is
 the only way to see what Excel would be told.  It also runs xlwings' own
@@ -25,9 +25,9 @@ import pytest
 import xlwings
 from click.testing import CliRunner
 
-from addin import catalog, udfs
-from addin.catalog import CATALOG, KINDS, REQUIRED, WIZARD_LIMIT
-from workbook.cli import main
+from cryptoplan.addin import catalog, udfs
+from cryptoplan.addin.catalog import CATALOG, KINDS, REQUIRED, WIZARD_LIMIT
+from cryptoplan.workbook.cli import main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 XLWINGS_DIR = Path(xlwings.__file__).parent
@@ -93,7 +93,7 @@ def test_arguments_follow_the_model_signature(spec):
     """Names, order and defaults equal the wrapped model function's leading parameters."""
     import inspect
 
-    import model
+    from cryptoplan import model
     fn = getattr(model, spec.model, None)
     assert fn is not None, f"model.{spec.model} does not exist (yet)"
     params = list(inspect.signature(fn).parameters.values())
@@ -127,7 +127,7 @@ def test_params_file_argument_exactly_where_parameters_matter(spec):
     """
     import copy
 
-    from model.params import Parameters, current_parameters, using_parameters
+    from cryptoplan.model.params import Parameters, current_parameters, using_parameters
     fn = spec.model_function()
     # MVA's servers is a vector (its default); every other listed name takes the sample
     argv = [_SAMPLE[a.name] if a.name in _SAMPLE and (a.kind != "vector" or a.name == "demands")
@@ -145,7 +145,7 @@ def test_params_file_argument_exactly_where_parameters_matter(spec):
 
 
 def test_choice_lists_come_from_the_model():
-    from model.params import CIPHERS, MODES, POLICIES
+    from cryptoplan.model.params import CIPHERS, MODES, POLICIES
     by = {(f.name, a.name): a for f in CATALOG for a in f.args}
     assert by[("AMS_THROUGHPUT", "policy")].choices == tuple(POLICIES)
     assert by[("TLS_ROUNDTRIP_US", "mode")].choices == tuple(MODES)
@@ -178,7 +178,7 @@ sys.modules["win32com"].client = sys.modules["win32com.client"]
 import xlwings
 import xlwings.udfs as U
 xlwings.func, xlwings.arg, xlwings.ret = U.xlfunc, U.xlarg, U.xlret
-import addin.udfs as mod
+import cryptoplan.addin.udfs as mod
 out = {}
 for name in mod.__all__:
     x = getattr(mod, name).__xlfunc__
@@ -190,7 +190,7 @@ for name in mod.__all__:
 class WB:
     Name = "planner.xlsm"
 vba = io.StringIO()
-U.generate_vba_wrapper("addin.udfs", mod, vba, WB())
+U.generate_vba_wrapper("cryptoplan.addin.udfs", mod, vba, WB())
 print(json.dumps({"meta": out, "vba": vba.getvalue()}, default=repr))
 """
 
@@ -224,7 +224,7 @@ def test_generated_vba_wrappers(windows_view):
         params = ", ".join(a.name if a.required else f"Optional {a.name}" for a in f.args)
         assert f"Function {f.name}({params})\n" in vba, f.name
         # a workbook (not .xlam) calls with ThisWorkbook and the calling cell
-        assert (f'{f.name} = XLPy.CallUDF("addin.udfs", "{f.name}", '
+        assert (f'{f.name} = XLPy.CallUDF("cryptoplan.addin.udfs", "{f.name}", '
                 f'Array({", ".join(a.name for a in f.args)}), ThisWorkbook, '
                 f'Application.Caller)') in vba, f.name
         assert "Application.Volatile" not in vba
@@ -274,7 +274,7 @@ def test_readme_function_table_is_the_catalog():
 def test_readme_names_the_right_xlwings_things():
     """Claims of "Excel on Windows" checked against the installed xlwings 0.37.8."""
     section = _section(README.read_text(encoding="utf-8"))
-    for claim in ("xlwings addin install", "UDF MODULES", "addin.udfs", "INTERPRETER_WIN",
+    for claim in ("xlwings addin install", "UDF MODULES", "cryptoplan.addin.udfs", "INTERPRETER_WIN",
                   "Import Functions", "Interpreter", "UDF Modules", "xlwings config create",
                   "Trust access to the VBA project object model", "cryptoplan recalc",
                   "=ERLANGC(9,10)", "Tools > References"):
@@ -311,9 +311,9 @@ def _read_conf(data: bytes) -> dict:
 
 
 def test_xlwings_conf_names_the_udf_module():
-    data = (importlib.resources.files("addin") / "xlwings.conf").read_bytes()
+    data = (importlib.resources.files("cryptoplan.addin") / "xlwings.conf").read_bytes()
     conf = _read_conf(data)
-    assert conf == {"UDF MODULES": "addin.udfs"}
+    assert conf == {"UDF MODULES": "cryptoplan.addin.udfs"}
     assert all(line.startswith(b'"') for line in data.splitlines() if line)  # no comments
     mod = importlib.import_module(conf["UDF MODULES"])
     assert mod is udfs

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from model import mva
-from model.channel import _network, channel_demands_us, channel_pipeline, channel_throughput
-from model.figures import figure
-from model.tls import tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
+from cryptoplan.model import mva
+from cryptoplan.model.channel import _network, channel_demands_us, channel_pipeline, channel_throughput
+from cryptoplan.model.figures import figure
+from cryptoplan.model.tls import tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
 
 CHACHA = "TLS_CHACHA20_POLY1305_SHA256"
 SIZES = (2.0, 16.0, 32.0, 64.0, 1024.0)  # seed 002's round-trip columns

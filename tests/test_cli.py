@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
 
-import model
-from workbook.cli import main
+from cryptoplan import model
+from cryptoplan.workbook.cli import main
 
 
 def test_demo_builds_recalculates_and_prints(tmp_path):
@@ -39,7 +39,7 @@ def test_demo_builds_recalculates_and_prints(tmp_path):
 def test_fit_prints_per_source_errors(fresh_fit, monkeypatch):
     # the command's printing and its --check, on the session's fit (tests/test_fit.py checks
     # the fit itself): `fit` computes nothing else that takes time
-    import model.fit as F
+    import cryptoplan.model.fit as F
     monkeypatch.setattr(F, "fit", lambda: fresh_fit)
     res = CliRunner().invoke(main, ["fit", "--check"])
     assert res.exit_code == 0, res.output
@@ -51,8 +51,8 @@ def test_fit_prints_per_source_errors(fresh_fit, monkeypatch):
 def test_fit_check_fails_on_a_stale_parameter_file(fresh_fit, monkeypatch, tmp_path, params_file):
     import json
 
-    import model.fit as F
-    from model.datafiles import data_path
+    import cryptoplan.model.fit as F
+    from cryptoplan.model.datafiles import data_path
     doc = json.loads(data_path("params.json").read_text(encoding="utf-8"))
     doc["parameters"]["acc_crt_ms_2048"]["value"] *= 1.001  # 0.15 standard errors
     stale = tmp_path / "stale.json"
@@ -72,7 +72,7 @@ def test_every_command_is_registered():
 
 
 def test_outputs_never_overwrite_without_force(tmp_path):
-    from workbook.template import write_template
+    from cryptoplan.workbook.template import write_template
     wb = write_template(tmp_path / "planner.xlsx")
     before = wb.read_bytes()
     run = CliRunner().invoke
@@ -110,7 +110,7 @@ def test_capacity_sizes_on_the_wait_it_prints():
 
 
 def _figures_copy(tmp_path, edit):
-    from model.datafiles import data_path
+    from cryptoplan.model.datafiles import data_path
     lines = data_path("figures.csv").read_text(encoding="utf-8").splitlines(keepends=True)
     path = tmp_path / "my.csv"
     path.write_text("".join(edit(lines)), encoding="utf-8")
@@ -166,22 +166,22 @@ def test_help_loads_no_numerical_library():
     import subprocess
     import sys
     code = ("import sys\n"
-            "from workbook.cli import main\n"
+            "from cryptoplan.workbook.cli import main\n"
             "try:\n"
             "    main(['--help'])\n"
             "except SystemExit:\n"
             "    pass\n"
-            "print(sorted(m for m in ('numpy', 'scipy', 'openpyxl', 'matplotlib', 'model.ams') if m in sys.modules))\n")
+            "print(sorted(m for m in ('numpy', 'scipy', 'openpyxl', 'matplotlib', 'cryptoplan.model.ams') if m in sys.modules))\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
 
 
 def test_every_command_is_registered_in_one_place():
-    from workbook import cli
+    from cryptoplan.workbook import cli
     assert sorted(main.commands) == ["calc-addin", "calibrate", "capacity", "crossval", "demo", "fit",
                                      "functions", "recalc", "retarget", "sweep", "template"]
     for command in main.commands.values():
-        assert command.callback.__module__.startswith("workbook.cli."), command.name
+        assert command.callback.__module__.startswith("cryptoplan.workbook.cli."), command.name
     assert cli.main is main
 
 
@@ -198,12 +198,12 @@ def test_recalc_loads_only_what_the_workbook_needs(tmp_path):
                     "ws['B1'] = '=ERLANGC(A1/1000,3)'; ws['C1'] = '=SQRT(A1)+B1'; "
                     f"wb.save({str(book)!r})"], check=True)
     code = ("import sys\n"
-            "from workbook.cli import main\n"
+            "from cryptoplan.workbook.cli import main\n"
             "try:\n"
             f"    main(['recalc', {str(book)!r}, '-o', {str(tmp_path / 'out.xlsx')!r}])\n"
             "except SystemExit as e:\n"
             "    assert e.code == 0, e.code\n"
-            "print(sorted(m for m in ('xml.sax.saxutils', 'urllib.request', 'addin.calc', 'scipy.special',\n"
+            "print(sorted(m for m in ('xml.sax.saxutils', 'urllib.request', 'cryptoplan.addin.calc', 'scipy.special',\n"
             "                         'openpyxl', 'concurrent.futures', 'numpy.ma') if m in sys.modules))\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

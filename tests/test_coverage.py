@@ -15,10 +15,10 @@ from collections import Counter
 
 import pytest
 
-import model.fit as F
-from model.datafiles import data_path
-from model.figures import load_figures
-from model.tls import roundtrip_figure_ids
+import cryptoplan.model.fit as F
+from cryptoplan.model.datafiles import data_path
+from cryptoplan.model.figures import load_figures
+from cryptoplan.model.tls import roundtrip_figure_ids
 
 USES = ("fitted", "read", "checked", "input", "unmodelled")
 

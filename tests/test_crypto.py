@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from model.crypto import CARD_FUNCTIONS, crypto_op_ms, operation_function
-from model.datafiles import data_path
-from model.figures import figure
-from model.params import ECC_KEY_SIZES, RSA_KEY_SIZES
+from cryptoplan.model.crypto import CARD_FUNCTIONS, crypto_op_ms, operation_function
+from cryptoplan.model.datafiles import data_path
+from cryptoplan.model.figures import figure
+from cryptoplan.model.params import ECC_KEY_SIZES, RSA_KEY_SIZES
 
 
 @pytest.fixture(autouse=True)

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from model import UnstableQueueError, erlang_b, erlang_c, poisson_pmf
+from cryptoplan.model import UnstableQueueError, erlang_b, erlang_c, poisson_pmf
 
 MP_DPS = 50
 TINY = 1e-300           # below this the contract is only: finite, >= 0, not NaN
@@ -137,7 +137,7 @@ def test_planning_whole_cards_does_not_load_scipy_special():
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np; from model import erlang_b, erlang_c; "
+    code = ("import sys, numpy as np; from cryptoplan.model import erlang_b, erlang_c; "
             "erlang_b(30.0, 64); erlang_c(np.array([3.0, 50.0]), np.array([4.0, 64.0])); "
             "print('scipy.special' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

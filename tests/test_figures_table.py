@@ -298,7 +298,7 @@ def test_vocabulary_documented_in_readme(vocabulary):
 def test_every_source_document_is_named_in_sources_csv():
     """A seed row's source file name is shown by its label (data/sources.csv); the labels
     are unique and each source document the table uses is listed with author and title."""
-    from model.figures import load_figures, source_label, sources
+    from cryptoplan.model.figures import load_figures, source_label, sources
     listed = sources()
     labels = [row["label"] for row in listed.values()]
     assert len(set(labels)) == len(labels)

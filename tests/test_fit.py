@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-import model.fit as F
-from model.crypto import crypto_op_ms
-from model.datafiles import data_path
-from model.figures import figure, load_figures
-from model.params import using_params
-from model.params import clear_cache, params_path
-from model.planning import model_figures
-from model.tls import roundtrip_figure_ids, tls_roundtrip_us
+import cryptoplan.model.fit as F
+from cryptoplan.model.crypto import crypto_op_ms
+from cryptoplan.model.datafiles import data_path
+from cryptoplan.model.figures import figure, load_figures
+from cryptoplan.model.params import using_params
+from cryptoplan.model.params import clear_cache, params_path
+from cryptoplan.model.planning import model_figures
+from cryptoplan.model.tls import roundtrip_figure_ids, tls_roundtrip_us
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +57,7 @@ def test_committed_cost_is_the_cost_of_the_committed_parameters():
 
 
 def _with_figure_scaled(scaled_figures, fid, factor):
-    from model.figures import using_figures
+    from cryptoplan.model.figures import using_figures
     return using_figures(scaled_figures(lambda i: i == fid, factor))
 
 
@@ -262,7 +262,7 @@ def test_fit_follows_a_user_figures_table(scaled_figures, fresh_fit):
     card's mean EXEC TIME all twice the published ones) doubles the fitted ME and CRT times.
     (Under the Cauchy loss a single row contradicting the rest of the table is treated as
     an outlier, which is why a site replaces the related rows together: data/README.md.)"""
-    from model.figures import using_figures
+    from cryptoplan.model.figures import using_figures
     rmf = {"s001_rmf_me2048_exec_ms", "s001_rmf_crt2048_exec_ms", "s001_rmf_cex8a_exec_ms"}
     path = scaled_figures(lambda fid: fid in rmf, 2.0)
     base = fresh_fit["parameters"]  # the AMS sub-model's fit reads no other sub-model's parameters
@@ -280,7 +280,7 @@ def test_leave_one_out_does_not_see_the_left_out_figure(scaled_figures, fid):
     """No leakage: the left-out prediction of a figure is the same whatever its published
     value (a fit that still used it would move with it).  Two refits of a sub-model each: the
     round-trip case in the fast tier, the AMS and TLS ones (about 10 s each) in the slow."""
-    from model.figures import using_figures
+    from cryptoplan.model.figures import using_figures
     [plain] = F.crossvalidate(ids={fid})
     with using_figures(scaled_figures(lambda i: i == fid, 3.0)):
         [moved] = F.crossvalidate(ids={fid})
@@ -307,7 +307,7 @@ def test_crossval_workers_see_a_site_table(scaled_figures):
     # using_figures (context variables do not cross process boundaries: the table path
     # is passed explicitly, the same way for every sub-model), equal the same refits in
     # this process
-    from model.figures import using_figures
+    from cryptoplan.model.figures import using_figures
     ids = {"s002_rt_attls_64k_us", "s002_16k_chacha_attls_chin_ms"}
     with using_figures(scaled_figures(lambda fid: fid in ids, 1.5)):
         serial = F.crossvalidate(ids=ids, workers=1)
@@ -321,7 +321,7 @@ def test_crossval_workers_see_a_site_table(scaled_figures):
 def test_ams_grid_equals_the_public_functions():
     # the fit evaluates seed 001's scenarios in one vectorized batch (fit._AmsGrid); each value
     # must be what the public scalar functions give
-    from model import ams
+    from cryptoplan.model import ams
     grid = F._AmsGrid()
     g = grid.current()
     for row, i in grid.index.items():
@@ -340,7 +340,7 @@ def test_ams_grid_equals_the_public_functions():
 
 def test_ams_grid_follows_the_parameters():
     # the grid's arrays are recomputed when the parameters in force change, and only then
-    from model import ams
+    from cryptoplan.model import ams
     grid = F._AmsGrid()
     base = {n: p["value"] for n, p in committed()["parameters"].items()}
     i = grid.index[("privacy", "RSA", 4096, 64.0, None)]
@@ -357,8 +357,8 @@ def test_tls_table_is_the_scalar_model():
     model.tls.tls_cost_us called one condition at a time, under random parameter values."""
     import itertools
 
-    from model.fit import FREE, _TlsTable
-    from model.tls import tls_cost_us
+    from cryptoplan.model.fit import FREE, _TlsTable
+    from cryptoplan.model.tls import tls_cost_us
     rng = np.random.default_rng(20261123)
     base = {n: p["value"] for n, p in committed()["parameters"].items()}
     table = _TlsTable()

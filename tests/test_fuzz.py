@@ -29,8 +29,8 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-import model
-from model.params import CIPHERS, ECC_KEY_SIZES, POLICIES, RSA_KEY_SIZES
+from cryptoplan import model
+from cryptoplan.model.params import CIPHERS, ECC_KEY_SIZES, POLICIES, RSA_KEY_SIZES
 
 EXAMPLES = int(os.environ.get("CRYPTOPLAN_FUZZ_EXAMPLES", "25"))
 

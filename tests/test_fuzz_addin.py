@@ -2,7 +2,7 @@
 
 Issue 14 found 14 ways to make an Excel cell say "internal error (OverflowError ...);
 please report it" (``ACCELERATORS_REQUIRED(1e308, ...)``) and blank cells in the tables.
-This test calls each generated function of :mod:`addin.udfs` with what a cell or a range
+This test calls each generated function of :mod:`cryptoplan.addin.udfs` with what a cell or a range
 can hold (numbers at the edges of every range, numeric and junk text, booleans, empty
 cells, Excel error literals, dates, control characters, ranges of mixed content) and
 checks every cell of the answer:
@@ -29,9 +29,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 
-from addin import udfs
-from addin.catalog import CATALOG
-from addin.convert import EXCEL_ERRORS, is_error_text
+from cryptoplan.addin import udfs
+from cryptoplan.addin.catalog import CATALOG
+from cryptoplan.addin.convert import EXCEL_ERRORS, is_error_text
 
 EXAMPLES = int(os.environ.get("CRYPTOPLAN_FUZZ_EXAMPLES", "25"))
 

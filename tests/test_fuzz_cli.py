@@ -34,8 +34,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 
-from workbook.cli import main
-from workbook.template import INPUTS
+from cryptoplan.workbook.cli import main
+from cryptoplan.workbook.template import INPUTS
 
 # A recalculation of the template takes about a second: the fast tier runs the explicit
 # examples (issue 14's cases) and a few drawn ones; the slow tier (or CRYPTOPLAN_FUZZ_EXAMPLES)

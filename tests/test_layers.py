@@ -32,7 +32,7 @@ def _modules() -> dict[str, Path]:
         for p in sorted((ROOT / pkg).rglob("*.py")):
             parts = p.relative_to(ROOT).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            out[name] = p
+            out["cryptoplan." + name] = p       # installed as cryptoplan.<folder> (pyproject)
     return out
 
 
@@ -40,7 +40,7 @@ MODULES = _modules()
 
 
 def _layer(module: str) -> int:
-    top, _, rest = module.partition(".")
+    top, _, rest = module.removeprefix("cryptoplan.").partition(".")
     if top == "model":
         return 0
     if top == "addin":
@@ -103,9 +103,9 @@ def _private(name: str | None) -> bool:
 
 def test_the_scan_sees_the_packages():
     # the scan must find what it checks: each package's modules and known edges
-    assert {"model.erlang", "addin.convert", "workbook.engine", "workbook.cli"} <= MODULES.keys()
-    assert ("model.erlang", "erlang_c_from_b") in {(t, n) for t, n, _ in GRAPH["model.mmc"]}
-    assert any(t == "addin.convert" for t, _, _ in GRAPH["workbook.engine_udf"])
+    assert {"cryptoplan.model.erlang", "cryptoplan.addin.convert", "cryptoplan.workbook.engine", "cryptoplan.workbook.cli"} <= MODULES.keys()
+    assert ("cryptoplan.model.erlang", "erlang_c_from_b") in {(t, n) for t, n, _ in GRAPH["cryptoplan.model.mmc"]}
+    assert any(t == "cryptoplan.addin.convert" for t, _, _ in GRAPH["cryptoplan.workbook.engine_udf"])
 
 
 def test_no_module_imports_a_layer_above_its_own():
@@ -122,6 +122,19 @@ def test_no_private_name_crosses_a_module():
     assert crossing == []
 
 
+def test_no_module_imports_a_folder_by_its_bare_name():
+    """The folders install as cryptoplan.model, cryptoplan.workbook, cryptoplan.addin: a bare
+    ``import model`` would work in a checkout on sys.path and fail when installed (function-level
+    imports included, which a test run may never reach)."""
+    bare = []
+    for m, p in MODULES.items():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            bare += [f"{m} line {node.lineno}: {n}" for n in names if n and n.split(".")[0] in PACKAGES]
+    assert bare == []
+
+
 def test_the_import_graph_has_no_cycle():
     """Every import counts, function-level ones included (a cycle hidden in function bodies
     is still a cycle of the design); the standard library's topological sort names one."""
@@ -133,16 +146,16 @@ def test_the_import_graph_has_no_cycle():
 
 
 @pytest.mark.parametrize("bad, expect", [
-    ("from workbook.recalculation import recalc\n", "upward"),
+    ("from cryptoplan.workbook.recalculation import recalc\n", "upward"),
     ("from .erlang import _erlang_b_kernel\n", "private"),
 ])
 def test_the_checks_fail_on_a_violation(tmp_path, monkeypatch, bad, expect):
     """A model module that imports the workbook, or a private name of a sibling, is caught."""
     path = tmp_path / "probe.py"
     path.write_text(bad, encoding="utf-8")
-    monkeypatch.setitem(MODULES, "model.probe", path)
-    edges = _imports("model.probe", path)
+    monkeypatch.setitem(MODULES, "cryptoplan.model.probe", path)
+    edges = _imports("cryptoplan.model.probe", path)
     if expect == "upward":
-        assert any(_layer(t) > _layer("model.probe") for t, _, _ in edges)
+        assert any(_layer(t) > _layer("cryptoplan.model.probe") for t, _, _ in edges)
     else:
-        assert any(t == "model.erlang" and _private(n) for t, n, _ in edges)
+        assert any(t == "cryptoplan.model.erlang" and _private(n) for t, n, _ in edges)

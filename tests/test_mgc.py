@@ -100,7 +100,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 from scipy import stats
 
-from model import MGC_METHODS, UnstableQueueError, mgc_response, mgc_wait, mmc_wait
+from cryptoplan.model import MGC_METHODS, UnstableQueueError, mgc_response, mgc_wait, mmc_wait
 
 RTOL = 1e-12
 

@@ -25,12 +25,12 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
-from model import (
+from cryptoplan.model import (
     MMCMetrics, UnstableQueueError, mmc_metrics, mmc_number_in_system, mmc_queue_length,
     mmc_response, mmc_response_percentile, mmc_servers, mmc_utilization, mmc_wait,
     mmc_wait_exceeds, mmc_wait_percentile, mmc_wait_probability,
 )
-from model import mmc as mmc_module
+from cryptoplan.model import mmc as mmc_module
 
 # Tolerances.  The implementation is accurate to ~1e-12 (Erlang C); references
 # computed in 50 digits are exact at double precision.

@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from model import MVAResult, mva, mva_response, mva_throughput
+from cryptoplan.model import MVAResult, mva, mva_response, mva_throughput
 
 INF = math.inf
 RTOL = 1e-9  # CTMC: dense LU solve of <= a few hundred states, accurate to ~1e-13
@@ -353,7 +353,7 @@ def test_bad_input(kwargs, exc, pattern):
 
 
 # ------------------------------------------------------ Bard-Schweitzer (multi-class)
-from model.mva import mva_schweitzer  # noqa: E402
+from cryptoplan.model.mva import mva_schweitzer  # noqa: E402
 
 from _exact_mva import dense_demands as _dense, exact_multiclass  # noqa: E402
 
@@ -458,7 +458,7 @@ def _buzen(n, demands, servers, think):
 def test_many_multi_server_stations_are_exact_and_cheap():
     # mva_throughput(10, [1.0]*M, [2]*M) took 0.84 s at M=6, 36.9 s at M=8: each complement
     # network was solved again on every path to it (M!); memoized, 2^M at most
-    from model.mva import mva_work
+    from cryptoplan.model.mva import mva_work
     demands = [1.0 + 0.1 * i for i in range(8)]
     x = mva_throughput(10, demands, [2, 3, 2, 4, 2, 3, 2, 2], think_time=0.5)
     assert_allclose(x, _buzen(10, demands, [2, 3, 2, 4, 2, 3, 2, 2], 0.5), rtol=1e-10)
@@ -480,7 +480,7 @@ def test_networks_beyond_the_budget_are_a_clear_error(args, match):
 
 
 def test_saturated_throughput_stops_early_within_its_tolerance():
-    from model.mva import SATURATION_RTOL
+    from cryptoplan.model.mva import SATURATION_RTOL
     # one bottleneck: X reaches 1/D quickly, a million customers cost a few hundred steps
     assert_allclose(mva_throughput(1_000_000, [1.0, 0.5], [1, 2], think_time=3.0), 1.0,
                     rtol=SATURATION_RTOL, atol=0)

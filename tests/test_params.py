@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from model.datafiles import data_path
-from model.params import (
+from cryptoplan.model.datafiles import data_path
+from cryptoplan.model.params import (
     ADDRESS_SPACES,
     CIPHERS,
     ECC_KEY_SIZES,
@@ -169,7 +169,7 @@ def _doc():
 def test_a_bad_parameter_value_names_the_file_and_the_parameter(tmp_path, monkeypatch, value, shown):
     # negating cop_rsa_ms_2048 gave "Throughput -4,379.5 txn/s"; NaN, true, "1.5", lists and nulls
     # were accepted or failed with messages naming neither the file nor the parameter
-    import model
+    from cryptoplan import model
     doc = _doc()
     doc["parameters"]["cop_rsa_ms_2048"]["value"] = value
     path = tmp_path / "site.json"
@@ -181,7 +181,7 @@ def test_a_bad_parameter_value_names_the_file_and_the_parameter(tmp_path, monkey
 
 
 def test_missing_unknown_and_non_json_parameter_files_are_named(tmp_path, monkeypatch):
-    import model
+    from cryptoplan import model
     doc = _doc()
     doc["parameters"].pop("crypto_call_ms")
     doc["parameters"]["my_guess"] = {"value": 1.0}
@@ -206,8 +206,8 @@ def test_parameter_set_is_loaded_once_and_looked_up_without_file_access(monkeypa
     import builtins
     import os
 
-    from model.crypto import crypto_op_ms
-    from model.params import current_parameters, param
+    from cryptoplan.model.crypto import crypto_op_ms
+    from cryptoplan.model.params import current_parameters, param
     current_parameters()           # loaded (once per process and CRYPTOPLAN_PARAMS value)
     expected = crypto_op_ms("sign", "RSA", 4096)
 
@@ -223,9 +223,9 @@ def test_parameter_set_is_loaded_once_and_looked_up_without_file_access(monkeypa
 def test_using_parameters_selects_a_set_for_a_block(tmp_path):
     import json
 
-    from model import Parameters, using_parameters
-    from model.crypto import crypto_op_ms
-    from model.params import load_params, param
+    from cryptoplan.model import Parameters, using_parameters
+    from cryptoplan.model.crypto import crypto_op_ms
+    from cryptoplan.model.params import load_params, param
     doc = json.loads(json.dumps(load_params()))
     doc["parameters"]["cop_rsa_ms_2048"]["value"] *= 2.0
     path = tmp_path / "site.json"
@@ -249,8 +249,8 @@ def test_using_parameters_selects_a_set_for_a_block(tmp_path):
 def test_parameter_set_errors_name_file_and_parameter(tmp_path):
     import json
 
-    from model import Parameters
-    from model.params import load_params
+    from cryptoplan.model import Parameters
+    from cryptoplan.model.params import load_params
     with pytest.raises(FileNotFoundError, match="missing.json is not a file"):
         Parameters.load(tmp_path / "missing.json")
     doc = json.loads(json.dumps(load_params()))
@@ -265,7 +265,7 @@ def test_load_cached_reads_a_file_again_only_when_it_changes(tmp_path):
     import json
     import os
 
-    from model.params import Parameters, load_params
+    from cryptoplan.model.params import Parameters, load_params
     doc = json.loads(json.dumps(load_params()))
     path = tmp_path / "site.json"
     path.write_text(json.dumps(doc), encoding="utf-8")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from workbook.cli import main
+from cryptoplan.workbook.cli import main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

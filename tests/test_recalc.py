@@ -32,15 +32,15 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.formula import ArrayFormula
 from scipy import stats
 
-import model
-from workbook import recalc
-from workbook.cli import main
-from workbook.engine import Engine, FunctionRegistry
-from workbook.engine_functions import default_functions, native_functions
-from workbook.engine_udf import callable_function
-from workbook.engine_package import Package
-from workbook.engine_values import ExcelError
-from workbook.recalculation import (
+from cryptoplan import model
+from cryptoplan.workbook import recalc
+from cryptoplan.workbook.cli import main
+from cryptoplan.workbook.engine import Engine, FunctionRegistry
+from cryptoplan.workbook.engine_functions import default_functions, native_functions
+from cryptoplan.workbook.engine_udf import callable_function
+from cryptoplan.workbook.engine_package import Package
+from cryptoplan.workbook.engine_values import ExcelError
+from cryptoplan.workbook.recalculation import (
     EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, load_engine,
     recalculate,
 )
@@ -324,7 +324,7 @@ def test_udf_errors_stay_in_their_scenario(tmp_path):
 
 def test_catalog_udfs_match_the_add_in(tmp_path):
     """Cells calling catalog functions equal addin.convert.call (what Excel shows)."""
-    from addin import catalog, convert
+    from cryptoplan.addin import catalog, convert
     p = make_wb(tmp_path / "c.xlsx", {"S": {
         "A1": 9.0, "A2": 10.0, "A3": 10.5,
         "B1": "=ERLANGC(A1,A2)", "B2": "=ERLANGC(A3,A2)", "B3": "=ERLANGB(A1,A2)",
@@ -510,7 +510,7 @@ def test_cell_limit(tmp_path):
 
 def test_default_cell_limit_on_a_huge_sheet(tmp_path):
     """A sheet over the documented 2,000,000-cell limit is refused quickly, without memory blow-up."""
-    from workbook.engine_package import MAX_CELLS
+    from cryptoplan.workbook.engine_package import MAX_CELLS
     p = make_wb(tmp_path / "base.xlsx", {"S": {"A1": 1}})
     rows = MAX_CELLS // 4 + 10
     body = io.StringIO()
@@ -571,12 +571,12 @@ def test_unsupported_cells_written_without_cached_value(tmp_path):
 
 # ------------------------------------------------------------- the template
 def _template(tmp_path):
-    from workbook.template import write_template
+    from cryptoplan.workbook.template import write_template
     return write_template(tmp_path / "planner.xlsx")
 
 
 def test_template_udf_cells_equal_the_model(tmp_path):
-    from workbook.template import input_defaults
+    from cryptoplan.workbook.template import input_defaults
     p = _template(tmp_path)
     d = input_defaults()
     ams = (d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"], d["KeyReuse"])
@@ -611,7 +611,7 @@ def test_template_recalc_writes_values_and_keeps_package(tmp_path):
 def test_console_script_recalc(tmp_path):
     p = make_wb(tmp_path / "c.xlsx", {"Results": {"A1": "x", "B1": "=3*3"}})
     exe = Path(sys.executable).with_name("cryptoplan")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "workbook.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.workbook.cli"]
     r = subprocess.run(cmd + ["recalc", str(p), "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["outputs"][0]["value"] == 9.0
@@ -647,7 +647,7 @@ def test_set_text_with_a_control_character_writes_well_formed_xml(tmp_path):
 
 
 def test_set_values_are_parsed_as_a_spreadsheet_user_types_them():
-    from workbook.recalculation import parse_assignment
+    from cryptoplan.workbook.recalculation import parse_assignment
     assert parse_assignment("Rate=1_000") == ("Rate", "1_000")      # no digit separators
     assert parse_assignment("Rate=-1.5e3") == ("Rate", -1500.0)
     assert parse_assignment("Policy==HYPERLINK(1)") == ("Policy", "=HYPERLINK(1)")   # text
@@ -691,7 +691,7 @@ def test_only_regular_files_are_replaced(tmp_path):
 def test_stale_temporary_files_of_a_killed_run_are_swept(tmp_path):
     # SIGKILL cannot be caught: the next write to the same name removes our own old leftovers
     import time as _time
-    from workbook._atomic import STALE_SECONDS
+    from cryptoplan.workbook._atomic import STALE_SECONDS
     p = _inputs_wb(tmp_path)
     old = tmp_path / ".o.xlsx.abcd1234.tmp"
     new = tmp_path / ".o.xlsx.efgh5678.tmp"
@@ -707,7 +707,7 @@ def test_stale_temporary_files_of_a_killed_run_are_swept(tmp_path):
 
 def test_sigterm_while_writing_leaves_no_temporary_file(tmp_path):
     import signal as _signal
-    from workbook._atomic import atomic_target
+    from cryptoplan.workbook._atomic import atomic_target
     dest = tmp_path / "o.csv"
     before = _signal.getsignal(_signal.SIGTERM)
     with pytest.raises(KeyboardInterrupt):
@@ -779,8 +779,8 @@ def test_template_params_file_switches_every_result(tmp_path):
     Expected values: the model evaluated in Python under the same file (rel 1e-12); a
     coprocessor twice as slow doubles the coprocessor utilization (RMF's requests x EXEC TIME).
     """
-    from model.params import Parameters, using_parameters
-    from workbook.template import input_defaults
+    from cryptoplan.model.params import Parameters, using_parameters
+    from cryptoplan.workbook.template import input_defaults
     p = _template(tmp_path)
     site = _site_params(tmp_path / "site.json", cop_rsa_ms_2048=2.0, ams_msg_us=1.5)
     d = input_defaults()

@@ -28,8 +28,8 @@ import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
 
-from workbook.engine_libreoffice import convert
-from workbook.recalculation import recalculate
+from cryptoplan.workbook.engine_libreoffice import convert
+from cryptoplan.workbook.recalculation import recalculate
 
 from test_recalc import make_wb, registry
 
@@ -111,7 +111,7 @@ def test_native_formulas_equal_libreoffice(tmp_path, lo_profile):
 
 
 def _template(tmp_path):
-    from workbook.template import write_template
+    from cryptoplan.workbook.template import write_template
     return write_template(tmp_path / "planner.xlsx")
 
 

@@ -11,11 +11,11 @@ import zipfile
 import pytest
 from click.testing import CliRunner
 
-from addin.calc import PREFIX
-from workbook.cli import main
-from workbook.recalculation import recalculate
-from workbook.retarget import retarget, retarget_xml
-from workbook.template import write_template
+from cryptoplan.addin.calc import PREFIX
+from cryptoplan.workbook.cli import main
+from cryptoplan.workbook.recalculation import recalculate
+from cryptoplan.workbook.retarget import retarget, retarget_xml
+from cryptoplan.workbook.template import write_template
 
 
 @pytest.fixture(scope="module")

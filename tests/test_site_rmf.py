@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
 
-from model.calibrate import CalibrationError, read_rmf_crypto
+from cryptoplan.model.calibrate import CalibrationError, read_rmf_crypto
 from test_calibrate import HEADER, _seed001_lines, _write
-from workbook.cli import main
-from workbook.site_rmf import HEADER_ROW, RMF_SHEET, read_rmf_sheet
-from workbook.template import write_template
+from cryptoplan.workbook.cli import main
+from cryptoplan.workbook.site_rmf import HEADER_ROW, RMF_SHEET, read_rmf_sheet
+from cryptoplan.workbook.template import write_template
 
 
 def _typed(tmp_path, lines, name="planner.xlsx", numbers=True):

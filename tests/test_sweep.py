@@ -18,13 +18,13 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 
-import model
-from workbook import recalc, sweep
-from workbook.cli import main
-from workbook.engine_functions import native_functions
-from workbook.engine_values import ExcelError
-from workbook.recalculation import EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_OK, RecalcError
-from workbook.sweeps import grid_values, parse_vary
+from cryptoplan import model
+from cryptoplan.workbook import recalc, sweep
+from cryptoplan.workbook.cli import main
+from cryptoplan.workbook.engine_functions import native_functions
+from cryptoplan.workbook.engine_values import ExcelError
+from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_OK, RecalcError
+from cryptoplan.workbook.sweeps import grid_values, parse_vary
 
 from test_recalc import make_wb, registry
 
@@ -196,7 +196,7 @@ def test_cli_errors(tmp_path):
 
 # --------------------------------------------------------------- template
 def _template(tmp_path):
-    from workbook.template import write_template
+    from cryptoplan.workbook.template import write_template
     return write_template(tmp_path / "planner.xlsx")
 
 
@@ -253,7 +253,7 @@ def _same(a, b):
 def test_chunked_sweep_equals_one_pass_and_counts_scenarios(tmp_path, capsys):
     """The chunks change memory and the progress bar, never a value: a sweep with half its
     scenarios saturated gives the same table and exit code in chunks of 7 as in one pass."""
-    from workbook.sweeps import iter_sweep, write_sweep
+    from cryptoplan.workbook.sweeps import iter_sweep, write_sweep
     p = _template(tmp_path)
     vary = {"TxRate": grid_values(500, 5000, 500), "Policy": ["integrity", "privacy"],
             "KeySize": [2048, 4096, 1000]}            # 1000 bits: an error in every AMS output
@@ -281,7 +281,7 @@ def test_chunked_sweep_equals_one_pass_and_counts_scenarios(tmp_path, capsys):
 
 
 def test_chunk_size_is_checked(tmp_path):
-    from workbook.sweeps import iter_sweep
+    from cryptoplan.workbook.sweeps import iter_sweep
     p = _template(tmp_path)
     for bad in (0, -3, 2.5, True):
         with pytest.raises(ValueError, match="chunk_size"):
@@ -345,9 +345,9 @@ def test_control_characters_round_trip_through_a_well_formed_xlsx(tmp_path):
         for n in z.namelist():
             if n.endswith(".xml"):
                 ET.fromstring(z.read(n))               # well-formed
-    from workbook.engine_package import Package
+    from cryptoplan.workbook.engine_package import Package
     pkg = Package(out)
-    from workbook.engine import Engine
+    from cryptoplan.workbook.engine import Engine
     eng = Engine(pkg, functions=registry())
     eng.evaluate()
     assert eng.value("Sweep!A2").element(0) == "a\x01b"
@@ -423,7 +423,7 @@ def test_saturated_scenarios_carry_the_add_ins_own_message(tmp_path):
     """A saturated scenario's text is what the add-in returns for that scenario alone
     (addin.convert.call, the xlwings path), though the sweep computed it from the vector
     call's mask without calling the model per scenario."""
-    from addin import catalog, convert
+    from cryptoplan.addin import catalog, convert
     p = make_wb(tmp_path / "c.xlsx", {
         "Inputs": {"A1": "rate", "B1": 1000, "A2": "cards", "B2": 2},
         "Results": {"A1": "Coprocessor utilization",
@@ -446,8 +446,8 @@ def test_saturated_scenarios_carry_the_add_ins_own_message(tmp_path):
 def test_csv_text_is_the_one_cell_to_text_rule():
     """One rule for a value in a CSV (the sweep's results and the Site RMF reader share it);
     the sweep adds the apostrophe only in front of text a spreadsheet would run."""
-    from workbook.engine_values import csv_text
-    from workbook.sweeps import _csv
+    from cryptoplan.workbook.engine_values import csv_text
+    from cryptoplan.workbook.sweeps import _csv
     cases = [(None, ""), (True, "TRUE"), (3.0, "3"), (-5, "-5"), (0.1, "0.1"), (1e15, "1000000000000000.0"), (2.5e20, "2.5e+20"),
              (float("inf"), "inf"), ("=1+1", "=1+1")]
     for value, want in cases:

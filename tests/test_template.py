@@ -22,12 +22,12 @@ from click.testing import CliRunner
 from openpyxl.formula import Tokenizer
 from openpyxl.worksheet.formula import ArrayFormula
 
-import model
-from addin.catalog import CATALOG
-from model.figures import figure
-from model.params import CIPHERS, KEY_TYPES, MODES, POLICIES
-from workbook import template
-from workbook.cli import main
+from cryptoplan import model
+from cryptoplan.addin.catalog import CATALOG
+from cryptoplan.model.figures import figure
+from cryptoplan.model.params import CIPHERS, KEY_TYPES, MODES, POLICIES
+from cryptoplan.workbook import template
+from cryptoplan.workbook.cli import main
 
 # Excel built-ins the template may use: name -> (min args, max args), from Excel's
 # function reference.  _xlfn. marks functions newer than Excel 2007 in the file format.
@@ -165,7 +165,7 @@ def test_dropdowns_list_what_the_model_accepts(wb):
 
 def test_channel_results_follow_sslrkeyc_and_platform(path):
     # the batch engine evaluates the template's TLS formulas; expected values: model.tls_cost_us
-    from workbook.recalculation import recalc
+    from cryptoplan.workbook.recalculation import recalc
     cipher = "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384"
     inputs = {"Mode": "SSLCIPH", "Cipher": cipher, "MessageKB": 32, "SSLRKEYC": 1048576, "Platform": "z14"}
     out = recalc(path, inputs)
@@ -179,7 +179,7 @@ def test_channel_results_follow_sslrkeyc_and_platform(path):
 
 def test_ams_cost_follows_platform(path):
     # the batch engine evaluates the template's AMS formulas; expected: model.ams_cost_us
-    from workbook.recalculation import recalc
+    from cryptoplan.workbook.recalculation import recalc
     inputs = {"Policy": "privacy", "KeyType": "RSA", "KeySize": 2048, "MessageKB": 64, "Requesters": 4,
               "Platform": "z14"}
     z14 = recalc(path, inputs)
@@ -201,7 +201,7 @@ def test_ams_cost_follows_platform(path):
 
 def test_channel_starts_follow_platform(path):
     # the batch engine evaluates the template's start formulas; expected: model.channel_start_*
-    from workbook.recalculation import recalc
+    from cryptoplan.workbook.recalculation import recalc
     cipher = "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384"
     for plat in ("z15", "z16"):
         out = recalc(path, {"Mode": "SSLCIPH", "Cipher": cipher, "Platform": plat})
@@ -216,7 +216,7 @@ def test_channel_starts_follow_platform(path):
 
 def test_channel_throughput_follows_the_task_inputs(path):
     # the batch engine evaluates the template's formula; expected: model.channel_throughput
-    from workbook.recalculation import recalc
+    from cryptoplan.workbook.recalculation import recalc
     chacha = "TLS_CHACHA20_POLY1305_SHA256"
     label = "Channel throughput (ChannelPairs, SSLTASKS, CHIDISPS)"
     inputs = {"Mode": "SSLCIPH", "Cipher": chacha, "MessageKB": 32, "ChannelPairs": 20, "SSLTASKS": 2,
@@ -271,9 +271,9 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
 
 def test_the_builder_computes_nothing():
     """Formulas only: building the workbook never calls the functions (xlwings, behind
-    addin.udfs, is not even imported); values come from the formula engine."""
-    code = ("import sys; from workbook.template import build_workbook; wb, b = build_workbook(); "
-            "assert 'addin.udfs' not in sys.modules and 'xlwings' not in sys.modules, sorted(sys.modules); "
+    cryptoplan.addin.udfs, is not even imported); values come from the formula engine."""
+    code = ("import sys; from cryptoplan.workbook.template import build_workbook; wb, b = build_workbook(); "
+            "assert 'cryptoplan.addin.udfs' not in sys.modules and 'xlwings' not in sys.modules, sorted(sys.modules); "
             "assert not hasattr(b, 'values')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
@@ -326,7 +326,7 @@ def test_whatif_tables_and_charts(wb):
 def test_whatif_at_the_defaults_has_no_errors_and_reaches_the_limit(path):
     """The issue's #NUM! from 2,500 txn/s on: the installed-cards table now stops at 95% of the
     limit, and at the defaults no What-if cell is an error."""
-    from workbook.recalculation import load_engine
+    from cryptoplan.workbook.recalculation import load_engine
     eng = load_engine(path)
     eng.evaluate()
     ws = openpyxl.load_workbook(path)["What-if"]
@@ -345,8 +345,8 @@ def test_whatif_at_the_defaults_has_no_errors_and_reaches_the_limit(path):
 
 def test_whatif_chart_columns_are_gaps_for_errors(path):
     """An error result feeds #N/A (a chart gap in Excel and LibreOffice), never text or zero."""
-    from workbook.engine_values import ExcelError
-    from workbook.recalculation import load_engine
+    from cryptoplan.workbook.engine_values import ExcelError
+    from cryptoplan.workbook.recalculation import load_engine
     eng = load_engine(path)
     eng.set_input("KeySize", 1000)        # not a key size: every AMS function fails
     eng.evaluate()
@@ -378,7 +378,7 @@ def test_layout_for_a_manager(wb):
 
 def test_xlwings_conf_sheet(wb):
     ws = wb["xlwings.conf"]
-    assert (ws["A1"].value, ws["B1"].value) == ("UDF MODULES", "addin.udfs")
+    assert (ws["A1"].value, ws["B1"].value) == ("UDF MODULES", "cryptoplan.addin.udfs")
     assert ws["A2"].value is None    # xlwings reads column A down to the first blank
 
 

@@ -18,9 +18,9 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 
-import model
-from workbook import template
-from workbook.cli import main
+from cryptoplan import model
+from cryptoplan.workbook import template
+from cryptoplan.workbook.cli import main
 
 from conftest import require_tool
 

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from model.figures import figure
-from model.params import CIPHERS
-from model.tls import (channel_start_rate, channel_stop_cost_us, handshake_cpu_factor,
+from cryptoplan.model.figures import figure
+from cryptoplan.model.params import CIPHERS
+from cryptoplan.model.tls import (channel_start_rate, channel_stop_cost_us, handshake_cpu_factor,
                        handshake_latency_factor, ocsp_cpu_us, tls_roundtrip_us)
 
 CHACHA = "TLS_CHACHA20_POLY1305_SHA256"
@@ -349,8 +349,8 @@ def test_ocsp_bad_input():
 # ------------------------------------------------------------ TLS CPU cost per transaction
 # Expected values: the cost model's stated form (tls_cost_parts_us docstring) evaluated in
 # the test from the parameters in force, and published rows read by id.
-import model  # noqa: E402
-from model.params import param  # noqa: E402
+from cryptoplan import model  # noqa: E402
+from cryptoplan.model.params import param  # noqa: E402
 
 HW12 = "TLS_RSA_WITH_AES_256_CBC_SHA256"
 SW = "TLS_CHACHA20_POLY1305_SHA256"
@@ -520,10 +520,10 @@ def test_roundtrip_refits_for_a_site_table(scaled_figures):
     # The round-trip fit is cached per figures table: a site's table with every published
     # round trip doubled doubles every term (the form is linear in its parameters and the
     # fit minimises relative errors), and the shipped table's fit is untouched afterwards.
-    from model.figures import using_figures
-    from model.tls import fit_roundtrip
+    from cryptoplan.model.figures import using_figures
+    from cryptoplan.model.tls import fit_roundtrip
     path = scaled_figures(lambda fid: fid.startswith("s002_rt_") and fid.endswith("_us"), 2.0)
-    from model.fit import REFIT_SIGMAS
+    from cryptoplan.model.fit import REFIT_SIGMAS
     base, se = fit_roundtrip()["values"], fit_roundtrip()["stderr"]
     with using_figures(path):
         site = fit_roundtrip()["values"]

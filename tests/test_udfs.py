@@ -1,4 +1,4 @@
-"""The Excel functions (addin.udfs) as Excel calls them: cells in, values or error text out.
+"""The Excel functions (cryptoplan.addin.udfs) as Excel calls them: cells in, values or error text out.
 
 Arguments are passed the way xlwings 0.37.8 delivers them with ``ndim=2,
 err_to_str=True`` (see addin/convert.py): 2-D lists, floats, ``None`` for an
@@ -16,9 +16,9 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import model
-from addin import convert, udfs
-from addin.catalog import CATALOG, get
+from cryptoplan import model
+from cryptoplan.addin import convert, udfs
+from cryptoplan.addin.catalog import CATALOG, get
 
 ERROR_PREFIXES = convert.EXCEL_ERRORS
 
@@ -310,7 +310,7 @@ def test_params_file_cell_selects_and_validates_the_parameter_file(tmp_path):
     """The Excel path (xlwings hands 2-D lists): a file in force for the call, errors as cell text."""
     import json
 
-    from model.params import Parameters, load_params, using_parameters
+    from cryptoplan.model.params import Parameters, load_params, using_parameters
     doc = json.loads(json.dumps(load_params()))
     doc["parameters"]["cop_rsa_ms_2048"]["value"] *= 2.0
     site = tmp_path / "site.json"

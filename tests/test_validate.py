@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from model import UnstableQueueError, erlang_b, mmc_wait
-from model._validate import as_float_array, check, check_stable, is_scalar
+from cryptoplan.model import UnstableQueueError, erlang_b, mmc_wait
+from cryptoplan.model._validate import as_float_array, check, check_stable, is_scalar
 
 
 # ------------------------------------------------------------------ scalars
@@ -187,13 +187,13 @@ def test_message_value_uses_g_format():
 def test_values_that_are_not_real_numbers_are_refused(bad, match):
     # the fuzz: erlang_c(9, 10+5j) -> 0.6687 (imaginary part dropped); datetime64 and masked
     # arrays accepted
-    import model
+    from cryptoplan import model
     with pytest.raises(TypeError, match=match):
         model.erlang_c(9, bad)
 
 
 def test_overflowing_inputs_and_mismatched_shapes_are_named():
-    import model
+    from cryptoplan import model
     # crypto_op_ms('sign', 'RSA', inf) was an OverflowError; ocsp_cpu_us(1.79e308) returned inf
     with pytest.raises(ValueError, match=r"key_size for RSA must be one of .* \(got inf\)"):
         model.crypto_op_ms("sign", "RSA", float("inf"))

@@ -2,24 +2,24 @@
 
 Design
 ------
-* A workbook package is read by :class:`~workbook.engine_package.Package`
+* A workbook package is read by :class:`~cryptoplan.workbook.engine_package.Package`
   (safe XML, size and cell limits).
 * Each formula is tokenized by openpyxl's Excel tokenizer, parsed into an AST
-  (:mod:`workbook.engine_parser`) and compiled into a tree of Python closures.
+  (:mod:`cryptoplan.workbook.engine_parser`) and compiled into a tree of Python closures.
 * The static references of every formula (cells, ranges, defined names) give
   a dependency graph; Tarjan's algorithm orders it (precedents first) and
   finds circular references.  References that are only known at run time
   (``OFFSET``, ``INDIRECT``, ``INDEX`` used as a reference) are evaluated on
   demand, with a re-entrancy check that also reports dynamic cycles.
-* Values are :class:`~workbook.engine_values.Val`: NumPy arrays whose first
+* Values are :class:`~cryptoplan.workbook.engine_values.Val`: NumPy arrays whose first
   axis is the scenario axis, so one pass over the formulas evaluates every
   scenario of a sweep; a value that does not depend on a varied input keeps
   ``n = 1`` and costs nothing extra.  A formula whose reference target itself
   varies by scenario (``OFFSET(A1, TxRate, 0)``) is evaluated scenario by
   scenario (:class:`ScenarioSplit`) -- correct, only slower for that cell.
 * Functions come from a :class:`FunctionRegistry`: the native Excel functions
-  of :mod:`workbook.engine_functions` plus the UDFs (by default those of the
-  add-in catalog, see :mod:`workbook.engine_udf`).
+  of :mod:`cryptoplan.workbook.engine_functions` plus the UDFs (by default those of the
+  add-in catalog, see :mod:`cryptoplan.workbook.engine_udf`).
 
 Excel semantics implemented: implicit intersection of a range used where one
 value is expected (in a normal formula) vs element-wise arrays (in an array
@@ -162,9 +162,9 @@ class Fn:
 
 
 class FunctionRegistry(dict):
-    """``{NAME: Fn}``.  :func:`workbook.engine_functions.native_functions` and
-    :func:`~workbook.engine_functions.default_functions` make one;
-    :func:`workbook.engine_udf.callable_function` wraps a plain Python callable as an ``Fn``."""
+    """``{NAME: Fn}``.  :func:`cryptoplan.workbook.engine_functions.native_functions` and
+    :func:`~cryptoplan.workbook.engine_functions.default_functions` make one;
+    :func:`cryptoplan.workbook.engine_udf.callable_function` wraps a plain Python callable as an ``Fn``."""
 
     def copy(self) -> "FunctionRegistry":
         return FunctionRegistry(self)
@@ -493,10 +493,10 @@ class Engine:
     Parameters
     ----------
     package : Package
-        The workbook, opened by :class:`~workbook.engine_package.Package`.
+        The workbook, opened by :class:`~cryptoplan.workbook.engine_package.Package`.
     functions : FunctionRegistry
         The functions formulas may call, e.g.
-        :func:`workbook.engine_functions.default_functions` (native + add-in UDFs); the
+        :func:`cryptoplan.workbook.engine_functions.default_functions` (native + add-in UDFs); the
         engine knows none of its own, so it imports no function module.
     n : int
         Number of scenarios (1 for a plain recalculation).

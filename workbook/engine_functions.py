@@ -1,7 +1,7 @@
-"""Native Excel functions, vectorized over scenarios (see :mod:`workbook.engine`).
+"""Native Excel functions, vectorized over scenarios (see :mod:`cryptoplan.workbook.engine`).
 
-Every function takes and returns :class:`~workbook.engine_values.Val` (or a
-:class:`~workbook.engine.Ref` for the reference-returning ones: ``INDEX``,
+Every function takes and returns :class:`~cryptoplan.workbook.engine_values.Val` (or a
+:class:`~cryptoplan.workbook.engine.Ref` for the reference-returning ones: ``INDEX``,
 ``OFFSET``, ``INDIRECT``, ``IF``/``CHOOSE`` with reference branches).
 :data:`SUPPORTED` lists the names; :func:`default_functions` returns them
 together with the cryptoplan UDFs.

@@ -57,7 +57,7 @@ def install_extension(folder, oxt, *, timeout: float = 300.0) -> None:
     profile (``UNO_SHARED_PACKAGES_CACHE``, given again by :func:`convert`) the install
     stays in ``folder``.
     """
-    from addin.calc import install
+    from cryptoplan.addin.calc import install
     (Path(folder) / "shared").mkdir(parents=True, exist_ok=True)
     install(oxt, shared=True, timeout=timeout,
             env=[f"UserInstallation={Path(folder).resolve().as_uri()}", _shared_cache(folder)])

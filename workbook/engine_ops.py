@@ -1,4 +1,4 @@
-"""Excel coercions and operators over :class:`~workbook.engine_values.Val`.
+"""Excel coercions and operators over :class:`~cryptoplan.workbook.engine_values.Val`.
 
 Semantics follow Excel (and LibreOffice, which agrees on these):
 

@@ -79,7 +79,7 @@ class Cell:
     """One cell as stored in the file.
 
     ``value`` is the constant (or the cached value of a formula): float, bool,
-    str, :class:`~workbook.engine_values.ExcelError` or ``None``.
+    str, :class:`~cryptoplan.workbook.engine_values.ExcelError` or ``None``.
     ``formula`` is the formula text without ``=`` (``None`` for a constant);
     ``ftype`` is ``"normal"``, ``"array"`` or ``"dataTable"``; ``fref`` the
     array formula's range (``"C1:C3"``); ``fattrs`` the data-table attributes.

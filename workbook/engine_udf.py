@@ -1,10 +1,10 @@
 """User-defined functions in the engine: the add-in catalog and plain Python callables.
 
-Two adapters turn a Python function into an engine :class:`~workbook.engine.Fn`:
+Two adapters turn a Python function into an engine :class:`~cryptoplan.workbook.engine.Fn`:
 
 :func:`catalog_functions`
-    Every entry of :data:`addin.catalog.CATALOG` (``ERLANGC``, ``AMS_COST_US``,
-    ...), with *exactly* the add-in's cell semantics (:func:`addin.convert.call`):
+    Every entry of :data:`cryptoplan.addin.catalog.CATALOG` (``ERLANGC``, ``AMS_COST_US``,
+    ...), with *exactly* the add-in's cell semantics (:func:`cryptoplan.addin.convert.call`):
     arguments converted by kind, ranges broadcast element by element,
     ``vector`` arguments passed whole, and a failing element returned as the
     add-in's error text (``"#NUM! ERLANGC: unstable queue ..."``) in that
@@ -21,7 +21,7 @@ function takes one policy name per call), identical argument tuples are
 computed once, and the numeric arguments of a group go in as arrays.  Model
 validation is all-or-nothing for arrays, so when a vectorized call raises,
 the group is bisected until the failing elements are isolated; those are
-evaluated one by one (for the catalog, through :func:`addin.convert.call`
+evaluated one by one (for the catalog, through :func:`cryptoplan.addin.convert.call`
 itself, so the error text is the add-in's).  No element is ever NaN.
 """
 
@@ -49,7 +49,7 @@ _LEAF = 32  # bisect down to groups of this size, then go element by element
 def is_error_text(x) -> bool:
     """True for the add-in's error text (``"#NUM! ERLANGC: ..."``)."""
     try:
-        from addin.convert import is_error_text as _iet
+        from cryptoplan.addin.convert import is_error_text as _iet
     except ImportError:  # pragma: no cover - the add-in ships with cryptoplan
         return isinstance(x, str) and x.startswith(tuple(ERROR_TEXT.values()))
     return _iet(x)
@@ -210,7 +210,7 @@ def _bisect(key, uniq, rows, call_vec, res, ok, failed=None):
     """Evaluate ``rows`` of ``uniq`` in one vector call; isolate the elements that fail.
 
     An error that says which elements failed and why (``exc.mask`` over the call's
-    elements, ``exc.element_message(i)``: :class:`model.UnstableQueueError`) records those
+    elements, ``exc.element_message(i)``: :class:`cryptoplan.model.UnstableQueueError`) records those
     in ``failed`` (row -> scalar exception) and retries the rest in one call; any other
     failure halves the rows until single elements fail alone (they are then evaluated
     one by one by the caller).
@@ -280,8 +280,8 @@ def _catalog_fn(spec) -> Fn:
     k = spec.params_arg
     if k is None:
         return _catalog_core(spec)
-    from addin import convert
-    from model.params import using_parameters
+    from cryptoplan.addin import convert
+    from cryptoplan.model.params import using_parameters
 
     inner = _catalog_core(convert.without_params(spec)).impl
 
@@ -315,7 +315,7 @@ def _error(ctx, name, text) -> Val:
 
 
 def _catalog_core(spec) -> Fn:
-    from addin import convert
+    from cryptoplan.addin import convert
 
     args = spec.args
 
@@ -553,14 +553,14 @@ def catalog_functions() -> dict:
     """``{NAME: Fn}`` for every function of the add-in catalog (empty if the add-in is absent).
 
     Each function is also listed under the name LibreOffice Calc writes into a file
-    (``ORG.CRYPTOPLAN.FUNCTIONS.NAME``, :data:`addin.catalog.CALC_PREFIX`), so a workbook
+    (``ORG.CRYPTOPLAN.FUNCTIONS.NAME``, :data:`cryptoplan.addin.catalog.CALC_PREFIX`), so a workbook
     saved by Calc recalculates as it is.
     """
     global _CATALOG_CACHE
     if _CATALOG_CACHE is None:
         try:
-            from addin.catalog import CALC_PREFIX as PREFIX
-            from addin.catalog import CATALOG
+            from cryptoplan.addin.catalog import CALC_PREFIX as PREFIX
+            from cryptoplan.addin.catalog import CATALOG
         except ImportError:  # pragma: no cover - the add-in ships with cryptoplan
             CATALOG, PREFIX = (), ""
         fns = {spec.name: _catalog_fn(spec) for spec in CATALOG}
@@ -589,7 +589,7 @@ def callable_function(name: str, func, *, value_error=ERR_NUM, type_error=ERR_VA
     Returns
     -------
     Fn
-        For :class:`~workbook.engine.FunctionRegistry`.
+        For :class:`~cryptoplan.workbook.engine.FunctionRegistry`.
     """
 
     def impl(ctx, *raw):

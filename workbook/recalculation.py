@@ -154,7 +154,7 @@ def _json_value(v):
 # ------------------------------------------------------------------ loading
 def load_engine(path, *, n: int = 1, functions: FunctionRegistry | None = None,
                 max_cells: int = MAX_CELLS) -> Engine:
-    """Open ``path`` safely and return an :class:`~workbook.engine.Engine` for ``n`` scenarios.
+    """Open ``path`` safely and return an :class:`~cryptoplan.workbook.engine.Engine` for ``n`` scenarios.
 
     Raises
     ------
@@ -437,14 +437,14 @@ def recalculate(path, inputs: dict | None = None, *, output=None, in_place: bool
         ``{defined name or "Sheet!A1": value}`` set before evaluating.
     output : str or Path, optional
         Write the recalculated workbook here (formulas kept, cached values
-        filled in; see :mod:`workbook.engine_package`).  Must differ from
+        filled in; see :mod:`cryptoplan.workbook.engine_package`).  Must differ from
         ``path`` unless ``in_place``.
     in_place : bool
         Overwrite ``path`` itself (atomically).
     functions : FunctionRegistry, optional
         Function registry (default: native + add-in catalog).
     max_cells : int
-        Cell limit, default :data:`workbook.engine_package.MAX_CELLS`.
+        Cell limit, default :data:`cryptoplan.workbook.engine_package.MAX_CELLS`.
 
     Returns
     -------
@@ -544,7 +544,7 @@ def recalc(path, inputs: dict | None = None, *, output=None,
         cell address when labels repeat; a cell without a label is keyed by
         its defined name, else by ``Sheet!A1``.  Values are ``float``,
         ``bool``, ``str`` (including the add-in's error text such as
-        ``"#NUM! ERLANGC: ..."``) or :class:`~workbook.engine_values.ExcelError`
+        ``"#NUM! ERLANGC: ..."``) or :class:`~cryptoplan.workbook.engine_values.ExcelError`
         (a ``str`` subclass, e.g. ``"#DIV/0!"``) -- never NaN.
 
     Raises
@@ -554,7 +554,7 @@ def recalc(path, inputs: dict | None = None, *, output=None,
 
     Examples
     --------
-    >>> from workbook import recalc                                # doctest: +SKIP
+    >>> from cryptoplan.workbook import recalc                                # doctest: +SKIP
     >>> recalc("planner.xlsx", {"TxRate": 4000})["Accelerators required"]  # doctest: +SKIP
     2.0
     """

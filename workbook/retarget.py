@@ -18,7 +18,7 @@ import re
 import zipfile
 from xml.sax.saxutils import escape, unescape
 
-from addin.calc import retarget_formula
+from cryptoplan.addin.calc import retarget_formula
 
 from ._atomic import atomic_target
 

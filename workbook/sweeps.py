@@ -2,7 +2,7 @@
 
 The workbook is read and compiled **once** and evaluated in chunks of
 :data:`DEFAULT_CHUNK` scenarios, every varied input holding a NumPy vector
-(one element per scenario of the chunk, see :mod:`workbook.engine`): native
+(one element per scenario of the chunk, see :mod:`cryptoplan.workbook.engine`): native
 formulas operate on whole vectors, each UDF is called with arrays (grouped by
 its text arguments, identical argument tuples computed once), and an element
 that fails becomes an error in that scenario only.  Nothing is evaluated per
@@ -95,7 +95,7 @@ class SweepResult:
         ``{name: list of values}`` (one per scenario).
     outputs : dict
         ``{output key: list of values}`` (float, bool, str or ExcelError);
-        keys as :func:`workbook.recalculation.recalc`.
+        keys as :func:`cryptoplan.workbook.recalculation.recalc`.
     cells : dict
         ``{output key: "Sheet!A1"}``.
     """

@@ -1,7 +1,7 @@
 """The template planning workbook (``cryptoplan template -o planner.xlsx``).
 
 The workbook is written with openpyxl.  Every result is a formula calling a
-cryptoplan Excel function (:mod:`addin.udfs`) over the named input cells, so
+cryptoplan Excel function (:mod:`cryptoplan.addin.udfs`) over the named input cells, so
 it recalculates in Windows Excel once the functions are imported through the
 xlwings add-in (README, "Excel on Windows").  Sheets:
 
@@ -15,8 +15,8 @@ xlwings add-in (README, "Excel on Windows").  Sheets:
 ``Parameters``   ``=MODEL_PARAMETERS(ParamsFile)`` (dynamic array)
 ``Site RMF``     the RMF Crypto Hardware Activity lines a planner types in, for ``calibrate``
 ``Check``        Erlang C from native ``POISSON.DIST`` beside ``=ERLANGC()``
-``xlwings.conf`` ``UDF MODULES = addin.udfs`` for the xlwings add-in
-``Lists``        (hidden) the drop-down lists, taken from :mod:`model.params`
+``xlwings.conf`` ``UDF MODULES = cryptoplan.addin.udfs`` for the xlwings add-in
+``Lists``        (hidden) the drop-down lists, taken from :mod:`cryptoplan.model.params`
 
 How formulas are stored
     A VBA-backed function (what xlwings' *Import Functions* creates) is
@@ -66,11 +66,11 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.formula import ArrayFormula
 
-import model
-from addin.catalog import CATALOG
-from model.figures import figure
-from model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
-from model.tls import PLATFORMS as TLS_PLATFORMS
+from cryptoplan import model
+from cryptoplan.addin.catalog import CATALOG
+from cryptoplan.model.figures import figure
+from cryptoplan.model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
+from cryptoplan.model.tls import PLATFORMS as TLS_PLATFORMS
 from ._atomic import OutputError, atomic_target
 
 __all__ = [
@@ -244,7 +244,7 @@ class _Builder:
 
     ``formulas[(sheet, coord)]`` records each formula written and ``dynamic_arrays``
     the spilling ones.  What a formula evaluates to is the formula engine's business
-    (:func:`snapshot` evaluates a built workbook with :mod:`workbook.recalculation`).
+    (:func:`snapshot` evaluates a built workbook with :mod:`cryptoplan.workbook.recalculation`).
     """
 
     def __init__(self):
@@ -356,7 +356,7 @@ def _guide(b: _Builder):
          "installed (README, section 'Excel on Windows'). Save this file as .xlsm "
          "(macro-enabled); in the VBA editor (Alt+F11) tick xlwings under Tools > References; "
          "click Import Functions in the xlwings ribbon (the sheet xlwings.conf already names the "
-         "module addin.udfs); press Ctrl+Alt+F9 to recalculate everything. #NAME? in a result "
+         "module cryptoplan.addin.udfs); press Ctrl+Alt+F9 to recalculate everything. #NAME? in a result "
          "means the functions are not imported yet."),
         ("2. Enter inputs", "Sheet Inputs: orange cells only. Drop-downs list the accepted "
          "policies, key types and sizes, channel modes and ciphers. Every input cell has a name "
@@ -376,7 +376,7 @@ def _guide(b: _Builder):
          "IF(ISNUMBER(x),x,NA()) so that failures show as gaps, not zeros."),
         ("Without Windows Excel", "Use the batch recalculation command 'cryptoplan recalc' "
          "(README) on this file, or call the same functions from Python: "
-         "'from addin.udfs import ERLANGC'."),
+         "'from cryptoplan.addin.udfs import ERLANGC'."),
         ("Units", "Rates per second, times in ms or µs (CPU microseconds per transaction), "
          "message sizes in KB (1 MB = 1024 KB), key sizes in bits. The unit is part of each "
          "number's format."),
@@ -775,7 +775,7 @@ def _row_lines(text: str, chars: int) -> int:
 
 def _calibration(b: _Builder):
     """Published figures beside the model (MODEL_FIGURES), and a model-vs-published chart."""
-    from model.fit import figure_table_ids, known_misses
+    from cryptoplan.model.fit import figure_table_ids, known_misses
 
     ws = _titled_sheet(b, "Calibration", "Calibration: published measurements vs the model",
                        "MODEL_FIGURES(ParamsFile) in A22 spills one row per published figure the models predict: "
@@ -858,7 +858,7 @@ def _calibration(b: _Builder):
 
 def _parameters(b: _Builder):
     """The parameters in force (MODEL_PARAMETERS), one row each."""
-    from model.params import load_params
+    from cryptoplan.model.params import load_params
 
     ws = b.wb.create_sheet("Parameters")
     ws["A1"] = "Model parameters in force"
@@ -888,7 +888,7 @@ def _parameters(b: _Builder):
 
 def _site_rmf(b: _Builder):
     """The Site RMF sheet: the planner types the RMF Crypto Hardware Activity report's lines."""
-    from model.calibrate import RMF_COLUMNS, RMF_FUNCTIONS
+    from cryptoplan.model.calibrate import RMF_COLUMNS, RMF_FUNCTIONS
 
     from .site_rmf import HEADER_ROW, RMF_SHEET
     ws = b.wb.create_sheet(RMF_SHEET)
@@ -970,7 +970,7 @@ def _xlwings_conf_sheet(b: _Builder):
     nothing but settings may stand in column A.
     """
     ws = b.wb.create_sheet("xlwings.conf")
-    ws["A1"], ws["B1"] = "UDF MODULES", "addin.udfs"
+    ws["A1"], ws["B1"] = "UDF MODULES", "cryptoplan.addin.udfs"
     ws["D1"] = ("Read by the xlwings add-in (Import Functions): the Python module with the "
                 "cryptoplan functions. Keys in column A, values in column B, no blank rows.")
     ws["D1"].font = _NOTE
@@ -1007,7 +1007,7 @@ def evaluated_values(wb, b) -> dict:
     """What every formula of a built workbook evaluates to with its inputs, by the formula engine.
 
     The workbook is saved to a temporary file and recalculated by
-    :func:`workbook.recalculation.load_engine` (the engine of ``cryptoplan recalc``), so the
+    :func:`cryptoplan.workbook.recalculation.load_engine` (the engine of ``cryptoplan recalc``), so the
     values are the engine's, not a second computation beside the formulas.
 
     Returns

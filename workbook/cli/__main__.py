@@ -1,5 +1,5 @@
-"""``python -m workbook.cli``: the ``cryptoplan`` command."""
+"""``python -m cryptoplan.workbook.cli``: the ``cryptoplan`` command."""
 
-from workbook.cli import main
+from cryptoplan.workbook.cli import main
 
 main()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-import model     # lazy: its functions import on first use
+from cryptoplan import model     # lazy: its functions import on first use
 
 __all__ = ["demo"]
 
@@ -19,8 +19,8 @@ def demo(out_dir):
     """The main job: build the template workbook, recalculate the example plan, print key results."""
     from pathlib import Path
 
-    from workbook.recalculation import recalculate
-    from workbook.template import write_template
+    from cryptoplan.workbook.recalculation import recalculate
+    from cryptoplan.workbook.template import write_template
 
     folder = Path(out_dir)
     marker = folder / ".cryptoplan-demo"
@@ -54,7 +54,7 @@ def demo(out_dir):
                "CPU fitted on z14, z16 by the published z14->z15 ratios)")
     click.echo(f"{'policy':20s} {'key':>10s} {'txn/s':>9s} {'CPU us z14':>11s} {'CPU us z16':>11s} "
                f"{'cop ms/txn':>11s}")
-    from model.ams import ams_card_demands_ms
+    from cryptoplan.model.ams import ams_card_demands_ms
     for p, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
         for size in (1024, 2048, 4096):
             x = model.ams_throughput(p, kt, size, kb, reuse, requesters=d["Requesters"],

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-import model     # lazy: its functions import on first use
+from cryptoplan import model     # lazy: its functions import on first use
 
 __all__ = ["capacity", "fit", "calibrate", "crossval"]
 
@@ -117,8 +117,8 @@ def fit(figures_path, out_path, report_dir, force, check):
     if report_dir and Path(report_dir).is_dir() and any(Path(report_dir).iterdir()) and not force:
         raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
 
-    from model import fit as F
-    from model.figures import using_figures
+    from cryptoplan.model import fit as F
+    from cryptoplan.model.figures import using_figures
     if figures_path:
         _check_figure_table(figures_path)
     table = using_figures(figures_path) if figures_path else contextlib.nullcontext()
@@ -158,7 +158,7 @@ def fit(figures_path, out_path, report_dir, force, check):
         _fit_report(Path(report_dir), rows)
         click.echo(f"wrote report to {report_dir}")
     if check:
-        from model.params import load_params, params_path
+        from cryptoplan.model.params import load_params, params_path
         with table:
             diffs = F.fit_differences(doc, load_params())
         if diffs:
@@ -202,9 +202,9 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
     """
     from pathlib import Path
 
-    from model import calibrate as C
-    from model import fit as F
-    from model.smf import SmfError, read_smf_folder
+    from cryptoplan.model import calibrate as C
+    from cryptoplan.model import fit as F
+    from cryptoplan.model.smf import SmfError, read_smf_folder
     if not (rmf_path or cpu_path or smf_dir):
         raise click.UsageError("give at least one of --rmf, --cpu and --smf: the site numbers to calibrate on")
     if Path(out_path).exists() and not force:
@@ -215,7 +215,7 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
     try:
         if rmf_path:
             if rmf_path.lower().endswith((".xlsx", ".xlsm")):
-                from workbook.site_rmf import read_rmf_sheet
+                from cryptoplan.workbook.site_rmf import read_rmf_sheet
                 rows = read_rmf_sheet(rmf_path)
             else:
                 rows = C.read_rmf_crypto(rmf_path)
@@ -349,8 +349,8 @@ def _calibration_png(cal, path) -> None:
 
 def _check_figure_table(path) -> None:
     """A --figures table is the published table with values changed: same ids, nothing added."""
-    from model.datafiles import data_path
-    from model.figures import FigureTableError, load_figures
+    from cryptoplan.model.datafiles import data_path
+    from cryptoplan.model.figures import FigureTableError, load_figures
     try:
         mine = load_figures(path)
     except FigureTableError as exc:
@@ -409,8 +409,8 @@ def crossval(as_json):
 
     from tqdm import tqdm
 
-    from model.fit import crossvalidate, targets
-    from model.tls import roundtrip_figure_ids
+    from cryptoplan.model.fit import crossvalidate, targets
+    from cryptoplan.model.tls import roundtrip_figure_ids
     total = len(targets()) + len(roundtrip_figure_ids())
     with tqdm(total=total, desc="leave-one-out refits", unit="fit", file=sys.stderr,
               disable=None, leave=False) as bar:

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from workbook.limits import DEFAULT_CHUNK, MAX_CELLS
+from cryptoplan.workbook.limits import DEFAULT_CHUNK, MAX_CELLS
 
 __all__ = ["template_command", "recalc_command", "sweep_command", "functions_command",
            "calc_addin_command", "retarget_command"]
@@ -30,8 +30,8 @@ def template_command(output, force, png_dir):
 
     Missing folders in OUTPUT's path are created.  Exit code 1 if it cannot be written.
     """
-    from workbook._atomic import OutputError
-    from workbook.template import CHART_SHEETS, render_pngs, write_template
+    from cryptoplan.workbook._atomic import OutputError
+    from cryptoplan.workbook.template import CHART_SHEETS, render_pngs, write_template
 
     try:
         dest = write_template(output, force=force)
@@ -84,7 +84,7 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
     usage; 3 some output could not be computed (unsupported function, circular
     reference); 4 unusable file or input name (nothing written).
     """
-    from workbook.recalculation import EXIT_BAD_FILE, RecalcError, parse_assignment, recalculate
+    from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, RecalcError, parse_assignment, recalculate
 
     if in_place and output:
         raise click.UsageError("give either -o/--output or --in-place, not both")
@@ -142,9 +142,9 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
     codes as cryptoplan recalc: 0 all computed, 1 some values are errors,
     2 usage, 3 some output could not be computed, 4 unusable file/name.
     """
-    from workbook._atomic import OutputError, check_destination
-    from workbook.recalculation import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError, parse_assignment
-    from workbook.sweeps import count_scenarios, iter_sweep, parse_vary, with_progress, write_sweep
+    from cryptoplan.workbook._atomic import OutputError, check_destination
+    from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError, parse_assignment
+    from cryptoplan.workbook.sweeps import count_scenarios, iter_sweep, parse_vary, with_progress, write_sweep
 
     if plot and not ys:
         raise click.UsageError("--plot needs at least one --y OUTPUT")
@@ -219,7 +219,7 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
 @click.option("--markdown", is_flag=True, help="Print the README's function table.")
 def functions_command(as_json: bool, markdown: bool) -> None:
     """List the Excel functions: arguments with help and defaults, unit of the result."""
-    from addin.catalog import as_dicts, markdown_table, text_listing
+    from cryptoplan.addin.catalog import as_dicts, markdown_table, text_listing
 
     if as_json:
         json.dump(as_dicts(), sys.stdout, indent=2)
@@ -249,8 +249,8 @@ def calc_addin_command(output, install, shared, force):
     """
     import tempfile
 
-    from addin import calc
-    from workbook._atomic import OutputError, atomic_target
+    from cryptoplan.addin import calc
+    from cryptoplan.workbook._atomic import OutputError, atomic_target
 
     if not install and not output:
         raise click.UsageError("nothing to do: give -o/--output FILE, or leave --install on")
@@ -298,8 +298,8 @@ def retarget_command(workbook, to, output, in_place, force):
     LibreOffice 7.4 reads only its own spelling from .xlsx files.  Every formula
     is rewritten, everything else copied unchanged.  cryptoplan recalc reads both.
     """
-    from workbook._atomic import OutputError
-    from workbook.retarget import retarget
+    from cryptoplan.workbook._atomic import OutputError
+    from cryptoplan.workbook.retarget import retarget
 
     if bool(output) == bool(in_place):
         raise click.UsageError("give exactly one of -o/--output FILE and --in-place")
