@@ -853,3 +853,28 @@ def test_template_outputs_are_one_per_result_with_unique_labels(tmp_path):
     assert all(o.address.startswith("Results!B") for o in rec.outputs), [o.address for o in rec.outputs]
     cop = rec.as_dict()["Coprocessor utilization (RMF summary)"]
     assert cop.startswith("#NUM! CARD_UTILIZATION: coprocessors would be")
+
+
+def test_open_workbook_parses_once_and_recalculates_each_input_set_afresh(tmp_path):
+    # expected values: recalc(path, inputs), which reads the file for every call
+    from cryptoplan.workbook import open_workbook
+    from cryptoplan.workbook.template import write_template
+    path = write_template(tmp_path / "planner.xlsx")
+    cases = [{"TxRate": 4000}, {"TxRate": 500, "MessageKB": 32}, {}]
+    expected = [recalc(path, c) for c in cases]
+    book = open_workbook(path)
+    moved = path.rename(tmp_path / "gone.xlsx")   # the file is not read again
+    got = [book.recalc(c) for c in cases]
+    for e, g in zip(expected, got):
+        assert e.keys() == g.keys()
+        for k in e:
+            if isinstance(e[k], float):
+                assert math.isclose(g[k], e[k], rel_tol=1e-12), k
+            else:
+                assert g[k] == e[k], k
+    # inputs of one call do not carry over: the last case (no inputs) is the file's own
+    assert got[2] != got[0]
+    moved.rename(path)
+    out = tmp_path / "out.xlsx"
+    book.recalc({"TxRate": 4000}, output=out)
+    assert recalc(out) == expected[0]

@@ -4,7 +4,7 @@ import importlib
 
 # the functions recalc() and sweep(), from modules whose names differ from theirs: a submodule
 # named like the function would replace it as the package attribute once imported directly
-_EXPORTS = {"recalc": "recalculation", "sweep": "sweeps"}
+_EXPORTS = {"recalc": "recalculation", "open_workbook": "recalculation", "sweep": "sweeps"}
 
 __all__: list[str] = list(_EXPORTS)
 

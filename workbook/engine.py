@@ -662,6 +662,11 @@ class Engine:
         self._block_cache.clear()
         return key
 
+    def clear_inputs(self) -> None:
+        """Forget every value given by :meth:`set_input`: cells hold the file's values again."""
+        self.overrides = {}
+        self._block_cache.clear()
+
     def resize(self, n: int) -> None:
         """Evaluate ``n`` scenarios from now on (the next chunk of a sweep).
 

@@ -40,7 +40,8 @@ from .engine_values import (
 )
 
 __all__ = [
-    "recalc", "recalculate", "Recalculation", "Output", "Problem", "load_engine",
+    "recalc", "recalculate", "open_workbook", "OpenWorkbook", "Recalculation", "Output", "Problem",
+    "load_engine",
     "find_outputs", "parse_assignment", "format_value",
     "EXIT_OK", "EXIT_ERROR_VALUES", "EXIT_USAGE", "EXIT_NOT_COMPUTED", "EXIT_BAD_FILE",
 ]
@@ -559,3 +560,44 @@ def recalc(path, inputs: dict | None = None, *, output=None,
     2.0
     """
     return recalculate(path, inputs, output=output, functions=functions).as_dict()
+
+
+class OpenWorkbook:
+    """A workbook read and parsed once, recalculated for as many sets of inputs as asked.
+
+    :func:`recalc` opens, unzips and parses the file on every call; a planner trying rates
+    one after another opens it once with :func:`open_workbook` and pays only the evaluation.
+    Each call starts from the file's own inputs (values given to an earlier call do not
+    carry over).  The file is not read again: a change to it on disk needs a new
+    :func:`open_workbook`.  ``output=`` writes the recalculated copy, as :func:`recalc` does.
+
+    Examples
+    --------
+    >>> book = open_workbook("planner.xlsx")                          # doctest: +SKIP
+    >>> [book.recalc({"TxRate": r})["Coprocessors required"] for r in (1000, 2000, 3000)]  # doctest: +SKIP
+    [2.0, 3.0, 5.0]
+    """
+
+    def __init__(self, path, *, functions: FunctionRegistry | None = None, max_cells: int = MAX_CELLS):
+        self.path = os.fspath(path)
+        self.engine = load_engine(self.path, functions=functions, max_cells=max_cells)
+
+    def recalculate(self, inputs: dict | None = None, *, output=None) -> Recalculation:
+        """:func:`recalculate` on the parsed workbook (its ``Recalculation.engine`` is shared)."""
+        self.engine.clear_inputs()
+        return recalculate(self.path, inputs, output=output, engine=self.engine)
+
+    def recalc(self, inputs: dict | None = None, *, output=None) -> dict:
+        """``{output label: value}`` for ``inputs``, as :func:`recalc` returns."""
+        return self.recalculate(inputs, output=output).as_dict()
+
+
+def open_workbook(path, *, functions: FunctionRegistry | None = None, max_cells: int = MAX_CELLS) -> OpenWorkbook:
+    """Read and parse ``path`` once for many recalculations (:class:`OpenWorkbook`).
+
+    Raises
+    ------
+    RecalcError
+        For a file that is not a usable workbook.
+    """
+    return OpenWorkbook(path, functions=functions, max_cells=max_cells)
