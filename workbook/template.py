@@ -821,7 +821,7 @@ def _calibration(b: _Builder):
     ws[f"{x}{top}"].font = ws[f"{y}{top}"].font = _SERIES
     # one array formula per series (not a formula per row): a point where both values are
     # positive numbers, else #N/A, which the chart leaves out (a log axis cannot show <= 0);
-    # the inner comparisons are reached only for numbers (text > 0 is TRUE in Excel)
+    # the outer IF discards what the inner comparison gives for text (TRUE in Excel) or errors
     pub = f"{col['published']}{first}:{col['published']}{last}"
     mod = f"{col['model']}{first}:{col['model']}{last}"
     ok = f"ISNUMBER({pub})*ISNUMBER({mod})"
