@@ -120,7 +120,7 @@ def _formulas_setup(path):
 
 
 def _bench_formulas(tpl, res, sample, idx, n, runs, rows):
-    from cryptoplan.workbook.engine_parser import cell_name
+    from cryptoplan.workbook.engine.parser import cell_name
     from cryptoplan.workbook.recalculation import load_engine
     try:
         fmodel, t_load = _formulas_setup(tpl)
@@ -158,7 +158,7 @@ def _bench_formulas(tpl, res, sample, idx, n, runs, rows):
 
 
 def _bench_lo(tpl, sample, n, tmp, rows, label):
-    from cryptoplan.workbook.engine_libreoffice import convert
+    from cryptoplan.workbook.libreoffice import convert
     from cryptoplan.workbook.recalculation import recalculate
     folder = tmp / f"scenarios-{label.replace(' ', '-')}"
     folder.mkdir(exist_ok=True)
@@ -187,7 +187,7 @@ def _bench_lo_addin(tpl, tmp, runs, rec):
     import openpyxl
 
     from cryptoplan.addin.calc import package
-    from cryptoplan.workbook.engine_libreoffice import convert, install_extension
+    from cryptoplan.workbook.libreoffice import convert, install_extension
     from cryptoplan.workbook.retarget import retarget
     prof = tmp / "lo-addin-profile"
     oxt = tmp / "cryptoplan.oxt"
@@ -217,7 +217,7 @@ def main(argv=None) -> int:
     ap.add_argument("--recalc-only", action="store_true", help="time the recalculation, not the sweeps")
     args = ap.parse_args(argv)
 
-    from cryptoplan.workbook.engine_libreoffice import convert, soffice
+    from cryptoplan.workbook.libreoffice import convert, soffice
     from cryptoplan.workbook.recalculation import recalculate
     from cryptoplan.workbook.sweeps import sweep
     from cryptoplan.workbook.template import write_template

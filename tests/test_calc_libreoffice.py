@@ -25,7 +25,7 @@ from conftest import require
 
 from cryptoplan.addin import calc
 from cryptoplan.addin.catalog import CATALOG
-from cryptoplan.workbook.engine_libreoffice import convert, install_extension
+from cryptoplan.workbook.libreoffice import convert, install_extension
 from cryptoplan.workbook.recalculation import recalculate
 from cryptoplan.workbook.retarget import retarget
 from cryptoplan.workbook.template import write_template

@@ -1,4 +1,4 @@
-"""Native spreadsheet functions of the formula engine (workbook.engine_functions).
+"""Native spreadsheet functions of the formula engine (cryptoplan.workbook.engine.functions).
 
 Expected values come from 50-digit mpmath (exact arithmetic), not from the engine's own code.
 """
@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from cryptoplan.workbook.engine_functions import NATIVE, POISSON_SUM_MEAN, POISSON_SUM_TERMS
-from cryptoplan.workbook.engine_values import NUM, Val
+from cryptoplan.workbook.engine.functions import NATIVE
+from cryptoplan.workbook.engine.functions.statistical import POISSON_SUM_MEAN, POISSON_SUM_TERMS
+from cryptoplan.workbook.engine.values import NUM, Val
 
 mpmath.mp.dps = 50
 
@@ -71,8 +72,8 @@ def test_poisson_dist_in_the_summed_range_does_not_load_scipy_special():
     # the template's Check sheet (POISSON.DIST at a few servers) must not pay scipy.special's
     # import at every recalculation; a fresh interpreter shows what is loaded
     code = ("import sys, numpy as np\n"
-            "from cryptoplan.workbook.engine_functions import NATIVE\n"
-            "from cryptoplan.workbook.engine_values import Val\n"
+            "from cryptoplan.workbook.engine.functions import NATIVE\n"
+            "from cryptoplan.workbook.engine.values import Val\n"
             "v = lambda x: Val.numbers(np.array(x, float).reshape(-1, 1, 1))\n"
             "NATIVE['POISSON.DIST'].impl(None, v([0, 3, 935]), v([2.5, 0, 700]), v([1, 0, 1]))\n"
             "print('scipy.special' in sys.modules)\n")

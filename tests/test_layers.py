@@ -1,15 +1,18 @@
 """The import graph of model/, addin/ and workbook/: layers, no cycles, no private names across modules.
 
 Read from the source with :mod:`ast` (every ``import`` statement, including those inside
-functions, which an import-time check would miss), so the test sees what the code could
-import, not what one run happened to.  Layers, bottom to top:
+functions, which an import-time check would miss, and the lazy exports of a package's
+``_EXPORTS`` table), so the test sees what the code could import, not what one run happened
+to.  Layers, bottom to top:
 
 0. ``model``: the queueing core and the z/OS domain models (NumPy/SciPy only);
 1. ``addin``: the function catalog and the cell contract (conversion of cells to model
-   arguments and of results and errors to cells), on the model;
-2. the formula engine: ``workbook.engine*``, ``workbook.limits``, ``workbook._atomic``;
-3. the rest of ``workbook`` (recalculation, sweeps, template, Site RMF, retarget);
-4. the command line, ``workbook.cli``.
+   arguments and of results and errors to cells), on the model; and, beside it, the formula
+   engine ``workbook.engine`` (parser, values, native functions, package), which imports
+   nothing of cryptoplan outside itself: usable without the add-in or the models;
+2. the rest of ``workbook``: the catalog's functions in the engine (``catalog_functions``),
+   recalculation, sweeps, template, Site RMF, retarget, the LibreOffice runner;
+3. the command line, ``workbook.cli``.
 
 A module may import its own layer and the ones below, never one above.
 """
@@ -43,13 +46,11 @@ def _layer(module: str) -> int:
     top, _, rest = module.removeprefix("cryptoplan.").partition(".")
     if top == "model":
         return 0
-    if top == "addin":
+    if top == "addin" or rest == "engine" or rest.startswith("engine."):
         return 1
     if rest == "cli" or rest.startswith("cli."):
-        return 4
-    if rest.startswith("engine") or rest in ("limits", "_atomic"):
-        return 2
-    return 3
+        return 3
+    return 2
 
 
 def _own(name: str) -> str | None:
@@ -87,6 +88,13 @@ def _imports(module: str, path: Path):
                     aliases[a.asname or a.name] = f"{base}.{a.name}"
                 else:
                     found.append((_own(base), a.name, node.lineno))
+    for node in tree.body:          # a package's lazy exports: name -> submodule (PEP 562)
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                and any(isinstance(g, ast.Name) and g.id == "_EXPORTS" for g in node.targets)):
+            for key, value in zip(node.value.keys, node.value.values):
+                target = f"{package}.{value.value}"
+                if target in MODULES:
+                    found.append((target, key.value, node.lineno))
     for node in ast.walk(tree):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.value.id in aliases):
@@ -105,13 +113,24 @@ def test_the_scan_sees_the_packages():
     # the scan must find what it checks: each package's modules and known edges
     assert {"cryptoplan.model.erlang", "cryptoplan.addin.convert", "cryptoplan.workbook.engine", "cryptoplan.workbook.cli"} <= MODULES.keys()
     assert ("cryptoplan.model.erlang", "erlang_c_from_b") in {(t, n) for t, n, _ in GRAPH["cryptoplan.model.mmc"]}
-    assert any(t == "cryptoplan.addin.convert" for t, _, _ in GRAPH["cryptoplan.workbook.engine_udf"])
+    assert any(t == "cryptoplan.addin.convert" for t, _, _ in GRAPH["cryptoplan.workbook.catalog_functions"])
 
 
 def test_no_module_imports_a_layer_above_its_own():
     upward = [f"{m} (layer {_layer(m)}) imports {t} (layer {_layer(t)}), line {line}"
               for m, edges in GRAPH.items() for t, _, line in edges if _layer(t) > _layer(m)]
     assert upward == []
+
+
+def test_the_formula_engine_stands_alone():
+    """The engine imports nothing of cryptoplan outside ``workbook.engine`` (not the add-in, not
+    the models): the catalog's functions reach it through a registry from the layer above."""
+    outside = [f"{m} imports {t}, line {line}" for m, edges in GRAPH.items()
+               if m.startswith("cryptoplan.workbook.engine") for t, _, line in edges
+               if not (t == "cryptoplan.workbook.engine" or t.startswith("cryptoplan.workbook.engine."))]
+    assert outside == []
+    lazy = {(t, n) for t, n, _ in GRAPH["cryptoplan.workbook.engine"]}
+    assert ("cryptoplan.workbook.engine.core", "Engine") in lazy    # the scan reads _EXPORTS
 
 
 def test_no_private_name_crosses_a_module():

@@ -36,10 +36,11 @@ from cryptoplan import model
 from cryptoplan.workbook import recalc
 from cryptoplan.workbook.cli import main
 from cryptoplan.workbook.engine import Engine, FunctionRegistry
-from cryptoplan.workbook.engine_functions import default_functions, native_functions
-from cryptoplan.workbook.engine_udf import callable_function
-from cryptoplan.workbook.engine_package import Package
-from cryptoplan.workbook.engine_values import ExcelError
+from cryptoplan.workbook.catalog_functions import default_functions
+from cryptoplan.workbook.engine import native_functions
+from cryptoplan.workbook.catalog_functions import callable_function
+from cryptoplan.workbook.engine.package import Package
+from cryptoplan.workbook.engine.values import ExcelError
 from cryptoplan.workbook.recalculation import (
     EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, load_engine,
     recalculate,
@@ -510,7 +511,7 @@ def test_cell_limit(tmp_path):
 
 def test_default_cell_limit_on_a_huge_sheet(tmp_path):
     """A sheet over the documented 2,000,000-cell limit is refused quickly, without memory blow-up."""
-    from cryptoplan.workbook.engine_package import MAX_CELLS
+    from cryptoplan.workbook.engine.package import MAX_CELLS
     p = make_wb(tmp_path / "base.xlsx", {"S": {"A1": 1}})
     rows = MAX_CELLS // 4 + 10
     body = io.StringIO()
@@ -691,7 +692,7 @@ def test_only_regular_files_are_replaced(tmp_path):
 def test_stale_temporary_files_of_a_killed_run_are_swept(tmp_path):
     # SIGKILL cannot be caught: the next write to the same name removes our own old leftovers
     import time as _time
-    from cryptoplan.workbook._atomic import STALE_SECONDS
+    from cryptoplan.workbook.engine.atomic import STALE_SECONDS
     p = _inputs_wb(tmp_path)
     old = tmp_path / ".o.xlsx.abcd1234.tmp"
     new = tmp_path / ".o.xlsx.efgh5678.tmp"
@@ -707,7 +708,7 @@ def test_stale_temporary_files_of_a_killed_run_are_swept(tmp_path):
 
 def test_sigterm_while_writing_leaves_no_temporary_file(tmp_path):
     import signal as _signal
-    from cryptoplan.workbook._atomic import atomic_target
+    from cryptoplan.workbook.engine.atomic import atomic_target
     dest = tmp_path / "o.csv"
     before = _signal.getsignal(_signal.SIGTERM)
     with pytest.raises(KeyboardInterrupt):

@@ -28,7 +28,7 @@ import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
 
-from cryptoplan.workbook.engine_libreoffice import convert
+from cryptoplan.workbook.libreoffice import convert
 from cryptoplan.workbook.recalculation import recalculate
 
 from test_recalc import make_wb, registry

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from cryptoplan import model
 from cryptoplan.workbook import recalc, sweep
 from cryptoplan.workbook.cli import main
-from cryptoplan.workbook.engine_functions import native_functions
-from cryptoplan.workbook.engine_values import ExcelError
+from cryptoplan.workbook.engine.functions import native_functions
+from cryptoplan.workbook.engine.values import ExcelError
 from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_OK, RecalcError
 from cryptoplan.workbook.sweeps import grid_values, parse_vary
 
@@ -345,7 +345,7 @@ def test_control_characters_round_trip_through_a_well_formed_xlsx(tmp_path):
         for n in z.namelist():
             if n.endswith(".xml"):
                 ET.fromstring(z.read(n))               # well-formed
-    from cryptoplan.workbook.engine_package import Package
+    from cryptoplan.workbook.engine.package import Package
     pkg = Package(out)
     from cryptoplan.workbook.engine import Engine
     eng = Engine(pkg, functions=registry())
@@ -446,7 +446,7 @@ def test_saturated_scenarios_carry_the_add_ins_own_message(tmp_path):
 def test_csv_text_is_the_one_cell_to_text_rule():
     """One rule for a value in a CSV (the sweep's results and the Site RMF reader share it);
     the sweep adds the apostrophe only in front of text a spreadsheet would run."""
-    from cryptoplan.workbook.engine_values import csv_text
+    from cryptoplan.workbook.engine.values import csv_text
     from cryptoplan.workbook.sweeps import _csv
     cases = [(None, ""), (True, "TRUE"), (3.0, "3"), (-5, "-5"), (0.1, "0.1"), (1e15, "1000000000000000.0"), (2.5e20, "2.5e+20"),
              (float("inf"), "inf"), ("=1+1", "=1+1")]

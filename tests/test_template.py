@@ -345,7 +345,7 @@ def test_whatif_at_the_defaults_has_no_errors_and_reaches_the_limit(path):
 
 def test_whatif_chart_columns_are_gaps_for_errors(path):
     """An error result feeds #N/A (a chart gap in Excel and LibreOffice), never text or zero."""
-    from cryptoplan.workbook.engine_values import ExcelError
+    from cryptoplan.workbook.engine.values import ExcelError
     from cryptoplan.workbook.recalculation import load_engine
     eng = load_engine(path)
     eng.set_input("KeySize", 1000)        # not a key size: every AMS function fails

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-from ._atomic import OutputError
 
-from .engine import Engine, EngineError, FunctionRegistry
-from .engine_package import MAX_CELLS, CellWrite, Package, WorkbookFileError, write_package
-from .engine_parser import cell_name, index_to_col
-from .engine_udf import is_error_text
-from .engine_values import (
+from .engine import (
+    MAX_CELLS, CellWrite, Engine, EngineError, FunctionRegistry, OutputError, Package, WorkbookFileError,
+    cell_name, index_to_col, write_package,
+)
+from .catalog_functions import is_error_text
+from .engine.values import (
     ERR_CIRCULAR, ERR_UNSUPPORTED, ERROR_TEXT, NOT_COMPUTED, STR, ExcelError, Val, number_to_text,
 )
 
@@ -140,7 +140,7 @@ class Recalculation:
 
 
 def is_error_value(v) -> bool:
-    from .engine_udf import is_error_text
+    from .catalog_functions import is_error_text
     return isinstance(v, ExcelError) or (isinstance(v, str) and is_error_text(v))
 
 
@@ -167,7 +167,7 @@ def load_engine(path, *, n: int = 1, functions: FunctionRegistry | None = None,
     except WorkbookFileError as exc:
         raise RecalcError(str(exc)) from None
     if functions is None:
-        from .engine_functions import default_functions
+        from .catalog_functions import default_functions
         functions = default_functions()
     return Engine(pkg, functions=functions, n=n)
 
@@ -355,7 +355,7 @@ def format_value(value, number_format: str = "General") -> str:
 
 
 def _format(x: float, fmt: str) -> str:
-    from .engine_functions import format_number
+    from .engine import format_number
     if fmt.lower() in ("general", "@", ""):
         return number_to_text(x)
     sections = _split_sections(fmt)
@@ -400,7 +400,7 @@ def _python_value(v: Val, s: int = 0):
 
 
 def _problems(engine: Engine, output_keys: set) -> list[Problem]:
-    from .engine_udf import ERROR_TEXT_CODE
+    from .catalog_functions import ERROR_TEXT_CODE
     affected = set()
     for key in output_keys:
         for origin, _d in engine.origins(key, limit=50):
@@ -438,14 +438,14 @@ def recalculate(path, inputs: dict | None = None, *, output=None, in_place: bool
         ``{defined name or "Sheet!A1": value}`` set before evaluating.
     output : str or Path, optional
         Write the recalculated workbook here (formulas kept, cached values
-        filled in; see :mod:`cryptoplan.workbook.engine_package`).  Must differ from
+        filled in; see :mod:`cryptoplan.workbook.engine.package`).  Must differ from
         ``path`` unless ``in_place``.
     in_place : bool
         Overwrite ``path`` itself (atomically).
     functions : FunctionRegistry, optional
         Function registry (default: native + add-in catalog).
     max_cells : int
-        Cell limit, default :data:`cryptoplan.workbook.engine_package.MAX_CELLS`.
+        Cell limit, default :data:`cryptoplan.workbook.engine.package.MAX_CELLS`.
 
     Returns
     -------
@@ -545,7 +545,7 @@ def recalc(path, inputs: dict | None = None, *, output=None,
         cell address when labels repeat; a cell without a label is keyed by
         its defined name, else by ``Sheet!A1``.  Values are ``float``,
         ``bool``, ``str`` (including the add-in's error text such as
-        ``"#NUM! ERLANGC: ..."``) or :class:`~cryptoplan.workbook.engine_values.ExcelError`
+        ``"#NUM! ERLANGC: ..."``) or :class:`~cryptoplan.workbook.engine.values.ExcelError`
         (a ``str`` subclass, e.g. ``"#DIV/0!"``) -- never NaN.
 
     Raises

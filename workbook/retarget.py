@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape, unescape
 
 from cryptoplan.addin.calc import retarget_formula
 
-from ._atomic import atomic_target
+from .engine import atomic_target
 
 __all__ = ["TARGETS", "retarget", "retarget_xml"]
 

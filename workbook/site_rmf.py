@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cryptoplan.model.calibrate import RMF_COLUMNS, CalibrationError, RmfRow, rmf_rows
 
-from .engine_values import csv_text
+from .engine import csv_text
 
 __all__ = ["RMF_SHEET", "HEADER_ROW", "read_rmf_sheet"]
 

@@ -26,12 +26,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._atomic import atomic_target
-from .engine import EngineError, FunctionRegistry
-from .engine_package import MAX_CELLS, ooxml_string
-from .engine_parser import cell_name
-from .engine_values import ERR_NULL, STR, ExcelError, csv_text, not_computed
-from .limits import DEFAULT_CHUNK, MAX_SCENARIOS
+from .engine import (
+    DEFAULT_CHUNK, MAX_CELLS, MAX_SCENARIOS, EngineError, ExcelError, FunctionRegistry, atomic_target,
+    cell_name, csv_text, not_computed, ooxml_string,
+)
+from .engine.values import ERR_NULL, STR
 from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, is_error_value,
     parse_value, check_utf8, find_outputs, load_engine,

@@ -71,7 +71,7 @@ from cryptoplan.addin.catalog import CATALOG
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
 from cryptoplan.model.tls import PLATFORMS as TLS_PLATFORMS
-from ._atomic import OutputError, atomic_target
+from .engine import OutputError, atomic_target
 
 __all__ = [
     "TEMPLATE_DEFAULTS", "INPUTS", "CHART_SHEETS", "input_defaults", "build_workbook", "evaluated_values",

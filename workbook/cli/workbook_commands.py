@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from cryptoplan.workbook.limits import DEFAULT_CHUNK, MAX_CELLS
+from cryptoplan.workbook.engine import DEFAULT_CHUNK, MAX_CELLS
 
 __all__ = ["template_command", "recalc_command", "sweep_command", "functions_command",
            "calc_addin_command", "retarget_command"]
@@ -30,7 +30,7 @@ def template_command(output, force, png_dir):
 
     Missing folders in OUTPUT's path are created.  Exit code 1 if it cannot be written.
     """
-    from cryptoplan.workbook._atomic import OutputError
+    from cryptoplan.workbook.engine import OutputError
     from cryptoplan.workbook.template import CHART_SHEETS, render_pngs, write_template
 
     try:
@@ -142,7 +142,7 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
     codes as cryptoplan recalc: 0 all computed, 1 some values are errors,
     2 usage, 3 some output could not be computed, 4 unusable file/name.
     """
-    from cryptoplan.workbook._atomic import OutputError, check_destination
+    from cryptoplan.workbook.engine import OutputError, check_destination
     from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError, parse_assignment
     from cryptoplan.workbook.sweeps import count_scenarios, iter_sweep, parse_vary, with_progress, write_sweep
 
@@ -250,7 +250,7 @@ def calc_addin_command(output, install, shared, force):
     import tempfile
 
     from cryptoplan.addin import calc
-    from cryptoplan.workbook._atomic import OutputError, atomic_target
+    from cryptoplan.workbook.engine import OutputError, atomic_target
 
     if not install and not output:
         raise click.UsageError("nothing to do: give -o/--output FILE, or leave --install on")
@@ -298,7 +298,7 @@ def retarget_command(workbook, to, output, in_place, force):
     LibreOffice 7.4 reads only its own spelling from .xlsx files.  Every formula
     is rewritten, everything else copied unchanged.  cryptoplan recalc reads both.
     """
-    from cryptoplan.workbook._atomic import OutputError
+    from cryptoplan.workbook.engine import OutputError
     from cryptoplan.workbook.retarget import retarget
 
     if bool(output) == bool(in_place):

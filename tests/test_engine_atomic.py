@@ -1,4 +1,4 @@
-"""Atomic writes (``workbook._atomic``): a full disk, a folder one may not write to, a missing
+"""Atomic writes (``workbook.engine.atomic``): a full disk, a folder one may not write to, a missing
 folder end in one clear message naming the file, with nothing left behind.
 
 Issue 14 found 8 tracebacks for ``sweep``/``template`` into a missing or read-only folder or
@@ -16,8 +16,8 @@ import tempfile
 import pytest
 from click.testing import CliRunner
 
-from cryptoplan.workbook import _atomic
-from cryptoplan.workbook._atomic import OutputError, atomic_target
+from cryptoplan.workbook.engine import atomic as _atomic
+from cryptoplan.workbook.engine.atomic import OutputError, atomic_target
 from cryptoplan.workbook.cli import main
 
 

@@ -2,24 +2,24 @@
 
 Design
 ------
-* A workbook package is read by :class:`~cryptoplan.workbook.engine_package.Package`
+* A workbook package is read by :class:`~cryptoplan.workbook.engine.package.Package`
   (safe XML, size and cell limits).
 * Each formula is tokenized by openpyxl's Excel tokenizer, parsed into an AST
-  (:mod:`cryptoplan.workbook.engine_parser`) and compiled into a tree of Python closures.
+  (:mod:`cryptoplan.workbook.engine.parser`) and compiled into a tree of Python closures.
 * The static references of every formula (cells, ranges, defined names) give
   a dependency graph; Tarjan's algorithm orders it (precedents first) and
   finds circular references.  References that are only known at run time
   (``OFFSET``, ``INDIRECT``, ``INDEX`` used as a reference) are evaluated on
   demand, with a re-entrancy check that also reports dynamic cycles.
-* Values are :class:`~cryptoplan.workbook.engine_values.Val`: NumPy arrays whose first
+* Values are :class:`~cryptoplan.workbook.engine.values.Val`: NumPy arrays whose first
   axis is the scenario axis, so one pass over the formulas evaluates every
   scenario of a sweep; a value that does not depend on a varied input keeps
   ``n = 1`` and costs nothing extra.  A formula whose reference target itself
   varies by scenario (``OFFSET(A1, TxRate, 0)``) is evaluated scenario by
   scenario (:class:`ScenarioSplit`) -- correct, only slower for that cell.
 * Functions come from a :class:`FunctionRegistry`: the native Excel functions
-  of :mod:`cryptoplan.workbook.engine_functions` plus the UDFs (by default those of the
-  add-in catalog, see :mod:`cryptoplan.workbook.engine_udf`).
+  of :mod:`cryptoplan.workbook.engine.functions` plus the UDFs (by default those of the
+  add-in catalog, see :mod:`cryptoplan.workbook.catalog_functions`).
 
 Excel semantics implemented: implicit intersection of a range used where one
 value is expected (in a normal formula) vs element-wise arrays (in an array
@@ -41,10 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engine_ops import binary_op, compare, concat, percent, unary_minus
-from .engine_package import Cell, Package, SheetData
-from .engine_parser import FormulaError, MAX_COL, MAX_ROW, cell_name, deep_recursion, parse, parse_ref
-from .engine_values import (
+from .ops import binary_op, compare, concat, percent, unary_minus
+from .package import Cell, Package, SheetData
+from .parser import FormulaError, MAX_COL, MAX_ROW, cell_name, deep_recursion, parse, parse_ref
+from .values import (
     BOOL, EMPTY, ERR_CIRCULAR, ERR_INTERNAL, ERR_NAME, ERR_NULL, ERR_REF, ERR_UNSUPPORTED,
     ERR_VALUE, ERROR_TEXT, NUM, NOT_COMPUTED, STR, ExcelError, Val,
 )
@@ -162,9 +162,9 @@ class Fn:
 
 
 class FunctionRegistry(dict):
-    """``{NAME: Fn}``.  :func:`cryptoplan.workbook.engine_functions.native_functions` and
-    :func:`~cryptoplan.workbook.engine_functions.default_functions` make one;
-    :func:`cryptoplan.workbook.engine_udf.callable_function` wraps a plain Python callable as an ``Fn``."""
+    """``{NAME: Fn}``.  :func:`cryptoplan.workbook.engine.functions.native_functions` and
+    :func:`~cryptoplan.workbook.catalog_functions.default_functions` make one;
+    :func:`cryptoplan.workbook.catalog_functions.callable_function` wraps a plain Python callable as an ``Fn``."""
 
     def copy(self) -> "FunctionRegistry":
         return FunctionRegistry(self)
@@ -493,10 +493,10 @@ class Engine:
     Parameters
     ----------
     package : Package
-        The workbook, opened by :class:`~cryptoplan.workbook.engine_package.Package`.
+        The workbook, opened by :class:`~cryptoplan.workbook.engine.package.Package`.
     functions : FunctionRegistry
         The functions formulas may call, e.g.
-        :func:`cryptoplan.workbook.engine_functions.default_functions` (native + add-in UDFs); the
+        :func:`cryptoplan.workbook.catalog_functions.default_functions` (native + add-in UDFs); the
         engine knows none of its own, so it imports no function module.
     n : int
         Number of scenarios (1 for a plain recalculation).
@@ -536,7 +536,7 @@ class Engine:
         for key, cell in list(self.formulas.items()):
             if cell.ftype in ("array", "dataTable") and cell.fref:
                 try:
-                    from .engine_parser import parse_area
+                    from .parser import parse_area
                     r1, c1, r2, c2 = parse_area(cell.fref.replace("$", ""))
                 except (TypeError, ValueError):
                     continue
@@ -967,7 +967,7 @@ class Engine:
         return x
 
     def _spill(self, key, cell, res: Val) -> None:
-        from .engine_parser import parse_area
+        from .parser import parse_area
         si, r0, c0 = key
         area = parse_area((cell.fref or cell_name(r0, c0)).replace("$", ""))
         if area is None:
@@ -1029,7 +1029,7 @@ class _Cycle(Exception):
 def _stack(parts: list[Val]) -> Val:
     rows = max(p.shape[0] for p in parts)
     cols = max(p.shape[1] for p in parts)
-    from .engine_ops import expand
+    from .ops import expand
     parts = [expand(p, rows, cols) for p in parts]
     num = np.concatenate([p.num for p in parts])
     kind = np.concatenate([p.kind for p in parts])

@@ -43,9 +43,9 @@ from defusedxml.ElementTree import fromstring as _safe_fromstring
 from defusedxml.ElementTree import iterparse as _safe_iterparse
 from xml.etree.ElementTree import ParseError
 
-from .engine_parser import FormulaError, cell_name, split_cell
+from .parser import FormulaError, cell_name, split_cell
 from .limits import MAX_CELLS
-from .engine_values import ERROR_CODES, ERR_VALUE, ExcelError
+from .values import ERROR_CODES, ERR_VALUE, ExcelError
 
 # XML character data: the three characters xml.sax.saxutils.escape replaces (importing that
 # module pulls in urllib.request, http.client, email and ssl: 40 ms of every recalc's start-up).
@@ -79,7 +79,7 @@ class Cell:
     """One cell as stored in the file.
 
     ``value`` is the constant (or the cached value of a formula): float, bool,
-    str, :class:`~cryptoplan.workbook.engine_values.ExcelError` or ``None``.
+    str, :class:`~cryptoplan.workbook.engine.values.ExcelError` or ``None``.
     ``formula`` is the formula text without ``=`` (``None`` for a constant);
     ``ftype`` is ``"normal"``, ``"array"`` or ``"dataTable"``; ``fref`` the
     array formula's range (``"C1:C3"``); ``fattrs`` the data-table attributes.
@@ -698,7 +698,7 @@ def write_package(pkg: Package, out_path, sheet_writes: dict, full_calc_on_load:
     full_calc_on_load : bool
         Set ``<calcPr fullCalcOnLoad="1">`` so Excel recalculates on open.
     """
-    from ._atomic import atomic_target
+    from .atomic import atomic_target
     with atomic_target(os.fspath(out_path)) as tmp, open(tmp, "wb") as fh, zipfile.ZipFile(fh, "w") as zout:
         for info in pkg.zip.infolist():
             name = info.filename

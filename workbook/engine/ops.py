@@ -1,4 +1,4 @@
-"""Excel coercions and operators over :class:`~cryptoplan.workbook.engine_values.Val`.
+"""Excel coercions and operators over :class:`~cryptoplan.workbook.engine.values.Val`.
 
 Semantics follow Excel (and LibreOffice, which agrees on these):
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine_values import (
+from .values import (
     BOOL, EMPTY, ERR_DIV0, ERR_NA, ERR_NULL, ERR_NUM, ERR_VALUE, NUM, STR, Val,
     number_to_text, text_to_number,
 )

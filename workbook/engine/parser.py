@@ -27,7 +27,7 @@ import re
 import sys
 from contextlib import contextmanager
 
-from .engine_values import ERR_REF, ERR_UNSUPPORTED, ERROR_CODES
+from .values import ERR_REF, ERR_UNSUPPORTED, ERROR_CODES
 
 __all__ = ["FormulaError", "parse", "parse_ref", "col_to_index", "index_to_col", "cell_name",
            "split_cell", "MAX_ROW", "MAX_COL", "strip_function_prefix"]

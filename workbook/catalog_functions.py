@@ -32,13 +32,13 @@ import os
 
 import numpy as np
 
-from .engine import MISSING, Fn, Ref, RefList
-from .engine_ops import expand
-from .engine_values import (
+from .engine import MISSING, Fn, FunctionRegistry, Ref, RefList, native_functions
+from .engine.ops import expand
+from .engine.values import (
     BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NUM, STR, Val, not_computed,
 )
 
-__all__ = ["catalog_functions", "callable_function", "ERROR_TEXT_CODE", "is_error_text"]
+__all__ = ["catalog_functions", "default_functions", "callable_function", "ERROR_TEXT_CODE", "is_error_text"]
 
 #: Diagnostic code for an add-in error *text* (the add-in returns text, not error values).
 ERROR_TEXT_CODE = STR
@@ -566,6 +566,13 @@ def catalog_functions() -> dict:
         fns = {spec.name: _catalog_fn(spec) for spec in CATALOG}
         _CATALOG_CACHE = {**fns, **{PREFIX + name: fn for name, fn in fns.items()}}
     return dict(_CATALOG_CACHE)
+
+
+def default_functions() -> FunctionRegistry:
+    """The native Excel functions plus the cryptoplan functions of the add-in catalog."""
+    reg = native_functions()
+    reg.update(catalog_functions())
+    return reg
 
 
 # ------------------------------------------------------- plain callables

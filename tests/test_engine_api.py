@@ -1,0 +1,75 @@
+"""The formula engine's public interface (``cryptoplan.workbook.engine``), as scipy tests its own.
+
+What is checked: every name in a public module's ``__all__`` exists; the package's lazy exports
+resolve to the object of the submodule that defines it; the docstring example runs (doctest);
+and the engine works without the add-in or the models (a fresh interpreter evaluates a
+workbook with the native functions and has imported neither).
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import cryptoplan.workbook.engine as engine
+
+MODULES = ["cryptoplan.workbook.engine"] + [
+    m.name for m in pkgutil.walk_packages(engine.__path__, "cryptoplan.workbook.engine.")]
+
+
+def test_the_walk_finds_the_category_modules():
+    assert {"cryptoplan.workbook.engine.core", "cryptoplan.workbook.engine.functions.lookup",
+            "cryptoplan.workbook.engine.functions.statistical"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_public_name_exists(name):
+    module = importlib.import_module(name)
+    assert module.__all__, f"{name} declares no public API"
+    missing = [n for n in module.__all__ if not hasattr(module, n)]
+    assert missing == []
+
+
+def test_the_lazy_exports_are_the_submodules_objects():
+    for name, sub in engine._EXPORTS.items():
+        assert getattr(engine, name) is getattr(importlib.import_module(f"{engine.__name__}.{sub}"), name)
+    with pytest.raises(AttributeError, match="NoSuchName"):
+        engine.NoSuchName
+
+
+def test_the_package_example_runs():
+    result = doctest.testmod(engine, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 8 and result.failed == 0
+
+
+def test_the_engine_needs_neither_the_add_in_nor_the_models(tmp_path):
+    code = f"""
+import sys, openpyxl
+from cryptoplan.workbook.engine import Engine, Package, native_functions
+wb = openpyxl.Workbook(); ws = wb.active
+ws["A1"], ws["B1"] = 4, "=SQRT(A1)+SUM(A1:A1)"
+wb.save(r"{tmp_path / 'b.xlsx'}")
+eng = Engine(Package(r"{tmp_path / 'b.xlsx'}"), native_functions())
+eng.evaluate()
+print(eng.value("Sheet!B1").num[0, 0, 0])
+print(sorted(m for m in sys.modules if m.startswith(("cryptoplan.addin", "cryptoplan.model"))))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["6.0", "[]"]
+
+
+def test_the_category_modules_partition_the_native_functions():
+    from cryptoplan.workbook.engine import SUPPORTED, functions
+    seen = {}
+    for m in MODULES:
+        mod = importlib.import_module(m)
+        for name in getattr(mod, "FUNCTIONS", ()) if m != functions.__name__ else ():
+            assert name not in seen, f"{name} in {m} and {seen.get(name)}"
+            seen[name] = m
+    assert sorted(seen) == sorted(SUPPORTED)
+    assert seen["VLOOKUP"].endswith(".lookup") and seen["POISSON.DIST"].endswith(".statistical")

@@ -1,0 +1,78 @@
+"""A spreadsheet formula engine, vectorized over scenarios: formulas in, values out.
+
+Usable on its own (it imports nothing of the add-in or the models): read an ``.xlsx``
+package, parse its formulas, evaluate them with the native Excel functions, optionally with
+functions of your own, for one set of inputs or for a whole scenario axis at once, and write
+the values back.
+
+>>> import os, tempfile, openpyxl
+>>> from cryptoplan.workbook.engine import Engine, Package, native_functions
+>>> wb = openpyxl.Workbook(); ws = wb.active; ws.title = "Plan"
+>>> ws["A1"], ws["B1"] = 2, "=ROUND(A1*1.5, 0)"
+>>> path = os.path.join(tempfile.mkdtemp(), "book.xlsx"); wb.save(path)
+>>> eng = Engine(Package(path), native_functions(), n=3)   # three scenarios at once
+>>> eng.set_input("Plan!A1", [1, 2, 4])                     # returns (sheet, row, column)
+(0, 1, 1)
+>>> eng.evaluate()
+>>> eng.value("Plan!B1").num[:, 0, 0]                        # ROUND rounds half away from 0
+array([2., 3., 6.])
+
+The add-in's functions join through the registry (``cryptoplan.workbook.catalog_functions``);
+:func:`cryptoplan.workbook.recalc` and :func:`cryptoplan.workbook.sweep` are built on this.
+
+Modules
+-------
+:mod:`.core`
+    :class:`Engine` (dependency graph, evaluation over the scenario axis), :class:`Fn` and
+    :class:`FunctionRegistry` (how a function is declared), :class:`Ref`.
+:mod:`.parser`
+    Formula text to an abstract syntax tree (:func:`parse`), A1 references.
+:mod:`.values`
+    :class:`Val`, the value of a cell over the scenario axis (kind, number, text, error code).
+:mod:`.ops`
+    Excel's operators and coercions on :class:`Val`.
+:mod:`.functions`
+    The native Excel functions, one module per Excel category (:func:`native_functions`).
+:mod:`.package`
+    Reading (safe XML, size limits) and writing the OOXML package.
+:mod:`.atomic`
+    Atomic file replacement for every file the engine (and cryptoplan) writes.
+:mod:`.limits`
+    Size limits: cells of a workbook, scenarios of a sweep, the sweep's chunk.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# name -> submodule; imported on first use (PEP 562), so reading a limit or the atomic writer
+# (the command line's option defaults) does not load the parser, NumPy or the functions
+_EXPORTS = {
+    "Engine": "core", "EngineError": "core", "Fn": "core", "FunctionRegistry": "core", "Ref": "core",
+    "RefList": "core", "ScenarioSplit": "core", "MISSING": "core",
+    "native_functions": "functions", "SUPPORTED": "functions", "format_number": "functions",
+    "parse": "parser", "FormulaError": "parser", "cell_name": "parser", "split_cell": "parser",
+    "index_to_col": "parser",
+    "Package": "package", "CellWrite": "package", "write_package": "package",
+    "WorkbookFileError": "package", "ooxml_string": "package",
+    "Val": "values", "ExcelError": "values", "ERROR_CODES": "values", "csv_text": "values",
+    "not_computed": "values",
+    "atomic_target": "atomic", "check_destination": "atomic", "OutputError": "atomic",
+    "MAX_CELLS": "limits", "MAX_SCENARIOS": "limits", "DEFAULT_CHUNK": "limits",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

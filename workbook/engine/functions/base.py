@@ -1,0 +1,153 @@
+"""What the native function modules share: the registry they fill and the registration helpers."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..core import MISSING, Fn, FunctionRegistry, Ref, RefList
+from ..ops import (
+    expand, align, first_error, to_num,
+)
+from ..values import (
+    ERR_NULL, Val,
+)
+
+__all__ = ["NATIVE", "register", "register_numeric", "error_array", "align_all", "coerce_numbers", "or_default",
+           "first_error_rows", "wildcard_regex", "range_value", "select", "special", "NotARange"]
+
+#: The native Excel functions, by name; each category module adds its own on import.
+NATIVE = FunctionRegistry()
+
+
+def register(name, params="", min_args=None, max_args=None, volatile=False, aliases=()):
+    def deco(impl):
+        for nm in (name, *aliases):
+            NATIVE[nm] = Fn(nm, impl, params, min_args, max_args, volatile)
+        return impl
+    return deco
+
+
+def error_array(mask, code):
+    if mask is None or not np.any(mask):
+        return None
+    return np.where(mask, code, 0).astype(np.int8)
+
+
+def align_all(vals):
+    rows = max(v.shape[0] for v in vals)
+    cols = max(v.shape[1] for v in vals)
+    return [expand(v, rows, cols) for v in vals]
+
+
+def coerce_numbers(*vals):
+    """Align values and coerce to numbers: ([arrays], first error or None)."""
+    vals = align_all(list(vals))
+    out, errs = [], []
+    for v in vals:
+        x, e = to_num(v)
+        out.append(x)
+        errs.append(e)
+    return out, first_error(*errs)
+
+
+def or_default(x, default):
+    return Val.from_python(default) if x is MISSING else x
+
+
+def register_numeric(name, f, nargs, defaults=(), aliases=()):
+    """Register an element-wise numeric function ``f(*arrays) -> (result, error or None)``."""
+    min_args = nargs - len(defaults)
+
+    def impl(ctx, *args):
+        args = list(args) + [MISSING] * (nargs - len(args))
+        vals = []
+        for i, a in enumerate(args):
+            if a is MISSING:
+                d = defaults[i - min_args] if i >= min_args else 0.0
+                vals.append(Val.from_python(d))
+            else:
+                vals.append(a)
+        xs, err = coerce_numbers(*vals)
+        with np.errstate(all="ignore"):
+            r, e2 = f(*xs)
+        return Val.numbers(r, first_error(err, e2))
+    NATIVE[name] = Fn(name, impl, "v" * nargs, min_args, nargs)
+    for a in aliases:
+        NATIVE[a] = Fn(a, impl, "v" * nargs, min_args, nargs)
+
+
+
+class NotARange(Exception):
+    """A union of references (``(A1:A2,B1:B2)``) where a function needs one range: ``#VALUE!``."""
+
+
+def range_value(ctx, a, like: Ref | None = None) -> Val:
+    if isinstance(a, Ref):
+        if like is not None:
+            a = Ref(a.sheet, a.r1, a.c1, a.r1 + like.rows - 1, a.c1 + like.cols - 1)
+        return ctx.engine.read(a, ctx.scen)
+    if isinstance(a, RefList):
+        raise NotARange()
+    return a
+
+
+def wildcard_regex(s):
+    out = []
+    i = 0
+    while i < len(s):
+        ch = s[i]
+        if ch == "~" and i + 1 < len(s) and s[i + 1] in "*?~":
+            out.append(re.escape(s[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
+        i += 1
+    return re.compile("^" + "".join(out) + "$", re.S | re.I)
+
+
+def first_error_rows(k2d):
+    """First error code per row of a (n, K) kind array, or None."""
+    e = np.where(k2d >= ERR_NULL, k2d, 0)
+    if not e.any():
+        return None
+    idx = np.argmax(e > 0, axis=1)
+    return e[np.arange(e.shape[0]), idx].astype(np.int8)
+
+
+def select(mask, err, a: Val, b: Val) -> Val:
+    """Element-wise ``mask ? a : b`` (``err`` overrides with an error code)."""
+    m = Val.numbers(mask.astype(float))
+    m, a = align(m, a)
+    m, b = align(m, b)
+    a, b = align(a, b)
+    shape = np.broadcast_shapes(m.num.shape, a.num.shape, b.num.shape)
+    mk = np.broadcast_to(m.num != 0, shape)
+    num = np.where(mk, a.num, b.num)
+    kind = np.where(mk, a.kind, b.kind).astype(np.int8)
+    text = None
+    if a.text is not None or b.text is not None:
+        ta = a.text if a.text is not None else np.empty(a.num.shape, dtype=object)
+        tb = b.text if b.text is not None else np.empty(b.num.shape, dtype=object)
+        text = np.where(mk, ta, tb)
+    if err is not None:
+        e = np.broadcast_to(expand(Val.numbers(np.zeros(err.shape), err), *m.shape).kind, shape)
+        bad = e >= ERR_NULL
+        kind = np.where(bad, e, kind).astype(np.int8)
+        num = np.where(bad, 0.0, num)
+    return Val(num, kind, text)
+
+
+class _LazySpecial:
+    """``scipy.special``, imported on first use: its import (0.2 s with SciPy 1.17, most of it
+    the array-API layer loading numpy.f2py, numpy.random and numpy.testing) is most of a
+    ``cryptoplan recalc`` start, and only the statistical functions below need it."""
+
+    def __getattr__(self, name):
+        from scipy import special
+        return getattr(special, name)
+
+
+#: ``scipy.special``, imported on first attribute access.
+special = _LazySpecial()

@@ -1,0 +1,313 @@
+"""Text functions of the formula engine (Excel's category of the same name)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from ..core import MISSING, Fn, Ref, RefList, ScenarioSplit
+from ..ops import (
+    approx15, first_error, to_bool, to_num, to_text,
+)
+from ..values import (
+    BOOL, ERR_NULL, ERR_VALUE, STR,
+    Val, number_to_text, text_to_number,
+)
+from .base import (
+    NATIVE, align_all, first_error_rows, register,
+    wildcard_regex,
+)
+
+__all__ = ["FUNCTIONS", "format_number"]
+
+_BEFORE = frozenset(NATIVE)
+
+
+def _text_fn(name, f, params, min_args=None, defaults=()):
+    """Element-wise text function; ``params`` letters: t text, n number, b bool."""
+    nargs = len(params)
+    min_args = nargs - len(defaults) if min_args is None else min_args
+
+    def impl(ctx, *args):
+        args = list(args) + [MISSING] * (nargs - len(args))
+        vals = []
+        for i, a in enumerate(args):
+            if a is MISSING:
+                vals.append(Val.from_python(defaults[i - min_args]) if i >= min_args else Val.empty())
+            else:
+                vals.append(a)
+        vals = align_all(vals)
+        conv, errs = [], []
+        for p, v in zip(params, vals):
+            if p == "t":
+                x, e = to_text(v)
+            elif p == "n":
+                x, e = to_num(v)
+            else:
+                x, e = to_bool(v)
+            conv.append(x)
+            errs.append(e)
+        err = first_error(*errs)
+        shape = np.broadcast_shapes(*[c.shape for c in conv])
+        conv = [np.broadcast_to(c, shape) for c in conv]
+        out = np.empty(shape, dtype=object)
+        eout = np.zeros(shape, dtype=np.int8)
+        for idx in np.ndindex(shape):
+            try:
+                out[idx] = f(*[c[idx] for c in conv])
+            except _TextError as exc:
+                eout[idx] = exc.code
+                out[idx] = ""
+            except (ValueError, OverflowError, IndexError):
+                eout[idx] = ERR_VALUE
+                out[idx] = ""
+        err = first_error(err, eout if eout.any() else None)
+        if all(isinstance(o, (int, float)) and not isinstance(o, bool) for o in out.flat):
+            return Val.numbers(out.astype(float), err)
+        if all(isinstance(o, bool) for o in out.flat):
+            return Val.bools(out.astype(float), err)
+        return Val.texts(out, err)
+    NATIVE[name] = Fn(name, impl, "v" * nargs, min_args, nargs)
+
+
+class _TextError(Exception):
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+def _need(cond):
+    if not cond:
+        raise _TextError(ERR_VALUE)
+
+
+def _left(s, n):
+    n = int(n)
+    _need(n >= 0)
+    return s[:n]
+
+
+def _right(s, n):
+    n = int(n)
+    _need(n >= 0)
+    return s[len(s) - n:] if n else ""
+
+
+def _mid(s, start, n):
+    start, n = int(start), int(n)
+    _need(start >= 1 and n >= 0)
+    return s[start - 1:start - 1 + n]
+
+
+def _value(s):
+    v = text_to_number(s)
+    if v is None:
+        raise _TextError(ERR_VALUE)
+    return v
+
+
+def _find(needle, hay, start, case=True):
+    start = int(start)
+    _need(1 <= start <= len(hay) + 1)
+    if case:
+        i = hay.find(needle, start - 1)
+    else:
+        rx = wildcard_regex(needle)
+        i = -1
+        for j in range(start - 1, len(hay) + 1):
+            if re.compile(rx.pattern[:-1], re.S | re.I).match(hay, j):
+                i = j
+                break
+    _need(i >= 0)
+    return float(i + 1)
+
+
+def _substitute(s, old, new, inst):
+    if inst == "":
+        return s.replace(old, new) if old else s
+    k = int(float(inst))
+    _need(k >= 1)
+    if not old:
+        return s
+    idx = -1
+    for _ in range(k):
+        idx = s.find(old, idx + 1)
+        if idx < 0:
+            return s
+    return s[:idx] + new + s[idx + len(old):]
+
+
+_text_fn("LEN", lambda s: float(len(s)), "t")
+_text_fn("LEFT", _left, "tn", defaults=(1.0,))
+_text_fn("RIGHT", _right, "tn", defaults=(1.0,))
+_text_fn("MID", _mid, "tnn")
+_text_fn("UPPER", lambda s: s.upper(), "t")
+_text_fn("LOWER", lambda s: s.lower(), "t")
+_text_fn("PROPER", lambda s: s.title(), "t")
+_text_fn("TRIM", lambda s: re.sub(" +", " ", s.strip(" ")), "t")
+_text_fn("VALUE", _value, "t")
+_text_fn("EXACT", lambda a, b: a == b, "tt")
+def _rept(s, n):
+    _need(n >= 0 and len(s) * int(n) <= 32767)
+    return s * int(n)
+
+
+_text_fn("REPT", _rept, "tn")
+_text_fn("FIND", lambda a, b, st: _find(a, b, st, True), "ttn", defaults=(1.0,))
+_text_fn("SEARCH", lambda a, b, st: _find(a, b, st, False), "ttn", defaults=(1.0,))
+_text_fn("SUBSTITUTE", _substitute, "tttt", min_args=3, defaults=("",))
+
+
+def _concat_impl(ctx, *args, ranges=False):
+    acc = None
+    for a in args:
+        if a is MISSING:
+            v = Val.string("")
+        elif isinstance(a, (Ref, RefList)) and ranges:
+            parts = []
+            for ref in ([a] if isinstance(a, Ref) else list(a)):
+                parts.append(ctx.engine.read(ref, ctx.scen))
+            strs = []
+            n = max(p.n for p in parts)
+            errs = []
+            for p in parts:
+                t, e = to_text(p)
+                strs.append(np.broadcast_to(t, (n,) + p.shape).reshape(n, -1))
+                errs.append(first_error_rows(np.broadcast_to(p.kind, (n,) + p.shape).reshape(n, -1)))
+            joined = np.array(["".join(row) for row in np.concatenate(strs, axis=1)], dtype=object)
+            e = first_error(*errs)
+            v = Val.texts(joined.reshape(n, 1, 1), None if e is None else e.reshape(n, 1, 1))
+        else:
+            v = ctx.value(a)
+        if acc is None:
+            acc = v
+        else:
+            from ..ops import concat
+            acc = concat(acc, v)
+    if acc is None:
+        return Val.string("")
+    t, e = to_text(acc)
+    return Val.texts(t, e)
+
+
+NATIVE["CONCATENATE"] = Fn("CONCATENATE", lambda ctx, *a: _concat_impl(ctx, *a), "v*", 1)
+NATIVE["CONCAT"] = Fn("CONCAT", lambda ctx, *a: _concat_impl(ctx, *a, ranges=True), "r*", 1)
+
+
+@register("TEXTJOIN", "vvr*", 3)
+def _textjoin(ctx, delim, ignore_empty, *args):
+    d, de = to_text(delim)
+    ig, ie = to_bool(ignore_empty)
+    if d.shape[0] > 1 or ig.shape[0] > 1:
+        raise ScenarioSplit()
+    sep = d.reshape(-1)[0]
+    skip = bool(ig.reshape(-1)[0])
+    items = []
+    n = 1
+    for a in args:
+        if a is MISSING:
+            continue
+        v = ctx.engine.read(a, ctx.scen) if isinstance(a, Ref) else ctx.value(a)
+        t, e = to_text(v)
+        if e is not None:
+            return Val.error(int(e[e > 0].flat[0]))
+        items.append(t.reshape(v.n, -1))
+        n = max(n, v.n)
+    rows = []
+    for s in range(n):
+        parts = []
+        for t in items:
+            for x in t[s if t.shape[0] > 1 else 0]:
+                if skip and x == "":
+                    continue
+                parts.append(x)
+        rows.append(sep.join(parts))
+    return Val.texts(np.array(rows, dtype=object).reshape(n, 1, 1))
+
+
+# TEXT(value, format): the number formats a planning sheet uses
+_FMT_RE = re.compile(r"^(?P<pre>[^0#.,%]*?)(?P<int>[#0,]*0|#)(?:\.(?P<dec>[0#]+))?(?P<exp>[eE][+-]0+)?(?P<pct>%?)(?P<post>[^0#]*)$")
+
+
+def format_number(x: float, fmt: str) -> str:
+    f = fmt.strip()
+    if f.lower() in ("general", ""):
+        return number_to_text(x)
+    f = f.replace('"', "")
+    if ";" in f:
+        secs = f.split(";")
+        if x < 0 and len(secs) > 1:
+            return format_number(abs(x), secs[1])
+        if x == 0 and len(secs) > 2:
+            return format_number(x, secs[2])
+        f = secs[0]
+    m = _FMT_RE.match(f)
+    if not m:
+        raise _TextError(16)
+    dec = len(m.group("dec") or "")
+    opt_dec = (m.group("dec") or "").count("#")
+    if m.group("pct"):
+        x = x * 100.0
+    if m.group("exp"):
+        s = f"{x:.{dec}E}"
+        mant, e = s.split("E")
+        digits = len(m.group("exp")) - 2
+        return f"{m.group('pre')}{mant}E{e[0]}{abs(int(e)):0{digits}d}{m.group('pct')}{m.group('post')}"
+    # Excel rounds half away from zero
+    q = math.floor(abs(float(approx15(np.asarray(abs(x) * 10 ** dec)))) + 0.5) / 10 ** dec
+    q = math.copysign(q, x) if x < 0 else q
+    s = f"{abs(q):,.{dec}f}" if "," in (m.group("int") or "") else f"{abs(q):.{dec}f}"
+    if opt_dec and "." in s:
+        s = s.rstrip("0").rstrip(".") if opt_dec == dec else s
+    if (m.group("int") or "").lstrip(",").startswith("#") and s.startswith("0.") and "0" not in m.group("int"):
+        s = s[1:]
+    neg = "-" if q < 0 and float(s.replace(",", "") or 0) != 0 else ""
+    return f"{m.group('pre')}{neg}{s}{m.group('pct')}{m.group('post')}"
+
+
+def _text_format(x, fmt):
+    return format_number(float(x), fmt)
+
+
+def _text_impl(ctx, value, fmt):
+    vals = align_all([value, fmt])
+    v, f = vals
+    ft, fe = to_text(f)
+    shape = np.broadcast_shapes(v.num.shape, ft.shape)
+    out = np.empty(shape, dtype=object)
+    err = np.zeros(shape, dtype=np.int8)
+    vk = np.broadcast_to(v.kind, shape)
+    vx = np.broadcast_to(v.num, shape)
+    vt = None if v.text is None else np.broadcast_to(v.text, shape)
+    ftb = np.broadcast_to(ft, shape)
+    for idx in np.ndindex(shape):
+        k = vk[idx]
+        if k >= ERR_NULL:
+            err[idx] = k
+            out[idx] = ""
+            continue
+        if k == STR:
+            num = text_to_number(vt[idx])
+            if num is None:
+                out[idx] = vt[idx]
+                continue
+        elif k == BOOL:
+            out[idx] = "TRUE" if vx[idx] else "FALSE"
+            continue
+        else:
+            num = float(vx[idx])
+        try:
+            out[idx] = format_number(num, ftb[idx])
+        except _TextError:
+            ctx.diag("TEXT", 16, f"number format {ftb[idx]!r} is not supported by the engine")
+            err[idx] = 16
+            out[idx] = ""
+    return Val.texts(out, first_error(fe, err if err.any() else None))
+
+
+NATIVE["TEXT"] = Fn("TEXT", _text_impl, "vv")
+
+#: The Excel functions this module adds to the registry, by name.
+FUNCTIONS = tuple(sorted(set(NATIVE) - _BEFORE))
