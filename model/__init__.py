@@ -12,7 +12,7 @@ import types
 # public name -> the module defining it.  Imported on first use (PEP 562), so that
 # ``import cryptoplan.model.params`` or a command line's ``--help`` does not load NumPy and SciPy.
 _EXPORTS = {
-    "UnstableQueueError": "_validate",
+    "UnstableQueueError": "_validate", "ArgumentError": "_validate",
     "Parameters": "params",
     "using_parameters": "params",
     "erlang_b": "erlang",

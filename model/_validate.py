@@ -25,7 +25,8 @@ from numbers import Real
 
 import numpy as np
 
-__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", "index_text", "UnstableQueueError"]
+__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", "index_text", "UnstableQueueError",
+           "ArgumentError"]
 
 
 class UnstableQueueError(ValueError):
@@ -43,6 +44,29 @@ class UnstableQueueError(ValueError):
         ``element_message(i)`` is the message a call with element ``i``'s (flat index)
         scalar arguments raises here: a caller evaluating many scenarios reports each
         unstable one without calling again, then retries only the stable ones.
+    """
+
+    def __init__(self, message: str, mask=None, element_message=None):
+        super().__init__(message)
+        self.mask = mask
+        self.element_message = element_message
+
+    def __reduce__(self):          # pickles as its message (the element detail stays in-process)
+        return type(self), self.args
+
+
+class ArgumentError(ValueError):
+    """An argument outside its allowed range: a :class:`ValueError` that says which elements.
+
+    Attributes
+    ----------
+    mask : ndarray of bool
+        Over the argument's own shape (0-d for a single number): which elements are outside
+        the range.  Every other element passed this check.
+    element_message : callable
+        ``element_message(i)`` is the message a call with element ``i``'s (flat index) value
+        alone raises here, so a caller evaluating many scenarios reports each bad one and
+        computes the others in one more call (scipy's ``_argcheck`` pattern).
     """
 
     def __init__(self, message: str, mask=None, element_message=None):
@@ -150,22 +174,24 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
         if scalar and arr.ndim != 0:
             raise ValueError(f"{name} must be a single number, not a range or array (got shape "
                              f"{arr.shape})")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        raise ValueError(f"{name} must be a finite number ({_where(bad, arr)})")
-    rng = _range_text(lo, hi, lo_open, hi_open)
+    rng = _range_text(lo, hi, lo_open, hi_open) if lo is not None or hi is not None else ""
+    tests = [(~np.isfinite(arr), "must be a finite number")]
     if lo is not None:
-        bad = arr <= lo if lo_open else arr < lo
-        if bad.any():
-            raise ValueError(f"{name} {rng} ({_where(bad, arr)})")
+        tests.append((arr <= lo if lo_open else arr < lo, rng))
     if hi is not None:
-        bad = arr >= hi if hi_open else arr > hi
-        if bad.any():
-            raise ValueError(f"{name} {rng} ({_where(bad, arr)})")
+        tests.append((arr >= hi if hi_open else arr > hi, rng))
     if integer:
-        bad = arr != np.floor(arr)
-        if bad.any():
-            raise ValueError(f"{name} must be a whole number ({_where(bad, arr)})")
+        tests.append((arr != np.floor(arr), "must be a whole number"))
+    failed = [(bad, text) for bad, text in tests if bad.any()]
+    if failed:
+        bad, text = failed[0]
+        mask = np.logical_or.reduce([b for b, _ in failed])
+
+        def element_message(i: int) -> str:      # the first test element i fails, as a scalar call says
+            text_i = next(tx for b, tx in tests if b.flat[i])
+            return f"{name} {text_i} (got {arr.flat[i]:g})"
+        raise ArgumentError(f"{name} {text} ({_where(bad, arr)})", mask=mask,
+                            element_message=element_message)
     if arr.ndim == 0:
         return float(arr)
     return arr

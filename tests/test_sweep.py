@@ -453,3 +453,39 @@ def test_csv_text_is_the_one_cell_to_text_rule():
     for value, want in cases:
         assert csv_text(value) == want, value
     assert _csv(-5.0) == "-5" and _csv("=1+1") == "'=1+1" and _csv("-x") == "'-x"
+
+
+def test_streamed_csv_is_what_csv_writer_writes_cell_by_cell(tmp_path):
+    """write_sweep formats whole output columns at once; the reference is Python's csv.writer
+    fed each scenario's values one by one (SweepResult.write on the joined result), for every
+    kind of value: whole, fractional, huge and negative numbers, booleans, empty cells, text
+    that needs quoting or an apostrophe, Excel errors and the add-in's error text."""
+    from cryptoplan.workbook.sweeps import iter_sweep, write_sweep
+    p = make_wb(tmp_path / "k.xlsx", {
+        "Inputs": {"A1": "Rate", "B1": 2.0, "B2": "x"},
+        "Results": {
+            "A1": "whole", "B1": "=Inputs!B1*3",
+            "A2": "fraction", "B2": "=Inputs!B1/7",
+            "A3": "huge", "B3": "=Inputs!B1*1E+300",
+            "A4": "negative", "B4": "=-Inputs!B1/3",
+            "A5": "bool", "B5": "=Inputs!B1>2",
+            "A6": "empty", "B6": "=Inputs!Z99",
+            "A7": "quoted", "B7": '=Inputs!B2&", ""q"""',
+            "A8": "formula-like", "B8": '="=" & Inputs!B1',
+            "A9": "error", "B9": "=IF(Inputs!B1>3,1/0,NA())",
+            "A10": "addin", "B10": "=ERLANGC(Inputs!B1,2)",
+            "A11": "big whole", "B11": "=Inputs!B1*1E+15",
+        }}, names={"Rate": "Inputs!$B$1", "Text": "Inputs!$B$2"})
+    vary = {"Rate": [0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 1e-7], "Text": ["a", "-b", "c,d\ny", "e\"f", "", "@g", "h"]}
+    streamed = tmp_path / "streamed.csv"
+    write_sweep(iter_sweep(p, vary, zip_inputs=True, chunk_size=3), streamed)
+    joined = tmp_path / "joined.csv"
+    sweep(p, vary, zip_inputs=True).write(joined)
+    assert streamed.read_bytes() == joined.read_bytes()
+    rows = list(csv.reader(open(streamed, newline="", encoding="utf-8")))
+    col = {name: [r[i] for r in rows[1:]] for i, name in enumerate(rows[0])}
+    assert col["whole"][:2] == ["1.5", "3"] and col["bool"][:4] == ["FALSE"] * 3 + ["FALSE"]
+    assert col["quoted"][2] == 'c,d\ny, "q"' and col["formula-like"][0] == "'=0.5"
+    assert col["error"][:5] == ["#N/A"] * 4 + ["#N/A"] and col["error"][5] == "#DIV/0!"
+    assert col["addin"][4].startswith("#NUM! ERLANGC:") and col["big whole"][0] == "500000000000000"
+    assert col["huge"][6] == repr(1e-7 * 1e300) and col["empty"][0] == "0"

@@ -216,3 +216,46 @@ def test_check_stable_element_messages_equal_the_scalar_calls():
         with pytest.raises(UnstableQueueError) as one:
             mmc_wait(float(rates[k]), 1.0, 10)
         assert exc.element_message(k) == str(one.value)
+
+
+# ------------------------------------------------ which elements failed (ArgumentError)
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from cryptoplan.model import ArgumentError  # noqa: E402
+
+_VALUES = st.one_of(st.floats(-5, 70, allow_nan=False), st.sampled_from([math.nan, math.inf, -math.inf, 0.0, 1.0, 64.0, 64.5]))
+_RULES = st.sampled_from([dict(lo=1.0, hi=64.0, integer=True), dict(lo=0.0, lo_open=True),
+                          dict(lo=0.0, hi=1.0, lo_open=True, hi_open=True), dict(hi=10.0), dict()])
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(_VALUES, min_size=1, max_size=12), rule=_RULES)
+def test_an_array_error_names_each_bad_element_as_its_scalar_call_would(values, rule):
+    """The mask is exactly the elements a scalar call rejects, and element_message(i) is that
+    call's message (independent reference: check() on the element alone)."""
+    def alone(v):
+        try:
+            check("cards", v, rule.get("lo"), rule.get("hi"), lo_open=rule.get("lo_open", False),
+                  hi_open=rule.get("hi_open", False), integer=rule.get("integer", False))
+            return None
+        except ValueError as exc:
+            return str(exc)
+    expected = [alone(v) for v in values]
+    arr = np.array(values)
+    try:
+        check("cards", arr, rule.get("lo"), rule.get("hi"), lo_open=rule.get("lo_open", False),
+              hi_open=rule.get("hi_open", False), integer=rule.get("integer", False))
+    except ArgumentError as exc:
+        assert_array_equal(exc.mask, [m is not None for m in expected])
+        assert [exc.element_message(i) for i in np.nonzero(exc.mask)[0]] == [m for m in expected if m]
+        assert isinstance(exc, ValueError)
+    else:
+        assert expected == [None] * len(values)
+
+
+def test_a_single_bad_number_has_a_zero_dim_mask():
+    with pytest.raises(ArgumentError) as info:
+        check("cards", 65.0, 1.0, 64.0)
+    assert info.value.mask.shape == () and bool(info.value.mask)
+    assert info.value.element_message(0) == str(info.value) == "cards must be in [1, 64] (got 65)"

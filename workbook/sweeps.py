@@ -30,7 +30,7 @@ from .engine import (
     DEFAULT_CHUNK, MAX_CELLS, MAX_SCENARIOS, EngineError, ExcelError, FunctionRegistry, atomic_target,
     cell_name, csv_text, not_computed, ooxml_string,
 )
-from .engine.values import ERR_NULL, STR
+from .engine.values import BOOL, EMPTY, ERR_NULL, ERROR_TEXT, NUM, STR, Val
 from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, is_error_value,
     parse_value, check_utf8, find_outputs, load_engine,
@@ -101,9 +101,32 @@ class SweepResult:
 
     def __init__(self, inputs, outputs, cells, path):
         self.inputs = inputs
-        self.outputs = outputs
+        self._outputs = outputs
+        self._columns = None
         self.cells = cells
         self.path = path
+
+    @classmethod
+    def _from_values(cls, inputs, values: dict, m: int, cells, path) -> "SweepResult":
+        """A chunk's result from the engine's output values, kept as arrays: the Python lists
+        of :attr:`outputs` are built only if asked for (the CSV writer formats the arrays)."""
+        res = cls(inputs, None, cells, path)
+        res._columns = {key: _top_left(v, m) for key, v in values.items()}
+        res._exit = max((_exit_code(v) for v in values.values()), default=EXIT_OK)
+        return res
+
+    def output_keys(self) -> list:
+        """The output keys, in column order (without building :attr:`outputs`)."""
+        return list(self._columns if self._outputs is None else self._outputs)
+
+    @property
+    def outputs(self) -> dict:
+        """``{output key: list of values}``, one per scenario."""
+        if self._outputs is None:
+            self._outputs = {key: Val(num[:, None, None], kind[:, None, None],
+                                      None if text is None else text[:, None, None]).column(len(kind))
+                             for key, (kind, num, text) in self._columns.items()}
+        return self._outputs
 
     @property
     def n(self) -> int:
@@ -231,6 +254,40 @@ def _csv(v):
     return "'" + text if text.startswith(_CSV_TRIGGERS) else text
 
 
+_ROW = "{}\r\n"      # csv.writer's line terminator
+
+
+def _quoted(field: str) -> str:
+    """A CSV field as ``csv.writer`` (QUOTE_MINIMAL) writes it."""
+    if "," in field or '"' in field or "\n" in field or "\r" in field:
+        return '"' + field.replace('"', '""') + '"'
+    return field
+
+
+def _csv_fields(kind, num, text) -> list:
+    """The CSV fields of one output column, formatted a column at a time.
+
+    Exactly what :func:`_csv` gives element by element (numbers as :func:`csv_text`: whole
+    ones below 1e15 without ``.0``, others by ``repr``; text guarded against CSV injection
+    and quoted as ``csv.writer`` quotes), with the per-element work only where it is
+    inherent: ``repr`` of a fraction and the text cells.
+    """
+    out = np.empty(len(kind), dtype=object)
+    isnum = kind == NUM
+    whole = isnum & (num == np.floor(num)) & (np.abs(num) < 1e15)
+    frac = isnum & ~whole
+    out[whole] = list(map(str, num[whole].astype(np.int64).tolist()))
+    out[frac] = list(map(repr, num[frac].tolist()))
+    out[kind == BOOL] = np.where(num[kind == BOOL] != 0, "TRUE", "FALSE")
+    out[kind == EMPTY] = ""
+    for code in np.unique(kind[kind >= ERR_NULL]).tolist():
+        out[kind == code] = ERROR_TEXT[code]
+    istext = kind == STR
+    if istext.any():
+        out[istext] = [_quoted(_csv(s)) for s in text[istext].tolist()]
+    return out.tolist()
+
+
 def _xlsx(v):
     if isinstance(v, ExcelError):
         return str(v)
@@ -312,10 +369,17 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
         vals = {key: engine.cell_value(*cell) for key, cell, _ in outs}
         inputs = dict(zip(names, part))
         inputs.update({name: [value] * m for name, value in fixed.items()})
-        res = SweepResult(inputs, {key: v.column(m) for key, v in vals.items()}, cells, os.fspath(path))
+        res = SweepResult._from_values(inputs, vals, m, cells, os.fspath(path))
         res._names = name_map
-        res._exit = max((_exit_code(v) for v in vals.values()), default=EXIT_OK)
         yield res
+
+
+def _top_left(v: Val, m: int) -> tuple:
+    """``(kind, num, text)`` of a value's top-left element in each of ``m`` scenarios, 1-D."""
+    kind = np.broadcast_to(v.kind[:, 0, 0], (m,))
+    num = np.broadcast_to(v.num[:, 0, 0], (m,))
+    text = None if v.text is None else np.broadcast_to(v.text[:, 0, 0], (m,))
+    return kind, num, text
 
 
 def _exit_code(v) -> int:
@@ -408,7 +472,7 @@ def write_sweep(chunks, path, *, keep: bool = False):
             for res in chunks:
                 write(res, header=n == 0)
                 n += res.n
-                outputs = len(res.outputs)
+                outputs = len(res.output_keys())
                 code = max(code, res.exit_code)
                 if keep:
                     kept.append(res)
@@ -431,10 +495,15 @@ def _writer(tmp, suffix: str):
             w = csv.writer(fh)
 
             def write(res, header):
-                keys = list(res.inputs) + list(res.outputs)
+                keys = list(res.inputs) + res.output_keys()
                 if header:
                     w.writerow([_csv(k) for k in keys])
-                w.writerows([_csv(row[k]) for k in keys] for row in res.rows())
+                if res._outputs is not None:
+                    w.writerows([_csv(row[k]) for k in keys] for row in res.rows())
+                    return
+                cols = [[_quoted(_csv(v)) for v in col] for col in res.inputs.values()]
+                cols += [_csv_fields(*res._columns[k]) for k in res.output_keys()]
+                fh.write("".join(map(_ROW.format, map(",".join, zip(*cols)))))
             yield write
         return
     from openpyxl import Workbook

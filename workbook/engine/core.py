@@ -653,7 +653,7 @@ class Engine:
             raise EngineError(f"{self.where(key)} holds a formula; --set only changes input "
                               "(constant) cells")
         if isinstance(values, (list, tuple, np.ndarray)):
-            vals = list(values)
+            vals = values if isinstance(values, np.ndarray) and values.ndim == 1 else list(values)
             if len(vals) != self.n:
                 raise EngineError(f"{len(vals)} values for {target}, expected {self.n}")
             self.overrides[key] = _column(vals)
@@ -1043,6 +1043,13 @@ def _stack(parts: list[Val]) -> Val:
 def _column(vals: list) -> Val:
     """A scenario column (n, 1, 1) from Python values."""
     n = len(vals)
+    if (vals.dtype.kind in "fiu" if isinstance(vals, np.ndarray)
+            else n and set(map(type, vals)) <= {float, int}):   # numbers only (bool is no int here)
+        num = np.asarray(vals, dtype=float).reshape(n, 1, 1)   # a sweep's grid: no per-element work
+        bad = ~np.isfinite(num)
+        if bad.any():
+            raise EngineError(f"input value {num[bad][0]!r} is not a finite number")
+        return Val(num, np.full((n, 1, 1), NUM, dtype=np.int8))
     num = np.zeros((n, 1, 1))
     kind = np.zeros((n, 1, 1), dtype=np.int8)
     text = None
