@@ -78,9 +78,10 @@ from cryptoplan.model import UnstableQueueError
 from cryptoplan.model.params import Parameters, using_parameters
 
 from .catalog import Arg, Function
+from .errors import ErrorText
 
 __all__ = [
-    "EXCEL_ERRORS", "MAX_TEXT", "CellError", "is_error_text", "error_text", "to_grid",
+    "EXCEL_ERRORS", "MAX_TEXT", "CellError", "ErrorText", "is_error_text", "error_text", "to_grid",
     "convert_cell", "call", "params_argument", "parameters_for", "without_params",
 ]
 
@@ -103,14 +104,15 @@ class CellError(ValueError):
 
 
 def is_error_text(value) -> bool:
-    """True for text that starts with an Excel error literal (``#N/A``, ``#NUM! ...``)."""
-    return isinstance(value, str) and value.startswith(EXCEL_ERRORS)
+    """True for the add-in's error text, or text that starts with an Excel error literal
+    (``#N/A``, ``#NUM! ...``: an error cell as xlwings delivers it)."""
+    return isinstance(value, ErrorText) or (isinstance(value, str) and value.startswith(EXCEL_ERRORS))
 
 
-def error_text(code: str, function: str, message: str) -> str:
+def error_text(code: str, function: str, message: str) -> ErrorText:
     """``"#CODE! FUNCTION: message"``, cut to :data:`MAX_TEXT` characters."""
     text = f"{code} {function}: {' '.join(str(message).split())}"
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 3] + "..."
+    return ErrorText(text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 3] + "...", code)
 
 
 def to_grid(value) -> list:
@@ -283,10 +285,15 @@ def error_message(exc: Exception) -> str:
     return f"internal error ({type(exc).__name__}: {exc}); please report it"
 
 
-def _incoming_error(spec: Function, arg: Arg, value: str) -> str:
+def _incoming_error(spec: Function, arg: Arg, value: str) -> ErrorText:
+    """An error received as an argument: passed on unchanged (a chain of cryptoplan formulas
+    shows the original message), a bare Excel error named with the argument it arrived in."""
+    if isinstance(value, ErrorText) and len(value) <= MAX_TEXT:
+        return value
     if value.strip() in EXCEL_ERRORS:
         return error_text(value.strip(), spec.name, f"{arg.name} is {value.strip()}")
-    return value[:MAX_TEXT]
+    code = next(e for e in EXCEL_ERRORS if value.startswith(e))
+    return ErrorText(value[:MAX_TEXT], code)
 
 
 def call(spec: Function, args: tuple):

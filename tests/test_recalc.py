@@ -879,3 +879,23 @@ def test_open_workbook_parses_once_and_recalculates_each_input_set_afresh(tmp_pa
     out = tmp_path / "out.xlsx"
     book.recalc({"TxRate": 4000}, output=out)
     assert recalc(out) == expected[0]
+
+
+def test_the_add_ins_failures_are_errors_by_type_not_by_their_first_characters(tmp_path):
+    """An add-in failure (ERLANGC of an unstable queue) is an error output and a problem; text
+    that merely starts like one (a label typed by hand, or built with &) is text, as in Excel."""
+    import pickle
+    from cryptoplan.addin.errors import ErrorText
+    p = make_wb(tmp_path / "e.xlsx", {"Inputs": {"A1": "#NUM! typed by hand"}, "Results": {
+        "A1": "unstable", "B1": "=ERLANGC(5,2)",
+        "A2": "typed", "B2": "=Inputs!A1",
+        "A3": "built", "B3": '=B1&""'}})
+    res = recalculate(p)
+    out = {o.key: o for o in res.outputs}
+    assert isinstance(out["unstable"].value, ErrorText) and out["unstable"].value.code == "#NUM!"
+    assert out["unstable"].is_error and not out["typed"].is_error and not out["built"].is_error
+    assert str(out["built"].value) == str(out["unstable"].value)      # the same characters
+    assert res.exit_code == EXIT_ERROR_VALUES
+    assert [p.kind for p in res.problems] == ["error-text"]
+    again = pickle.loads(pickle.dumps(out["unstable"].value))
+    assert isinstance(again, ErrorText) and again.code == "#NUM!" and again == out["unstable"].value

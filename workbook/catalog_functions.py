@@ -35,25 +35,18 @@ import os
 
 import numpy as np
 
+from cryptoplan.addin.errors import ErrorText
+
 from .engine import MISSING, Fn, FunctionRegistry, Ref, RefList, native_functions
 from .engine.ops import expand
 from .engine.values import (
     BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NUM, STR, Val, not_computed,
 )
 
-__all__ = ["catalog_functions", "default_functions", "callable_function", "ERROR_TEXT_CODE", "is_error_text"]
+__all__ = ["catalog_functions", "default_functions", "callable_function", "ERROR_TEXT_CODE"]
 
 #: Diagnostic code for an add-in error *text* (the add-in returns text, not error values).
 ERROR_TEXT_CODE = STR
-
-
-def is_error_text(x) -> bool:
-    """True for the add-in's error text (``"#NUM! ERLANGC: ..."``)."""
-    try:
-        from cryptoplan.addin.convert import is_error_text as _iet
-    except ImportError:  # pragma: no cover - the add-in ships with cryptoplan
-        return isinstance(x, str) and x.startswith(tuple(ERROR_TEXT.values()))
-    return _iet(x)
 
 
 # ---------------------------------------------------------------- helpers
@@ -113,6 +106,9 @@ class _Out:
         self.num = np.zeros(E)
         self.kind = np.zeros(E, dtype=np.int8)
         self.text = None
+        self.errors = 0             # elements holding the add-in's error text
+        self.first_error = None
+
 
     def put(self, i, x):
         num, kind, text = _result_element(x)
@@ -122,6 +118,9 @@ class _Out:
             if self.text is None:
                 self.text = np.empty(self.num.shape, dtype=object)
             self.text[i] = text
+            if isinstance(text, ErrorText):     # a failed element: counted by its type
+                self.errors += 1
+                self.first_error = self.first_error or text
 
     def put_many(self, idx, arr):
         self.num[idx] = arr
@@ -300,10 +299,8 @@ def _finish(out: _Out, n, rows, cols, ctx, name):
     kind = out.kind.reshape(n, rows, cols)
     val = Val(out.num.reshape(n, rows, cols), kind,
               None if out.text is None else out.text.reshape(n, rows, cols))
-    if out.text is not None:
-        errs = [t for t in out.text.flat if isinstance(t, str) and is_error_text(t)]
-        if errs:
-            ctx.diag(name, ERROR_TEXT_CODE, errs[0], len(errs))
+    if out.errors:
+        ctx.diag(name, ERROR_TEXT_CODE, out.first_error, out.errors)
     return val
 
 

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
+from cryptoplan.addin.errors import ErrorText
 
 from .engine import (
     MAX_CELLS, CellWrite, Engine, EngineError, FunctionRegistry, OutputError, Package, WorkbookFileError,
     cell_name, index_to_col, write_package,
 )
-from .catalog_functions import is_error_text
 from .engine.values import (
     ERR_CIRCULAR, ERR_UNSUPPORTED, ERROR_TEXT, NOT_COMPUTED, STR, ExcelError, Val, number_to_text,
 )
@@ -140,8 +139,8 @@ class Recalculation:
 
 
 def is_error_value(v) -> bool:
-    from .catalog_functions import is_error_text
-    return isinstance(v, ExcelError) or (isinstance(v, str) and is_error_text(v))
+    """An Excel error value, or the add-in's error text (recognized by its type)."""
+    return isinstance(v, (ExcelError, ErrorText))
 
 
 def _json_value(v):
@@ -299,7 +298,7 @@ def _is_text_formula(engine, key) -> bool:
     v = engine.values.get(key)
     if v is None or not bool((v.kind == STR).all()):
         return False
-    return not any(is_error_text(t) for t in v.text.flat)
+    return not any(isinstance(t, ErrorText) for t in v.text.flat)
 
 
 def _text_at(engine, si, r, c):

@@ -26,6 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from cryptoplan.addin.errors import ErrorText
+
 from .engine import (
     DEFAULT_CHUNK, MAX_CELLS, MAX_SCENARIOS, EngineError, ExcelError, FunctionRegistry, atomic_target,
     cell_name, csv_text, not_computed, ooxml_string,
@@ -284,7 +286,9 @@ def _csv_fields(kind, num, text) -> list:
         out[kind == code] = ERROR_TEXT[code]
     istext = kind == STR
     if istext.any():
-        out[istext] = [_quoted(_csv(s)) for s in text[istext].tolist()]
+        cells = text[istext].tolist()
+        fields = {s: _quoted(_csv(s)) for s in set(cells)}    # each distinct text once
+        out[istext] = list(map(fields.__getitem__, cells))
     return out.tolist()
 
 
@@ -393,7 +397,7 @@ def _exit_code(v) -> int:
     if v.text is not None and is_text.any():
         text = v.text[:, 0, 0]
         text = np.broadcast_to(text, kind.shape) if text.shape != kind.shape else text
-        if any(is_error_value(t) for t in set(text[is_text].tolist())):
+        if any(isinstance(t, ErrorText) for t in text[is_text].tolist()):
             return EXIT_ERROR_VALUES
     return EXIT_OK
 
