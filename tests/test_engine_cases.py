@@ -103,11 +103,6 @@ def engine_values(tmp_path_factory):
 
 #: Cases where the engine does not (yet) give the sourced value: id -> what is wrong.
 KNOWN_DISCREPANCIES = {
-    "AVERAGEIFS-4": "criteria ranges of another size are resized instead of giving #VALUE!",
-    "COUNTIFS-3": "criteria ranges of another size are resized instead of giving #VALUE!",
-    "MAXIFS-4": "criteria ranges of another size are resized instead of giving #VALUE!",
-    "MINIFS-4": "criteria ranges of another size are resized instead of giving #VALUE!",
-    "SUMIFS-3": "criteria ranges of another size are resized instead of giving #VALUE!",
     "COUNTIF-4": "a numeric criterion given as text does not match the same text in the range",
     "COUNTIF-8": "an error-literal criterion does not match error values",
     "DATE-9": "serials before 1900-03-01 ignore Excel's 1900 leap day",

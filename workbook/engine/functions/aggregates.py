@@ -242,8 +242,24 @@ def _key(x):
 
 
 
-def _ifs_reduce(ctx, how, target, pairs):
+def _nominal_shape(a):
+    """Rows and columns of a range argument as written (a whole column is 1,048,576 rows)."""
+    if isinstance(a, Ref):
+        return a.rows, a.cols
+    if isinstance(a, RefList):
+        raise NotARange()
+    return a.shape
+
+
+def _ifs_reduce(ctx, how, target, pairs, same_size=False):
+    """``same_size``: the *IFS functions, whose ranges must all have the target's rows and
+    columns (else #VALUE!); SUMIF and AVERAGEIF instead take the target from its top-left
+    cell with the size of the criteria range."""
     try:
+        if same_size:
+            shapes = {_nominal_shape(a) for a in [rng for rng, _ in pairs] + ([target] if target is not None else [])}
+            if len(shapes) > 1:
+                return Val.error(ERR_VALUE)
         first_ref = pairs[0][0] if isinstance(pairs[0][0], Ref) else None
         mask = None
         shape = None
@@ -310,8 +326,8 @@ def _ifs_fn(how, with_target):
     def impl(ctx, *args):
         try:
             if with_target:
-                return _ifs_reduce(ctx, how, args[0], _pairs(args[1:]))
-            return _ifs_reduce(ctx, how, None, _pairs(args))
+                return _ifs_reduce(ctx, how, args[0], _pairs(args[1:]), same_size=True)
+            return _ifs_reduce(ctx, how, None, _pairs(args), same_size=True)
         except NotARange:
             return Val.error(ERR_VALUE)
     return impl
