@@ -103,8 +103,6 @@ def engine_values(tmp_path_factory):
 
 #: Cases where the engine does not (yet) give the sourced value: id -> what is wrong.
 KNOWN_DISCREPANCIES = {
-    "COUNTIF-4": "a numeric criterion given as text does not match the same text in the range",
-    "COUNTIF-8": "an error-literal criterion does not match error values",
     "DATE-9": "serials before 1900-03-01 ignore Excel's 1900 leap day",
     "DATE-10": "serials before 1900-03-01 ignore Excel's 1900 leap day",
     "DATE-11": "serials before 1900-03-01 ignore Excel's 1900 leap day",

@@ -11,7 +11,7 @@ from ..ops import (
     approx_equal, first_error, to_num,
 )
 from ..values import (
-    BOOL, EMPTY, ERR_DIV0, ERR_NUM, ERR_VALUE, NUM, STR,
+    BOOL, EMPTY, ERR_DIV0, ERR_NUM, ERR_VALUE, ERROR_CODES, NUM, STR,
     ExcelError, Val, text_to_number,
 )
 from .base import (
@@ -174,6 +174,10 @@ def _criterion_mask(v: Val, crit) -> np.ndarray:
     m = _CRIT_RE.match(crit)
     op, rhs = m.group(1) or "=", m.group(2)
     num = text_to_number(rhs) if rhs.strip() else None
+    code = ERROR_CODES.get(rhs.upper())
+    if code is not None:  # "#N/A": the cells holding that error
+        eq = k == code
+        return eq if op == "=" else ~eq if op == "<>" else np.zeros(k.shape, bool)
     if rhs.upper() in ("TRUE", "FALSE"):
         b = rhs.upper() == "TRUE"
         eq = (k == BOOL) & ((v.num != 0) == b)
@@ -181,7 +185,13 @@ def _criterion_mask(v: Val, crit) -> np.ndarray:
     if num is not None:
         isn = k == NUM
         x = v.num
-        res = {"=": isn & approx_equal(x, num), "<>": ~(isn & approx_equal(x, num)),
+        # the number, and the same text ("12" matches 12 and the text "12", not " 12")
+        eq = isn & approx_equal(x, num)
+        if op in ("=", "<>") and v.text is not None:
+            low = rhs.lower()
+            same = np.frompyfunc(lambda t: isinstance(t, str) and t.lower() == low, 1, 1)(v.text)
+            eq = eq | ((k == STR) & same.astype(bool))
+        res = {"=": eq, "<>": ~eq,
                "<": isn & (x < num) & ~approx_equal(x, num), "<=": isn & ((x < num) | approx_equal(x, num)),
                ">": isn & (x > num) & ~approx_equal(x, num), ">=": isn & ((x > num) | approx_equal(x, num))}[op]
         return res
