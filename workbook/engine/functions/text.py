@@ -114,12 +114,10 @@ def _find(needle, hay, start, case=True):
     if case:
         i = hay.find(needle, start - 1)
     else:
-        rx = wildcard_regex(needle)
-        i = -1
-        for j in range(start - 1, len(hay) + 1):
-            if re.compile(rx.pattern[:-1], re.S | re.I).match(hay, j):
-                i = j
-                break
+        # the wildcard pattern without its ^...$ anchors, searched from start_num on
+        body = wildcard_regex(needle).pattern[1:-1]
+        found = re.compile(body, re.S | re.I).search(hay, start - 1)
+        i = found.start() if found else -1
     _need(i >= 0)
     return float(i + 1)
 
