@@ -106,9 +106,6 @@ KNOWN_DISCREPANCIES = {
     "DATE-9": "serials before 1900-03-01 ignore Excel's 1900 leap day",
     "DATE-10": "serials before 1900-03-01 ignore Excel's 1900 leap day",
     "DATE-11": "serials before 1900-03-01 ignore Excel's 1900 leap day",
-    "VALUE-2": "times of day are not recognised",
-    "VALUE-3": "times of day are not recognised",
-    "VALUE-4": "times of day are not recognised",
 }
 
 
