@@ -101,22 +101,7 @@ def engine_values(tmp_path_factory):
     return {r["id"]: _typed(eng.value(f"{cells[r['id']][0]}!{cells[r['id']][1]}").element(0)) for r in ROWS}
 
 
-#: Cases where the engine does not (yet) give the sourced value: id -> what is wrong.
-KNOWN_DISCREPANCIES = {
-    "DATE-9": "serials before 1900-03-01 ignore Excel's 1900 leap day",
-    "DATE-10": "serials before 1900-03-01 ignore Excel's 1900 leap day",
-    "DATE-11": "serials before 1900-03-01 ignore Excel's 1900 leap day",
-}
-
-
-def _engine_params():
-    for r in ROWS:
-        why = KNOWN_DISCREPANCIES.get(r["id"])
-        marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
-        yield pytest.param(r, id=r["id"], marks=marks)
-
-
-@pytest.mark.parametrize("row", list(_engine_params()))
+@pytest.mark.parametrize("row", ROWS, ids=IDS)
 def test_engine_gives_the_expected_value(row, engine_values):
     got = engine_values[row["id"]]
     want = _expected(row)
