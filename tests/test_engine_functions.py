@@ -1,8 +1,10 @@
 """Native spreadsheet functions of the formula engine (cryptoplan.workbook.engine.functions).
 
-Expected values come from 50-digit mpmath (exact arithmetic), not from the engine's own code.
+Expected values come from 50-digit mpmath (exact arithmetic) or, for DATE, Python's calendar
+with the documented 1900 rules, not from the engine's own code.
 """
 
+import datetime
 import subprocess
 import sys
 
@@ -80,3 +82,31 @@ def test_poisson_dist_in_the_summed_range_does_not_load_scipy_special():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "False"
     assert POISSON_SUM_TERMS == 936 and POISSON_SUM_MEAN <= 708.0   # exp(-mean) stays normal
+
+
+def _excel_date(y, m, d):
+    """DATE by the documented rules with Python's calendar: a year 0-1899 means 1900 + year,
+    months and days roll over, and before 1900-03-01 the serial is one less (Excel counts
+    the non-existent 1900-02-29 as serial 60); None for #NUM!."""
+    y, m, d = int(y), int(m), int(d)
+    y = y + 1900 if 0 <= y < 1900 else y
+    if not 1900 <= y <= 9999:
+        return None
+    if y + (m - 1) // 12 > 9999:
+        return None
+    first = datetime.date(y + (m - 1) // 12, (m - 1) % 12 + 1, 1)
+    serial = (first - datetime.date(1899, 12, 30)).days + d - 1
+    serial -= first < datetime.date(1900, 3, 1)
+    return serial if serial <= 2958465 else None
+
+
+def test_date_over_a_scenario_axis_equals_calendar_arithmetic():
+    rng = np.random.default_rng(7)
+    n = 4000
+    years = np.concatenate([rng.integers(-3, 10003, n), np.full(24, 1900), np.full(24, 9999)])
+    months = np.concatenate([rng.integers(-30, 30, n), np.arange(-11, 13), np.arange(1, 25)])
+    days = np.concatenate([rng.integers(-60, 60, n), np.full(24, 0), np.full(24, 31)])
+    num, kind = _call("DATE", years, months, days)
+    for y, m, d, x, k in zip(years, months, days, num, kind):
+        want = _excel_date(y, m, d)
+        assert (k == NUM and x == want) if want is not None else k != NUM, (y, m, d, x, k, want)

@@ -11,7 +11,7 @@ from ..ops import (
     approx_equal, first_error, to_num,
 )
 from ..values import (
-    BOOL, EMPTY, ERR_DIV0, ERR_NUM, ERR_VALUE, NUM, STR,
+    BOOL, EMPTY, ERR_DIV0, ERR_NUM, ERR_VALUE, ERROR_CODES, NUM, STR,
     ExcelError, Val, text_to_number,
 )
 from .base import (
@@ -174,6 +174,10 @@ def _criterion_mask(v: Val, crit) -> np.ndarray:
     m = _CRIT_RE.match(crit)
     op, rhs = m.group(1) or "=", m.group(2)
     num = text_to_number(rhs) if rhs.strip() else None
+    code = ERROR_CODES.get(rhs.upper())
+    if code is not None:  # "#N/A": the cells holding that error
+        eq = k == code
+        return eq if op == "=" else ~eq if op == "<>" else np.zeros(k.shape, bool)
     if rhs.upper() in ("TRUE", "FALSE"):
         b = rhs.upper() == "TRUE"
         eq = (k == BOOL) & ((v.num != 0) == b)
@@ -181,7 +185,13 @@ def _criterion_mask(v: Val, crit) -> np.ndarray:
     if num is not None:
         isn = k == NUM
         x = v.num
-        res = {"=": isn & approx_equal(x, num), "<>": ~(isn & approx_equal(x, num)),
+        # the number, and the same text ("12" matches 12 and the text "12", not " 12")
+        eq = isn & approx_equal(x, num)
+        if op in ("=", "<>") and v.text is not None:
+            low = rhs.lower()
+            same = np.frompyfunc(lambda t: isinstance(t, str) and t.lower() == low, 1, 1)(v.text)
+            eq = eq | ((k == STR) & same.astype(bool))
+        res = {"=": eq, "<>": ~eq,
                "<": isn & (x < num) & ~approx_equal(x, num), "<=": isn & ((x < num) | approx_equal(x, num)),
                ">": isn & (x > num) & ~approx_equal(x, num), ">=": isn & ((x > num) | approx_equal(x, num))}[op]
         return res
@@ -242,8 +252,24 @@ def _key(x):
 
 
 
-def _ifs_reduce(ctx, how, target, pairs):
+def _nominal_shape(a):
+    """Rows and columns of a range argument as written (a whole column is 1,048,576 rows)."""
+    if isinstance(a, Ref):
+        return a.rows, a.cols
+    if isinstance(a, RefList):
+        raise NotARange()
+    return a.shape
+
+
+def _ifs_reduce(ctx, how, target, pairs, same_size=False):
+    """``same_size``: the *IFS functions, whose ranges must all have the target's rows and
+    columns (else #VALUE!); SUMIF and AVERAGEIF instead take the target from its top-left
+    cell with the size of the criteria range."""
     try:
+        if same_size:
+            shapes = {_nominal_shape(a) for a in [rng for rng, _ in pairs] + ([target] if target is not None else [])}
+            if len(shapes) > 1:
+                return Val.error(ERR_VALUE)
         first_ref = pairs[0][0] if isinstance(pairs[0][0], Ref) else None
         mask = None
         shape = None
@@ -310,8 +336,8 @@ def _ifs_fn(how, with_target):
     def impl(ctx, *args):
         try:
             if with_target:
-                return _ifs_reduce(ctx, how, args[0], _pairs(args[1:]))
-            return _ifs_reduce(ctx, how, None, _pairs(args))
+                return _ifs_reduce(ctx, how, args[0], _pairs(args[1:]), same_size=True)
+            return _ifs_reduce(ctx, how, None, _pairs(args), same_size=True)
         except NotARange:
             return Val.error(ERR_VALUE)
     return impl

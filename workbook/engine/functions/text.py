@@ -101,8 +101,28 @@ def _mid(s, start, n):
     return s[start - 1:start - 1 + n]
 
 
+_TIME_RE = re.compile(r"^\s*(\d+):(\d{1,2})(?::(\d{1,2}(?:\.\d*)?))?\s*(?:([AP])M?)?\s*$", re.I)
+
+
+def _time_of_day(s):
+    """A time of day written h:mm[:ss][ AM|PM], as a fraction of a day; None if not one."""
+    m = _TIME_RE.match(s)
+    if not m:
+        return None
+    h, mi, sec = int(m.group(1)), int(m.group(2)), float(m.group(3) or 0)
+    if mi > 59 or sec >= 60:
+        return None
+    if m.group(4):
+        if not 0 <= h <= 12:
+            return None
+        h = h % 12 + (12 if m.group(4).upper() == "P" else 0)
+    return (h * 3600 + mi * 60 + sec) / 86400.0
+
+
 def _value(s):
     v = text_to_number(s)
+    if v is None:
+        v = _time_of_day(s)
     if v is None:
         raise _TextError(ERR_VALUE)
     return v
@@ -114,12 +134,10 @@ def _find(needle, hay, start, case=True):
     if case:
         i = hay.find(needle, start - 1)
     else:
-        rx = wildcard_regex(needle)
-        i = -1
-        for j in range(start - 1, len(hay) + 1):
-            if re.compile(rx.pattern[:-1], re.S | re.I).match(hay, j):
-                i = j
-                break
+        # the wildcard pattern without its ^...$ anchors, searched from start_num on
+        body = wildcard_regex(needle).pattern[1:-1]
+        found = re.compile(body, re.S | re.I).search(hay, start - 1)
+        i = found.start() if found else -1
     _need(i >= 0)
     return float(i + 1)
 
