@@ -1226,6 +1226,7 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
     u_max = MAX_UTILIZATION.check(max_utilization, scalar=True)
     w_max = (None if max_wait_ms is None
              else MAX_WAIT_MS.check(max_wait_ms, scalar=True))
+    scv_in = None if service_scv is None else SERVICE_SCV.check(service_scv)   # used with w_max only
     other = _other("other_lpar_util", other_lpar_util)
     if np.any(other >= u_max):
         raise ValueError(f"other_lpar_util ({float(np.max(other)):g}) leaves no room below max_utilization "
@@ -1240,8 +1241,7 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
         k = _needed(load, other, u_max)
     _whole(k, f"{c}s", lam)   # before the wait search: a unit mistake is named, not iterated
     if w_max is not None:
-        scv = np.broadcast_to(_scv(req, t, c) if service_scv is None
-                              else SERVICE_SCV.check(service_scv), lam.shape)
+        scv = np.broadcast_to(_scv(req, t, c) if scv_in is None else scv_in, lam.shape)
         for _ in range(10000):   # add a card where the wait target is missed, all scenarios at once
             wait = _card_wait_ms(lam, per_txn, dem, other, np.maximum(k, 1.0), scv)
             miss = (k > 0) & (wait > w_max)
