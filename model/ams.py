@@ -1200,6 +1200,12 @@ def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=No
     to 1.8 for the RSA policies on accelerators) sets the wait: Cosmetatos
     for :math:`c_s^2 \\le 1`, Allen-Cunneen above.  ``service_scv`` overrides
     it.  The delay is summed over the transaction's requests at that card type.
+
+    Parameters
+    ----------
+    service_scv : float, optional
+        Card service-time SCV to use instead of the mix's, >= 0.
+    Other parameters as :func:`card_utilization`.
     """
     c = _card(card)
     card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse, c, cards, recipients,
@@ -1274,6 +1280,9 @@ def accelerators_required(tx_rate, policy, key_type, key_size, message_kb, key_r
         Ceiling on the mean queueing delay per transaction at the
         accelerators (ms), M/G/c with the mix's service variability
         (:func:`crypto_wait_ms`).
+    service_scv : float, optional
+        Card service-time SCV for the wait target instead of the mix's, >= 0
+        (checked even without ``max_wait_ms``).
     other_lpar_util : float
         Fraction of each shared card other LPARs keep busy, [0, max_utilization).
     Other parameters as :func:`ams_throughput`.
@@ -1303,7 +1312,14 @@ def processors_required(tx_rate, policy, key_type, key_size, message_kb, key_reu
     .. math:: P = \\lceil (\\lambda\\, c_{txn} + O_{MSTR}) / (10^6\\, U_{max}) \\rceil
 
     with :math:`c_{txn}` the CPU µs per transaction without MSTR's per-second
-    cost :math:`O_{MSTR}` (µs/s).  Arguments as :func:`ams_plan`.
+    cost :math:`O_{MSTR}` (µs/s).
+
+    Parameters
+    ----------
+    tx_rate : float or array_like
+        Planned transactions per second, >= 0 (at 0: the processors MSTR's own
+        CPU needs).
+    Other parameters as :func:`ams_plan`.
 
     Returns
     -------

@@ -354,7 +354,7 @@ def erlang_c(traffic, servers):
     traffic : float or array_like
         Offered load :math:`A = \\lambda / \\mu` in erlangs, ``0 <= traffic < servers``.
     servers : float or array_like
-        Number of servers :math:`c`, ``servers >= 1`` (real values allowed).
+        Number of servers :math:`c`, ``1 <= servers <= 1e12`` (real values allowed).
 
     Returns
     -------

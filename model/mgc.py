@@ -59,7 +59,7 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
     service_time : float or array_like
         Mean service time :math:`s`, ``> 0``.
     servers : float or array_like
-        :math:`c`, ``>= 1``.
+        :math:`c`, ``1 <= c <= 1e12``.
     service_scv : float or array_like
         Squared coefficient of variation of service, :math:`c_s^2 = \\sigma_s^2 / s^2`,
         ``>= 0``; 0 is constant service (crypto operations), 1 is exponential.

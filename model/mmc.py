@@ -103,7 +103,7 @@ def mmc_metrics(arrival_rate, service_time, servers) -> MMCMetrics:
     service_time : float or array_like
         Mean service time :math:`s`, ``> 0``.
     servers : float or array_like
-        :math:`c`, ``>= 1`` (real values use Erlang C's continuation).
+        :math:`c`, ``1 <= c <= 1e12`` (real values use Erlang C's continuation).
 
     Returns
     -------
@@ -144,6 +144,8 @@ def mmc_wait_probability(arrival_rate, service_time, servers):
 
 def mmc_wait(arrival_rate, service_time, servers):
     """Mean time in queue :math:`W_q = C s / (c - \\lambda s)` (unit of ``service_time``).
+
+    Arguments as :func:`mmc_metrics`.
 
     Examples
     --------
@@ -193,6 +195,7 @@ def mmc_wait_percentile(arrival_rate, service_time, servers, p):
     ----------
     p : float or array_like
         Probability in (0, 1), e.g. 0.95 for the 95th percentile.
+    Other parameters as :func:`mmc_metrics`.
 
     Returns
     -------

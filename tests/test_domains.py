@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import csv
+import importlib
+import inspect
 import math
 import re
 import tokenize
@@ -21,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _ranges import documented_entry, normalized, range_spans
 from cryptoplan import model
 from cryptoplan.model import domains as D
 from cryptoplan.model._validate import range_text
@@ -246,37 +249,47 @@ def _tokens(path: Path):
         yield from tokenize.tokenize(fh.readline)
 
 
-def _docstring_lines(path: Path) -> set:
-    """First lines of the module's, classes' and functions' docstrings."""
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+def _docstrings(path: Path) -> dict:
+    """``{line: qualified name}`` of every line of the module's, classes' and functions' docstrings."""
+    out = {}
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, f"{prefix}{child.name}.")
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
                     and isinstance(first.value.value, str):
-                out.add(first.lineno)
+                out.update({n: prefix.rstrip(".") for n in range(first.lineno, first.end_lineno + 1)})
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
     return out
 
 
-def literal_card_limits(path: Path, rel: str, not_cards: dict) -> tuple[list, set]:
-    """Code tokens of ``path`` that write the card limit: the float 64.0 (``64.``, ``64.00``), a
-    string "64", or a string holding "1..64"; docstrings are left to the docstring test.
-    Returns (hits, exceptions used); a line holding one of ``not_cards[rel]`` is not a hit."""
+def literal_card_limits(path: Path, rel: str, not_cards: dict) -> tuple[list, set, list]:
+    """Tokens of ``path`` that write the card limit: the float 64.0 (``64.``, ``64.00``), a
+    string "64", or a string holding "1..64".  Returns (hits in code, exceptions used,
+    (qualified name, line) of docstrings holding "1..64"); a code line holding one of
+    ``not_cards[rel]`` is not a hit."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    docs = _docstring_lines(path)
-    hits, used = [], set()
+    docs = _docstrings(path)
+    hits, used, doc_hits = [], set(), []
     for tok in _tokens(path):
         text = tok.string
         hit = ((tok.type == tokenize.NUMBER and "." in text and float(text.replace("_", "")) == 64.0)
                or (tok.type == tokenize.STRING and ("1..64" in text or re.fullmatch(r"""['"]64['"]""", text))))
-        if not hit or (tok.type == tokenize.STRING and tok.start[0] in docs):
+        if not hit:
+            continue
+        if tok.type == tokenize.STRING and tok.start[0] in docs:
+            doc_hits.append((docs[tok.start[0]], tok.start[0]))
             continue
         line = lines[tok.start[0] - 1]
         allowed = [a for a in not_cards.get(rel, ()) if a in line]
         used.update((rel, a) for a in allowed)
         if not allowed:
             hits.append(f"{rel}:{tok.start[0]}: {line.strip()}")
-    return hits, used
+    return hits, used, doc_hits
 
 
 # A 64 that is not a card count: message sizes in KB (the measured 64KB messages) and
@@ -286,15 +299,26 @@ NOT_CARDS = {"model/ams.py": ('"medium": 64.0',),
              "model/mva.py": ("finite.sum()) / 64.0",)}
 
 
+# the Excel catalog writes the help texts, the template the data validation
+SCANNED = MODEL + [ROOT / "addin" / "catalog.py"]
+
+
 def test_the_card_limit_is_written_once():
-    """The card limit 64 appears as code in model/ only in model/domains.py (whole-number 64s
-    are message sizes in KB all over model/fit.py: the float 64.0 is what a bound is written as)."""
+    """The card limit 64 appears as code in model/ and the catalog only in model/domains.py (whole-number 64s
+    are message sizes in KB all over model/fit.py: the float 64.0 is what a bound is written as).
+    A docstring may say 1..64 only where the docstring test below compares it with the domain."""
     found, used = [], set()
-    for p in MODEL:
+    verified = {(inspect.getsourcefile(owner), owner.__qualname__) for _, a, owner, _, _ in catalog_entries()
+                if a.domain is D.CARDS and owner is not None}
+    for p in SCANNED:
         if p.name != "domains.py":
-            hits, u = literal_card_limits(p, p.relative_to(ROOT).as_posix(), NOT_CARDS)
+            rel = p.relative_to(ROOT).as_posix()
+            hits, u, doc_hits = literal_card_limits(p, rel, NOT_CARDS)
             found += hits
             used |= u
+            module = importlib.import_module("cryptoplan." + rel.removesuffix(".py").replace("/", "."))
+            found += [f"{rel}:{line}: {name or 'the module'}'s docstring, not compared with the domain"
+                      for name, line in doc_hits if (inspect.getsourcefile(module), name) not in verified]
     assert found == []
     assert used == {(f, a) for f, allow in NOT_CARDS.items() for a in allow}   # no stale exception
 
@@ -306,5 +330,51 @@ def test_the_scan_finds_the_old_literals(tmp_path):
                    'help = "Cards; 1..64."\n'
                    'v = ("whole", "between", "1", "64")\n'
                    'kb = 64.0\n')
-    hits, used = literal_card_limits(bad, "bad.py", {"bad.py": ("kb =",)})
+    hits, used, doc_hits = literal_card_limits(bad, "bad.py", {"bad.py": ("kb =",)})
     assert [h.split(":")[1] for h in hits] == ["2", "3", "4"] and used == {("bad.py", "kb =")}
+    assert doc_hits == [("", 1)]
+
+
+# ------------------------------------------------------------------ docstrings state the domains
+def catalog_entries():
+    """(catalog function, argument, function whose docstring documents it, the ranges the
+    catalog allows there, the description) for every catalog argument with a domain.
+
+    The description is found by following the docstring's :func: references ("Other
+    parameters as :func:`ams_throughput`"); the allowed ranges are those the catalog help
+    states for the argument and for any other argument the same entry documents
+    ("wait_percentile, max_percentile_wait : float")."""
+    from cryptoplan.addin.catalog import CATALOG
+    for f in CATALOG:
+        fn = f.model_function()
+        helps = {a.name: a.help for a in f.model_args}
+        for a in f.model_args:
+            if a.domain is not None:
+                owner, names, text = documented_entry(fn, a.name)
+                allowed = {s for n in names or (a.name,) for s in range_spans(helps.get(n, ""))}
+                yield f, a, owner, allowed, text
+
+
+def test_docstring_ranges_agree_with_the_declared_domains():
+    """Where a model docstring states an argument's range, it is the range the catalog
+    declares for it (whose help states the domain: tests/test_catalog.py), so prose such as
+    "cards : int  Cards of that mode, 1..64." cannot drift from the validation."""
+    checked, wrong = set(), []
+    for f, a, owner, allowed, text in catalog_entries():
+        spans = range_spans(text)
+        assert normalized(a.domain.text()) in allowed, (f.name, a.name)
+        if spans:
+            checked.add((owner, a.name))
+        wrong += [f"{owner.__module__}.{owner.__qualname__}, {a.name}: the docstring says {s}, the domain is "
+                  f"{a.domain.text()} ({f.name})" for s in spans if s not in allowed]
+    assert wrong == []
+    assert len(checked) >= 40       # the docstrings do state ranges: the comparison is not empty
+
+
+def test_range_spans_reads_the_docstring_forms():
+    assert range_spans("Cards of that mode, 1..64.") == ["1..64"]
+    assert range_spans("Parallel requesters (1..100,000).") == ["1..100000"]
+    assert range_spans("Mean service time, ``> 0``; [0, 1) or (0, 1].") == [">0", "[0,1)", "(0,1]"]
+    assert range_spans("``0 <= traffic <= 1e12``; [0, 1]; 0 < p < 1") == ["0..1e+12", "0..1", "(0,1)"]
+    assert normalized(D.MAX_UTILIZATION.text()) == "(0,1)" and normalized(D.TRAFFIC.text()) == "0..1e+12"
+    assert normalized(D.OTHER_LPAR_UTIL.text()) == "[0,1)" and normalized(D.CARDS.text()) == "1..64"
