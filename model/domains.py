@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from .figures import figure
 
 __all__ = [
-    "FromFigure", "Domain",
+    "FromFigure", "Domain", "number_text",
     "MAX_ERLANGS", "MAX_STATIONS", "MAX_MESSAGE_KB",
     # queueing
     "TRAFFIC", "SERVERS", "POISSON_K", "POISSON_MEAN", "ARRIVAL_RATE", "SERVICE_TIME", "WAIT_TIME",
@@ -165,7 +165,7 @@ class Domain:
         (``999999999``, not ``1e+09``), as the error messages write them.
         """
         lo, hi = self.bounds()
-        num = _validate().number_text
+        num = number_text
         if lo is None and hi is None:
             return "any finite number"
         if hi is None:
@@ -175,6 +175,13 @@ class Domain:
         if not (self.lo_open or self.hi_open):
             return f"= {num(lo)}" if lo == hi else f"{num(lo)}..{num(hi)}"
         return f"in {'(' if self.lo_open else '['}{num(lo)}, {num(hi)}{')' if self.hi_open else ']'}"
+
+    def within(self, other: Domain) -> bool:
+        """Whether every number this domain accepts, ``other`` accepts too (bounds as in force now)."""
+        (lo, hi), (olo, ohi) = self.bounds(), other.bounds()
+        low_ok = olo is None or (lo is not None and (lo > olo or (lo == olo and (self.lo_open or not other.lo_open))))
+        high_ok = ohi is None or (hi is not None and (hi < ohi or (hi == ohi and (self.hi_open or not other.hi_open))))
+        return low_ok and high_ok and (self.integer or not other.integer)
 
     def narrowed(self, low=None, high=None, *, lo_open: bool | None = None, hi_open: bool | None = None) -> Domain:
         """A copy with tighter bounds, for a caller that accepts less than the model does.
@@ -186,12 +193,18 @@ class Domain:
         out = replace(self, low=self.low if low is None else low, high=self.high if high is None else high,
                       lo_open=self.lo_open if lo_open is None else lo_open,
                       hi_open=self.hi_open if hi_open is None else hi_open)
-        (lo, hi), (nlo, nhi) = self.bounds(), out.bounds()
-        wider_low = lo is not None and (nlo is None or nlo < lo or (nlo == lo and self.lo_open and not out.lo_open))
-        wider_high = hi is not None and (nhi is None or nhi > hi or (nhi == hi and self.hi_open and not out.hi_open))
-        if wider_low or wider_high:
+        if not out.within(self):
             raise ValueError(f"{self.name}: {out.text()} is not within {self.text()}: a narrowing cannot widen")
         return out
+
+
+def number_text(x: float) -> str:
+    """A bound as help texts and error messages write it: ``64``, ``0.01``, ``1e+12``, ``999999999``.
+
+    The shortest form (``%g``) where it is exact, the whole number where ``%g`` would round
+    it (:func:`cryptoplan.model._validate.number_text`).
+    """
+    return _validate().number_text(x)
 
 
 # ------------------------------------------------------------------ engineering limits

@@ -224,6 +224,15 @@ def test_narrowing_stays_inside():
     assert D.CARDS.narrowed(2.0, 8.0).bounds() == (2.0, 8.0)
 
 
+def test_within():
+    assert D.CARDS.within(D.CARDS) and D.CARDS.within(D.PROCESSORS) and not D.PROCESSORS.within(D.CARDS)
+    assert D.PLANNED_TX_RATE.within(D.TX_RATE) and not D.TX_RATE.within(D.PLANNED_TX_RATE)
+    assert D.MAX_UTILIZATION.within(D.MAX_SERVER_UTILIZATION) and not D.MAX_SERVER_UTILIZATION.within(D.MAX_UTILIZATION)
+    assert D.CARDS.within(D.TX_RATE) and not D.TX_RATE.within(D.CARDS)              # unbounded above
+    assert not Domain("x", 1.0, 64.0).within(D.CARDS)                                # not whole numbers
+    assert D.ROUNDTRIP_MESSAGE_KB.within(D.MESSAGE_KB) and not D.MESSAGE_KB.within(D.ROUNDTRIP_MESSAGE_KB)
+
+
 # ------------------------------------------------------------------ the model validates through the domains
 MODEL = sorted((ROOT / "model").glob("*.py"))
 OWNERS = {"domains.py", "_validate.py"}
@@ -300,11 +309,11 @@ NOT_CARDS = {"model/ams.py": ('"medium": 64.0',),
 
 
 # the Excel catalog writes the help texts, the template the data validation
-SCANNED = MODEL + [ROOT / "addin" / "catalog.py"]
+SCANNED = MODEL + [ROOT / "addin" / "catalog.py", ROOT / "workbook" / "template.py"]
 
 
 def test_the_card_limit_is_written_once():
-    """The card limit 64 appears as code in model/ and the catalog only in model/domains.py (whole-number 64s
+    """The card limit 64 appears as code in model/, the catalog and the template only in model/domains.py (whole-number 64s
     are message sizes in KB all over model/fit.py: the float 64.0 is what a bound is written as).
     A docstring may say 1..64 only where the docstring test below compares it with the domain."""
     found, used = [], set()
