@@ -13,6 +13,11 @@ Everything else is derived from this table:
 * ``tests/test_catalog.py`` checks that the catalog, the xlwings metadata, the
   README table and the signatures of the wrapped model functions agree.
 
+A numeric argument declares its :class:`cryptoplan.model.domains.Domain`: the range
+part of its help is that domain's text (the help is written with a ``{range}``
+placeholder), and ``tests/test_catalog.py`` calls the wrapped model function at and
+just beyond each bound to show that the declaration is what the model accepts.
+
 Argument kinds (what a cell may hold; see :mod:`cryptoplan.addin.convert`):
 
 ``number``
@@ -47,8 +52,10 @@ from dataclasses import dataclass
 from typing import Any
 
 
+from cryptoplan.model import domains as D
 from cryptoplan.model.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
 from cryptoplan.model.crypto import OPERATIONS
+from cryptoplan.model.domains import Domain
 from cryptoplan.model.figures import figure
 from cryptoplan.model.mgc import MGC_METHODS
 from cryptoplan.model.params import (
@@ -117,6 +124,9 @@ class Arg:
         if there is none.  ``None`` means "not given" to the model function.
     choices : tuple of str
         Accepted values of a ``text`` argument (drop-down lists use them).
+    domain : Domain or None
+        The numbers a numeric argument accepts (:mod:`cryptoplan.model.domains`); the
+        help states its :meth:`~cryptoplan.model.domains.Domain.text`.
     """
 
     name: str
@@ -125,6 +135,7 @@ class Arg:
     unit: str = ""
     default: Any = REQUIRED
     choices: tuple = ()
+    domain: Domain | None = None
 
     @property
     def required(self) -> bool:
@@ -149,7 +160,8 @@ class Arg:
         return {"name": self.name, "kind": self.kind, "help": self.help, "unit": self.unit,
                 "required": self.required,
                 "default": None if self.required else self.default,
-                "choices": list(self.choices)}
+                "choices": list(self.choices),
+                "range": None if self.domain is None else self.domain.text()}
 
 
 @dataclass(frozen=True)
@@ -215,44 +227,53 @@ class Function:
 
 
 # ----------------------------------------------------------------- arguments
-def _a(name, kind, help, unit="", default=REQUIRED, choices=()):
-    return Arg(name, kind, help, unit, default, tuple(choices))
+def _a(name, kind, help, unit="", default=REQUIRED, choices=(), domain=None):
+    """An argument; ``{range}`` in ``help`` becomes the text of ``domain`` (exactly one of both or neither)."""
+    if (domain is None) != ("{range}" not in help) or help.count("{range}") > 1:
+        raise ValueError(f"argument {name}: give a domain and one {{range}} in its help, or neither")
+    text = help if domain is None else help.replace("{range}", domain.text())
+    return Arg(name, kind, text, unit, default, tuple(choices), domain)
+
+
+# the smallest SSLRKEYC that counts (below it the threshold is this many bytes)
+_SSLRKEYC_FLOOR = int(figure("ref_sslrkeyc_min_effective").target() * 1024)
 
 
 # queueing
-TRAFFIC = _a("traffic", "number", "Offered load A = arrival rate x mean service time; >= 0 "
-             "(ERLANGC: < servers).", "erlangs")
-SERVERS = _a("servers", "number", "Number of servers c; >= 1 (fractional values use the "
-             "continuous extension).", "servers")
+TRAFFIC = _a("traffic", "number", "Offered load A = arrival rate x mean service time; {range} "
+             "(ERLANGC: < servers).", "erlangs", domain=D.TRAFFIC)
+SERVERS = _a("servers", "number", "Number of servers c; {range} (fractional values use the "
+             "continuous extension).", "servers", domain=D.SERVERS)
 ARRIVAL_RATE = _a("arrival_rate", "number", "Arrival rate lambda per time unit of service_time; "
-                  ">= 0.", "1/time unit")
-SERVICE_TIME = _a("service_time", "number", "Mean service time of one request; > 0. Results "
-                  "are in the same time unit.", "time unit")
-SERVERS_Q = _a("servers", "number", "Number of servers c; >= 1; arrival_rate x service_time "
-               "must be below it (stable queue).", "servers")
-P = _a("p", "number", "Probability of the percentile, in (0, 1), e.g. 0.95.")
+                  "{range}.", "1/time unit", domain=D.ARRIVAL_RATE)
+SERVICE_TIME = _a("service_time", "number", "Mean service time of one request; {range}. Results "
+                  "are in the same time unit.", "time unit", domain=D.SERVICE_TIME)
+SERVERS_Q = _a("servers", "number", "Number of servers c; {range}; arrival_rate x service_time "
+               "must be below it (stable queue).", "servers", domain=D.SERVERS)
+P = _a("p", "number", "Probability of the percentile, {range}, e.g. 0.95.", domain=D.PERCENTILE)
 SERVICE_SCV = _a("service_scv", "number", "Squared coefficient of variation of service time; "
-                 ">= 0: 0 constant (crypto operations), 1 exponential.", "", 0.0)
+                 "{range}: 0 constant (crypto operations), 1 exponential; cosmetatos: "
+                 f"{D.COSMETATOS_SERVICE_SCV.text()}.", "", 0.0, domain=D.SERVICE_SCV)
 ARRIVAL_SCV = _a("arrival_scv", "number", "Squared coefficient of variation of inter-arrival "
-                 "times; >= 0: 1 Poisson (cosmetatos requires 1).", "", 1.0)
+                 "times; {range}: 1 Poisson (cosmetatos requires 1).", "", 1.0, domain=D.ARRIVAL_SCV)
 METHOD = _a("method", "text", "Approximation: allen-cunneen (G/G/c) or cosmetatos (M/G/c, "
-            "service_scv <= 1).", "", "allen-cunneen", MGC_METHODS)
-MAX_UTIL_Q = _a("max_utilization", "number", "Ceiling on utilization per server, in (0, 1]; "
-                "empty for none.", "fraction", None)
-MAX_WAIT_Q = _a("max_wait", "number", "Ceiling on the mean wait in queue; > 0; empty for none.",
-                "time unit of service_time", None)
-WAIT_PCT = _a("wait_percentile", "number", "Percentile p in (0, 1) of a wait-time target; "
-              "give with max_percentile_wait.", "", None)
+            f"service_scv {D.COSMETATOS_SERVICE_SCV.text()}).", "", "allen-cunneen", MGC_METHODS)
+MAX_UTIL_Q = _a("max_utilization", "number", "Ceiling on utilization per server, {range}; "
+                "empty for none.", "fraction", None, domain=D.MAX_SERVER_UTILIZATION)
+MAX_WAIT_Q = _a("max_wait", "number", "Ceiling on the mean wait in queue; {range}; empty for none.",
+                "time unit of service_time", None, domain=D.MAX_WAIT)
+WAIT_PCT = _a("wait_percentile", "number", "Percentile p {range} of a wait-time target; "
+              "give with max_percentile_wait.", "", None, domain=D.PERCENTILE)
 MAX_PCT_WAIT = _a("max_percentile_wait", "number", "Ceiling on the wait_percentile quantile of "
-                  "the wait; >= 0.", "time unit of service_time", None)
+                  "the wait; {range}.", "time unit of service_time", None, domain=D.MAX_PERCENTILE_WAIT)
 POPULATION = _a("population", "integer", "Customers in the closed network (requesters, "
-                "connections); whole number >= 1.", "customers")
+                "connections); whole number {range}.", "customers", domain=D.POPULATION)
 DEMANDS = _a("demands", "vector", "Service demand per transaction at each station: a row or "
-             "column of numbers >= 0, one per station.", "time unit")
+             "column of numbers {range}, one per station.", "time unit", domain=D.DEMAND)
 SERVERS_V = _a("servers", "vector", "Servers per station, same length as demands: whole "
                "numbers >= 1, or inf for a delay station. Empty: all 1.", "servers", None)
-THINK_TIME = _a("think_time", "number", "Think time per cycle; >= 0.", "time unit of demands",
-                0.0)
+THINK_TIME = _a("think_time", "number", "Think time per cycle; {range}.", "time unit of demands",
+                0.0, domain=D.THINK_TIME)
 
 # planning
 _KEY_SIZES = tuple(str(s) for s in RSA_KEY_SIZES + ECC_KEY_SIZES)
@@ -264,46 +285,50 @@ KEY_TYPE = _a("key_type", "text", "Certificate key type: RSA or NISTECC (NISTECC
               "only).", "", REQUIRED, KEY_TYPES)
 KEY_SIZE = _a("key_size", "integer", "Certificate key size: RSA 1024, 2048, 3072, 4096; "
               "NISTECC 192, 224, 256, 384, 521.", "bits", REQUIRED, _KEY_SIZES)
-MESSAGE_KB = _a("message_kb", "number", "Message size; 0..102400 (1 MB = 1024 KB).", "KB")
+MESSAGE_KB = _a("message_kb", "number", "Message size; {range} (1 MB = 1024 KB).", "KB",
+                domain=D.MESSAGE_KB)
+RT_MESSAGE_KB = _a("message_kb", "number", "Message size; {range}: the sizes round trips are "
+                   "published for (1 MB = 1024 KB).", "KB", domain=D.ROUNDTRIP_MESSAGE_KB)
 KEY_REUSE = _a("key_reuse", "number_or_text", "Confidentiality key reuse: whole number "
-               "1..9999999 or unlimited; leave empty for integrity and privacy.", "messages",
-               None)
+               "{range} or unlimited; leave empty for integrity and privacy.", "messages",
+               None, domain=D.KEY_REUSE)
 REQUESTERS = _a("requesters", "integer", "Parallel requesters, one request outstanding each; "
-                ">= 1.", "requesters", 1)
+                "{range}.", "requesters", 1, domain=D.REQUESTERS)
 COPROCESSORS = _a("coprocessors", "integer", "Crypto Express cards in coprocessor (CCA) mode "
-                  "for the LPAR; 1..64. Empty: the measured configuration (model.defaults()).",
-                  "cards", None)
+                  "for the LPAR; {range}. Empty: the measured configuration (model.defaults()).",
+                  "cards", None, domain=D.CARDS)
 ACCELERATORS = _a("accelerators", "integer", "Crypto Express cards in accelerator mode for the "
-                  "LPAR; 1..64. Empty: the measured configuration (model.defaults()).", "cards",
-                  None)
+                  "LPAR; {range}. Empty: the measured configuration (model.defaults()).", "cards",
+                  None, domain=D.CARDS)
 CARD_GEN = _a("card_generation", "text", "Crypto Express generation: CEX6S, CEX7S or CEX8S (card "
               "times are fitted to CEX8S; CEX7S the same; CEX6S up to 13% slower).", "", "CEX8S",
               ("CEX6S", "CEX7S", "CEX8S"))
 OTHER_COP = _a("other_coprocessor_util", "number", "Fraction of each coprocessor other LPARs keep busy; "
-               "0 to below 1.", "fraction", 0.0)
+               "{range}.", "fraction", 0.0, domain=D.OTHER_LPAR_UTIL)
 OTHER_ACC = _a("other_accelerator_util", "number", "Fraction of each accelerator other LPARs keep busy; "
-               "0 to below 1.", "fraction", 0.0)
-OTHER_LPAR = _a("other_lpar_util", "number", "Fraction of each card other LPARs keep busy; 0 to below 1.",
-                "fraction", 0.0)
+               "{range}.", "fraction", 0.0, domain=D.OTHER_LPAR_UTIL)
+OTHER_LPAR = _a("other_lpar_util", "number", "Fraction of each card other LPARs keep busy; {range}.",
+                "fraction", 0.0, domain=D.OTHER_LPAR_UTIL)
 RMF_FUNCTION = _a("rmf_row", "text", "RMF row: summary, or the accelerator's ME or CRT row.", "", "summary",
                   ("summary", "ME", "CRT"))
 SERVICE_SCV_CARD = _a("service_scv", "number", "Service-time SCV to use instead of the request mix's; "
-                      ">= 0; empty for the mix's.", "", None)
-PROCESSORS = _a("processors", "integer", "General processors (CPs) of the LPAR; 1..256. Empty: the "
-                "3 dedicated CPs of the MQ for z/OS performance reports' LPAR.", "processors", None)
-RECIPIENTS = _a("recipients", "integer", "Recipients per message (one key_encrypt each); >= 1.",
-                "recipients", 1)
+                      "{range}; empty for the mix's.", "", None, domain=D.SERVICE_SCV)
+PROCESSORS = _a("processors", "integer", "General processors (CPs) of the LPAR; {range}. Empty: the "
+                f"{int(figure('ref_start_cfg_cps').target())} dedicated CPs of the MQ for z/OS performance "
+                "reports' LPAR.", "processors", None, domain=D.PROCESSORS)
+RECIPIENTS = _a("recipients", "integer", "Recipients per message (one key_encrypt each); {range}.",
+                "recipients", 1, domain=D.RECIPIENTS)
 AMS_SPACE = _a("address_space", "text", "CPU part: total, application, AMSM or MSTR.", "",
                "total", AMS_ADDRESS_SPACES)
-TX_RATE = _a("tx_rate", "number", "Transaction (request/reply) rate; >= 0.",
-             "transactions/s")
+TX_RATE = _a("tx_rate", "number", "Transaction (request/reply) rate; {range}.",
+             "transactions/s", domain=D.TX_RATE)
 CARD = _a("card", "text", "Card type: accelerator or coprocessor.", "", "accelerator",
           ("accelerator", "coprocessor"))
-CARDS = _a("cards", "integer", "Cards of that type; 1..64.", "cards", 1)
+CARDS = _a("cards", "integer", "Cards of that type; {range}.", "cards", 1, domain=D.CARDS)
 MAX_UTIL = _a("max_utilization", "number", "Ceiling on utilization (cards: RMF's summary, "
-              "requests x EXEC TIME per card), in (0, 1).", "fraction", 0.7)
+              "requests x EXEC TIME per card), {range}.", "fraction", 0.7, domain=D.MAX_UTILIZATION)
 MAX_WAIT_MS = _a("max_wait_ms", "number", "Ceiling on the mean queueing delay per transaction "
-                 "at the cards; > 0; empty for none.", "ms", None)
+                 "at the cards; {range}; empty for none.", "ms", None, domain=D.MAX_WAIT_MS)
 MODE = _a("mode", "text", "Channel protection: none, SSLCIPH (MQ TLS) or ATTLS (AT-TLS).", "",
           REQUIRED, MODES)
 CIPHER = _a("cipher", "text", "IBM cipher name, e.g. TLS_RSA_WITH_AES_256_CBC_SHA256 or "
@@ -325,10 +350,10 @@ CARD_MODE = _a("card_mode", "text", "Crypto Express mode serving the handshake: 
 HEAPPOOLS64 = _a("heappools64", "bool", "TRUE if the LE runtime option HEAPPOOLS64 is on.", "",
                  True)
 CONNECTION_CPU = _a("connection_cpu_us", "number", "Measured CPU per new connection without "
-                    "OCSP offload; > 0.", "us")
+                    "OCSP offload; {range}.", "us", domain=D.CONNECTION_CPU_US)
 OCSP_SPACE = _a("address_space", "text", "CPU part, e.g. total.", "", "total")
-SSLRKEYC = _a("sslrkeyc", "integer", "SSLCIPH secret-key reset threshold; 0 (never, as "
-              "measured) or 1..999999999 (below 32768 counts as 32768).", "bytes", 0)
+SSLRKEYC = _a("sslrkeyc", "integer", "SSLCIPH secret-key reset threshold; {range}: 0 never (as "
+              f"measured), below {_SSLRKEYC_FLOOR} counts as {_SSLRKEYC_FLOOR}.", "bytes", 0, domain=D.SSLRKEYC)
 PLATFORM = _a("platform", "text", "Machine: z14, z15 or z16 (z16 uses the z15 channel costs and "
               "its own renegotiation costs).", "", "z16", TLS_PLATFORMS)
 AMS_PLATFORM = _a("platform", "text", "Machine: z13, z14, z15 or z16; the published z13/z14 "
@@ -336,7 +361,8 @@ AMS_PLATFORM = _a("platform", "text", "Machine: z13, z14, z15 or z16; the publis
                   "z16", AMS_PLATFORMS)
 START_PLATFORM = _a("platform", "text", "Machine: z15 or z16, the columns of the published "
                     "channel-start table.", "", "z16", START_PLATFORMS)
-START_RATE = _a("start_rate", "number", "Channel starts per second; >= 0.", "starts/s")
+START_RATE = _a("start_rate", "number", "Channel starts per second; {range}.", "starts/s",
+                domain=D.START_RATE)
 CARD_START = _a("card", "text", "Card type: coprocessor or accelerator.", "", "coprocessor",
                 ("coprocessor", "accelerator"))
 # Channel start functions take no cipher for unprotected channels (mode none).
@@ -344,24 +370,24 @@ CIPHER_OPT = _a("cipher", "text", CIPHER.help + " Leave empty only with mode non
                 tuple(CIPHERS))
 
 CHANNEL_PAIRS = _a("channel_pairs", "integer", "Sender-receiver channel pairs between the two "
-                   f"queue managers; 1..{int(figure('ref_maxchl_range').high) // 2} (two channels per "
-                   "pair on each).", "pairs", 1)
+                   "queue managers; {range} (two channels per pair on each).", "pairs", 1,
+                   domain=D.CHANNEL_PAIRS)
 CHANNEL_REQUESTERS = _a("requesters", "integer", "Requesters per channel pair, one request in "
-                        "flight each; >= 1.", "requesters", 1)
-SSLTASKS = _a("ssltasks", "integer", "SSLTASKS on each queue manager; >= 1; required for SSLCIPH.",
-              "tasks", None)
-DISPATCHERS = _a("dispatchers", "integer", "CHIDISPS on each queue manager; "
-                 f"1..{int(figure('ref_chidisps_range').high)}; empty for the default "
-                 f"{int(figure('ref_chidisps_default').value)}.", "tasks", None)
+                        "flight each; {range}.", "requesters", 1, domain=D.CHANNEL_REQUESTERS)
+SSLTASKS = _a("ssltasks", "integer", "SSLTASKS on each queue manager; {range}; required for SSLCIPH.",
+              "tasks", None, domain=D.SSLTASKS)
+DISPATCHERS = _a("dispatchers", "integer", "CHIDISPS on each queue manager; {range}; empty for the "
+                 f"default {int(figure('ref_chidisps_default').value)}.", "tasks", None, domain=D.DISPATCHERS)
 ROUNDTRIP = _a("roundtrip_us", "number", "Round trip of one transaction alone on one channel pair; "
-               "> 0; empty for seed 002's (CHACHA20 only, 0..1024 KB).", "us", None)
+               "{range}; empty for seed 002's (CHACHA20 only, "
+               f"{D.ROUNDTRIP_MESSAGE_KB.text()} KB).", "us", None, domain=D.ROUNDTRIP_US)
 TASK_RATIO = _a("task_elapsed_ratio", "number", "SSL-task/dispatcher elapsed time per CPU time "
-                "(SMF 115 task statistics); >= 1; empty for the parameter file's (1 unless calibrated).",
-                "ratio", None)
-CPS = _a("cps", "number", "General CPs of each LPAR, > 0: a station of the network, so they cap the "
-         "rate; empty for no CPU limit.", "CPs", None)
-CH_MESSAGE_KB = _a("message_kb", "number", "Request and reply size; 0..1024 with the published "
-                   "round trip, 0..102400 with roundtrip_us.", "KB")
+                "(SMF 115 task statistics); {range}; empty for the parameter file's (1 unless calibrated).",
+                "ratio", None, domain=D.TASK_ELAPSED_RATIO)
+CPS = _a("cps", "number", "General CPs of each LPAR, {range}: a station of the network, so they cap the "
+         "rate; empty for no CPU limit.", "CPs", None, domain=D.CPS)
+CH_MESSAGE_KB = _a("message_kb", "number", "Request and reply size; {range} with the published "
+                   f"round trip, {D.MESSAGE_KB.text()} with roundtrip_us.", "KB", domain=D.ROUNDTRIP_MESSAGE_KB)
 
 PARAMS_FILE = _a("params_file", "params_file", "Parameter file to evaluate with (JSON written by "
                  "cryptoplan fit or calibrate), one cell; empty: CRYPTOPLAN_PARAMS's file, else the "
@@ -420,7 +446,8 @@ CATALOG: tuple = (
     _f("AMS_COST_AT_RATE_US", "ams_cost_at_rate_us", PLANNING, "General-CP CPU per MQ AMS "
        "transaction at a planned rate (MSTR's per-second cost spread over that rate), in total or "
        "for one address space.",
-       [_a("tx_rate", "number", "Planned transaction (request/reply) rate; > 0.", "transactions/s"),
+       [_a("tx_rate", "number", "Planned transaction (request/reply) rate; {range}.", "transactions/s",
+           domain=D.PLANNED_TX_RATE),
         *_AMS_ARGS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM, PARAMS_FILE], "CPU us per transaction"),
     _f("PROCESSORS_REQUIRED", "processors_required", PLANNING, "Fewest general processors keeping "
        "their utilization within max_utilization at a planned MQ AMS rate (MSTR administration "
@@ -451,7 +478,7 @@ CATALOG: tuple = (
        [MODE, CIPHER, MESSAGE_KB, TLS_SPACE, SSLRKEYC, PLATFORM, PARAMS_FILE], "CPU us per transaction"),
     _f("TLS_ROUNDTRIP_US", "tls_roundtrip_us", PLANNING, "Round-trip time of an MQ channel "
        "transaction with the given channel protection and cipher.",
-       [MODE, CIPHER, MESSAGE_KB, PARAMS_FILE], "us"),
+       [MODE, CIPHER, RT_MESSAGE_KB, PARAMS_FILE], "us"),
     _f("CHANNEL_THROUGHPUT", "channel_throughput", PLANNING, "Request/reply transactions per "
        "second over MQ channel pairs: SSL tasks and dispatchers shared (SSLCIPH) or an SRB per "
        "socket (AT-TLS), by mean value analysis.",
@@ -472,12 +499,11 @@ CATALOG: tuple = (
     _f("HANDSHAKE_CARD_UTILIZATION", "handshake_card_utilization", PLANNING, "Utilization of the "
        "Crypto Express cards of one mode by TLS handshakes at a rate (full handshakes use the card "
        "time of an MQ channel start; resumed ones none); #NUM! if they cannot keep up.",
-       [_a("handshake_rate", "number", "TLS handshakes (new connections) per second; >= 0.",
-           "handshakes/s"), CIPHER, CARD_START, CARDS,
-        _a("resumed_share", "number", "Fraction of handshakes resumed (session ID or ticket); 0..1.",
-           "fraction", 0.0),
-        _a("other_lpar_util", "number", "Fraction of each card other LPARs keep busy; 0 to below 1.",
-           "fraction", 0.0)], "fraction (0..1)"),
+       [_a("handshake_rate", "number", "TLS handshakes (new connections) per second; {range}.",
+           "handshakes/s", domain=D.HANDSHAKE_RATE), CIPHER, CARD_START, CARDS,
+        _a("resumed_share", "number", "Fraction of handshakes resumed (session ID or ticket); {range}.",
+           "fraction", 0.0, domain=D.RESUMED_SHARE),
+        OTHER_LPAR], "fraction (0..1)"),
     _f("CHANNEL_STOP_COST_US", "channel_stop_cost_us", PLANNING, "CPU per channel stop, in "
        "total or for one address space.", [MODE, TLS_SPACE], "CPU us per channel stop"),
     _f("HANDSHAKE_CPU_FACTOR", "handshake_cpu_factor", PLANNING, "TLS handshake CPU relative to "

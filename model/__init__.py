@@ -1,8 +1,9 @@
 """cryptoplan models: queueing formulas and fitted z/OS crypto domain models.
 
 Everything here is a pure function over floats or NumPy arrays.  Arguments are
-validated in :mod:`cryptoplan.model._validate`; bad input raises :class:`ValueError`
-naming the argument, the value and the allowed range.
+validated against their ranges, declared once in :mod:`cryptoplan.model.domains`, by
+:mod:`cryptoplan.model._validate`; bad input raises :class:`ValueError` naming the
+argument, the value and the allowed range.
 """
 
 import importlib

@@ -25,8 +25,8 @@ from numbers import Real
 
 import numpy as np
 
-__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", "index_text", "UnstableQueueError",
-           "ArgumentError"]
+__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", "index_text", "number_text",
+           "range_text", "UnstableQueueError", "ArgumentError"]
 
 
 class UnstableQueueError(ValueError):
@@ -121,14 +121,27 @@ def index_text(idx) -> str:
     return ", ".join(str(int(i)) for i in idx)
 
 
-def _range_text(lo, hi, lo_open, hi_open) -> str:
+def number_text(x: float) -> str:
+    """A bound as messages and help texts write it: shortest (``%g``) when that is exact.
+
+    ``64``, ``0.01``, ``1e+12``; ``999999999`` and ``9999999`` in full, where ``%g``
+    would round them to ``1e+09`` and ``1e+07`` and a message would contradict itself.
+    """
+    short = f"{x:g}"
+    if float(short) == x:
+        return short
+    return str(int(x)) if x == int(x) else repr(float(x))
+
+
+def range_text(lo, hi, lo_open=False, hi_open=False) -> str:
+    """The requirement :func:`check` states: ``must be >= 1``, ``must be in [0, 1)``."""
     if hi is None:
-        return f"must be {'>' if lo_open else '>='} {lo:g}"
+        return f"must be {'>' if lo_open else '>='} {number_text(lo)}"
     if lo is None:
-        return f"must be {'<' if hi_open else '<='} {hi:g}"
+        return f"must be {'<' if hi_open else '<='} {number_text(hi)}"
     left = "(" if lo_open else "["
     right = ")" if hi_open else "]"
-    return f"must be in {left}{lo:g}, {hi:g}{right}"
+    return f"must be in {left}{number_text(lo)}, {number_text(hi)}{right}"
 
 
 def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
@@ -174,7 +187,7 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
         if scalar and arr.ndim != 0:
             raise ValueError(f"{name} must be a single number, not a range or array (got shape "
                              f"{arr.shape})")
-    rng = _range_text(lo, hi, lo_open, hi_open) if lo is not None or hi is not None else ""
+    rng = range_text(lo, hi, lo_open, hi_open) if lo is not None or hi is not None else ""
     tests = [(~np.isfinite(arr), "must be a finite number")]
     if lo is not None:
         tests.append((arr <= lo if lo_open else arr < lo, rng))

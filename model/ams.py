@@ -89,19 +89,21 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._validate import UnstableQueueError, broadcast, check, index_text
+from ._validate import UnstableQueueError, broadcast, index_text
 from .crypto import CARD_FUNCTIONS, function_ms
+from .domains import (CARDS, MAX_UTILIZATION, MAX_WAIT_MS, MESSAGE_KB, OTHER_LPAR_UTIL,
+                      PLANNED_TX_RATE, PROCESSORS, RECIPIENTS, REQUESTERS, SERVICE_SCV, TX_RATE)
 from .figures import figure, table_in_force
 from .mgc import mgc_wait
 from .mva import mva_throughput
-from .params import (KEY_TYPES, MAX_MESSAGE_KB, POLICIES, normalize_choice, normalize_key,
+from .params import (KEY_TYPES, POLICIES, normalize_choice, normalize_key,
                      normalize_key_reuse, normalize_key_type, normalize_policy, param)
 
 __all__ = ["AmsWorkload", "card_generation_factor", "ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_demands",
            "ams_throughput", "ams_cost_us", "ams_cost_at_rate_us", "ams_plan", "AMSPlan",
            "ams_bottleneck", "card_utilization", "crypto_wait_ms", "accelerators_required",
            "coprocessors_required", "processors_required", "ams_platform_factors",
-           "AMS_ADDRESS_SPACES", "AMS_PLATFORMS", "RESOURCES", "RMF_EXAMPLE", "CARD_GENERATIONS", "MAX_CARDS", "MAX_PROCESSORS"]
+           "AMS_ADDRESS_SPACES", "AMS_PLATFORMS", "RESOURCES", "RMF_EXAMPLE", "CARD_GENERATIONS"]
 
 AMS_ADDRESS_SPACES = ("total", "application", "AMSM", "MSTR")
 AMS_PLATFORMS = ("z13", "z14", "z15", "z16")
@@ -109,16 +111,13 @@ AMS_PLATFORMS = ("z13", "z14", "z15", "z16")
 # read as the sizes MQ's AMS measurements use (the z14 report's 2KB and 4MB, seed 001's
 # 2KB, 64KB and 4MB).  An assumption, not a published figure: see ams_platform_factors.
 SIZE_CLASSES_KB = {"small": 2.0, "medium": 64.0, "large": 4096.0}
-CARDS = ("accelerator", "coprocessor")
+CARD_MODES = ("accelerator", "coprocessor")
 RESOURCES = ("processors", "coprocessors", "accelerators")
-MAX_CARDS = 64.0
-MAX_PROCESSORS = 256.0
-MAX_REQUESTERS = 100000.0
 CARD_RMF_FUNCTIONS = ("summary", "ME", "CRT")
 # Crypto Express generations: the card times are fitted to CEX8S (seed 001's z16)
 CARD_GENERATIONS = ("CEX6S", "CEX7S", "CEX8S")
 _FUNCTIONS = tuple(CARD_FUNCTIONS)   # CCA_RSA, RSA_ME, RSA_CRT, CCA_ECC
-_ON_CARD = {c: np.array([CARD_FUNCTIONS[f][0] == c for f in _FUNCTIONS]) for c in CARDS}
+_ON_CARD = {c: np.array([CARD_FUNCTIONS[f][0] == c for f in _FUNCTIONS]) for c in CARD_MODES}
 
 # The measured configuration's card and processor counts (model.planning.defaults reads the same rows).
 _MEASURED = {"coprocessors": "s001_cfg_coprocessors_per_lpar",
@@ -215,9 +214,9 @@ def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients
               card_generation="CEX8S"):
     pol = _codes("policy", policy, normalize_policy, POLICIES)
     ecc, bits = _keys(key_type, key_size)
-    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
+    kb = np.asarray(MESSAGE_KB.check(message_kb), dtype=float)
     k = _reuse(key_reuse)
-    r = np.asarray(check("recipients", recipients, 1.0, 1e4, integer=True), dtype=float)
+    r = np.asarray(RECIPIENTS.check(recipients), dtype=float)
     plat = _codes("platform", platform, lambda v: normalize_choice("platform", v, AMS_PLATFORMS),
                   AMS_PLATFORMS)
     gen = _codes("card_generation", card_generation,
@@ -241,14 +240,14 @@ def _workload(policy, key_type, key_size, message_kb, key_reuse=None, recipients
     return _Workload(pol, ecc, bits, kb, k, r, plat, gen)
 
 
-def _count(name, value, key, hi):
+def _count(domain, name, value, key):
     if value is None and key is None:
         value = 1.0
-    return np.asarray(check(name, _measured(value, key), 1.0, hi, integer=True), dtype=float)
+    return np.asarray(domain.check(_measured(value, key), name), dtype=float)
 
 
 def _other(name, value):
-    return np.asarray(check(name, value, 0.0, 1.0, hi_open=True), dtype=float)
+    return np.asarray(OTHER_LPAR_UTIL.check(value, name), dtype=float)
 
 
 # --------------------------------------------------------------- operations
@@ -433,7 +432,7 @@ def ams_platform_factors(policy, message_kb, platform="z16") -> dict:
        "MQ for z/OS on z16", p.34 (github.com/ibm-messaging/mqperf).
     """
     pol = _codes("policy", policy, normalize_policy, POLICIES)
-    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
+    kb = np.asarray(MESSAGE_KB.check(message_kb), dtype=float)
     plat = _codes("platform", platform, lambda v: normalize_choice("platform", v, AMS_PLATFORMS),
                   AMS_PLATFORMS)
     mq, ams = _factors(pol, kb, plat)
@@ -687,10 +686,10 @@ def ams_bottleneck(policy, key_type, key_size, message_kb, key_reuse=None, reque
     Arguments as :func:`ams_throughput`.
     """
     w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform, card_generation)
-    _count("requesters", requesters, None, MAX_REQUESTERS)
-    servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
-                       _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
-                       _count("accelerators", accelerators, "accelerators", MAX_CARDS))
+    _count(REQUESTERS, "requesters", requesters, None)
+    servers = _servers(_count(PROCESSORS, "processors", processors, "processors"),
+                       _count(CARDS, "coprocessors", coprocessors, "coprocessors"),
+                       _count(CARDS, "accelerators", accelerators, "accelerators"))
     d = _demands(w, servers[0], _other("other_coprocessor_util", other_coprocessor_util),
                  _other("other_accelerator_util", other_accelerator_util))
     _, dem = _closed_stations(d)
@@ -765,7 +764,7 @@ def ams_cost_at_rate_us(tx_rate, policy, key_type, key_size, message_kb, key_reu
         CPU microseconds per transaction at ``tx_rate``.  Whether the
         processors can carry the rate is :func:`ams_plan`'s question.
     """
-    lam = check("tx_rate", tx_rate, 0.0, lo_open=True)
+    lam = PLANNED_TX_RATE.check(tx_rate)
     return AmsWorkload(policy, key_type, key_size, message_kb, key_reuse, recipients,
                        platform).cost_at_rate_us(lam, address_space)
 
@@ -811,10 +810,10 @@ class AmsWorkload:
 
     def _closed(self, requesters, coprocessors, accelerators, processors, other_cop, other_acc):
         """(demands dict, throughput array) of the closed network, arguments checked."""
-        n = _count("requesters", requesters, None, MAX_REQUESTERS)
-        servers = _servers(_count("processors", processors, "processors", MAX_PROCESSORS),
-                           _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS),
-                           _count("accelerators", accelerators, "accelerators", MAX_CARDS))
+        n = _count(REQUESTERS, "requesters", requesters, None)
+        servers = _servers(_count(PROCESSORS, "processors", processors, "processors"),
+                           _count(CARDS, "coprocessors", coprocessors, "coprocessors"),
+                           _count(CARDS, "accelerators", accelerators, "accelerators"))
         d = _demands(self._w, servers[0], _other("other_coprocessor_util", other_cop),
                      _other("other_accelerator_util", other_acc))
         return d, _closed_x(d, n, servers)
@@ -842,7 +841,7 @@ class AmsWorkload:
 
     def cost_at_rate_us(self, tx_rate, address_space="total"):
         """CPU µs per transaction at ``tx_rate`` (txn/s, > 0), as :func:`ams_cost_at_rate_us`."""
-        lam = np.asarray(check("tx_rate", tx_rate, 0.0, lo_open=True), dtype=float)
+        lam = np.asarray(PLANNED_TX_RATE.check(tx_rate), dtype=float)
         parts = _cpu_parts(self._w)
         mstr = parts["mstr_per_s"] / lam
         space = _space(address_space)
@@ -1052,16 +1051,15 @@ def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, re
         If the processors or either card type would be 100% busy or more: the
         message names the resource and how many would carry the rate.
     """
-    lam = np.asarray(check("tx_rate", tx_rate, 0.0, lo_open=True), dtype=float)
+    lam = np.asarray(PLANNED_TX_RATE.check(tx_rate), dtype=float)
     w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform, card_generation)
-    procs = _count("processors", processors, "processors", MAX_PROCESSORS)
-    cops = _count("coprocessors", coprocessors, "coprocessors", MAX_CARDS)
-    accs = _count("accelerators", accelerators, "accelerators", MAX_CARDS)
+    procs = _count(PROCESSORS, "processors", processors, "processors")
+    cops = _count(CARDS, "coprocessors", coprocessors, "coprocessors")
+    accs = _count(CARDS, "accelerators", accelerators, "accelerators")
     cop_o = _other("other_coprocessor_util", other_coprocessor_util)
     acc_o = _other("other_accelerator_util", other_accelerator_util)
-    u_max = np.asarray(check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, hi_open=True),
-                       dtype=float)
-    scv_in = None if service_scv is None else np.asarray(check("service_scv", service_scv, 0.0), float)
+    u_max = np.asarray(MAX_UTILIZATION.check(max_utilization), dtype=float)
+    scv_in = None if service_scv is None else np.asarray(SERVICE_SCV.check(service_scv), float)
     d = _demands(w, procs, cop_o, acc_o)
     lam, procs, cops, accs, cop_o, acc_o, u_max = np.broadcast_arrays(
         lam, procs, cops, accs, cop_o, acc_o, u_max, np.empty(np.shape(d["cpu_ms"])))[:7]
@@ -1127,7 +1125,7 @@ def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, re
 
 # ---------------------------------------------------------- per-card functions
 def _card(card) -> str:
-    return normalize_choice("card", card, CARDS, {"acc": "accelerator", "cexa": "accelerator",
+    return normalize_choice("card", card, CARD_MODES, {"acc": "accelerator", "cexa": "accelerator",
                                                   "cop": "coprocessor", "cexc": "coprocessor"})
 
 
@@ -1176,9 +1174,9 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
     if fn != "summary" and c != "accelerator":
         raise ValueError(f"rmf_row {fn!r} is an accelerator row of the RMF report; the coprocessor has "
                          "only its summary (rmf_row='summary')")
-    lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
+    lam = np.asarray(TX_RATE.check(tx_rate), dtype=float)
     w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, card_generation=card_generation)
-    n = np.asarray(check("cards", cards, 1.0, MAX_CARDS, integer=True), dtype=float)
+    n = np.asarray(CARDS.check(cards), dtype=float)
     other = _other("other_lpar_util", other_lpar_util)
     req, t = _requests(w), _times(w)
     load = lam * _card_ms(req, t, c) / 1000.0
@@ -1202,19 +1200,25 @@ def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=No
     to 1.8 for the RSA policies on accelerators) sets the wait: Cosmetatos
     for :math:`c_s^2 \\le 1`, Allen-Cunneen above.  ``service_scv`` overrides
     it.  The delay is summed over the transaction's requests at that card type.
+
+    Parameters
+    ----------
+    service_scv : float, optional
+        Card service-time SCV to use instead of the mix's, >= 0.
+    Other parameters as :func:`card_utilization`.
     """
     c = _card(card)
     card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse, c, cards, recipients,
                      other_lpar_util=other_lpar_util, card_generation=card_generation)
-    lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
+    lam = np.asarray(TX_RATE.check(tx_rate), dtype=float)
     w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, card_generation=card_generation)
-    n = np.asarray(check("cards", cards, 1.0, MAX_CARDS, integer=True), dtype=float)
+    n = np.asarray(CARDS.check(cards), dtype=float)
     other = _other("other_lpar_util", other_lpar_util)
     req, t = _requests(w), _times(w)
     on = _ON_CARD[c].astype(float)
     per_txn = np.tensordot(on, req, axes=1)
     dem = _card_ms(req, t, c)
-    scv = _scv(req, t, c) if service_scv is None else check("service_scv", service_scv, 0.0)
+    scv = _scv(req, t, c) if service_scv is None else SERVICE_SCV.check(service_scv)
     out = _card_wait_ms(lam, per_txn, dem, other, n, scv)
     out = np.asarray(out, dtype=float)
     return float(out) if out.ndim == 0 else out
@@ -1223,11 +1227,12 @@ def crypto_wait_ms(tx_rate, policy, key_type, key_size, message_kb, key_reuse=No
 def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, max_utilization,
               max_wait_ms, recipients, service_scv, other_lpar_util, card_generation):
     c = _card(card)
-    lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
+    lam = np.asarray(TX_RATE.check(tx_rate), dtype=float)
     w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, card_generation=card_generation)
-    u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, hi_open=True, scalar=True)
+    u_max = MAX_UTILIZATION.check(max_utilization, scalar=True)
     w_max = (None if max_wait_ms is None
-             else check("max_wait_ms", max_wait_ms, 0.0, lo_open=True, scalar=True))
+             else MAX_WAIT_MS.check(max_wait_ms, scalar=True))
+    scv_in = None if service_scv is None else SERVICE_SCV.check(service_scv)   # used with w_max only
     other = _other("other_lpar_util", other_lpar_util)
     if np.any(other >= u_max):
         raise ValueError(f"other_lpar_util ({float(np.max(other)):g}) leaves no room below max_utilization "
@@ -1242,8 +1247,7 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
         k = _needed(load, other, u_max)
     _whole(k, f"{c}s", lam)   # before the wait search: a unit mistake is named, not iterated
     if w_max is not None:
-        scv = np.broadcast_to(_scv(req, t, c) if service_scv is None
-                              else check("service_scv", service_scv, 0.0), lam.shape)
+        scv = np.broadcast_to(_scv(req, t, c) if scv_in is None else scv_in, lam.shape)
         for _ in range(10000):   # add a card where the wait target is missed, all scenarios at once
             wait = _card_wait_ms(lam, per_txn, dem, other, np.maximum(k, 1.0), scv)
             miss = (k > 0) & (wait > w_max)
@@ -1276,6 +1280,9 @@ def accelerators_required(tx_rate, policy, key_type, key_size, message_kb, key_r
         Ceiling on the mean queueing delay per transaction at the
         accelerators (ms), M/G/c with the mix's service variability
         (:func:`crypto_wait_ms`).
+    service_scv : float, optional
+        Card service-time SCV for the wait target instead of the mix's, >= 0
+        (checked even without ``max_wait_ms``).
     other_lpar_util : float
         Fraction of each shared card other LPARs keep busy, [0, max_utilization).
     Other parameters as :func:`ams_throughput`.
@@ -1305,15 +1312,22 @@ def processors_required(tx_rate, policy, key_type, key_size, message_kb, key_reu
     .. math:: P = \\lceil (\\lambda\\, c_{txn} + O_{MSTR}) / (10^6\\, U_{max}) \\rceil
 
     with :math:`c_{txn}` the CPU µs per transaction without MSTR's per-second
-    cost :math:`O_{MSTR}` (µs/s).  Arguments as :func:`ams_plan`.
+    cost :math:`O_{MSTR}` (µs/s).
+
+    Parameters
+    ----------
+    tx_rate : float or array_like
+        Planned transactions per second, >= 0 (at 0: the processors MSTR's own
+        CPU needs).
+    Other parameters as :func:`ams_plan`.
 
     Returns
     -------
     int or ndarray
     """
-    lam = np.asarray(check("tx_rate", tx_rate, 0.0), dtype=float)
+    lam = np.asarray(TX_RATE.check(tx_rate), dtype=float)
     w = _workload(policy, key_type, key_size, message_kb, key_reuse, recipients, platform)
-    u_max = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True, hi_open=True, scalar=True)
+    u_max = MAX_UTILIZATION.check(max_utilization, scalar=True)
     parts = _cpu_parts(w)
     with np.errstate(over="ignore", invalid="ignore"):
         busy = (lam * (parts["application"] + parts["AMSM"]) + parts["mstr_per_s"]) / 1e6

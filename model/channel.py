@@ -79,10 +79,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check
+from .domains import (CHANNEL_PAIRS, CHANNEL_REQUESTERS, CPS, DISPATCHERS, IDLE_SSLTASKS, MESSAGE_KB,
+                      ROUNDTRIP_MESSAGE_KB, ROUNDTRIP_US, SSLTASKS, TASK_ELAPSED_RATIO)
 from .figures import figure
 from .mva import mva_schweitzer
-from .params import CIPHERS, MAX_MESSAGE_KB, normalize_cipher, normalize_mode, param
+from .params import CIPHERS, normalize_cipher, normalize_mode, param
 from .tls import normalize_platform, tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
 
 __all__ = ["channel_demands_us", "channel_pipeline", "channel_throughput"]
@@ -135,8 +136,8 @@ def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed
     m = normalize_mode(mode)
     c = None if m == "none" else normalize_cipher(cipher)
     plat = normalize_platform(platform)
-    rho = check("task_elapsed_ratio", param("chin_task_elapsed_ratio") if task_elapsed_ratio is None
-                else task_elapsed_ratio, 1.0, scalar=True)
+    rho = TASK_ELAPSED_RATIO.check(param("chin_task_elapsed_ratio") if task_elapsed_ratio is None
+                                   else task_elapsed_ratio, scalar=True)
     if roundtrip_us is None:
         if not _rt_measured(m, c):
             raise ValueError(
@@ -144,12 +145,11 @@ def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed
                 "only for mode SSLCIPH or ATTLS with TLS_CHACHA20_POLY1305_SHA256 (the software "
                 f"cipher), got mode={m}, cipher={c}; pass the round trip of one transaction alone "
                 "on one channel pair in µs")
-        kb = check("message_kb", message_kb, 0.0, float(figure("s002_rt_sslciph_1m_us").conditions["message_kb"]),
-                   scalar=True)
+        kb = ROUNDTRIP_MESSAGE_KB.check(message_kb, scalar=True)
         rt = float(tls_roundtrip_us(m, c, kb))
     else:
-        kb = check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB, scalar=True)
-        rt = check("roundtrip_us", roundtrip_us, 0.0, lo_open=True, scalar=True)
+        kb = MESSAGE_KB.check(message_kb, scalar=True)
+        rt = ROUNDTRIP_US.check(roundtrip_us, scalar=True)
     none = tls_cost_parts_us("none", None, kb, plat)
     out = {"ssl_task": 0.0, "dispatcher": rho * none["CHIN"] / 4.0, "srb_encrypt": 0.0, "srb_decrypt": 0.0}
     if m == "SSLCIPH":
@@ -237,28 +237,25 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
     """
     m = normalize_mode(mode)
     dem = channel_demands_us(m, cipher, message_kb, roundtrip_us, task_elapsed_ratio, platform)
-    maxchl = figure("ref_maxchl_range").high
-    pairs = int(check("channel_pairs", channel_pairs, 1.0, maxchl // 2, integer=True, scalar=True))
-    n = int(check("requesters", requesters, 1.0, integer=True, scalar=True))
-    disp_rng = figure("ref_chidisps_range")
+    pairs = int(CHANNEL_PAIRS.check(channel_pairs, scalar=True))
+    n = int(CHANNEL_REQUESTERS.check(requesters, scalar=True))
     if dispatchers is None:
         dispatchers = figure("ref_chidisps_default").value
-    disps = int(check("dispatchers", dispatchers, max(1.0, disp_rng.low), disp_rng.high, integer=True,
-                      scalar=True))
+    disps = int(DISPATCHERS.check(dispatchers, scalar=True))
     if m == "SSLCIPH":
         if ssltasks is None:
-            raise ValueError("ssltasks (SSLTASKS, whole number >= 1) is required for mode SSLCIPH")
-        tasks = int(check("ssltasks", ssltasks, 1.0, integer=True, scalar=True))
+            raise ValueError(f"ssltasks (SSLTASKS, a whole number {SSLTASKS.text()}) is required for mode SSLCIPH")
+        tasks = int(SSLTASKS.check(ssltasks, scalar=True))
     else:
         tasks = 0
         if ssltasks is not None:
-            check("ssltasks", ssltasks, 0.0, integer=True, scalar=True)
+            IDLE_SSLTASKS.check(ssltasks, scalar=True)
     station, demand, per_lpar, used_tasks, used_disps = _network(m, pairs, max(tasks, 1), disps, dem)
     think = dem["delay"]
     n_stations = 2 * per_lpar
     cost = cp = None
     if cps is not None:
-        cp = check("cps", cps, 0.0, lo_open=True, scalar=True)
+        cp = CPS.check(cps, scalar=True)
         cost = float(tls_cost_us(m, None if m == "none" else cipher, message_kb, platform=platform))
         station, demand, think = _with_cpus(station, demand, think, cost / 2.0, cp, n_stations, dem)
         n_stations += 2

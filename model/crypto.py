@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check
+from .domains import KEY_SIZE
 from .params import normalize_choice, normalize_key, normalize_key_type, param
 
 __all__ = ["OPERATIONS", "CARD_FUNCTIONS", "operation_function", "crypto_op_ms",
@@ -98,7 +98,7 @@ def crypto_op_ms(operation, key_type="RSA", key_size=2048):
     kt = normalize_key_type(key_type)
     if np.ndim(key_size) == 0:  # as the AMS functions: text accepted, errors list the sizes
         key_size = normalize_key(kt, key_size)[1]
-    sizes = np.atleast_1d(check("key_size", key_size, 1.0))
+    sizes = np.atleast_1d(KEY_SIZE.check(key_size))
     for s in sizes.ravel():
         normalize_key(kt, s)
     out = function_ms(operation_function(operation, kt), sizes)

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check, is_scalar
+from ._validate import is_scalar
+from .domains import ARRIVAL_SCV, COSMETATOS_ARRIVAL_SCV, COSMETATOS_SERVICE_SCV, SERVICE_SCV, SERVICE_TIME
 from .params import normalize_choice
 from .mmc import mmc_args, erlang_c_stable, unwrap
 
@@ -58,7 +59,7 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
     service_time : float or array_like
         Mean service time :math:`s`, ``> 0``.
     servers : float or array_like
-        :math:`c`, ``>= 1``.
+        :math:`c`, ``1 <= c <= 1e12``.
     service_scv : float or array_like
         Squared coefficient of variation of service, :math:`c_s^2 = \\sigma_s^2 / s^2`,
         ``>= 0``; 0 is constant service (crypto operations), 1 is exponential.
@@ -96,11 +97,11 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
     m = _method(method)
     _, s, c, a = mmc_args(arrival_rate, service_time, servers)
     if m == "cosmetatos":
-        cs2 = check("service_scv", service_scv, 0.0, 1.0)
-        ca2 = check("arrival_scv", arrival_scv, 1.0, 1.0)
+        cs2 = COSMETATOS_SERVICE_SCV.check(service_scv)
+        ca2 = COSMETATOS_ARRIVAL_SCV.check(arrival_scv)
     else:
-        cs2 = check("service_scv", service_scv, 0.0)
-        ca2 = check("arrival_scv", arrival_scv, 0.0)
+        cs2 = SERVICE_SCV.check(service_scv)
+        ca2 = ARRIVAL_SCV.check(arrival_scv)
     wq = erlang_c_stable(a, c) * s / (c - a)
     if m == "allen-cunneen":
         return unwrap(wq * (ca2 + cs2) / 2.0)
@@ -119,6 +120,6 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
 def mgc_response(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1.0,
                  method="allen-cunneen"):
     """Approximate mean response time :math:`W_q + s`. See :func:`mgc_wait`."""
-    s = check("service_time", service_time, 0.0, lo_open=True)
+    s = SERVICE_TIME.check(service_time)
     return unwrap(np.asarray(mgc_wait(arrival_rate, service_time, servers, service_scv,
                                     arrival_scv, method) + s))

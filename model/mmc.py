@@ -29,8 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import broadcast, check, check_stable, is_scalar
-from .erlang import MAX_ERLANGS, erlang_b_array, erlang_b_scalar, erlang_c_from_b
+from ._validate import broadcast, check_stable, is_scalar
+from .domains import (ARRIVAL_RATE, MAX_PERCENTILE_WAIT, MAX_SERVER_UTILIZATION, MAX_WAIT, PERCENTILE, SERVERS,
+                      SERVICE_TIME, WAIT_TIME)
+from .erlang import erlang_b_array, erlang_b_scalar, erlang_c_from_b
 
 __all__ = [
     "MMCMetrics", "mmc_metrics", "mmc_utilization", "mmc_wait_probability",
@@ -45,9 +47,9 @@ MAX_SERVERS = 10_000_000
 
 def mmc_args(arrival_rate, service_time, servers):
     """Validate the three M/M/c arguments; return (lam, s, c, A) and check stability."""
-    lam = check("arrival_rate", arrival_rate, 0.0)
-    s = check("service_time", service_time, 0.0, lo_open=True)
-    c = check("servers", servers, 1.0, MAX_ERLANGS)
+    lam = ARRIVAL_RATE.check(arrival_rate)
+    s = SERVICE_TIME.check(service_time)
+    c = SERVERS.check(servers)
     if not is_scalar(lam, s, c):
         lam, s, c = broadcast(arrival_rate=np.asarray(lam, float), service_time=np.asarray(s, float),
                               servers=np.asarray(c, float))
@@ -101,7 +103,7 @@ def mmc_metrics(arrival_rate, service_time, servers) -> MMCMetrics:
     service_time : float or array_like
         Mean service time :math:`s`, ``> 0``.
     servers : float or array_like
-        :math:`c`, ``>= 1`` (real values use Erlang C's continuation).
+        :math:`c`, ``1 <= c <= 1e12`` (real values use Erlang C's continuation).
 
     Returns
     -------
@@ -143,6 +145,8 @@ def mmc_wait_probability(arrival_rate, service_time, servers):
 def mmc_wait(arrival_rate, service_time, servers):
     """Mean time in queue :math:`W_q = C s / (c - \\lambda s)` (unit of ``service_time``).
 
+    Arguments as :func:`mmc_metrics`.
+
     Examples
     --------
     >>> round(mmc_wait(1.0, 0.5, 1), 12)   # M/M/1: rho s / (1 - rho)
@@ -176,7 +180,7 @@ def mmc_wait_exceeds(arrival_rate, service_time, servers, t):
     ``t >= 0`` in the unit of ``service_time``.
     """
     _, s, c, a = mmc_args(arrival_rate, service_time, servers)
-    t = check("t", t, 0.0)
+    t = WAIT_TIME.check(t)
     return unwrap(erlang_c_stable(a, c) * np.exp(-(c - a) * np.asarray(t) / s))
 
 
@@ -191,6 +195,7 @@ def mmc_wait_percentile(arrival_rate, service_time, servers, p):
     ----------
     p : float or array_like
         Probability in (0, 1), e.g. 0.95 for the 95th percentile.
+    Other parameters as :func:`mmc_metrics`.
 
     Returns
     -------
@@ -198,7 +203,7 @@ def mmc_wait_percentile(arrival_rate, service_time, servers, p):
         Zero when :math:`1 - C \\ge p` (at least a fraction ``p`` do not wait).
     """
     _, s, c, a = mmc_args(arrival_rate, service_time, servers)
-    p = check("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
+    p = PERCENTILE.check(p)
     pw = erlang_c_stable(a, c)
     q = 1.0 - np.asarray(p)
     waits = np.asarray(pw) > q            # otherwise at least a fraction p do not wait: 0
@@ -236,7 +241,7 @@ def mmc_response_percentile(arrival_rate, service_time, servers, p):
         Probability in (0, 1).
     """
     _, s, c, a = mmc_args(arrival_rate, service_time, servers)
-    p = check("p", p, 0.0, 1.0, lo_open=True, hi_open=True)
+    p = PERCENTILE.check(p)
     pw = np.asarray(erlang_c_stable(a, c), float)
     a, c, s, p = broadcast(traffic=np.asarray(a, float), servers=np.asarray(c, float),
                            service_time=np.asarray(s, float), p=np.asarray(p, float))
@@ -295,18 +300,18 @@ def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
         For out-of-range arguments, or a target that needs more than
         ``MAX_SERVERS`` servers.
     """
-    lam = check("arrival_rate", arrival_rate, 0.0)
-    s = check("service_time", service_time, 0.0, lo_open=True)
+    lam = ARRIVAL_RATE.check(arrival_rate)
+    s = SERVICE_TIME.check(service_time)
     targets = {}
     if max_utilization is not None:
-        targets["u"] = check("max_utilization", max_utilization, 0.0, 1.0, lo_open=True)
+        targets["u"] = MAX_SERVER_UTILIZATION.check(max_utilization)
     if max_wait is not None:
-        targets["w"] = check("max_wait", max_wait, 0.0, lo_open=True)
+        targets["w"] = MAX_WAIT.check(max_wait)
     if (wait_percentile is None) != (max_percentile_wait is None):
         raise ValueError("wait_percentile and max_percentile_wait go together: give both or neither")
     if wait_percentile is not None:
-        targets["p"] = check("wait_percentile", wait_percentile, 0.0, 1.0, lo_open=True, hi_open=True)
-        targets["t"] = check("max_percentile_wait", max_percentile_wait, 0.0)
+        targets["p"] = PERCENTILE.check(wait_percentile, "wait_percentile")
+        targets["t"] = MAX_PERCENTILE_WAIT.check(max_percentile_wait)
     arrays = broadcast(arrival_rate=np.asarray(lam, float), service_time=np.asarray(s, float),
                        **{_TARGET_ARGS[k]: np.asarray(v, float) for k, v in targets.items()})
     shape = arrays[0].shape

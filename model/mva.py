@@ -46,7 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, check
+from ._validate import as_float_array
+from .domains import DEMAND, MAX_ITERATIONS, MAX_STATIONS, MVA_TOLERANCE, POPULATION, STATIONS, THINK_TIME
 
 __all__ = ["MVAResult", "mva", "mva_throughput", "mva_response", "SchweitzerResult", "mva_schweitzer",
            "mva_work", "MAX_MVA_WORK", "SATURATION_RTOL"]
@@ -69,10 +70,10 @@ class MVAResult:
 
 
 def _network(population, demands, servers, think_time):
-    n_max = check("population", population, 1.0, integer=True)
+    n_max = POPULATION.check(population)
     if not np.isscalar(n_max):
-        raise ValueError("population must be a single whole number >= 1")
-    d = np.atleast_1d(check("demands", demands, 0.0)).astype(float)
+        raise ValueError(f"population must be a single whole number {POPULATION.text()}")
+    d = np.atleast_1d(DEMAND.check(demands)).astype(float)
     if d.ndim != 1:
         raise ValueError("demands must be a 1-D list of per-station service demands")
     if d.size == 0:
@@ -88,7 +89,7 @@ def _network(population, demands, servers, think_time):
             i = int(np.argmax(bad))
             raise ValueError(f"servers must be whole numbers >= 1 or inf for a delay station "
                              f"(got {m[i]:g} at index {i})")
-    z = check("think_time", think_time, 0.0)
+    z = THINK_TIME.check(think_time)
     # One customer's cycle time is z + sum(d); below ~1e-300 its reciprocal
     # (the throughput) overflows a double, so such input is rejected, not returned as inf.
     if z + d.sum() < 1e-300:
@@ -288,9 +289,6 @@ def mva_response(population, demands, servers=None, think_time=0.0) -> float:
     return float(mva(population, demands, servers, think_time).response[-1])
 
 
-_MAX_STATIONS = 10_000_000  # per-station arrays are dense
-
-
 @dataclass(frozen=True)
 class SchweitzerResult:
     """Approximate multi-class MVA results (Bard-Schweitzer), at the given populations.
@@ -369,10 +367,10 @@ def mva_schweitzer(populations, station, demand, think_time=0.0, stations=None, 
     .. [3] E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik,
        *Quantitative System Performance*, Prentice-Hall, 1984, §7.4.
     """
-    n = np.atleast_1d(check("populations", populations, 1.0, integer=True)).astype(float)
+    n = np.atleast_1d(POPULATION.check(populations, "populations")).astype(float)
     if n.ndim != 1:
         raise ValueError(f"populations must be a 1-D list, one whole number per class (got shape {n.shape})")
-    d = np.atleast_2d(check("demand", demand, 0.0)).astype(float)
+    d = np.atleast_2d(DEMAND.check(demand, "demand")).astype(float)
     s = np.atleast_2d(np.asarray(station))
     if d.ndim != 2 or d.shape != s.shape or d.shape[0] != n.size:
         raise ValueError(f"station and demand must both have shape (classes, visits) = ({n.size}, V); "
@@ -382,19 +380,19 @@ def mva_schweitzer(populations, station, demand, think_time=0.0, stations=None, 
     s = s.astype(np.int64)
     if stations is None:
         k = int(s.max(initial=-1)) + 1
-        if k > _MAX_STATIONS:
-            raise ValueError(f"station indices must be below {_MAX_STATIONS} (got {k - 1}): number the "
+        if k > MAX_STATIONS:
+            raise ValueError(f"station indices must be below {MAX_STATIONS:.0f} (got {k - 1}): number the "
                              "stations densely")
     else:
-        k = int(check("stations", stations, 1.0, _MAX_STATIONS, integer=True, scalar=True))
+        k = int(STATIONS.check(stations, scalar=True))
     if s.size and s.max() >= k:
         raise ValueError(f"station indices must be below stations={k} (got {int(s.max())})")
-    z = np.asarray(check("think_time", think_time, 0.0), dtype=float)
+    z = np.asarray(THINK_TIME.check(think_time), dtype=float)
     if z.ndim > 1 or (z.ndim == 1 and z.size != n.size):
         raise ValueError(f"think_time must be one number or one per class ({n.size}), got shape {z.shape}")
     z = np.broadcast_to(z, n.shape)
-    check("tol", tol, 0.0, lo_open=True, scalar=True)
-    max_iter = int(check("max_iter", max_iter, 1.0, integer=True, scalar=True))
+    MVA_TOLERANCE.check(tol, scalar=True)
+    max_iter = int(MAX_ITERATIONS.check(max_iter, scalar=True))
     if np.any(z + d.sum(axis=1) < 1e-300):
         raise ValueError("every class needs a cycle that takes some time: demands and think_time "
                          "sum to 0 for at least one class")

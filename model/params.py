@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .datafiles import data_path
+from .domains import KEY_REUSE, MAX_MESSAGE_KB
 
 __all__ = [
     "Parameters", "current_parameters", "using_parameters", "binding",
@@ -56,9 +57,6 @@ CIPHERS = {
 _CIPHER_NAMES = tuple(CIPHERS)
 _CIPHER_ALIASES = {full[4:].replace("_WITH", "").lower(): full for full in CIPHERS if full.startswith("TLS_ECDHE_")}
 ADDRESS_SPACES = ("total", "MSTR", "CHIN", "TCPIP")
-# IBM MQ's largest message, 100 MB (the MAXMSGL ceiling): a product limit, not a measurement,
-# so it has no row in data/figures.csv.  Message sizes are checked against it.
-MAX_MESSAGE_KB = 102400.0
 
 
 def _fold(text) -> str:
@@ -135,7 +133,7 @@ def normalize_key(key_type, key_size) -> tuple[str, int]:
 
 
 def normalize_key_reuse(key_reuse) -> float:
-    """AMS Confidentiality key reuse: a whole number 1..9,999,999 or "unlimited" (inf).
+    """AMS Confidentiality key reuse: a whole number in :data:`~cryptoplan.model.domains.KEY_REUSE` or "unlimited" (inf).
 
     ``None`` means the policy does not reuse keys (1), as for Integrity and Privacy.
     """
@@ -149,13 +147,11 @@ def normalize_key_reuse(key_reuse) -> float:
         try:
             key_reuse = float(key_reuse)
         except ValueError:
-            raise ValueError(f"key_reuse must be a whole number 1..9999999 or 'unlimited' "
+            raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
                              f"(got {key_reuse!r})") from None
     k = float(key_reuse)
-    from .figures import figure  # the KEYREUSE range of the reference facts
-    hi = figure("ref_keyreuse_range").high
-    if not (k == float("inf") or (1 <= k <= hi and k == int(k))):  # no int() of inf/nan
-        raise ValueError(f"key_reuse must be a whole number 1..9999999 or 'unlimited' (got {key_reuse!r})")
+    if not (k == float("inf") or KEY_REUSE.contains(k)):     # the KEYREUSE range of the reference facts
+        raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' (got {key_reuse!r})")
     return k
 
 

@@ -33,9 +33,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._validate import UnstableQueueError, check
+from ._validate import UnstableQueueError
+from .domains import (CARDS, CONNECTION_CPU_US, HANDSHAKE_RATE, MESSAGE_KB, OTHER_LPAR_UTIL, RESUMED_SHARE,
+                      ROUNDTRIP_MESSAGE_KB, SSLRKEYC, START_RATE)
 from .figures import figure, table_in_force
-from .params import (CIPHERS, MAX_MESSAGE_KB, normalize_address_space, normalize_choice, normalize_cipher,
+from .params import (CIPHERS, normalize_address_space, normalize_choice, normalize_cipher,
                      normalize_mode, param)
 
 __all__ = ["fit_roundtrip", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_roundtrip_us", "tls_cost_us",
@@ -59,10 +61,6 @@ def _rt_points():
             f = figure(pat.format(tag))
             out.append((mode, float(f.conditions["message_kb"]), f.target(), f.id))
     return out
-
-
-def _rt_max_kb() -> float:
-    return max(kb for _, kb, _, _ in _rt_points())
 
 
 ROUNDTRIP_PARAMS = {
@@ -138,7 +136,7 @@ def tls_roundtrip_us(mode, cipher, message_kb):
         raise ValueError(f"round trips are published for the software cipher "
                          f"TLS_CHACHA20_POLY1305_SHA256 only (got {c}); with hardware ciphers "
                          "seed 002 reports SSLCIPH and AT-TLS round trips as similar and network-bound")
-    kb = check("message_kb", message_kb, 0.0, _rt_max_kb())  # the measured range only
+    kb = ROUNDTRIP_MESSAGE_KB.check(message_kb)  # the measured range only
     kb_a = np.asarray(kb, dtype=float)
     if m == "SSLCIPH":
         out = param("rt_base_us") + param("rt_sslciph_us_per_kb") * kb_a
@@ -213,7 +211,7 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     """
     m = normalize_mode(mode)
     plat = normalize_platform(platform)
-    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
+    kb = np.asarray(MESSAGE_KB.check(message_kb), dtype=float)
     g = param("tls_z14_vs_z15") if plat == "z14" else 1.0
     mstr = param("tls_mstr_us") + param("tls_mstr_us_per_kb") * kb
     chin = param("tls_chin_us") + param("tls_chin_us_per_kb") * kb
@@ -248,8 +246,8 @@ def renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform="z16"):
     platform : {"z14", "z15", "z16"}
     """
     c = normalize_cipher(cipher)
-    kb = np.asarray(check("message_kb", message_kb, 0.0, MAX_MESSAGE_KB), dtype=float)
-    rk = check("sslrkeyc", sslrkeyc, 0.0, figure("ref_sslrkeyc_range").high, integer=True, scalar=True)
+    kb = np.asarray(MESSAGE_KB.check(message_kb), dtype=float)
+    rk = SSLRKEYC.check(sslrkeyc, scalar=True)
     plat = normalize_platform(platform)
     if rk == 0 or CIPHERS[c][0] == "TLS1.3":
         out = np.zeros_like(kb)
@@ -297,7 +295,7 @@ def tls_cost_us(mode, cipher, message_kb, address_space=None, sslrkeyc=0, platfo
     parts = tls_cost_parts_us(mode, cipher, message_kb, plat)
     if normalize_mode(mode) == "SSLCIPH":
         parts["CHIN"] = parts["CHIN"] + renegotiation_cost_us(cipher, message_kb, sslrkeyc, plat)
-    elif check("sslrkeyc", sslrkeyc, 0.0, scalar=True) != 0:
+    elif SSLRKEYC.check(sslrkeyc, scalar=True) != 0:
         raise ValueError("sslrkeyc applies to mode SSLCIPH only (AT-TLS renegotiates on a timer)")
     if space == "total":
         return parts["MSTR"] + parts["CHIN"] + parts["TCPIP"]
@@ -434,8 +432,8 @@ def channel_start_card_utilization(start_rate, cipher, card="coprocessor", cards
     UnstableQueueError
         If the utilization is 1 or more.
     """
-    rate = np.asarray(check("start_rate", start_rate, 0.0), dtype=float)
-    n = check("cards", cards, 1.0, 64.0, integer=True, scalar=True)
+    rate = np.asarray(START_RATE.check(start_rate), dtype=float)
+    n = CARDS.check(cards, scalar=True)
     mode = normalize_choice("card", card, ("coprocessor", "accelerator"))
     u = rate * channel_start_card_ms(cipher, mode) / 1000.0 / n
     if np.any(u >= 1.0):
@@ -478,10 +476,10 @@ def handshake_card_utilization(handshake_rate, cipher, card="coprocessor", cards
     UnstableQueueError
         If the utilization is 1 or more, naming the cards needed.
     """
-    rate = np.asarray(check("handshake_rate", handshake_rate, 0.0), dtype=float)
-    share = np.asarray(check("resumed_share", resumed_share, 0.0, 1.0), dtype=float)
-    other = np.asarray(check("other_lpar_util", other_lpar_util, 0.0, 1.0, hi_open=True), dtype=float)
-    n = check("cards", cards, 1.0, 64.0, integer=True, scalar=True)
+    rate = np.asarray(HANDSHAKE_RATE.check(handshake_rate), dtype=float)
+    share = np.asarray(RESUMED_SHARE.check(resumed_share), dtype=float)
+    other = np.asarray(OTHER_LPAR_UTIL.check(other_lpar_util), dtype=float)
+    n = CARDS.check(cards, scalar=True)
     mode = normalize_choice("card", card, ("coprocessor", "accelerator"))
     load = rate * (1.0 - share) * channel_start_card_ms(cipher, mode) / 1000.0
     u = load / n + other
@@ -733,7 +731,7 @@ def ocsp_cpu_us(connection_cpu_us, address_space="total"):
         CPU µs per new connection without OCSP, in that address space (>= 0).
     address_space : {"total", "SSL_server", "TCPIP"}
     """
-    cpu = check("connection_cpu_us", connection_cpu_us, 0.0)
+    cpu = CONNECTION_CPU_US.check(connection_cpu_us)
     space = normalize_choice("address_space", address_space, ("total", "SSL_server", "TCPIP"))
     ids = {"total": "s004_ocsp_total_pct", "SSL_server": "s004_ocsp_ssl_server_pct",
            "TCPIP": "s004_ocsp_tcpip_pct"}

@@ -15,7 +15,7 @@ def recording():
     """Record the ids passed to model.figures.figure while the block runs."""
     seen: set[str] = set()
     modules = [m for m in (__import__(f"cryptoplan.model.{n}", fromlist=["_"]) for n in
-                           ("figures", "fit", "tls", "channel", "ams", "crypto", "planning", "params"))
+                           ("figures", "fit", "tls", "channel", "ams", "crypto", "planning", "params", "domains"))
                if hasattr(m, "figure")]
     originals = {m: m.figure for m in modules}
 

@@ -542,6 +542,15 @@ def test_cards_required_zero_when_card_unused():
     assert accelerators_required(0.0, "privacy", "RSA", 2048, 2) == 0
 
 
+def test_cards_required_refuses_a_bad_service_scv_without_a_wait_target():
+    # service_scv only matters with max_wait_ms, but a value outside its domain is an error
+    # either way (all or nothing): it was silently ignored without a wait target
+    for fn in (accelerators_required, coprocessors_required):
+        with pytest.raises(ValueError, match=r"^service_scv must be >= 0 \(got -0.5\)$"):
+            fn(1000.0, "privacy", "RSA", 2048, 2, service_scv=-0.5)
+        assert fn(1000.0, "privacy", "RSA", 2048, 2, service_scv=0.5) == fn(1000.0, "privacy", "RSA", 2048, 2)
+
+
 def test_cards_required_vectorised():
     out = accelerators_required([0.0, 100.0, 5000.0], "privacy", "RSA", 4096, 2)
     assert out.shape == (3,)

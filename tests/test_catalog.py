@@ -15,12 +15,14 @@ import importlib.resources
 import io
 import json
 import keyword
+import math
 import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 import xlwings
 from click.testing import CliRunner
@@ -152,6 +154,96 @@ def test_choice_lists_come_from_the_model():
     assert by[("TLS_ROUNDTRIP_US", "cipher")].choices == tuple(CIPHERS)
 
 
+# ------------------------------------------------------------ argument domains
+_DOMAIN_ARGS = [(f, a) for f in CATALOG for a in f.model_args if a.domain is not None]
+# Where the domain checks need other arguments than _SAMPLE's: SSL tasks are required (and only
+# then bounded below by 1) with SSLCIPH; mmc_servers takes the percentile target as a pair; key
+# reuse applies to confidentiality; and loads light enough for one card.
+_BASE = {"CHANNEL_THROUGHPUT": {"mode": "SSLCIPH", "ssltasks": 5},
+         "MMC_SERVERS": {"max_utilization": 0.8, "wait_percentile": 0.9, "max_percentile_wait": 1.0}}
+_BASE_FOR_ARG = {"key_reuse": {"policy": "confidentiality"}}
+_LIGHT = {"tx_rate": 10.0, "cards": 2, "message_kb": 2.0}
+
+
+def _base_call(spec, arg):
+    kwargs = {a.name: (_LIGHT.get(a.name, _SAMPLE[a.name]) if a.name in _SAMPLE and
+                       (a.kind != "vector" or a.name == "demands") else a.default)
+              for a in spec.model_args if a.name in _SAMPLE or not a.required}
+    return kwargs | _BASE.get(spec.name, {}) | _BASE_FOR_ARG.get(arg.name, {})
+
+
+def _accepts(spec, arg, value) -> bool:
+    """Whether the model function lets ``value`` of ``arg`` through its validation: refused is a
+    ValueError (or TypeError) in the domain's words, "<arg> must be ..."; anything else (a
+    result, an unstable queue, a target no card count meets) means the value was accepted."""
+    import warnings
+    kwargs = _base_call(spec, arg) | {arg.name: [value, value] if arg.kind == "vector" else value}
+    try:
+        with warnings.catch_warnings():
+            # just inside an open bound at 0 is 5e-324: past validation some models overflow
+            # there (ams_cost_at_rate_us, mmc_servers), which is not what this test is about
+            warnings.simplefilter("ignore", RuntimeWarning)
+            spec.model_function()(**kwargs)
+    except (ValueError, TypeError) as exc:
+        return not str(exc).startswith(f"{arg.name} must be")
+    return True
+
+
+@pytest.mark.parametrize("spec, arg", _DOMAIN_ARGS, ids=[f"{f.name}-{a.name}" for f, a in _DOMAIN_ARGS])
+def test_the_declared_domain_is_what_the_model_accepts(spec, arg):
+    """At each bound, just beyond it and just inside it, and (whole-number domains) at a
+    fraction inside, the wrapped model function accepts exactly what the catalog's domain
+    does: an independent check that the declaration and the validation agree."""
+    spec.model_function()(**_base_call(spec, arg))          # the base call itself is valid
+    d = arg.domain
+    lo, hi = d.bounds()
+    probes = []
+    for bound, is_open, out in ((lo, d.lo_open, -math.inf), (hi, d.hi_open, math.inf)):
+        if bound is None:
+            continue
+        step = math.copysign(1.0, out)
+        beyond = bound + step if d.integer else float(np.nextafter(bound, out))
+        inside = bound - step if d.integer else float(np.nextafter(bound, -out))
+        probes += [(bound, not is_open), (beyond, False), (inside, d.contains(inside))]
+    if d.integer:
+        probes.append((lo + 0.5, False))
+    assert len(probes) >= 3
+    got = [(v, _accepts(spec, arg, v)) for v, _ in probes]
+    assert got == probes
+    assert [d.contains(v) for v, _ in probes] == [ok for _, ok in probes]
+
+
+def test_every_numeric_argument_states_a_declared_range():
+    """An argument's help states its domain's text and no range typed by hand: every range in a
+    help is the text of a declared domain (a vector of station servers, whole numbers or inf,
+    has no domain of the kind)."""
+    from cryptoplan.model import domains as D
+    from _ranges import normalized, range_spans
+    declared = {normalized(getattr(D, n).text()) for n in D.__all__ if isinstance(getattr(D, n), D.Domain)}
+    without = []
+    for f in CATALOG:
+        for a in f.args:
+            if a.domain is not None:
+                assert a.domain.text() in a.help, (f.name, a.name)
+            elif a.kind in ("number", "integer", "number_or_text") and a.name != "key_size":
+                without.append((f.name, a.name))
+            spans = range_spans(a.help)
+            assert a.domain is None or normalized(a.domain.text()) in spans, (f.name, a.name)
+            if (f.name, a.name) != ("MVA_THROUGHPUT", "servers"):
+                assert set(spans) <= declared, (f.name, a.name, spans)
+    assert without == []       # every numeric argument but the key size (a list) has a domain
+    assert next(a for a in catalog.get("CARD_UTILIZATION").args if a.name == "cards").help == "Cards of that type; 1..64."
+
+
+def test_an_argument_declares_a_domain_with_its_range_placeholder():
+    from cryptoplan.model import domains as D
+    assert catalog._a("n", "integer", "Cards; {range}.", domain=D.CARDS).help == "Cards; 1..64."
+    for bad in (dict(help="Cards; 1..64.", domain=D.CARDS), dict(help="Cards; {range}."),
+                dict(help="{range} or {range}", domain=D.CARDS)):
+        with pytest.raises(ValueError, match="give a domain and one {range}"):
+            catalog._a("n", "integer", **bad)
+
+
 # ------------------------------------------------------------ generated functions
 def test_generated_functions_match_catalog():
     import inspect
@@ -243,7 +335,7 @@ def test_cli_json_is_the_catalog():
     mgc = next(d for d in data if d["name"] == "MGC_WAIT")
     assert mgc["arguments"][3] | {"help": None} == {
         "name": "service_scv", "kind": "number", "help": None, "unit": "", "required": False,
-        "default": 0.0, "choices": []}
+        "default": 0.0, "choices": [], "range": ">= 0"}
 
 
 def test_cli_text_lists_every_function_with_help():

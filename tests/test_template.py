@@ -24,6 +24,7 @@ from openpyxl.worksheet.formula import ArrayFormula
 
 from cryptoplan import model
 from cryptoplan.addin.catalog import CATALOG
+from cryptoplan.model import domains as D
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import CIPHERS, KEY_TYPES, MODES, POLICIES
 from cryptoplan.workbook import template
@@ -159,8 +160,76 @@ def test_dropdowns_list_what_the_model_accepts(wb):
     numeric = {ws.cell(r.min_row, 5).value: dv for dv in ws.data_validations.dataValidation
                if dv.type in ("whole", "decimal") for r in dv.sqref.ranges}
     assert numeric["Coprocessors"].type == "whole" and numeric["Coprocessors"].formula2 == "64"
-    assert numeric["MaxUtilization"].formula1 == "0.01"
+    assert numeric["MaxUtilization"].formula1 == "0.01" and numeric["MaxUtilization"].formula2 == "0.99"
     assert numeric["SSLRKEYC"].type == "whole" and numeric["SSLRKEYC"].formula2 == "999999999"
+    assert numeric["TxRate"].operator == "greaterThan" and numeric["TxRate"].formula1 == "0"
+    assert numeric["Recipients"].formula2 == "10000"
+
+
+def test_numeric_inputs_are_validated_as_their_domains(wb):
+    """Each numeric input's data validation is its domain's Excel form, and its error names the range."""
+    ws = wb["Inputs"]
+    numeric = {ws.cell(r.min_row, 5).value: dv for dv in ws.data_validations.dataValidation
+               if dv.type in ("whole", "decimal") for r in dv.sqref.ranges}
+    with_domain = {i.name: i for i in template.INPUTS if i.domain is not None}
+    assert numeric.keys() == with_domain.keys() and len(numeric) == 13
+    for name, inp in with_domain.items():
+        dv = numeric[name]
+        assert (dv.type, dv.operator or "between", dv.formula1, dv.formula2) == template.excel_validation(inp.domain)
+        assert inp.domain.text() in dv.error, name
+
+
+@pytest.mark.parametrize("domain, validation", [
+    (D.CARDS, ("whole", "between", "1", "64")),
+    (D.TX_RATE, ("decimal", "greaterThanOrEqual", "0", None)),
+    (D.PLANNED_TX_RATE, ("decimal", "greaterThan", "0", None)),
+    (D.SSLTASKS, ("whole", "greaterThanOrEqual", "1", None)),
+    (D.MESSAGE_KB, ("decimal", "between", "0", "102400")),
+    (D.Domain("n", 0.0, 10.0, lo_open=True, integer=True), ("whole", "between", "1", "10")),
+    (D.Domain("x", high=1.0, hi_open=True), ("decimal", "lessThan", "1", None)),
+    (D.Domain("x", high=1.0), ("decimal", "lessThanOrEqual", "1", None)),
+])
+def test_excel_validation_of_a_domain(domain, validation):
+    assert template.excel_validation(domain) == validation
+
+
+def test_an_open_decimal_interval_must_be_narrowed_for_excel():
+    with pytest.raises(ValueError, match="between includes both bounds"):
+        template.excel_validation(D.MAX_UTILIZATION)
+    cell = template.MAX_UTILIZATION_CELL
+    assert template.excel_validation(cell) == ("decimal", "between", "0.01", "0.99")
+    assert cell.within(D.MAX_UTILIZATION) and not D.MAX_UTILIZATION.within(cell)
+
+
+# Where an input may hold more than one of its formulas accepts, on purpose: MessageKB serves
+# the AMS and CPU results up to MQ's 100 MB; round trips are published up to 1 MB only, so
+# those two results refuse a larger message (the input's note says so).
+WIDER_THAN_THE_FORMULA = {("MessageKB", "TLS_ROUNDTRIP_US"), ("MessageKB", "CHANNEL_THROUGHPUT")}
+
+
+def test_no_input_accepts_what_its_formulas_refuse():
+    """The data validation of every input lies within the domain of each catalog argument the
+    template passes it as: a value Excel lets in is one every formula reading it accepts."""
+    _, b = template.build_workbook()
+    inputs = {i.name: i for i in template.INPUTS}
+    args = {(f.name, a.name): a for f in CATALOG for a in f.args}
+    checked, wider = set(), set()
+    for name, fn, arg_name in sorted(b.uses):
+        arg = args[(fn, arg_name)]
+        if arg.domain is None:
+            continue
+        inp = inputs[name]
+        assert inp.domain is not None or name == "KeyReuse", (name, fn)   # KeyReuse: a number or "unlimited"
+        if inp.domain is None:
+            continue
+        checked.add(name)
+        if (name, fn) in WIDER_THAN_THE_FORMULA:
+            assert not inp.domain.within(arg.domain), (name, fn)        # the exception is still needed
+            wider.add((name, fn))
+        else:
+            assert inp.domain.within(arg.domain), (name, fn, inp.domain.text(), arg.domain.text())
+    assert wider == WIDER_THAN_THE_FORMULA
+    assert checked == {i.name for i in template.INPUTS if i.domain is not None}
 
 
 def test_channel_results_follow_sslrkeyc_and_platform(path):

@@ -14,7 +14,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 from cryptoplan.model import UnstableQueueError, erlang_b, mmc_wait
-from cryptoplan.model._validate import as_float_array, check, check_stable, is_scalar
+from cryptoplan.model._validate import as_float_array, check, check_stable, is_scalar, number_text, range_text
 
 
 # ------------------------------------------------------------------ scalars
@@ -173,6 +173,30 @@ def test_message_value_uses_g_format():
     with pytest.raises(ValueError) as exc:
         check("traffic", -1.5e-12, 0.0)
     assert str(exc.value) == "traffic must be >= 0 (got -1.5e-12)"
+
+
+def test_bounds_are_written_exactly():
+    # %g would print 999999999 as 1e+09: "must be in [0, 1e+09] (got 1e+09)" contradicts itself
+    with pytest.raises(ValueError) as exc:
+        check("sslrkeyc", 1e9, 0.0, 999999999.0)
+    assert str(exc.value) == "sslrkeyc must be in [0, 999999999] (got 1e+09)"
+    with pytest.raises(ValueError) as exc:
+        check("key_reuse", 0.0, 1.0, 9999999.0)
+    assert str(exc.value) == "key_reuse must be in [1, 9999999] (got 0)"
+
+
+@pytest.mark.parametrize("x, text", [(64.0, "64"), (0.01, "0.01"), (1e12, "1e+12"), (102400.0, "102400"),
+                                     (999999999.0, "999999999"), (0.1234567, "0.1234567"), (-3.0, "-3")])
+def test_number_text_is_short_and_exact(x, text):
+    assert number_text(x) == text and float(text) == x
+
+
+def test_range_text_is_the_requirement_check_states():
+    assert range_text(1.0, None) == "must be >= 1"
+    assert range_text(0.0, 1.0, lo_open=True, hi_open=True) == "must be in (0, 1)"
+    assert range_text(None, 5.0, hi_open=True) == "must be < 5"
+    with pytest.raises(ValueError, match=r"^x must be in \[0, 1\) "):
+        check("x", 1.0, 0.0, 1.0, hi_open=True)
 
 
 # ------------------------------------------------ the model API fuzz (issue 14, item 6)

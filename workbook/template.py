@@ -45,6 +45,7 @@ Rendering the charts without Excel
 from __future__ import annotations
 
 import io
+import math
 import re
 import shutil
 import subprocess
@@ -68,13 +69,16 @@ from openpyxl.worksheet.formula import ArrayFormula
 
 from cryptoplan import model
 from cryptoplan.addin.catalog import CATALOG
+from cryptoplan.model import domains as D
+from cryptoplan.model.domains import Domain, number_text
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
 from cryptoplan.model.tls import PLATFORMS as TLS_PLATFORMS
 from .engine import OutputError, atomic_target
 
 __all__ = [
-    "TEMPLATE_DEFAULTS", "INPUTS", "CHART_SHEETS", "input_defaults", "build_workbook", "evaluated_values",
+    "TEMPLATE_DEFAULTS", "INPUTS", "MAX_UTILIZATION_CELL", "excel_validation", "CHART_SHEETS", "input_defaults",
+    "build_workbook", "evaluated_values",
     "snapshot",
     "write_template", "render_pngs",
 ]
@@ -105,6 +109,32 @@ _CATALOG = {f.name: f for f in CATALOG}
 _KEY_SIZES = tuple(RSA_KEY_SIZES) + tuple(ECC_KEY_SIZES)
 
 
+def excel_validation(domain: Domain) -> tuple:
+    """``(type, operator, formula1, formula2)`` of the Excel data validation stating ``domain``.
+
+    ``whole`` for whole-number domains, else ``decimal``; ``between`` for two bounds (Excel
+    includes both), ``greaterThan(OrEqual)`` or ``lessThan(OrEqual)`` for one.  A decimal
+    domain with two bounds of which one is excluded has no Excel form: narrow it to a closed
+    one first (:meth:`cryptoplan.model.domains.Domain.narrowed`), saying why.
+    """
+    lo, hi = domain.bounds()
+    kind = "whole" if domain.integer else "decimal"
+    lo_open, hi_open = domain.lo_open, domain.hi_open
+    if domain.integer:              # an excluded bound of whole numbers is the next whole number
+        if lo is not None:
+            lo, lo_open = (math.floor(lo) + 1.0 if lo_open else math.ceil(lo)), False
+        if hi is not None:
+            hi, hi_open = (math.ceil(hi) - 1.0 if hi_open else math.floor(hi)), False
+    if lo is not None and hi is not None:
+        if lo_open or hi_open:
+            raise ValueError(f"{domain.name} {domain.text()}: Excel's between includes both bounds; "
+                             "narrow the domain to a closed one for the data validation")
+        return kind, "between", number_text(lo), number_text(hi)
+    if hi is None:
+        return kind, "greaterThan" if lo_open else "greaterThanOrEqual", number_text(lo), None
+    return kind, "lessThan" if hi_open else "lessThanOrEqual", number_text(hi), None
+
+
 @dataclass(frozen=True)
 class _Input:
     name: str                  # defined name
@@ -113,15 +143,24 @@ class _Input:
     number_format: str
     note: str
     choices: tuple = ()        # drop-down list (Lists sheet)
-    validation: tuple = ()     # (type, operator, formula1, formula2) for numbers
+    domain: Domain | None = None   # numbers: what the cell's data validation accepts
 
+    @property
+    def validation(self) -> tuple:
+        """(type, operator, formula1, formula2) of the cell's data validation; () for none."""
+        return () if self.domain is None else excel_validation(self.domain)
+
+
+# The model's planning ceiling is the open (0, 1), which Excel's inclusive "between" cannot
+# state; the cell shows whole percents, so it accepts the whole percents inside: 1%..99%.
+MAX_UTILIZATION_CELL = D.MAX_UTILIZATION.narrowed(0.01, 0.99, lo_open=False, hi_open=False)
 
 INPUTS = (
     _Input("TxRate", "Transaction rate (request/reply)", "transactions/s", "#,##0.0",
-           "Planned peak rate of AMS request/reply transactions.",
-           validation=("decimal", "greaterThanOrEqual", "0", None)),
-    _Input("MessageKB", "Message size", "KB", "#,##0.0", "1 MB = 1024 KB; 0 to 102400.",
-           validation=("decimal", "between", "0", "102400")),
+           "Planned peak rate of AMS request/reply transactions.", domain=D.PLANNED_TX_RATE),
+    _Input("MessageKB", "Message size", "KB", "#,##0.0",
+           f"1 MB = 1024 KB; {D.MESSAGE_KB.text()}; round trip and channel throughput: "
+           f"{D.ROUNDTRIP_MESSAGE_KB.text()} (the published sizes).", domain=D.MESSAGE_KB),
     _Input("Policy", "AMS policy", "", "@", "integrity: sign; privacy: sign + encrypt; "
            "confidentiality: encrypt (with key reuse).", choices=tuple(POLICIES)),
     _Input("KeyType", "Certificate key type", "", "@",
@@ -131,33 +170,28 @@ INPUTS = (
     _Input("KeyReuse", "Key reuse (confidentiality only)", "messages", "#,##0",
            "Leave empty for integrity and privacy; a whole number or the text unlimited."),
     _Input("Recipients", "Recipients per message", "recipients", "0",
-           "One key_encrypt per recipient (privacy, confidentiality).",
-           validation=("whole", "greaterThanOrEqual", "1", None)),
+           "One key_encrypt per recipient (privacy, confidentiality).", domain=D.RECIPIENTS),
     _Input("Requesters", "Parallel requesters", "requesters", "0",
            "Each has one request outstanding (closed loop): drives the throughput result.",
-           validation=("whole", "between", "1", "100000")),
+           domain=D.REQUESTERS),
     _Input("Coprocessors", "Crypto Express coprocessors (CCA mode)", "cards", "0",
-           "Cards in coprocessor mode available to the LPAR.",
-           validation=("whole", "between", "1", "64")),
+           "Cards in coprocessor mode available to the LPAR.", domain=D.CARDS),
     _Input("Accelerators", "Crypto Express accelerators", "cards", "0",
-           "Cards in accelerator mode available to the LPAR.",
-           validation=("whole", "between", "1", "64")),
+           "Cards in accelerator mode available to the LPAR.", domain=D.CARDS),
     _Input("Processors", "General processors (CPs) of the LPAR", "processors", "0",
            "CPs serving the AMS work: they carry its CPU at TxRate and bound the closed-loop rate.",
-           validation=("whole", "between", "1", "256")),
+           domain=D.PROCESSORS),
     _Input("MaxUtilization", "Utilization ceiling per card", "%", "0%",
-           "Target for the cards-required results, e.g. 70%.",
-           validation=("decimal", "between", "0.01", "1")),
+           "Target for the cards-required results, e.g. 70%.", domain=MAX_UTILIZATION_CELL),
     _Input("MaxWaitMs", "Queueing-delay ceiling per transaction", "ms", "0.000",
-           "Optional target for the cards-required results; empty for none.",
-           validation=("decimal", "greaterThan", "0", None)),
+           "Optional target for the cards-required results; empty for none.", domain=D.MAX_WAIT_MS),
     _Input("Mode", "MQ channel protection", "", "@",
            "none, SSLCIPH (MQ TLS) or ATTLS (AT-TLS).", choices=tuple(MODES)),
     _Input("Cipher", "Cipher (IBM name)", "", "@",
            "Used with Mode for the channel results.", choices=tuple(CIPHERS)),
     _Input("SSLRKEYC", "SSLCIPH secret-key reset (SSLRKEYC)", "bytes", "#,##0",
            "0 = never (as measured); SSLCIPH only: renegotiation CPU is added to CHIN.",
-           validation=("whole", "between", "0", "999999999")),
+           domain=D.SSLRKEYC),
     _Input("Platform", "Machine generation (AMS CPU, channel results)", "", "@",
            "z14, z15 or z16. AMS CPU: the published z14->z15 cost ratios; channels: the z15 "
            "costs (z16 uses z15's for both, none being published for z16); channel starts: "
@@ -165,14 +199,11 @@ INPUTS = (
            choices=tuple(TLS_PLATFORMS)),
     _Input("ChannelPairs", "Channel pairs (request/reply)", "pairs", "#,##0",
            "Sender-receiver channel pairs between the two queue managers, each with one "
-           "requester: drives the channel throughput.",
-           validation=("whole", "between", "1", str(int(figure("ref_maxchl_range").high) // 2))),
+           "requester: drives the channel throughput.", domain=D.CHANNEL_PAIRS),
     _Input("SSLTASKS", "SSL tasks per channel initiator (SSLTASKS)", "tasks", "0",
-           "SSLCIPH encryption runs on these; channels are spread over them.",
-           validation=("whole", "greaterThanOrEqual", "1", None)),
+           "SSLCIPH encryption runs on these; channels are spread over them.", domain=D.SSLTASKS),
     _Input("CHIDISPS", "Dispatchers per channel initiator (CHIDISPS)", "tasks", "0",
-           "Network sends and receives run on these; channels are spread over them.",
-           validation=("whole", "between", "1", str(int(figure("ref_chidisps_range").high)))),
+           "Network sends and receives run on these; channels are spread over them.", domain=D.DISPATCHERS),
     _Input("ParamsFile", "Parameter file (calibration)", "", "@",
            "Empty: the packaged fit. A file written by cryptoplan calibrate or fit: full path, "
            "or relative to this workbook's folder. Every result and the Calibration sheet use it."),
@@ -251,6 +282,7 @@ class _Builder:
         self.inputs = input_defaults()
         self.formulas: dict = {}           # (sheet, coord) -> formula text
         self.dynamic_arrays: list = []     # (sheet, coord) of spilling formulas
+        self.uses: set = set()             # (input name, function, argument name) the formulas pass
         self.wb = Workbook()
 
     @staticmethod
@@ -280,6 +312,8 @@ class _Builder:
         last argument (arguments between left out: their defaults).
         """
         args = self._with_params(name, args)
+        self.uses.update((str(a), name, arg.name) for a, arg in zip(args, _CATALOG[name].args)
+                         if isinstance(a, _Name))
         self.native(ws, coord, f"={name}({','.join(self._render(a) for a in args)})", number_format)
 
     def native(self, ws, coord: str, formula: str, number_format: str | None = None):
@@ -448,7 +482,8 @@ def _inputs(b: _Builder, list_refs: dict):
             kind, op, f1, f2 = inp.validation
             dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2,
                                 allow_blank=inp.name in _MAY_BE_EMPTY)
-            dv.error = f"{inp.label}: {inp.note}"[:225]
+            what = "a whole number" if inp.domain.integer else "a number"
+            dv.error = f"{inp.label}: {what} {inp.domain.text()}. {inp.note}"[:225]
             dv.errorTitle = "cryptoplan input"
             dv.prompt = inp.note[:255]
             dv.promptTitle = inp.label[:32]
@@ -983,7 +1018,8 @@ def build_workbook():
     Returns
     -------
     (openpyxl.Workbook, _Builder)
-        The workbook and its builder (``formulas``, ``dynamic_arrays``).
+        The workbook and its builder (``formulas``, ``dynamic_arrays``, and ``uses``: which
+        input each formula passes as which catalog argument).
     """
     b = _Builder()
     _guide(b)
