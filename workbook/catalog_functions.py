@@ -122,6 +122,20 @@ class _Out:
                 self.errors += 1
                 self.first_error = self.first_error or text
 
+    def put_all(self, idx, values):
+        """Python results ``values`` (an object array) at elements ``idx``; error texts at once."""
+        if all(isinstance(v, ErrorText) for v in values.tolist()):
+            if self.text is None:
+                self.text = np.empty(self.num.shape, dtype=object)
+            self.num[idx] = 0.0
+            self.kind[idx] = STR
+            self.text[idx] = values
+            self.errors += len(idx)
+            self.first_error = self.first_error or (values[0] if len(values) else None)
+            return
+        for i, v in zip(idx.tolist(), values.tolist()):
+            self.put(i, v)
+
     def put_many(self, idx, arr):
         self.num[idx] = arr
         self.kind[idx] = NUM
@@ -164,14 +178,12 @@ def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf
         bad = np.nonzero(~ok)[0]
         if not len(bad):
             continue
-        # the members of each failing unique row, by one sort (not a scan per row)
-        order = np.argsort(inv, kind="stable")
-        bounds = np.searchsorted(inv[order], np.stack([bad, bad + 1]))
-        for u, lo, hi in zip(bad.tolist(), bounds[0].tolist(), bounds[1].tolist()):
+        # one result per failing unique row, spread to its members through the inverse index
+        per_row = np.empty(len(uniq), dtype=object)
+        for u in bad.tolist():
             exc = failed.get(u) if failed else None
-            r = call_failed(exc) if exc is not None else call_leaf(int(members[first[u]]))
-            for i in members[order[lo:hi]].tolist():
-                out.put(i, r)
+            per_row[u] = call_failed(exc) if exc is not None else call_leaf(int(members[first[u]]))
+        out.put_all(members[~good], per_row[inv[~good]])
 
 
 class _Gather:
