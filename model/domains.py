@@ -69,7 +69,7 @@ class FromFigure:
     def __call__(self) -> float:
         """The bound in the figures table in force, a float."""
         fig = figure(self.figure_id)
-        raw = getattr(fig, self.field) if self.field in ("low", "high", "value") else fig.conditions[self.field]
+        raw = getattr(fig, self.field) if self.field in ("low", "high", "value") else fig.conditions.get(self.field)
         if raw is None or raw == "":
             raise ValueError(f"figure {self.figure_id} has no {self.field}: it cannot bound an argument")
         number = float(raw)

@@ -208,6 +208,18 @@ def test_from_figure_reads_a_condition_and_refuses_an_empty_field():
     assert FromFigure("ref_maxchl_range", "high", divisor=2.0)() == 4999.0
     with pytest.raises(ValueError, match="ref_maxchl_range has no value"):
         FromFigure("ref_maxchl_range", "value")()
+    with pytest.raises(ValueError, match="ref_maxchl_range has no message_kb"):
+        FromFigure("ref_maxchl_range", "message_kb")()
+
+
+def test_importing_the_domains_loads_no_numpy():
+    # model.params reads KEY_REUSE from here and is documented to import without NumPy
+    import subprocess
+    import sys
+    code = ("import sys; import cryptoplan.model.params, cryptoplan.model.domains as D; D.CARDS.bounds(); "
+            "print('numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 # ------------------------------------------------------------------ narrowing
