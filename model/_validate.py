@@ -29,7 +29,20 @@ __all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", 
            "range_text", "UnstableQueueError", "ArgumentError"]
 
 
-class UnstableQueueError(ValueError):
+class _ElementsError(ValueError):
+    """A ValueError that may say which elements of an array call failed (``mask``) and what
+    each one's own message is (``element_message``); the two public kinds follow."""
+
+    def __init__(self, message: str, mask=None, element_message=None):
+        super().__init__(message)
+        self.mask = mask
+        self.element_message = element_message
+
+    def __reduce__(self):          # pickles as its message (the element detail stays in-process)
+        return type(self), self.args
+
+
+class UnstableQueueError(_ElementsError):
     """The offered load reaches or exceeds the capacity of an open queue.
 
     A subclass of :class:`ValueError` so that callers catching bad input also
@@ -46,16 +59,8 @@ class UnstableQueueError(ValueError):
         unstable one without calling again, then retries only the stable ones.
     """
 
-    def __init__(self, message: str, mask=None, element_message=None):
-        super().__init__(message)
-        self.mask = mask
-        self.element_message = element_message
 
-    def __reduce__(self):          # pickles as its message (the element detail stays in-process)
-        return type(self), self.args
-
-
-class ArgumentError(ValueError):
+class ArgumentError(_ElementsError):
     """An argument outside its allowed range: a :class:`ValueError` that says which elements.
 
     Attributes
@@ -68,14 +73,6 @@ class ArgumentError(ValueError):
         alone raises here, so a caller evaluating many scenarios reports each bad one and
         computes the others in one more call (scipy's ``_argcheck`` pattern).
     """
-
-    def __init__(self, message: str, mask=None, element_message=None):
-        super().__init__(message)
-        self.mask = mask
-        self.element_message = element_message
-
-    def __reduce__(self):          # pickles as its message (the element detail stays in-process)
-        return type(self), self.args
 
 
 def is_scalar(*xs) -> bool:
