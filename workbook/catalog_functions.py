@@ -109,7 +109,6 @@ class _Out:
         self.errors = 0             # elements holding the add-in's error text
         self.first_error = None
 
-
     def put(self, i, x):
         num, kind, text = _result_element(x)
         self.num[i] = num
