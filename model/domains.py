@@ -140,11 +140,7 @@ class Domain:
         TypeError
             If ``x`` is not numeric.
         """
-        lo, hi = self.low, self.high
-        if lo.__class__ is FromFigure:
-            lo = lo()
-        if hi.__class__ is FromFigure:
-            hi = hi()
+        lo, hi = self.bounds()
         return (_CHECK or _validate().check)(name or self.name, x, lo, hi, lo_open=self.lo_open,
                                              hi_open=self.hi_open, integer=self.integer, scalar=scalar)
 
