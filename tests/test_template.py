@@ -425,6 +425,32 @@ def test_whatif_chart_columns_are_gaps_for_errors(path):
     assert isinstance(i7, ExcelError) and str(i7) == "#N/A"
 
 
+@pytest.mark.parametrize("inputs, verdict", [
+    ({}, "installed cards meet the targets"),
+    # the model refuses 65 cards (1..64): the verdict may not judge an installed count it refused
+    ({"Coprocessors": 65}, "see the errors above"),
+    ({"Accelerators": 0}, "see the errors above"),
+    # one coprocessor cannot carry 3000 txn/s (its utilization is the #NUM! of overload)
+    ({"Coprocessors": 1, "TxRate": 3000}, "add cards: installed < required"),
+])
+def test_verdict_judges_only_installed_counts_the_model_accepts(path, inputs, verdict):
+    """A user's finding: Coprocessors=65 errored in the utilization cells while the verdict said
+    "installed cards meet the targets".  The expected verdicts follow from the model's domain
+    (cards 1..64) and from ``coprocessors_required`` at 3000 txn/s (checked here, > 1)."""
+    from cryptoplan.workbook.recalculation import load_engine
+    eng = load_engine(path)
+    for name, value in inputs.items():
+        eng.set_input(name, value)
+    eng.evaluate()
+    ws = openpyxl.load_workbook(path)["Results"]
+    row = {ws.cell(r, 1).value: r for r in range(5, ws.max_row + 1)}
+    assert eng.value(f"Results!B{row['Verdict for the installed cards']}").element(0) == verdict
+    if "TxRate" in inputs:
+        d = template.input_defaults()
+        assert model.coprocessors_required(3000, d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"],
+                                           None, d["MaxUtilization"], None, d["Recipients"]) > 1
+
+
 def test_check_sheet_uses_native_poisson(wb):
     ws = wb["Check"]
     for r in range(5, 5 + len(template.CHECK_PAIRS)):

@@ -601,14 +601,20 @@ def _results(b: _Builder):
             row += 1
             continue
         if spec[0] == "verdict":
+            # The installed counts are judged only when the model accepted them: their
+            # utilization is a number, or the #NUM! of cards that cannot keep up (an
+            # installed count the model refuses, e.g. Coprocessors 65, is an error there).
             ra, rc = where["Accelerators required"], where["Coprocessors required"]
-            formula = (f'=IF(AND(ISNUMBER({ra}),ISNUMBER({rc})),IF(AND({ra}<=Accelerators,'
+            ua, uc = where["Accelerator utilization (RMF summary)"], where["Coprocessor utilization (RMF summary)"]
+            judged = ",".join(f"OR(ISNUMBER({u}),{_saturated(u)})" for u in (ua, uc))
+            formula = (f'=IF(AND(ISNUMBER({ra}),ISNUMBER({rc}),{judged}),IF(AND({ra}<=Accelerators,'
                        f'{rc}<=Coprocessors),"installed cards meet the targets",'
                        f'"add cards: installed < required"),"see the errors above")')
             ws.cell(row, 1, "Verdict for the installed cards")
             b.native(ws, f"B{row}", formula)
             ws.cell(row, 3, "native formula")
-            ws.cell(row, 4, "Compares the required counts with Coprocessors and Accelerators.")
+            ws.cell(row, 4, "Compares the required counts with Coprocessors and Accelerators "
+                            "(once the model accepts the installed counts).")
             row += 1
             continue
         label, fname, args, fmt, note = spec
