@@ -69,10 +69,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from numbers import Real
-
 from dataclasses import replace
+from numbers import Real
 from pathlib import Path
+
+import numpy as np
 
 from cryptoplan.model import UnstableQueueError
 from cryptoplan.model.params import Parameters, using_parameters
@@ -82,7 +83,7 @@ from .errors import ErrorText
 
 __all__ = [
     "EXCEL_ERRORS", "MAX_TEXT", "CellError", "ErrorText", "is_error_text", "error_text", "to_grid",
-    "convert_cell", "call", "params_argument", "parameters_for", "without_params",
+    "accepted_numbers", "convert_values", "convert_cell", "call", "params_argument", "parameters_for", "without_params",
 ]
 
 # Excel's error literals (classic and dynamic-array era).
@@ -165,6 +166,48 @@ def _number(name: str, value) -> float:
     return v
 
 
+def accepted_numbers(arg: Arg, x):
+    """Which numbers ``x`` (float or float array) a ``number``/``integer`` argument takes as they are.
+
+    The numeric rule of :func:`convert_cell`, vectorized: finite, and whole for an
+    ``integer`` (``2048.0`` -> ``2048``).  The recalculation engine applies it to a whole
+    scenario column at once; :func:`convert_cell` to one cell.
+    """
+    ok = np.isfinite(x)
+    if arg.kind == "integer":
+        ok = ok & (x == np.floor(x))
+    return ok
+
+
+def convert_values(arg: Arg, values) -> tuple[list, np.ndarray]:
+    """:func:`convert_cell` over a sequence of cell values, each distinct value converted once.
+
+    Returns
+    -------
+    converted : list
+        ``convert_cell(arg, values[i])`` where ``ok[i]``, else None.
+    ok : ndarray of bool
+        False where the value is error text or :func:`convert_cell` raises: :func:`call`
+        then reports that element (the first offending argument, with its message).
+    """
+    converted = [None] * len(values)
+    ok = np.zeros(len(values), dtype=bool)
+    memo: dict = {}
+    for i, value in enumerate(values):
+        key = (type(value), value)
+        hit = memo.get(key)
+        if hit is None:
+            hit = (False, None)
+            if not is_error_text(value):
+                try:
+                    hit = (True, convert_cell(arg, value))
+                except CellError:
+                    pass
+            memo[key] = hit
+        ok[i], converted[i] = hit
+    return converted, ok
+
+
 def convert_cell(arg: Arg, value):
     """Convert one cell's value for ``arg`` (see the module docstring's table).
 
@@ -182,7 +225,7 @@ def convert_cell(arg: Arg, value):
         return _number(arg.name, value)
     if kind == "integer":
         v = _number(arg.name, value)
-        if v != math.floor(v):
+        if not accepted_numbers(arg, v):
             raise CellError(f"{arg.name} must be a whole number (got {v:g})")
         return int(v)
     if kind == "text":

@@ -43,3 +43,63 @@ def test_group_ids_compress_when_the_radix_product_would_overflow():
     big = np.array([0, 2 ** 40, 5, 2 ** 40], dtype=np.int64)
     ids = _group_ids([big, big, np.array([1, 1, 0, 1])], 4)
     assert ids[1] == ids[3] and len(set(ids.tolist())) == 3
+
+
+# ------------------------------------------- the engine converts cells as the add-in does
+# Every kind of cell a user can give an argument: numbers (whole or not, out of range),
+# numeric text with spaces, booleans, empty and blank cells, choice text in any case,
+# yes/no text, and text starting with an Excel error literal (an error cell as xlwings
+# delivers it).  The expected value of each element is the add-in's own cell-by-cell
+# path, :func:`cryptoplan.addin.convert.call` (what Excel shows).
+_CELLS = st.sampled_from([
+    1.0, 2.0, 2048.0, 2048.5, 0.0, -3.0, 64.0, 700.0, True, False, None, "", "  ", "2048", " 12.5 ",
+    "abc", "yes", "no", "TRUE", "integrity", " Privacy ", "confidentiality", "RSA", "ECDSA",
+    "unlimited", "z16", "total", "AMSM", "TLS1.3", "#N/A", "#NUM! ERLANGC: elsewhere",
+])
+_CALLS = {
+    # every argument kind but vector: number, text, integer, number_or_text, bool
+    "AMS_COST_AT_RATE_US": [100.0, "confidentiality", "RSA", 2048.0, 10.0, None, 1.0, "total", "z16"],
+    "HANDSHAKE_CPU_FACTOR": ["ECDHE", "RSA", "TLS1.2", False, False, False, "coprocessor", True],
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(sorted(_CALLS)), data=st.data())
+def test_every_cell_kind_converts_as_the_add_in_converts_it(tmp_path_factory, name, data):
+    """One argument varies over the scenarios (the others keep a valid cell): each scenario's
+    result is what the add-in returns for those cells, number or error text."""
+    import openpyxl
+    from numpy.testing import assert_allclose
+
+    from cryptoplan.addin import catalog, convert
+    from cryptoplan.workbook.catalog_functions import default_functions
+    from cryptoplan.workbook.engine import Engine, Package
+
+    spec = catalog.get(name)
+    cells = _CALLS[name]
+    j = data.draw(st.integers(0, len(cells) - 1), label="varied argument")
+    column = data.draw(st.lists(_CELLS, min_size=1, max_size=12), label="its cells")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "S"
+    letters = "ABCDEFGHIJ"
+    for k, c in enumerate(cells):
+        if c is not None:
+            ws[f"{letters[k]}1"] = c
+    ws["A2"] = f"={name}({','.join(f'{letters[k]}1' for k in range(len(cells)))})"
+    path = tmp_path_factory.mktemp("kinds") / "k.xlsx"
+    wb.save(path)
+    eng = Engine(Package(path), default_functions(), n=len(column))
+    eng.set_input(f"S!{letters[j]}1", column)
+    eng.evaluate()
+    got = eng.value("S!A2")
+    for s, cell in enumerate(column):
+        args = list(cells)
+        args[j] = cell
+        want = convert.call(spec, tuple(args))
+        have = got.element(s)
+        if isinstance(want, str):
+            assert have == want, (s, cell)
+        else:
+            assert not isinstance(have, str), (s, cell, have)
+            assert_allclose(have, want, rtol=1e-13, atol=0)   # vector vs scalar model call

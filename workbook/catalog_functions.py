@@ -431,44 +431,35 @@ def _catalog_core(spec) -> Fn:
             oidx = np.broadcast_to(np.arange(o.num.size).reshape(o.num.shape),
                                    (n, rows, cols)).reshape(-1)
             ok_ = o.kind.reshape(-1)
-            # an empty cell (or blank text) means "not given": the argument's default
-            oblank = ok_ == EMPTY
-            if o.text is not None:
-                oblank = oblank | np.array([ok_[i] == STR and not str(o.text.flat[i]).strip()
-                                            for i in range(ok_.size)], dtype=bool)
-            isdef = (oblank & (not a.required))[oidx]
-            k = v.kind.reshape(-1)
             if a.kind in ("number", "integer"):
-                x = v.num.reshape(-1)
-                ok = k == NUM
-                if a.kind == "integer":
-                    ok &= x == np.floor(x)
-                fast &= ok | isdef
-                keys_parts.append(isdef.astype(np.int64))
-                layout.append(("num", len(numcols), a.kind, v, isdef, a.default))
-                numcols.append(np.where(ok, x, 0.0))
+                # numbers in a column at once; any other cell (empty: the default, numeric
+                # text, ...) converted by the add-in's own rule, each distinct value once
+                x = o.num.reshape(-1)
+                isnum = ok_ == NUM
+                ok_o = isnum & convert.accepted_numbers(a, x)
+                other = np.nonzero(~isnum)[0]
+                conv, okc = convert.convert_values(a, [_py(o, i) for i in other.tolist()])
+                ok_o[other] = okc
+                consts, codes = [], {}
+                cix = np.full(ok_.size, -1, dtype=np.int64)
+                for i, c, good in zip(other.tolist(), conv, okc.tolist()):
+                    if good:
+                        cix[i] = codes.setdefault((type(c), c), len(codes))
+                        if cix[i] == len(consts):
+                            consts.append(c)
+                fast &= ok_o[oidx]
+                keys_parts.append((cix + 1)[oidx])
+                layout.append(("num", len(numcols), a.kind, v, _Gather(cix, oidx), consts))
+                numcols.append(np.where(isnum & ok_o, x, 0.0)[oidx])
             else:  # text, bool, number_or_text: categorical (one value per call)
-                opy = [_py(o, i) for i in range(ok_.size)]
-                if a.kind == "text":
-                    ok_o = np.array([isinstance(p, str) and bool(p.strip()) and not convert.is_error_text(p)
-                                     for p in opy], dtype=bool)
-                elif a.kind == "bool":
-                    ok_o = ok_ == BOOL
-                else:
-                    ok_o = ((ok_ == NUM) | (ok_ == STR)) & np.array(
-                        [not (isinstance(p, str) and (convert.is_error_text(p) or not p.strip()))
-                         for p in opy], dtype=bool)
-                odef = oblank & (not a.required)
-                opy = [a.default if odef[i] else (p.strip() if isinstance(p, str) else p)
-                       for i, p in enumerate(opy)]
-                ok_o = ok_o | odef
+                conv, ok_o = convert.convert_values(a, [_py(o, i) for i in range(ok_.size)])
                 codes = {}
-                ocode = np.array([codes.setdefault((type(p).__name__, p) if ok_o[i] else None, len(codes))
-                                  for i, p in enumerate(opy)], dtype=np.int64)
+                ocode = np.array([codes.setdefault((type(c), c) if ok_o[i] else None, len(codes))
+                                  for i, c in enumerate(conv)], dtype=np.int64)
                 fast &= ok_o[oidx]
                 keys_parts.append(ocode[oidx])
-                pyvals = np.empty(len(opy), dtype=object)
-                pyvals[:] = opy if opy else []
+                pyvals = np.empty(len(conv), dtype=object)
+                pyvals[:] = conv
                 layout.append(("cat", _Gather(pyvals, oidx), v))
         keys = _group_ids(keys_parts, E)
         try:
@@ -487,8 +478,8 @@ def _catalog_core(spec) -> Fn:
                     argv.append(item[2][item[4][first]])
                 elif item[0] == "cat":
                     argv.append(item[1][first])
-                elif item[4][first]:
-                    argv.append(item[5])  # empty cell: the default
+                elif item[4][first] >= 0:
+                    argv.append(item[5][item[4][first]])  # a converted cell (empty: the default)
                 else:
                     col = arrays[item[1]]
                     # an argument that is the same for the whole group goes in as a scalar
@@ -525,8 +516,8 @@ def _catalog_core(spec) -> Fn:
                     argv.append(item[2][item[4][i]])
                 elif item[0] == "cat":
                     argv.append(item[1][i])
-                elif item[4][i]:
-                    argv.append(item[5])
+                elif item[4][i] >= 0:
+                    argv.append(item[5][item[4][i]])
                 else:
                     x = float(item[3].num.flat[i])
                     argv.append(int(x) if item[2] == "integer" else x)
