@@ -100,14 +100,9 @@ def to_text(v: Val):
     err = np.where(k >= ERR_NULL, k, 0).astype(np.int8)
     out[...] = ""
     numk = k == NUM
-    if numk.any():
-        if v.num.size > 64 and numk.all():
-            uniq, inv = np.unique(v.num, return_inverse=True)
-            strs = np.array([number_to_text(float(x)) for x in uniq], dtype=object)
-            out = strs[inv.reshape(k.shape)]
-        else:
-            for idx in zip(*np.nonzero(numk)):
-                out[idx] = number_to_text(float(v.num[idx]))
+    if numk.any():      # each distinct number formatted once
+        uniq, inv = np.unique(v.num[numk], return_inverse=True)
+        out[numk] = np.array([number_to_text(x) for x in uniq.tolist()], dtype=object)[inv.reshape(-1)]
     b = k == BOOL
     if b.any():
         out[b] = np.where(v.num[b] != 0, "TRUE", "FALSE")

@@ -50,26 +50,31 @@ def _text_fn(name, f, params, min_args=None, defaults=()):
             conv.append(x)
             errs.append(e)
         err = first_error(*errs)
-        shape = np.broadcast_shapes(*[c.shape for c in conv])
-        conv = [np.broadcast_to(c, shape) for c in conv]
-        out = np.empty(shape, dtype=object)
-        eout = np.zeros(shape, dtype=np.int8)
-        for idx in np.ndindex(shape):
-            try:
-                out[idx] = f(*[c[idx] for c in conv])
-            except _TextError as exc:
-                eout[idx] = exc.code
-                out[idx] = ""
-            except (ValueError, OverflowError, IndexError):
-                eout[idx] = ERR_VALUE
-                out[idx] = ""
+        out, eout = element_wise(*conv)
+        out = np.asarray(out, dtype=object)
+        eout = np.asarray(eout, dtype=np.int8)
         err = first_error(err, eout if eout.any() else None)
-        if all(isinstance(o, (int, float)) and not isinstance(o, bool) for o in out.flat):
+        types = set(map(type, out.flat))
+        if types <= _NUMBER_TYPES:
             return Val.numbers(out.astype(float), err)
-        if all(isinstance(o, bool) for o in out.flat):
+        if types == {bool}:
             return Val.bools(out.astype(float), err)
         return Val.texts(out, err)
+
+    def guarded(*xs):
+        """``(result, 0)``, or ``("", error code)`` for an element the function refuses."""
+        try:
+            return f(*xs), 0
+        except _TextError as exc:
+            return "", exc.code
+        except (ValueError, OverflowError, IndexError):
+            return "", ERR_VALUE
+
+    element_wise = np.frompyfunc(guarded, nargs, 2)     # one C loop, broadcasting the arguments
     NATIVE[name] = Fn(name, impl, "v" * nargs, min_args, nargs)
+
+
+_NUMBER_TYPES = frozenset({int, float, np.float64, np.int64})
 
 
 class _TextError(Exception):
