@@ -82,7 +82,7 @@ from .catalog import Arg, Function
 from .errors import ErrorText
 
 __all__ = [
-    "EXCEL_ERRORS", "MAX_TEXT", "CellError", "ErrorText", "is_error_text", "error_text", "to_grid",
+    "EXCEL_ERRORS", "MAX_TEXT", "CellError", "ErrorText", "is_error_text", "error_text", "error_texts", "to_grid",
     "accepted_numbers", "convert_values", "convert_cell", "call", "params_argument", "parameters_for", "without_params",
 ]
 
@@ -114,6 +114,13 @@ def error_text(code: str, function: str, message: str) -> ErrorText:
     """``"#CODE! FUNCTION: message"``, cut to :data:`MAX_TEXT` characters."""
     text = f"{code} {function}: {' '.join(str(message).split())}"
     return ErrorText(text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 3] + "...", code)
+
+
+def error_texts(exc_type: type, function: str, messages: list) -> list:
+    """:func:`error_text` for many elements that failed with ``exc_type`` (the model's
+    :class:`~cryptoplan.model.ArgumentError` or :class:`~cryptoplan.model.UnstableQueueError`)."""
+    code = "#NUM!" if issubclass(exc_type, UnstableQueueError) else "#VALUE!"
+    return [error_text(code, function, m) for m in messages]
 
 
 def to_grid(value) -> list:

@@ -993,18 +993,20 @@ def _overload(name, util, count, needed, lam, unit):
         return
     util, count, needed, lam = np.broadcast_arrays(util, count, needed, lam)
 
-    def message(i, where: str = "") -> str:
-        u, k = float(util[i]), float(needed[i])
+    def message(u: float, c: float, k: float, rate: float, where: str = "") -> str:
         busy = f"{u:.0%} busy" if u < 100.0 else "more than 100 times as busy as they can be"
         more = (f"{int(k):,} {unit} needed to stay below 100%" if k <= MAX_REQUIRED
                 else f"more than {MAX_REQUIRED:,} {unit} would be needed: check tx_rate (transactions per second)")
-        return (f"{name} would be {busy} at tx_rate {float(lam[i]):g}/s with "
-                f"{float(count[i]):g} {unit}{where}: the rate cannot be carried; {more}")
+        return (f"{name} would be {busy} at tx_rate {rate:g}/s with "
+                f"{c:g} {unit}{where}: the rate cannot be carried; {more}")
+    # element values as Python floats, flat: a sweep asks for one message per failing element
+    u, c, k, rate = (np.asarray(a, dtype=float).ravel().tolist() for a in (util, count, needed, lam))
     if util.ndim == 0:
-        raise UnstableQueueError(message(()))
-    i = np.unravel_index(np.argmax(np.where(bad, util, -1.0)), util.shape)
-    raise UnstableQueueError(message(i, f" (at index {index_text(i)})"), mask=bad,
-                             element_message=lambda k: message(np.unravel_index(k, util.shape)))
+        raise UnstableQueueError(message(u[0], c[0], k[0], rate[0]))
+    i = int(np.argmax(np.where(bad, util, -1.0)))
+    where = f" (at index {index_text(np.unravel_index(i, util.shape))})"
+    raise UnstableQueueError(message(u[i], c[i], k[i], rate[i], where), mask=bad,
+                             element_message=lambda j: message(u[j], c[j], k[j], rate[j]))
 
 
 def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, recipients=1,

@@ -148,8 +148,9 @@ def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf
     returns an array/scalar for the group's unique rows; ``call_one(i)`` the
     Python result of (slow) element i; ``call_leaf(i)`` that of a fast
     element whose vectorized call failed (default ``call_one``);
-    ``call_failed(exc)`` the Python result of an element the vector call reported
-    failed with ``exc`` (see :func:`_evaluate_rows`; without it such elements go to
+    ``call_failed(exc_type, messages)`` the Python results of elements the vector call
+    reported failed, given their messages (see :func:`_evaluate_rows`; without it such
+    elements go to
     ``call_leaf``).  Each distinct argument tuple is evaluated once.
     """
     call_leaf = call_leaf or call_one
@@ -170,18 +171,20 @@ def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf
             inv = np.zeros(len(members), dtype=np.int64)
         res = np.zeros(len(uniq))
         ok = np.zeros(len(uniq), dtype=bool)
-        failed: dict = {} if call_failed is not None else None
+        failed: list | None = [] if call_failed is not None else None
         _evaluate_rows(key, uniq, np.arange(len(uniq)), call_vec, res, ok, failed)
         good = ok[inv]
         out.put_many(members[good], res[inv[good]])
-        bad = np.nonzero(~ok)[0]
-        if not len(bad):
+        if good.all():
             continue
         # one result per failing unique row, spread to its members through the inverse index
         per_row = np.empty(len(uniq), dtype=object)
-        for u in bad.tolist():
-            exc = failed.get(u) if failed else None
-            per_row[u] = call_failed(exc) if exc is not None else call_leaf(int(members[first[u]]))
+        told = np.zeros(len(uniq), dtype=bool)
+        for exc_type, rows, messages in failed or ():
+            per_row[rows] = call_failed(exc_type, messages)
+            told[rows] = True
+        for u in np.nonzero(~ok & ~told)[0].tolist():
+            per_row[u] = call_leaf(int(members[first[u]]))
         out.put_all(members[~good], per_row[inv[~good]])
 
 
@@ -252,9 +255,10 @@ def _evaluate_rows(key, uniq, rows, call_vec, res, ok, failed=None):
     An error that says which elements failed and why (``exc.mask`` over the call's elements
     or 0-d for a single-valued argument, ``exc.element_message(i)``: the model's
     :class:`~cryptoplan.model.ArgumentError` and :class:`~cryptoplan.model.UnstableQueueError`)
-    records those in ``failed`` (row -> the exception a call with that element alone raises)
-    and the rest are computed in one more call.  Any other failure leaves the remaining rows
-    not ``ok``: the caller evaluates them one by one, each with its own message.
+    records those in ``failed`` (a list of ``(exception type, rows, messages)``: each row's
+    message is what a call with that element alone raises) and the rest are computed in one
+    more call.  Any other failure leaves the remaining rows not ``ok``: the caller evaluates
+    them one by one, each with its own message.
     """
     while len(rows):
         try:
@@ -278,14 +282,13 @@ def _evaluate_rows(key, uniq, rows, call_vec, res, ok, failed=None):
                 return
             mask = np.asarray(mask, dtype=bool)
             if mask.shape == ():      # a single-valued argument is bad: for every element
-                if not mask:
-                    return
-                failed.update(dict.fromkeys(rows.tolist(), type(exc)(message(0))))
+                if mask:
+                    failed.append((type(exc), rows, [message(0)] * len(rows)))
                 return
             if mask.shape != (len(rows),) or not mask.any():
                 return
-            for k in np.nonzero(mask)[0].tolist():
-                failed[int(rows[k])] = type(exc)(message(k))
+            bad = np.nonzero(mask)[0]
+            failed.append((type(exc), rows[bad], [message(k) for k in bad.tolist()]))
             rows = rows[~mask]
 
 
@@ -526,9 +529,9 @@ def _catalog_core(spec) -> Fn:
             except Exception as exc:  # noqa: BLE001 - exactly what convert.call returns
                 return convert.error_text(convert.error_code_for(exc), spec.name, convert.error_message(exc))
 
-        def call_failed(exc):
-            """An element the vector call reported failed: the add-in's text for ``exc``."""
-            return convert.error_text(convert.error_code_for(exc), spec.name, convert.error_message(exc))
+        def call_failed(exc_type, messages):
+            """Elements the vector call reported failed: the add-in's text for each message."""
+            return convert.error_texts(exc_type, spec.name, messages)
 
         out = _Out(E)
         if E == 1:      # one scenario, one cell (a plain recalculation): no grouping to do
