@@ -17,6 +17,8 @@ import numpy as np
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cryptoplan import model
 from cryptoplan.workbook import recalc, sweep
@@ -489,3 +491,27 @@ def test_streamed_csv_is_what_csv_writer_writes_cell_by_cell(tmp_path):
     assert col["error"][:5] == ["#N/A"] * 4 + ["#N/A"] and col["error"][5] == "#DIV/0!"
     assert col["addin"][4].startswith("#NUM! ERLANGC:") and col["big whole"][0] == "500000000000000"
     assert col["huge"][6] == repr(1e-7 * 1e300) and col["empty"][0] == "0"
+
+
+@settings(max_examples=60, deadline=None)
+@given(lists=st.lists(st.lists(st.one_of(st.floats(-1e6, 1e6), st.text(max_size=3), st.booleans(), st.none()),
+                               min_size=1, max_size=5), min_size=1, max_size=3),
+       chunk=st.integers(1, 50), zip_inputs=st.booleans())
+def test_chunk_columns_are_itertools_product_a_chunk_at_a_time(lists, chunk, zip_inputs):
+    """Each chunk's input columns, made from the scenario index alone (memory follows the
+    chunk), are the slices of what itertools.product (or zip) gives for the whole sweep."""
+    import itertools
+
+    from cryptoplan.workbook.sweeps import _as_objects, _chunk_columns
+    if zip_inputs:
+        lists = [v[:min(map(len, lists))] for v in lists]
+        whole = [list(v) for v in lists]
+    else:
+        whole = [list(c) for c in zip(*itertools.product(*lists))]
+    n = len(whole[0])
+    objects = [_as_objects(v) for v in lists]
+    got = [[] for _ in lists]
+    for start in range(0, n, chunk):
+        for col, part in zip(got, _chunk_columns(objects, zip_inputs, start, min(chunk, n - start))):
+            col.extend(part)
+    assert [[(type(x), x) for x in c] for c in got] == [[(type(x), x) for x in c] for c in whole]

@@ -17,7 +17,6 @@ one per chunk and :func:`write_sweep` streams them to a file (memory bounded by 
 from __future__ import annotations
 
 import csv
-import itertools
 import math
 import os
 import sys
@@ -298,8 +297,8 @@ def _xlsx(v):
     return v
 
 
-def _scenarios(vary: dict, zip_inputs: bool, fixed: dict) -> tuple[list, list]:
-    """Names and per-scenario columns of the varied inputs (validated)."""
+def _scenarios(vary: dict, zip_inputs: bool, fixed: dict) -> tuple[list, list, int]:
+    """Names, value lists and scenario count of the varied inputs (validated)."""
     if not vary:
         raise RecalcError("nothing to vary: give at least one --vary NAME=values")
     names = list(vary)
@@ -313,11 +312,32 @@ def _scenarios(vary: dict, zip_inputs: bool, fixed: dict) -> tuple[list, list]:
         if len({len(v) for v in lists}) != 1:
             raise RecalcError("--zip needs the same number of values for every --vary "
                               f"({', '.join(f'{k}: {len(v)}' for k, v in zip(names, lists))})")
-        return names, lists, lists
+        return names, lists, len(lists[0])
     total = math.prod(len(v) for v in lists)
     if total > MAX_SCENARIOS:
         raise RecalcError(f"{total:,} scenarios, over the limit of {MAX_SCENARIOS:,}")
-    return names, lists, [list(c) for c in zip(*itertools.product(*lists))]
+    return names, lists, total
+
+
+def _chunk_columns(lists: list, zip_inputs: bool, start: int, m: int) -> list[list]:
+    """The varied inputs' values for scenarios ``start .. start + m - 1``, one list per input.
+
+    ``lists`` are the inputs' values as object arrays.  Scenario ``s`` of a product takes
+    value ``unravel_index(s, lengths)`` of each input: the order of ``itertools.product``
+    (the last input varies fastest), computed for this chunk only, so memory follows the
+    chunk and not the number of scenarios.
+    """
+    if zip_inputs:
+        return [v[start:start + m].tolist() for v in lists]
+    index = np.unravel_index(np.arange(start, start + m), [len(v) for v in lists])
+    return [v[i].tolist() for v, i in zip(lists, index)]
+
+
+def _as_objects(values: list) -> np.ndarray:
+    """``values`` as a 1-D object array (each value the same Python object, never converted)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def count_scenarios(vary: dict, zip_inputs: bool = False) -> int:
@@ -342,8 +362,8 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise ValueError(f"chunk_size = {chunk_size!r}: a whole number >= 1")
     fixed = dict(fixed or {})
-    names, lists, columns = _scenarios(vary, zip_inputs, fixed)
-    n = len(columns[0])
+    names, lists, n = _scenarios(vary, zip_inputs, fixed)
+    objects = [_as_objects(v) for v in lists]
     engine = load_engine(path, n=min(n, chunk_size), functions=functions, max_cells=max_cells)
     try:
         for name, values in zip(names, lists):
@@ -359,7 +379,7 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     for start in range(0, n, chunk_size):
         m = min(chunk_size, n - start)
         engine.resize(m)
-        part = [col[start:start + m] for col in columns]
+        part = _chunk_columns(objects, zip_inputs, start, m)
         try:
             for name, col in zip(names, part):
                 engine.set_input(name, col if m > 1 else col[0])
