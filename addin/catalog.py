@@ -379,7 +379,7 @@ SSLTASKS = _a("ssltasks", "integer", "SSLTASKS on each queue manager; {range}; r
 DISPATCHERS = _a("dispatchers", "integer", "CHIDISPS on each queue manager; {range}; empty for the "
                  f"default {int(figure('ref_chidisps_default').value)}.", "tasks", None, domain=D.DISPATCHERS)
 ROUNDTRIP = _a("roundtrip_us", "number", "Round trip of one transaction alone on one channel pair; "
-               "{range}; empty for seed 002's (CHACHA20 only, "
+               "{range}; empty for the published ones (Sharkey's AT-TLS channels blog, 2021: CHACHA20 only, "
                f"{D.ROUNDTRIP_MESSAGE_KB.text()} KB).", "us", None, domain=D.ROUNDTRIP_US)
 TASK_RATIO = _a("task_elapsed_ratio", "number", "SSL-task/dispatcher elapsed time per CPU time "
                 "(SMF 115 task statistics); {range}; empty for the parameter file's (1 unless calibrated).",

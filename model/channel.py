@@ -141,7 +141,7 @@ def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed
     if roundtrip_us is None:
         if not _rt_measured(m, c):
             raise ValueError(
-                "roundtrip_us is required for this mode and cipher: seed 002 published round trips "
+                "roundtrip_us is required for this mode and cipher: Sharkey's AT-TLS channels blog (2021) published round trips "
                 "only for mode SSLCIPH or ATTLS with TLS_CHACHA20_POLY1305_SHA256 (the software "
                 f"cipher), got mode={m}, cipher={c}; pass the round trip of one transaction alone "
                 "on one channel pair in µs")

@@ -146,12 +146,12 @@ def derived_parameters() -> dict:
     return {
         "ams_cert_checks": (1.0, "structural assumption", "1", "ams",
                             "public-key checks per certificate AMS validates (the issuing CA's signature; "
-                            "one per intermediate CA more); seed 001's RMF mix of 4 ME per CRT request checks it"),
+                            "one per intermediate CA more); the RMF mix of 4 ME per CRT request in Sharkey's AMS key-size blog (2024) checks it"),
         "mq_base_us": (figure("ref_ams_txn_cost_2k_none_z14").target(), "ref_ams_txn_cost_2k_none_z14",
                        "us", "ams", "MQ CPU per request/reply transaction without AMS"),
         "chin_task_elapsed_ratio": (1.0, "structural assumption", "1", "tls",
                                     "SSL-task and dispatcher elapsed time per CPU time (model.channel's rho); "
-                                    "1: seed 002's runs were neither CPU nor network constrained; a site "
+                                    "1: the runs of Sharkey's AT-TLS channels blog (2021) were neither CPU nor network constrained; a site "
                                     "measures it on its SMF 115 task statistics (cryptoplan calibrate --smf)"),
     }
 
@@ -805,7 +805,7 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
         for name, (unit, desc) in ROUNDTRIP_PARAMS.items():
             params[name] = {"value": rt["values"][name], "stderr": rt["stderr"][name], "unit": unit,
                             "submodel": "tls", "description": desc,
-                            "source": "fit (seed 002 round-trip table, relative least squares)"}
+                            "source": "fit (round-trip table of Sharkey's AT-TLS channels blog, 2021; relative least squares)"}
     for name, (val, src, unit, sub, desc) in derived_parameters().items():
         params[name] = {"value": float(val), "stderr": None, "unit": unit, "submodel": sub,
                         "description": desc, "source": src}

@@ -135,7 +135,7 @@ def tls_roundtrip_us(mode, cipher, message_kb):
     if CIPHERS[c][1]:
         raise ValueError(f"round trips are published for the software cipher "
                          f"TLS_CHACHA20_POLY1305_SHA256 only (got {c}); with hardware ciphers "
-                         "seed 002 reports SSLCIPH and AT-TLS round trips as similar and network-bound")
+                         "Sharkey's AT-TLS channels blog (2021) reports SSLCIPH and AT-TLS round trips as similar and network-bound")
     kb = ROUNDTRIP_MESSAGE_KB.check(message_kb)  # the measured range only
     kb_a = np.asarray(kb, dtype=float)
     if m == "SSLCIPH":
@@ -603,7 +603,7 @@ def _handshake(key_exchange, certificate, protocol, resumption, sysplex_tickets,
                                                       _flag("sysplex_tickets", sysplex_tickets),
                                                       _flag("fips", fips), _flag("heappools64", heappools64))
     if not heappools64:
-        raise ValueError("seed 003 prints no factor for HEAPPOOLS64(OFF) (only that the savings are "
+        raise ValueError("Nyamful's z/OS 3.1 TLS update (2024) prints no factor for HEAPPOOLS64(OFF) (only that the savings are "
                          "'tremendous'); APAR PH59425 makes it always ON: use heappools64=TRUE")
     if proto == "TLS1.3" and kx != "ECDHE":
         raise ValueError("TLS 1.3 always uses an (EC)DHE key share: key_exchange must be ECDHE")
@@ -616,7 +616,7 @@ def _handshake(key_exchange, certificate, protocol, resumption, sysplex_tickets,
             ("resumption", resumption), ("sysplex_tickets", sysplex_tickets),
             ("card_mode=accelerator with FIPS off", card == "accelerator" and not fips)) if on]
         if unpublished:
-            raise ValueError("seed 003 prints latency numbers only for DHE vs ECDHE and for FIPS on a "
+            raise ValueError("Nyamful's z/OS 3.1 TLS update (2024) prints latency numbers only for DHE vs ECDHE and for FIPS on a "
                              f"coprocessor vs an accelerator; none for {', '.join(unpublished)}: "
                              "use handshake_cpu_factor")
         if kx == "DHE":
