@@ -120,7 +120,8 @@ def error_texts(exc_type: type, function: str, messages: list) -> list:
     """:func:`error_text` for many elements that failed with ``exc_type`` (the model's
     :class:`~cryptoplan.model.ArgumentError` or :class:`~cryptoplan.model.UnstableQueueError`)."""
     code = "#NUM!" if issubclass(exc_type, UnstableQueueError) else "#VALUE!"
-    return [error_text(code, function, m) for m in messages]
+    texts: dict = {}        # one (immutable, shared) text per distinct message
+    return [texts.get(m) or texts.setdefault(m, error_text(code, function, m)) for m in messages]
 
 
 def to_grid(value) -> list:

@@ -1005,8 +1005,13 @@ def _overload(name, util, count, needed, lam, unit):
         raise UnstableQueueError(message(u[0], c[0], k[0], rate[0]))
     i = int(np.argmax(np.where(bad, util, -1.0)))
     where = f" (at index {index_text(np.unravel_index(i, util.shape))})"
+    said: dict = {}     # elements of a sweep repeat (u, c, k, rate): each message is made once
+
+    def element_message(j: int) -> str:
+        key = (u[j], c[j], k[j], rate[j])
+        return said.get(key) or said.setdefault(key, message(*key))
     raise UnstableQueueError(message(u[i], c[i], k[i], rate[i], where), mask=bad,
-                             element_message=lambda j: message(u[j], c[j], k[j], rate[j]))
+                             element_message=element_message)
 
 
 def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, recipients=1,
