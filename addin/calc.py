@@ -106,7 +106,9 @@ def error_value(literal: str) -> float:
 
 
 def _literal(text: str) -> str:
-    return next(e for e in convert.EXCEL_ERRORS if text.startswith(e))
+    """The Excel error literal of error text: its code when typed, else its prefix."""
+    code = getattr(text, "code", None)
+    return code if code is not None else next(e for e in convert.EXCEL_ERRORS if text.startswith(e))
 
 
 def _to_calc(value):
