@@ -150,8 +150,7 @@ def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf
     element whose vectorized call failed (default ``call_one``);
     ``call_failed(exc_type, messages)`` the Python results of elements the vector call
     reported failed, given their messages (see :func:`_evaluate_rows`; without it such
-    elements go to
-    ``call_leaf``).  Each distinct argument tuple is evaluated once.
+    elements go to ``call_leaf``).  Each distinct argument tuple is evaluated once.
     """
     call_leaf = call_leaf or call_one
     idx_fast = np.nonzero(fast)[0]
@@ -186,6 +185,9 @@ def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf
         for u in np.nonzero(~ok & ~told)[0].tolist():
             per_row[u] = call_leaf(int(members[first[u]]))
         out.put_all(members[~good], per_row[inv[~good]])
+
+
+_COLUMN = object()      # marks an argument taken from a numeric column
 
 
 class _Gather:
@@ -471,18 +473,24 @@ def _catalog_core(spec) -> Fn:
             fn = None
             fast[:] = False
 
+        def converted(item, i):
+            """Element ``i``'s converted argument, or _COLUMN for a number in a numeric column."""
+            if item[0] == "const":
+                return item[1]
+            if item[0] == "vec":
+                return item[2][item[4][i]]
+            if item[0] == "cat":
+                return item[1][i]
+            c = item[4][i]
+            return item[5][c] if c >= 0 else _COLUMN     # a converted cell (empty: the default)
+
         def call_vec(key, arrays, scalar):
             first = int(key_first[key])
             argv = []
             for item in layout:
-                if item[0] == "const":
-                    argv.append(item[1])
-                elif item[0] == "vec":
-                    argv.append(item[2][item[4][first]])
-                elif item[0] == "cat":
-                    argv.append(item[1][first])
-                elif item[4][first] >= 0:
-                    argv.append(item[5][item[4][first]])  # a converted cell (empty: the default)
+                x = converted(item, first)
+                if x is not _COLUMN:
+                    argv.append(x)
                 else:
                     col = arrays[item[1]]
                     # an argument that is the same for the whole group goes in as a scalar
@@ -496,7 +504,6 @@ def _catalog_core(spec) -> Fn:
 
         def call_one(i):
             argv = []
-            s = i // per
             for item in layout:
                 if item[0] == "const":
                     argv.append(item[1])
@@ -506,21 +513,15 @@ def _catalog_core(spec) -> Fn:
                     argv.append(_py(item[2], i))
                 else:
                     argv.append(_py(item[3], i))
-            del s
             return convert.call(spec, tuple(argv))
 
         def call_leaf(i):
             """One fast element: the model directly, errors as the add-in's text."""
             argv = []
             for item in layout:
-                if item[0] == "const":
-                    argv.append(item[1])
-                elif item[0] == "vec":
-                    argv.append(item[2][item[4][i]])
-                elif item[0] == "cat":
-                    argv.append(item[1][i])
-                elif item[4][i] >= 0:
-                    argv.append(item[5][item[4][i]])
+                x = converted(item, i)
+                if x is not _COLUMN:
+                    argv.append(x)
                 else:
                     x = float(item[3].num.flat[i])
                     argv.append(int(x) if item[2] == "integer" else x)
