@@ -94,7 +94,7 @@ from .crypto import CARD_FUNCTIONS, function_ms
 from .domains import (CARDS, MAX_UTILIZATION, MAX_WAIT_MS, MESSAGE_KB, OTHER_LPAR_UTIL,
                       PLANNED_TX_RATE, PROCESSORS, RECIPIENTS, REQUESTERS, SERVICE_SCV, TX_RATE)
 from .figures import figure, table_in_force
-from .mgc import mgc_wait
+from .mgc import mgc_wait_by_scv
 from .mva import mva_throughput
 from .params import (KEY_TYPES, POLICIES, normalize_choice, normalize_key,
                      normalize_key_reuse, normalize_key_type, normalize_policy, param)
@@ -851,6 +851,27 @@ class AmsWorkload:
         out = np.take_along_axis(table, space[None].astype(np.int64), axis=0)[0]
         return float(out) if out.ndim == 0 else out
 
+    def card_requests(self) -> tuple:
+        """Card requests per transaction and EXEC TIME per request (ms), by card function.
+
+        Returns
+        -------
+        (requests, exec_ms) : tuple of ndarray
+            Each shaped ``(4, *shape)``, rows in the order of
+            :data:`cryptoplan.model.crypto.CARD_FUNCTIONS` (CCA_RSA, RSA_ME, RSA_CRT,
+            CCA_ECC); times on the workload's card generation.  What :func:`ams_plan`
+            adds up per card type.
+        """
+        return _requests(self._w), _times(self._w)
+
+    def cpu_parts_us(self) -> dict:
+        """CPU µs per transaction by address space, without MSTR's administration, and that (µs/s).
+
+        ``{"application", "AMSM", "mstr_per_s"}``: what :func:`ams_plan` charges the
+        processors (``mstr_per_s`` once per second, whatever the rate).
+        """
+        return _cpu_parts(self._w)
+
     def message_cost_us(self):
         """AMS CPU µs to protect and unprotect one message, as :func:`ams_message_cost_us`."""
         parts = _cpu_parts(self._w)
@@ -879,18 +900,7 @@ def _scv(req, t, card) -> np.ndarray:
 
 def _mgc(lam, s, c, scv):
     """M/G/c mean wait (s): Cosmetatos for scv <= 1, Allen-Cunneen above (see model.mgc)."""
-    lam, s, c, scv = np.broadcast_arrays(*(np.asarray(v, float) for v in (lam, s, c, scv)))
-    out = np.zeros(lam.shape)
-    busy = (lam > 0) & (s > 0)
-    if not busy.any():
-        return out
-    lo = busy & (scv <= 1.0)
-    hi = busy & ~lo
-    if lo.any():
-        out[lo] = mgc_wait(lam[lo], s[lo], c[lo], service_scv=scv[lo], method="cosmetatos")
-    if hi.any():
-        out[hi] = mgc_wait(lam[hi], s[hi], c[hi], service_scv=scv[hi], method="allen-cunneen")
-    return out
+    return mgc_wait_by_scv(lam, s, c, scv)
 
 
 def _card_wait_ms(lam, per_txn, card_ms, other, cards, scv):

@@ -43,6 +43,8 @@ __all__ = [
     "MAX_WAIT_MS", "START_RATE", "HANDSHAKE_RATE", "RESUMED_SHARE", "CONNECTION_CPU_US", "SSLRKEYC",
     "CHANNEL_PAIRS", "CHANNEL_REQUESTERS", "SSLTASKS", "IDLE_SSLTASKS", "DISPATCHERS", "CPS",
     "ROUNDTRIP_US", "TASK_ELAPSED_RATIO",
+    # a plan
+    "POOL_CARDS", "WORKLOAD_RATE", "WORKLOAD_UTIL", "GROWTH_PER_YEAR", "GROWTH", "MONTHS", "HORIZON_MONTHS",
 ]
 
 
@@ -265,6 +267,16 @@ PLANNED_TX_RATE = Domain("tx_rate", 0.0, lo_open=True, unit="transactions/s")
 # Planning ceiling on utilization: 1 would leave the queue unstable.
 MAX_UTILIZATION = Domain("max_utilization", 0.0, 1.0, lo_open=True, hi_open=True, unit="fraction")
 MAX_WAIT_MS = Domain("max_wait_ms", 0.0, lo_open=True, unit="ms")
+# A plan (model.plan): the system's pools (0 cards: the LPAR has none of that mode), each
+# workload's rate and growth, the scenario axes.  Engineering limits of this tool, not figures:
+# 1e12/s is far past any z/OS rate; growth above 100x a year or horizons past 100 years are typos.
+POOL_CARDS = Domain("cards", 0.0, 64.0, integer=True, unit="cards")
+WORKLOAD_RATE = Domain("rate", 0.0, 1e12, unit="per second")
+WORKLOAD_UTIL = Domain("utilization", 0.0, 1.0, unit="fraction")
+GROWTH_PER_YEAR = Domain("growth_per_year", -1.0, 100.0, lo_open=True, unit="fraction per year")
+GROWTH = Domain("growth", 0.0, 1e6, unit="factor")
+MONTHS = Domain("months", 0.0, 1200.0, unit="months")
+HORIZON_MONTHS = Domain("horizon_months", 0.0, 1200.0, unit="months")
 START_RATE = Domain("start_rate", 0.0, unit="starts/s")
 HANDSHAKE_RATE = Domain("handshake_rate", 0.0, unit="handshakes/s")
 RESUMED_SHARE = Domain("resumed_share", 0.0, 1.0, unit="fraction")

@@ -39,7 +39,7 @@ from .domains import ARRIVAL_SCV, COSMETATOS_ARRIVAL_SCV, COSMETATOS_SERVICE_SCV
 from .params import normalize_choice
 from .mmc import mmc_args, erlang_c_stable, unwrap
 
-__all__ = ["mgc_wait", "mgc_response", "MGC_METHODS"]
+__all__ = ["mgc_wait", "mgc_response", "mgc_wait_by_scv", "MGC_METHODS"]
 
 MGC_METHODS = ("allen-cunneen", "cosmetatos")
 
@@ -123,3 +123,36 @@ def mgc_response(arrival_rate, service_time, servers, service_scv=0.0, arrival_s
     s = SERVICE_TIME.check(service_time)
     return unwrap(np.asarray(mgc_wait(arrival_rate, service_time, servers, service_scv,
                                     arrival_scv, method) + s))
+
+
+def mgc_wait_by_scv(arrival_rate, service_time, servers, service_scv):
+    """M/G/c mean wait with the approximation each element's variability calls for.
+
+    Cosmetatos where :math:`c_s^2 \\le 1` (near-constant crypto service: the better of
+    the two there), Allen-Cunneen above (mixtures of exponential CPU bursts); 0 where
+    nothing arrives or the service time is 0.  Arrays broadcast; the caller has
+    checked stability (:math:`\\lambda s < c`) and the ranges.
+
+    Parameters
+    ----------
+    arrival_rate, service_time, servers, service_scv : array_like
+        As :func:`mgc_wait` (any consistent time unit).
+
+    Returns
+    -------
+    ndarray
+        :math:`W_q` in the unit of ``service_time``, shaped like the broadcast inputs.
+    """
+    lam, s, c, scv = np.broadcast_arrays(*(np.asarray(v, float) for v in
+                                           (arrival_rate, service_time, servers, service_scv)))
+    out = np.zeros(lam.shape)
+    busy = (lam > 0) & (s > 0)
+    if not busy.any():
+        return out
+    lo = busy & (scv <= 1.0)
+    hi = busy & ~lo
+    if lo.any():
+        out[lo] = mgc_wait(lam[lo], s[lo], c[lo], service_scv=scv[lo], method="cosmetatos")
+    if hi.any():
+        out[hi] = mgc_wait(lam[hi], s[hi], c[hi], service_scv=scv[hi], method="allen-cunneen")
+    return out

@@ -6,6 +6,7 @@ module                    commands
 :mod:`.model_commands`    ``capacity``, ``fit``, ``calibrate``, ``crossval``
 :mod:`.demo`              ``demo`` (the main job)
 :mod:`.workbook_commands` ``template``, ``recalc``, ``sweep``, ``functions``
+:mod:`.plan_command`      ``plan`` (every workload of a TOML plan file)
 ========================  =========================================================
 
 The command modules import click and the standard library only; each command loads
@@ -19,6 +20,7 @@ import click
 
 from .demo import demo
 from .model_commands import calibrate, capacity, crossval, fit
+from .plan_command import plan_command
 from .workbook_commands import (
     calc_addin_command, functions_command, recalc_command, retarget_command, sweep_command,
     template_command,
@@ -33,7 +35,7 @@ def main() -> None:
     """cryptoplan: capacity planning for z/OS crypto workloads (Crypto Express, AT-TLS, MQ AMS)."""
 
 
-for _command in (capacity, fit, calibrate, crossval, demo, functions_command, template_command, recalc_command,
+for _command in (plan_command, capacity, fit, calibrate, crossval, demo, functions_command, template_command, recalc_command,
                  sweep_command, calc_addin_command, retarget_command):
     main.add_command(_command)
 del _command

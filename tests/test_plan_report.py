@@ -1,0 +1,114 @@
+"""``cryptoplan plan FILE``: the report, ``--json`` and ``--report DIR`` (workbook/plan_report.py,
+workbook/cli/plan_command.py).
+
+Expected values: the model's own plan of the same file (the command must print what
+:func:`cryptoplan.model.plan.plan` computes, nothing else); the JSON shape the plan issue fixes
+(``resources.{pool}.{installed, utilization, required, by_workload, months_to_target}``,
+``workloads.{name}.{cpu_us, queueing_ms}``); PNG files checked by their signature and size.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cryptoplan.model.plan import plan, read_plan
+from cryptoplan.workbook.cli import main
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_plan() -> str:
+    """The README's worked plan file (the ```toml block of "The whole system in one plan")."""
+    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert blocks, "the README's plan example is missing"
+    return blocks[0]
+
+
+@pytest.fixture
+def plan_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    Path("site.toml").write_text(readme_plan(), encoding="utf-8")
+    return "site.toml"
+
+
+def test_the_readme_plan_prints_the_report_the_readme_shows(plan_file):
+    text = README.read_text(encoding="utf-8")
+    m = re.search(r"```sh\ncryptoplan plan site\.toml\n```\n\n```text\n(.*?)```", text, re.S)
+    assert m, "the README shows `cryptoplan plan site.toml` and its output"
+    res = CliRunner().invoke(main, ["plan", plan_file])
+    assert res.exit_code == 0, res.output
+    assert res.output.strip().splitlines() == m.group(1).strip().splitlines()
+
+
+def test_json_has_the_documented_shape_and_the_models_numbers(plan_file):
+    res = CliRunner().invoke(main, ["plan", plan_file, "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    system, workloads = read_plan(plan_file)
+    want = plan(system, workloads)
+    assert set(doc["resources"]) == {"processors", "coprocessors", "accelerators"}
+    for pool, r in doc["resources"].items():
+        for key in ("installed", "utilization", "required", "by_workload", "months_to_target", "status"):
+            assert key in r, (pool, key)
+        assert r["utilization"] == pytest.approx(want.resources[pool].utilization, rel=1e-12)
+        assert set(r["by_workload"]) == {w.name for w in workloads}
+    for w in workloads:
+        got = doc["workloads"][w.name]
+        assert got["cpu_us"]["total"] == pytest.approx(want.workloads[w.name].cpu_us["total"], rel=1e-12)
+        assert got["queueing_ms"] == pytest.approx(want.workloads[w.name].queueing_ms, rel=1e-12)
+
+
+def test_growth_and_months_options_scale_the_rates(plan_file):
+    doc = json.loads(CliRunner().invoke(main, ["plan", plan_file, "--json", "--growth", "2"]).output)
+    base = json.loads(CliRunner().invoke(main, ["plan", plan_file, "--json"]).output)
+    for name, w in base["workloads"].items():
+        assert doc["workloads"][name]["rate"] == pytest.approx(2 * w["rate"], rel=1e-12)
+    later = json.loads(CliRunner().invoke(main, ["plan", plan_file, "--json", "--months", "12"]).output)
+    assert later["resources"]["accelerators"]["utilization"] > base["resources"]["accelerators"]["utilization"]
+
+
+def test_report_writes_the_page_and_charts_and_never_overwrites_unasked(plan_file):
+    res = CliRunner().invoke(main, ["plan", plan_file, "--report", "rep"])
+    assert res.exit_code == 0, res.output
+    page = Path("rep/plan.html").read_text(encoding="utf-8")
+    for w in read_plan(plan_file)[1]:
+        assert w.name in page
+    for png in ("utilization.png", "growth.png"):
+        data = Path("rep", png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    before = Path("rep/plan.html").stat().st_mtime_ns
+    again = CliRunner().invoke(main, ["plan", plan_file, "--report", "rep"])
+    assert again.exit_code == 2 and "exists; use --force" in again.output
+    assert Path("rep/plan.html").stat().st_mtime_ns == before
+    assert CliRunner().invoke(main, ["plan", plan_file, "--report", "rep", "--force"]).exit_code == 0
+    assert not [p for p in Path("rep").iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("content,words", [
+    ("[system]\nprocessors = 4\n", ["site.toml", "coprocessors is required"]),
+    ("[system]\nprocessors = 4\ncoprocessors = 1\naccelerators = 1\n", ["site.toml", "[[workload]]"]),
+    ("[system\n", ["site.toml", "not a valid TOML plan"]),
+    ("[system]\nprocessors = 4\ncoprocessors = 1\naccelerators = 1\n[[workload]]\nname = \"a\"\nkind = \"ams\"\n"
+     "rate = 10\npolicy = \"privacy\"\nmessage_kb = 2\nsize = 3\n", ["site.toml", "'a'", "unknown key 'size'"]),
+])
+def test_a_bad_plan_file_is_a_usage_error_naming_file_and_key(tmp_path, monkeypatch, content, words):
+    monkeypatch.chdir(tmp_path)
+    Path("site.toml").write_text(content, encoding="utf-8")
+    res = CliRunner().invoke(main, ["plan", "site.toml"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    for w in words:
+        assert w in res.output, res.output
+
+
+@pytest.mark.parametrize("make", [lambda p: None, lambda p: p.mkdir(), lambda p: p.write_bytes(b"\xff\xfe[x")])
+def test_a_missing_folder_or_binary_plan_file_is_named(tmp_path, make):
+    path = tmp_path / "x.toml"
+    make(path)
+    res = CliRunner().invoke(main, ["plan", str(path)])
+    assert res.exit_code == 2 and "Traceback" not in res.output and str(path) in res.output, res.output

@@ -1,0 +1,61 @@
+"""``cryptoplan plan FILE``: every workload of a TOML plan on the shared cards and processors.
+
+Only click and the standard library are imported at the top; the model loads when the command runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import click
+
+__all__ = ["plan_command"]
+
+
+class _Finite(click.FloatRange):
+    def convert(self, value, param, ctx):
+        v = super().convert(value, param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{v} is not a finite number.", param, ctx)
+        return v
+
+
+@click.command("plan")
+@click.argument("plan_file", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True,
+              help='Print JSON: {"resources": {pool: {...}}, "workloads": {name: {...}}, ...}.')
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Write plan.html, utilization.png and growth.png into this folder.")
+@click.option("--force", is_flag=True, help="Replace the report's files if they exist.")
+@click.option("--growth", default=1.0, show_default=True, type=_Finite(0, 1e6),
+              help="A factor on every workload's rate (what-if).")
+@click.option("--months", default=0.0, show_default=True, type=_Finite(0, 1200),
+              help="Evaluate this many months ahead, each workload at its growth_per_year.")
+def plan_command(plan_file, as_json, report_dir, force, growth, months):
+    """Plan every crypto workload in FILE (a TOML plan) on the shared cards and processors.
+
+    Prints, per resource (general processors, coprocessors, accelerators): RMF utilization with
+    each workload's share, the wait per request, the count required at the target, the headroom,
+    the months until the workloads' growth reaches the target and the count required at the
+    horizon; per workload: CPU per unit of its rate and its queueing delay.  The plan file's
+    format: README, "Plan files".
+    """
+    from cryptoplan.model.plan import PlanError, plan, read_plan
+    from cryptoplan.workbook.engine.atomic import OutputError
+    from cryptoplan.workbook.plan_report import plan_json, plan_text, write_plan_report
+    try:
+        system, workloads = read_plan(plan_file)
+        result = plan(system, workloads, growth=growth, months=months)
+    except PlanError as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(plan_json(result), indent=2, allow_nan=False))
+    else:
+        click.echo(plan_text(result, plan_file), nl=False)
+    if report_dir:
+        try:
+            written = write_plan_report(result, workloads, report_dir, plan_file, force=force)
+        except OutputError as exc:
+            raise click.UsageError(str(exc)) from None
+        click.echo(f"wrote {', '.join(written)}", err=as_json)

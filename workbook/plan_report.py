@@ -1,0 +1,272 @@
+"""A plan's answers as a planner reads them: a text report, JSON, and an HTML page with its charts.
+
+``cryptoplan plan FILE`` prints :func:`plan_text` (or :func:`plan_json`); ``--report DIR`` writes
+:func:`write_plan_report`'s page: the scenario restated, a stacked utilization chart of each
+resource by workload, the growth chart with the target line, and the counts required now and at
+the horizon (one printed page).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+
+import numpy as np
+
+from cryptoplan.model.plan import MAX_MONTHS, POOLS, PlanResult, plan
+from cryptoplan.workbook.engine.atomic import OutputError, atomic_target
+
+__all__ = ["plan_text", "plan_json", "write_plan_report", "growth_curve", "REPORT_FILES"]
+
+REPORT_FILES = ("plan.html", "utilization.png", "growth.png")
+_LABEL = {"processors": "General processors", "coprocessors": "Coprocessors (CEXnC)",
+          "accelerators": "Accelerators (CEXnA)"}
+
+
+def _pct(x) -> str:
+    x = float(x)
+    return "none installed" if math.isinf(x) else f"{100 * x:.1f}%"
+
+
+def _months(x) -> str:
+    x = float(x)
+    if math.isinf(x):
+        return f"never (within {MAX_MONTHS / 12:.0f} years)"
+    return "now" if x == 0 else f"{x:.1f}"
+
+
+def _headroom(x) -> str:
+    x = float(x)
+    return "no load" if math.isinf(x) else f"x{x:.2f}"
+
+
+def _ms(x) -> str:
+    x = float(x)
+    if math.isnan(x):
+        return "overloaded"
+    return "0" if x == 0 else "<0.001" if x < 0.001 else f"{x:.3g}"
+
+
+def _scenario(result: PlanResult) -> list[str]:
+    s = result.system
+    return [f"{s.processors} general processors, {s.coprocessors} coprocessors, {s.accelerators} accelerators "
+            f"({s.platform}, {s.card_generation})",
+            f"utilization target {s.max_utilization:.0%}; other LPARs keep each coprocessor "
+            f"{s.other_coprocessor_util:.0%} and each accelerator {s.other_accelerator_util:.0%} busy; "
+            f"horizon {s.horizon_months:g} months"]
+
+
+def _resource_rows(result: PlanResult) -> list[list[str]]:
+    rows = []
+    for pool in POOLS:
+        r = result.resources[pool]
+        rows.append([_LABEL[pool], f"{r.installed}", _pct(r.utilization), _ms(r.wait_ms), f"{r.required:.0f}",
+                     _headroom(r.headroom), _months(r.months_to_target), f"{r.required_at_horizon:.0f}"])
+    return rows
+
+
+_RESOURCE_HEAD = ["resource", "installed", "utilization", "wait ms/request", "required now", "headroom",
+                  "months to target", "required at horizon"]
+_WORKLOAD_HEAD = ["workload", "kind", "rate", "CPU µs/unit", "processors", "coprocessors", "accelerators",
+                  "queueing ms/unit"]
+
+
+def _workload_rows(result: PlanResult) -> list[list[str]]:
+    rows = []
+    for name, w in result.workloads.items():
+        shares = [_pct(result.resources[p].by_workload[name]) for p in POOLS]
+        rows.append([name, w.kind, f"{float(w.rate):g} {w.unit}", f"{float(w.cpu_us['total']):.1f}", *shares,
+                     _ms(w.queueing_ms)])
+    return rows
+
+
+def _table(head, rows, text_columns=1) -> list[str]:
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *rows)]
+    fmt = "  ".join(f"{{:<{w}}}" if i < text_columns else f"{{:>{w}}}" for i, w in enumerate(widths))
+    return [fmt.format(*head), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows]
+
+
+def _check_scalar(result: PlanResult) -> None:
+    if np.ndim(result.bottleneck) != 0:
+        raise ValueError("a report describes one scenario: evaluate the plan with scalar rates, growth and months")
+
+
+def plan_text(result: PlanResult, source: str = "") -> str:
+    """The report ``cryptoplan plan`` prints: scenario, resources, workloads, RMF rows, verdict."""
+    _check_scalar(result)
+    acc = result.resources["accelerators"]
+    out = [f"Plan{f' {source}' if source else ''}", *("  " + line for line in _scenario(result)), ""]
+    out += _table(_RESOURCE_HEAD, _resource_rows(result)) + [""]
+    out += [f"  {result.resources[p].status}" for p in POOLS] + [""]
+    out.append("Each workload's share of each resource's utilization:")
+    out += _table(_WORKLOAD_HEAD, _workload_rows(result), text_columns=2) + [""]
+    other = {p: result.resources[p].other for p in POOLS}
+    out.append("Not from these workloads: processors " + _pct(other["processors"])
+               + " (MQ MSTR administration), coprocessors " + _pct(other["coprocessors"])
+               + ", accelerators " + _pct(other["accelerators"]) + " (other LPARs)")
+    out.append(f"Accelerator RMF rows (this LPAR): ME {_pct(acc.rows['ME'])}, CRT {_pct(acc.rows['CRT'])}, "
+               f"other functions {_pct(acc.rows['other'])}; mean EXEC TIME {float(acc.exec_ms):.3f} ms")
+    cop = result.resources["coprocessors"]
+    out.append(f"Coprocessor: {float(cop.rate):,.0f} requests/s, mean EXEC TIME {float(cop.exec_ms):.3f} ms")
+    out.append("")
+    first = float(result.resources[str(result.binds_first)].months_to_target)
+    when = ("already at or over it" if first == 0 else f"never within {MAX_MONTHS / 12:.0f} years"
+            if math.isinf(first) else f"in {first:.1f} months")
+    out.append(f"Busiest: {result.bottleneck}.  First to reach its target as the workloads grow: "
+               f"{result.binds_first} ({when}).")
+    return "\n".join(out) + "\n"
+
+
+def plan_json(result: PlanResult) -> dict:
+    """The ``--json`` document: ``{"resources": {pool: {...}}, "workloads": {name: {...}}, ...}``."""
+    return result.to_dict()
+
+
+def growth_curve(system, workloads, months) -> dict:
+    """Each resource's utilization at each of ``months`` (one vectorized plan evaluation)."""
+    r = plan(system, workloads, months=np.asarray(months, dtype=float))
+    return {p: np.asarray(r.resources[p].utilization, dtype=float) for p in POOLS}
+
+
+def _utilization_png(result: PlanResult, path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = list(result.workloads)
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    y = np.arange(len(POOLS))[::-1]
+    left = np.zeros(len(POOLS))
+    colors = plt.get_cmap("tab10")
+    for i, n in enumerate(names):
+        v = np.array([min(float(result.resources[p].by_workload[n]), 2.0) for p in POOLS]) * 100
+        ax.barh(y, v, left=left, color=colors(i % 10), label=n, edgecolor="white", linewidth=0.5)
+        left += v
+    rest = np.array([float(result.resources[p].other) for p in POOLS]) * 100
+    ax.barh(y, rest, left=left, color="0.75", label="other LPARs / MSTR administration", hatch="//",
+            edgecolor="white", linewidth=0.5)
+    target = result.system.max_utilization * 100
+    ax.axvline(target, color="black", ls="--", lw=1)
+    ax.text(target, y[0] + 0.45, f" target {target:.0f}%", va="bottom", fontsize=8)
+    ax.axvline(100, color="tab:red", lw=1)
+    ax.set_yticks(y, [_LABEL[p] for p in POOLS])
+    ax.set_xlabel("utilization (% of the installed pool, RMF summary)")
+    ax.set_xlim(0, max(105.0, float((left + rest).max()) * 1.05))
+    ax.set_title("Utilization by workload, at the planned rates", fontsize=11)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(4, len(names) + 1), fontsize=8, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, format="png")
+    plt.close(fig)
+
+
+def _growth_png(result: PlanResult, workloads, path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    h = result.system.horizon_months
+    # far enough to show the first crossing, if it comes within 10 years
+    first = min((float(result.resources[p].months_to_target) for p in POOLS), default=math.inf)
+    end = float(np.clip(1.2 * first if math.isfinite(first) else 0.0, max(2.0 * h, 24.0), 120.0))
+    t = np.linspace(0.0, end, 121)
+    curves = growth_curve(result.system, workloads, t)
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    for p in POOLS:
+        u = np.where(np.isfinite(curves[p]), curves[p], np.nan) * 100
+        line, = ax.plot(t, u, label=_LABEL[p], lw=2)
+        cross = float(result.resources[p].months_to_target)
+        if 0 < cross <= end:
+            ax.plot([cross], [result.system.max_utilization * 100], "o", color=line.get_color())
+            ax.annotate(f"{cross:.0f} mo", (cross, result.system.max_utilization * 100), textcoords="offset points",
+                        xytext=(4, -12), fontsize=8, color=line.get_color())
+    target = result.system.max_utilization * 100
+    ax.axhline(target, color="black", ls="--", lw=1, label=f"target {target:.0f}%")
+    ax.axvline(h, color="0.5", ls=":", lw=1)
+    ax.text(h, 3, f" horizon {h:g} months", va="bottom", fontsize=8, color="0.3")
+    ax.set_xlabel("months ahead (each workload at its yearly growth)")
+    ax.set_ylabel("utilization (%)")
+    ax.set_xlim(0, end)
+    ax.set_ylim(0, max(105.0, ax.get_ylim()[1]))
+    ax.set_title("Growth: when each resource reaches its target", fontsize=11)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, format="png")
+    plt.close(fig)
+
+
+_CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:46em;margin:1.5em auto;color:#222;font-size:11pt}
+h1{font-size:16pt;margin-bottom:.2em}h2{font-size:12.5pt;margin:1.1em 0 .3em}
+table{border-collapse:collapse;font-size:9.5pt;width:100%}th,td{border-bottom:1px solid #ccc;padding:3px 6px}
+th{background:#eef;text-align:left}td.n{text-align:right}img{width:100%}p.s{margin:.2em 0}
+.bad{color:#b00;font-weight:bold}.ok{color:#070}
+@media print{body{margin:0;font-size:9.5pt}h2{page-break-after:avoid}img{page-break-inside:avoid}}"""
+
+
+def _html_table(head, rows) -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td{' class=n' if i else ''}>{html.escape(str(c))}</td>"
+                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><tr>{th}</tr>{body}</table>"
+
+
+def _plan_html(result: PlanResult, source: str) -> str:
+    status = []
+    for p in POOLS:
+        r = result.resources[p]
+        bad = bool(np.any(r.overloaded)) or float(r.utilization) > result.system.max_utilization
+        status.append(f"<p class=s><span class={'bad' if bad else 'ok'}>{'&#9888;' if bad else '&#10003;'}</span> "
+                      f"{html.escape(str(r.status))}</p>")
+    acc = result.resources["accelerators"]
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>cryptoplan: {html.escape(source)}</title>
+<style>{_CSS}</style></head><body>
+<h1>Crypto capacity plan{': ' + html.escape(source) if source else ''}</h1>
+{''.join(f'<p class=s>{html.escape(line)}</p>' for line in _scenario(result))}
+<h2>Verdict</h2>
+{''.join(status)}
+<p class=s>Busiest: <b>{html.escape(str(result.bottleneck))}</b>; reaches its target first as the workloads grow:
+<b>{html.escape(str(result.binds_first))}</b>.</p>
+<h2>Resources</h2>
+{_html_table(_RESOURCE_HEAD, _resource_rows(result))}
+<p class=s>Headroom: the factor on every rate that brings the resource to its target. Accelerator RMF rows
+(this LPAR): ME {_pct(acc.rows['ME'])}, CRT {_pct(acc.rows['CRT'])}, other functions {_pct(acc.rows['other'])}.</p>
+<img src="utilization.png" alt="stacked utilization by workload">
+<h2>Workloads</h2>
+{_html_table(_WORKLOAD_HEAD, _workload_rows(result))}
+<img src="growth.png" alt="utilization over the months ahead, with the target line">
+<p class=s style="font-size:8.5pt;color:#555">Utilization is RMF's: requests x EXEC TIME per card (summary row),
+CPU seconds per second per processor. Waits: M/G/c on each pool's mixture of requests. Made by cryptoplan.</p>
+</body></html>
+"""
+
+
+def write_plan_report(result: PlanResult, workloads, folder, source: str = "", force: bool = False) -> list:
+    """Write ``plan.html``, ``utilization.png`` and ``growth.png`` into ``folder`` (created if missing).
+
+    Each file is written atomically; an existing one is replaced only with ``force``.
+
+    Raises
+    ------
+    OutputError
+        If a file exists (without ``force``) or the folder cannot be written.
+    """
+    _check_scalar(result)
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"cannot write the report into {folder}: it is not a folder")
+    targets = [folder / n for n in REPORT_FILES]
+    if not force:
+        there = [str(t) for t in targets if t.exists() or t.is_symlink()]
+        if there:
+            raise OutputError(f"{there[0]} exists; use --force to replace the report's files")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot create the report folder {folder}: {e.strerror or e}") from None
+    with atomic_target(targets[1]) as tmp:
+        _utilization_png(result, tmp)
+    with atomic_target(targets[2]) as tmp:
+        _growth_png(result, workloads, tmp)
+    with atomic_target(targets[0]) as tmp:
+        Path(tmp).write_text(_plan_html(result, source), encoding="utf-8")
+    return [str(t) for t in targets]
