@@ -564,56 +564,65 @@ def _counts(load, other, target):
 
 
 def _months(loads, growth, fixed, capacity):
-    """Months t >= 0 at which sum_i loads_i (1 + g_i)^(t/12) + fixed first reaches capacity.
+    """Months t >= 0 at which :math:`f(t) = \\sum_i L_i (1 + g_i)^{t/12} + B` first reaches capacity.
 
-    ``loads`` (W, *S), ``growth`` (W,), ``fixed`` and ``capacity`` (*S): bisection on the convex,
-    hence once-crossing-from-below, sum of exponentials; 0 where already there, inf where not by
+    ``loads`` (W, *S), ``growth`` (W,), ``fixed`` and ``capacity`` (*S).  :math:`f` is a sum of
+    exponentials, convex, so it crosses the capacity from below once; Newton's method started
+    to the right of the crossing (where :math:`f \\ge` capacity and, by convexity,
+    :math:`f' > 0`) descends monotonically onto it.  The start is :data:`MAX_MONTHS`, or the
+    crossing of the slowest-growing bound :math:`(\\sum_i L_i) e^{r_{min} t}` when every rate
+    grows, which is never left of the root.  0 where already there, inf where not by
     :data:`MAX_MONTHS`.
     """
-    rates = np.log1p(growth).reshape((-1,) + (1,) * (loads.ndim - 1)) / 12.0
-
-    def f(t):
-        return np.sum(loads * np.exp(rates * t), axis=0) + fixed
-
-    now = f(np.zeros(capacity.shape))
-    late = f(np.full(capacity.shape, MAX_MONTHS))
-    out = np.where(now >= capacity, 0.0, np.inf)
-    todo = (now < capacity) & (late >= capacity)
-    if todo.any():
-        lo = np.zeros(int(todo.sum()))
-        hi = np.full(lo.shape, MAX_MONTHS)
-        ld, cap = loads[:, todo], capacity[todo]
-        fx = np.broadcast_to(fixed, capacity.shape)[todo]
-        r = rates.reshape(-1, 1)
-        for _ in range(48):                 # 1200 / 2**48 months: below a second
-            mid = 0.5 * (lo + hi)
-            up = np.sum(ld * np.exp(r * mid), axis=0) + fx >= cap
-            hi = np.where(up, mid, hi)
-            lo = np.where(up, lo, mid)
-        out[todo] = hi
-    return out
+    r = np.log1p(np.asarray(growth, dtype=float)) / 12.0
+    # workloads that grow alike add up first: fewer exponentials per step
+    uniq, inv = np.unique(r, return_inverse=True)
+    if uniq.size < r.size:
+        loads = np.stack([loads[inv == j].sum(axis=0) for j in range(uniq.size)])
+        r = uniq
+    flat_l = loads.reshape(loads.shape[0], -1)
+    cap = np.asarray(capacity, dtype=float).reshape(-1)
+    fx = np.broadcast_to(np.asarray(fixed, dtype=float), capacity.shape).reshape(-1)
+    rr = r.reshape(-1, 1)
+    now = flat_l.sum(axis=0) + fx
+    late = np.sum(flat_l * np.exp(rr * MAX_MONTHS), axis=0) + fx
+    out = np.where(now >= cap, 0.0, np.inf)
+    todo = np.flatnonzero((now < cap) & (late >= cap))
+    if todo.size:
+        ld, c, b = flat_l[:, todo], cap[todo], fx[todo]
+        t = np.full(todo.size, MAX_MONTHS)
+        if r.min() > 0:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                bound = np.log((c - b) / ld.sum(axis=0)) / r.min()
+            t = np.where(np.isfinite(bound), np.clip(bound, 0.0, MAX_MONTHS), t)
+        for _ in range(100):
+            e = ld * np.exp(rr * t)
+            step = (e.sum(axis=0) + b - c) / np.maximum((e * rr).sum(axis=0), 1e-300)
+            t = np.maximum(t - step, 0.0)
+            if np.all(np.abs(step) <= 1e-9 * np.maximum(t, 1.0)):
+                break
+        out[todo] = t
+    return out.reshape(capacity.shape)
 
 
 def _status(pool, util, target, installed, required):
-    """One sentence per scenario (the planner reads these before any number)."""
+    """One sentence per scenario (the planner reads these before any number), each distinct one made once."""
     u, k, req = (np.asarray(a, dtype=float).ravel() for a in np.broadcast_arrays(util, installed, required))
-    words = {}
+    with np.errstate(invalid="ignore"):
+        cat = np.select([(k == 0) & (req > 0), u >= 1.0, u > target], [0, 1, 2], 3)
+        pct = np.where(np.isfinite(u), np.round(u * 100.0), -1.0)
+    keys, first, inv = np.unique(np.stack([cat, pct, k, req]), axis=1, return_index=True, return_inverse=True)
+    goal = f"{100 * target:.0f}%"
 
-    def one(j):
-        key = (u[j], k[j], req[j])
-        if key not in words:
-            if k[j] == 0 and req[j] > 0:
-                s = f"{pool}: none installed and work sent to them: {req[j]:.0f} needed"
-            elif u[j] >= 1.0:
-                s = (f"{pool}: overloaded, {u[j]:.0%} busy with {k[j]:.0f}: the rate cannot be carried; "
-                     f"{req[j]:.0f} needed for the {target:.0%} target")
-            elif u[j] > target:
-                s = f"{pool}: {u[j]:.0%} busy, over the {target:.0%} target: {req[j]:.0f} needed"
-            else:
-                s = f"{pool}: {u[j]:.0%} busy, within the {target:.0%} target"
-            words[key] = s
-        return words[key]
-    out = np.array([one(j) for j in range(u.size)], dtype=object).reshape(np.shape(util))
+    def text(c, p, kk, n):
+        busy = f"{p:.0f}% busy"
+        return (f"{pool}: none installed and work sent to them: {n:.0f} needed" if c == 0 else
+                f"{pool}: overloaded, {busy} with {kk:.0f}: the rate cannot be carried; {n:.0f} needed for the "
+                f"{goal} target" if c == 1 else
+                f"{pool}: {busy}, over the {goal} target: {n:.0f} needed" if c == 2 else
+                f"{pool}: {busy}, within the {goal} target")
+    texts = np.array([text(*col) for col in keys.T], dtype=object)
+    out = texts[inv.reshape(-1)].reshape(np.shape(util))
     return out.item() if out.ndim == 0 else out
 
 
