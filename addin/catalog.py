@@ -34,6 +34,9 @@ Argument kinds (what a cell may hold; see :mod:`cryptoplan.addin.convert`):
 ``vector``
     A whole row or column of numbers passed as one list (MVA stations); not
     broadcast.
+``range``
+    A whole range passed as one table of cells (a plan's Workloads table, its System
+    block); not broadcast.
 ``params_file``
     One cell naming a parameter file (:class:`cryptoplan.model.params.Parameters`) the
     function evaluates with; empty for the one the environment selects.  Not
@@ -42,7 +45,7 @@ Argument kinds (what a cell may hold; see :mod:`cryptoplan.addin.convert`):
     on the fitted parameters ends with it (``tests/test_catalog.py`` checks
     both ways).
 
-Every argument except ``vector`` ones is *broadcast*: give a range instead of
+Every argument except ``vector`` and ``range`` ones is *broadcast*: give a range instead of
 a single cell and the function is evaluated element by element.
 """
 
@@ -58,6 +61,9 @@ from cryptoplan.model.crypto import OPERATIONS
 from cryptoplan.model.domains import Domain
 from cryptoplan.model.figures import figure
 from cryptoplan.model.mgc import MGC_METHODS
+from cryptoplan.model.plan import (
+    RESOURCE_COLUMNS, RESOURCE_QUANTITIES, WORKLOAD_COLUMNS, WORKLOAD_QUANTITIES,
+)
 from cryptoplan.model.params import (
     ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES,
 )
@@ -76,7 +82,7 @@ __all__ = [
 CALC_SERVICE = "org.cryptoplan.Functions"
 CALC_PREFIX = CALC_SERVICE.upper() + "."
 
-KINDS = ("number", "integer", "text", "bool", "number_or_text", "vector", "params_file")
+KINDS = ("number", "integer", "text", "bool", "number_or_text", "vector", "range", "params_file")
 QUEUEING = "cryptoplan queueing"
 PLANNING = "cryptoplan planning"
 CATEGORIES = (QUEUEING, PLANNING)
@@ -393,6 +399,17 @@ PARAMS_FILE = _a("params_file", "params_file", "Parameter file to evaluate with 
                  "cryptoplan fit or calibrate), one cell; empty: CRYPTOPLAN_PARAMS's file, else the "
                  "packaged fit.", "", None)
 
+# a plan: the Workloads table and the System block, passed whole
+PLAN_WORKLOADS_RANGE = _a("workloads", "range", "The Workloads table: a header row (name, kind, rate, "
+                          "growth_per_year and the kinds' keys), then a row per workload; empty rows skipped.")
+PLAN_SYSTEM_RANGE = _a("system", "range", "The System block: rows of a key (processors, coprocessors, "
+                       "accelerators, platform, card_generation, max_utilization, ...) and its value.")
+PLAN_GROWTH = _a("growth", "number", "A factor on every workload's rate (what-if); {range}.", "factor", 1.0,
+                 domain=D.GROWTH)
+PLAN_MONTHS = _a("months", "number", "Months ahead, each workload at its growth_per_year; {range}.", "months",
+                 0.0, domain=D.MONTHS)
+
+
 _HANDSHAKE_ARGS = (KEY_EXCHANGE, CERTIFICATE, PROTOCOL, RESUMPTION, SYSPLEX_TICKETS, FIPS,
                    CARD_MODE, HEAPPOOLS64)
 _AMS_ARGS = (POLICY, KEY_TYPE, KEY_SIZE, MESSAGE_KB, KEY_REUSE)
@@ -515,6 +532,23 @@ CATALOG: tuple = (
     _f("OCSP_CPU_US", "ocsp_cpu_us", PLANNING, "CPU per new connection with OCSP certificate "
        "checking offloaded, given the measured cost without it.",
        [CONNECTION_CPU, OCSP_SPACE], "CPU us per connection"),
+    _f("PLAN_RESOURCES", "plan_resources", PLANNING, "Every workload of the Workloads table on the "
+       "shared processors, coprocessors and accelerators: utilization, counts required now and at the "
+       "horizon, headroom, months to target, wait (spills).",
+       [PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE], "table", "table",
+       RESOURCE_COLUMNS),
+    _f("PLAN_WORKLOADS", "plan_workloads", PLANNING, "Each workload of the Workloads table in the plan: "
+       "rate, CPU per unit, its share of each resource's utilization, queueing delay (spills).",
+       [PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE], "table", "table",
+       WORKLOAD_COLUMNS),
+    _f("PLAN_VALUE", "plan_value", PLANNING, "One number of the plan: a resource's (utilization, required, "
+       "months_to_target, ...) or a workload's (cpu_us, queueing_ms, share of a resource).",
+       [PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE,
+        _a("resource", "text", "processors, coprocessors, accelerators, or a workload's name."),
+        _a("quantity", "text", "For a resource: " + ", ".join(RESOURCE_QUANTITIES) + ". For a workload: "
+           + ", ".join(WORKLOAD_QUANTITIES) + ".", "", REQUIRED,
+           tuple(dict.fromkeys(RESOURCE_QUANTITIES + WORKLOAD_QUANTITIES))),
+        PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE], "as the quantity (fraction, count, months, ms, µs)"),
     _f("MODEL_PARAMETERS", "model_parameters", PLANNING, "The fitted model parameters as a table "
        "with a header row (spills).", [PARAMS_FILE], "table", "table",
        ("name", "value", "stderr", "unit", "submodel", "description")),

@@ -21,6 +21,10 @@ How each argument kind is converted (the kind is declared in the catalog)
     ``number_or_text``      a number, or text (e.g. ``unlimited``)
     ``vector``              all cells of the range, row-major, as numbers
                             (text ``inf`` allowed: a delay station)
+    ``range``               the range whole, as a tuple of row tuples of cell
+                            values (empty cells ``None``, text stripped,
+                            numbers, booleans); the model reads it as a table
+                            (a plan's Workloads table and System block)
     ``params_file``         one cell: the path of a parameter file, loaded
                             and validated (:func:`parameters_for`); the
                             model call runs with it in force
@@ -42,6 +46,8 @@ How results and errors leave
         #NUM! CARD_UTILIZATION: accelerator utilization would be 140%: ...
 
     ``#NUM!`` marks an unstable queue (:class:`cryptoplan.model.UnstableQueueError`),
+    ``#N/A`` a quantity that does not exist for these inputs
+    (:class:`cryptoplan.model.NotAvailableError`: months to a target never reached),
     ``#VALUE!`` any other bad input.  Error text received as an argument is
     passed through unchanged (first offending argument), so a chain of
     cryptoplan formulas shows the original message at its end; a bare Excel
@@ -75,7 +81,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cryptoplan.model import UnstableQueueError
+from cryptoplan.model import NotAvailableError, UnstableQueueError
 from cryptoplan.model.params import Parameters, using_parameters
 
 from .catalog import Arg, Function
@@ -84,6 +90,7 @@ from .errors import ErrorText
 __all__ = [
     "EXCEL_ERRORS", "MAX_TEXT", "CellError", "ErrorText", "is_error_text", "error_text", "error_texts", "to_grid",
     "accepted_numbers", "convert_values", "convert_cell", "call", "params_argument", "parameters_for", "without_params",
+    "vector_argument", "range_argument", "whole_argument", "WHOLE_KINDS", "error_code_for",
 ]
 
 # Excel's error literals (classic and dynamic-array era).
@@ -116,10 +123,18 @@ def error_text(code: str, function: str, message: str) -> ErrorText:
     return ErrorText(text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 3] + "...", code)
 
 
+def _code_of(exc_type: type) -> str:
+    """The Excel error a model exception type is shown as."""
+    if issubclass(exc_type, UnstableQueueError):
+        return "#NUM!"
+    return "#N/A" if issubclass(exc_type, NotAvailableError) else "#VALUE!"
+
+
 def error_texts(exc_type: type, function: str, messages: list) -> list:
     """:func:`error_text` for many elements that failed with ``exc_type`` (the model's
-    :class:`~cryptoplan.model.ArgumentError` or :class:`~cryptoplan.model.UnstableQueueError`)."""
-    code = "#NUM!" if issubclass(exc_type, UnstableQueueError) else "#VALUE!"
+    :class:`~cryptoplan.model.ArgumentError`, :class:`~cryptoplan.model.UnstableQueueError` or
+    :class:`~cryptoplan.model.NotAvailableError`)."""
+    code = _code_of(exc_type)
     texts: dict = {}        # one (immutable, shared) text per distinct message
     return [texts.get(m) or texts.setdefault(m, error_text(code, function, m)) for m in messages]
 
@@ -258,7 +273,46 @@ def convert_cell(arg: Arg, value):
         return _number(arg.name, value)
     if kind == "vector":
         return vector_argument(arg, value)
+    if kind == "range":
+        return range_argument(arg, value)
     raise AssertionError(f"unknown argument kind {kind!r}")  # catalog is checked by tests
+
+
+#: Argument kinds passed whole (one value for the call, never broadcast element by element).
+WHOLE_KINDS = ("vector", "range")
+
+
+def whole_argument(arg: Arg, grid) -> object:
+    """A ``vector`` or ``range`` argument's grid converted as one value."""
+    return vector_argument(arg, grid) if arg.kind == "vector" else range_argument(arg, grid)
+
+
+def range_argument(arg: Arg, value) -> tuple:
+    """A range as a tuple of row tuples: numbers as float, text stripped, empty as None.
+
+    A date-formatted cell is refused (a plan's tables hold no dates); error text never arrives
+    here (the caller passes the first one on).
+    """
+    rows = []
+    for i, row in enumerate(to_grid(value)):
+        out = []
+        for j, v in enumerate(row):
+            if _empty(v):
+                out.append(None)
+            elif isinstance(v, bool):
+                out.append(v)
+            elif isinstance(v, str):
+                out.append(v.strip())
+            elif isinstance(v, Real):
+                x = float(v)
+                if not math.isfinite(x):
+                    raise CellError(f"{arg.name}: the cell at row {i + 1}, column {j + 1} is not a finite number")
+                out.append(x)
+            else:
+                raise CellError(f"{arg.name}: the cell at row {i + 1}, column {j + 1} holds "
+                                f"{_describe(v)}; the table takes numbers, text and TRUE/FALSE")
+        rows.append(tuple(out))
+    return tuple(rows)
 
 
 def vector_argument(arg: Arg, value) -> list:
@@ -277,7 +331,7 @@ def vector_argument(arg: Arg, value) -> list:
 def error_code_for(exc: Exception) -> str:
     if isinstance(exc, CellError):
         return exc.code
-    return "#NUM!" if isinstance(exc, UnstableQueueError) else "#VALUE!"
+    return _code_of(type(exc))
 
 
 def cell_result(spec: Function, value):
@@ -319,9 +373,19 @@ def _model(spec: Function):
                         "update cryptoplan") from None
 
 
-def _table(spec: Function):
+def _table(spec: Function, grids: list):
+    """A table result: every argument one value (a table is not broadcast), one call, a header row."""
     try:
-        rows = _model(spec)()
+        argv = []
+        for a, g in zip(spec.args, grids):
+            if len(g) != 1 or len(g[0]) != 1:
+                raise CellError(f"{a.name} must be one cell: {spec.name} returns one table "
+                                f"(got a {len(g)}x{len(g[0])} range)")
+            v = g[0][0]
+            if a.kind not in WHOLE_KINDS and is_error_text(v):
+                return _incoming_error(spec, a, v)
+            argv.append(v if a.kind in WHOLE_KINDS else convert_cell(a, v))
+        rows = _model(spec)(*argv)
         out = [list(spec.columns)]
         for row in rows:
             out.append([_table_cell(row.get(c)) for c in spec.columns])
@@ -375,21 +439,21 @@ def call(spec: Function, args: tuple):
             return call(inner, rest)
         with using_parameters(params):
             return call(inner, rest)
-    if spec.result == "table":
-        return _table(spec)
     try:
         grids = []
         for a, v in zip(spec.args, args):
             g = to_grid(v)
-            if a.kind != "vector":
+            if a.kind not in WHOLE_KINDS:
                 grids.append(g)
                 continue
-            # A vector is one argument value (not broadcast): convert it here, whole.
+            # A vector or range is one argument value (not broadcast): convert it here, whole.
             errors = [x for row in g for x in row if is_error_text(x)]
             if errors:
                 return _incoming_error(spec, a, errors[0])
             single_empty = len(g) == 1 and len(g[0]) == 1 and _empty(g[0][0])
-            grids.append([[convert_cell(a, None) if single_empty else vector_argument(a, g)]])
+            grids.append([[convert_cell(a, None) if single_empty else whole_argument(a, g)]])
+        if spec.result == "table":
+            return _table(spec, grids)
         shape = _broadcast_shape(spec, grids)
         fn = _model(spec)
     except CellError as exc:
@@ -476,14 +540,14 @@ def _element(spec: Function, fn, grids: list, i: int, j: int):
     values = []
     for a, g in zip(spec.args, grids):
         v = g[i if len(g) > 1 else 0][j if len(g[0]) > 1 else 0]
-        if a.kind == "vector":
+        if a.kind in WHOLE_KINDS:
             values.append(v)
             continue
         if is_error_text(v):
             return _incoming_error(spec, a, v)
         values.append(v)
     try:
-        converted = [v if a.kind == "vector" else convert_cell(a, v)
+        converted = [v if a.kind in WHOLE_KINDS else convert_cell(a, v)
                      for a, v in zip(spec.args, values)]
         return cell_result(spec, fn(*converted))
     except Exception as exc:  # noqa: BLE001 - every failure must reach the cell as text

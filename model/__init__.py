@@ -13,7 +13,7 @@ import types
 # public name -> the module defining it.  Imported on first use (PEP 562), so that
 # ``import cryptoplan.model.params`` or a command line's ``--help`` does not load NumPy and SciPy.
 _EXPORTS = {
-    "UnstableQueueError": "_validate", "ArgumentError": "_validate",
+    "UnstableQueueError": "_validate", "ArgumentError": "_validate", "NotAvailableError": "_validate",
     "Parameters": "params",
     "using_parameters": "params",
     "erlang_b": "erlang",
@@ -76,6 +76,9 @@ _EXPORTS = {
     "PlanError": "plan",
     "PlanResult": "plan",
     "plan": "plan",
+    "plan_resources": "plan",
+    "plan_workloads": "plan",
+    "plan_value": "plan",
     "model_parameters": "planning",
     "model_figures": "planning",
     "defaults": "planning",

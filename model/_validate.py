@@ -26,7 +26,7 @@ from numbers import Real
 import numpy as np
 
 __all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", "index_text", "number_text",
-           "range_text", "UnstableQueueError", "ArgumentError"]
+           "range_text", "UnstableQueueError", "ArgumentError", "NotAvailableError"]
 
 
 class _ElementsError(ValueError):
@@ -73,6 +73,12 @@ class ArgumentError(_ElementsError):
         alone raises here, so a caller evaluating many scenarios reports each bad one and
         computes the others in one more call (scipy's ``_argcheck`` pattern).
     """
+
+
+class NotAvailableError(_ElementsError):
+    """The quantity asked for does not exist for these inputs (Excel's ``#N/A``), with ``mask`` and
+    ``element_message`` as :class:`ArgumentError`: e.g. the months until a resource reaches its
+    target when nothing on it grows."""
 
 
 def is_scalar(*xs) -> bool:

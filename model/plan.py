@@ -82,12 +82,15 @@ from .crypto import CARD_FUNCTIONS
 from .domains import (GROWTH, GROWTH_PER_YEAR, HORIZON_MONTHS, MAX_UTILIZATION, MONTHS, OTHER_LPAR_UTIL,
                       POOL_CARDS, PROCESSORS, RESUMED_SHARE, WORKLOAD_RATE, WORKLOAD_UTIL, Domain)
 from .figures import figure
+from ._validate import NotAvailableError, UnstableQueueError
 from .mgc import mgc_wait_by_scv
 from .params import CIPHERS, normalize_choice, normalize_cipher, normalize_mode
 from .tls import channel_start_card_ms, channel_start_cost_us, handshake_cpu_factor, tls_cost_us
 
 __all__ = ["System", "Workload", "PlanError", "PlanResult", "ResourceResult", "WorkloadResult",
-           "plan", "read_plan", "plan_from_dict", "RATE_UNITS", "KINDS", "KIND_ARGUMENTS", "POOLS", "MAX_MONTHS", "handshake_baseline_cpu_us"]
+           "plan", "read_plan", "plan_from_dict", "RATE_UNITS", "workloads_from_rows", "system_from_rows",
+           "plan_resources", "plan_workloads", "plan_value", "RESOURCE_QUANTITIES", "WORKLOAD_QUANTITIES",
+           "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS", "KINDS", "KIND_ARGUMENTS", "POOLS", "MAX_MONTHS", "handshake_baseline_cpu_us"]
 
 KINDS = ("ams", "channel", "handshakes", "channel_starts", "measured")
 POOLS = ("processors", "coprocessors", "accelerators")
@@ -121,8 +124,15 @@ class PlanError(ValueError):
     """A plan's input is wrong: the message names the workload (or the system), the key and the value."""
 
 
-def _where(workload: str | None) -> str:
+_ARGUMENT = object()        # _checked's "where" for a plain function argument: no prefix
+
+
+def _where(workload) -> str:
     return "system" if workload is None else f"workload {workload!r}"
+
+
+def _prefixed(workload, e) -> str:
+    return str(e) if workload is _ARGUMENT else f"{_where(workload)}: {e}"
 
 
 def _checked(domain: Domain, value, workload, key, *, scalar=True):
@@ -130,7 +140,7 @@ def _checked(domain: Domain, value, workload, key, *, scalar=True):
     try:
         return domain.check(value, key, scalar=scalar)
     except (ValueError, TypeError) as e:
-        raise PlanError(f"{_where(workload)}: {e}") from None
+        raise PlanError(_prefixed(workload, e)) from None
 
 
 def _choice(value, allowed, workload, key, normalize=None):
@@ -437,7 +447,7 @@ class ResourceResult:
     wait_ms : mean queueing per request or job (ms); NaN where ``overloaded`` (see ``status``).
     required : smallest count keeping utilization <= the target at these rates.
     headroom : common growth factor of every rate that brings the pool to its target (inf: no
-        load grows on it; below 1: over target now).
+        load grows on it, or too little for the factor to be a float; below 1: over target now).
     months_to_target : months until the workloads' yearly growth brings it to its target (0: at or
         over it now; inf: not within :data:`MAX_MONTHS`).
     required_at_horizon : the count required at the system's ``horizon_months``.
@@ -669,8 +679,8 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
         if w.name in seen:
             raise PlanError(f"workload {w.name!r}: the name is used twice; names must be unique")
         seen.add(w.name)
-    g = np.asarray(_checked(GROWTH, growth, None, "growth", scalar=False), dtype=float)
-    t = np.asarray(_checked(MONTHS, months, None, "months", scalar=False), dtype=float)
+    g = np.asarray(_checked(GROWTH, growth, _ARGUMENT, "growth", scalar=False), dtype=float)
+    t = np.asarray(_checked(MONTHS, months, _ARGUMENT, "months", scalar=False), dtype=float)
     profiles = [_PROFILES[w.kind](w, system) for w in workloads]
     yearly = np.array([w.growth_per_year for w in workloads])
     base = [np.asarray(1.0 if p.util_form else w.rate, dtype=float) for w, p in zip(workloads, profiles)]
@@ -710,7 +720,8 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
         other = system.other(pool)
         fixed = d["fixed"]
         var = d["loads"].sum(axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # a load too small for its factor to be a float (subnormal rates) has unbounded headroom
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             room = (target - other) * k - fixed
             headroom = np.where(var > 0, np.maximum(room, 0.0) / np.where(var > 0, var, 1.0), np.inf)
             util = np.where(k > 0, (var + fixed) / max(k, 1) + other, np.where(var + fixed > 0, np.inf, 0.0))
@@ -926,3 +937,223 @@ def read_plan(path) -> tuple:
     except (tomllib.TOMLDecodeError, RecursionError) as e:
         raise PlanError(f"{path}: not a valid TOML plan: {e}") from None
     return plan_from_dict(doc, str(path))
+
+
+# ----------------------------------------------------------------------------- spreadsheet tables
+# A plan in a workbook: a Workloads table (a header row of keys, a row per workload) and a
+# System block (a key and a value per row).  The catalog functions PLAN_RESOURCES,
+# PLAN_WORKLOADS and PLAN_VALUE take the two ranges as they are.
+RESOURCE_QUANTITIES = ("utilization", "required", "required_at_horizon", "headroom", "months_to_target",
+                       "wait_ms", "busy", "installed")
+WORKLOAD_QUANTITIES = ("rate", "cpu_us", "queueing_ms", "processors", "coprocessors", "accelerators")
+RESOURCE_COLUMNS = ("resource", "installed", "utilization", "required", "required_at_horizon", "headroom",
+                    "months_to_target", "wait_ms", "status")
+WORKLOAD_COLUMNS = ("name", "kind", "rate", "unit", "cpu_us", "processors", "coprocessors", "accelerators",
+                    "queueing_ms")
+
+
+def _blank(v) -> bool:
+    return v is None or (isinstance(v, str) and not v.strip())
+
+
+def _cell(v):
+    """A cell's value as the plan reads it: numbers stay numbers, text is stripped."""
+    if isinstance(v, str):
+        return v.strip()
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+        return int(v)
+    return v
+
+
+def workloads_from_rows(rows, where: str = "the workloads table") -> list:
+    """Workloads from a table: a header row of keys (``name``, ``kind``, ``rate``,
+    ``growth_per_year`` and the kinds' arguments, :data:`KIND_ARGUMENTS`), then one row each.
+
+    Empty rows are skipped (a table with room to add); an empty cell is a key not given.  A header
+    that is no key is an error unless its whole column is empty (a column for notes would be
+    silently ignored, so it is refused).
+    """
+    rows = [list(r) for r in rows]
+    if not rows or not rows[0]:
+        raise PlanError(f"{where}: the first row must name the columns (name, kind, rate, ...)")
+    head = [_cell(h) if not _blank(h) else None for h in rows[0]]
+    known = set(_WORKLOAD_KEYS) | {k for args in KIND_ARGUMENTS.values() for k in args}
+    out = []
+    for i, row in enumerate(rows[1:], 2):
+        if all(_blank(v) for v in row):
+            continue
+        d = {}
+        for h, v in zip(head, row):
+            if _blank(v):
+                continue
+            if h is None or not isinstance(h, str) or h not in known:
+                raise PlanError(f"{where}, row {i}: a value under the column {h!r}, which names no workload key; "
+                                f"the keys: name, kind, rate, growth_per_year and each kind's arguments")
+            d[h] = _cell(v)
+        if "name" not in d:
+            raise PlanError(f"{where}, row {i}: name is required")
+        if "kind" not in d:
+            raise PlanError(f"{where}, row {i} ({d['name']}): kind is required")
+        args = {k: v for k, v in d.items() if k not in _WORKLOAD_KEYS}
+        try:
+            out.append(Workload(str(d["name"]), d["kind"], d.get("rate"), d.get("growth_per_year", 0.0), args))
+        except PlanError as e:
+            raise PlanError(f"{where}, row {i}: {e}") from None
+    if not out:
+        raise PlanError(f"{where}: no workload (every row under the header is empty)")
+    return out
+
+
+def system_from_rows(rows, where: str = "the system block") -> System:
+    """A System from rows of (key, value): keys as :class:`System` names them; empty rows skipped."""
+    d = {}
+    for i, row in enumerate(rows, 1):
+        row = list(row)
+        if all(_blank(v) for v in row):
+            continue
+        if len(row) != 2:
+            raise PlanError(f"{where}: two columns, a key and its value (got {len(row)})")
+        key, value = _cell(row[0]), _cell(row[1])
+        if key not in _SYSTEM_KEYS:
+            raise PlanError(f"{where}, row {i}: {key!r} is no system key; the keys: {', '.join(_SYSTEM_KEYS)}")
+        if _blank(value):
+            raise PlanError(f"{where}, row {i}: {key} has no value")
+        d[key] = value
+    for key in _SYSTEM_REQUIRED:
+        if key not in d:
+            raise PlanError(f"{where}: {key} is required")
+    return System(**d)
+
+
+def _tables(workloads, system):
+    ws = workloads_from_rows(workloads, "workloads")
+    names = [w.name for w in ws]
+    dup = next((x for x in names if names.count(x) > 1), None)
+    if dup is not None:
+        raise PlanError(f"workloads: the name {dup!r} is used twice; names must be unique")
+    return ws, system_from_rows(system, "system")
+
+
+def _text(x, kind: str):
+    x = float(x)
+    if math.isnan(x):
+        return "overloaded"
+    if math.isinf(x):
+        return {"months": "never", "headroom": "unbounded", "utilization": "none installed"}[kind]
+    return x
+
+
+def plan_resources(workloads, system, growth=1.0, months=0.0) -> list:
+    """The plan's resources as table rows (the Plan sheet's first table), from the two ranges.
+
+    Parameters
+    ----------
+    workloads : 2-D sequence
+        The Workloads table (header row first), see :func:`workloads_from_rows`.
+    system : 2-D sequence
+        The System block, rows of (key, value), see :func:`system_from_rows`.
+    growth, months : float
+        As :func:`plan` (one scenario).
+
+    Returns
+    -------
+    list of dict
+        One per pool, keys :data:`RESOURCE_COLUMNS`; months never reached read ``"never"``, a
+        wait of an overloaded pool ``"overloaded"``.
+    """
+    ws, s = _tables(workloads, system)
+    r = plan(s, ws, growth, months)
+    if np.ndim(r.bottleneck):
+        raise PlanError("PLAN_RESOURCES shows one scenario: growth and months must be single numbers")
+    rows = []
+    for pool in POOLS:
+        x = r.resources[pool]
+        rows.append({"resource": pool, "installed": x.installed, "utilization": _text(x.utilization, "utilization"),
+                     "required": x.required, "required_at_horizon": x.required_at_horizon,
+                     "headroom": _text(x.headroom, "headroom"), "months_to_target": _text(x.months_to_target, "months"),
+                     "wait_ms": _text(x.wait_ms, "wait"), "status": x.status})
+    return rows
+
+
+def plan_workloads(workloads, system, growth=1.0, months=0.0) -> list:
+    """The plan's workloads as table rows (keys :data:`WORKLOAD_COLUMNS`): rate, CPU µs per unit,
+    its share of each pool's utilization and its queueing delay per unit (``"overloaded"`` where a
+    pool it uses is)."""
+    ws, s = _tables(workloads, system)
+    r = plan(s, ws, growth, months)
+    if np.ndim(r.bottleneck):
+        raise PlanError("PLAN_WORKLOADS shows one scenario: growth and months must be single numbers")
+    out = []
+    for name, w in r.workloads.items():
+        out.append({"name": name, "kind": w.kind, "rate": float(w.rate), "unit": w.unit,
+                    "cpu_us": float(w.cpu_us["total"]),
+                    **{p: _text(r.resources[p].by_workload[name], "utilization") for p in POOLS},
+                    "queueing_ms": _text(w.queueing_ms, "wait")})
+    return out
+
+
+def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0):
+    """One number of the plan: a pool's or a workload's, over scenarios of growth and months.
+
+    Parameters
+    ----------
+    workloads, system : 2-D sequences
+        As :func:`plan_resources`.
+    resource : str
+        ``"processors"``, ``"coprocessors"``, ``"accelerators"``, or a workload's name.
+    quantity : str
+        For a pool, one of :data:`RESOURCE_QUANTITIES`; for a workload, one of
+        :data:`WORKLOAD_QUANTITIES` (``processors`` etc.: its share of that pool's utilization;
+        ``cpu_us``: CPU µs per unit in total).
+    growth, months : float or array_like
+        As :func:`plan`; arrays give a capacity curve.
+
+    Returns
+    -------
+    float or ndarray
+
+    Raises
+    ------
+    UnstableQueueError
+        For the wait (or queueing) of an overloaded pool, or a pool with no cards that gets work.
+    NotAvailableError
+        For months to a target never reached within :data:`MAX_MONTHS`, or the headroom of a pool
+        nothing grows on.
+    PlanError
+        For a bad table, resource or quantity.
+    """
+    ws, s = _tables(workloads, system)
+    res = str(resource).strip() if isinstance(resource, str) else resource
+    q = normalize_choice("quantity", quantity, RESOURCE_QUANTITIES if res in POOLS else WORKLOAD_QUANTITIES)
+    r = plan(s, ws, growth, months)
+    if res in POOLS:
+        x = r.resources[res]
+        out = np.asarray(getattr(x, q), dtype=float)
+        status = np.broadcast_to(np.asarray(x.status, dtype=object), out.shape)
+    elif res in r.workloads:
+        w = r.workloads[res]
+        out = np.asarray({"rate": w.rate, "cpu_us": w.cpu_us["total"], "queueing_ms": w.queueing_ms}.get(
+            q, r.resources.get(q).by_workload[res] if q in POOLS else None), dtype=float)
+        status = np.broadcast_to(np.asarray(r.resources[str(np.ravel(r.bottleneck)[0])].status, dtype=object),
+                                 out.shape)
+        if q == "queueing_ms":       # name the overloaded pool the workload uses
+            used = [p for p in POOLS if (p == "processors" or w.requests[p] > 0)]
+            status = np.broadcast_to(np.select([np.asarray(r.resources[p].overloaded) for p in used],
+                                               [np.asarray(r.resources[p].status, dtype=object) for p in used],
+                                               ""), out.shape)
+    else:
+        raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
+                        f"(got {resource!r}; the workloads: {', '.join(r.workloads)})")
+    bad = ~np.isfinite(out)
+    if bad.any():
+        never = q in ("months_to_target", "headroom")
+        what = (f"{res} never reach the {s.max_utilization:.0%} target within {MAX_MONTHS:g} months at these "
+                "growth rates" if q == "months_to_target" else f"no load on {res} grows: its headroom is unbounded")
+        flat = np.ravel(status)
+
+        def message(i: int) -> str:
+            return what if never else str(flat[i])
+        first = int(np.flatnonzero(np.ravel(bad))[0])
+        err = NotAvailableError if never else UnstableQueueError
+        raise err(message(first), mask=bad if out.ndim else np.asarray(True), element_message=message)
+    return float(out) if out.ndim == 0 else out

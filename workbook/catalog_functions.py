@@ -366,13 +366,13 @@ def _catalog_core(spec) -> Fn:
     args = spec.args
 
     def impl(ctx, *raw):
-        if spec.result == "table":
-            return _table_val(convert.call(spec, ()))
         given = list(raw) + [MISSING] * (len(args) - len(raw))
+        if spec.result == "table":
+            return _table_result(ctx, spec, given, convert)
         vals, vec_vals, positions = [], {}, []
         for j, (a, x) in enumerate(zip(args, given)):
             v = _arg_val(ctx, x)
-            if a.kind == "vector":
+            if a.kind in convert.WHOLE_KINDS:
                 vec_vals[j] = v
                 positions.append(("vec", j))
             elif v is None:
@@ -417,7 +417,7 @@ def _catalog_core(spec) -> Fn:
                         if any(convert.is_error_text(x) for row in g for x in row):
                             raise convert.CellError("error in vector")
                         conv.append(convert.convert_cell(a, None) if single_empty else
-                                    convert.vector_argument(a, g))
+                                    convert.whole_argument(a, g))
                     except convert.CellError:
                         conv.append(None)
                 scen = np.arange(E) // per
@@ -565,6 +565,30 @@ def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert):
     for s in range(n):
         res.put(s, out[s, 0, 0])
     return _finish(res, n, 1, 1, ctx, spec.name)
+
+
+def _table_result(ctx, spec, given, convert) -> Val:
+    """A table function: its arguments whole (a table is not broadcast), one table per scenario.
+
+    In a sweep whose varied inputs reach the arguments, each scenario's table is computed; they
+    must all have the shape of the first (the same workloads), else every scenario gets the error.
+    """
+    vals = [_arg_val(ctx, x) for x in given]
+    n = max([1] + [v.n for v in vals if v is not None])
+    tables = []
+    for s in range(n):
+        argv = tuple(a.default if v is None else _grid(v, s) for a, v in zip(spec.args, vals))
+        tables.append(_table_val(convert.call(spec, argv)))
+    if n == 1:
+        return tables[0]
+    shape = tables[0].shape
+    if any(t.shape != shape for t in tables):
+        return _error(ctx, spec.name, convert.error_text(
+            "#VALUE!", spec.name, "the table's size changes between scenarios: sweep inputs that keep "
+            "the workloads' count"))
+    text = None if all(t.text is None for t in tables) else np.concatenate(
+        [t.text if t.text is not None else np.full(t.num.shape, None, dtype=object) for t in tables])
+    return Val(np.concatenate([t.num for t in tables]), np.concatenate([t.kind for t in tables]), text)
 
 
 def _table_val(rows) -> Val:

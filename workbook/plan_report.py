@@ -38,7 +38,7 @@ def _months(x) -> str:
 
 def _headroom(x) -> str:
     x = float(x)
-    return "no load" if math.isinf(x) else f"x{x:.2f}"
+    return "unbounded" if math.isinf(x) else f"x{x:.2f}"
 
 
 def _ms(x) -> str:

@@ -56,11 +56,11 @@ from xml.etree import ElementTree
 from pathlib import Path
 
 from openpyxl import Workbook
-from openpyxl.chart import Reference, ScatterChart, Series
+from openpyxl.chart import BarChart, Reference, ScatterChart, Series
 from openpyxl.chart.data_source import StrRef
 from openpyxl.chart.series import SeriesLabel
 from openpyxl.chart.shapes import GraphicalProperties
-from openpyxl.formatting.rule import CellIsRule
+from openpyxl.formatting.rule import CellIsRule, FormulaRule
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
@@ -104,7 +104,7 @@ TEMPLATE_DEFAULTS = {
 # Inputs a planner may leave empty (their functions' defaults apply).
 _MAY_BE_EMPTY = frozenset(k for k, v in TEMPLATE_DEFAULTS.items() if v is None)
 
-CHART_SHEETS = ("What-if", "Calibration")
+CHART_SHEETS = ("Plan", "What-if", "Calibration")
 _CATALOG = {f.name: f for f in CATALOG}
 _KEY_SIZES = tuple(RSA_KEY_SIZES) + tuple(ECC_KEY_SIZES)
 
@@ -334,10 +334,10 @@ class _Builder:
                 for cell in row:
                     cell.number_format = number_format
 
-    def dynamic_array(self, ws, coord: str, name: str, height: int, width: int):
-        """A spilling table function at ``coord`` (header row + ``height - 1`` rows), given
-        ParamsFile if it takes it; ``height`` x ``width`` is the range older Excel shows."""
-        args = self._with_params(name, ())
+    def dynamic_array(self, ws, coord: str, name: str, height: int, width: int, *args):
+        """A spilling table function at ``coord`` (header row + ``height - 1`` rows) of ``args``,
+        given ParamsFile if it takes it; ``height`` x ``width`` is the range older Excel shows."""
+        args = self._with_params(name, args)
         formula = f"={name}({','.join(self._render(a) for a in args)})"
         self.formulas[(ws.title, coord)] = formula
         top, left = ws[coord].row, ws[coord].column
@@ -503,6 +503,8 @@ def _inputs(b: _Builder, list_refs: dict):
 _AMS = tuple(_Name(n) for n in ("Policy", "KeyType", "KeySize", "MessageKB", "KeyReuse"))
 _TLS = tuple(_Name(n) for n in ("Mode", "Cipher", "MessageKB"))
 _TLS_OPT = (_Name("SSLRKEYC"), _Name("Platform"))
+_PLAN = (_Name("PlanWorkloads"), _Name("PlanSystem"))
+_PLAN_AT = (_Name("PlanGrowth"), _Name("PlanMonths"))
 
 
 def _results(b: _Builder):
@@ -575,6 +577,18 @@ def _results(b: _Builder):
          F_STARTS, "Sustainable rate of channel starts (TLS handshakes); z15 and z16 only."),
         ("CPU per channel start", "CHANNEL_START_COST_US", (n("Mode"), n("Cipher"), "total", n("Platform")),
          F_US, "Including the TLS handshake; z15 and z16 only."),
+        ("section", "The whole system (Workloads sheet; details on the Plan sheet)"),
+        *[(f"{label} utilization (all workloads)", "PLAN_VALUE", (*_PLAN, pool, "utilization", *_PLAN_AT), F_PCT,
+           f"RMF utilization of the {pool} with every workload of the Workloads sheet.")
+          for label, pool in (("Processor", "processors"), ("Coprocessor", "coprocessors"),
+                              ("Accelerator", "accelerators"))],
+        *[(f"{label} required (all workloads)", "PLAN_VALUE", (*_PLAN, pool, "required", *_PLAN_AT), fmt,
+           f"Fewest {pool} within the target for every workload together.")
+          for label, pool, fmt in (("Processors", "processors", F_CPS), ("Coprocessors", "coprocessors", F_CARDS),
+                                   ("Accelerators", "accelerators", F_CARDS))],
+        *[(f"Months until the {pool} reach the target", "PLAN_VALUE", (*_PLAN, pool, "months_to_target", *_PLAN_AT),
+           '0.0 "months"', "Each workload at its growth_per_year; #N/A if never within 100 years.")
+          for pool in ("processors", "coprocessors", "accelerators")],
         ("section", "TLS handshake (relative to a full ECDHE-RSA TLS 1.2 handshake)"),
         ("CPU factor, TLS 1.3 full handshake", "HANDSHAKE_CPU_FACTOR", ("ECDHE", "RSA", "TLS1.3"),
          F_RATIO, "Multiplier on the baseline handshake CPU."),
@@ -636,6 +650,198 @@ def _results(b: _Builder):
     _widths(ws, {"A": 46, "B": 30, "C": 26, "D": 78, "E": 60})
     ws.freeze_panes = "A5"
     _page(ws, f"A1:E{row - 1}")     # the message column prints too
+
+
+# ------------------------------------------------------------------ the whole system
+# The System block's keys: the first five follow the Inputs sheet, the rest are the plan's own.
+_PLAN_SYSTEM = (
+    ("processors", "=Processors", "General processors of the LPAR (Inputs: Processors)."),
+    ("coprocessors", "=Coprocessors", "Crypto Express coprocessors (Inputs: Coprocessors)."),
+    ("accelerators", "=Accelerators", "Crypto Express accelerators (Inputs: Accelerators)."),
+    ("platform", "=Platform", "Machine generation (Inputs: Platform)."),
+    ("max_utilization", "=MaxUtilization", "Target of every resource (Inputs: MaxUtilization)."),
+    ("card_generation", "CEX8S", "CEX6S, CEX7S or CEX8S."),
+    ("other_coprocessor_util", 0.0, "Share of each shared coprocessor other LPARs keep busy (their RMF)."),
+    ("other_accelerator_util", 0.0, "Share of each shared accelerator other LPARs keep busy."),
+    ("horizon_months", 12, "Months ahead for the counts required at the horizon."),
+)
+# The Workloads table: every key a kind takes, grouped by kind; a few example rows to start from.
+_PLAN_COLUMNS = ("name", "kind", "rate", "growth_per_year", "policy", "key_type", "key_size", "message_kb",
+                 "key_reuse", "recipients", "queue_manager", "mode", "cipher", "sslrkeyc", "resumed_share", "fips",
+                 "card_mode", "sysplex_tickets", "cpu_us", "address_space", "card", "exec_ms", "utilization")
+_PLAN_EXAMPLE = (
+    {"name": "payments", "kind": "ams", "rate": 150, "growth_per_year": 0.25, "policy": "privacy",
+     "key_type": "RSA", "key_size": 2048, "message_kb": 2},
+    {"name": "statements", "kind": "ams", "rate": 100, "growth_per_year": 0.1, "policy": "integrity",
+     "key_type": "RSA", "key_size": 2048, "message_kb": 64},
+    {"name": "audit", "kind": "ams", "rate": 300, "policy": "confidentiality", "key_reuse": 32, "message_kb": 2},
+    {"name": "to-partner", "kind": "channel", "rate": 2000, "growth_per_year": 0.15, "mode": "ATTLS",
+     "cipher": "TLS_AES_256_GCM_SHA384", "message_kb": 2},
+    {"name": "cics-https", "kind": "handshakes", "rate": 100, "growth_per_year": 0.2,
+     "cipher": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "resumed_share": 0.6},
+    {"name": "restart-storm", "kind": "channel_starts", "rate": 10, "cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"},
+)
+PLAN_ROWS = 20                 # workload rows of the table (empty ones are skipped)
+_PLAN_HEAD = 16                # the Workloads table's header row
+_PLAN_SYSTEM_FIRST = 5
+_PLAN_MONTHS = tuple(range(0, 37, 3))
+F_MONTHS = '0.0 "months"'
+
+
+def _workloads(b: _Builder):
+    """The Workloads sheet: the System block (PlanSystem) and the Workloads table (PlanWorkloads)."""
+    from cryptoplan.model.ams import CARD_GENERATIONS
+    from cryptoplan.model.plan import KINDS, RATE_UNITS
+    ws = _titled_sheet(b, "Workloads", "Workloads: everything that uses the cards and processors",
+                       "One row per workload (kind: " + ", ".join(KINDS) + "); fill the columns its kind takes, "
+                       "leave the rest empty. rate: " + "; ".join(f"{k} in {u}" for k, u in RATE_UNITS.items())
+                       + ". The Plan sheet and the Results sheet's last section compute from this sheet "
+                       "(cryptoplan plan reads it too).", "L")
+    _heading(ws, 4, "System (PlanSystem): key, value")
+    for r, (key, value, note) in enumerate(_PLAN_SYSTEM, _PLAN_SYSTEM_FIRST):
+        ws.cell(r, 1, key)
+        cell = ws.cell(r, 2, value)
+        if isinstance(value, str) and value.startswith("="):
+            b.native(ws, f"B{r}", value)
+        else:
+            cell.style = "Input"
+        ws.cell(r, 3, note).font = _NOTE
+        ws.cell(r, 2).alignment = Alignment(horizontal="right")
+    last_sys = _PLAN_SYSTEM_FIRST + len(_PLAN_SYSTEM) - 1
+    b.wb.defined_names["PlanSystem"] = DefinedName("PlanSystem", attr_text=f"Workloads!$A${_PLAN_SYSTEM_FIRST}:$B${last_sys}")
+    for r, fmt in ((_PLAN_SYSTEM_FIRST + 4, "0%"), (_PLAN_SYSTEM_FIRST + 6, "0%"), (_PLAN_SYSTEM_FIRST + 7, "0%")):
+        ws.cell(r, 2).number_format = fmt
+    gen = DataValidation(type="list", formula1='"' + ",".join(CARD_GENERATIONS) + '"', allow_blank=False)
+    share = DataValidation(type="decimal", operator="between", formula1="0", formula2="0.99", allow_blank=False)
+    horizon = DataValidation(type="decimal", operator="between", formula1="0", formula2="1200", allow_blank=False)
+    for dv, ref, text in ((gen, f"B{_PLAN_SYSTEM_FIRST + 5}", "CEX6S, CEX7S or CEX8S"),
+                          (share, f"B{_PLAN_SYSTEM_FIRST + 6}:B{_PLAN_SYSTEM_FIRST + 7}", "a share from 0 to 99%"),
+                          (horizon, f"B{last_sys}", "months, 0..1200")):
+        dv.error, dv.errorTitle, dv.showErrorMessage = text, "System", True
+        ws.add_data_validation(dv)
+        dv.add(ref)
+    _heading(ws, _PLAN_HEAD - 1, "Workloads (PlanWorkloads): a row each, empty rows skipped")
+    _header_row(ws, _PLAN_HEAD, _PLAN_COLUMNS)
+    first, last = _PLAN_HEAD + 1, _PLAN_HEAD + PLAN_ROWS
+    col = {name: get_column_letter(i) for i, name in enumerate(_PLAN_COLUMNS, 1)}
+    for r in range(first, last + 1):
+        for c in range(1, len(_PLAN_COLUMNS) + 1):
+            ws.cell(r, c).style = "Input"
+    for r, row in enumerate(_PLAN_EXAMPLE, first):
+        for key, value in row.items():
+            ws[f"{col[key]}{r}"] = value
+    b.wb.defined_names["PlanWorkloads"] = DefinedName(
+        "PlanWorkloads", attr_text=f"Workloads!$A${_PLAN_HEAD}:${col[_PLAN_COLUMNS[-1]]}${last}")
+    lists = {"kind": KINDS, "policy": POLICIES, "key_type": KEY_TYPES, "mode": MODES,
+             "card_mode": ("coprocessor", "accelerator"), "address_space": ("TCPIP", "application"),
+             "card": ("coprocessors", "accelerators", "processors")}
+    for key, choices in lists.items():
+        dv = DataValidation(type="list", formula1='"' + ",".join(choices) + '"', allow_blank=True)
+        dv.error, dv.errorTitle, dv.showErrorMessage = f"{key}: one of {', '.join(choices)}", "Workloads", True
+        dv.prompt, dv.showInputMessage = f"{key}: one of {', '.join(choices)}", True
+        ws.add_data_validation(dv)
+        dv.add(f"{col[key]}{first}:{col[key]}{last}")
+    for key, domain in (("rate", D.WORKLOAD_RATE), ("message_kb", D.MESSAGE_KB), ("recipients", D.RECIPIENTS),
+                        ("resumed_share", D.RESUMED_SHARE), ("utilization", D.WORKLOAD_UTIL),
+                        ("sslrkeyc", D.SSLRKEYC)):
+        kind, op, f1, f2 = excel_validation(domain)
+        dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2, allow_blank=True)
+        dv.error = f"{key}: {'a whole number' if domain.integer else 'a number'} {domain.text()}"
+        dv.errorTitle, dv.showErrorMessage = "Workloads", True
+        ws.add_data_validation(dv)
+        dv.add(f"{col[key]}{first}:{col[key]}{last}")
+    for key, fmt in (("rate", "#,##0.0"), ("growth_per_year", "0%"), ("resumed_share", "0%"),
+                     ("utilization", "0%"), ("message_kb", "#,##0.0")):
+        for r in range(first, last + 1):
+            ws[f"{col[key]}{r}"].number_format = fmt
+    widths = {c: max(11, len(k) + 3) for k, c in col.items()}
+    widths.update({col["name"]: 16, col["kind"]: 15, col["cipher"]: 40, col["policy"]: 16})
+    _widths(ws, {**widths, "A": 22, "C": 16})
+    ws.column_dimensions["C"].width = 16
+    ws.freeze_panes = f"C{first}"
+    _page(ws, f"A1:{col[_PLAN_COLUMNS[-1]]}{last}")
+
+
+def _plan(b: _Builder):
+    """The Plan sheet: the whole system at the planned rates (PLAN_RESOURCES, PLAN_WORKLOADS) and as
+    it grows (PLAN_VALUE over months), with the stacked utilization and growth charts."""
+    from cryptoplan.model.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS
+    n = _Name
+    ws = _titled_sheet(b, "Plan", "Plan: every workload on the shared cards and processors",
+                       "From the Workloads sheet. Utilization is RMF's (requests x EXEC TIME per card; CPU seconds "
+                       "per second per processor). Headroom: the factor on every rate that reaches the target; "
+                       "months to target: at each workload's growth_per_year.", "I")
+    for r, (label, name, value, fmt, note) in enumerate((
+            ("Growth factor", "PlanGrowth", 1.0, "0.00", "on every rate: 1 = the rates of the Workloads sheet"),
+            ("Months ahead", "PlanMonths", 0.0, "0.0", "0 = now; each workload grows at its growth_per_year")), 4):
+        ws.cell(r, 1, label)
+        cell = ws.cell(r, 2, value)
+        cell.style, cell.number_format = "Input", fmt
+        ws.cell(r, 3, note).font = _NOTE
+        b.wb.defined_names[name] = DefinedName(name, attr_text=f"Plan!$B${r}")
+    args = (n("PlanWorkloads"), n("PlanSystem"), n("PlanGrowth"), n("PlanMonths"))
+    _heading(ws, 7, "Resources")
+    b.dynamic_array(ws, "A8", "PLAN_RESOURCES", 4, len(RESOURCE_COLUMNS), *args)
+    for c in range(1, len(RESOURCE_COLUMNS) + 1):
+        ws.cell(8, c).font, ws.cell(8, c).fill, ws.cell(8, c).alignment = _HEAD, _HEAD_FILL, _WRAP
+    ws.row_dimensions[8].height = 30
+    rc = {k: get_column_letter(i) for i, k in enumerate(RESOURCE_COLUMNS, 1)}
+    for r in range(9, 12):
+        for key, fmt in (("utilization", F_PCT), ("headroom", F_RATIO), ("months_to_target", F_MONTHS),
+                         ("wait_ms", F_MS)):
+            ws[f"{rc[key]}{r}"].number_format = fmt
+    top = 14
+    _heading(ws, top - 1, "Workloads: each one's share of each resource's utilization")
+    b.dynamic_array(ws, f"A{top}", "PLAN_WORKLOADS", PLAN_ROWS + 1, len(WORKLOAD_COLUMNS), *args)
+    for c in range(1, len(WORKLOAD_COLUMNS) + 1):
+        ws.cell(top, c).font, ws.cell(top, c).fill, ws.cell(top, c).alignment = _HEAD, _HEAD_FILL, _WRAP
+    # rows past the last workload: #N/A where the table is shown at its full size (Calc, older
+    # Excel); Excel 365 spills only the workloads.  Shown blank, and the chart's names skip them.
+    ws.conditional_formatting.add(f"A{top + 1}:{get_column_letter(len(WORKLOAD_COLUMNS))}{top + PLAN_ROWS}",
+                                  FormulaRule(formula=[f"ISNA(A{top + 1})"], font=Font(color="FFFFFF")))
+    wc = {k: get_column_letter(i) for i, k in enumerate(WORKLOAD_COLUMNS, 1)}
+    for r in range(top + 1, top + PLAN_ROWS + 1):
+        for key, fmt in (("rate", "#,##0.0"), ("cpu_us", F_US), ("processors", F_PCT), ("coprocessors", F_PCT),
+                         ("accelerators", F_PCT), ("queueing_ms", F_MS)):
+            ws[f"{wc[key]}{r}"].number_format = fmt
+    # growth: each resource's utilization month by month (PLAN_VALUE over a column of months)
+    g0 = top + PLAN_ROWS + 3
+    _heading(ws, g0 - 1, "Growth: utilization months ahead, each workload at its growth_per_year")
+    _header_row(ws, g0, ["months", "processors", "coprocessors", "accelerators", "target"])
+    for i, months in enumerate(_PLAN_MONTHS):
+        r = g0 + 1 + i
+        ws.cell(r, 1, months)
+        for c, pool in enumerate(("processors", "coprocessors", "accelerators"), 2):
+            b.udf(ws, f"{get_column_letter(c)}{r}", "PLAN_VALUE", n("PlanWorkloads"), n("PlanSystem"), pool,
+                  "utilization", n("PlanGrowth"), _Cell(f"A{r}"), number_format=F_PCT)
+        b.native(ws, f"E{r}", "=MaxUtilization", F_PCT)
+    last = g0 + len(_PLAN_MONTHS)
+    # charts: stacked utilization by workload (from the spilled table), growth with the target line
+    bar = BarChart()
+    bar.type, bar.grouping, bar.overlap = "bar", "stacked", 100
+    bar.title = "Utilization by workload"
+    bar.height, bar.width = 7.5, 13.0
+    cats = Reference(ws, min_col=6, max_col=8, min_row=top)
+    for r in range(top + 1, top + PLAN_ROWS + 1):
+        s = Series(Reference(ws, min_col=6, max_col=8, min_row=r), title_from_data=False)
+        s.tx = SeriesLabel(strRef=StrRef(f"'Plan'!$J${r}"))
+        bar.series.append(s)
+        b.native(ws, f"J{r}", f'=IFERROR(A{r}," ")')      # the series name, blank past the last
+        ws[f"J{r}"].font = Font(color="FFFFFF")
+    bar.set_categories(cats)
+    bar.y_axis.numFmt, bar.y_axis.scaling.min = "0%", 0
+    bar.x_axis.delete = bar.y_axis.delete = False
+    bar.legend.position = "b"
+    ws.add_chart(bar, f"G{g0}")
+    x = Reference(ws, min_col=1, min_row=g0 + 1, max_row=last)
+    series = [(f"'Plan'!${get_column_letter(c)}${g0}", Reference(ws, min_col=c, min_row=g0 + 1, max_row=last))
+              for c in range(2, 6)]
+    ws.add_chart(_scatter(ws, "Utilization as the workloads grow", "months ahead", "utilization", x, series,
+                          y_fmt="0%"), f"A{last + 2}")
+    _widths(ws, {"A": 18, "B": 14, "C": 14, "D": 16, "E": 14, "F": 14, "G": 16, "H": 14, "I": 62})
+    ws.freeze_panes = "A4"
+    _page(ws, f"A1:I{last + 17}")
+    ws.page_setup.fitToHeight = 1       # a manager prints it: one page
 
 
 _LIMIT_SHARES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
@@ -1032,6 +1238,8 @@ def build_workbook():
     refs = _lists(b)
     _inputs(b, refs)
     _results(b)
+    _workloads(b)
+    _plan(b)
     _whatif(b)
     _calibration(b)
     _parameters(b)

@@ -22,7 +22,7 @@ class _Finite(click.FloatRange):
 
 
 @click.command("plan")
-@click.argument("plan_file", metavar="FILE", type=click.Path(dir_okay=False))
+@click.argument("plan_file", metavar="FILE", type=click.Path(dir_okay=False))  # .toml, or .xlsx/.xlsm
 @click.option("--json", "as_json", is_flag=True,
               help='Print JSON: {"resources": {pool: {...}}, "workloads": {name: {...}}, ...}.')
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
@@ -33,7 +33,10 @@ class _Finite(click.FloatRange):
 @click.option("--months", default=0.0, show_default=True, type=_Finite(0, 1200),
               help="Evaluate this many months ahead, each workload at its growth_per_year.")
 def plan_command(plan_file, as_json, report_dir, force, growth, months):
-    """Plan every crypto workload in FILE (a TOML plan) on the shared cards and processors.
+    """Plan every crypto workload in FILE on the shared cards and processors.
+
+    FILE is a TOML plan, or a workbook made from the template (its Workloads sheet: the
+    PlanSystem block and the PlanWorkloads table, evaluated as the Plan sheet evaluates them).
 
     Prints, per resource (general processors, coprocessors, accelerators): RMF utilization with
     each workload's share, the wait per request, the count required at the target, the headroom,
@@ -45,7 +48,11 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months):
     from cryptoplan.workbook.engine.atomic import OutputError
     from cryptoplan.workbook.plan_report import plan_json, plan_text, write_plan_report
     try:
-        system, workloads = read_plan(plan_file)
+        if plan_file.lower().endswith((".xlsx", ".xlsm")):
+            from cryptoplan.workbook.plan_sheet import read_plan_workbook
+            system, workloads = read_plan_workbook(plan_file)
+        else:
+            system, workloads = read_plan(plan_file)
         result = plan(system, workloads, growth=growth, months=months)
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
