@@ -31,10 +31,10 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
-import statistics  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+from bench_ams import _median  # noqa: E402  (median of runs, each result checked)
 
 from cryptoplan import model  # noqa: E402
 from cryptoplan.model.plan import System, Workload, plan  # noqa: E402
@@ -58,16 +58,6 @@ def workloads(rates=None) -> list:
             + [(WEB[0], "handshakes", *WEB[1:]), (STORM[0], "channel_starts", *STORM[1:]),
                (MEASURED[0], "measured", *MEASURED[1:])])
     return [Workload(n, k, r if rates is None else rates[i], g, a) for i, (n, k, r, g, a) in enumerate(spec)]
-
-
-def _median(fn, runs, check):
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-        check(out)
-    return statistics.median(times)
 
 
 def _check_plan(n):

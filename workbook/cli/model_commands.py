@@ -14,11 +14,12 @@ import click
 
 from cryptoplan import model     # lazy: its functions import on first use
 
-__all__ = ["capacity", "fit", "calibrate", "crossval"]
+__all__ = ["capacity", "fit", "calibrate", "crossval", "Finite"]
 
 
-class _Finite(click.FloatRange):
-    """A finite number in a range: click's FloatRange, which lets inf and nan through."""
+class Finite(click.FloatRange):
+    """A finite number in a range: click's FloatRange, which lets inf and nan through (the CLI's
+    numeric options use it)."""
 
     def convert(self, value, param, ctx):
         v = super().convert(value, param, ctx)
@@ -51,15 +52,15 @@ def main() -> None:
 
 
 @click.command()
-@click.option("--service-ms", required=True, type=_Finite(min=0, min_open=True),
+@click.option("--service-ms", required=True, type=Finite(min=0, min_open=True),
               help="Mean service time per request on one server (ms), e.g. from RMF.")
 @click.option("--rates", default="100,500,1000,2000,5000", show_default=True, callback=_rates,
               help="Comma-separated request rates (per second).")
-@click.option("--max-utilization", default=0.7, show_default=True, type=_Finite(0, 1, min_open=True),
+@click.option("--max-utilization", default=0.7, show_default=True, type=Finite(0, 1, min_open=True),
               help="Planning ceiling on utilization per server (0-1].")
-@click.option("--max-wait-ms", default=None, type=_Finite(min=0, min_open=True),
+@click.option("--max-wait-ms", default=None, type=Finite(min=0, min_open=True),
               help="Ceiling on the mean queueing delay (ms).")
-@click.option("--scv", default=0.0, show_default=True, type=_Finite(min=0),
+@click.option("--scv", default=0.0, show_default=True, type=Finite(min=0),
               help="Squared coefficient of variation of service (0 = constant, 1 = exponential).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):

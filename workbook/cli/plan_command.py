@@ -6,19 +6,12 @@ Only click and the standard library are imported at the top; the model loads whe
 from __future__ import annotations
 
 import json
-import math
 
 import click
 
+from .model_commands import Finite
+
 __all__ = ["plan_command"]
-
-
-class _Finite(click.FloatRange):
-    def convert(self, value, param, ctx):
-        v = super().convert(value, param, ctx)
-        if not math.isfinite(v):
-            self.fail(f"{v} is not a finite number.", param, ctx)
-        return v
 
 
 @click.command("plan")
@@ -28,9 +21,9 @@ class _Finite(click.FloatRange):
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Write plan.html, utilization.png and growth.png into this folder.")
 @click.option("--force", is_flag=True, help="Replace the report's files if they exist.")
-@click.option("--growth", default=1.0, show_default=True, type=_Finite(0, 1e6),
+@click.option("--growth", default=1.0, show_default=True, type=Finite(0, 1e6),
               help="A factor on every workload's rate (what-if).")
-@click.option("--months", default=0.0, show_default=True, type=_Finite(0, 1200),
+@click.option("--months", default=0.0, show_default=True, type=Finite(0, 1200),
               help="Evaluate this many months ahead, each workload at its growth_per_year.")
 def plan_command(plan_file, as_json, report_dir, force, growth, months):
     """Plan every crypto workload in FILE on the shared cards and processors.
