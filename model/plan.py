@@ -454,6 +454,7 @@ class ResourceResult:
     overloaded : utilization >= 1 (the rate cannot be carried).
     rows, row_rates : accelerators only: RMF's by-function rows ``{"ME", "CRT", "other"}`` -> utilization
         and requests per second
+    row_shares : accelerators only: ``{"ME", "CRT"}`` -> workload name -> its part of that row
         (``other``: card time of handshakes, channel starts and measured requests, whose function no
         published figure names).
     status : one sentence per scenario: within target, over target, or overloaded and by how much.
@@ -475,6 +476,7 @@ class ResourceResult:
     overloaded: object
     rows: dict
     row_rates: dict
+    row_shares: dict
     status: object
 
 
@@ -539,6 +541,7 @@ class PlanResult:
             if r.rows:
                 d["rows"] = {n: num(v) for n, v in r.rows.items()}
                 d["row_rates"] = {n: num(v) for n, v in r.row_rates.items()}
+                d["row_shares"] = {row: {n: num(v) for n, v in by.items()} for row, by in r.row_shares.items()}
             res[pool] = d
         wl = {}
         for name, w in self.workloads.items():
@@ -743,6 +746,7 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
             required_at_horizon=_out(required_h.astype(np.int64)),
             overloaded=_out(overloaded), rows={k_: _out(v) for k_, v in d.get("rows", {}).items()},
             row_rates={k_: _out(v) for k_, v in d.get("row_rates", {}).items()},
+            row_shares={row: {w_: _out(v) for w_, v in by.items()} for row, by in d.get("row_shares", {}).items()},
             status=_status(pool, util, target, k, required))
 
     # ---- per workload
@@ -751,6 +755,13 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
     for p, l in zip(profiles, lam):
         if p.queue_manager is not None:
             qm_rate[p.queue_manager] = qm_rate.get(p.queue_manager, 0.0) + l
+    for qm, rate in qm_rate.items():
+        with np.errstate(divide="ignore", over="ignore"):
+            tiny = (rate > 0) & ~np.isfinite(admin[qm] / np.where(rate > 0, rate, 1.0))
+        if np.any(tiny):
+            raise PlanError(f"the AMS rate of queue manager {qm} ({float(np.ravel(rate)[np.argmax(np.ravel(tiny))]):g}/s) "
+                            f"is too small to spread its administration ({admin[qm]:g} µs/s) over: "
+                            "give 0 or a rate of at least 1e-300 transactions/s")
     cpu_wait = np.where(resources["processors"].overloaded, np.nan, pools["processors"]["wait_ms"])
     for i, (w, p) in enumerate(zip(workloads, profiles)):
         cpu = {k_: _out(np.broadcast_to(v, shape)) for k_, v in p.cpu_us.items()}
@@ -838,22 +849,22 @@ def _pool_card(system, pool, lam, profiles, names, target):
     out = {"loads": loads, "fixed": 0.0, "rate": r, "exec_ms": m1, "scv": scv, "wait_ms": wait,
            "loads_at": lambda lam_h: lam_h * unit_load}
     if pool == "accelerators":
-        rows = {"ME": np.zeros(shape), "CRT": np.zeros(shape)}
+        # RMF's ME and CRT rows, and each workload's part of them (utilization of the pool)
+        kk = max(k, 1)
+        by_row = {"ME": {}, "CRT": {}}
         row_rates = {"ME": np.zeros(shape), "CRT": np.zeros(shape)}
-        for p, l in zip(profiles, lam):
+        for name, p, l in zip(names, profiles, lam):
             n, tt, labels = p.classes[pool]
             for f, row in (("RSA_ME", "ME"), ("RSA_CRT", "CRT")):
-                if f in labels:
-                    j = labels.index(f)
-                    rows[row] = rows[row] + l * n[j] * tt[j] / 1000.0
+                j = labels.index(f) if f in labels else None
+                by_row[row][name] = np.zeros(shape) if j is None else l * n[j] * tt[j] / 1000.0 / kk
+                if j is not None:
                     row_rates[row] = row_rates[row] + l * n[j]
         row_rates["other"] = np.maximum(r - row_rates["ME"] - row_rates["CRT"], 0.0)
-        out["row_rates"] = row_rates
-        kk = max(k, 1)
-        rows = {n_: v / kk for n_, v in rows.items()}
+        rows = {row: sum(by_row[row].values()) for row in ("ME", "CRT")}
         # rounding can leave -1e-17 where nothing else uses the card
         rows["other"] = np.maximum(loads.sum(axis=0) / kk - rows["ME"] - rows["CRT"], 0.0)
-        out["rows"] = rows
+        out.update(rows=rows, row_rates=row_rates, row_shares=by_row)
     return out
 
 
