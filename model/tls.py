@@ -649,7 +649,10 @@ def _handshake_cpu(kx, proto, resumption, sysplex_tickets, fips, card) -> float:
             f += ecdhe * (1.0 / _ratio("s003_coproc_vs_accel_ecdhe_cost_note") - 1.0)
         if fips and card == "coprocessor":
             f /= _ratio("s003_fips_accel_vs_coproc_cost")
-    if sysplex_tickets:
+    if sysplex_tickets and resumption:
+        # a session ticket is used only to resume: with the sysplex-wide cache a resumption that
+        # Sysplex Distributor sends to another target still finds its session.  A full handshake
+        # costs the same with or without the cache.
         f *= _ratio("s003_sysplex_tickets_cost")
     # certificate: seed 003 reports RSA-2048 and ECDSA-256 as "relatively equivalent" (factor 1)
     return f
@@ -692,8 +695,8 @@ def handshake_cpu_factor(key_exchange="ECDHE", certificate="RSA", protocol="TLS1
     * FIPS on a coprocessor: :math:`1/0.03` times the full handshake (the
       accelerator's "up to 97%" savings in FIPS mode,
       ``s003_fips_accel_vs_coproc_cost``); sysplex-wide tickets (TLS 1.3):
-      times :math:`1 - 0.30` (``s003_sysplex_tickets_cost``), their own
-      comparison.
+      a *resumed* handshake times :math:`1 - 0.30` (``s003_sysplex_tickets_cost``), their
+      own comparison; a full handshake uses no ticket and costs the same with them.
 
     Assumptions (not published): FIPS mode on an *accelerator* costs the same
     as the non-FIPS coprocessor baseline (seed 003 compares the two cards only
