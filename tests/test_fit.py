@@ -235,7 +235,7 @@ def test_params_override_calibrates_the_round_trip(tmp_path, monkeypatch):
     monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(path))
     clear_cache()
     sw = "TLS_CHACHA20_POLY1305_SHA256"
-    r0 = doc["parameters"]["rt_base_us"]["value"]
+    r0 = doc["parameters"]["rt_sslciph_base_us"]["value"]
     assert_allclose(tls_roundtrip_us("SSLCIPH", sw, 64.0), r0 + 1000.0 * 64.0, rtol=1e-12)
 
 

@@ -31,11 +31,11 @@ def pct(fid: str) -> float:
 # ------------------------------------------------------------ round trip
 # Bound 5% relative.  Seed 002 prints one value per table cell and no repeat runs,
 # so its run-to-run scatter is not published and cannot be cited.  The bound is set
-# (a) above the fit's measured residuals (largest 3.0%, AT-TLS 64KB) and
+# (a) above the fit's measured residuals (largest 2.0%, AT-TLS 64KB) and
 # (b) below the smallest AT-TLS vs SSLCIPH difference the model has to resolve at
 # 16KB and above (s002_rt_attls_vs_sslciph_16k_pct, +7.48%), so a model that cannot tell
 # the two modes apart fails.  The printed-digit tolerances of the rows (1e-6..2e-4) are
-# not what a four-parameter physical model is asked for (see test_fit's known exceptions).
+# not what a five-parameter physical model is asked for (see test_fit's known exceptions).
 @pytest.mark.parametrize("mode, tag", [(m, t) for m in ("sslciph", "attls") for t in SIZES])
 def test_roundtrip_reproduces_seed002_table(mode, tag):
     f = figure(f"s002_rt_{mode}_{tag}_us")
@@ -53,6 +53,16 @@ def test_attls_gap_grows_with_size():
     gap = tls_roundtrip_us("ATTLS", CHACHA, kb) - tls_roundtrip_us("SSLCIPH", CHACHA, kb)
     assert np.all(np.diff(gap) > 0)
     assert gap[-1] > 0
+
+
+def test_attls_extra_time_at_2k_and_64k_follows_the_table():
+    # issue 32 item 4: one intercept for both modes gave +6.9% at 2 KB (published +1.24%) and
+    # +11.9% at 64 KB (+16.32%); an intercept per mode (the SSL-task hand-off is SSLCIPH's alone)
+    # brings both within 3 percentage points of the table
+    for tag in ("2k", "64k"):
+        kb = SIZES[tag]
+        extra = 100 * (tls_roundtrip_us("ATTLS", CHACHA, kb) / tls_roundtrip_us("SSLCIPH", CHACHA, kb) - 1)
+        assert abs(extra - figure(f"s002_rt_attls_vs_sslciph_{tag}_pct").target()) < 3.0, (tag, extra)
 
 
 @settings(max_examples=50, deadline=None)
