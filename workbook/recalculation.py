@@ -168,7 +168,27 @@ def load_engine(path, *, n: int = 1, functions: FunctionRegistry | None = None,
     if functions is None:
         from .catalog_functions import default_functions
         functions = default_functions()
+        check_environment_parameters()
     return Engine(pkg, functions=functions, n=n)
+
+
+def check_environment_parameters() -> None:
+    """Refuse, once and before any cell is evaluated, a ``$CRYPTOPLAN_PARAMS`` that cannot be used.
+
+    Without this check every cell calling a cryptoplan function would repeat the same
+    message; the file is loaded here anyway (the cells then use the loaded set).
+
+    Raises
+    ------
+    RecalcError
+        The file is missing, not a regular file, too large or deep, not JSON or invalid.
+    """
+    from cryptoplan.model.params import ParameterFileError, current_parameters
+    try:
+        current_parameters()
+    except ParameterFileError as exc:
+        raise RecalcError(f"{exc}" if "CRYPTOPLAN_PARAMS" in str(exc)
+                          else f"CRYPTOPLAN_PARAMS: {exc}") from None
 
 
 def parse_assignment(text: str) -> tuple[str, object]:

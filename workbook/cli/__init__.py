@@ -27,7 +27,35 @@ from .workbook_commands import (
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The command group: a parameter file that cannot be used is a user error, not a traceback.
+
+    Any command may load the parameter file ``$CRYPTOPLAN_PARAMS`` names (``demo``, ``fit
+    --check``, ``capacity``...); its :class:`~cryptoplan.model.params.ParameterFileError`
+    becomes the one-line message ``recalc`` gives, exit code 4 (unusable file or input).
+    """
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except ValueError as exc:
+            from cryptoplan.model.params import ParameterFileError
+            if not isinstance(exc, ParameterFileError):
+                raise
+            text = str(exc)
+            raise UnusableInput(text if "CRYPTOPLAN_PARAMS" in text else f"CRYPTOPLAN_PARAMS: {text}") from None
+
+
+class UnusableInput(click.ClickException):
+    """Exit code 4 with ``error: MESSAGE``, as ``recalc`` reports an unusable file or input."""
+
+    exit_code = 4
+
+    def show(self, file=None):
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="cryptoplan")
 def main() -> None:
     """cryptoplan: capacity planning for z/OS crypto workloads (Crypto Express, AT-TLS, MQ AMS)."""

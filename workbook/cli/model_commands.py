@@ -119,6 +119,9 @@ def fit(figures_path, out_path, report_dir, force, check):
 
     from cryptoplan.model import fit as F
     from cryptoplan.model.figures import using_figures
+    if check:       # the file to compare with, refused (as recalc refuses it) before a fit is spent
+        from cryptoplan.model.params import load_params
+        load_params()
     if figures_path:
         _check_figure_table(figures_path)
     table = using_figures(figures_path) if figures_path else contextlib.nullcontext()
