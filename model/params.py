@@ -22,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .datafiles import data_path
-from .domains import KEY_REUSE, MAX_MESSAGE_KB
+from .domains import KEY_REUSE, MAX_MESSAGE_KB, value_text
 
 __all__ = [
     "Parameters", "ParameterFileError", "MissingParameterFile", "current_parameters", "using_parameters", "binding",
@@ -90,10 +90,10 @@ def normalize_choice(name: str, value, allowed, aliases=None):
     alias_items = tuple((aliases or {}).items())
     try:
         hit = _lookup(value if isinstance(value, str) else str(value), allowed, alias_items)
-    except TypeError:  # an unhashable vocabulary entry
+    except (TypeError, ValueError):  # an unhashable entry; an integer too long for str()
         hit = None
     if hit is None:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))} (got {value!r})")
+        raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))} (got {value_text(value)})")
     return hit
 
 
@@ -125,11 +125,11 @@ def normalize_key(key_type, key_size) -> tuple[str, int]:
     allowed = RSA_KEY_SIZES if kt == "RSA" else ECC_KEY_SIZES
     try:
         size = float(key_size)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         size = float("nan")
     if not (size == size and abs(size) != float("inf")) or size != int(size) or int(size) not in allowed:
         raise ValueError(f"key_size for {kt} must be one of {', '.join(map(str, allowed))} "
-                         f"bits (got {key_size!r})")
+                         f"bits (got {value_text(key_size)})")
     return kt, int(size)
 
 
@@ -149,10 +149,14 @@ def normalize_key_reuse(key_reuse) -> float:
             key_reuse = float(key_reuse)
         except ValueError:
             raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
-                             f"(got {key_reuse!r})") from None
-    k = float(key_reuse)
+                             f"(got {value_text(key_reuse)})") from None
+    try:
+        k = float(key_reuse)
+    except OverflowError:       # an integer beyond the float range: beyond any KEYREUSE
+        k = float("nan")
     if not (k == float("inf") or KEY_REUSE.contains(k)):     # the KEYREUSE range of the reference facts
-        raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' (got {key_reuse!r})")
+        raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
+                         f"(got {value_text(key_reuse)})")
     return k
 
 
@@ -278,7 +282,7 @@ def validate_params(doc, path="the parameter file") -> None:
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v) and v >= lo
         if not ok:
             raise ParameterFileError(f"{path}: parameter {name!r} must have a 'value' that is a finite "
-                                     f"number >= {lo:g} (got {_short(v)})")
+                                     f"number >= {lo:g} (got {value_text(v)})")
 
 
 def _finite(v) -> bool:
@@ -287,15 +291,6 @@ def _finite(v) -> bool:
         return math.isfinite(v)
     except OverflowError:
         return False
-
-
-def _short(v) -> str:
-    """``repr(v)``, abbreviated to 60 characters (a 5,000-digit integer must not fill the message)."""
-    try:
-        text = repr(v)
-    except ValueError:              # an integer over Python's 4,300-digit conversion limit
-        return f"an integer of about {int(v.bit_length() * 0.30103):,} digits"
-    return text if len(text) <= 60 else f"{text[:28]}...{text[-28:]} ({len(text):,} characters)"
 
 
 # Parameters with a floor above 0: a task's elapsed time is at least its CPU time; a

@@ -84,10 +84,10 @@ def test_parameter_value_beyond_the_float_range_is_a_user_error(tmp_path):
     doc["parameters"]["cop_rsa_ms_2048"]["value"] = 10**400
     path.write_text(json.dumps(doc))
     with pytest.raises(ParameterFileError, match=r"'cop_rsa_ms_2048' must have a 'value' that is a finite number "
-                                                 r">= 0 \(got 1000000000000000000000000000\.\.\.0{28} \(401 characters\)"):
+                                                 r">= 0 \(got 1000000000000000000000000\.\.\.0{25} \(401 digits\)\)"):
         Parameters.load(path)
     with pytest.raises(ParameterFileError, match=r"'cop_rsa_ms_2048' must have a 'value' .*got an integer of "
-                                                 r"about 5,000 digits"):
+                                                 r"about 5,001 digits"):
         Parameters.from_document({"parameters": {**doc["parameters"], "cop_rsa_ms_2048": {"value": 10**5000}}},
                                  "site.json")
     path.write_text(json.dumps(doc).replace("1" + "0" * 400, "1" + "0" * 5000))
@@ -119,3 +119,97 @@ def test_bad_environment_parameter_file_in_a_cell_is_a_user_error(tmp_path, para
     params_file(tmp_path / "missing.json")
     got = call(get("CRYPTO_OP_MS"), ("sign",))
     assert got == f"#VALUE! CRYPTO_OP_MS: CRYPTOPLAN_PARAMS names {tmp_path / 'missing.json'}, which is not a file"
+
+
+# ------------------------------------------------------------ the model API: huge and ragged numbers
+# A valid call of each public model function (defaults where it has them): each argument in turn
+# is replaced by a hostile value.
+_VALID = dict(tx_rate=100.0, policy="privacy", key_type="RSA", key_size=2048, message_kb=2.0, mode="SSLCIPH",
+              cipher="TLS_RSA_WITH_AES_256_CBC_SHA256", start_rate=1.0, handshake_rate=10.0, traffic=5.0,
+              servers=10, arrival_rate=1.0, service_time=0.5, p=0.9, t=0.1, population=5, demands=[1.0, 2.0],
+              populations=5, station=0, demand=[1.0], connection_cpu_us=10.0, k=3, mean=2.0, sslrkeyc=1000,
+              operation="sign")
+_VALID_FOR = {"mva": {"servers": [1, 1]}, "mva_response": {"servers": [1, 1]},
+              "mva_throughput": {"servers": [1, 1]}, "tls_roundtrip_us": {"cipher": "TLS_CHACHA20_POLY1305_SHA256"},
+              "channel_demands_us": {"roundtrip_us": 500},
+              "channel_pipeline": {"roundtrip_us": 500, "ssltasks": 8, "dispatchers": 5},
+              "channel_throughput": {"roundtrip_us": 500, "ssltasks": 8, "dispatchers": 5}}
+_NOT_MODELS = {"model_figures", "model_parameters", "defaults", "using_parameters"}
+_HOSTILE = {"10**400": 10**400, "-10**400": -10**400, "10**5000": 10**5000, "ragged": [[1], [2, 3]],
+            "[1, 10**400]": [1, 10**400], "['RSA', 10**5000]": ["RSA", 10**5000]}
+_RAW_TEXT = ("int too large", "Exceeds the limit", "inhomogeneous", "setting an array element", "sys.set_int")
+
+
+def _model_calls():
+    import inspect
+
+    from cryptoplan import model
+    for name in sorted(model.__all__):
+        fn = getattr(model, name)
+        if not callable(fn) or inspect.isclass(fn) or name in _NOT_MODELS:
+            continue
+        valid = dict(_VALID, **_VALID_FOR.get(name, {}))
+        params = list(inspect.signature(fn).parameters.values())
+        kwargs = {p.name: valid.get(p.name, p.default) for p in params}
+        for p in params:
+            if isinstance(p.default, bool) or p.name == "full_output":
+                continue
+            yield name, fn, kwargs, p.name
+
+
+def test_every_model_argument_refuses_huge_and_ragged_values_by_name():
+    # 9363a92: uncaught OverflowError ("int too large to convert to float") for 10**400 in 30+
+    # functions, "Exceeds the limit (4300 digits)" for 10**5000 in a text argument, NumPy's
+    # "inhomogeneous shape" for ragged lists; now each names the argument, the value abbreviated
+    calls = failures = 0
+    problems = []
+    for name, fn, kwargs, arg in _model_calls():
+        fn(**kwargs)                                        # the baseline is valid
+        for label, value in _HOSTILE.items():
+            calls += 1
+            try:
+                fn(**dict(kwargs, **{arg: value}))
+            except (ValueError, TypeError) as exc:
+                msg = str(exc)
+                if arg not in msg or any(r in msg for r in _RAW_TEXT) or "0" * 40 in msg:
+                    problems.append((name, arg, label, msg[:160]))
+            except Exception as exc:  # noqa: BLE001 - what the test is about
+                problems.append((name, arg, label, f"{type(exc).__name__}: {str(exc)[:120]}"))
+            else:
+                problems.append((name, arg, label, "accepted"))
+    failures = len(problems)
+    assert calls > 1200 and failures == 0, problems[:20]
+
+
+def test_huge_values_name_the_argument_the_value_and_the_range():
+    from cryptoplan import model
+    with pytest.raises(ValueError, match=r"^traffic must be in \[0, 1e\+12\] \(got 1000000000000000000000000\.\.\."
+                                         r"0{25} \(401 digits\)\)$"):
+        model.erlang_b(10**400, 10)
+    with pytest.raises(ValueError, match=r"^servers must be in \[1, 1e\+12\] \(got an integer of about 5,001 digits\)$"):
+        model.erlang_b(10, 10**5000)
+    with pytest.raises(ValueError, match=r"traffic must be in \[0, 1e\+12\] \(got 1000.*\(401 digits\) at index 1\)$"):
+        model.erlang_b([1, 10**400], 10)
+    with pytest.raises(ValueError, match=r"^connection_cpu_us must be a finite number >= 0 \(got -1000"):
+        model.ocsp_cpu_us(-10**400)
+    with pytest.raises(ValueError, match=r"^operation must be one of sign, .* \(got an integer of about 5,001 digits\)$"):
+        model.crypto_op_ms(10**5000)
+    with pytest.raises(ValueError, match=r"^traffic must be a number or a rectangular array of numbers: its nested "
+                                         r"lists have different lengths \(got \[\[1\], \[2, 3\]\]\)$"):
+        model.erlang_b([[1], [2, 3]], 10)
+
+
+def test_channel_requesters_beyond_the_numerical_limit_are_refused_at_once():
+    # 9363a92: RuntimeError "Bard-Schweitzer MVA did not converge" after 10 s
+    import time
+
+    from cryptoplan import model
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^requesters must be in \[1, 1e\+12\] \(got 1e\+308\)$"):
+        model.channel_throughput("SSLCIPH", "TLS_RSA_WITH_AES_256_CBC_SHA256", 2, requesters=1e308, ssltasks=8,
+                                 dispatchers=5, cps=4, roundtrip_us=500, task_elapsed_ratio=1)
+    assert time.perf_counter() - t0 < 1.0
+    # the throughput has long reached its asymptote at the limit
+    at = [model.channel_throughput("SSLCIPH", "TLS_RSA_WITH_AES_256_CBC_SHA256", 2, requesters=r, ssltasks=8,
+                                   dispatchers=5, cps=4, roundtrip_us=500, task_elapsed_ratio=1) for r in (1e6, 1e12)]
+    assert at[1] == pytest.approx(at[0], rel=1e-5)
