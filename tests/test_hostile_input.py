@@ -213,3 +213,59 @@ def test_channel_requesters_beyond_the_numerical_limit_are_refused_at_once():
     at = [model.channel_throughput("SSLCIPH", "TLS_RSA_WITH_AES_256_CBC_SHA256", 2, requesters=r, ssltasks=8,
                                    dispatchers=5, cps=4, roundtrip_us=500, task_elapsed_ratio=1) for r in (1e6, 1e12)]
     assert at[1] == pytest.approx(at[0], rel=1e-5)
+
+
+# ------------------------------------------------------------ spreadsheet functions through recalc
+def test_omitted_required_argument_is_named_not_the_placeholder(tmp_path):
+    # 9363a92: "#VALUE! ERLANGC: traffic must be a number or an array of numbers (got REQUIRED)"
+    from cryptoplan.workbook import recalc
+    book = _workbook(tmp_path, {"A1": "a", "B1": "=ERLANGC(,10)", "A2": "b", "B2": "=ERLANGC(9,)",
+                                "A3": "c", "B3": '=CRYPTO_OP_MS(,"RSA")', "A4": "d", "B4": '=CRYPTO_OP_MS("sign",,)'})
+    out = recalc(book)
+    assert out["a"] == "#VALUE! ERLANGC: traffic is required (the argument is omitted)"
+    assert out["b"] == "#VALUE! ERLANGC: servers is required (the argument is omitted)"
+    assert out["c"] == "#VALUE! CRYPTO_OP_MS: operation is required (the argument is omitted)"
+    assert isinstance(out["d"], float) and out["d"] > 0          # omitted optional ones: their defaults
+
+
+def test_date_formatted_cells_are_refused_as_the_readme_says(tmp_path):
+    # 9363a92: =ERLANGC(9, In!A6) with 2020-01-01 in A6 gave 0.0, =MMC_SERVERS(In!A6, 0.1) 6262
+    import datetime as dt
+
+    from cryptoplan.workbook import recalc
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Results"
+    inp = wb.create_sheet("In")
+    inp["A6"] = dt.datetime(2020, 1, 1)
+    inp["A7"] = 43831
+    inp["A7"].number_format = "mm-dd-yy"             # Excel's built-in format 14, no numFmt element
+    inp["A8"] = 43831
+    inp["A8"].number_format = '0.00 "days"'          # a number with text: not a date
+    inp["B1"], inp["B2"] = 9, dt.datetime(2020, 1, 1)
+    for r, (label, formula) in enumerate([("a", "=ERLANGC(9, In!A6)"), ("b", "=MMC_SERVERS(In!A6, 0.1)"),
+                                          ("c", "=ERLANGC(9, In!A7)"), ("d", "=ERLANGC(1, In!A8)"),
+                                          ("e", "=ERLANGC(In!B1:B2, 10)"), ("f", "=ERLANGC(9, DATE(2020,1,1))")], 1):
+        ws.cell(r, 1, label)
+        ws.cell(r, 2, formula)
+    ws["A7"], ws["B7"] = "g", "=INDEX(ERLANGC(In!B1:B2, 10), 2)"
+    wb.save(tmp_path / "d.xlsx")
+    out = recalc(tmp_path / "d.xlsx")
+    assert out["a"] == ("#VALUE! ERLANGC: servers must be a number, not a date (got 2020-01-01 00:00:00); "
+                        "check the cell's number format")
+    assert out["b"].startswith("#VALUE! MMC_SERVERS: arrival_rate must be a number, not a date")
+    assert out["c"].startswith("#VALUE! ERLANGC: servers must be a number, not a date (got 2020-01-01")
+    assert out["d"] == 0.0                            # 43831 servers for 1 erlang: no wait
+    assert isinstance(out["e"], float)               # the range's first element, 9, is a number
+    assert out["f"] == 0.0                            # DATE() returns a number, as in Excel
+    assert out["g"].startswith("#VALUE! ERLANGC: traffic must be a number, not a date")   # only the date element
+
+
+@pytest.mark.parametrize("code, is_date", [
+    ("yyyy-mm-dd", True), ("h:mm", True), ("[h]:mm:ss", True), ("mm-dd-yy", True), ("d-mmm", True),
+    ("General", False), ("0.00", False), ("0.00E+00", False), ('0 "days"', False), ("[Red]0.0", False),
+    ("#,##0 ;[Red](#,##0)", False), ("[$-409]0.0", False), ("@", False), ("0%", False), (r"0\m", False),
+])
+def test_date_format_codes(code, is_date):
+    from cryptoplan.workbook.engine.package import is_date_format
+    assert is_date_format(code) is is_date

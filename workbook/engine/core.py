@@ -554,6 +554,7 @@ class Engine:
         self.diagnostics: dict[tuple, list[Diagnostic]] = {}
         self._const_cache: dict[tuple, Val] = {}
         self._block_cache: dict[Ref, Val] = {}
+        self._date_cells: dict[int, frozenset] = {}
         self._formula_index: dict[int, list] = {}
         for (si, r, c) in self.formulas:
             self._formula_index.setdefault(si, []).append((r, c))
@@ -681,6 +682,19 @@ class Engine:
         self.values, self.state, self.diagnostics = {}, {}, {}
 
     # ------------------------------------------------------------- reading
+    def date_cells(self, si: int) -> frozenset:
+        """``(row, col)`` of sheet ``si``'s cells styled as a date or time (computed once per sheet).
+
+        Excel hands an add-in such a cell as a date, not a number; the catalog functions
+        refuse it as the add-in does.
+        """
+        got = self._date_cells.get(si)
+        if got is None:
+            styles = getattr(self.package, "date_styles", frozenset())
+            got = self._date_cells[si] = frozenset(rc for rc, cell in self.sheets[si].cells.items()
+                                        if cell.style in styles) if styles else frozenset()
+        return got
+
     def cell_value(self, si: int, r: int, c: int) -> Val:
         key = (si, r, c)
         v = self.values.get(key)

@@ -70,6 +70,28 @@ _BUILTIN_FORMATS = {0: "General", 1: "0", 2: "0.00", 3: "#,##0", 4: "#,##0.00", 
                     40: "#,##0.00;[Red](#,##0.00)", 48: "##0.0E+0", 49: "@"}
 
 
+# Excel's built-in date and time formats (numFmtId 14-22, 45-47): a cell styled with one holds
+# a date serial, which Excel hands an add-in as a date, not a number.
+_DATE_FORMAT_IDS = frozenset((14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47))
+_QUOTED_OR_ESCAPED = re.compile(r'"[^"]*"|\\.|_.|\*.')
+_BRACKETED = re.compile(r"\[([^\]]*)\]")
+
+
+def is_date_format(code: str) -> bool:
+    """Whether a number format code shows a date or a time (``yyyy-mm-dd``, ``h:mm``, ``[h]:mm``).
+
+    Quoted text, escaped characters and colour/condition brackets are ignored; a
+    ``d``, ``m``, ``y``, ``h`` or ``s`` left (or an elapsed-time bracket ``[h]``) marks a date or time.
+    """
+    if not code or code.lower() in ("general", "@"):
+        return False
+    text = _QUOTED_OR_ESCAPED.sub("", code)
+    if any(b.lower().strip("hms") == "" and b for b in _BRACKETED.findall(text)):
+        return True
+    text = _BRACKETED.sub("", text).lower()
+    return any(ch in text for ch in "dmyhs")
+
+
 class WorkbookFileError(Exception):
     """The file is not a readable, safe xlsx/xlsm workbook (or breaks a documented limit)."""
 
@@ -261,7 +283,11 @@ class Package:
         if not self.sheets:
             raise WorkbookFileError(f"{self.path}: the workbook has no sheets")
         styles_part = next((p for t, p in rels.values() if t.endswith("/styles")), None)
+        self._style_formats = []
         self.number_formats = self._load_styles(styles_part) if styles_part and self.has(styles_part) else []
+        #: cell styles (cellXfs indices) that show a date or a time
+        self.date_styles = frozenset(i for i, (fid, code) in enumerate(self._style_formats)
+                                     if fid in _DATE_FORMAT_IDS or is_date_format(code))
         sst_part = next((p for t, p in rels.values() if t.endswith(_T_SST)), None)
         self.shared_strings = self._load_sst(sst_part) if sst_part and self.has(sst_part) else []
         total = 0
@@ -286,6 +312,7 @@ class Package:
             elif tag == "cellXfs":
                 for xf in el:
                     xfs.append(int(xf.get("numFmtId", "0") or 0))
+        self._style_formats = [(i, codes.get(i, "General")) for i in xfs]
         return [codes.get(i, "General") for i in xfs]
 
     def number_format(self, cell: "Cell | None") -> str:
