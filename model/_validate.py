@@ -25,7 +25,7 @@ from numbers import Real
 
 import numpy as np
 
-from .domains import value_text
+from ._text import value_text
 
 __all__ = ["check", "check_stable", "as_float_array", "as_array", "as_choice_array", "is_scalar", "broadcast", "index_text", "number_text",
            "range_text", "UnstableQueueError", "ArgumentError"]

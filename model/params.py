@@ -22,7 +22,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .datafiles import data_path
-from .domains import KEY_REUSE, MAX_MESSAGE_KB, value_text
+from ._text import value_text
+from .domains import KEY_REUSE, MAX_MESSAGE_KB
 
 __all__ = [
     "Parameters", "ParameterFileError", "MissingParameterFile", "current_parameters", "using_parameters", "binding",

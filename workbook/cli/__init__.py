@@ -15,9 +15,12 @@ usage errors answer without loading NumPy or SciPy (``tests/bench_cli.py`` times
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from .demo import demo
+from .errors import UnusableInput
 from .model_commands import calibrate, capacity, crossval, fit
 from .workbook_commands import (
     calc_addin_command, functions_command, recalc_command, retarget_command, sweep_command,
@@ -43,16 +46,8 @@ class _Main(click.Group):
             if not isinstance(exc, ParameterFileError):
                 raise
             text = str(exc)
-            raise UnusableInput(text if "CRYPTOPLAN_PARAMS" in text else f"CRYPTOPLAN_PARAMS: {text}") from None
-
-
-class UnusableInput(click.ClickException):
-    """Exit code 4 with ``error: MESSAGE``, as ``recalc`` reports an unusable file or input."""
-
-    exit_code = 4
-
-    def show(self, file=None):
-        click.echo(f"error: {self.format_message()}", err=True)
+            named = "CRYPTOPLAN_PARAMS" in text or not os.environ.get("CRYPTOPLAN_PARAMS")
+            raise UnusableInput(text if named else f"CRYPTOPLAN_PARAMS: {text}") from None
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

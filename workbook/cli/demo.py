@@ -35,7 +35,7 @@ def demo(out_dir):
     try:
         rec = recalculate(template, output=recalculated, in_place=False)
     except RecalcError as exc:      # e.g. $CRYPTOPLAN_PARAMS names an unusable file
-        from . import UnusableInput
+        from .errors import UnusableInput
         raise UnusableInput(str(exc)) from None
     click.echo(f"template: {template}  recalculated without Excel: {recalculated}\n")
     click.echo(f"Key results ({rec.outputs[0].sheet} sheet, the template's default inputs):")
