@@ -269,3 +269,110 @@ def test_date_formatted_cells_are_refused_as_the_readme_says(tmp_path):
 def test_date_format_codes(code, is_date):
     from cryptoplan.workbook.engine.package import is_date_format
     assert is_date_format(code) is is_date
+
+
+# ------------------------------------------------------------ workbook packages
+def _rezip(src, dst, change=lambda name, data: data, extra=(), flags=0):
+    """A copy of package ``src``: each member through ``change`` (None drops it), then ``extra``."""
+    import zipfile
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            data = change(info.filename, zin.read(info.filename))
+            if data is not None:
+                zout.writestr(info, data)
+        for name, data in extra:
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")          # zipfile warns of the duplicate name
+                zout.writestr(name, data)
+    if flags:     # set general-purpose flag bits (bit 0: encrypted) in every header
+        raw = bytearray(Path(dst).read_bytes())
+        for sig, off in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+            i = raw.find(sig)
+            while i >= 0:
+                raw[i + off] |= flags
+                i = raw.find(sig, i + 4)
+        Path(dst).write_bytes(bytes(raw))
+    return dst
+
+
+def _content_types_with_dtd(name, data):
+    if name != "[Content_Types].xml":
+        return data
+    return (b'<?xml version="1.0"?><!DOCTYPE Types [<!ENTITY % ext SYSTEM "file:///etc/passwd"> %ext;]>'
+            + data.split(b"?>", 1)[-1])
+
+
+def _cell_like_names(name, data):
+    if name != "xl/workbook.xml":
+        return data
+    return data.replace(b"</sheets>", b'</sheets><definedNames><definedName name="N1">N2+1</definedName>'
+                                      b'<definedName name="N2">N1+1</definedName></definedNames>')
+
+
+@pytest.mark.parametrize("kind, fragment", [
+    ("encrypted", "ZIP member(s) encrypted"),
+    ("no content types", "not an Open XML package (no [Content_Types].xml)"),
+    ("dtd in content types", "unsafe XML in [Content_Types].xml refused"),
+    ("duplicate member", "holds two members named xl/worksheets/sheet1.xml"),
+    ("cell-like names", "defined name 'N1' is a cell reference"),
+])
+def test_unusable_packages_are_refused_with_nothing_written(tmp_path, kind, fragment):
+    # 9363a92: encrypted -> RuntimeError traceback; the other four exit 0 (no content types: a file
+    # openpyxl cannot open; the DTD copied into the output; the duplicate kept; N1 = N2+1 read as 0)
+    base = _workbook(tmp_path, name="base.xlsx")
+    bad = tmp_path / "bad.xlsx"
+    if kind == "encrypted":
+        _rezip(base, bad, flags=0x1)
+    elif kind == "no content types":
+        _rezip(base, bad, lambda n, d: None if n == "[Content_Types].xml" else d)
+    elif kind == "dtd in content types":
+        _rezip(base, bad, _content_types_with_dtd)
+    elif kind == "duplicate member":
+        import zipfile
+        with zipfile.ZipFile(base) as z:
+            sheet = z.read("xl/worksheets/sheet1.xml")
+        _rezip(base, bad, extra=[("xl/worksheets/sheet1.xml", sheet)])
+    else:
+        _rezip(base, bad, _cell_like_names)
+    out = tmp_path / "out.xlsx"
+    res = run("recalc", bad, "-o", out)
+    assert res.exit_code == 4 and fragment in res.output, res.output
+    res = run("sweep", bad, "--vary", "B1=1,2", "-o", tmp_path / "s.csv")
+    assert res.exit_code == 4 and fragment in res.output, res.output
+    res = run("calibrate", "--rmf", bad, "--out", tmp_path / "p.json")
+    assert res.exit_code == 2 and fragment in res.output, res.output
+    assert not out.exists() and not (tmp_path / "s.csv").exists() and not (tmp_path / "p.json").exists()
+
+
+def _with_shared_string(src, dst, text: bytes):
+    """``src`` with cell A1 of its first sheet read from a sharedStrings part holding ``text``."""
+    def change(name, data):
+        if name == "xl/worksheets/sheet1.xml":
+            import re
+            return re.sub(rb'<c r="A1" t="inlineStr"><is><t>[^<]*</t></is></c>', b'<c r="A1" t="s"><v>0</v></c>', data)
+        if name == "[Content_Types].xml":
+            return data.replace(b"</Types>", b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/'
+                                b'vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>')
+        if name == "xl/_rels/workbook.xml.rels":
+            return data.replace(b"</Relationships>", b'<Relationship Id="rIdSST" Type="http://schemas.openxmlformats'
+                                b'.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/>'
+                                b"</Relationships>")
+        return data
+    sst = (b'<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/'
+           b'2006/main" count="1" uniqueCount="1"><si><t>' + text + b"</t></si></sst>")
+    return _rezip(src, dst, change, extra=[("xl/sharedStrings.xml", sst)])
+
+
+@pytest.mark.parametrize("text", [b"caf\xe9", b"a\x01b"], ids=["latin-1", "control character"])
+def test_calibrate_reads_a_workbook_with_the_reader_recalc_uses(tmp_path, text):
+    # 9363a92: calibrate --rmf -> xml.etree.ElementTree.ParseError traceback (recalc: exit 4)
+    base = _workbook(tmp_path, name="base.xlsx")
+    good = _with_shared_string(base, tmp_path / "good.xlsx", b"traffic")
+    assert run("recalc", good, "--json").exit_code == 0           # the construction is a valid package
+    bad = _with_shared_string(base, tmp_path / "bad.xlsx", text)
+    res = run("recalc", bad)
+    assert res.exit_code == 4 and "malformed XML in xl/sharedStrings.xml" in res.output
+    res = run("calibrate", "--rmf", bad, "--out", tmp_path / "p.json")
+    assert res.exit_code == 2 and "not an .xlsx workbook (malformed XML in xl/sharedStrings.xml" in res.output
+    assert not (tmp_path / "p.json").exists()

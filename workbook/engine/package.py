@@ -92,6 +92,18 @@ def is_date_format(code: str) -> bool:
     return any(ch in text for ch in "dmyhs")
 
 
+_R1C1_NAME = re.compile(r"^[Rr][0-9]*[Cc]?[0-9]*$|^[Cc][0-9]*$")
+
+
+def _is_cell_like(name: str) -> bool:
+    """Whether a defined name is a cell reference in A1 (``N1``) or R1C1 (``R1C1``, ``R``, ``C2``) style."""
+    try:
+        split_cell(name)
+        return True
+    except FormulaError:
+        return bool(_R1C1_NAME.match(name))
+
+
 class WorkbookFileError(Exception):
     """The file is not a readable, safe xlsx/xlsm workbook (or breaks a documented limit)."""
 
@@ -178,6 +190,7 @@ class Package:
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
             raise WorkbookFileError(f"{self.path}: corrupt or truncated ZIP package ({exc})") from None
         try:
+            self._check_members()
             self._load()
         except WorkbookFileError:
             self.zip.close()
@@ -187,6 +200,39 @@ class Package:
             raise WorkbookFileError(f"{self.path}: corrupt or truncated package ({exc})") from None
 
     # ---------------------------------------------------------------- parts
+    def _check_members(self) -> None:
+        """Refuse what no spreadsheet application writes: encrypted or duplicate members, no content types.
+
+        A member flagged encrypted cannot be read without a password (zipfile raises
+        RuntimeError on it); two members of one name are read as one and written back as
+        two; a package without ``[Content_Types].xml`` is not Open XML, and one whose
+        content types hold a DTD is refused like any other part (it would be copied into
+        the output).
+        """
+        members = self.zip.infolist()
+        encrypted = [i.filename for i in members if i.flag_bits & 0x1]
+        if encrypted:
+            raise WorkbookFileError(
+                f"{self.path}: {len(encrypted)} ZIP member(s) encrypted ({encrypted[0]}...): a workbook "
+                "package is never encrypted member by member; save it from Excel without a password")
+        if len(self.infos) != len(members):
+            seen, dup = set(), None
+            for i in members:
+                if i.filename in seen:
+                    dup = i.filename
+                    break
+                seen.add(i.filename)
+            raise WorkbookFileError(f"{self.path}: the ZIP package holds two members named {dup}: "
+                                    "a damaged or tampered file")
+
+    def _check_content_types(self) -> None:
+        """``[Content_Types].xml`` is present and a safe content-types part (see :meth:`_check_members`)."""
+        if "[Content_Types].xml" not in self.infos:
+            raise WorkbookFileError(f"{self.path}: not an Open XML package (no [Content_Types].xml); "
+                                    "save it from Excel or LibreOffice as .xlsx")
+        if _local(self.xml("[Content_Types].xml").tag) != "Types":
+            raise WorkbookFileError(f"{self.path}: [Content_Types].xml is not a content-types part")
+
     def has(self, name: str) -> bool:
         return name in self.infos
 
@@ -247,6 +293,7 @@ class Package:
         if not self.has(wb_part):
             raise WorkbookFileError(f"{self.path}: not an Excel workbook (no {wb_part}; "
                                     "is it a Word or PowerPoint file?)")
+        self._check_content_types()
         self.workbook_part = wb_part
         root = self.xml(wb_part)
         if _local(root.tag) != "workbook":
@@ -282,6 +329,11 @@ class Package:
                                                (dn.text or "").strip()))
         if not self.sheets:
             raise WorkbookFileError(f"{self.path}: the workbook has no sheets")
+        for name, _, _ in self.defined_names:
+            if _is_cell_like(name):
+                raise WorkbookFileError(
+                    f"{self.path}: defined name {name!r} is a cell reference, which Excel does not allow "
+                    "as a name (a formula =" + name + " would read the cell, not the name); rename it")
         styles_part = next((p for t, p in rels.values() if t.endswith("/styles")), None)
         self._style_formats = []
         self.number_formats = self._load_styles(styles_part) if styles_part and self.has(styles_part) else []
