@@ -27,8 +27,8 @@ import numpy as np
 
 from ._text import value_text
 
-__all__ = ["check", "check_stable", "as_float_array", "as_array", "as_choice_array", "is_scalar", "broadcast", "index_text", "number_text",
-           "range_text", "UnstableQueueError", "ArgumentError"]
+__all__ = ["check", "check_stable", "as_float_array", "as_array", "as_choice_array", "is_scalar", "broadcast",
+           "index_text", "number_text", "range_text", "UnstableQueueError", "ArgumentError"]
 
 
 class _ElementsError(ValueError):

@@ -376,3 +376,109 @@ def test_calibrate_reads_a_workbook_with_the_reader_recalc_uses(tmp_path, text):
     res = run("calibrate", "--rmf", bad, "--out", tmp_path / "p.json")
     assert res.exit_code == 2 and "not an .xlsx workbook (malformed XML in xl/sharedStrings.xml" in res.output
     assert not (tmp_path / "p.json").exists()
+
+
+# ------------------------------------------------------------ output paths, --set, --vary, site tables
+def _rmf_csv(tmp_path) -> Path:
+    from cryptoplan.model.calibrate import RMF_COLUMNS
+    p = tmp_path / "rmf.csv"
+    p.write_text(",".join(RMF_COLUMNS) + "\nCEX8C,01,TOTAL,,1000,0.5,50\n", encoding="utf-8")
+    return p
+
+
+def test_calibrate_output_paths_are_checked_before_any_work(tmp_path):
+    # 9363a92: tracebacks (FileNotFoundError, OSError "File name too long", FileExistsError)
+    rmf = _rmf_csv(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    cases = [(["--out", tmp_path / "no" / "x.json"], "--out: cannot write", "the folder"),
+             (["--out", tmp_path / ("x" * 300 + ".json")], "--out: cannot write", "the file name is 305 bytes long")]
+    for report in ("/dev/null", fifo, tmp_path / "dangling"):     # (a regular file: click refuses it)
+        cases.append((["--out", tmp_path / "x.json", "--report", report], "--report:", "exists and is not a folder"))
+    for args, first, second in cases:
+        res = run("calibrate", "--rmf", rmf, *args)
+        assert res.exit_code == 2 and first in res.output and second in res.output, (args, res.output)
+        assert "published" not in res.output              # refused before calibrating
+    assert not (tmp_path / "x.json").exists()
+    res = run("calibrate", "--rmf", rmf, "--out", tmp_path / "x.json", "--report", tmp_path / "rep")
+    assert res.exit_code == 0 and (tmp_path / "rep" / "report.txt").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_template_and_fit_refuse_a_name_too_long(tmp_path):
+    long = tmp_path / ("p" * 300 + ".xlsx")
+    res = run("template", "-o", long)
+    assert res.exit_code == 1 and "the file name is 305 bytes long; at most 241" in res.output
+    res = run("fit", "--out", tmp_path / "none" / "p.json")
+    assert res.exit_code == 2 and "--out: cannot write" in res.output and "fitting" not in res.output
+
+
+@pytest.fixture
+def full_folder(tmp_path):
+    """A 64 KiB tmpfs with 40 KB taken: a full file system for a workbook (needs root; skipped else)."""
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (not root)")
+    try:
+        (mnt / "filler").write_bytes(b"\0" * 40_000)
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_full_file_system_is_one_clean_error(full_folder):
+    # 9363a92: template -o printed the clean error, then "Exception ignored in: ZipFile.__del__ ...
+    # OSError: [Errno 28]"; calibrate --report an OSError traceback
+    r = subprocess.run([_cli(), "template", "-o", str(full_folder / "p.xlsx")], capture_output=True, text=True)
+    assert r.returncode == 1 and "No space left on device" in r.stderr
+    assert "Exception ignored" not in r.stderr and "Traceback" not in r.stderr
+    assert sorted(p.name for p in full_folder.iterdir()) == ["filler"]
+
+
+def test_sweep_refuses_a_plot_name_and_a_range_before_computing(tmp_path):
+    book = _workbook(tmp_path)
+    res = run("sweep", book, "--vary", "B1=1,2", "-o", tmp_path / "s.csv", "--plot", tmp_path / "out.txt",
+              "--y", "wait probability")
+    assert res.exit_code == 2 and "a plot is an image; end the name in .png" in res.output
+    assert not (tmp_path / "s.csv").exists()          # refused before the sweep was computed and written
+    # 9363a92: OverflowError: cannot convert float infinity to integer
+    for spec, shown in (("1:1e300:1e-300", "1:1e+300:1e-300"), ("-1e308:1e308:1", "-1e+308:1e+308:1")):
+        res = run("sweep", book, "--vary", f"B1={spec}", "-o", tmp_path / "s.csv")
+        assert res.exit_code == 2 and f"{shown} has more than 1e308 values, over the limit of 1,000,000" in res.output
+    res = run("sweep", book, "--vary", "B1=1:1e7:1", "-o", tmp_path / "s.csv")
+    assert res.exit_code == 2 and "has about 1e+07 values" in res.output
+
+
+def test_carriage_return_in_a_set_value_is_stored_escaped(tmp_path):
+    # 9363a92: --set Policy=$'\r=1+1' read back as '\n=1+1' (XML reads a raw CR as LF)
+    import zipfile
+
+    from cryptoplan.workbook.recalculation import load_engine
+    book = _workbook(tmp_path, {"A1": "note", "B1": "x", "A2": "copy", "B2": "=B1"})
+    out = tmp_path / "out.xlsx"
+    assert run("recalc", book, "--set", "Results!B1=\r=1+1", "-o", out).exit_code == 0
+    with zipfile.ZipFile(out) as z:
+        assert b"_x000D_=1+1" in z.read("xl/worksheets/sheet1.xml")
+    eng = load_engine(out)
+    eng.evaluate()
+    assert eng.value("Results!B1").element(0) == "\r=1+1" == eng.value("Results!B2").element(0)
+
+
+def test_site_tables_with_a_huge_field_or_absurd_numbers_are_refused(tmp_path):
+    from cryptoplan.model.calibrate import CPU_COLUMNS, RMF_COLUMNS
+    big = tmp_path / "big.csv"
+    big.write_text(",".join(RMF_COLUMNS) + '\nCEX8C,01,TOTAL,,"' + "9" * 200_000 + '",1,1\n', encoding="utf-8")
+    res = run("calibrate", "--rmf", big, "--out", tmp_path / "x.json")       # 9363a92: _csv.Error traceback
+    assert res.exit_code == 2 and "big.csv line 2: not an RMF crypto table (field larger than field limit" in res.output
+    head = ",".join(CPU_COLUMNS) + "\n"
+    for line, fragment in (("AMS,privacy,,RSA 2048,,2,total,1e-300,1e308", "APPL% 1e308 must be at most 25,600"),
+                           ("AMS,privacy,,RSA 2048,,2,total,1e-300,50",
+                            "is 5e+305 CPU us per transaction, over 1e+09")):
+        cpu = tmp_path / "cpu.csv"
+        cpu.write_text(head + line + "\n", encoding="utf-8")
+        res = run("calibrate", "--cpu", cpu, "--out", tmp_path / "x.json")   # 9363a92: LinAlgError traceback
+        assert res.exit_code == 2 and fragment in res.output, res.output
+    assert not (tmp_path / "x.json").exists()

@@ -22,11 +22,39 @@ class OutputError(ValueError):
     """An output file cannot be written where the user asked (a ``ValueError``: bad input)."""
 
 
+# The temporary file's name adds this to the destination's: "." before, ".XXXXXXXX.tmp" after.
+_TMP_EXTRA = len("." + ".XXXXXXXX.tmp")
+
+
 def check_destination(dest: str) -> None:
-    """Only regular files are ever replaced: never a device, FIFO, socket, directory or link."""
-    if not os.path.lexists(dest):
+    """Only regular files are ever replaced: never a device, FIFO, socket, directory or link.
+
+    Also refuses a name the file system cannot hold once the temporary file's 14
+    characters are added (most allow 255 bytes a name), naming the limit.
+
+    Raises
+    ------
+    OutputError
+        Naming the path and the reason.
+    """
+    dest = os.fspath(dest)
+    folder = os.path.dirname(os.path.abspath(dest)) or "."
+    name = os.path.basename(dest)
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX") if os.path.isdir(folder) else 255
+    except (OSError, ValueError):
+        limit = 255
+    size = len(os.fsencode(name))
+    if size + _TMP_EXTRA > limit:
+        raise OutputError(f"cannot write {dest[:60]}...: the file name is {size} bytes long; at most "
+                          f"{limit - _TMP_EXTRA} (the file system allows {limit} a name, and the temporary "
+                          f"file written first adds {_TMP_EXTRA})")
+    try:
+        st = os.lstat(dest)
+    except FileNotFoundError:
         return
-    st = os.lstat(dest)
+    except OSError as exc:          # a path component that is not a folder, a name too long
+        raise OutputError(f"cannot write {dest}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(st.st_mode):
         raise OutputError(f"{dest} is a symbolic link: give the file it points to "
                           f"({os.path.realpath(dest)}); cryptoplan only replaces regular files")

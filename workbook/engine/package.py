@@ -584,7 +584,9 @@ def _num_text(x: float) -> str:
     return repr(float(x))
 
 
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# What XML cannot hold, and CR: XML may hold it but every parser reads it back as LF (XML 1.0,
+# 2.11 end-of-line handling), so "\r=1+1" would come back "\n=1+1"; Excel writes it _x000D_.
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b-\x1f\ufffe\uffff\ud800-\udfff]")
 _XML_ESCAPE_LIKE = re.compile("_(x[0-9A-Fa-f]{4}_)")
 
 
