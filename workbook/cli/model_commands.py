@@ -160,10 +160,11 @@ def fit(figures_path, out_path, report_dir, force, check):
         if r["reason"]:
             click.echo(f"       why: {r['reason']}")
     if out_path:
-        with writing(out_path) as tmp:
-            F.write_params({"parameters": doc["parameters"],
-                            "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"],
-                                    "nfev": doc["nfev"]}}, tmp)
+        text = F.params_text({"parameters": doc["parameters"],
+                              "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"],
+                                      "nfev": doc["nfev"]}})
+        with writing(out_path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
         click.echo(f"wrote {out_path}")
     if report_dir:
         folder = report_folder(report_dir)
@@ -254,7 +255,7 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
     text = _calibration_text(cal, smf)
     click.echo(text, nl=False)
     with writing(out_path) as tmp:
-        F.write_params(cal.document(), tmp)
+        Path(tmp).write_text(F.params_text(cal.document()), encoding="utf-8")
     click.echo(f"wrote {out_path}  (use it: CRYPTOPLAN_PARAMS={out_path})")
     if report_dir:
         folder = report_folder(report_dir)
