@@ -16,6 +16,7 @@ usage errors answer without loading NumPy or SciPy (``tests/bench_cli.py`` times
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
@@ -54,6 +55,13 @@ class _Main(click.Group):
 @click.version_option(package_name="cryptoplan")
 def main() -> None:
     """cryptoplan: capacity planning for z/OS crypto workloads (Crypto Express, AT-TLS, MQ AMS)."""
+    # A file name the shell handed over as invalid UTF-8 (surrogate escapes) must not make
+    # "wrote NAME" fail after the file was written: such characters print as \udcff escapes.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 for _command in (capacity, fit, calibrate, crossval, demo, functions_command, template_command, recalc_command,
