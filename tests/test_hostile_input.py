@@ -502,3 +502,35 @@ def test_temporary_file_of_a_killed_writer_is_removed_by_the_next_write(tmp_path
     book = _workbook(tmp_path)
     assert run("recalc", book, "-o", dest).exit_code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "o.xlsx", "w.xlsx"])
+
+
+def test_text_formula_on_a_first_sheet_that_is_not_results_is_an_output(tmp_path):
+    # 9363a92: A1 ="abc", B1 =1+1 on a sheet "Sheet": A1 became B1's row label and dropped out
+    from cryptoplan.workbook import recalc
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"], ws["A2"], ws["B2"] = '="abc"', "=1+1", "label", "=2+2"
+    wb.save(tmp_path / "s.xlsx")
+    assert recalc(tmp_path / "s.xlsx") == {"Sheet!A1": "abc", "Sheet!B1": 2.0, "label": 4.0}
+    ws.title = "Results"                         # a Results sheet keeps its computed labels
+    wb.save(tmp_path / "r.xlsx")
+    assert recalc(tmp_path / "r.xlsx") == {"abc": 2.0, "label": 4.0}
+
+
+def test_a_cycle_through_two_defined_names_is_an_error_naming_them(tmp_path):
+    base = _workbook(tmp_path, {"A1": "n", "B1": "=Na", "A2": "self", "B2": "=Selfish"}, name="base.xlsx")
+
+    def names(name, data):
+        if name != "xl/workbook.xml":
+            return data
+        return data.replace(b"</sheets>", b'</sheets><definedNames><definedName name="Na">Nb+1</definedName>'
+                                          b'<definedName name="Nb">Na+1</definedName>'
+                                          b'<definedName name="Selfish">Selfish*2</definedName></definedNames>')
+    book = _rezip(base, tmp_path / "names.xlsx", names)
+    res = run("recalc", book, "--json")
+    assert res.exit_code == 1
+    doc = json.loads(res.output)
+    assert [o["value"] for o in doc["outputs"]] == ["#REF!", "#REF!"]
+    messages = " | ".join(p["message"] for p in doc["problems"])
+    assert "defined names Na -> Nb -> Na refer to each other in a circle" in messages
+    assert "defined name Selfish refers to itself" in messages
