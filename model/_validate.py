@@ -116,9 +116,10 @@ def as_float_array(name: str, x, requirement: str = "must be a finite number") -
     try:
         raw = np.asarray(x)
     except (ValueError, TypeError, OverflowError):
-        # NumPy's "inhomogeneous shape": nested lists of unequal lengths
-        raise ValueError(f"{name} must be a number or a rectangular array of numbers: its nested lists "
-                         f"have different lengths (got {value_text(x)})") from None
+        if isinstance(x, (list, tuple)):    # NumPy's "inhomogeneous shape": rows of unequal lengths
+            raise ValueError(f"{name} must be a number or a rectangular array of numbers: its nested lists "
+                             f"have different lengths (got {value_text(x)})") from None
+        raise TypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})") from None
     if np.iscomplexobj(raw):
         raise TypeError(f"{name} must be a real number (got a complex value); its imaginary part "
                         "would be dropped")
@@ -148,8 +149,10 @@ def as_array(name: str, x) -> np.ndarray:
     try:
         return np.asarray(x)
     except (ValueError, TypeError, OverflowError):
-        raise ValueError(f"{name} must be one value or a rectangular array of values: its nested lists "
-                         f"have different lengths (got {value_text(x)})") from None
+        if isinstance(x, (list, tuple)):
+            raise ValueError(f"{name} must be one value or a rectangular array of values: its nested lists "
+                             f"have different lengths (got {value_text(x)})") from None
+        raise TypeError(f"{name} must be one value or an array of values (got {value_text(x)})") from None
 
 
 def as_choice_array(name: str, x) -> tuple:
