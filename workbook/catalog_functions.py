@@ -77,8 +77,11 @@ def _dates_as_dates(engine, ref: Ref, v: Val) -> Val:
     if not dates or not hasattr(v, "kind") or v.kind.ndim != 3:
         return v
     rows, cols = v.kind.shape[1:]
-    hits = [(r - ref.r1, c - ref.c1) for (r, c) in dates
-            if ref.r1 <= r < ref.r1 + rows and ref.c1 <= c < ref.c1 + cols]
+    if rows * cols <= len(dates):       # look the block's cells up (one for a single cell)
+        hits = [(i, j) for i in range(rows) for j in range(cols) if (ref.r1 + i, ref.c1 + j) in dates]
+    else:                               # or the sheet's few date cells in the block
+        hits = [(r - ref.r1, c - ref.c1) for (r, c) in dates
+                if ref.r1 <= r < ref.r1 + rows and ref.c1 <= c < ref.c1 + cols]
     hits = [(i, j) for i, j in hits if (v.kind[:, i, j] == NUM).any()]
     if not hits:
         return v
