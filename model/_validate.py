@@ -25,8 +25,10 @@ from numbers import Real
 
 import numpy as np
 
-__all__ = ["check", "check_stable", "as_float_array", "is_scalar", "broadcast", "index_text", "number_text",
-           "range_text", "UnstableQueueError", "ArgumentError", "NotAvailableError"]
+from ._text import value_text
+
+__all__ = ["check", "check_stable", "as_float_array", "as_array", "as_choice_array", "is_scalar", "broadcast",
+           "index_text", "number_text", "range_text", "UnstableQueueError", "ArgumentError", "NotAvailableError"]
 
 
 class _ElementsError(ValueError):
@@ -86,29 +88,130 @@ def is_scalar(*xs) -> bool:
     return all(isinstance(x, Real) and not isinstance(x, (bool, np.timedelta64, np.datetime64)) for x in xs)
 
 
-def as_float_array(name: str, x) -> np.ndarray:
-    """Convert *x* to a float64 array, naming *name* if that is impossible."""
+def as_float_array(name: str, x, requirement: str = "must be a finite number") -> np.ndarray:
+    """Convert *x* to a float64 array, naming *name* if that is impossible.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name for the error message.
+    x : array_like
+        Number(s).
+    requirement : str
+        What the argument must be (:func:`range_text`), stated when an element is an
+        integer beyond the float range (``traffic must be in [0, 1e+12] (got 1000...000
+        (401 digits))``).
+
+    Raises
+    ------
+    TypeError
+        Text, a date, TRUE/FALSE, a complex or masked array, or something not numeric.
+    ValueError
+        Nested lists of unequal lengths, or an integer beyond the float range
+        (:class:`ArgumentError`), naming the argument, the value and ``requirement``.
+    """
     if isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be a number or an array of numbers (got {x!r})")
+        raise TypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})")
     ma = sys.modules.get("numpy.ma")  # a masked array exists only once numpy.ma is imported
     if ma is not None and isinstance(x, ma.MaskedArray):
         raise TypeError(f"{name} must be plain numbers: a masked array's hidden values would be used "
                         "(fill or drop them first, e.g. x.filled(...) or x.compressed())")
-    if isinstance(x, complex) or np.iscomplexobj(x):
+    if isinstance(x, complex):
         raise TypeError(f"{name} must be a real number (got a complex value); its imaginary part "
                         "would be dropped")
     try:
         raw = np.asarray(x)
-        if raw.dtype.kind in "mM":
-            raise TypeError(f"{name} must be a number, not a date or time (got dtype {raw.dtype})")
-        if raw.dtype == bool:
-            raise TypeError(f"{name} must be a number, not TRUE/FALSE (got {x!r})")
-        arr = np.asarray(raw, dtype=float)
-    except (ValueError, TypeError) as exc:
-        if "TRUE/FALSE" in str(exc) or "date or time" in str(exc):
-            raise
-        raise TypeError(f"{name} must be a number or an array of numbers (got {x!r})") from None
-    return arr
+    except (ValueError, TypeError, OverflowError):
+        if isinstance(x, (list, tuple)):    # NumPy's "inhomogeneous shape": rows of unequal lengths
+            raise ValueError(f"{name} must be a number or a rectangular array of numbers: its nested lists "
+                             f"have different lengths (got {value_text(x)})") from None
+        raise TypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})") from None
+    if np.iscomplexobj(raw):
+        raise TypeError(f"{name} must be a real number (got a complex value); its imaginary part "
+                        "would be dropped")
+    if raw.dtype.kind in "mM":
+        raise TypeError(f"{name} must be a number, not a date or time (got dtype {raw.dtype})")
+    if raw.dtype == bool:
+        raise TypeError(f"{name} must be a number, not TRUE/FALSE (got {value_text(x)})")
+    try:
+        return np.asarray(raw, dtype=float)
+    except OverflowError:
+        raise _beyond_float(name, raw, requirement) from None
+    except (ValueError, TypeError):
+        raise TypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})") from None
+
+
+def as_array(name: str, x) -> np.ndarray:
+    """``np.asarray(x)``, with an error naming ``name`` for nested lists of unequal lengths.
+
+    For arguments whose dtype matters to the caller (integer station indices, text or
+    numbers); :func:`as_float_array` converts to floats as well.
+
+    Raises
+    ------
+    ValueError
+        The nested lists have different lengths.
+    """
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError, OverflowError):
+        if isinstance(x, (list, tuple)):
+            raise ValueError(f"{name} must be one value or a rectangular array of values: its nested lists "
+                             f"have different lengths (got {value_text(x)})") from None
+        raise TypeError(f"{name} must be one value or an array of values (got {value_text(x)})") from None
+
+
+def as_choice_array(name: str, x) -> tuple:
+    """An array argument of choices (text, key sizes, "unlimited"...): ``(objects, keys)``.
+
+    ``objects`` is ``x`` as an object array (each element as given, for the caller's own
+    vocabulary check), ``keys`` the same as text (for ``np.unique``: one check per distinct
+    spelling).  Nested lists of unequal lengths, which NumPy leaves as list elements, are
+    refused here, naming the argument; the check costs nothing on the normal path (it is
+    the failure of the conversion to text).
+
+    Raises
+    ------
+    ValueError
+        The nested lists have different lengths.
+    """
+    try:
+        arr = np.asarray(x, dtype=object)
+        return arr, arr.astype(str)
+    except (ValueError, TypeError):
+        pass
+    # the error path only: find out why, element by element
+    try:
+        arr = np.asarray(x, dtype=object)
+        ragged = any(isinstance(v, (list, tuple, np.ndarray)) for v in arr.ravel())
+    except (ValueError, TypeError):
+        ragged = True
+    if ragged:
+        raise ValueError(f"{name} must be one value or a rectangular array of values: its nested lists "
+                         f"have different lengths (got {value_text(x)})")
+    # an element str() refuses (an integer over 4,300 digits)
+    return arr, np.array([value_text(v) for v in arr.ravel()]).reshape(arr.shape)
+
+
+def _beyond_float(name: str, raw: np.ndarray, requirement: str) -> ArgumentError:
+    """The error for an integer argument (or element) beyond the float range (about 1.8e308).
+
+    Only on this error path are the elements visited one by one, to name the first.
+    """
+    def huge(v) -> bool:
+        try:
+            float(v)
+        except OverflowError:
+            return True
+        except (TypeError, ValueError):
+            return False
+        return False
+    if raw.ndim == 0:
+        return ArgumentError(f"{name} {requirement} (got {value_text(raw.item())})")
+    for idx in np.ndindex(raw.shape):
+        if huge(raw[idx]):
+            return ArgumentError(f"{name} {requirement} (got {value_text(raw[idx])} at index {index_text(idx)})")
+    return ArgumentError(f"{name} {requirement} (got a number beyond the float range)")
 
 
 def _where(bad: np.ndarray, arr: np.ndarray) -> str:
@@ -174,7 +277,13 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
         If *x* is not numeric.
     """
     if is_scalar(x):
-        v = float(x)
+        try:
+            v = float(x)
+        except OverflowError:       # an integer beyond the float range: outside any range
+            raise ArgumentError(f"{name} {_requirement(lo, hi, lo_open, hi_open)} (got {value_text(x)})",
+                                mask=np.asarray(True),
+                                element_message=lambda i: f"{name} {_requirement(lo, hi, lo_open, hi_open)} "
+                                                          f"(got {value_text(x)})") from None
         ok = math.isfinite(v)
         if ok and lo is not None:
             ok = v > lo if lo_open else v >= lo
@@ -186,7 +295,7 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
             return v
         arr = np.asarray(v)
     else:
-        arr = as_float_array(name, x)
+        arr = as_float_array(name, x, _requirement(lo, hi, lo_open, hi_open))
         if scalar and arr.ndim != 0:
             raise ValueError(f"{name} must be a single number, not a range or array (got shape "
                              f"{arr.shape})")
@@ -211,6 +320,16 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
     if arr.ndim == 0:
         return float(arr)
     return arr
+
+
+def _requirement(lo, hi, lo_open, hi_open) -> str:
+    """What :func:`check` requires of a number beyond the float range: ``must be in [0, 1e+12]``,
+    ``must be a finite number >= 0`` (one bound: finiteness is the other), ``must be a finite number``."""
+    if lo is not None and hi is not None:
+        return range_text(lo, hi, lo_open, hi_open)
+    if lo is None and hi is None:
+        return "must be a finite number"
+    return "must be a finite number " + range_text(lo, hi, lo_open, hi_open)[len("must be "):]
 
 
 def broadcast(**named) -> list:

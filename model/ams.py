@@ -89,7 +89,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._validate import UnstableQueueError, broadcast, index_text
+from ._validate import UnstableQueueError, as_choice_array, broadcast, index_text
 from .crypto import CARD_FUNCTIONS, function_ms
 from .domains import (CARDS, MAX_UTILIZATION, MAX_WAIT_MS, MESSAGE_KB, OTHER_LPAR_UTIL,
                       PLANNED_TX_RATE, PROCESSORS, RECIPIENTS, REQUESTERS, SERVICE_SCV, TX_RATE)
@@ -141,10 +141,9 @@ def _codes(name, value, normalize, vocabulary):
     """
     if isinstance(value, str) or not isinstance(value, (list, tuple, np.ndarray)):
         return np.asarray(vocabulary.index(normalize(value)))
-    arr = np.asarray(value, dtype=object)
+    arr, keys = as_choice_array(name, value)
     if arr.ndim == 0:
         return np.asarray(vocabulary.index(normalize(arr.item())))
-    keys = arr.astype(str)
     uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
     flat = arr.ravel()
     codes = np.array([vocabulary.index(normalize(flat[i])) for i in first], dtype=np.int64)
@@ -155,10 +154,9 @@ def _reuse(value):
     """Key reuse as floats (inf = unlimited), with the spelling rules of normalize_key_reuse."""
     if not isinstance(value, (list, tuple, np.ndarray)):
         return np.asarray(normalize_key_reuse(value))
-    arr = np.asarray(value, dtype=object)
+    arr, keys = as_choice_array("key_reuse", value)
     if arr.ndim == 0:
         return np.asarray(normalize_key_reuse(arr.item()))
-    keys = arr.astype(str)
     _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
     flat = arr.ravel()
     vals = np.array([normalize_key_reuse(flat[i]) for i in first], dtype=float)
@@ -170,9 +168,9 @@ def _keys(key_type, key_size):
     kt = _codes("key_type", key_type, normalize_key_type, KEY_TYPES)
     if kt.ndim == 0 and not isinstance(key_size, (list, tuple, np.ndarray)):
         return np.asarray(bool(kt == 1)), np.asarray(float(normalize_key(KEY_TYPES[int(kt)], key_size)[1]))
-    size = np.asarray(key_size, dtype=object)
-    kt, size = np.broadcast_arrays(kt, size)
-    pairs = np.char.add(np.char.add(kt.astype(str), ":"), size.astype(str))
+    size, size_keys = as_choice_array("key_size", key_size)
+    kt, size, size_keys = np.broadcast_arrays(kt, size, size_keys)
+    pairs = np.char.add(np.char.add(kt.astype(str), ":"), size_keys)
     _, first, inv = np.unique(pairs, return_index=True, return_inverse=True)
     flat_t, flat_s = kt.ravel(), size.ravel()
     bits = np.array([normalize_key(KEY_TYPES[int(flat_t[i])], flat_s[i])[1] for i in first],

@@ -46,6 +46,7 @@ from scipy.optimize import least_squares
 from .ams import card_generation_factor
 from .crypto import CARD_FUNCTIONS, function_ms
 from .datafiles import read_csv_table
+from .domains import PROCESSORS
 from .params import load_params, using_params
 
 __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "rmf_rows", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
@@ -276,6 +277,13 @@ def _blank(path, line, column, text, why):
         raise CalibrationError(f"{path} line {line}: {column} must be empty {why} (got {text!r})")
 
 
+# A measured CPU table's limits: an address space's APPL% is at most 100% of each processor of
+# the LPAR (PROCESSORS' 256 at most), and one transaction costing over 1,000 s of CPU is a
+# unit mistake, not a measurement (the published costs are tens to thousands of us).
+MAX_APPL_PCT = 100.0 * PROCESSORS.high
+MAX_CPU_US = 1e9
+
+
 def read_cpu_table(path) -> list[CpuRow]:
     """Read a site's measured CPU per transaction, by address space (:data:`CPU_COLUMNS`).
 
@@ -359,7 +367,15 @@ def read_cpu_table(path) -> list[CpuRow]:
         if rate == 0 or appl == 0:
             raise CalibrationError(f"{path} line {line}: RATE and APPL% must be > 0 (a measured load), got "
                                    f"RATE {r['RATE']}, APPL% {r['APPL%']}")
-        rows.append(CpuRow(line, work, setting, cipher, key_type, key_size, reuse, kb, space, rate, appl))
+        if appl > MAX_APPL_PCT:
+            raise CalibrationError(f"{path} line {line}: APPL% {r['APPL%']} must be at most {MAX_APPL_PCT:,.0f} "
+                                   f"(100% of each of at most {PROCESSORS.bounds()[1]:.0f} processors)")
+        row = CpuRow(line, work, setting, cipher, key_type, key_size, reuse, kb, space, rate, appl)
+        if not row.cpu_us <= MAX_CPU_US:       # also an overflow to inf (RATE 1e-300)
+            raise CalibrationError(f"{path} line {line}: APPL% {r['APPL%']} at RATE {r['RATE']} is "
+                                   f"{row.cpu_us:.3g} CPU us per transaction, over {MAX_CPU_US:.0e}: check "
+                                   "that RATE is transactions per second and APPL% percent of one processor")
+        rows.append(row)
     if not rows:
         raise CalibrationError(f"{path}: no lines under the header")
     return rows

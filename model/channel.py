@@ -211,7 +211,7 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
         (each queue manager runs two channels per pair; MAXCHL allows 9999,
         ``ref_maxchl_range``).
     requesters : int
-        Requesters per pair, each with one request in flight (a closed loop), >= 1.
+        Requesters per pair, each with one request in flight (a closed loop), 1..1e+12.
     ssltasks : int
         SSLTASKS on each queue manager, >= 1; required for SSLCIPH.
     dispatchers : int, optional

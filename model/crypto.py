@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validate import as_array
 from .domains import KEY_SIZE
 from .params import normalize_choice, normalize_key, normalize_key_type, param
 
@@ -96,10 +97,11 @@ def crypto_op_ms(operation, key_type="RSA", key_size=2048):
     .. math:: t(n) = t(n_0) (n / n_0)^{\\alpha}
     """
     kt = normalize_key_type(key_type)
-    if np.ndim(key_size) == 0:  # as the AMS functions: text accepted, errors list the sizes
+    shape = np.shape(as_array("key_size", key_size)) if isinstance(key_size, (list, tuple)) else np.shape(key_size)
+    if shape == ():  # as the AMS functions: text accepted, errors list the sizes
         key_size = normalize_key(kt, key_size)[1]
     sizes = np.atleast_1d(KEY_SIZE.check(key_size))
     for s in sizes.ravel():
         normalize_key(kt, s)
     out = function_ms(operation_function(operation, kt), sizes)
-    return float(out[0]) if np.ndim(key_size) == 0 else out.reshape(np.shape(key_size))
+    return float(out[0]) if shape == () else out.reshape(shape)

@@ -72,6 +72,15 @@ def read_csv_table(path, columns: tuple, what: str, error=ValueError, *, heading
     """
     text = read_text(path, error, f"not {what}", f"{what} is a UTF-8 CSV file with the columns {', '.join(columns)}")
     reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        return _table_rows(reader, path, columns, what, error, heading)
+    except csv.Error as exc:        # a field over csv's 131,072-character limit, a NUL byte
+        raise error(f"{path} line {reader.line_num}: not {what} ({exc}); {what} is a CSV file with the "
+                    f"columns {', '.join(columns)}") from None
+
+
+def _table_rows(reader, path, columns, what, error, heading) -> list:
+    """:func:`read_csv_table`'s rows from a ``csv.reader`` (which may raise ``csv.Error``)."""
     header = next(reader, None)
     if header is None:
         raise error(f"{path}: the file is empty; {what} has the header {','.join(columns)}")

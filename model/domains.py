@@ -285,7 +285,11 @@ SSLRKEYC = Domain("sslrkeyc", 0.0, FromFigure("ref_sslrkeyc_range"), integer=Tru
 # Two channels per pair on each queue manager: at most half of MAXCHL's largest value.
 CHANNEL_PAIRS = Domain("channel_pairs", 1.0, FromFigure("ref_maxchl_range", divisor=2.0), integer=True,
                        unit="pairs")
-CHANNEL_REQUESTERS = Domain("requesters", 1.0, integer=True, unit="requesters")
+# Requesters per channel pair: the closed network's population is pairs x requesters; the
+# throughput has reached its asymptote long before, and above this the MVA iteration
+# works with populations near 2**53 where a float no longer counts customers.  A numerical
+# limit of this tool (1e308 ran 100,000 iterations and failed).
+CHANNEL_REQUESTERS = Domain("requesters", 1.0, MAX_ERLANGS, integer=True, unit="requesters")
 SSLTASKS = Domain("ssltasks", 1.0, integer=True, unit="tasks")
 # Modes without SSL tasks ignore SSLTASKS: any whole number >= 0 (a sheet's cell may hold 0).
 IDLE_SSLTASKS = Domain("ssltasks", 0.0, integer=True, unit="tasks")

@@ -62,7 +62,7 @@ from .tls import ROUNDTRIP_PARAMS, fit_roundtrip, roundtrip_figure_ids, tls_roun
 __all__ = ["Target", "targets", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
            "predict_all",
            "figure_table", "figure_table_ids", "crossvalidate", "fit_differences", "fit_cost", "roundtrip_cost",
-           "write_params"]
+           "write_params", "params_text"]
 
 
 @dataclass(frozen=True)
@@ -1036,8 +1036,17 @@ def crossvalidate(ids=None, workers=None, progress=None) -> list[dict]:
             raise
 
 
+def params_text(doc: dict) -> str:
+    """A parameter document as a parameter file holds it (sorted keys, indented JSON)."""
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
 def write_params(doc: dict, path) -> None:
-    """Write a parameter document atomically (temporary file, then rename)."""
+    """Write a parameter document atomically (temporary file, then rename).
+
+    The command line writes through ``cryptoplan.workbook.engine.atomic_target`` instead
+    (its temporary files are swept after a kill); this is the model layer's own writer.
+    """
     import os
     import tempfile
     from pathlib import Path
@@ -1045,8 +1054,7 @@ def write_params(doc: dict, path) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2, sort_keys=True)
-            fh.write("\n")
+            fh.write(params_text(doc))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

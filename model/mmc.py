@@ -337,6 +337,10 @@ def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
     everything = np.arange(a.size)
     good = np.floor(a) + 1.0             # smallest stable count
     bad = good - 1.0                     # known infeasible (unstable or zero)
+    if (good > MAX_SERVERS).any():       # before the doubling, which would overflow at 1e308
+        raise ValueError(f"the targets need more than {MAX_SERVERS:,} servers: the offered load arrival_rate x "
+                         f"service_time is {float(a.max()):g} erlangs; check the units of arrival_rate and "
+                         "service_time")
     pending = ~feasible(good, everything)
     # Grow by doubling until feasible.
     while pending.any():

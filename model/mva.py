@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array
+from ._validate import as_array, as_float_array
 from .domains import DEMAND, MAX_ITERATIONS, MAX_STATIONS, MVA_TOLERANCE, POPULATION, STATIONS, THINK_TIME
 
 __all__ = ["MVAResult", "mva", "mva_throughput", "mva_response", "SchweitzerResult", "mva_schweitzer",
@@ -184,9 +184,10 @@ def _check_work(n_max, d, m):
     work = mva_work(n_max, d, m)
     if work > MAX_MVA_WORK:
         multi = int(np.sum((np.where(np.isinf(m), 1.0, m) > 1.0) & (d > 0.0)))
+        population = f"{n_max:,}" if n_max < 1e15 else f"{float(n_max):.3g}"
         raise ValueError(
             f"exact MVA of this network takes {'about %.2g' % work if np.isfinite(work) else 'more than 1e300'} "
-            f"recursion steps (population {n_max:,}, "
+            f"recursion steps (population {population}, "
             f"{multi} multi-server stations: 2^{multi} networks), over the {MAX_MVA_WORK:.0e} one call "
             "may take: lower the population or the number of multi-server stations, or use "
             "mva_schweitzer")
@@ -371,7 +372,7 @@ def mva_schweitzer(populations, station, demand, think_time=0.0, stations=None, 
     if n.ndim != 1:
         raise ValueError(f"populations must be a 1-D list, one whole number per class (got shape {n.shape})")
     d = np.atleast_2d(DEMAND.check(demand, "demand")).astype(float)
-    s = np.atleast_2d(np.asarray(station))
+    s = np.atleast_2d(as_array("station", station))
     if d.ndim != 2 or d.shape != s.shape or d.shape[0] != n.size:
         raise ValueError(f"station and demand must both have shape (classes, visits) = ({n.size}, V); "
                          f"got {s.shape} and {d.shape}")

@@ -14,6 +14,7 @@ import contextvars
 import json
 import math
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -21,10 +22,11 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .datafiles import data_path
+from ._text import value_text
 from .domains import KEY_REUSE, MAX_MESSAGE_KB
 
 __all__ = [
-    "Parameters", "current_parameters", "using_parameters", "binding",
+    "Parameters", "ParameterFileError", "MissingParameterFile", "current_parameters", "using_parameters", "binding",
     "load_params", "param", "params_path", "clear_cache", "using_params", "normalize_choice", "validate_params",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
     "ADDRESS_SPACES", "MAX_MESSAGE_KB", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
@@ -89,10 +91,10 @@ def normalize_choice(name: str, value, allowed, aliases=None):
     alias_items = tuple((aliases or {}).items())
     try:
         hit = _lookup(value if isinstance(value, str) else str(value), allowed, alias_items)
-    except TypeError:  # an unhashable vocabulary entry
+    except (TypeError, ValueError):  # an unhashable entry; an integer too long for str()
         hit = None
     if hit is None:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))} (got {value!r})")
+        raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))} (got {value_text(value)})")
     return hit
 
 
@@ -124,11 +126,11 @@ def normalize_key(key_type, key_size) -> tuple[str, int]:
     allowed = RSA_KEY_SIZES if kt == "RSA" else ECC_KEY_SIZES
     try:
         size = float(key_size)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         size = float("nan")
     if not (size == size and abs(size) != float("inf")) or size != int(size) or int(size) not in allowed:
         raise ValueError(f"key_size for {kt} must be one of {', '.join(map(str, allowed))} "
-                         f"bits (got {key_size!r})")
+                         f"bits (got {value_text(key_size)})")
     return kt, int(size)
 
 
@@ -148,10 +150,14 @@ def normalize_key_reuse(key_reuse) -> float:
             key_reuse = float(key_reuse)
         except ValueError:
             raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
-                             f"(got {key_reuse!r})") from None
-    k = float(key_reuse)
+                             f"(got {value_text(key_reuse)})") from None
+    try:
+        k = float(key_reuse)
+    except OverflowError:       # an integer beyond the float range: beyond any KEYREUSE
+        k = float("nan")
     if not (k == float("inf") or KEY_REUSE.contains(k)):     # the KEYREUSE range of the reference facts
-        raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' (got {key_reuse!r})")
+        raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
+                         f"(got {value_text(key_reuse)})")
     return k
 
 
@@ -164,23 +170,83 @@ def normalize_address_space(address_space) -> str:
                     "tcp": "TCPIP"})
 
 
+class ParameterFileError(ValueError):
+    """A parameter file the user named cannot be used: unreadable, too large, not JSON, invalid.
+
+    A user error (a :class:`ValueError`), never an internal one: its message names the file
+    and what is wrong with it.
+    """
+
+
+class MissingParameterFile(ParameterFileError, FileNotFoundError):
+    """The path names no regular file (missing, a folder, a device or a FIFO)."""
+
+
+# A parameter file is a few kilobytes (the packaged one about 10 KB) and three levels deep;
+# anything far beyond is refused before it is parsed: a deeply nested array would otherwise
+# exhaust the C stack of the JSON decoder under the formula engine's raised recursion limit.
+MAX_PARAMS_BYTES = 16 * 2**20
+MAX_PARAMS_DEPTH = 64
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
 def params_path() -> Path:
-    """The parameter file selected by the environment: ``$CRYPTOPLAN_PARAMS`` or ``data/params.json``."""
+    """The parameter file selected by the environment: ``$CRYPTOPLAN_PARAMS`` or ``data/params.json``.
+
+    Raises
+    ------
+    MissingParameterFile
+        ``$CRYPTOPLAN_PARAMS`` names something that is not a regular file.
+    """
     env = os.environ.get("CRYPTOPLAN_PARAMS")
     if env:
         p = Path(env).expanduser()
-        if not p.is_file():
-            raise FileNotFoundError(f"CRYPTOPLAN_PARAMS names {p}, which is not a file")
+        if not _is_file(p):
+            raise MissingParameterFile(f"CRYPTOPLAN_PARAMS names {p}, which is not a file")
         return p
     return data_path("params.json")
 
 
-def _read(path: str) -> dict:
+def _is_file(p: Path) -> bool:
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a cryptoplan parameter file (not JSON: {exc})") from None
+        return p.is_file()
+    except (OSError, ValueError):       # a name too long, a NUL byte
+        return False
+
+
+def json_depth(data: bytes) -> int:
+    """Deepest nesting of arrays and objects in JSON text ``data`` (string contents not counted).
+
+    Vectorized (one regular-expression pass and a cumulative sum), so a hostile file is
+    measured in linear time without recursion.
+    """
+    import numpy as np
+    a = np.frombuffer(_JSON_STRING.sub(b'""', data), dtype=np.uint8)
+    opens = (a == 0x5B) | (a == 0x7B)
+    closes = (a == 0x5D) | (a == 0x7D)
+    if not opens.any():
+        return 0
+    return int(np.cumsum(opens.astype(np.int64) - closes).max())
+
+
+def _read(path: str) -> dict:
+    """Read, parse and validate a parameter file; every failure a :class:`ParameterFileError`."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_PARAMS_BYTES + 1)
+    except OSError as exc:
+        raise ParameterFileError(f"{path}: cannot read the parameter file ({exc.strerror or exc})") from None
+    if len(data) > MAX_PARAMS_BYTES:
+        raise ParameterFileError(f"{path}: not a cryptoplan parameter file (larger than "
+                                 f"{MAX_PARAMS_BYTES // 2**20} MiB)")
+    depth = json_depth(data)
+    if depth > MAX_PARAMS_DEPTH:
+        raise ParameterFileError(f"{path}: not a cryptoplan parameter file (nested {depth:,} levels "
+                                 f"deep; at most {MAX_PARAMS_DEPTH} allowed)")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:   # not UTF-8, not JSON, an integer over 4,300 digits
+        raise ParameterFileError(f"{path}: not a cryptoplan parameter file (not JSON: {exc})") from None
     validate_params(doc, path)
     return doc
 
@@ -195,29 +261,37 @@ def validate_params(doc, path="the parameter file") -> None:
 
     Raises
     ------
-    ValueError
-        Naming the file, the parameter and the value.
+    ParameterFileError
+        A :class:`ValueError` naming the file, the parameter and the value.
     """
     if not isinstance(doc, dict) or not isinstance(doc.get("parameters"), dict):
-        raise ValueError(f"{path}: not a cryptoplan parameter file (no 'parameters' object)")
+        raise ParameterFileError(f"{path}: not a cryptoplan parameter file (no 'parameters' object)")
     params = doc["parameters"]
     reference = _reference_names()
     if reference is not None:
         missing = sorted(reference - set(params))
         unknown = sorted(set(params) - reference)
         if missing:
-            raise ValueError(f"{path}: lacks the parameters {', '.join(missing)}; write the file with "
+            raise ParameterFileError(f"{path}: lacks the parameters {', '.join(missing)}; write the file with "
                              "cryptoplan fit --out")
         if unknown:
-            raise ValueError(f"{path}: unknown parameters {', '.join(unknown)}; accepted: "
+            raise ParameterFileError(f"{path}: unknown parameters {', '.join(unknown)}; accepted: "
                              f"{', '.join(sorted(reference))}")
     for name, entry in params.items():
         v = entry.get("value") if isinstance(entry, dict) else None
         lo = _MINIMUM.get(name, 0.0)
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= lo
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v) and v >= lo
         if not ok:
-            raise ValueError(f"{path}: parameter {name!r} must have a 'value' that is a finite number "
-                             f">= {lo:g} (got {v!r})")
+            raise ParameterFileError(f"{path}: parameter {name!r} must have a 'value' that is a finite "
+                                     f"number >= {lo:g} (got {value_text(v)})")
+
+
+def _finite(v) -> bool:
+    """``v`` is finite as a float (an integer beyond the float range is not)."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
 
 
 # Parameters with a floor above 0: a task's elapsed time is at least its CPU time; a
@@ -262,12 +336,14 @@ class Parameters:
 
         Raises
         ------
-        FileNotFoundError, ValueError
-            Naming the file, and for a bad entry the parameter and its value.
+        ParameterFileError
+            Naming the file, and for a bad entry the parameter and its value; a
+            :class:`MissingParameterFile` (also a :class:`FileNotFoundError`) when the path
+            names no regular file.
         """
         p = str(params_path() if path is None else Path(path).expanduser())
-        if path is not None and not Path(p).is_file():
-            raise FileNotFoundError(f"parameter file {p} is not a file")
+        if path is not None and not _is_file(Path(p)):
+            raise MissingParameterFile(f"parameter file {p} is not a file")
         doc = _read(p)
         return cls.from_document(doc, p)
 
@@ -281,14 +357,14 @@ class Parameters:
 
         Raises
         ------
-        FileNotFoundError, ValueError
+        ParameterFileError
             As :meth:`load`.
         """
         p = Path(path).expanduser()
         try:
             st = p.stat()
-        except OSError:
-            raise FileNotFoundError(f"parameter file {p} is not a file") from None
+        except (OSError, ValueError):
+            raise MissingParameterFile(f"parameter file {p} is not a file") from None
         key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
         got = _by_file.get(key)
         if got is None:

@@ -9,7 +9,16 @@ __all__ = ["model_parameters", "model_figures", "defaults"]
 
 
 def model_parameters() -> list[dict]:
-    """The parameters in force, one row each: name, value, stderr, unit, submodel, source, description."""
+    """The parameters in force, one row each: name, value, stderr, unit, submodel, source, description.
+
+    Returns
+    -------
+    list of dict
+        One dict per parameter, sorted by name.  ``stderr`` is None for a parameter that is
+        not fitted (a published value, a structural assumption, or a value a site measured
+        directly): it has no standard error.  The spreadsheet table
+        (``MODEL_PARAMETERS``) shows an absent value as the text ``n/a``, never a blank.
+    """
     doc = load_params()["parameters"]
     rows = [{"name": name, **{k: p.get(k) for k in ("value", "stderr", "unit", "submodel", "source",
                                                      "description")}} for name, p in sorted(doc.items())]
@@ -17,7 +26,16 @@ def model_parameters() -> list[dict]:
 
 
 def model_figures() -> list[dict]:
-    """Published vs model for every figure a model predicts (see :func:`cryptoplan.model.fit.figure_table`)."""
+    """Published vs model for every figure a model predicts (see :func:`cryptoplan.model.fit.figure_table`).
+
+    Returns
+    -------
+    list of dict
+        One dict per figure.  ``low`` and ``high`` are None for a figure published as one
+        value rather than a range; ``relative_error`` is None where the published value is
+        0; ``reason`` is empty where the model meets the figure.  The spreadsheet table
+        (``MODEL_FIGURES``) shows an absent value as the text ``n/a``, never a blank.
+    """
     from .fit import figure_table
     return figure_table({k: v["value"] for k, v in load_params()["parameters"].items()})
 

@@ -36,9 +36,12 @@ EXAMPLES = int(os.environ.get("CRYPTOPLAN_FUZZ_EXAMPLES", "25"))
 
 _EXTREME = st.sampled_from([0.0, -0.0, 1.0, -1.0, 1e-310, 5e-324, 1e308, -1e308, 1.79e308, math.inf,
                             -math.inf, math.nan, 0.5, 2.0, 1e6])
-_NUMBER = st.one_of(_EXTREME, st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6))
+# integers beyond the float range and over Python's 4,300-digit str() limit (issue 31)
+_HUGE = st.sampled_from([10**400, -10**400, 10**5000])
+_NUMBER = st.one_of(_EXTREME, st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6), _HUGE)
 _JUNK = st.one_of(st.none(), st.booleans(), st.text(max_size=8), st.just([1.0, 2.0]), st.just(1 + 2j),
-                  st.just(np.array([[1.0], [2.0]])), st.just(np.datetime64("2020-01-01")))
+                  st.just(np.array([[1.0], [2.0]])), st.just(np.datetime64("2020-01-01")),
+                  st.just([[1], [2, 3]]), st.just([1, 10**400]))    # ragged lists, a huge element
 _ANY = st.one_of(_NUMBER, _JUNK)
 
 _BY_NAME = {
@@ -90,7 +93,8 @@ def _finite(value) -> bool:
 
 
 _RAW = ("shape mismatch", "could not convert", "object of type", "unsupported operand", "not subscriptable",
-        "cannot convert float", "invalid literal")
+        "cannot convert float", "invalid literal", "inhomogeneous", "setting an array element",
+        "Exceeds the limit", "int too large")
 
 # functions whose cost is the point of their own tests (tables of every figure, the fit)
 _SKIP = {"model_figures", "model_parameters", "defaults",

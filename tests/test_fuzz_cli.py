@@ -16,6 +16,12 @@ formula-looking text, names that do not exist) for ``capacity``, ``recalc --set`
 * a usage error names the option or the input it is about;
 * whatever was written is a valid workbook or CSV, and no text became a formula.
 
+Issue 31 adds ``CRYPTOPLAN_PARAMS`` contents (binary, JSON nested up to 300,000 deep, every
+kind of bad value, a missing file, a folder, a device: refused once with exit 4, or computed)
+and output names (300 characters, missing folders, devices, invalid UTF-8, an image name that
+is not an image) for ``recalc -o``, ``template -o``, ``sweep -o``/``--plot``, ``fit --out`` and
+``calibrate --report``.
+
 Examples come from a fixed seed; ``tests/hypothesis-db`` replays failures found by a longer
 run (see ``conftest.py``).  The fast tier runs 25 drawn examples for ``capacity`` and ``fit``
 and 3 for ``recalc`` and ``sweep`` besides the explicit ones; ``CRYPTOPLAN_FUZZ_EXAMPLES=400``
@@ -195,3 +201,120 @@ def test_cli_fuzz_longer():
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
                            __file__], env=env, capture_output=True, text=True, timeout=3000)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+# ------------------------------------------------------------ parameter files and output paths (issue 31)
+# A CRYPTOPLAN_PARAMS nested 100,000 deep crashed recalc with SIGSEGV; a missing one made every cell
+# "internal error ... please report it"; an output name of 300 characters, /dev/null as a report
+# folder or a plot named out.txt gave tracebacks.  Each run here must end in a documented exit code
+# with one message naming what was wrong.
+def _packaged_params() -> str:
+    from cryptoplan.model.datafiles import data_path
+    return data_path("params.json").read_text(encoding="utf-8")
+
+
+_JSON_VALUES = ["1e999", "-1", "NaN", "Infinity", "-Infinity", "1" + "0" * 400, "1" + "0" * 5000, "true",
+                "null", '"1.5"', "[1]", "{}", "0", "1e-320", '"\\ud800"']
+
+
+def _params_content():
+    def mutated(value):
+        text = _packaged_params()
+        return text.replace('"value": ', f'"value": {value}, "was": ', 1).encode()
+    return st.one_of(
+        st.binary(max_size=200),
+        st.integers(1, 300_000).map(lambda n: b"[" * n + b"]" * n),
+        st.integers(1, 300_000).map(lambda n: b'{"parameters": ' + b'{"a":' * n + b"1" + b"}" * n + b"}"),
+        st.sampled_from(_JSON_VALUES).map(mutated),
+        st.sampled_from([b"", b"{}", b'{"parameters": []}', b"\xef\xbb\xbf{}", b"\x00" * 50]),
+    )
+
+
+@pytest.fixture(scope="module")
+def small_book(tmp_path_factory):
+    """A workbook whose one output calls a parameter-dependent function (a second to recalculate
+    the template would limit the examples)."""
+    import openpyxl
+    path = tmp_path_factory.mktemp("params-fuzz") / "book.xlsx"
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Results"
+    ws["A1"], ws["B1"] = "sign ms", '=CRYPTO_OP_MS("sign")'
+    wb.save(path)
+    return path
+
+
+def _with_params(path_text, args):
+    from cryptoplan.model.params import clear_cache
+    clear_cache()
+    try:
+        return CliRunner().invoke(main, args, env={"CRYPTOPLAN_PARAMS": path_text})
+    finally:
+        clear_cache()
+
+
+@given(content=st.one_of(_params_content(), st.sampled_from(["missing", "folder", "/dev/null", "/dev/zero"])))
+@example(content=b"[" * 100_000 + b"]" * 100_000)
+@example(content="/dev/zero")
+@example(content=("1" + "0" * 400))
+@settings(max_examples=EXAMPLES, **_SETTINGS)
+@seed(20261123)
+def test_parameter_files_answer_or_are_refused_once(small_book, tmp_path_factory, content):
+    folder = tmp_path_factory.mktemp("params")
+    if isinstance(content, bytes):
+        target = folder / "site.json"
+        target.write_bytes(content)
+    elif content.startswith("/"):
+        target = content
+    elif content == "folder":
+        target = folder
+    elif content == "missing":
+        target = folder / "missing.json"
+    else:                                   # a JSON value for the first parameter
+        target = folder / "site.json"
+        target.write_text(_packaged_params().replace('"value": ', f'"value": {content}, "was": ', 1))
+    result = _with_params(str(target), ["recalc", str(small_book), "--json"])
+    text = result.output
+    assert result.exit_code in (0, 4), (content[:80], result.exit_code, text[-400:], result.exception)
+    if result.exception is not None:
+        assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in text and "internal error" not in text, text[-400:]
+    if result.exit_code == 4:
+        assert text.count("error: ") == 1 and "CRYPTOPLAN_PARAMS" in text, text[-400:]
+        assert '"outputs"' not in text
+
+
+_OUTPUT_NAMES = st.one_of(
+    st.sampled_from(["x" * 300 + ".xlsx", "no/such/folder/o.xlsx", "/dev/null", "/dev/full", "/proc/version",
+                     ".", "..", "o.txt", "o", "-o.xlsx", "o.xlsx\n", " o.xlsx", "o\x01.xlsx", "o\udcff.xlsx",
+                     "o.XLSX", "o.csv", "o.xlsx/", "~/o.xlsx"]),
+    st.text(min_size=1, max_size=40).filter(lambda t: "\x00" not in t),
+)
+
+
+@given(name=_OUTPUT_NAMES, command=st.sampled_from(["recalc", "template", "sweep", "sweep-plot", "fit-out",
+                                                   "calibrate-report"]))
+@example(name="x" * 300 + ".xlsx", command="template")
+@example(name="/dev/null", command="calibrate-report")
+@example(name="o.txt", command="sweep-plot")
+@settings(max_examples=EXAMPLES, **_SETTINGS)
+@seed(20261123)
+def test_output_names_answer_or_are_refused(small_book, tmp_path_factory, name, command):
+    folder = tmp_path_factory.mktemp("outputs")
+    cwd = os.getcwd()
+    os.chdir(folder)        # relative names land in a fresh folder
+    try:
+        rmf = folder / "rmf.csv"
+        rmf.write_text("TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL%\nCEX8C,01,TOTAL,,1000,0.5,50\n")
+        args = {"recalc": ["recalc", str(small_book), "-o", name],
+                "template": ["template", "-o", name],
+                "sweep": ["sweep", str(small_book), "--vary", "Results!A1=a,b", "-o", name],
+                "sweep-plot": ["sweep", str(small_book), "--vary", "Results!A1=a,b", "-o", "s.csv", "--plot", name,
+                               "--y", "sign ms"],
+                "fit-out": ["fit", "--figures", str(folder / "none.csv"), "--out", name],
+                "calibrate-report": ["calibrate", "--rmf", str(rmf), "--out", "p.json", "--report", name]}[command]
+        result = _run(args, (0, 1, 2, 4))
+        if result.exit_code in (2, 4) and command != "fit-out":
+            assert "rror" in result.output, result.output
+    finally:
+        os.chdir(cwd)

@@ -30,6 +30,7 @@ ever NaN.
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 import os
 
@@ -55,10 +56,44 @@ def _arg_val(ctx, x) -> Val | None:
     if x is MISSING:
         return None
     if isinstance(x, Ref):
-        return ctx.engine.read(x, ctx.scen)
+        return _dates_as_dates(ctx.engine, x, ctx.engine.read(x, ctx.scen))
     if isinstance(x, RefList):
         return Val.error(ERR_VALUE)
     return x
+
+
+_EXCEL_EPOCH = _dt.datetime(1899, 12, 30)
+
+
+def _dates_as_dates(engine, ref: Ref, v: Val) -> Val:
+    """``v`` (read from ``ref``) with each date-formatted number as the date Excel hands an add-in.
+
+    Excel passes a cell styled as a date or time to a UDF as a ``datetime``, which the add-in
+    refuses (``traffic must be a number, not a date``); the engine's cells hold the serial
+    number, so the serial becomes a ``datetime`` in a text slot here, and the add-in's
+    conversion refuses it with the same message.  Free when the sheet has no date cells.
+    """
+    dates = engine.date_cells(ref.sheet)
+    if not dates or not hasattr(v, "kind") or v.kind.ndim != 3:
+        return v
+    rows, cols = v.kind.shape[1:]
+    if rows * cols <= len(dates):       # look the block's cells up (one for a single cell)
+        hits = [(i, j) for i in range(rows) for j in range(cols) if (ref.r1 + i, ref.c1 + j) in dates]
+    else:                               # or the sheet's few date cells in the block
+        hits = [(r - ref.r1, c - ref.c1) for (r, c) in dates
+                if ref.r1 <= r < ref.r1 + rows and ref.c1 <= c < ref.c1 + cols]
+    hits = [(i, j) for i, j in hits if (v.kind[:, i, j] == NUM).any()]
+    if not hits:
+        return v
+    kind, text = v.kind.copy(), (np.empty(v.kind.shape, dtype=object) if v.text is None else v.text.copy())
+    for i, j in hits:
+        for s in np.nonzero(kind[:, i, j] == NUM)[0].tolist():
+            try:
+                text[s, i, j] = _EXCEL_EPOCH + _dt.timedelta(days=float(v.num[s, i, j]))
+            except OverflowError:       # a serial beyond year 9999: still a date cell
+                text[s, i, j] = _dt.datetime.max
+            kind[s, i, j] = STR
+    return Val(v.num, kind, text)
 
 
 def _py(v: Val, i: int, flat=True):
@@ -380,6 +415,11 @@ def _catalog_core(spec) -> Fn:
             else:
                 positions.append(("elem", len(vals)))
                 vals.append(v)
+        # an omitted required argument (=ERLANGC(,10)): Excel hands the add-in an empty value
+        omitted = [a.name for a, x in zip(args, given) if x is MISSING and a.required]
+        if omitted:
+            return _error(ctx, spec.name, convert.error_text(
+                "#VALUE!", spec.name, f"{omitted[0]} is required (the argument is omitted)"))
         # an argument that is not computed here makes the result not computed
         for v in list(vals) + [v for v in vec_vals.values() if v is not None]:
             bad = not_computed(v.kind)

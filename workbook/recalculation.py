@@ -168,7 +168,27 @@ def load_engine(path, *, n: int = 1, functions: FunctionRegistry | None = None,
     if functions is None:
         from .catalog_functions import default_functions
         functions = default_functions()
+        check_environment_parameters()
     return Engine(pkg, functions=functions, n=n)
+
+
+def check_environment_parameters() -> None:
+    """Refuse, once and before any cell is evaluated, a ``$CRYPTOPLAN_PARAMS`` that cannot be used.
+
+    Without this check every cell calling a cryptoplan function would repeat the same
+    message; the file is loaded here anyway (the cells then use the loaded set).
+
+    Raises
+    ------
+    RecalcError
+        The file is missing, not a regular file, too large or deep, not JSON or invalid.
+    """
+    from cryptoplan.model.params import ParameterFileError, current_parameters
+    try:
+        current_parameters()
+    except ParameterFileError as exc:
+        raise RecalcError(f"{exc}" if "CRYPTOPLAN_PARAMS" in str(exc)
+                          else f"CRYPTOPLAN_PARAMS: {exc}") from None
 
 
 def parse_assignment(text: str) -> tuple[str, object]:
@@ -231,11 +251,14 @@ def find_outputs(engine: Engine) -> list[tuple[str, tuple, tuple]]:
     """``[(key, (sheet, row, col), names)]`` of the output cells, in sheet order.
 
     Outputs are the formula cells of the ``Results`` sheet (any case), or of
-    the first worksheet if there is none.  A formula cell that shows text and
-    has another formula to its right in the same row is a (computed) label,
-    not an output.  Keys: see :class:`Output`.
+    the first worksheet if there is none.  On a ``Results`` sheet a formula cell
+    that shows text and has another formula to its right in the same row is a
+    (computed) label, not an output; on another first sheet, which was not laid
+    out for cryptoplan, every formula cell is an output and only constant text
+    labels a row.  Keys: see :class:`Output`.
     """
     sh = _results_sheet(engine)
+    computed_labels = sh is not None
     if sh is None:
         sh = next((s for s in engine.sheets if s.kind == "worksheet"), None)
         if sh is None:
@@ -257,11 +280,12 @@ def find_outputs(engine: Engine) -> list[tuple[str, tuple, tuple]]:
     out = []
     for r in sorted(by_row):
         cols = by_row[r]
-        outs = [c for c in cols if not (_is_text_formula(engine, (si, r, c)) and any(x > c for x in cols))]
+        outs = [c for c in cols if not (computed_labels and _is_text_formula(engine, (si, r, c))
+                                        and any(x > c for x in cols))]
         # a cell that only repeats the row's first output's text (the template's message column,
         # =IF(ISNUMBER(B5),"",B5), which lets a long error text overflow) adds nothing
         outs = outs[:1] + [c for c in outs[1:] if not _echoes(engine, (si, r, c), (si, r, outs[0]))]
-        label = _label(engine, si, r, outs[0]) if outs else None
+        label = _label(engine, si, r, outs[0], computed_labels) if outs else None
         for i, c in enumerate(outs):
             key = (si, r, c)
             names = tuple(sorted(names_of.get(key, ())))
@@ -301,13 +325,15 @@ def _is_text_formula(engine, key) -> bool:
     return not any(isinstance(t, ErrorText) for t in v.text.flat)
 
 
-def _text_at(engine, si, r, c):
+def _text_at(engine, si, r, c, computed: bool = True):
     sh = engine.sheets[si]
     cell = sh.cells.get((r, c))
     if cell is None:
         return None
     if cell.formula is None:
         return cell.value.strip() if isinstance(cell.value, str) and cell.value.strip() else None
+    if not computed:
+        return None
     v = engine.values.get((si, r, c))
     if v is not None and v.kind[0, 0, 0] == STR:
         t = str(v.text[0, 0, 0]).strip()
@@ -315,10 +341,10 @@ def _text_at(engine, si, r, c):
     return None
 
 
-def _label(engine, si, r, c):
-    """The row's label: the leftmost text cell left of column ``c``."""
+def _label(engine, si, r, c, computed: bool = True):
+    """The row's label: the leftmost text cell left of column ``c`` (a formula's text if ``computed``)."""
     for cc in range(1, c):
-        t = _text_at(engine, si, r, cc)
+        t = _text_at(engine, si, r, cc, computed)
         if t:
             return " ".join(t.split())
     return None

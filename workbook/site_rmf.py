@@ -8,7 +8,6 @@ columns is checked.
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 from cryptoplan.model.calibrate import RMF_COLUMNS, CalibrationError, RmfRow, rmf_rows
@@ -33,27 +32,34 @@ def read_rmf_sheet(path) -> list[RmfRow]:
         Not a workbook, no such sheet, no header row, or a line that is not a report line
         (naming the workbook, the sheet, the row and what is accepted).
     """
-    from openpyxl import load_workbook
+    from .engine.package import Package, WorkbookFileError
 
     path = str(path)
     where = f"{path}, sheet {RMF_SHEET},"
     if not Path(path).is_file():
         raise CalibrationError(f"{path}: no such file")
+    try:      # the reader recalc uses: safe XML, size limits, every refusal a one-line message
+        pkg = Package(path)
+    except WorkbookFileError as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        raise CalibrationError(f"{path}: not an .xlsx workbook ({reason}); give the template workbook with the "
+                               f"sheet {RMF_SHEET!r}, or a CSV with the columns {', '.join(RMF_COLUMNS)}") from None
     try:
-        wb = load_workbook(path, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        raise CalibrationError(f"{path}: not an .xlsx workbook ({type(exc).__name__}); give the template "
-                               f"workbook with the sheet {RMF_SHEET!r}, or a CSV with the columns "
-                               f"{', '.join(RMF_COLUMNS)}") from None
-    try:
-        if RMF_SHEET not in wb.sheetnames:
-            raise CalibrationError(f"{path}: no sheet {RMF_SHEET!r} (it has {', '.join(wb.sheetnames)}); "
-                                   "write a new template with `cryptoplan template` and type the report's "
-                                   "lines in its Site RMF sheet")
-        rows = list(wb[RMF_SHEET].iter_rows(values_only=True))
+        sheet = next((sh for sh in pkg.sheets if sh.name == RMF_SHEET), None)
+        if sheet is None:
+            raise CalibrationError(f"{path}: no sheet {RMF_SHEET!r} (it has "
+                                   f"{', '.join(sh.name for sh in pkg.sheets)}); write a new template with "
+                                   "`cryptoplan template` and type the report's lines in its Site RMF sheet")
+        by_row: dict = {}
+        for (r, c), cell in sheet.cells.items():
+            if cell.value is not None:
+                by_row.setdefault(r, {})[c] = cell.value
     finally:
-        wb.close()
-    for i, row in enumerate(rows, 1):
+        pkg.zip.close()
+    width = max((c for cols in by_row.values() for c in cols), default=0)
+    rows = [tuple(by_row.get(r, {}).get(c) for c in range(1, width + 1)) for r in sorted(by_row)]
+    numbers = sorted(by_row)
+    for i, row in enumerate(rows):
         heads = [csv_text(v).strip().upper() for v in row]
         if all(c in heads for c in RMF_COLUMNS):
             cols = {c: heads.index(c) for c in RMF_COLUMNS}
@@ -61,11 +67,11 @@ def read_rmf_sheet(path) -> list[RmfRow]:
     else:
         raise CalibrationError(f"{where} no header row with the columns {', '.join(RMF_COLUMNS)}")
     records = []
-    for line, row in enumerate(rows[i:], i + 1):
+    for line, row in zip(numbers[i + 1:], rows[i + 1:]):
         cells = {c: csv_text(row[j]) if j < len(row) else "" for c, j in cols.items()}
         if any(v.strip() for v in cells.values()):
             records.append((line, cells))
     if not records:
-        raise CalibrationError(f"{where} no report lines under the header (row {i}): type the RMF Crypto "
-                               "Hardware Activity report's lines there")
+        raise CalibrationError(f"{where} no report lines under the header (row {numbers[i]}): type the RMF "
+                               "Crypto Hardware Activity report's lines there")
     return rmf_rows(records, f"{path}, sheet {RMF_SHEET},")

@@ -38,7 +38,7 @@ from .recalculation import (
 )
 
 __all__ = ["sweep", "iter_sweep", "write_sweep", "count_scenarios", "SweepResult", "parse_vary", "grid_values",
-           "MAX_SCENARIOS", "DEFAULT_CHUNK", "with_progress", "Written"]
+           "MAX_SCENARIOS", "DEFAULT_CHUNK", "with_progress", "Written", "plot_format"]
 
 
 def grid_values(start: float, stop: float, step: float) -> list[float]:
@@ -53,10 +53,33 @@ def grid_values(start: float, stop: float, step: float) -> list[float]:
     span = (stop - start) / step
     if span < -1e-9:
         raise ValueError(f"{start}:{stop}:{step} is empty (the step goes the wrong way)")
+    if not span < MAX_SCENARIOS:       # also an overflow to inf (1:1e300:1e-300)
+        how_many = f"about {span + 1:.3g}" if math.isfinite(span) else "more than 1e308"
+        raise ValueError(f"{start:g}:{stop:g}:{step:g} has {how_many} values, over the limit of {MAX_SCENARIOS:,}")
     count = int(math.floor(span + 1e-9)) + 1
     if count > MAX_SCENARIOS:
         raise ValueError(f"{start}:{stop}:{step} has {count:,} values, over {MAX_SCENARIOS:,}")
     return [float(f"{start + i * step:.12g}") for i in range(count)]
+
+
+def plot_format(path) -> str:
+    """The image format a ``--plot`` file name asks for (its extension; none: png).
+
+    Checked before a sweep is computed, so a name matplotlib cannot write (``out.txt``)
+    is refused at once, not after minutes.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the formats accepted.
+    """
+    from matplotlib.backend_bases import FigureCanvasBase
+    suffix = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or "png"
+    supported = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in supported:
+        raise ValueError(f"--plot {os.fspath(path)}: a plot is an image; end the name in .png (or "
+                         f"{', '.join('.' + f for f in sorted(supported) if f != 'png')}), not .{suffix}")
+    return suffix
 
 
 def parse_vary(text: str) -> tuple[str, list]:
@@ -237,7 +260,7 @@ class SweepResult:
         axes[-1, 0].set_xlabel(x)
         axes[0, 0].set_title(f"{os.path.basename(self.path)}: sweep over {x}")
         fig.tight_layout()
-        suffix = os.path.splitext(os.fspath(path))[1].lstrip(".") or "png"
+        suffix = plot_format(path)
         with atomic_target(path) as tmp:
             fig.savefig(tmp, dpi=110, format=suffix)
         plt.close(fig)

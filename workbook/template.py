@@ -75,6 +75,7 @@ from cryptoplan.model.figures import figure
 from cryptoplan.model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
 from cryptoplan.model.tls import PLATFORMS as TLS_PLATFORMS
 from .engine import OutputError, atomic_target
+from .engine.atomic import check_destination
 
 __all__ = [
     "TEMPLATE_DEFAULTS", "INPUTS", "MAX_UTILIZATION_CELL", "excel_validation", "CHART_SHEETS", "input_defaults",
@@ -1339,11 +1340,11 @@ def _sheet_parts(zf: zipfile.ZipFile) -> dict:
     return out
 
 
-def _add_dynamic_array_metadata(path: Path, cells: list) -> None:
-    """Mark ``cells`` ((sheet, coord) holding array formulas) as dynamic arrays, in place."""
+def _add_dynamic_array_metadata(package: bytes, cells: list) -> bytes:
+    """``package`` with ``cells`` ((sheet, coord) holding array formulas) marked as dynamic arrays."""
     if not cells:
-        return
-    with zipfile.ZipFile(path) as zf:
+        return package
+    with zipfile.ZipFile(io.BytesIO(package)) as zf:
         items = {i.filename: zf.read(i.filename) for i in zf.infolist()}
         parts = _sheet_parts(zf)
     for sheet, coord in cells:
@@ -1367,12 +1368,11 @@ def _add_dynamic_array_metadata(path: Path, cells: list) -> None:
     items["[Content_Types].xml"] = ct.encode("utf-8")
     items["xl/_rels/workbook.xml.rels"] = rels.encode("utf-8")
     items["xl/metadata.xml"] = _METADATA_XML.encode("utf-8")
-    # ``path`` is already atomic_target's temporary file: rewrite it in place, no second temporary
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
         for name, data in items.items():
             out.writestr(name, data)
-    path.write_bytes(buf.getvalue())
+    return buf.getvalue()
 
 
 # ------------------------------------------------------------------ output
@@ -1400,6 +1400,7 @@ def write_template(path, force: bool = False) -> Path:
         a full disk: the message names the path and the reason); nothing is left behind.
     """
     dest = Path(path)
+    check_destination(dest)             # a name too long, a folder, a device: named before any work
     if dest.exists() and not force:
         raise FileExistsError(f"{dest} exists; use --force to overwrite it")
     try:
@@ -1408,9 +1409,14 @@ def write_template(path, force: bool = False) -> Path:
         raise OutputError(f"cannot write {dest}: cannot create the folder {dest.parent} "
                           f"({exc.strerror or exc})") from None
     wb, b = build_workbook()
+    # the package is built in memory and written in one call: a full disk fails that write,
+    # never a ZipFile left open on the file (its __del__ then failed again, "Exception ignored")
+    buf = io.BytesIO()
+    wb.save(buf)
+    package = _add_dynamic_array_metadata(buf.getvalue(), b.dynamic_arrays)
     with atomic_target(dest) as tmp:
-        wb.save(tmp)
-        _add_dynamic_array_metadata(Path(tmp), b.dynamic_arrays)
+        with open(tmp, "wb") as fh:
+            fh.write(package)
         if not force and dest.exists():
             raise FileExistsError(f"{dest} appeared while writing; use --force to overwrite it")
     return dest

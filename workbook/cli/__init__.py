@@ -16,9 +16,13 @@ usage errors answer without loading NumPy or SciPy (``tests/bench_cli.py`` times
 
 from __future__ import annotations
 
+import os
+import sys
+
 import click
 
 from .demo import demo
+from .errors import UnusableInput
 from .model_commands import calibrate, capacity, crossval, fit
 from .plan_command import plan_command
 from .workbook_commands import (
@@ -29,10 +33,37 @@ from .workbook_commands import (
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The command group: a parameter file that cannot be used is a user error, not a traceback.
+
+    Any command may load the parameter file ``$CRYPTOPLAN_PARAMS`` names (``demo``, ``fit
+    --check``, ``capacity``...); its :class:`~cryptoplan.model.params.ParameterFileError`
+    becomes the one-line message ``recalc`` gives, exit code 4 (unusable file or input).
+    """
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except ValueError as exc:
+            from cryptoplan.model.params import ParameterFileError
+            if not isinstance(exc, ParameterFileError):
+                raise
+            text = str(exc)
+            named = "CRYPTOPLAN_PARAMS" in text or not os.environ.get("CRYPTOPLAN_PARAMS")
+            raise UnusableInput(text if named else f"CRYPTOPLAN_PARAMS: {text}") from None
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="cryptoplan")
 def main() -> None:
     """cryptoplan: capacity planning for z/OS crypto workloads (Crypto Express, AT-TLS, MQ AMS)."""
+    # A file name the shell handed over as invalid UTF-8 (surrogate escapes) must not make
+    # "wrote NAME" fail after the file was written: such characters print as \udcff escapes.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 for _command in (plan_command, capacity, fit, calibrate, crossval, demo, functions_command, template_command, recalc_command,

@@ -19,7 +19,7 @@ def demo(out_dir):
     """The main job: build the template workbook, recalculate the example plan, print key results."""
     from pathlib import Path
 
-    from cryptoplan.workbook.recalculation import recalculate
+    from cryptoplan.workbook.recalculation import RecalcError, recalculate
     from cryptoplan.workbook.template import write_template
 
     folder = Path(out_dir)
@@ -32,7 +32,11 @@ def demo(out_dir):
     marker.write_text("cryptoplan demo output: rewritten by every `cryptoplan demo` run\n")
     template = write_template(folder / names[0], force=True)
     recalculated = folder / names[1]
-    rec = recalculate(template, output=recalculated, in_place=False)
+    try:
+        rec = recalculate(template, output=recalculated, in_place=False)
+    except RecalcError as exc:      # e.g. $CRYPTOPLAN_PARAMS names an unusable file
+        from .errors import UnusableInput
+        raise UnusableInput(str(exc)) from None
     click.echo(f"template: {template}  recalculated without Excel: {recalculated}\n")
     click.echo(f"Key results ({rec.outputs[0].sheet} sheet, the template's default inputs):")
     shown = [o for o in rec.outputs if o.text().strip()]

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 
 import click
 
 from cryptoplan import model     # lazy: its functions import on first use
+
+from .errors import check_output_file, report_folder, writing
 
 __all__ = ["capacity", "fit", "calibrate", "crossval", "Finite"]
 
@@ -113,13 +116,20 @@ def fit(figures_path, out_path, report_dir, force, check):
     import contextlib
     from pathlib import Path
 
+    if out_path:
+        check_output_file(out_path, "--out")
     if out_path and Path(out_path).exists() and not force:
         raise click.UsageError(f"{out_path} exists; use --force to overwrite it")
-    if report_dir and Path(report_dir).is_dir() and any(Path(report_dir).iterdir()) and not force:
+    if report_dir and os.path.lexists(report_dir) and not os.path.isdir(report_dir):
+        raise click.UsageError(f"--report: {report_dir} exists and is not a folder")
+    if report_dir and os.path.isdir(report_dir) and any(Path(report_dir).iterdir()) and not force:
         raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
 
     from cryptoplan.model import fit as F
     from cryptoplan.model.figures import using_figures
+    if check:       # the file to compare with, refused (as recalc refuses it) before a fit is spent
+        from cryptoplan.model.params import load_params
+        load_params()
     if figures_path:
         _check_figure_table(figures_path)
     table = using_figures(figures_path) if figures_path else contextlib.nullcontext()
@@ -151,12 +161,18 @@ def fit(figures_path, out_path, report_dir, force, check):
         if r["reason"]:
             click.echo(f"       why: {r['reason']}")
     if out_path:
-        F.write_params({"parameters": doc["parameters"],
-                        "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]}},
-                       out_path)
+        text = F.params_text({"parameters": doc["parameters"],
+                              "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"],
+                                      "nfev": doc["nfev"]}})
+        with writing(out_path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
         click.echo(f"wrote {out_path}")
     if report_dir:
-        _fit_report(Path(report_dir), rows)
+        folder = report_folder(report_dir)
+        try:
+            _fit_report(folder, rows)
+        except OSError as exc:
+            raise click.ClickException(f"--report: cannot write into {folder} ({exc.strerror or exc})") from None
         click.echo(f"wrote report to {report_dir}")
     if check:
         from cryptoplan.model.params import load_params, params_path
@@ -208,9 +224,12 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
     from cryptoplan.model.smf import SmfError, read_smf_folder
     if not (rmf_path or cpu_path or smf_dir):
         raise click.UsageError("give at least one of --rmf, --cpu and --smf: the site numbers to calibrate on")
+    check_output_file(out_path, "--out")
     if Path(out_path).exists() and not force:
         raise click.UsageError(f"{out_path} exists; use --force to overwrite it")
-    if report_dir and Path(report_dir).is_dir() and any(Path(report_dir).iterdir()) and not force:
+    if report_dir and os.path.lexists(report_dir) and not os.path.isdir(report_dir):
+        raise click.UsageError(f"--report: {report_dir} exists and is not a folder")
+    if report_dir and os.path.isdir(report_dir) and any(Path(report_dir).iterdir()) and not force:
         raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
     obs, rows, smf, measured = [], [], None, {}
     try:
@@ -236,14 +255,16 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
         raise click.UsageError(str(exc)) from None
     text = _calibration_text(cal, smf)
     click.echo(text, nl=False)
-    F.write_params(cal.document(), out_path)
+    with writing(out_path) as tmp:
+        Path(tmp).write_text(F.params_text(cal.document()), encoding="utf-8")
     click.echo(f"wrote {out_path}  (use it: CRYPTOPLAN_PARAMS={out_path})")
     if report_dir:
-        folder = Path(report_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "report.txt").write_text(text, encoding="utf-8")
+        folder = report_folder(report_dir)
+        with writing(folder / "report.txt") as tmp:
+            Path(tmp).write_text(text, encoding="utf-8")
         if cal.residuals:
-            _calibration_png(cal, folder / "calibration.png")
+            with writing(folder / "calibration.png") as tmp:
+                _calibration_png(cal, tmp)
             click.echo(f"wrote {folder / 'report.txt'} and {folder / 'calibration.png'}")
         else:
             click.echo(f"wrote {folder / 'report.txt'} (no site number the model predicts: no chart)")
@@ -344,7 +365,7 @@ def _calibration_png(cal, path) -> None:
     fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, frameon=False)
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format="png")     # the path may be a temporary file's (.tmp)
     plt.close(fig)
 
 

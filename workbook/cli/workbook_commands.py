@@ -144,7 +144,8 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
     """
     from cryptoplan.workbook.engine import OutputError, check_destination
     from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError, parse_assignment
-    from cryptoplan.workbook.sweeps import count_scenarios, iter_sweep, parse_vary, with_progress, write_sweep
+    from cryptoplan.workbook.sweeps import (count_scenarios, iter_sweep, parse_vary, plot_format, with_progress,
+                                           write_sweep)
 
     if plot and not ys:
         raise click.UsageError("--plot needs at least one --y OUTPUT")
@@ -158,6 +159,8 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
     try:
         pairs = [parse_vary(v) for v in varies]
         fixed = dict(parse_assignment(a) for a in sets)
+        if plot:
+            plot_format(plot)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if len(fixed) != len(sets):

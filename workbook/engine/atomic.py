@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import signal
 import stat
 import tempfile
@@ -13,20 +14,52 @@ from contextlib import contextmanager
 
 __all__ = ["atomic_target", "check_destination", "OutputError", "STALE_SECONDS"]
 
-# A temporary file of our own naming (".NAME.XXXXXXXX.tmp") older than this is left over from a
-# process that was killed (SIGKILL cannot be caught) and is removed by the next write to NAME.
+# A temporary file of our own naming, ".NAME.PID.XXXXXXXX.tmp", whose process PID is no longer
+# running was left by a process that was killed (SIGKILL cannot be caught): the next write to NAME
+# removes it.  One older than this is removed whatever its PID (a PID reused since, or a file of
+# the earlier naming ".NAME.XXXXXXXX.tmp").
 STALE_SECONDS = 3600.0
+_PID_PART = re.compile(r"\.([0-9]{1,10})\.[A-Za-z0-9_]{8}\.tmp")
 
 
 class OutputError(ValueError):
     """An output file cannot be written where the user asked (a ``ValueError``: bad input)."""
 
 
+# The temporary file's name adds this to the destination's: "." before, ".PID.XXXXXXXX.tmp"
+# after (a PID has at most 7 digits on Linux, pid_max 4194304).
+_TMP_EXTRA = len("." + ".4194304.XXXXXXXX.tmp")
+
+
 def check_destination(dest: str) -> None:
-    """Only regular files are ever replaced: never a device, FIFO, socket, directory or link."""
-    if not os.path.lexists(dest):
+    """Only regular files are ever replaced: never a device, FIFO, socket, directory or link.
+
+    Also refuses a name the file system cannot hold once the temporary file's 14
+    characters are added (most allow 255 bytes a name), naming the limit.
+
+    Raises
+    ------
+    OutputError
+        Naming the path and the reason.
+    """
+    dest = os.fspath(dest)
+    folder = os.path.dirname(os.path.abspath(dest)) or "."
+    name = os.path.basename(dest)
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX") if os.path.isdir(folder) else 255
+    except (OSError, ValueError):
+        limit = 255
+    size = len(os.fsencode(name))
+    if size + _TMP_EXTRA > limit:
+        raise OutputError(f"cannot write {dest[:60]}...: the file name is {size} bytes long; at most "
+                          f"{limit - _TMP_EXTRA} (the file system allows {limit} a name, and the temporary "
+                          f"file written first adds {_TMP_EXTRA})")
+    try:
+        st = os.lstat(dest)
+    except FileNotFoundError:
         return
-    st = os.lstat(dest)
+    except OSError as exc:          # a path component that is not a folder, a name too long
+        raise OutputError(f"cannot write {dest}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(st.st_mode):
         raise OutputError(f"{dest} is a symbolic link: give the file it points to "
                           f"({os.path.realpath(dest)}); cryptoplan only replaces regular files")
@@ -37,12 +70,35 @@ def check_destination(dest: str) -> None:
         raise OutputError(f"{dest} is {kind}: cryptoplan only replaces regular files")
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (on this host)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0          # another user's live process; an absurd number is nobody's
+    return True
+
+
 def _sweep_stale(folder: str, name: str) -> None:
-    """Remove our own temporary files for ``name`` that a killed run left behind."""
+    """Remove our own temporary files for ``name`` that a killed run left behind.
+
+    Ours are ``.NAME.PID.XXXXXXXX.tmp``: removed when process PID no longer runs, or when
+    older than :data:`STALE_SECONDS` (also the earlier ``.NAME.XXXXXXXX.tmp``).  A file a
+    live process is writing is never touched before the hour.
+    """
     now = time.time()
-    for path in glob.glob(os.path.join(glob.escape(folder), "." + glob.escape(name) + ".*.tmp")):
+    prefix = "." + name
+    for path in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix) + ".*.tmp")):
         try:
-            if now - os.lstat(path).st_mtime > STALE_SECONDS and stat.S_ISREG(os.lstat(path).st_mode):
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            m = _PID_PART.fullmatch(os.path.basename(path)[len(prefix):])
+            if now - st.st_mtime > STALE_SECONDS or (m is not None and not _running(int(m.group(1)))):
                 os.unlink(path)
         except OSError:
             pass  # another process removed or renamed it first
@@ -102,7 +158,7 @@ def atomic_target(dest):
         raise OutputError(f"cannot write {dest}: the folder {folder} does not exist")
     _sweep_stale(folder, os.path.basename(dest))
     try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(dest) + ".", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(dest)}.{os.getpid()}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise OutputError(f"cannot write {dest}: {exc.strerror or exc}") from None
     os.close(fd)

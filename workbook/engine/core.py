@@ -346,14 +346,19 @@ class _Compiler:
             return unknown
         ast, home = target
         sub = _Compiler(self.engine, home if home is not None else self.sheet)
-        key = (name, home)
-        if key in self.engine._name_stack:
-            return self._bad_ref(f"defined name {name} refers to itself")
-        self.engine._name_stack.add(key)
+        key = (name.upper(), home)
+        name = self.engine._name_case.get((home, name.upper()), name)      # as the workbook writes it
+        stack = self.engine._name_stack          # the names being compiled, in order
+        if key in stack:
+            path = list(stack.values())
+            path = path[path.index(stack[key]):] + [name]
+            return self._bad_ref(f"defined name {name} refers to itself" if len(path) == 2 else
+                                 f"defined names {' -> '.join(path)} refer to each other in a circle")
+        stack[key] = name
         try:
             f = sub.compile(ast)
         finally:
-            self.engine._name_stack.discard(key)
+            stack.pop(key, None)
         self.refs.extend(sub.refs)
         self.dynamic |= sub.dynamic
         self.functions |= sub.functions
@@ -515,7 +520,7 @@ class Engine:
         self.sheets: list[SheetData] = package.sheets
         self.sheet_index = {s.name.lower(): s.index for s in self.sheets}
         self.n = n
-        self._name_stack: set = set()
+        self._name_stack: dict = {}     # (NAME, home sheet) -> name as written, while compiling it
         self._names: dict = {}
         self._name_case: dict = {}
         for name, local, text in package.defined_names:
@@ -554,6 +559,7 @@ class Engine:
         self.diagnostics: dict[tuple, list[Diagnostic]] = {}
         self._const_cache: dict[tuple, Val] = {}
         self._block_cache: dict[Ref, Val] = {}
+        self._date_cells: dict[int, frozenset] = {}
         self._formula_index: dict[int, list] = {}
         for (si, r, c) in self.formulas:
             self._formula_index.setdefault(si, []).append((r, c))
@@ -681,6 +687,19 @@ class Engine:
         self.values, self.state, self.diagnostics = {}, {}, {}
 
     # ------------------------------------------------------------- reading
+    def date_cells(self, si: int) -> frozenset:
+        """``(row, col)`` of sheet ``si``'s cells styled as a date or time (computed once per sheet).
+
+        Excel hands an add-in such a cell as a date, not a number; the catalog functions
+        refuse it as the add-in does.
+        """
+        got = self._date_cells.get(si)
+        if got is None:
+            styles = getattr(self.package, "date_styles", frozenset())
+            got = self._date_cells[si] = frozenset(rc for rc, cell in self.sheets[si].cells.items()
+                                        if cell.style in styles) if styles else frozenset()
+        return got
+
     def cell_value(self, si: int, r: int, c: int) -> Val:
         key = (si, r, c)
         v = self.values.get(key)

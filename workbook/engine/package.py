@@ -70,6 +70,40 @@ _BUILTIN_FORMATS = {0: "General", 1: "0", 2: "0.00", 3: "#,##0", 4: "#,##0.00", 
                     40: "#,##0.00;[Red](#,##0.00)", 48: "##0.0E+0", 49: "@"}
 
 
+# Excel's built-in date and time formats (numFmtId 14-22, 45-47): a cell styled with one holds
+# a date serial, which Excel hands an add-in as a date, not a number.
+_DATE_FORMAT_IDS = frozenset((14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47))
+_QUOTED_OR_ESCAPED = re.compile(r'"[^"]*"|\\.|_.|\*.')
+_BRACKETED = re.compile(r"\[([^\]]*)\]")
+
+
+def is_date_format(code: str) -> bool:
+    """Whether a number format code shows a date or a time (``yyyy-mm-dd``, ``h:mm``, ``[h]:mm``).
+
+    Quoted text, escaped characters and colour/condition brackets are ignored; a
+    ``d``, ``m``, ``y``, ``h`` or ``s`` left (or an elapsed-time bracket ``[h]``) marks a date or time.
+    """
+    if not code or code.lower() in ("general", "@"):
+        return False
+    text = _QUOTED_OR_ESCAPED.sub("", code)
+    if any(b.lower().strip("hms") == "" and b for b in _BRACKETED.findall(text)):
+        return True
+    text = _BRACKETED.sub("", text).lower()
+    return any(ch in text for ch in "dmyhs")
+
+
+_R1C1_NAME = re.compile(r"^[Rr][0-9]*[Cc]?[0-9]*$|^[Cc][0-9]*$")
+
+
+def _is_cell_like(name: str) -> bool:
+    """Whether a defined name is a cell reference in A1 (``N1``) or R1C1 (``R1C1``, ``R``, ``C2``) style."""
+    try:
+        split_cell(name)
+        return True
+    except FormulaError:
+        return bool(_R1C1_NAME.match(name))
+
+
 class WorkbookFileError(Exception):
     """The file is not a readable, safe xlsx/xlsm workbook (or breaks a documented limit)."""
 
@@ -156,6 +190,7 @@ class Package:
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
             raise WorkbookFileError(f"{self.path}: corrupt or truncated ZIP package ({exc})") from None
         try:
+            self._check_members()
             self._load()
         except WorkbookFileError:
             self.zip.close()
@@ -165,6 +200,39 @@ class Package:
             raise WorkbookFileError(f"{self.path}: corrupt or truncated package ({exc})") from None
 
     # ---------------------------------------------------------------- parts
+    def _check_members(self) -> None:
+        """Refuse what no spreadsheet application writes: encrypted or duplicate members, no content types.
+
+        A member flagged encrypted cannot be read without a password (zipfile raises
+        RuntimeError on it); two members of one name are read as one and written back as
+        two; a package without ``[Content_Types].xml`` is not Open XML, and one whose
+        content types hold a DTD is refused like any other part (it would be copied into
+        the output).
+        """
+        members = self.zip.infolist()
+        encrypted = [i.filename for i in members if i.flag_bits & 0x1]
+        if encrypted:
+            raise WorkbookFileError(
+                f"{self.path}: {len(encrypted)} ZIP member(s) encrypted ({encrypted[0]}...): a workbook "
+                "package is never encrypted member by member; save it from Excel without a password")
+        if len(self.infos) != len(members):
+            seen, dup = set(), None
+            for i in members:
+                if i.filename in seen:
+                    dup = i.filename
+                    break
+                seen.add(i.filename)
+            raise WorkbookFileError(f"{self.path}: the ZIP package holds two members named {dup}: "
+                                    "a damaged or tampered file")
+
+    def _check_content_types(self) -> None:
+        """``[Content_Types].xml`` is present and a safe content-types part (see :meth:`_check_members`)."""
+        if "[Content_Types].xml" not in self.infos:
+            raise WorkbookFileError(f"{self.path}: not an Open XML package (no [Content_Types].xml); "
+                                    "save it from Excel or LibreOffice as .xlsx")
+        if _local(self.xml("[Content_Types].xml").tag) != "Types":
+            raise WorkbookFileError(f"{self.path}: [Content_Types].xml is not a content-types part")
+
     def has(self, name: str) -> bool:
         return name in self.infos
 
@@ -225,6 +293,7 @@ class Package:
         if not self.has(wb_part):
             raise WorkbookFileError(f"{self.path}: not an Excel workbook (no {wb_part}; "
                                     "is it a Word or PowerPoint file?)")
+        self._check_content_types()
         self.workbook_part = wb_part
         root = self.xml(wb_part)
         if _local(root.tag) != "workbook":
@@ -260,8 +329,17 @@ class Package:
                                                (dn.text or "").strip()))
         if not self.sheets:
             raise WorkbookFileError(f"{self.path}: the workbook has no sheets")
+        for name, _, _ in self.defined_names:
+            if _is_cell_like(name):
+                raise WorkbookFileError(
+                    f"{self.path}: defined name {name!r} is a cell reference, which Excel does not allow "
+                    "as a name (a formula =" + name + " would read the cell, not the name); rename it")
         styles_part = next((p for t, p in rels.values() if t.endswith("/styles")), None)
+        self._style_formats = []
         self.number_formats = self._load_styles(styles_part) if styles_part and self.has(styles_part) else []
+        #: cell styles (cellXfs indices) that show a date or a time
+        self.date_styles = frozenset(i for i, (fid, code) in enumerate(self._style_formats)
+                                     if fid in _DATE_FORMAT_IDS or is_date_format(code))
         sst_part = next((p for t, p in rels.values() if t.endswith(_T_SST)), None)
         self.shared_strings = self._load_sst(sst_part) if sst_part and self.has(sst_part) else []
         total = 0
@@ -286,6 +364,7 @@ class Package:
             elif tag == "cellXfs":
                 for xf in el:
                     xfs.append(int(xf.get("numFmtId", "0") or 0))
+        self._style_formats = [(i, codes.get(i, "General")) for i in xfs]
         return [codes.get(i, "General") for i in xfs]
 
     def number_format(self, cell: "Cell | None") -> str:
@@ -505,7 +584,9 @@ def _num_text(x: float) -> str:
     return repr(float(x))
 
 
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# What XML cannot hold, and CR: XML may hold it but every parser reads it back as LF (XML 1.0,
+# 2.11 end-of-line handling), so "\r=1+1" would come back "\n=1+1"; Excel writes it _x000D_.
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b-\x1f\ufffe\uffff\ud800-\udfff]")
 _XML_ESCAPE_LIKE = re.compile("_(x[0-9A-Fa-f]{4}_)")
 
 

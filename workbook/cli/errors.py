@@ -1,0 +1,83 @@
+"""The command line's own errors and output checks (click and the standard library only).
+
+:class:`UnusableInput` is exit code 4, as ``recalc`` reports an unusable file or input.
+:func:`check_output_file`, :func:`writing` and :func:`report_folder` give every command that
+writes a file or a report folder the same refusals, before any work and while writing: a
+missing folder, a name too long, a device, FIFO or dangling link, a read-only or full file
+system are each one line naming the path, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+import click
+
+__all__ = ["UnusableInput", "check_output_file", "writing", "report_folder"]
+
+
+class UnusableInput(click.ClickException):
+    """Exit code 4 with ``error: MESSAGE``, as ``recalc`` reports an unusable file or input."""
+
+    exit_code = 4
+
+    def show(self, file=None):
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def check_output_file(path, option: str) -> None:
+    """Refuse an output file that cannot be written, before the command computes anything.
+
+    Raises
+    ------
+    click.UsageError
+        Naming ``option``, the path and the reason (its folder is missing, the name is too
+        long, it is a folder, device, FIFO or link).
+    """
+    from cryptoplan.workbook.engine.atomic import OutputError, check_destination
+    try:
+        check_destination(path)
+    except OutputError as exc:
+        raise click.UsageError(f"{option}: {exc}") from None
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise click.UsageError(f"{option}: cannot write {path}: the folder {folder} does not exist")
+
+
+@contextmanager
+def writing(path):
+    """A temporary path beside ``path``, renamed onto it on success (see ``atomic_target``).
+
+    Raises
+    ------
+    click.ClickException
+        The file cannot be written (read-only folder, full file system...); nothing is left behind.
+    """
+    from cryptoplan.workbook.engine.atomic import OutputError, atomic_target
+    try:
+        with atomic_target(path) as tmp:
+            yield tmp
+    except OutputError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def report_folder(path, option: str = "--report"):
+    """The report folder ``path``, created if missing (a ``pathlib.Path``).
+
+    Raises
+    ------
+    click.UsageError
+        ``path`` exists and is not a folder (a file, ``/dev/null``, a FIFO, a dangling link).
+    click.ClickException
+        The folder cannot be created (read-only parent, name too long...).
+    """
+    from pathlib import Path
+    folder = Path(path)
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise click.UsageError(f"{option}: {folder} exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(f"{option}: cannot create the folder {folder} ({exc.strerror or exc})") from None
+    return folder
