@@ -82,6 +82,7 @@ from .crypto import CARD_FUNCTIONS
 from .domains import (GROWTH, GROWTH_PER_YEAR, HORIZON_MONTHS, MAX_UTILIZATION, MONTHS, OTHER_LPAR_UTIL,
                       POOL_CARDS, PROCESSORS, RESUMED_SHARE, WORKLOAD_RATE, WORKLOAD_UTIL, Domain)
 from .figures import figure
+from ._text import value_text
 from ._validate import NotAvailableError, UnstableQueueError
 from .mgc import mgc_wait_by_scv
 from .params import CIPHERS, normalize_choice, normalize_cipher, normalize_mode
@@ -671,14 +672,19 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
     True
     """
     if not isinstance(system, System):
-        raise PlanError(f"system must be a System (got {type(system).__name__})")
-    workloads = list(workloads)
+        raise PlanError(f"system must be a System (got {value_text(system)})")
+    if isinstance(workloads, Workload):
+        workloads = [workloads]
+    try:
+        workloads = list(workloads)
+    except TypeError:
+        raise PlanError(f"workloads must be a sequence of Workload (got {value_text(workloads)})") from None
     if not workloads:
         raise PlanError("a plan needs at least one workload")
     seen = set()
     for w in workloads:
         if not isinstance(w, Workload):
-            raise PlanError(f"each workload must be a Workload (got {type(w).__name__})")
+            raise PlanError(f"workloads must hold Workload objects (got {value_text(w)})")
         if w.name in seen:
             raise PlanError(f"workload {w.name!r}: the name is used twice; names must be unique")
         seen.add(w.name)
@@ -976,6 +982,21 @@ def _cell(v):
     return v
 
 
+def _table_rows(rows, where: str) -> list:
+    """A table as a list of row lists; anything else is refused naming ``where``."""
+    if isinstance(rows, (str, bytes)):
+        raise PlanError(f"{where} must be a table of rows (got {value_text(rows)})")
+    try:
+        out = [list(r) for r in rows]
+    except TypeError:
+        raise PlanError(f"{where} must be a table of rows (got {value_text(rows)})") from None
+    for r in out:
+        for v in r:
+            if not (v is None or isinstance(v, (str, bool, int, float))) or (isinstance(v, int) and abs(v) > 2**63):
+                raise PlanError(f"{where}: a cell holds {value_text(v)}; the table takes numbers, text and TRUE/FALSE")
+    return out
+
+
 def workloads_from_rows(rows, where: str = "the workloads table") -> list:
     """Workloads from a table: a header row of keys (``name``, ``kind``, ``rate``,
     ``growth_per_year`` and the kinds' arguments, :data:`KIND_ARGUMENTS`), then one row each.
@@ -984,7 +1005,7 @@ def workloads_from_rows(rows, where: str = "the workloads table") -> list:
     that is no key is an error unless its whole column is empty (a column for notes would be
     silently ignored, so it is refused).
     """
-    rows = [list(r) for r in rows]
+    rows = _table_rows(rows, where)
     if not rows or not rows[0]:
         raise PlanError(f"{where}: the first row must name the columns (name, kind, rate, ...)")
     head = [_cell(h) if not _blank(h) else None for h in rows[0]]
@@ -1018,8 +1039,7 @@ def workloads_from_rows(rows, where: str = "the workloads table") -> list:
 def system_from_rows(rows, where: str = "the system block") -> System:
     """A System from rows of (key, value): keys as :class:`System` names them; empty rows skipped."""
     d = {}
-    for i, row in enumerate(rows, 1):
-        row = list(row)
+    for i, row in enumerate(_table_rows(rows, where), 1):
         if all(_blank(v) for v in row):
             continue
         if len(row) != 2:
@@ -1133,8 +1153,11 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0):
     PlanError
         For a bad table, resource or quantity.
     """
+    if not isinstance(resource, str) or not resource.strip():
+        raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
+                        f"(got {value_text(resource)})")
+    res = resource.strip()
     ws, s = _tables(workloads, system)
-    res = str(resource).strip() if isinstance(resource, str) else resource
     q = normalize_choice("quantity", quantity, RESOURCE_QUANTITIES if res in POOLS else WORKLOAD_QUANTITIES)
     r = plan(s, ws, growth, months)
     if res in POOLS:
@@ -1154,7 +1177,7 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0):
                                                ""), out.shape)
     else:
         raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
-                        f"(got {resource!r}; the workloads: {', '.join(r.workloads)})")
+                        f"(got {value_text(resource)}; the workloads: {', '.join(r.workloads)})")
     bad = ~np.isfinite(out)
     if bad.any():
         never = q in ("months_to_target", "headroom")

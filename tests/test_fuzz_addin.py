@@ -214,7 +214,9 @@ _PLAUSIBLE = {"tx_rate": "100", "traffic": "5", "servers": "10", "arrival_rate":
               "p": "0.9", "t": "0.1", "population": "5", "key_size": "2048", "message_kb": "2",
               "connection_cpu_us": "10", "start_rate": "1", "handshake_rate": "10", "sslrkeyc": "1000",
               "k": "3", "mean": "2", "roundtrip_us": "500", "demands": "In!C1:D1", "cipher":
-              '"TLS_CHACHA20_POLY1305_SHA256"', "policy": '"privacy"', "mode": '"SSLCIPH"'}
+              '"TLS_CHACHA20_POLY1305_SHA256"', "policy": '"privacy"', "mode": '"SSLCIPH"',
+              "workloads": "In!F1:J2", "system": "In!L1:M3", "resource": '"accelerators"',
+              "quantity": '"utilization"'}
 _HOSTILE_ARGS = {
     "omitted": "", "blank cell": "In!A1", "text": '"abc"', "text cell": "In!A2", "numeric text": '"2048"',
     "error": "NA()", "error cell": "In!A3", "boolean": "TRUE", "date cell": "In!A4", "time cell": "In!A9",
@@ -242,6 +244,12 @@ def _engine_workbook(path):
     inp["A2"], inp["A3"], inp["A4"] = "abc", "=NA()", dt.datetime(2020, 1, 1)
     inp["A5"], inp["A6"], inp["A7"], inp["A8"], inp["A9"] = 1, 2, 3, 1e308, dt.time(12, 0)
     inp["C1"], inp["D1"] = 1.0, 2.0
+    for r, row in enumerate((("name", "kind", "rate", "policy", "message_kb"), ("pay", "ams", 100.0, "privacy", 2.0)), 1):
+        for c, v in enumerate(row, 6):          # the Workloads table, In!F1:J2
+            inp.cell(r, c, v)
+    for r, (k, v) in enumerate((("processors", 4.0), ("coprocessors", 2.0), ("accelerators", 2.0)), 1):
+        inp.cell(r, 12, k)                      # the System block, In!L1:M3
+        inp.cell(r, 13, v)
     row = 0
     cases = {}
     for spec in FUNCTIONS:

@@ -128,8 +128,10 @@ _VALID = dict(tx_rate=100.0, policy="privacy", key_type="RSA", key_size=2048, me
               cipher="TLS_RSA_WITH_AES_256_CBC_SHA256", start_rate=1.0, handshake_rate=10.0, traffic=5.0,
               servers=10, arrival_rate=1.0, service_time=0.5, p=0.9, t=0.1, population=5, demands=[1.0, 2.0],
               populations=5, station=0, demand=[1.0], connection_cpu_us=10.0, k=3, mean=2.0, sslrkeyc=1000,
-              operation="sign")
-_VALID_FOR = {"mva": {"servers": [1, 1]}, "mva_response": {"servers": [1, 1]},
+              operation="sign", resource="accelerators", quantity="utilization",
+              workloads=(("name", "kind", "rate", "policy", "message_kb"), ("pay", "ams", 100.0, "privacy", 2.0)),
+              system=(("processors", 4.0), ("coprocessors", 2.0), ("accelerators", 2.0)))
+_VALID_FOR = {"plan": {}, "mva": {"servers": [1, 1]}, "mva_response": {"servers": [1, 1]},
               "mva_throughput": {"servers": [1, 1]}, "tls_roundtrip_us": {"cipher": "TLS_CHACHA20_POLY1305_SHA256"},
               "channel_demands_us": {"roundtrip_us": 500},
               "channel_pipeline": {"roundtrip_us": 500, "ssltasks": 8, "dispatchers": 5},
@@ -149,6 +151,9 @@ def _model_calls():
         if not callable(fn) or inspect.isclass(fn) or name in _NOT_MODELS:
             continue
         valid = dict(_VALID, **_VALID_FOR.get(name, {}))
+        if name == "plan":              # the objects a Python caller builds
+            valid.update(system=model.System(processors=4, coprocessors=2, accelerators=2),
+                         workloads=[model.Workload("pay", "ams", 100.0, args={"policy": "privacy", "message_kb": 2})])
         params = list(inspect.signature(fn).parameters.values())
         kwargs = {p.name: valid.get(p.name, p.default) for p in params}
         for p in params:
@@ -534,3 +539,32 @@ def test_a_cycle_through_two_defined_names_is_an_error_naming_them(tmp_path):
     messages = " | ".join(p["message"] for p in doc["problems"])
     assert "defined names Na -> Nb -> Na refer to each other in a circle" in messages
     assert "defined name Selfish refers to itself" in messages
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A read-only tmpfs (needs root to mount; skipped else): root ignores a folder's mode bits,
+    a read-only mount it cannot."""
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip("cannot mount a read-only tmpfs here (not root)")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_a_read_only_folder_is_one_clean_error(read_only_folder, tmp_path):
+    # the campaign's read-only cases (calibrate --out/--report, template -o), and the plan's report
+    plan_file = tmp_path / "p.toml"
+    plan_file.write_text('[system]\nprocessors = 2\ncoprocessors = 1\naccelerators = 1\n[[workload]]\nname = "a"\n'
+                         'kind = "ams"\nrate = 10\npolicy = "integrity"\nmessage_kb = 2\n', encoding="utf-8")
+    for args in (["template", "-o", str(read_only_folder / "p.xlsx")],
+                 ["plan", str(plan_file), "--report", str(read_only_folder / "rep")],
+                 ["fit", "--out", str(read_only_folder / "params.json")]):
+        r = subprocess.run([_cli(), *args], capture_output=True, text=True)
+        assert r.returncode in (1, 2) and "Traceback" not in r.stderr, (args, r.stderr)
+        assert "Read-only file system" in r.stderr or "read-only" in r.stderr.lower(), (args, r.stderr)
+        assert list(read_only_folder.iterdir()) == []
