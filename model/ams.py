@@ -483,6 +483,20 @@ def _log_interp(kb, sizes, values):
     return np.interp(x, np.log(sizes), values)
 
 
+def _mq_us(kb):
+    """MQ's own CPU per request/reply transaction without AMS (µs): the measured 2 KB baseline
+    plus the copying of the request and reply, per KB beyond the baseline's size.
+
+    .. math:: c_{MQ} = c_{2K} + k\\,(KB - KB_{2K})
+
+    :math:`c_{2K}` is ``mq_base_us`` (row ``ref_ams_txn_cost_2k_none_z14``, 2 KB), :math:`k` the
+    fitted ``mq_us_per_kb``: a 4 MB message is moved and copied 2,000 times the bytes of a 2 KB
+    one, and the key-size effects at 64 KB and 4 MB (seed 001) are diluted by it.
+    """
+    kb0 = float(figure("ref_ams_txn_cost_2k_none_z14").conditions["message_kb"])
+    return param("mq_base_us") + param("mq_us_per_kb") * (kb - kb0)
+
+
 def _cpu_parts(w: _Workload) -> dict:
     """CPU µs per transaction by address space, without MSTR's per-second cost; and that cost (µs/s)."""
     o = _ops(w)
@@ -493,7 +507,8 @@ def _cpu_parts(w: _Workload) -> dict:
     g_mq, g_ams = w.factors()
     per_msg = param("ams_msg_us") + w.kb * (sign * param("ams_hash_us_per_kb") + enc * param("ams_enc_us_per_kb"))
     amsm = (o["sign"] + o["verify"]) * param("ams_sig_op_us") + (o["key_encrypt"] + o["key_decrypt"]) * param("ams_key_op_us")
-    return {"application": g_mq * param("mq_base_us") + g_ams * 2.0 * per_msg,
+    mq = _mq_us(w.kb)                                              # the MQPUTs and MQGETs themselves
+    return {"application": g_mq * mq + g_ams * 2.0 * per_msg,
             "AMSM": g_ams * 2.0 * amsm,
             "mstr_per_s": g_mq * param("mstr_admin_us_per_s")}
 
@@ -874,7 +889,7 @@ class AmsWorkload:
         """AMS CPU µs to protect and unprotect one message, as :func:`ams_message_cost_us`."""
         parts = _cpu_parts(self._w)
         g_mq, _ = self._w.factors()
-        out = (parts["application"] - g_mq * param("mq_base_us") + parts["AMSM"]) / 2.0
+        out = (parts["application"] - g_mq * _mq_us(self._w.kb) + parts["AMSM"]) / 2.0
         return float(out) if out.ndim == 0 else out
 
 

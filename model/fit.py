@@ -102,6 +102,7 @@ FREE = {
     "cop_ecc_ms_192": (0.01, 20.0, "ms", "crypto", "coprocessor time per NISTECC-192 sign or verify"),
     "exp_ecc": (0.0, 4.0, "1", "crypto", "key-size exponent, NISTECC ops"),
     "ams_fixed_ms": (0.0, 20.0, "ms", "ams", "elapsed per transaction outside the processors and cards"),
+    "mq_us_per_kb": (0.0, 50.0, "us/KB", "ams", "MQ CPU per KB of message without AMS (MQPUT/MQGET copies), per transaction"),
     "crypto_call_ms": (0.0, 2.0, "ms", "ams", "elapsed per crypto request beyond its EXEC TIME (ICSF, AP queue)"),
     "mstr_admin_us_per_s": (0.0, 1e6, "us/s", "ams", "MQ MSTR administration CPU per second"),
     "ams_sig_op_us": (0.0, 1000.0, "us", "ams", "AMS CPU per sign or verify operation (AMSM)"),

@@ -301,13 +301,26 @@ def test_signing_costs_more_cpu_than_key_wrapping():
 
 
 def test_message_cost_parts_add_up_in_transaction_cost():
-    # ams_cost_us = MQ base + 2 messages' AMS CPU + MSTR administration / throughput
+    # ams_cost_us = MQ base + MQ per KB + 2 messages' AMS CPU + MSTR administration / throughput
     for policy, reuse in POLICY_CASES:
-        x = ams_throughput(policy, "RSA", 2048, 2.0, reuse, platform="z14")
-        total = ams_cost_us(policy, "RSA", 2048, 2.0, reuse, platform="z14")
-        expect = (P("mq_base_us") + 2 * ams_message_cost_us(policy, 2.0, reuse, platform="z14")
-                  + P("mstr_admin_us_per_s") / x)
-        assert_allclose(total, expect, rtol=1e-12)
+        for kb in (2.0, 64.0, 4096.0):
+            x = ams_throughput(policy, "RSA", 2048, kb, reuse, platform="z14")
+            total = ams_cost_us(policy, "RSA", 2048, kb, reuse, platform="z14")
+            # MQ's own CPU: the 2 KB baseline (ref_ams_txn_cost_2k_none_z14) + mq_us_per_kb beyond 2 KB
+            mq = P("mq_base_us") + P("mq_us_per_kb") * (kb - 2.0)
+            expect = mq + 2 * ams_message_cost_us(policy, kb, reuse, platform="z14") + P("mstr_admin_us_per_s") / x
+            assert_allclose(total, expect, rtol=1e-12)
+
+
+def test_mq_cpu_without_ams_grows_with_message_size():
+    # issue 32: total CPU per transaction less twice the AMS cost per message was 178.5 / 181.3 /
+    # 184.0 / 185.3 us at 2 KB / 64 KB / 1 MB / 4 MB: MQPUT/MQGET of 4 MB cost what 2 KB did
+    kbs = np.array([2.0, 64.0, 1024.0, 4096.0])
+    mq = (ams_cost_at_rate_us(100.0, "integrity", "RSA", 2048, kbs, platform="z14")
+          - 2 * ams_message_cost_us("integrity", kbs, platform="z14"))
+    assert np.all(np.diff(mq) > 0)
+    # the copies of a 4 MB request and reply are more than ten times the 2 KB transaction's MQ work
+    assert mq[-1] > 10 * mq[0]
 
 
 # ----------------------------------------------------- machine generations
