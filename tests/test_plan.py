@@ -337,6 +337,51 @@ def test_seed_001_rmf_example_as_a_plan():
     assert cop.utilization < figure("s001_rmf_cex8c_util").target() / 100 * (1 - figure("s001_rmf_cex8c_util").tolerance)
 
 
+def test_seed_001_rmf_report_as_a_calibrated_plan(tmp_path):
+    """The planner's path: calibrate on the report's lines, then plan the AMS workload and what
+    the AMS model does not explain as a ``measured`` workload, and read the report back.
+
+    Inputs taken from the report (echoes): the card times (calibrated on its lines), the rate
+    (its ME requests / 8) and the coprocessor requests the AMS workload does not send (its 704.6/s
+    less the AMS workload's).  Predictions checked against it: the CRT rate, the accelerator's
+    utilization and mean EXEC TIME, the coprocessors' utilization and mean EXEC TIME, each within
+    the row's tolerance.
+    """
+    from cryptoplan.model.calibrate import calibrate, read_rmf_crypto, rmf_observations
+    from cryptoplan.model.params import Parameters, using_parameters
+    f = lambda fid: figure(fid).target()                                    # noqa: E731
+    cop_rate = 2 * f("s001_rmf_cex8c_util") / 100 / (f("s001_rmf_cex8c_exec_ms") / 1000)   # both cards
+    lines = ["TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL%",
+             f"CEX8C,01,TOTAL,,{cop_rate / 2:.1f},{f('s001_rmf_cex8c_exec_ms')},{f('s001_rmf_cex8c_util')}",
+             f"CEX8C,02,TOTAL,,{cop_rate / 2:.1f},{f('s001_rmf_cex8c_exec_ms')},{f('s001_rmf_cex8c_util')}",
+             f"CEX8A,03,TOTAL,,{f('s001_rmf_accel_total_rate')},{f('s001_rmf_cex8a_exec_ms')},{f('s001_rmf_cex8a_util')}",
+             f"CEX8A,03,ME,2048,{f('s001_rmf_me2048_rate')},{f('s001_rmf_me2048_exec_ms')},12.4",
+             f"CEX8A,03,CRT,2048,{f('s001_rmf_crt2048_rate')},{f('s001_rmf_crt2048_exec_ms')},34.3"]
+    path = tmp_path / "rmf.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = read_rmf_crypto(path)
+    site = Parameters.from_document(calibrate(rmf_observations(rows, path=str(path)), rows).document())
+    ex = RMF_EXAMPLE
+    s = System(processors=3, coprocessors=ex["coprocessors"], accelerators=ex["accelerators"])
+    pay = ams("rmf-example", f("s001_rmf_me2048_rate") / 8, policy=ex["policy"], key_type=ex["key_type"],
+              key_size=ex["key_size"], message_kb=ex["message_kb"], recipients=ex["recipients"])
+    with using_parameters(site):
+        alone = plan(s, [pay])
+        rest = cop_rate - alone.resources["coprocessors"].rate     # requests/s the AMS model does not send
+        assert 0 < rest < 0.1 * cop_rate                            # a small remainder: 28 of 705 per second
+        r = plan(s, [pay, Workload("unattributed", "measured", rest,
+                                   args={"card": "coprocessors", "exec_ms": f("s001_rmf_cex8c_exec_ms")})])
+    acc, cop = r.resources["accelerators"], r.resources["coprocessors"]
+    side_by_side = {
+        "s001_rmf_crt2048_rate": acc.row_rates["CRT"], "s001_rmf_cex8a_exec_ms": acc.exec_ms,
+        "s001_rmf_cex8c_util": 100 * cop.utilization, "s001_rmf_cex8c_exec_ms": cop.exec_ms}
+    for fid, model in side_by_side.items():
+        assert abs(model / f(fid) - 1) <= figure(fid).tolerance, (fid, f(fid), model)
+    # the accelerator's summary: the report's own lines disagree by 0.1 point (46.6% printed, its ME and
+    # CRT rows 12.4% + 34.3% = 46.7%, RATE x EXEC TIME 46.67%); the plan's 46.75% is held to 0.2 point
+    assert abs(100 * acc.utilization - f("s001_rmf_cex8a_util")) <= 0.2
+
+
 # ----------------------------------------------------------------- plan documents
 GOOD = {"system": {"processors": 4, "coprocessors": 2, "accelerators": 1},
         "workload": [{"name": "pay", "kind": "ams", "rate": 100, "policy": "privacy", "message_kb": 2}]}
