@@ -96,10 +96,40 @@ def _imports(module: str, path: Path):
                 if target in MODULES:
                     found.append((target, key.value, node.lineno))
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in aliases):
-            found.append((aliases[node.value.id], node.attr, node.lineno))
+        # importlib.import_module("cryptoplan.x.y") / __import__("cryptoplan.x.y"): an import too
+        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+                     or isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__"))):
+            target = _own(node.args[0].value)
+            if target:
+                found.append((target, None, node.lineno))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            # alias._x, and the dotted form cryptoplan.model.domains._x after `import cryptoplan...`
+            base = _dotted(node.value)
+            target = aliases.get(base) or (base in MODULES and base) or None
+            if target:
+                found.append((target, node.attr, node.lineno))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+              and isinstance(node.args[1].value, str)):
+            base = _dotted(node.args[0])
+            target = aliases.get(base) or (base in MODULES and base) or None
+            if target:                  # getattr(module, "_x") is the attribute access spelled out
+                found.append((target, node.args[1].value, node.lineno))
     return found
+
+
+def _dotted(node) -> str | None:
+    """``a.b.c`` of a Name/Attribute chain, or None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
@@ -131,6 +161,14 @@ def test_the_formula_engine_stands_alone():
     assert outside == []
     lazy = {(t, n) for t, n, _ in GRAPH["cryptoplan.workbook.engine"]}
     assert ("cryptoplan.workbook.engine.core", "Engine") in lazy    # the scan reads _EXPORTS
+
+
+def test_the_addin_and_the_engine_do_not_know_each_other():
+    """Both are layer 1, side by side: the add-in (catalog, cell contract, Calc) imports nothing of
+    the workbook, the engine nothing of the add-in (catalog_functions, above both, joins them)."""
+    crossing = [f"{m} imports {t}, line {line}" for m, edges in GRAPH.items() for t, _, line in edges
+                if m.startswith("cryptoplan.addin") and t.startswith("cryptoplan.workbook")]
+    assert crossing == []
 
 
 def test_no_private_name_crosses_a_module():
@@ -167,6 +205,10 @@ def test_the_import_graph_has_no_cycle():
 @pytest.mark.parametrize("bad, expect", [
     ("from cryptoplan.workbook.recalculation import recalc\n", "upward"),
     ("from .erlang import _erlang_b_kernel\n", "private"),
+    # issue 34's four blind spots, each planted
+    ("import importlib\nimportlib.import_module('cryptoplan.workbook.recalculation')\n", "upward"),
+    ("import cryptoplan.model.erlang\ncryptoplan.model.erlang._erlang_b_kernel(1, 2)\n", "private"),
+    ("from . import erlang\ngetattr(erlang, '_erlang_b_kernel')\n", "private"),
 ])
 def test_the_checks_fail_on_a_violation(tmp_path, monkeypatch, bad, expect):
     """A model module that imports the workbook, or a private name of a sibling, is caught."""
@@ -178,3 +220,12 @@ def test_the_checks_fail_on_a_violation(tmp_path, monkeypatch, bad, expect):
         assert any(_layer(t) > _layer("cryptoplan.model.probe") for t, _, _ in edges)
     else:
         assert any(t == "cryptoplan.model.erlang" and _private(n) for t, n, _ in edges)
+
+
+def test_an_addin_module_importing_the_engine_is_caught(tmp_path, monkeypatch):
+    path = tmp_path / "probe.py"
+    path.write_text("from cryptoplan.workbook.engine import Val\n", encoding="utf-8")
+    monkeypatch.setitem(MODULES, "cryptoplan.addin.probe", path)
+    monkeypatch.setitem(GRAPH, "cryptoplan.addin.probe", _imports("cryptoplan.addin.probe", path))
+    with pytest.raises(AssertionError):
+        test_the_addin_and_the_engine_do_not_know_each_other()
