@@ -79,7 +79,7 @@ import numpy as np
 
 from .ams import AMS_PLATFORMS, CARD_GENERATIONS, AmsWorkload, card_generation_factor
 from .crypto import CARD_FUNCTIONS
-from .domains import (GROWTH, GROWTH_PER_YEAR, HORIZON_MONTHS, MAX_UTILIZATION, MONTHS, OTHER_LPAR_UTIL,
+from .domains import (GROWTH, GROWTH_PER_YEAR, HORIZON_MONTHS, MAX_UTILIZATION, MAX_WAIT_MS, MONTHS, OTHER_LPAR_UTIL,
                       POOL_CARDS, PROCESSORS, RESUMED_SHARE, WORKLOAD_RATE, WORKLOAD_UTIL, Domain)
 from .figures import figure
 from ._text import value_text
@@ -172,6 +172,9 @@ class System:
         Fraction of each shared card other LPARs keep busy, [0, 1) (RMF's view from the other LPARs).
     horizon_months : float
         The horizon of the counts required as the workloads grow, 0..1200 months.
+    max_wait_ms : float, optional
+        Target on the mean queueing of one request at each card pool (ms, > 0): the counts
+        required meet it as well as ``max_utilization``.  None: the utilization target only.
     """
 
     processors: int
@@ -183,6 +186,7 @@ class System:
     other_coprocessor_util: float = 0.0
     other_accelerator_util: float = 0.0
     horizon_months: float = 12.0
+    max_wait_ms: float | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -199,6 +203,8 @@ class System:
                                 f"({self.max_utilization:g}): no number of shared cards meets the target")
             set_(self, key, v)
         set_(self, "horizon_months", _checked(HORIZON_MONTHS, self.horizon_months, None, "horizon_months"))
+        if self.max_wait_ms is not None:
+            set_(self, "max_wait_ms", _checked(MAX_WAIT_MS, self.max_wait_ms, None, "max_wait_ms"))
 
     def installed(self, pool: str) -> int:
         """Servers of a pool: ``"processors"``, ``"coprocessors"`` or ``"accelerators"``."""
@@ -577,6 +583,32 @@ def _counts(load, other, target):
     return np.where(load > 0, np.maximum(k, 1.0), 0.0)
 
 
+def _meet_wait(k0, r, m1, scv, unknown, other, target_ms):
+    """Smallest counts k >= k0 whose M/G/c wait per request is at most ``target_ms``.
+
+    ``k0`` already meets the utilization target (below 1), so every queue here is stable; each
+    round adds a card where the wait is still over the target, all scenarios at once (a few
+    rounds: the wait falls fast with c).  Other LPARs' share is per card, so their requests grow
+    with k (at the pool's mean service time).
+    """
+    k = np.array(k0, dtype=float, copy=True)
+    busy = (r > 0) & (m1 > 0)
+    for _ in range(10_000):
+        todo = busy & (k >= 1)
+        if not todo.any():
+            break
+        kk, rr, mm = k[todo], r[todo], m1[todo] / 1000.0
+        lam_tot = rr + (unknown[todo] + other * kk) / mm
+        w = mgc_wait_by_scv(lam_tot, mm, kk, scv[todo]) * 1000.0
+        over = np.zeros_like(busy)
+        over[todo] = w > target_ms
+        if not over.any():
+            break
+        k[over] += 1.0
+        busy = over
+    return k
+
+
 def _months(loads, growth, fixed, capacity):
     """Months t >= 0 at which :math:`f(t) = \\sum_i L_i (1 + g_i)^{t/12} + B` first reaches capacity.
 
@@ -740,6 +772,9 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
         loads_h = d["loads_at"](lam_h)
         required = _counts(var + fixed, other, target)
         required_h = _counts(loads_h.sum(axis=0) + fixed, other, target)
+        if pool in _CARD and system.max_wait_ms is not None:
+            required = _meet_wait(required, *d["mix"](lam), other, system.max_wait_ms)
+            required_h = _meet_wait(required_h, *d["mix"](lam_h), other, system.max_wait_ms)
         overloaded = util >= 1.0
         wait = np.where(overloaded, np.nan, d["wait_ms"])
         by = {n: _out(np.where(k > 0, ld / max(k, 1), np.where(ld > 0, np.inf, 0.0)))
@@ -840,12 +875,18 @@ def _pool_card(system, pool, lam, profiles, names, target):
     req_unit = np.array([float(n.sum()) for n in ns]).reshape(expand)
     t1 = np.array([float(np.dot(n, tt)) for n, tt in zip(ns, ts)]).reshape(expand)         # Σ n t
     t2 = np.array([float(np.dot(n, tt * tt)) for n, tt in zip(ns, ts)]).reshape(expand)    # Σ n t²
-    r = (lam * req_unit).sum(axis=0)                                               # requests/s
+
+    def mix(rates):
+        """(requests/s, mean EXEC ms, SCV, cards' worth with no request count) at these rates."""
+        r = (rates * req_unit).sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m1 = np.where(r > 0, (rates * t1).sum(axis=0) / np.where(r > 0, r, 1.0), 0.0)
+            m2 = np.where(r > 0, (rates * t2).sum(axis=0) / np.where(r > 0, r, 1.0), 0.0)
+            scv = np.where(m1 > 0, np.maximum(m2 / np.where(m1 > 0, m1 * m1, 1.0) - 1.0, 0.0), 0.0)
+        return r, m1, scv, (rates * busy_unit.reshape(expand)).sum(axis=0)
+
+    r, m1, scv, unknown = mix(lam)
     with np.errstate(divide="ignore", invalid="ignore"):
-        m1 = np.where(r > 0, (lam * t1).sum(axis=0) / np.where(r > 0, r, 1.0), 0.0)          # ms
-        m2 = np.where(r > 0, (lam * t2).sum(axis=0) / np.where(r > 0, r, 1.0), 0.0)
-        scv = np.where(m1 > 0, np.maximum(m2 / np.where(m1 > 0, m1 * m1, 1.0) - 1.0, 0.0), 0.0)
-        unknown = (lam * busy_unit.reshape(expand)).sum(axis=0)                    # measured utilization
         lam_tot = r + np.where(m1 > 0, (unknown + other * k) / np.where(m1 > 0, m1 / 1000.0, 1.0), 0.0)
     util = np.where(k > 0, loads.sum(axis=0) / max(k, 1) + other, np.inf)
     ok = (util < 1.0) & (r > 0)
@@ -853,7 +894,7 @@ def _pool_card(system, pool, lam, profiles, names, target):
     if ok.any():
         wait[ok] = mgc_wait_by_scv(lam_tot[ok], m1[ok] / 1000.0, k, scv[ok]) * 1000.0
     out = {"loads": loads, "fixed": 0.0, "rate": r, "exec_ms": m1, "scv": scv, "wait_ms": wait,
-           "loads_at": lambda lam_h: lam_h * unit_load}
+           "loads_at": lambda lam_h: lam_h * unit_load, "mix": mix}
     if pool == "accelerators":
         # RMF's ME and CRT rows, and each workload's part of them (utilization of the pool)
         kk = max(k, 1)
@@ -1048,7 +1089,9 @@ def system_from_rows(rows, where: str = "the system block") -> System:
         if key not in _SYSTEM_KEYS:
             raise PlanError(f"{where}, row {i}: {key!r} is no system key; the keys: {', '.join(_SYSTEM_KEYS)}")
         if _blank(value):
-            raise PlanError(f"{where}, row {i}: {key} has no value")
+            if key in _SYSTEM_REQUIRED:
+                raise PlanError(f"{where}, row {i}: {key} has no value")
+            continue                      # an optional key left empty: its default
         d[key] = value
     for key in _SYSTEM_REQUIRED:
         if key not in d:

@@ -290,6 +290,39 @@ def test_a_pool_with_no_cards_that_gets_work_is_named():
     assert idle.resources["coprocessors"].utilization == 0.0 and not idle.resources["coprocessors"].overloaded
 
 
+# ----------------------------------------------------------------- a wait target
+@pytest.mark.parametrize("target", [0.5, 0.05, 0.005])
+def test_counts_required_meet_the_wait_target_and_no_fewer_do(target):
+    """With max_wait_ms the counts required are the fewest whose pooled wait per request is at
+    most the target (and that meet the utilization target): checked by planning with that many
+    cards installed, and with one fewer."""
+    s = System(processors=8, coprocessors=4, accelerators=2, other_coprocessor_util=0.05,
+               other_accelerator_util=0.1, max_wait_ms=target)
+    r = plan(s, WORKLOADS)
+    plain = plan(System(**{**s.__dict__, "max_wait_ms": None}), WORKLOADS)
+    for pool in ("coprocessors", "accelerators"):
+        k = r.resources[pool].required
+        assert k >= plain.resources[pool].required
+        at = plan(System(**{**s.__dict__, pool: int(k)}), WORKLOADS).resources[pool]
+        assert at.wait_ms <= target and at.utilization <= s.max_utilization
+        if k > plain.resources[pool].required:
+            fewer = plan(System(**{**s.__dict__, pool: int(k) - 1}), WORKLOADS).resources[pool]
+            assert fewer.wait_ms > target
+
+
+def test_the_wait_target_applies_at_the_horizon_too():
+    ws = [Workload(w.name, w.kind, w.rate, 0.5, w.args) for w in WORKLOADS]
+    s = System(processors=8, coprocessors=4, accelerators=2, max_wait_ms=0.01, horizon_months=24)
+    now, later = plan(s, ws), plan(s, ws, months=24)
+    for pool in ("coprocessors", "accelerators"):
+        assert now.resources[pool].required_at_horizon == later.resources[pool].required
+    g = np.array([0.5, 1.0, 2.0])
+    vec = plan(s, ws, growth=g)
+    for j, gj in enumerate(g):
+        assert np.asarray(vec.resources["accelerators"].required)[j] == plan(s, ws, growth=gj).resources[
+            "accelerators"].required
+
+
 # ----------------------------------------------------------------- measured load
 def test_measured_utilization_adds_as_rmf_reads_it():
     s = System(processors=4, coprocessors=2, accelerators=1)

@@ -52,7 +52,9 @@ def _scenario(result: PlanResult) -> list[str]:
     s = result.system
     return [f"{s.processors} general processors, {s.coprocessors} coprocessors, {s.accelerators} accelerators "
             f"({s.platform}, {s.card_generation})",
-            f"utilization target {s.max_utilization:.0%}; other LPARs keep each coprocessor "
+            f"utilization target {s.max_utilization:.0%}"
+            + (f", card wait target {s.max_wait_ms:g} ms per request" if s.max_wait_ms is not None else "")
+            + "; other LPARs keep each coprocessor "
             f"{s.other_coprocessor_util:.0%} and each accelerator {s.other_accelerator_util:.0%} busy; "
             f"horizon {s.horizon_months:g} months"]
 

@@ -665,6 +665,7 @@ _PLAN_SYSTEM = (
     ("other_coprocessor_util", 0.0, "Share of each shared coprocessor other LPARs keep busy (their RMF)."),
     ("other_accelerator_util", 0.0, "Share of each shared accelerator other LPARs keep busy."),
     ("horizon_months", 12, "Months ahead for the counts required at the horizon."),
+    ("max_wait_ms", None, "Optional: mean queueing per card request (ms) the counts required also meet."),
 )
 # The Workloads table: every key a kind takes, grouped by kind; a few example rows to start from.
 _PLAN_COLUMNS = ("name", "kind", "rate", "growth_per_year", "policy", "key_type", "key_size", "message_kb",
@@ -715,9 +716,11 @@ def _workloads(b: _Builder):
     gen = DataValidation(type="list", formula1='"' + ",".join(CARD_GENERATIONS) + '"', allow_blank=False)
     share = DataValidation(type="decimal", operator="between", formula1="0", formula2="0.99", allow_blank=False)
     horizon = DataValidation(type="decimal", operator="between", formula1="0", formula2="1200", allow_blank=False)
+    wait = DataValidation(type="decimal", operator="greaterThan", formula1="0", allow_blank=True)
     for dv, ref, text in ((gen, f"B{_PLAN_SYSTEM_FIRST + 5}", "CEX6S, CEX7S or CEX8S"),
                           (share, f"B{_PLAN_SYSTEM_FIRST + 6}:B{_PLAN_SYSTEM_FIRST + 7}", "a share from 0 to 99%"),
-                          (horizon, f"B{last_sys}", "months, 0..1200")):
+                          (horizon, f"B{_PLAN_SYSTEM_FIRST + 8}", "months, 0..1200"),
+                          (wait, f"B{last_sys}", "ms > 0, or empty for no wait target")):
         dv.error, dv.errorTitle, dv.showErrorMessage = text, "System", True
         ws.add_data_validation(dv)
         dv.add(ref)
