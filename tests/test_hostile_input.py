@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import openpyxl
@@ -422,13 +423,19 @@ def test_template_and_fit_refuse_a_name_too_long(tmp_path):
 @pytest.fixture
 def full_folder(tmp_path):
     """A 64 KiB tmpfs with 40 KB taken: a full file system for a workbook (needs root; skipped else)."""
-    mnt = tmp_path / "full"
-    mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
-    if r.returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here (not root)")
-    try:
+    with _tmpfs(tmp_path / "full", "size=64k") as mnt:
         (mnt / "filler").write_bytes(b"\0" * 40_000)
+        yield mnt
+
+
+@contextmanager
+def _tmpfs(mnt, options):
+    """A tmpfs mounted at ``mnt`` with ``options`` for the test's duration (skipped if not root)."""
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs ({options}) here (not root)")
+    try:
         yield mnt
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
@@ -545,15 +552,8 @@ def test_a_cycle_through_two_defined_names_is_an_error_naming_them(tmp_path):
 def read_only_folder(tmp_path):
     """A read-only tmpfs (needs root to mount; skipped else): root ignores a folder's mode bits,
     a read-only mount it cannot."""
-    mnt = tmp_path / "ro"
-    mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(mnt)], capture_output=True)
-    if r.returncode != 0:
-        pytest.skip("cannot mount a read-only tmpfs here (not root)")
-    try:
+    with _tmpfs(tmp_path / "ro", "size=64k,ro") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
 
 
 def test_a_read_only_folder_is_one_clean_error(read_only_folder, tmp_path):
