@@ -1,0 +1,226 @@
+"""A plan's inputs: the system (processors, Crypto Express pools, targets) and its workloads.
+
+Each value is validated here, once, against its domain (:mod:`cryptoplan.model.domains`); a bad
+one raises :class:`PlanError` naming the workload (or the system), the key, the value and the
+range.  The kinds and their arguments are :data:`KIND_ARGUMENTS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ams import AMS_PLATFORMS, CARD_GENERATIONS
+from ..domains import (GROWTH_PER_YEAR, HORIZON_MONTHS, MAX_UTILIZATION, MAX_WAIT_MS, OTHER_LPAR_UTIL, POOL_CARDS,
+                       PROCESSORS, WORKLOAD_RATE, Domain)
+from ..params import normalize_choice
+
+__all__ = ["System", "Workload", "PlanError", "KINDS", "POOLS", "CARD_POOLS", "MAX_MONTHS", "KIND_ARGUMENTS",
+           "RATE_UNITS", "SYSTEM_KEYS", "SYSTEM_REQUIRED", "WORKLOAD_KEYS", "ARGUMENT", "checked", "choice"]
+
+KINDS = ("ams", "channel", "handshakes", "channel_starts", "measured")
+
+
+POOLS = ("processors", "coprocessors", "accelerators")
+
+
+CARD_POOLS = {"coprocessors": "coprocessor", "accelerators": "accelerator"}
+
+
+# Months searched for a crossing: beyond 100 years a plan says "never".
+MAX_MONTHS = 1200.0
+
+
+# Each kind's arguments and their defaults (None: required).  Names as the Python functions name them.
+KIND_ARGUMENTS = {
+    "ams": {"policy": None, "key_type": "RSA", "key_size": 2048, "message_kb": None, "key_reuse": None,
+            "recipients": 1, "queue_manager": "QM1"},
+    "channel": {"mode": None, "cipher": None, "message_kb": None, "sslrkeyc": 0},
+    "handshakes": {"cipher": None, "resumed_share": 0.0, "fips": False, "card_mode": None,
+                   "sysplex_tickets": False, "cpu_us": None, "address_space": "TCPIP"},
+    "channel_starts": {"cipher": None, "mode": "SSLCIPH"},
+    "measured": {"card": None, "exec_ms": None, "utilization": None, "cpu_us": None},
+}
+
+
+# What the rate counts, per kind (the unit of every "per unit" answer).
+RATE_UNITS = {"ams": "transactions/s", "channel": "transactions/s", "handshakes": "handshakes/s",
+              "channel_starts": "starts/s", "measured": "units/s"}
+
+
+_DERIVED = {"key_exchange": "it follows from cipher", "certificate": "it follows from cipher",
+            "protocol": "it follows from cipher", "platform": "set it in the system",
+            "card_generation": "set it in the system", "cards": "set coprocessors/accelerators in the system",
+            "other_lpar_util": "set other_coprocessor_util/other_accelerator_util in the system",
+            "tx_rate": "the workload's rate is `rate`", "handshake_rate": "the workload's rate is `rate`",
+            "start_rate": "the workload's rate is `rate`"}
+
+
+class PlanError(ValueError):
+    """A plan's input is wrong: the message names the workload (or the system), the key and the value."""
+
+
+ARGUMENT = object()        # checked's "where" for a plain function argument: no prefix
+
+
+def where(workload) -> str:
+    return "system" if workload is None else f"workload {workload!r}"
+
+
+def prefixed(workload, e) -> str:
+    return str(e) if workload is ARGUMENT else f"{where(workload)}: {e}"
+
+
+def checked(domain: Domain, value, workload, key, *, scalar=True):
+    """The value checked against its domain; the message (which names ``key``) says where."""
+    try:
+        return domain.check(value, key, scalar=scalar)
+    except (ValueError, TypeError) as e:
+        raise PlanError(prefixed(workload, e)) from None
+
+
+def choice(value, allowed, workload, key, normalize=None):
+    try:
+        return normalize(value) if normalize else normalize_choice(key, value, allowed)
+    except (ValueError, TypeError) as e:
+        raise PlanError(f"{where(workload)}: {e}") from None
+
+
+# ----------------------------------------------------------------------------- inputs
+@dataclass(frozen=True)
+class System:
+    """The LPAR the workloads share: its processors and Crypto Express pools, and the targets.
+
+    Parameters
+    ----------
+    processors : int
+        General processors of the LPAR, 1..256.
+    coprocessors, accelerators : int
+        Crypto Express cards in CCA coprocessor and in accelerator mode this LPAR uses, 0..64
+        (0: none; a workload that sends the pool work then overloads it).
+    platform : {"z13", "z14", "z15", "z16"}
+        Machine generation (each kind's model accepts the generations it has figures for).
+    card_generation : {"CEX6S", "CEX7S", "CEX8S"}
+    max_utilization : float
+        Utilization target of every resource, (0, 1): the counts required keep each at or below it.
+    other_coprocessor_util, other_accelerator_util : float
+        Fraction of each shared card other LPARs keep busy, [0, 1) (RMF's view from the other LPARs).
+    horizon_months : float
+        The horizon of the counts required as the workloads grow, 0..1200 months.
+    max_wait_ms : float, optional
+        Target on the mean queueing of one request at each card pool (ms, > 0): the counts
+        required meet it as well as ``max_utilization``.  None: the utilization target only.
+    """
+
+    processors: int
+    coprocessors: int
+    accelerators: int
+    platform: str = "z16"
+    card_generation: str = "CEX8S"
+    max_utilization: float = 0.7
+    other_coprocessor_util: float = 0.0
+    other_accelerator_util: float = 0.0
+    horizon_months: float = 12.0
+    max_wait_ms: float | None = None
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "processors", int(checked(PROCESSORS, self.processors, None, "processors")))
+        for key in ("coprocessors", "accelerators"):
+            set_(self, key, int(checked(POOL_CARDS, getattr(self, key), None, key)))
+        set_(self, "platform", choice(self.platform, AMS_PLATFORMS, None, "platform"))
+        set_(self, "card_generation", choice(self.card_generation, CARD_GENERATIONS, None, "card_generation"))
+        set_(self, "max_utilization", checked(MAX_UTILIZATION, self.max_utilization, None, "max_utilization"))
+        for key in ("other_coprocessor_util", "other_accelerator_util"):
+            v = checked(OTHER_LPAR_UTIL, getattr(self, key), None, key)
+            if v >= self.max_utilization:
+                raise PlanError(f"system: {key} ({v:g}) leaves no room below max_utilization "
+                                f"({self.max_utilization:g}): no number of shared cards meets the target")
+            set_(self, key, v)
+        set_(self, "horizon_months", checked(HORIZON_MONTHS, self.horizon_months, None, "horizon_months"))
+        if self.max_wait_ms is not None:
+            set_(self, "max_wait_ms", checked(MAX_WAIT_MS, self.max_wait_ms, None, "max_wait_ms"))
+
+    def installed(self, pool: str) -> int:
+        """Servers of a pool: ``"processors"``, ``"coprocessors"`` or ``"accelerators"``."""
+        return getattr(self, pool)
+
+    def other(self, pool: str) -> float:
+        """Fraction of each server of the pool other LPARs keep busy (0 for processors)."""
+        return {"processors": 0.0, "coprocessors": self.other_coprocessor_util,
+                "accelerators": self.other_accelerator_util}[pool]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload of a plan: a name, a kind, a rate and its kind's arguments.
+
+    Parameters
+    ----------
+    name : str
+        Unique within the plan (non-empty).
+    kind : {"ams", "channel", "handshakes", "channel_starts", "measured"}
+    rate : float or array_like
+        In the kind's unit (:data:`RATE_UNITS`): request/reply transactions per second for
+        ``ams`` and ``channel`` (the unit the AMS and channel cost models use), handshakes
+        per second (full and resumed), channel starts per second, or, for ``measured``,
+        requests per second on its card (with ``exec_ms``) or units of work per second
+        (with ``cpu_us``); >= 0.  ``measured`` with ``utilization`` takes no rate.
+    growth_per_year : float
+        Yearly growth of the rate as a fraction (0.2 = +20% a year), (-1, 100].
+    args : dict
+        The kind's arguments (:data:`KIND_ARGUMENTS`), named as the Python functions name
+        them; an unknown one is an error.
+    """
+
+    name: str
+    kind: str
+    rate: object = None
+    growth_per_year: float = 0.0
+    args: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise PlanError(f"a workload's name must be non-empty text (got {self.name!r})")
+        object.__setattr__(self, "name", self.name.strip())
+        object.__setattr__(self, "kind", choice(self.kind, KINDS, self.name, "kind"))
+        object.__setattr__(self, "growth_per_year",
+                           checked(GROWTH_PER_YEAR, self.growth_per_year, self.name, "growth_per_year"))
+        allowed = KIND_ARGUMENTS[self.kind]
+        for key in self.args:
+            if key not in allowed:
+                why = f" ({_DERIVED[key]})" if key in _DERIVED else ""
+                raise PlanError(f"workload {self.name!r}: unknown key {key!r} for kind {self.kind}{why}; "
+                                f"accepted: name, kind, rate, growth_per_year, {', '.join(allowed)}")
+        missing = [k for k, v in allowed.items() if v is None and self.args.get(k) is None
+                   and k not in _OPTIONAL_NONE.get(self.kind, ())]
+        if missing:
+            raise PlanError(f"workload {self.name!r}: {missing[0]} is required for kind {self.kind}")
+        util_form = self.kind == "measured" and self.args.get("utilization") is not None
+        if util_form:
+            if self.rate is not None:
+                raise PlanError(f"workload {self.name!r}: rate and utilization are two ways to give a measured "
+                                "load: give one")
+            return
+        if self.rate is None:
+            raise PlanError(f"workload {self.name!r}: rate is required ({RATE_UNITS[self.kind]})")
+        object.__setattr__(self, "rate", checked(WORKLOAD_RATE, self.rate, self.name, "rate", scalar=False))
+
+    def arg(self, key: str):
+        """The argument's value, or its default."""
+        v = self.args.get(key)
+        return KIND_ARGUMENTS[self.kind][key] if v is None else v
+
+
+# Required-looking arguments a kind resolves itself (None means "derive it").
+_OPTIONAL_NONE = {"ams": ("key_reuse",), "channel": ("cipher",), "handshakes": ("card_mode", "cpu_us"),
+                  "measured": ("exec_ms", "utilization", "cpu_us")}
+
+
+# ----------------------------------------------------------------------------- plan files
+SYSTEM_KEYS = tuple(System.__dataclass_fields__)
+
+
+SYSTEM_REQUIRED = ("processors", "coprocessors", "accelerators")
+
+
+WORKLOAD_KEYS = ("name", "kind", "rate", "growth_per_year")

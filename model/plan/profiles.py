@@ -1,0 +1,178 @@
+"""What one unit of each kind of workload puts on each station, from the single-workload models.
+
+A profile is the per-unit demand of a workload (CPU µs by address space, card requests and their
+EXEC TIME by pool, MQ MSTR's administration): taken from :class:`~cryptoplan.model.ams.AmsWorkload`,
+:func:`~cryptoplan.model.tls.tls_cost_us`, :func:`~cryptoplan.model.tls.channel_start_card_ms`,
+:func:`~cryptoplan.model.tls.channel_start_cost_us` and :func:`~cryptoplan.model.tls.handshake_cpu_factor`,
+never derived again.  :data:`PROFILES` maps each kind to its builder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ams import AmsWorkload, card_generation_factor
+from ..crypto import CARD_FUNCTIONS
+from ..domains import RESUMED_SHARE, WORKLOAD_UTIL, Domain
+from ..figures import figure
+from ..params import CIPHERS, normalize_choice, normalize_cipher, normalize_mode
+from ..tls import channel_start_card_ms, channel_start_cost_us, handshake_cpu_factor, tls_cost_us
+from .inputs import CARD_POOLS, KIND_ARGUMENTS, PlanError, System, Workload, checked, choice
+
+__all__ = ["Profile", "PROFILES", "handshake_baseline_cpu_us"]
+
+_FUNCTIONS = tuple(CARD_FUNCTIONS)
+
+
+# ----------------------------------------------------------------------------- profiles
+@dataclass(frozen=True)
+class Profile:
+    """What one unit of a workload's rate puts on each station (scalars; card classes as arrays)."""
+
+    cpu_us: dict             # address space -> CPU µs per unit
+    classes: dict            # card pool -> (requests per unit, EXEC ms per request, function labels)
+    busy: dict               # card pool -> cards' worth per unit with no request count (measured utilization)
+    mstr_per_s: float = 0.0  # MSTR administration, CPU µs per second of the workload's queue manager
+    queue_manager: str | None = None
+    util_form: bool = False  # a measured utilization: the "rate" is 1 unit that is the load
+
+
+def _no_cards():
+    return {p: (np.zeros(0), np.zeros(0), ()) for p in CARD_POOLS}
+
+
+def handshake_baseline_cpu_us() -> float:
+    """CPU µs of the baseline full handshake :func:`~.tls.handshake_cpu_factor` is relative to.
+
+    No published figure gives it directly.  Seed 002's AT-TLS channel start moves TCPIP's
+    CPU per start from 30 to 210 µs with a TLS 1.2 TLS_RSA cipher (rows
+    ``s002_start_cost_tcpip_none_us``, ``s002_start_cost_tcpip_attls_tls12_us``, z15): 180 µs of
+    AT-TLS handshake with RSA key exchange.  The baseline (ECDHE-RSA) is that divided by the
+    RSA key exchange's factor:
+
+    .. math:: c_0 = \\frac{210 - 30}{f(\\text{RSA})} \\;\\mu s
+
+    A site that measured its own (SMF 119, RMF workload activity) passes ``cpu_us``.
+    """
+    attls = figure("s002_start_cost_tcpip_attls_tls12_us").target()
+    plain = figure("s002_start_cost_tcpip_none_us").target()
+    return (attls - plain) / handshake_cpu_factor(key_exchange="RSA")
+
+
+def _ams_profile(w: Workload, system: System) -> Profile:
+    a = {k: w.arg(k) for k in KIND_ARGUMENTS["ams"]}
+    try:
+        model = AmsWorkload(a["policy"], a["key_type"], a["key_size"], a["message_kb"], a["key_reuse"],
+                            a["recipients"], system.platform, system.card_generation)
+    except (ValueError, TypeError) as e:
+        raise PlanError(f"workload {w.name!r}: {e}") from None
+    if model.shape != ():
+        raise PlanError(f"workload {w.name!r}: the kind's arguments take one value each (a scenario axis "
+                        "is the rate, growth or months)")
+    req, t = model.card_requests()
+    parts = model.cpu_parts_us()
+    classes = {}
+    for pool, card in CARD_POOLS.items():
+        on = np.array([CARD_FUNCTIONS[f][0] == card for f in _FUNCTIONS])
+        classes[pool] = (req[on].astype(float), t[on].astype(float), tuple(f for f, o in zip(_FUNCTIONS, on) if o))
+    qm = str(a["queue_manager"]).strip() or "QM1"
+    return Profile(cpu_us={"application": float(parts["application"]), "AMSM": float(parts["AMSM"])},
+                    classes=classes, busy={p: 0.0 for p in CARD_POOLS}, mstr_per_s=float(parts["mstr_per_s"]),
+                    queue_manager=qm)
+
+
+def _channel_profile(w: Workload, system: System) -> Profile:
+    mode, cipher, kb, rk = (w.arg(k) for k in ("mode", "cipher", "message_kb", "sslrkeyc"))
+    try:
+        if cipher is None and normalize_mode(mode) != "none":
+            raise PlanError(f"workload {w.name!r}: cipher is required for mode {normalize_mode(mode)}")
+        cpu = {space: float(tls_cost_us(mode, cipher, kb, space, rk, system.platform))
+               for space in ("MSTR", "CHIN", "TCPIP")}
+    except PlanError:
+        raise
+    except (ValueError, TypeError) as e:
+        raise PlanError(f"workload {w.name!r}: {e}") from None
+    return Profile(cpu_us=cpu, classes=_no_cards(), busy={p: 0.0 for p in CARD_POOLS})
+
+
+def _cipher_handshake(cipher: str) -> tuple:
+    """(key exchange, certificate, protocol) of an IBM cipher name."""
+    protocol = CIPHERS[cipher][0]
+    kx = "ECDHE" if protocol == "TLS1.3" or "ECDHE" in cipher else "RSA"
+    return kx, "ECDSA" if "ECDSA" in cipher else "RSA", protocol
+
+
+def _card_times(cipher, system: System) -> dict:
+    gen = card_generation_factor(system.card_generation)
+    return {p: channel_start_card_ms(cipher, card) * gen for p, card in CARD_POOLS.items()}
+
+
+def _handshake_profile(w: Workload, system: System) -> Profile:
+    a = {k: w.arg(k) for k in KIND_ARGUMENTS["handshakes"]}
+    try:
+        cipher = normalize_cipher(a["cipher"])
+        share = float(RESUMED_SHARE.check(a["resumed_share"], "resumed_share", scalar=True))
+        card_mode = a["card_mode"] or ("coprocessor" if system.coprocessors > 0 else "accelerator")
+        kx, cert, proto = _cipher_handshake(cipher)
+        kw = dict(key_exchange=kx, certificate=cert, protocol=proto, fips=a["fips"], card_mode=card_mode,
+                  sysplex_tickets=a["sysplex_tickets"])
+        full = handshake_cpu_factor(resumption=False, **kw)
+        resumed = handshake_cpu_factor(resumption=True, **kw) if share > 0 else 0.0
+        base = handshake_baseline_cpu_us() if a["cpu_us"] is None else float(
+            Domain("cpu_us", 0.0, unit="us").check(a["cpu_us"], "cpu_us", scalar=True))
+        space = normalize_choice("address_space", a["address_space"], ("TCPIP", "application"))
+        times = _card_times(cipher, system)
+    except (ValueError, TypeError) as e:
+        raise PlanError(f"workload {w.name!r}: {e}") from None
+    cpu = base * ((1.0 - share) * full + share * resumed)
+    classes = {p: (np.array([1.0 - share]) if times[p] > 0 else np.zeros(1), np.array([times[p]]),
+                   ("handshake",)) for p in CARD_POOLS}
+    return Profile(cpu_us={space: cpu}, classes=classes, busy={p: 0.0 for p in CARD_POOLS})
+
+
+def _start_profile(w: Workload, system: System) -> Profile:
+    mode, cipher = w.arg("mode"), w.arg("cipher")
+    try:
+        m = normalize_mode(mode)
+        cpu = {space: float(channel_start_cost_us(m, cipher, space, system.platform)) for space in ("CHIN", "TCPIP")}
+        # AT-TLS and unprotected starts use no Crypto Express (seed 002's AT-TLS certificates did not)
+        times = _card_times(normalize_cipher(cipher), system) if m == "SSLCIPH" else {p: 0.0 for p in CARD_POOLS}
+    except (ValueError, TypeError) as e:
+        raise PlanError(f"workload {w.name!r}: {e}") from None
+    classes = {p: (np.array([1.0 if times[p] > 0 else 0.0]), np.array([times[p]]), ("channel start",))
+               for p in CARD_POOLS}
+    return Profile(cpu_us=cpu, classes=classes, busy={p: 0.0 for p in CARD_POOLS})
+
+
+def _measured_profile(w: Workload, system: System) -> Profile:
+    card = choice(w.arg("card"), ("coprocessors", "accelerators", "processors"), w.name, "card",
+                   lambda v: normalize_choice("card", v, ("coprocessors", "accelerators", "processors"),
+                                              {"coprocessor": "coprocessors", "accelerator": "accelerators",
+                                               "processor": "processors", "cpu": "processors"}))
+    exec_ms, util, cpu_us = (w.args.get(k) for k in ("exec_ms", "utilization", "cpu_us"))
+    classes, busy, cpu = _no_cards(), {p: 0.0 for p in CARD_POOLS}, {}
+    given = [k for k, v in (("exec_ms", exec_ms), ("utilization", util), ("cpu_us", cpu_us)) if v is not None]
+    need = {"processors": ("utilization", "cpu_us")}.get(card, ("utilization", "exec_ms"))
+    if len(given) != 1 or given[0] not in need:
+        raise PlanError(f"workload {w.name!r}: a measured load on {card} takes exactly one of "
+                        f"{' or '.join(need)} (got {', '.join(given) or 'neither'})")
+    if util is not None:
+        u = checked(WORKLOAD_UTIL, util, w.name, "utilization")
+        load = u * system.installed(card)   # RMF's utilization per server x servers = servers' worth
+        if card == "processors":
+            cpu = {"other": load * 1e6}
+        else:
+            busy[card] = load
+        return Profile(cpu_us=cpu, classes=classes, busy=busy, util_form=True)
+    if cpu_us is not None:
+        return Profile(cpu_us={"other": checked(Domain("cpu_us", 0.0, unit="us"), cpu_us, w.name, "cpu_us")},
+                        classes=classes, busy=busy)
+    t = checked(Domain("exec_ms", 0.0, lo_open=True, unit="ms"), exec_ms, w.name, "exec_ms")
+    classes[card] = (np.array([1.0]), np.array([t]), ("measured",))
+    return Profile(cpu_us=cpu, classes=classes, busy=busy)
+
+
+PROFILES = {"ams": _ams_profile, "channel": _channel_profile, "handshakes": _handshake_profile,
+             "channel_starts": _start_profile, "measured": _measured_profile}
