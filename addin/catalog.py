@@ -1,6 +1,6 @@
 """The declarative catalog of cryptoplan's Excel functions.
 
-One :class:`Function` entry per Excel function: its name, the :mod:`model`
+One :class:`Function` entry per Excel function: its name, the :mod:`cryptoplan.model`
 function it wraps, its Excel function-wizard category, its arguments (name,
 kind, help, unit, default, allowed values) and the unit of its result.
 Everything else is derived from this table:
@@ -179,7 +179,7 @@ class Function:
     name : str
         Excel name (upper case).
     model : str
-        Name of the wrapped function in :mod:`model` (looked up at call time).
+        Name of the wrapped function in :mod:`cryptoplan.model` (looked up at call time).
     category : str
         Function-wizard category, one of :data:`CATEGORIES`.
     help : str
@@ -221,7 +221,7 @@ class Function:
         return f"{self.name}({', '.join(a.signature_text() for a in self.args)})"
 
     def model_function(self):
-        """The wrapped :mod:`model` function (raises AttributeError if absent)."""
+        """The wrapped :mod:`cryptoplan.model` function (raises AttributeError if absent)."""
         from cryptoplan import model
         return getattr(model, self.model)
 

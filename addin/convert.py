@@ -1,4 +1,4 @@
-"""The one conversion layer between Excel cells and :mod:`model`.
+"""The one conversion layer between Excel cells and :mod:`cryptoplan.model`.
 
 Every cryptoplan Excel function goes through :func:`call`: cells in, model
 call, cells out.  Nothing else in :mod:`addin` converts values.

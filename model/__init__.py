@@ -91,7 +91,7 @@ def __getattr__(name: str):
     try:
         module = _EXPORTS[name]
     except KeyError:
-        raise AttributeError(f"module 'model' has no attribute {name!r}") from None
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

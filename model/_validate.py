@@ -1,6 +1,6 @@
 """Argument validation: the one place where model inputs are checked.
 
-Every public function in :mod:`model` passes its numeric arguments through
+Every public function in :mod:`cryptoplan.model` passes its numeric arguments through
 :func:`check`, so the error a user sees (in Python or, through the add-in, in
 an Excel cell) always has the same form::
 

@@ -144,6 +144,13 @@ def _erlang_b_recurrence_s(a: float, c: int) -> float:
 
 
 def erlang_b_scalar(a: float, c: float) -> float:
+    """Erlang B of one already-validated pair (the scalar path of :func:`erlang_b`).
+
+    For :mod:`cryptoplan.model.mmc`, which calls it once per scalar queue without the array
+    machinery: the recurrence :math:`B_k = a B_{k-1} / (k + a B_{k-1})` for whole ``c`` up to
+    ``RECURRENCE_SERVERS``, else the regularized incomplete gamma function (continued fraction
+    where it underflows).  No validation: :func:`erlang_b` is the public entry.
+    """
     if a == 0.0:
         return 0.0
     if c <= RECURRENCE_SERVERS and c == int(c):
@@ -251,6 +258,11 @@ def _erlang_b_recurrence(a: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def erlang_b_array(a: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Erlang B of already-validated, broadcast float arrays (the array path of :func:`erlang_b`).
+
+    Small arrays of whole ``c`` use the vectorized recurrence; large ones are split across
+    threads.  No validation: :func:`erlang_b` is the public entry.
+    """
     global _pool
     if (a.size < _PARALLEL_MIN and np.all(c <= RECURRENCE_SERVERS)
             and np.array_equal(c, np.floor(c))):
@@ -267,6 +279,10 @@ def erlang_b_array(a: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def erlang_c_from_b(b, a, c):
+    """Erlang C from Erlang B of the same traffic ``a`` and servers ``c`` (``a < c``).
+
+    .. math:: C(a, c) = \\frac{B(a, c)}{1 - \\frac{a}{c}\\,(1 - B(a, c))}
+    """
     return b / ((c - a) / c + (a / c) * b)
 
 
