@@ -35,7 +35,7 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months):
     each workload's share, the wait per request, the count required at the target, the headroom,
     the months until the workloads' growth reaches the target and the count required at the
     horizon; per workload: CPU per unit of its rate and its queueing delay.  The plan file's
-    format: README, "Plan files".
+    format: the README's section on ``cryptoplan plan``.
     """
     from cryptoplan.model.plan import PlanError, plan, read_plan
     from cryptoplan.workbook.engine.atomic import OutputError
