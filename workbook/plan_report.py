@@ -199,14 +199,17 @@ def _growth_png(result: PlanResult, workloads, path) -> None:
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:46em;margin:1.5em auto;color:#222;font-size:11pt}
 h1{font-size:16pt;margin-bottom:.2em}h2{font-size:12.5pt;margin:1.1em 0 .3em}
 table{border-collapse:collapse;font-size:9.5pt;width:100%}th,td{border-bottom:1px solid #ccc;padding:3px 6px}
-th{background:#eef;text-align:left}td.n{text-align:right}img{width:100%}p.s{margin:.2em 0}
+th{background:#eef;text-align:left}td.n{text-align:right}p.s{margin:.2em 0}
+.charts{display:flex;gap:1%}.charts img{width:49.5%}
 .bad{color:#b00;font-weight:bold}.ok{color:#070}
-@media print{body{margin:0;font-size:9.5pt}h2{page-break-after:avoid}img{page-break-inside:avoid}}"""
+@page{size:A4 landscape;margin:9mm}
+@media print{body{margin:0;max-width:none;font-size:8.5pt}h1{font-size:13pt}h2{font-size:10pt;margin:.5em 0 .2em;
+page-break-after:avoid}table{font-size:8pt}th,td{padding:1px 5px}.charts{page-break-inside:avoid}}"""
 
 
-def _html_table(head, rows) -> str:
+def _html_table(head, rows, text_columns=1) -> str:
     th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td{' class=n' if i else ''}>{html.escape(str(c))}</td>"
+    body = "".join("<tr>" + "".join(f"<td{' class=n' if i >= text_columns else ''}>{html.escape(str(c))}</td>"
                                     for i, c in enumerate(r)) + "</tr>" for r in rows)
     return f"<table><tr>{th}</tr>{body}</table>"
 
@@ -232,10 +235,10 @@ def _plan_html(result: PlanResult, source: str) -> str:
 {_html_table(_RESOURCE_HEAD, _resource_rows(result))}
 <p class=s>Headroom: the factor on every rate that brings the resource to its target. Accelerator RMF rows
 (this LPAR): ME {_pct(acc.rows['ME'])}, CRT {_pct(acc.rows['CRT'])}, other functions {_pct(acc.rows['other'])}.</p>
-<img src="utilization.png" alt="stacked utilization by workload">
 <h2>Workloads</h2>
-{_html_table(_WORKLOAD_HEAD, _workload_rows(result))}
-<img src="growth.png" alt="utilization over the months ahead, with the target line">
+{_html_table(_WORKLOAD_HEAD, _workload_rows(result), text_columns=2)}
+<div class=charts><img src="utilization.png" alt="stacked utilization by workload">
+<img src="growth.png" alt="utilization over the months ahead, with the target line"></div>
 <p class=s style="font-size:8.5pt;color:#555">Utilization is RMF's: requests x EXEC TIME per card (summary row),
 CPU seconds per second per processor. Waits: M/G/c on each pool's mixture of requests. Made by cryptoplan.</p>
 </body></html>
