@@ -290,6 +290,26 @@ def test_a_pool_with_no_cards_that_gets_work_is_named():
     assert idle.resources["coprocessors"].utilization == 0.0 and not idle.resources["coprocessors"].overloaded
 
 
+def test_a_one_way_flow_is_half_a_request_reply_transaction_per_message():
+    # each message is put (protected) once and got (unprotected) once: 2m one-way messages/s put the
+    # card requests and CPU of m request/reply transactions/s on every station
+    rr = plan(SYSTEM, [ams("a", 150.0, policy="privacy", message_kb=2)])
+    ow = plan(SYSTEM, [ams("a", 300.0, policy="privacy", message_kb=2, flow="one_way")])
+    for pool in ("processors", "coprocessors", "accelerators"):
+        assert_allclose(ow.resources[pool].utilization, rr.resources[pool].utilization, rtol=1e-12)
+    for pool in ("coprocessors", "accelerators"):      # the same requests: the same wait per request
+        assert_allclose(ow.resources[pool].wait_ms, rr.resources[pool].wait_ms, rtol=1e-12)
+    # the processors' jobs are messages, half a transaction's CPU each: at the same utilization the
+    # M/M/c wait scales with the service time
+    assert_allclose(ow.resources["processors"].wait_ms, rr.resources["processors"].wait_ms / 2, rtol=1e-9)
+    assert ow.workloads["a"].unit == "messages/s"
+    assert_allclose(ow.workloads["a"].cpu_us["total"], rr.workloads["a"].cpu_us["total"] / 2, rtol=1e-12)
+    assert_allclose(ow.workloads["a"].queueing_ms - ow.resources["processors"].wait_ms,
+                    (rr.workloads["a"].queueing_ms - rr.resources["processors"].wait_ms) / 2, rtol=1e-12)
+    with pytest.raises(PlanError, match="flow must be one of request_reply, one_way"):
+        plan(SYSTEM, [ams("a", 1.0, policy="privacy", message_kb=2, flow="both")])
+
+
 # ----------------------------------------------------------------- a wait target
 @pytest.mark.parametrize("target", [0.5, 0.05, 0.005])
 def test_counts_required_meet_the_wait_target_and_no_fewer_do(target):

@@ -669,7 +669,7 @@ _PLAN_SYSTEM = (
 )
 # The Workloads table: every key a kind takes, grouped by kind; a few example rows to start from.
 _PLAN_COLUMNS = ("name", "kind", "rate", "growth_per_year", "policy", "key_type", "key_size", "message_kb",
-                 "key_reuse", "recipients", "queue_manager", "mode", "cipher", "sslrkeyc", "resumed_share", "fips",
+                 "key_reuse", "recipients", "queue_manager", "flow", "mode", "cipher", "sslrkeyc", "resumed_share", "fips",
                  "card_mode", "sysplex_tickets", "cpu_us", "address_space", "card", "exec_ms", "utilization")
 _PLAN_EXAMPLE = (
     {"name": "payments", "kind": "ams", "rate": 150, "growth_per_year": 0.25, "policy": "privacy",
@@ -738,7 +738,7 @@ def _workloads(b: _Builder):
         "PlanWorkloads", attr_text=f"Workloads!$A${_PLAN_HEAD}:${col[_PLAN_COLUMNS[-1]]}${last}")
     lists = {"kind": KINDS, "policy": POLICIES, "key_type": KEY_TYPES, "mode": MODES,
              "card_mode": ("coprocessor", "accelerator"), "address_space": ("TCPIP", "application"),
-             "card": ("coprocessors", "accelerators", "processors")}
+             "card": ("coprocessors", "accelerators", "processors"), "flow": ("request_reply", "one_way")}
     for key, choices in lists.items():
         dv = DataValidation(type="list", formula1='"' + ",".join(choices) + '"', allow_blank=True)
         dv.error, dv.errorTitle, dv.showErrorMessage = f"{key}: one of {', '.join(choices)}", "Workloads", True

@@ -394,8 +394,8 @@ def _workload_results(workloads, profiles, lam, admin, cpu_unit, cpu_load, pools
     manager's AMS rate), card requests and queueing delay per unit."""
     qm_rate = {}
     for p, l in zip(profiles, lam):
-        if p.queue_manager is not None:
-            qm_rate[p.queue_manager] = qm_rate.get(p.queue_manager, 0.0) + l
+        if p.queue_manager is not None:      # in request/reply transactions per second
+            qm_rate[p.queue_manager] = qm_rate.get(p.queue_manager, 0.0) + l * p.txn_per_unit
     for qm, rate in qm_rate.items():
         with np.errstate(divide="ignore", over="ignore"):
             tiny = (rate > 0) & ~np.isfinite(admin[qm] / np.where(rate > 0, rate, 1.0))
@@ -410,7 +410,7 @@ def _workload_results(workloads, profiles, lam, admin, cpu_unit, cpu_load, pools
         if p.queue_manager is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 cpu["MSTR"] = _out(np.where(qm_rate[p.queue_manager] > 0,
-                                            admin[p.queue_manager] / qm_rate[p.queue_manager], 0.0))
+                                            p.txn_per_unit * admin[p.queue_manager] / qm_rate[p.queue_manager], 0.0))
         cpu["total"] = _out(sum(np.asarray(v) for v in cpu.values()))
         delay = np.where(cpu_unit[i] > 0, cpu_wait, 0.0)
         reqs, card_ms = {}, {}
@@ -420,7 +420,7 @@ def _workload_results(workloads, profiles, lam, admin, cpu_unit, cpu_load, pools
             card_ms[pool] = float(np.dot(n, tt))
             pw = np.where(resources[pool].overloaded, np.nan, pools[pool]["wait_ms"])
             delay = delay + np.where(reqs[pool] > 0, reqs[pool] * pw, 0.0)
-        wl[w.name] = WorkloadResult(kind=w.kind, unit=RATE_UNITS[w.kind], rate=_out(lam[i]), cpu_us=cpu,
+        wl[w.name] = WorkloadResult(kind=w.kind, unit=p.unit or RATE_UNITS[w.kind], rate=_out(lam[i]), cpu_us=cpu,
                                     requests=reqs, card_ms=card_ms, queueing_ms=_out(delay),
                                     processors_busy=_out(cpu_load[i]))
     return wl

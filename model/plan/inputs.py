@@ -33,7 +33,7 @@ MAX_MONTHS = 1200.0
 # Each kind's arguments and their defaults (None: required).  Names as the Python functions name them.
 KIND_ARGUMENTS = {
     "ams": {"policy": None, "key_type": "RSA", "key_size": 2048, "message_kb": None, "key_reuse": None,
-            "recipients": 1, "queue_manager": "QM1"},
+            "recipients": 1, "queue_manager": "QM1", "flow": "request_reply"},
     "channel": {"mode": None, "cipher": None, "message_kb": None, "sslrkeyc": 0},
     "handshakes": {"cipher": None, "resumed_share": 0.0, "fips": False, "card_mode": None,
                    "sysplex_tickets": False, "cpu_us": None, "address_space": "TCPIP"},
@@ -161,7 +161,8 @@ class Workload:
     kind : {"ams", "channel", "handshakes", "channel_starts", "measured"}
     rate : float or array_like
         In the kind's unit (:data:`RATE_UNITS`): request/reply transactions per second for
-        ``ams`` and ``channel`` (the unit the AMS and channel cost models use), handshakes
+        ``ams`` and ``channel`` (the unit the AMS and channel cost models use; an ``ams`` workload
+        with ``flow = "one_way"`` counts messages per second, each put once and got once), handshakes
         per second (full and resumed), channel starts per second, or, for ``measured``,
         requests per second on its card (with ``exec_ms``) or units of work per second
         (with ``cpu_us``); >= 0.  ``measured`` with ``utilization`` takes no rate.

@@ -37,6 +37,8 @@ class Profile:
     mstr_per_s: float = 0.0  # MSTR administration, CPU µs per second of the workload's queue manager
     queue_manager: str | None = None
     util_form: bool = False  # a measured utilization: the "rate" is 1 unit that is the load
+    unit: str | None = None  # what the rate counts, where not the kind's (RATE_UNITS)
+    txn_per_unit: float = 1.0  # request/reply transactions per unit (a one-way message: half of one)
 
 
 def _no_cards():
@@ -71,16 +73,21 @@ def _ams_profile(w: Workload, system: System) -> Profile:
     if model.shape != ():
         raise PlanError(f"workload {w.name!r}: the kind's arguments take one value each (a scenario axis "
                         "is the rate, growth or months)")
+    # a one-way message is put (protected) once and got (unprotected) once: half a request/reply
+    # transaction of the model, whose two messages each have one put and one get
+    flow = choice(a["flow"], ("request_reply", "one_way"), w.name, "flow")
+    half = 0.5 if flow == "one_way" else 1.0
     req, t = model.card_requests()
     parts = model.cpu_parts_us()
     classes = {}
     for pool, card in CARD_POOLS.items():
         on = np.array([CARD_FUNCTIONS[f][0] == card for f in _FUNCTIONS])
-        classes[pool] = (req[on].astype(float), t[on].astype(float), tuple(f for f, o in zip(_FUNCTIONS, on) if o))
+        classes[pool] = (half * req[on].astype(float), t[on].astype(float),
+                         tuple(f for f, o in zip(_FUNCTIONS, on) if o))
     qm = str(a["queue_manager"]).strip() or "QM1"
-    return Profile(cpu_us={"application": float(parts["application"]), "AMSM": float(parts["AMSM"])},
-                    classes=classes, busy={p: 0.0 for p in CARD_POOLS}, mstr_per_s=float(parts["mstr_per_s"]),
-                    queue_manager=qm)
+    return Profile(cpu_us={"application": half * float(parts["application"]), "AMSM": half * float(parts["AMSM"])},
+                   classes=classes, busy={p: 0.0 for p in CARD_POOLS}, mstr_per_s=float(parts["mstr_per_s"]),
+                   queue_manager=qm, unit="messages/s" if half < 1 else None, txn_per_unit=half)
 
 
 def _channel_profile(w: Workload, system: System) -> Profile:
