@@ -136,14 +136,24 @@ class Calibration:
                                 "prior_sigma": PRIOR_SIGMA, "cost": self.cost}}
 
 
-def _number(path, line, column, text, lo=0.0):
+def _number(path, line, column, text, lo=0.0, hi=None):
     try:
         v = float(text)
     except ValueError:
         raise CalibrationError(f"{path} line {line}: {column} {text!r} is not a number") from None
-    if not math.isfinite(v) or v < lo:
-        raise CalibrationError(f"{path} line {line}: {column} {text!r} must be a finite number >= {lo:g}")
+    if not math.isfinite(v) or v < lo or (hi is not None and v > hi):
+        allowed = f"in [{lo:g}, {hi:g}]" if hi is not None else f">= {lo:g}"
+        raise CalibrationError(f"{path} line {line}: {column} {text!r} must be a finite number {allowed}")
     return v
+
+
+# What an RMF Crypto Hardware Activity line can hold: a card is busy at most 100% of the interval
+# (RMF caps the summary there; each by-function row of the second example in Sharkey's AMS key-size
+# blog stays below it too), and an EXEC TIME over a second or a rate over ten million requests a
+# second per card is a typing slip, not a Crypto Express (engineering limits of this tool).
+RMF_MAX_UTIL_PCT = 100.0
+RMF_MAX_EXEC_MS = 1000.0
+RMF_MAX_RATE = 1e7
 
 
 def read_rmf_crypto(path) -> list[RmfRow]:
@@ -205,9 +215,9 @@ def rmf_rows(records, path: str) -> list[RmfRow]:
                 raise CalibrationError(f"{path} line {line}: KEY {r['KEY']!r} is not an RSA key length RMF "
                                        f"reports ({', '.join(map(str, _RSA_KEYS))})")
             key = int(k)
-        rate = _number(path, line, "RATE", r["RATE"])
-        exec_ms = _number(path, line, "EXEC TIME", r["EXEC TIME"])
-        util = _number(path, line, "UTIL%", r["UTIL%"])
+        rate = _number(path, line, "RATE", r["RATE"], hi=RMF_MAX_RATE)
+        exec_ms = _number(path, line, "EXEC TIME", r["EXEC TIME"], hi=RMF_MAX_EXEC_MS)
+        util = _number(path, line, "UTIL%", r["UTIL%"], hi=RMF_MAX_UTIL_PCT)
         if exec_ms == 0 and rate > 0:
             raise CalibrationError(f"{path} line {line}: EXEC TIME 0 with RATE {rate:g}: a card that serves "
                                    "requests takes time")

@@ -116,7 +116,7 @@ def test_one_key_length_does_not_identify_an_exponent(tmp_path):
     (HEADER + "CEX8C,1,ME,2048,1,0.5,1\n", "ME rows belong to accelerators"),
     (HEADER + "CEX8A,1,ME,2000,1,0.5,1\n", "KEY '2000' is not an RSA key length"),
     (HEADER + "CEX8A,1,ME,2048,1,abc,1\n", "EXEC TIME 'abc' is not a number"),
-    (HEADER + "CEX8A,1,ME,2048,-1,0.5,1\n", "RATE '-1' must be a finite number >= 0"),
+    (HEADER + "CEX8A,1,ME,2048,-1,0.5,1\n", r"RATE '-1' must be a finite number in \[0, 1e\+07\]"),
     (HEADER + "CEX8A,1,SIGN,,1,0.5,1\n", "FUNCTION 'SIGN' is not one of TOTAL, ME, CRT"),
     (HEADER, "no report lines"),
 ])
