@@ -495,6 +495,7 @@ def test_site_tables_with_a_huge_field_or_absurd_numbers_are_refused(tmp_path):
         assert res.exit_code == 2 and fragment in res.output, res.output
     assert not (tmp_path / "x.json").exists()
     # an RMF line beyond what a card can report: refused naming the line, not an absurd parameter file
+    # (a TOTAL line's UTIL% is capped at 100 by RMF; by-function rows may sum past it)
     for cells, fragment in (("1,1e308,21.0", "EXEC TIME '1e308' must be a finite number in [0, 1000]"),
                             ("352.3,0.596,1e308", "UTIL% '1e308' must be a finite number in [0, 100]"),
                             ("1e300,0.596,21.0", "RATE '1e300' must be a finite number in [0, 1e+07]")):
