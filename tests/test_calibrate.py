@@ -165,7 +165,7 @@ def test_readme_worked_calibration(tmp_path, params_file):
     from cryptoplan.workbook.recalculation import recalc
     from cryptoplan.workbook.template import write_template
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "calibration.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- rmf-example:start -->\n```csv\n(.*?)```\n<!-- rmf-example:end -->", readme, re.S)
     assert block, "the README's RMF example block is missing"
     rmf = tmp_path / "rmf.csv"
@@ -270,7 +270,7 @@ def test_readme_cpu_example(tmp_path):
     """The README's measured-CPU example runs and prints the numbers the README quotes."""
     import re
     from pathlib import Path
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "calibration.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- cpu-example:start -->\n```csv\n(.*?)```\n<!-- cpu-example:end -->", readme, re.S)
     assert block, "the README's CPU example block is missing"
     (tmp_path / "cpu.csv").write_text(block.group(1), encoding="utf-8")

@@ -175,7 +175,7 @@ def fit(figures_path, out_path, report_dir, force, check):
 @click.option("--rmf", "rmf_path", type=click.Path(dir_okay=False),
               help="The RMF Crypto Hardware Activity report's lines: the template's Site RMF sheet "
                    "(an .xlsx), or a CSV with the columns TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL% "
-                   "(see the README).")
+                   "(see docs/calibration.md).")
 @click.option("--cpu", "cpu_path", type=click.Path(dir_okay=False),
               help="CSV of measured CPU per transaction by address space (RMF Workload Activity APPL%), "
                    "columns WORKLOAD,SETTING,CIPHER,KEY,KEY REUSE,MESSAGE KB,ADDRESS SPACE,RATE,APPL%.")
