@@ -34,7 +34,7 @@ from cryptoplan.workbook.cli import main
 # function reference.  _xlfn. marks functions newer than Excel 2007 in the file format.
 BUILTINS = {"IF": (2, 3), "ISNUMBER": (1, 1), "ISBLANK": (1, 1), "AND": (1, 255), "OR": (1, 255), "LEFT": (1, 2),
             "NA": (0, 0), "IFERROR": (2, 2), "ERROR.TYPE": (1, 1), "MAX": (1, 255), "N": (1, 1),
-            "_xlfn.POISSON.DIST": (3, 3)}
+            "_xlfn.POISSON.DIST": (3, 3), "TEXT": (2, 2)}
 UDFS = {f.name: (sum(a.required for a in f.args), len(f.args)) for f in CATALOG}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z0-9_\-]+)!)?\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?$")
 BRIEF_NAMES = ["TxRate", "MessageKB", "Policy", "KeyType", "KeySize", "KeyReuse", "Requesters",
@@ -334,9 +334,9 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
         assert str(rows[label].value).startswith("="), label
     assert '"AMSM",Platform,' + pf + ')' in rows["  AMSM (asymmetric operations)"].value
     assert rows["  AMSM (asymmetric operations)"].value.startswith("=AMS_COST_AT_RATE_US(TxRate,")
-    # the last column repeats error text so that the whole message can overflow and be read
+    # the message column repeats error text in full, wrapped (the Function column E is not printed)
     r = rows["Most the requesters reach"].row
-    assert ws.cell(r, 5).value == f'=IF(ISNUMBER(B{r}),"",B{r})'
+    assert ws.cell(r, 4).value == f'=IF(ISNUMBER(B{r}),"",B{r})'
     assert rows["Most the requesters reach"].number_format == template.F_TPS
     assert rows["Accelerator utilization (RMF summary)"].number_format == "0.0%"
     assert "ms" in rows["Accelerator queueing delay per transaction"].number_format
@@ -436,7 +436,8 @@ def test_whatif_chart_columns_are_gaps_for_errors(path):
     ({"Coprocessors": 65}, "see the errors above"),
     ({"Accelerators": 0}, "see the errors above"),
     # one coprocessor cannot carry 3000 txn/s (its utilization is the #NUM! of overload)
-    ({"Coprocessors": 1, "TxRate": 3000}, "add cards: installed < required"),
+    # ... and the verdict says how many to add (required at 3000 txn/s, from the model, minus 1)
+    ({"Coprocessors": 1, "TxRate": 3000}, "overloaded: add {} coprocessor{}"),
 ])
 def test_verdict_judges_only_installed_counts_the_model_accepts(path, inputs, verdict):
     """A user's finding: Coprocessors=65 errored in the utilization cells while the verdict said
@@ -449,11 +450,13 @@ def test_verdict_judges_only_installed_counts_the_model_accepts(path, inputs, ve
     eng.evaluate()
     ws = openpyxl.load_workbook(path)["Results"]
     row = {ws.cell(r, 1).value: r for r in range(5, ws.max_row + 1)}
-    assert eng.value(f"Results!B{row['Verdict for the installed cards']}").element(0) == verdict
     if "TxRate" in inputs:
         d = template.input_defaults()
-        assert model.coprocessors_required(3000, d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"],
-                                           None, d["MaxUtilization"], None, d["Recipients"]) > 1
+        need = model.coprocessors_required(3000, d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"],
+                                           None, d["MaxUtilization"], None, d["Recipients"])
+        assert need > 1
+        verdict = verdict.format(need - 1, "s" if need - 1 > 1 else "")
+    assert eng.value(f"Results!B{row['Verdict for the installed cards']}").element(0) == verdict
 
 
 def test_check_sheet_uses_native_poisson(wb):
@@ -547,3 +550,23 @@ def test_cli_writes_new_file(tmp_path):
     assert f"wrote {out}" in r.output
     assert openpyxl.load_workbook(out).sheetnames[0] == "Guide"
     assert Path(out).stat().st_size > 10_000
+
+
+def test_results_prints_as_one_landscape_page_a_manager_can_read(path):
+    """Issue 33: Results fits one landscape page, restates the scenario, and the internal
+    Function column is not printed (it sits right of the print area)."""
+    ws = openpyxl.load_workbook(path)["Results"]
+    assert ws.page_setup.orientation == "landscape"
+    assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToHeight == 1
+    assert ws.page_setup.fitToWidth == 1
+    area = str(ws.print_area).replace("$", "")
+    assert area.split(":")[1].startswith("D"), area
+    assert [ws.cell(4, c).value for c in range(1, 6)] == ["Result", "Value", "What it means", "Message (if any)",
+                                                          "Function"]
+    # printed width in characters: the fit-to-page scale stays readable (>= ~70% on A4 landscape)
+    assert sum(ws.column_dimensions[c].width for c in "ABCD") <= 190
+    assert ws["A3"].value == "Scenario" and "TxRate" in ws["B3"].value and "Coprocessors" in ws["B3"].value
+    rows = [ws.cell(r, 1).value for r in range(5, ws.max_row + 1)]
+    # what is always computable leads: the counts required come before the installed cards' utilization
+    assert rows.index("Accelerators required") < rows.index("Accelerator utilization (RMF summary)")
+    assert rows.index("Coprocessor utilization at the required count") < rows.index("Verdict for the installed cards")

@@ -3,7 +3,7 @@
 The workbook is written with openpyxl.  Every result is a formula calling a
 cryptoplan Excel function (:mod:`cryptoplan.addin.udfs`) over the named input cells, so
 it recalculates in Windows Excel once the functions are imported through the
-xlwings add-in (README, "Excel on Windows").  Sheets:
+xlwings add-in (docs/spreadsheets.md, "Excel on Windows").  Sheets:
 
 ``Guide``        how to use the workbook, what the error texts mean
 ``Inputs``       named, validated input cells (Excel's "Input" style)
@@ -387,7 +387,7 @@ def _guide(b: _Builder):
          "what does a transaction cost in CPU, how busy are the Crypto Express cards and how "
          "many are needed to stay under the utilization and queueing-delay targets?"),
         ("1. Enable the functions", "Windows Excel with the xlwings add-in and cryptoplan "
-         "installed (README, section 'Excel on Windows'). Save this file as .xlsm "
+         "installed (docs/spreadsheets.md, 'Excel on Windows'). Save this file as .xlsm "
          "(macro-enabled); in the VBA editor (Alt+F11) tick xlwings under Tools > References; "
          "click Import Functions in the xlwings ribbon (the sheet xlwings.conf already names the "
          "module cryptoplan.addin.udfs); press Ctrl+Alt+F9 to recalculate everything. #NAME? in a result "
@@ -409,7 +409,7 @@ def _guide(b: _Builder):
          "functions pass them on unchanged. Test with ISNUMBER(); charts use "
          "IF(ISNUMBER(x),x,NA()) so that failures show as gaps, not zeros."),
         ("Without Windows Excel", "Use the batch recalculation command 'cryptoplan recalc' "
-         "(README) on this file, or call the same functions from Python: "
+         "(docs/batch.md) on this file, or call the same functions from Python: "
          "'from cryptoplan.addin.udfs import ERLANGC'."),
         ("Units", "Rates per second, times in ms or µs (CPU microseconds per transaction), "
          "message sizes in KB (1 MB = 1024 KB), key sizes in bits. The unit is part of each "
@@ -511,10 +511,16 @@ def _results(b: _Builder):
     ws = b.wb.create_sheet("Results")
     ws["A1"] = "Results at the inputs"
     ws["A1"].font = _TITLE
-    ws["A2"] = ("Every value is a cryptoplan function over the named inputs (column C shows "
-                "which). Text starting with #VALUE! or #NUM! explains what is wrong.")
+    ws["A2"] = ("Every value is a cryptoplan function over the named inputs of the Inputs sheet (column E, "
+                "not printed, names it). A message says what is wrong and how many cards would carry the rate.")
     ws["A2"].font = _NOTE
-    _header_row(ws, 4, ["Result", "Value", "Function", "What it means", "Message (if any)"])
+    ws["A3"] = "Scenario"
+    ws["A3"].font = Font(bold=True)
+    b.native(ws, "B3", '=TEXT(TxRate,"#,##0")&" txn/s, "&Policy&", "&KeyType&" "&KeySize&"-bit, "'
+                       '&MessageKB&" KB; installed "&Coprocessors&" coprocessors, "&Accelerators'
+                       '&" accelerators, "&Processors&" CPs; target "&TEXT(MaxUtilization,"0%")')
+    ws["B3"].font = Font(bold=True)
+    _header_row(ws, 4, ["Result", "Value", "What it means", "Message (if any)", "Function"])
     n = _Name
     req = (n("Requesters"), n("Coprocessors"), n("Accelerators"), n("Recipients"))
     rows = [
@@ -534,26 +540,33 @@ def _results(b: _Builder):
         ("Processors required at TxRate", "PROCESSORS_REQUIRED",
          (n("TxRate"), *_AMS, n("MaxUtilization"), n("Recipients"), n("Platform")), F_CPS,
          "Fewest CPs within MaxUtilization for the AMS work (compare with Processors)."),
-        ("Accelerator utilization (RMF summary)", "CARD_UTILIZATION",
-         (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_PCT,
-         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
-        ("Coprocessor utilization (RMF summary)", "CARD_UTILIZATION",
-         (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_PCT,
-         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
-        ("Accelerator queueing delay per transaction", "CRYPTO_WAIT_MS",
-         (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_MS,
-         "Mean wait for the accelerators, summed over a transaction's requests (M/G/c, the ME/CRT mix)."),
-        ("Coprocessor queueing delay per transaction", "CRYPTO_WAIT_MS",
-         (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_MS,
-         "Mean wait for the coprocessors, summed over a transaction's requests (M/G/c)."),
         ("Accelerators required", "ACCELERATORS_REQUIRED",
          (n("TxRate"), *_AMS, n("MaxUtilization"), n("MaxWaitMs"), n("Recipients")), F_CARDS,
          "Fewest accelerators within MaxUtilization (and MaxWaitMs if given)."),
         ("Coprocessors required", "COPROCESSORS_REQUIRED",
          (n("TxRate"), *_AMS, n("MaxUtilization"), n("MaxWaitMs"), n("Recipients")), F_CARDS,
          "Fewest coprocessors within MaxUtilization (and MaxWaitMs if given)."),
-        ("bottleneck",),
+        ("Accelerator utilization at the required count", "CARD_UTILIZATION",
+         (n("TxRate"), *_AMS, "accelerator", _Cell("IF(ISNUMBER(B{acc_req}),MAX(1,B{acc_req}),B{acc_req})"), n("Recipients")), F_PCT,
+         "RMF summary utilization with the accelerators required above: always within the target."),
+        ("Coprocessor utilization at the required count", "CARD_UTILIZATION",
+         (n("TxRate"), *_AMS, "coprocessor", _Cell("IF(ISNUMBER(B{cop_req}),MAX(1,B{cop_req}),B{cop_req})"), n("Recipients")), F_PCT,
+         "RMF summary utilization with the coprocessors required above."),
+        ("section", "The installed cards (Coprocessors, Accelerators)"),
+        ("Accelerator utilization (RMF summary)", "CARD_UTILIZATION",
+         (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_PCT,
+         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
+        ("Coprocessor utilization (RMF summary)", "CARD_UTILIZATION",
+         (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_PCT,
+         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
         ("verdict",),
+        ("Accelerator queueing delay per transaction", "CRYPTO_WAIT_MS",
+         (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_MS,
+         "Mean wait for the accelerators, summed over a transaction's requests (M/G/c, the ME/CRT mix)."),
+        ("Coprocessor queueing delay per transaction", "CRYPTO_WAIT_MS",
+         (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_MS,
+         "Mean wait for the coprocessors, summed over a transaction's requests (M/G/c)."),
+        ("bottleneck",),
         ("section", "MQ AMS with Requesters in a closed loop"),
         ("Most the requesters reach", "AMS_THROUGHPUT", (*_AMS, *req, n("Processors"), n("Platform")), F_TPS,
          "Requesters each with one request/reply outstanding; capped by CPs and cards (MVA)."),
@@ -610,8 +623,8 @@ def _results(b: _Builder):
                        f'"see the errors above")))')
             ws.cell(row, 1, "Bottleneck at TxRate (busiest card type)")
             b.native(ws, f"B{row}", formula)
-            ws.cell(row, 3, "native formula")
-            ws.cell(row, 4, "The card type with the higher utilization.")
+            ws.cell(row, 5, "native formula").font = _NOTE
+            ws.cell(row, 3, "The installed card type with the higher utilization.")
             row += 1
             continue
         if spec[0] == "verdict":
@@ -621,35 +634,61 @@ def _results(b: _Builder):
             ra, rc = where["Accelerators required"], where["Coprocessors required"]
             ua, uc = where["Accelerator utilization (RMF summary)"], where["Coprocessor utilization (RMF summary)"]
             judged = ",".join(f"OR(ISNUMBER({u}),{_saturated(u)})" for u in (ua, uc))
+            # "overloaded: add 2 accelerators and 1 coprocessor": how many, not only that
+            add_a, add_c = f"({ra}-Accelerators)", f"({rc}-Coprocessors)"
+            add = (f'"overloaded: add "&IF({ra}>Accelerators,{add_a}&" accelerator"&IF({add_a}>1,"s",""),"")'
+                   f'&IF(AND({ra}>Accelerators,{rc}>Coprocessors)," and ","")'
+                   f'&IF({rc}>Coprocessors,{add_c}&" coprocessor"&IF({add_c}>1,"s",""),"")')
             formula = (f'=IF(AND(ISNUMBER({ra}),ISNUMBER({rc}),{judged}),IF(AND({ra}<=Accelerators,'
                        f'{rc}<=Coprocessors),"installed cards meet the targets",'
-                       f'"add cards: installed < required"),"see the errors above")')
+                       f'{add}),"see the errors above")')
             ws.cell(row, 1, "Verdict for the installed cards")
             b.native(ws, f"B{row}", formula)
-            ws.cell(row, 3, "native formula")
-            ws.cell(row, 4, "Compares the required counts with Coprocessors and Accelerators "
+            ws.cell(row, 5, "native formula").font = _NOTE
+            ws.cell(row, 3, "Compares the required counts with Coprocessors and Accelerators "
                             "(once the model accepts the installed counts).")
             row += 1
             continue
         label, fname, args, fmt, note = spec
+        refs = {k: where[v][1:] for k, v in (("acc_req", "Accelerators required"),
+                                             ("cop_req", "Coprocessors required")) if v in where}
+        args = tuple(_Cell(a.format(**refs)) if isinstance(a, _Cell) else a for a in args)
         ws.cell(row, 1, label)
         b.udf(ws, f"B{row}", fname, *args, number_format=fmt)
-        ws.cell(row, 3, fname).font = _NOTE
-        ws.cell(row, 4, note)
-        # The last column repeats error text in full: text in the last used column
-        # overflows into the empty cells to its right, so the whole message is readable
-        # (Excel does not re-fit row heights when a formula result changes, so wrapping
-        # the value cell would not show it).
-        b.native(ws, f"E{row}", f'=IF(ISNUMBER(B{row}),"",B{row})')
-        ws.cell(row, 5).font = Font(color="9C0006")
+        ws.cell(row, 5, fname).font = _NOTE
+        ws.cell(row, 3, note)
+        # The message column repeats error text in full, wrapped in its printed width (the
+        # value cell shows its start; the Function column right of it is not printed).
+        b.native(ws, f"D{row}", f'=IF(ISNUMBER(B{row}),"",B{row})')
+        ws.cell(row, 4).font = Font(color="9C0006", size=9)
+        ws.cell(row, 4).alignment = Alignment(wrap_text=True, vertical="top")
         where.setdefault(label, f"B{row}")
         row += 1
     for r in range(5, row):
         if ws.cell(r, 2).value is not None:
             ws.cell(r, 2).font = Font(bold=True)
-    _widths(ws, {"A": 46, "B": 30, "C": 26, "D": 78, "E": 60})
+    # Row heights are set, not left to the application: a wrapped note or message needs its
+    # lines (LibreOffice and Excel do not re-fit a row when a formula's text changes).  Rows whose
+    # installed-card value may be an overload message get three lines for it.
+    widths = {"A": 44, "B": 28, "C": 62, "D": 48, "E": 26}
+    for r in range(5, row):
+        for c in (1, 2, 3):
+            ws.cell(r, c).alignment = Alignment(wrap_text=c == 3 or None, vertical="top")
+        note = str(ws.cell(r, 3).value or "")
+        lines = max(1, -(-len(note) * 4 // (widths["C"] * 5)))      # ~1.25 characters per width unit
+        if ws.cell(r, 5).value in ("CARD_UTILIZATION", "CRYPTO_WAIT_MS") and "installed" not in note \
+                and r > int(where.get("Coprocessor utilization at the required count", "B0")[1:]):
+            lines = max(lines, 3)
+        if ws.cell(r, 1).value == "Verdict for the installed cards":
+            ws.cell(r, 2).alignment = Alignment(wrap_text=True, vertical="top")
+            lines = max(lines, 2)
+        if lines > 1:
+            ws.row_dimensions[r].height = 13.5 * lines
+    _widths(ws, widths)
     ws.freeze_panes = "A5"
-    _page(ws, f"A1:E{row - 1}")     # the message column prints too
+    # A manager's page: one landscape page, the internal Function column (E) not printed
+    _page(ws, f"A1:D{row - 1}")
+    ws.page_setup.fitToHeight = 1
 
 
 # ------------------------------------------------------------------ the whole system
@@ -1146,7 +1185,7 @@ def _site_rmf(b: _Builder):
              "ME / CRT for an accelerator's RSA lines (KEY = their key length), RATE per second, EXEC TIME in "
              "ms, UTIL% in percent.",
              "Then, in a terminal: cryptoplan calibrate --rmf <this workbook> --out site-params.json, and "
-             "recalculate with CRYPTOPLAN_PARAMS=site-params.json: the card times become yours (the README "
+             "recalculate with CRYPTOPLAN_PARAMS=site-params.json: the card times become yours (docs/calibration.md "
              "shows a worked example).")
     for r, text in enumerate(notes, 2):
         cell = ws.cell(r, 1, text)
