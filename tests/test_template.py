@@ -570,3 +570,28 @@ def test_results_prints_as_one_landscape_page_a_manager_can_read(path):
     # what is always computable leads: the counts required come before the installed cards' utilization
     assert rows.index("Accelerators required") < rows.index("Accelerator utilization (RMF summary)")
     assert rows.index("Coprocessor utilization at the required count") < rows.index("Verdict for the installed cards")
+
+
+def test_printed_sheets_keep_to_their_tables(path):
+    """Issue 33, as printed through LibreOffice: What-if's chart-feeding columns I-L and their
+    label stay out of the print area, the Check sheet's subtitle wraps within its printed
+    columns, the xlwings.conf sheet prints as one page, and the Calibration chart ends above
+    its table's header row (default row height 15 pt)."""
+    wb = openpyxl.load_workbook(path)
+    whatif = wb["What-if"]
+    assert str(whatif.print_area).replace("$", "").split("!")[-1].split(":")[1].startswith("H")
+    assert all(whatif.cell(r, c).value is None for r in range(3, 7) for c in range(7, 9)), "helper text in G-H"
+    check = wb["Check"]
+    assert "A2:G2" in {str(m) for m in check.merged_cells.ranges} and check["A2"].alignment.wrap_text
+    conf = wb["xlwings.conf"]
+    assert str(conf.print_area).replace("$", "").endswith("A1:D1") and conf["D1"].alignment.wrap_text
+    cal = wb["Calibration"]
+    chart = cal._charts[0]
+    top = chart.anchor._from.row + 1                       # 1-based first row under the chart
+    header = next(r for r in range(top, 60) if str(cal.cell(r, 1).value or "").startswith("=MODEL_FIGURES")
+                  or type(cal.cell(r, 1).value).__name__ == "ArrayFormula")
+    room_cm = sum((cal.row_dimensions[r].height or 15) for r in range(top, header)) * 2.54 / 72
+    assert chart.height < room_cm, (chart.height, room_cm)
+    for name in ("relative_error", "within_tolerance"):     # header words are not broken mid-word
+        letter = openpyxl.utils.get_column_letter(template._CATALOG["MODEL_FIGURES"].columns.index(name) + 1)
+        assert cal.column_dimensions[letter].width >= len(name) - 1

@@ -952,8 +952,9 @@ def _titled_sheet(b: _Builder, name: str, title: str, note: str, note_to: str):
 def _whatif(b: _Builder):
     ws = _titled_sheet(b, "What-if", "What-if: transaction rate and key size",
                        "Other inputs come from the Inputs sheet. The first table grows the rate up to what the "
-                       "installed cards carry; the second counts the cards needed beyond it. Columns I-L feed "
-                       "the charts (#N/A where a result is an error: a gap, not a zero).", "L")
+                       "installed cards carry; the second counts the cards needed beyond it. Columns I-L (not "
+                       "printed) feed the charts (#N/A where a result is an error: a gap, not a zero).", "H")
+    ws.row_dimensions[2].height = 42       # three lines within the printed columns A-H
     n = _Name
     ams = _AMS
     # --- installed cards up to their limit --------------------------------
@@ -970,8 +971,8 @@ def _whatif(b: _Builder):
     ws["C5"].font = Font(bold=True)
     ws["D5"] = "the busier card type at 100% (RMF summary)"
     ws["D5"].font = _NOTE
-    ws["H5"] = "at 1 txn/s:"
-    ws["H5"].font = _SERIES
+    ws["I4"] = "Chart data (not printed); row 5: utilization at 1 txn/s"
+    ws["I4"].font = _SERIES
     heads = ["Transaction rate", "Share of the limit", "Accelerator utilization",
              "Coprocessor utilization", "Accelerator delay per txn", "Coprocessor delay per txn"]
     _header_row(ws, 6, heads)
@@ -1050,7 +1051,7 @@ def _whatif(b: _Builder):
     for r in (6, g0 + 1, k0 + 1):
         ws.row_dimensions[r].height = 30
     ws.freeze_panes = "A4"
-    _page(ws, f"A1:L{anchor + 30}", landscape=False)
+    _page(ws, f"A1:H{anchor + 30}", landscape=False)     # columns I-L only feed the charts
     ws.page_setup.fitToHeight = 1  # one page: the PNG rendering and a printout
 
 
@@ -1079,7 +1080,7 @@ def _calibration(b: _Builder):
         cell.alignment = Alignment(wrap_text=True, vertical="center")
     first, last = top + 1, top + len(ids)
     widths = {"source": 24, "quantity": 18, "conditions": 30, "unit": 12, "published": 12, "model": 12,
-              "relative_error": 11, "within_tolerance": 11, "reason": 64, "id": 30}
+              "relative_error": 14, "within_tolerance": 17, "reason": 64, "id": 30}
     _widths(ws, {col[k]: w for k, w in widths.items()})
     for name, fmt in (("published", "General"), ("model", "0.0000"), ("relative_error", "0.0%")):
         for r in range(first, last + 1):
@@ -1117,7 +1118,7 @@ def _calibration(b: _Builder):
     ch.title = "Model vs published (each point one figure, in its own unit)"
     ch.style = 2
     ch.x_axis.title, ch.y_axis.title = "published", "model"
-    ch.height, ch.width = 10.0, 26.0
+    ch.height, ch.width = 8.5, 26.0          # within rows 4-21: above the table's header row, legend included
     ch.display_blanks = "gap"
     xs = Reference(ws, min_col=len(fig.columns) + 2, min_row=first, max_row=last)
     pts = Series(Reference(ws, min_col=len(fig.columns) + 3, min_row=first, max_row=last), xs, title="figures")
@@ -1227,7 +1228,9 @@ def _check(b: _Builder):
     ws["A2"] = ("Erlang B = POISSON.DIST(c,A,FALSE)/POISSON.DIST(c,A,TRUE); "
                 "Erlang C = B/(1-(A/c)(1-B)). The difference column should be ~1e-12 "
                 "when the add-in is loaded.")
-    ws["A2"].font = _NOTE
+    ws["A2"].font, ws["A2"].alignment = _NOTE, _WRAP
+    ws.merge_cells("A2:G2")                 # wrapped within the printed columns, not cut at the page edge
+    ws.row_dimensions[2].height = 30
     _header_row(ws, 4, ["Traffic A (erlangs)", "Servers c", "Utilization A/c",
                         "Erlang B (native)", "Erlang C (native)", "ERLANGC (add-in)",
                         "Add-in minus native"])
@@ -1259,8 +1262,10 @@ def _xlwings_conf_sheet(b: _Builder):
     ws["A1"], ws["B1"] = "UDF MODULES", "cryptoplan.addin.udfs"
     ws["D1"] = ("Read by the xlwings add-in (Import Functions): the Python module with the "
                 "cryptoplan functions. Keys in column A, values in column B, no blank rows.")
-    ws["D1"].font = _NOTE
-    _widths(ws, {"A": 16, "B": 16, "D": 100})
+    ws["D1"].font, ws["D1"].alignment = _NOTE, _WRAP
+    ws.row_dimensions[1].height = 45
+    _widths(ws, {"A": 16, "B": 24, "D": 60})
+    _page(ws, "A1:D1")                      # one page, not three nearly empty ones
 
 
 def build_workbook():
