@@ -236,6 +236,9 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
         raise click.UsageError(str(exc)) from None
     text = _calibration_text(cal, smf)
     click.echo(text, nl=False)
+    for c in cal.consistency:
+        if c.get("disagrees"):
+            click.echo(C.consistency_warning(c, rmf_path), err=True)
     F.write_params(cal.document(), out_path)
     click.echo(f"wrote {out_path}  (use it: CRYPTOPLAN_PARAMS={out_path})")
     if report_dir:
@@ -295,7 +298,7 @@ def _calibration_text(cal, smf=None) -> str:
         out.append("RMF's own identity UTIL% = RATE x EXEC TIME (card lines):")
         for c in cal.consistency:
             out.append(f"  line {c['line']} {c['card']}: UTIL% {c['util_pct']:.1f}, RATE x EXEC TIME "
-                       f"{c['rate_x_exec_pct']:.1f}%")
+                       f"{c['rate_x_exec_pct']:.1f}%" + ("  <- disagree: check this line" if c.get("disagrees") else ""))
     if smf is not None:
         out.append("channel-initiator task statistics (SMF 115), per queue manager and task type:")
         out.append(f"  {'QMGR':5s} {'TASK':10s} {'INTERVALS':>9s} {'TASKS':>5s} {'REQ/S':>8s} {'CPU US/REQ':>10s} "
