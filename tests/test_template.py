@@ -34,7 +34,7 @@ from cryptoplan.workbook.cli import main
 # function reference.  _xlfn. marks functions newer than Excel 2007 in the file format.
 BUILTINS = {"IF": (2, 3), "ISNUMBER": (1, 1), "ISBLANK": (1, 1), "AND": (1, 255), "OR": (1, 255), "LEFT": (1, 2),
             "NA": (0, 0), "IFERROR": (2, 2), "ERROR.TYPE": (1, 1), "MAX": (1, 255), "N": (1, 1),
-            "_xlfn.POISSON.DIST": (3, 3), "TEXT": (2, 2)}
+            "_xlfn.POISSON.DIST": (3, 3), "TEXT": (2, 2), "ISLOGICAL": (1, 1)}
 UDFS = {f.name: (sum(a.required for a in f.args), len(f.args)) for f in CATALOG}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z0-9_\-]+)!)?\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?$")
 BRIEF_NAMES = ["TxRate", "MessageKB", "Policy", "KeyType", "KeySize", "KeyReuse", "Requesters",
@@ -87,8 +87,8 @@ def calls(formula: str):
 
 def test_sheets(wb):
     assert wb.sheetnames == ["Guide", "Inputs", "Results", "Workloads", "Plan", "What-if", "Calibration", "Parameters",
-                             "Site RMF", "Check", "xlwings.conf", "Lists"]
-    assert wb["Lists"].sheet_state == "hidden"
+                             "Site RMF", "Check", "xlwings.conf", "Tables", "Lists"]
+    assert wb["Lists"].sheet_state == "hidden" and wb["Tables"].sheet_state == "hidden"
     assert wb.active.title == "Inputs"
 
 
@@ -485,14 +485,30 @@ def test_xlwings_conf_sheet(wb):
     assert ws["A2"].value is None    # xlwings reads column A down to the first blank
 
 
+def _spill_of(wb, sheet, coord):
+    """The spilling formula on the hidden Tables sheet that a shown table cell references."""
+    ref = re.fullmatch(r'=(?:IFERROR\()?IF\(ISBLANK\((Tables!([A-Z]+)(\d+))\),"",IF\(ISLOGICAL\(\1\),N\(\1\),\1\)\)(?:,""\))?',
+                       wb[sheet][coord].value)
+    assert ref, f"{sheet}!{coord} is not a plain reference to the Tables sheet: {wb[sheet][coord].value}"
+    return ref.group(2), int(ref.group(3))
+
+
 def test_calibration_is_dynamic_array(path, wb):
+    """The table functions spill on the hidden Tables sheet; the shown tables are plain
+    references (LibreOffice recomputes array formulas on load: issue 33's #NAME?)."""
     for sheet, coord, name in (("Calibration", "A22", "MODEL_FIGURES"), ("Parameters", "A4", "MODEL_PARAMETERS")):
-        v = wb[sheet][coord].value
+        col, row = _spill_of(wb, sheet, coord)
+        v = wb["Tables"][f"{col}{row}"].value
         # the ParamsFile input selects the parameter file the tables show (and validates it)
         assert isinstance(v, ArrayFormula) and v.text == f"={name}({_blank_as_empty('ParamsFile')})"
         rows = len(getattr(model, name.lower())()) + 1
+        assert int(re.search(r"(\d+)$", v.ref).group(1)) == row + rows - 1   # sized to the table
+        width = len(template._CATALOG[name].columns)
         top = int(coord[1:])
-        assert int(re.search(r"(\d+)$", v.ref).group(1)) == top + rows - 1   # sized to the table
+        assert _spill_of(wb, sheet, f"{openpyxl.utils.get_column_letter(width)}{top + rows - 1}") == \
+            (openpyxl.utils.get_column_letter(width), row + rows - 1)     # every cell of the table shown
+        assert not any(isinstance(c.value, ArrayFormula) for r in wb[sheet].iter_rows() for c in r
+                       if c.value is not None and "MODEL_" in str(getattr(c.value, "text", "")))
     with zipfile.ZipFile(path) as z:
         meta = z.read("xl/metadata.xml").decode()
         ct = z.read("[Content_Types].xml").decode()
@@ -501,8 +517,8 @@ def test_calibration_is_dynamic_array(path, wb):
     assert 'name="XLDAPR"' in meta and 'fDynamic="1"' in meta
     assert 'PartName="/xl/metadata.xml"' in ct
     assert 'relationships/sheetMetadata" Target="metadata.xml"' in rels
-    cm_cells = [m for x in sheets.values() for m in re.findall(r'<c r="([A-Z]+\d+)" cm="1"', x)]
-    assert sorted(cm_cells) == ["A14", "A22", "A4", "A8"]    # Plan's two tables, Calibration, Parameters
+    cm_cells = [(n, m) for n, x in sheets.items() for m in re.findall(r'<c r="([A-Z]+\d+)" cm="1"', x)]
+    assert len(cm_cells) == 4 and len({n for n, _ in cm_cells}) == 1   # Plan's two, Calibration, Parameters: on Tables
 
 
 def test_calibration_sources_and_chart(wb):
@@ -588,8 +604,7 @@ def test_printed_sheets_keep_to_their_tables(path):
     cal = wb["Calibration"]
     chart = cal._charts[0]
     top = chart.anchor._from.row + 1                       # 1-based first row under the chart
-    header = next(r for r in range(top, 60) if str(cal.cell(r, 1).value or "").startswith("=MODEL_FIGURES")
-                  or type(cal.cell(r, 1).value).__name__ == "ArrayFormula")
+    header = next(r for r in range(top, 60) if "Tables!" in str(cal.cell(r, 1).value or ""))
     room_cm = sum((cal.row_dimensions[r].height or 15) for r in range(top, header)) * 2.54 / 72
     assert chart.height < room_cm, (chart.height, room_cm)
     for name in ("relative_error", "within_tolerance"):     # header words are not broken mid-word

@@ -109,10 +109,10 @@ def test_chart_png_rendered(soffice, tmp_path):
                                   str(tmp_path / "png")])
     assert r.exit_code == 0, r.output
     pngs = sorted((tmp_path / "png").glob("*.png"))
-    assert [p.name for p in pngs] == ["calibration.png", "what-if.png"]
+    assert [p.name for p in pngs] == ["calibration.png", "plan.png", "what-if.png"]   # the chart sheets
     for png in pngs:
         assert f"wrote {png}" in r.output
-        assert (r.output.index("rendering What-if, Calibration with headless LibreOffice")
+        assert (r.output.index("rendering Plan, What-if, Calibration with headless LibreOffice")
                 < r.output.index(f"wrote {png}"))
         assert png.stat().st_size > 30_000
         width, height, rows = _read_png(png)
@@ -120,13 +120,41 @@ def test_chart_png_rendered(soffice, tmp_path):
         # Non-trivial: the chart lines and markers are drawn in saturated colours (blue, red)
         # that nothing else on the sheet uses, measured with the default inputs: about 3000
         # such pixels on What-if (four charts), 1150 on Calibration (one chart on a page
-        # scaled to the table's width; its red FALSE texts add a few dozen); charts without
-        # data would have almost none.
+        # scaled to the table's width; its red FALSE texts add a few dozen), about 2150 on Plan
+        # (a stacked bar chart by workload and the growth chart); charts without data would
+        # have almost none.
         saturated, colours = 0, set()
         for row in rows:
             for k in range(0, len(row), 3):
                 px = row[k:k + 3]
                 colours.add(px)
                 saturated += max(px) - min(px) > 100
-        assert saturated > {"what-if.png": 1500, "calibration.png": 600}[png.name], (png.name, saturated)
+        assert saturated > {"what-if.png": 1500, "calibration.png": 600, "plan.png": 1000}[png.name], \
+            (png.name, saturated)
         assert len(colours) > 100
+
+
+def test_a_recalculated_copy_shows_numbers_in_libreoffice_without_the_add_in(soffice, lo_profile, tmp_path):
+    """Issue 33: a copy written by ``cryptoplan recalc -o`` showed #NAME? on Calibration,
+    Parameters and Plan in LibreOffice without the add-in (LibreOffice recomputes array
+    formulas on load).  Every visible sheet, as LibreOffice loads and saves it, holds no
+    #NAME? and no Err: cell, and the tables hold the values ``cryptoplan recalc`` computed."""
+    from cryptoplan.workbook import recalc
+    src = template.write_template(tmp_path / "planner.xlsx")
+    copy = tmp_path / "copy.xlsx"
+    recalc(src, output=copy)
+    out = tmp_path / "out"
+    cmd = [soffice, f"-env:UserInstallation={lo_profile.as_uri()}", "--headless",
+           "--norestore", "--convert-to", "xlsx", "--outdir", str(out), str(copy)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lo = openpyxl.load_workbook(out / "copy.xlsx", data_only=True)
+    ours = openpyxl.load_workbook(copy, data_only=True)
+    bad = [f"{ws.title}!{c.coordinate}: {c.value}" for ws in lo.worksheets if ws.sheet_state == "visible"
+           for row in ws.iter_rows() for c in row
+           if isinstance(c.value, str) and (c.value.startswith("#NAME") or c.value.startswith("Err:"))]
+    assert not bad, bad[:10]
+    for sheet, coord in (("Parameters", "B5"), ("Calibration", "F23"), ("Plan", "C9")):
+        want = ours[sheet][coord].value
+        assert isinstance(want, float), (sheet, coord, want)
+        assert lo[sheet][coord].value == pytest.approx(want, rel=1e-12), (sheet, coord)

@@ -335,15 +335,55 @@ class _Builder:
                     cell.number_format = number_format
 
     def dynamic_array(self, ws, coord: str, name: str, height: int, width: int, *args):
-        """A spilling table function at ``coord`` (header row + ``height - 1`` rows) of ``args``,
-        given ParamsFile if it takes it; ``height`` x ``width`` is the range older Excel shows."""
+        """A spilling table function of ``args`` (header row + ``height - 1`` rows), shown at ``coord``.
+
+        The spilling formula itself stands on the hidden sheet ``Tables`` (its own block of
+        rows, ``height`` x ``width`` being the range older Excel shows); the cells at ``coord``
+        are plain references to it.  LibreOffice recomputes every array formula of an xlsx file
+        on load, so without the Calc add-in an array formula over a cryptoplan function shows
+        ``#NAME?`` even in a recalculated copy that carries its values; a plain formula keeps
+        the value the copy carries (issue 33).  Given ParamsFile if the function takes it.
+        """
         args = self._with_params(name, args)
         formula = f"={name}({','.join(self._render(a) for a in args)})"
-        self.formulas[(ws.title, coord)] = formula
+        tables = self._tables_sheet()
+        t_top = self._tables_next
+        self._tables_next += height + 1
+        tables.cell(t_top, 1)       # (the block's first cell)
+        t_coord = f"A{t_top}"
+        self.formulas[(tables.title, t_coord)] = formula
+        tables[t_coord] = ArrayFormula(f"{t_coord}:{get_column_letter(width)}{t_top + height - 1}", formula)
+        self.dynamic_arrays.append((tables.title, t_coord))
         top, left = ws[coord].row, ws[coord].column
-        ref = f"{coord}:{get_column_letter(left + width - 1)}{top + height - 1}"
-        ws[coord] = ArrayFormula(ref, formula)
-        self.dynamic_arrays.append((ws.title, coord))
+        for i in range(height):
+            for j in range(width):
+                src = f"Tables!{get_column_letter(1 + j)}{t_top + i}"
+                self.native(ws, f"{get_column_letter(left + j)}{top + i}", _shown(src, anchor=i == j == 0))
+
+    def _tables_sheet(self):
+        """The hidden sheet ``Tables`` holding the spilling table functions (created on first use)."""
+        if "Tables" not in self.wb.sheetnames:
+            ws = self.wb.create_sheet("Tables")
+            ws.sheet_state = "hidden"
+            ws["A1"] = ("The table functions the Plan, Calibration and Parameters sheets show (they "
+                        "reference these cells).")
+            self._tables_next = 3
+        return self.wb["Tables"]
+
+
+def _shown(src: str, anchor: bool = False) -> str:
+    """A plain formula showing the value of the spilled cell ``src``, as LibreOffice keeps it.
+
+    LibreOffice recomputes on load a formula whose stored value is an error, a boolean (it has
+    no boolean type) or empty text, which without the Calc add-in is #NAME? once the chain
+    reaches a cryptoplan function.  So a boolean shows as 1/0 (the within_tolerance column's
+    number format prints TRUE/FALSE), and the cells a table does not fill (#N/A in a legacy
+    array range, empty in a spill) show empty text, also when recomputed without the add-in.
+    The ``anchor`` (the table's first cell) keeps any error: there the function says what is
+    wrong (the add-in's errors are text in Excel, real errors in Calc).
+    """
+    shown = f'IF(ISBLANK({src}),"",IF(ISLOGICAL({src}),N({src}),{src}))'
+    return f"={shown}" if anchor else f'=IFERROR({shown},"")'
 
 
 def _heading(ws, row: int, text: str):
@@ -1065,7 +1105,7 @@ def _calibration(b: _Builder):
     from cryptoplan.model.fit import figure_table_ids, known_misses
 
     ws = _titled_sheet(b, "Calibration", "Calibration: published measurements vs the model",
-                       "MODEL_FIGURES(ParamsFile) in A22 spills one row per published figure the models predict: "
+                       "MODEL_FIGURES(ParamsFile) (on the hidden Tables sheet) gives one row per published figure the models predict: "
                        "its source document (report and page), the model's value and relative error. "
                        "within_tolerance FALSE is highlighted; the reason column says why the model cannot meet "
                        "it.", "I")
@@ -1101,7 +1141,7 @@ def _calibration(b: _Builder):
                     _row_lines(fid, widths["id"] - 1))
         ws.row_dimensions[r].height = 13 * lines + 2
     ws.conditional_formatting.add(f"{col['within_tolerance']}{first}:{col['within_tolerance']}{last}", CellIsRule(
-        operator="equal", formula=["FALSE"], fill=PatternFill("solid", fgColor="FFC7CE"), font=Font(color="9C0006")))
+        operator="equal", formula=["0"], fill=PatternFill("solid", fgColor="FFC7CE"), font=Font(color="9C0006")))
     # --- chart: model against published, log-log, the diagonal is agreement ---
     x, y = get_column_letter(len(fig.columns) + 2), get_column_letter(len(fig.columns) + 3)
     ws[f"{x}{top}"], ws[f"{y}{top}"] = "published (chart)", "model (chart)"
@@ -1150,7 +1190,7 @@ def _parameters(b: _Builder):
     ws = b.wb.create_sheet("Parameters")
     ws["A1"] = "Model parameters in force"
     ws["A1"].font = _TITLE
-    ws["A2"] = ("MODEL_PARAMETERS(ParamsFile) spills one row per parameter: its value, standard error "
+    ws["A2"] = ("MODEL_PARAMETERS(ParamsFile) (on the hidden Tables sheet) gives one row per parameter: its value, standard error "
                 "(empty where the fit holds it at a bound or it is derived), unit and sub-model.")
     ws["A2"].font = _NOTE
     par = _CATALOG["MODEL_PARAMETERS"]
@@ -1290,8 +1330,9 @@ def build_workbook():
     _site_rmf(b)
     _check(b)
     _xlwings_conf_sheet(b)
-    lists = b.wb["Lists"]
-    b.wb.move_sheet(lists, offset=len(b.wb.sheetnames) - 1 - b.wb.sheetnames.index("Lists"))
+    for hidden in ("Tables", "Lists"):       # the hidden sheets last
+        sheet = b.wb[hidden]
+        b.wb.move_sheet(sheet, offset=len(b.wb.sheetnames) - 1 - b.wb.sheetnames.index(hidden))
     b.wb.active = 1  # Inputs
     b.wb.calculation.fullCalcOnLoad = True
     return b.wb, b
