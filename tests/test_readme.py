@@ -174,3 +174,49 @@ def test_readme_capacity_example_prints_what_the_docs_show():
     res = CliRunner().invoke(main, ["capacity", *m.group(1).split()])
     assert res.exit_code == 0, res.output
     assert res.output.strip().splitlines() == m.group(2).strip().splitlines()
+
+
+def _runnable_blocks() -> list[tuple[str, int, str]]:
+    """(page, index, block) of every other ```sh block of README.md and docs/batch.md made only of
+    ``cryptoplan`` commands (a newcomer's ``. .venv/bin/activate`` aside): the How-do-I
+    section's are run above, with their output; blocks of make, apt or unopkg commands are not."""
+    out = []
+    howto = _howto()
+    for page in (README, ROOT / "docs" / "batch.md"):
+        for i, block in enumerate(_blocks("sh", page)):
+            if page == README and block in howto:
+                continue
+            lines = _command_lines(block)
+            if lines and all(ln.startswith("cryptoplan ") for ln in lines):
+                out.append((page.name, i, block))
+    return out
+
+
+def _command_lines(block: str) -> list[str]:
+    """The commands of a shell block: continuations joined, comments and the venv activation dropped."""
+    joined = re.sub(r"\\\n\s*", " ", block)
+    lines = [re.split(r"\s+#", ln)[0].strip() for ln in joined.splitlines()]
+    return [ln for ln in lines if ln and not ln.startswith("#") and ln != ". .venv/bin/activate"]
+
+
+@pytest.mark.parametrize(("page", "index", "block"), _runnable_blocks(),
+                         ids=[f"{p}-{i}" for p, i, _ in _runnable_blocks()])
+def test_every_other_command_example_runs(page, index, block, tmp_path):
+    from test_plan_report import readme_plan
+
+    env = {k: v for k, v in os.environ.items() if k != "CRYPTOPLAN_PARAMS"}
+    lines = _command_lines(block)
+    if not any(ln.startswith("cryptoplan template ") for ln in lines):
+        subprocess.run([str(CRYPTOPLAN), "template", "-o", "planner.xlsx"], cwd=tmp_path, env=env, check=True,
+                       capture_output=True)
+    (tmp_path / "site.toml").write_text(readme_plan(), encoding="utf-8")
+    for line in lines:
+        args, _, redirect = line.partition(" > ")
+        r = subprocess.run([str(CRYPTOPLAN), *shlex.split(args)[1:]], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode in (0, 1), (page, line, r.stdout[-2000:], r.stderr[-2000:])
+        if redirect:
+            (tmp_path / redirect.strip()).write_text(r.stdout, encoding="utf-8")
+    written = re.findall(r"(?:-o|--plot|>)\s+(\S+\.(?:xlsx|csv|png|json))", " ".join(lines))
+    for name in written:
+        assert (tmp_path / name).stat().st_size > 0, name
