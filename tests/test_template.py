@@ -610,3 +610,14 @@ def test_printed_sheets_keep_to_their_tables(path):
     for name in ("relative_error", "within_tolerance"):     # header words are not broken mid-word
         letter = openpyxl.utils.get_column_letter(template._CATALOG["MODEL_FIGURES"].columns.index(name) + 1)
         assert cal.column_dimensions[letter].width >= len(name) - 1
+
+
+def test_plan_headers_fit_their_columns(wb):
+    """Issue 33's raw headers broken mid-word ("required_at_ho/rizon"): each column of the Plan
+    sheet's tables is at least as wide as its longest header name."""
+    from cryptoplan.model.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS
+    ws = wb["Plan"]
+    for columns in (RESOURCE_COLUMNS, WORKLOAD_COLUMNS):
+        for i, name in enumerate(columns, 1):
+            letter = openpyxl.utils.get_column_letter(i)
+            assert ws.column_dimensions[letter].width >= len(name), (letter, name)

@@ -917,7 +917,7 @@ def _plan(b: _Builder):
               for c in range(2, 6)]
     ws.add_chart(_scatter(ws, "Utilization as the workloads grow", "months ahead", "utilization", x, series,
                           y_fmt="0%"), f"A{last + 2}")
-    _widths(ws, {"A": 18, "B": 14, "C": 14, "D": 16, "E": 14, "F": 14, "G": 16, "H": 14, "I": 62})
+    _widths(ws, {"A": 18, "B": 14, "C": 14, "D": 16, "E": 20, "F": 14, "G": 17, "H": 14, "I": 62})
     ws.freeze_panes = "A4"
     _page(ws, f"A1:I{last + 17}")
     ws.page_setup.fitToHeight = 1       # a manager prints it: one page
