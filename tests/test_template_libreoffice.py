@@ -2,8 +2,9 @@
 
 LibreOffice cannot run the xlwings functions, but it evaluates the Check
 sheet's native formulas (``_xlfn.POISSON.DIST``): they must equal
-model.erlang_c (and erlang_b) within 1e-9.  openpyxl stores no cached values,
-so every number read back was computed by LibreOffice on load.
+model.erlang_c (and erlang_b) within 1e-9.  The template carries cryptoplan's
+values as cached values; these tests have LibreOffice recalculate every formula
+on load, so every number read back was computed by LibreOffice.
 
 These tests need ``soffice`` (and ``pdftoppm`` for the PNG); they skip without
 them on a workstation but fail under CI (``CI=true``), where .ci/run installs
@@ -29,15 +30,16 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def recalculated(soffice, lo_profile, tmp_path_factory):
-    """The template after a LibreOffice load/recalculate/save round trip (values only)."""
+    """The template after a LibreOffice load/recalculate/save round trip (values only).
+
+    The template carries cryptoplan's values as cached values; LibreOffice is told to
+    recalculate every formula on load (``convert(recalc=True)``), so what is read back was
+    computed by LibreOffice."""
+    from cryptoplan.workbook.libreoffice import convert
     d = tmp_path_factory.mktemp("lo")
     src = template.write_template(d / "planner.xlsx")
-    out = d / "out"
-    cmd = [soffice, f"-env:UserInstallation={lo_profile.as_uri()}", "--headless",
-           "--norestore", "--convert-to", "xlsx", "--outdir", str(out), str(src)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    return openpyxl.load_workbook(out / "planner.xlsx", data_only=True)
+    [out] = convert([src], d / "out", recalc=True)
+    return openpyxl.load_workbook(out, data_only=True)
 
 
 def test_libreoffice_computes_erlang_c_natively(recalculated):
@@ -142,19 +144,21 @@ def test_a_recalculated_copy_shows_numbers_in_libreoffice_without_the_add_in(sof
     from cryptoplan.workbook import recalc
     src = template.write_template(tmp_path / "planner.xlsx")
     copy = tmp_path / "copy.xlsx"
-    recalc(src, output=copy)
+    recalc(src, {"TxRate": 1500, "Policy": "privacy"}, output=copy)     # some errors, too
     out = tmp_path / "out"
+    # the template as written (it carries its values at the default inputs) and the copy
     cmd = [soffice, f"-env:UserInstallation={lo_profile.as_uri()}", "--headless",
-           "--norestore", "--convert-to", "xlsx", "--outdir", str(out), str(copy)]
+           "--norestore", "--convert-to", "xlsx", "--outdir", str(out), str(src), str(copy)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    lo = openpyxl.load_workbook(out / "copy.xlsx", data_only=True)
-    ours = openpyxl.load_workbook(copy, data_only=True)
-    bad = [f"{ws.title}!{c.coordinate}: {c.value}" for ws in lo.worksheets if ws.sheet_state == "visible"
-           for row in ws.iter_rows() for c in row
-           if isinstance(c.value, str) and (c.value.startswith("#NAME") or c.value.startswith("Err:"))]
-    assert not bad, bad[:10]
-    for sheet, coord in (("Parameters", "B5"), ("Calibration", "F23"), ("Plan", "C9")):
-        want = ours[sheet][coord].value
-        assert isinstance(want, float), (sheet, coord, want)
-        assert lo[sheet][coord].value == pytest.approx(want, rel=1e-12), (sheet, coord)
+    for book in (src, copy):
+        lo = openpyxl.load_workbook(out / book.name, data_only=True)
+        ours = openpyxl.load_workbook(book, data_only=True)
+        bad = [f"{ws.title}!{c.coordinate}: {c.value}" for ws in lo.worksheets if ws.sheet_state == "visible"
+               for row in ws.iter_rows() for c in row
+               if isinstance(c.value, str) and (c.value.startswith("#NAME") or c.value.startswith("Err:"))]
+        assert not bad, (book.name, bad[:10])
+        for sheet, coord in (("Parameters", "B5"), ("Calibration", "F23"), ("Plan", "C9"), ("Results", "B6")):
+            want = ours[sheet][coord].value
+            assert isinstance(want, float), (book.name, sheet, coord, want)
+            assert lo[sheet][coord].value == pytest.approx(want, rel=1e-12), (book.name, sheet, coord)

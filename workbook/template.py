@@ -1474,7 +1474,7 @@ def write_template(path, force: bool = False) -> Path:
     Returns
     -------
     Path
-        The path written.
+        The path written: formulas with their values at the default inputs as cached values.
 
     Raises
     ------
@@ -1496,6 +1496,14 @@ def write_template(path, force: bool = False) -> Path:
     with atomic_target(dest) as tmp:
         wb.save(tmp)
         _add_dynamic_array_metadata(Path(tmp), b.dynamic_arrays)
+        # every formula's value at the default inputs as its cached value (as `cryptoplan recalc
+        # -o` writes it): a spreadsheet without the add-in, or a viewer, shows numbers, not
+        # #NAME?; Excel still recalculates on open (fullCalcOnLoad)
+        from .recalculation import RecalcError, recalculate
+        try:
+            recalculate(tmp, in_place=True)
+        except RecalcError as exc:          # a write that failed (a full disk): say so, leave nothing
+            raise OutputError(str(exc)) from None
         if not force and dest.exists():
             raise FileExistsError(f"{dest} appeared while writing; use --force to overwrite it")
     return dest
