@@ -9,9 +9,9 @@ Everything else is derived from this table:
   signatures, ``@xw.func(category=...)``, ``@xw.arg(..., doc=...)``);
 * :mod:`cryptoplan.addin.convert` converts Excel cells to Python values by argument kind;
 * ``cryptoplan functions`` prints it, ``--json`` as JSON, ``--markdown`` as the
-  table in the README section "Excel functions";
+  table in docs/spreadsheets.md, section "Excel functions";
 * ``tests/test_catalog.py`` checks that the catalog, the xlwings metadata, the
-  README table and the signatures of the wrapped model functions agree.
+  docs/spreadsheets.md table and the signatures of the wrapped model functions agree.
 
 A numeric argument declares its :class:`cryptoplan.model.domains.Domain`: the range
 part of its help is that domain's text (the help is written with a ``{range}``
@@ -579,7 +579,7 @@ def _md(text: str) -> str:
 
 
 def markdown_table() -> str:
-    """The README's function table (``cryptoplan functions --markdown``)."""
+    """docs/spreadsheets.md's function table (``cryptoplan functions --markdown``)."""
     lines = ["| Function | Category | Result unit | What |", "|---|---|---|---|"]
     for f in CATALOG:
         lines.append(f"| `{_md(f.signature_text())}` | {f.category.split()[-1]} | "

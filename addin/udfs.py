@@ -9,7 +9,7 @@ conversion layer (cells -> model -> cells, broadcasting over ranges, error
 text instead of exceptions).
 
 Point xlwings at this module with ``"UDF MODULES","cryptoplan.addin.udfs"`` in
-``xlwings.conf`` (see ``addin/xlwings.conf`` and the README section "Excel on
+``xlwings.conf`` (see ``addin/xlwings.conf`` and docs/spreadsheets.md, section "Excel on
 Windows"), then click *Import Functions* in the xlwings ribbon.
 
 Notes

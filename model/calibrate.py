@@ -586,15 +586,58 @@ def _card_observation(label, value, sigma, function, bits, factor) -> Observatio
     return Observation(label, value, sigma, lambda: float(function_ms(function, bits)) * factor, (t0, alpha))
 
 
+# A card line's UTIL% and RATE x EXEC TIME agree to RMF's printed rounding (UTIL% to 0.1, EXEC
+# TIME to 0.001 ms: well under 1% at the report's magnitudes); beyond 5% (and half a point) the
+# line is more likely mistyped, or its UTIL% counts work its RATE does not, and is named.
+UTIL_DISAGREEMENT = 0.05
+UTIL_DISAGREEMENT_POINTS = 0.5
+
+
 def _consistency(rows) -> list:
-    """RMF's UTIL% against RATE x EXEC TIME: how far the report's own identity holds."""
+    """RMF's UTIL% against RATE x EXEC TIME: how far the report's own identity holds.
+
+    Parameters
+    ----------
+    rows : list of RmfRow
+        The report's lines.
+
+    Returns
+    -------
+    list of dict
+        One per card line (FUNCTION TOTAL, RATE > 0): ``line``, ``card``, ``util_pct``,
+        ``rate_x_exec_pct`` and ``disagrees`` (the two differ by more than
+        :data:`UTIL_DISAGREEMENT` of RATE x EXEC TIME and :data:`UTIL_DISAGREEMENT_POINTS` points).
+    """
     out = []
     for r in rows:
         if r.rate > 0 and r.function == "TOTAL":
             implied = r.rate * r.exec_ms / 10.0   # per s x ms -> percent
+            gap = abs(r.util_pct - implied)
             out.append({"line": r.line, "card": f"{r.type} {r.id}", "util_pct": r.util_pct,
-                        "rate_x_exec_pct": implied})
+                        "rate_x_exec_pct": implied,
+                        "disagrees": bool(gap > UTIL_DISAGREEMENT * implied and gap > UTIL_DISAGREEMENT_POINTS)})
     return out
+
+
+def consistency_warning(c: dict, source: str = "") -> str:
+    """The warning for a card line whose UTIL% disagrees with RATE x EXEC TIME.
+
+    Parameters
+    ----------
+    c : dict
+        One entry of :attr:`Calibration.consistency`.
+    source : str, optional
+        The report file, named in the warning.
+
+    Returns
+    -------
+    str
+        E.g. ``warning: rmf.csv line 2 (CEX8C 01): UTIL% 21.0 but RATE x EXEC TIME gives 24.7% ...``.
+    """
+    where = f"{source} line {c['line']}" if source else f"line {c['line']}"
+    return (f"warning: {where} ({c['card']}): UTIL% {c['util_pct']:.1f} but RATE x EXEC TIME gives "
+            f"{c['rate_x_exec_pct']:.1f}%: check the typed line (RMF's own figures agree to their rounding); "
+            f"the calibration uses EXEC TIME, not UTIL%")
 
 
 def _params_of(observations) -> list:

@@ -176,3 +176,21 @@ def test_cli_builds_the_package(addin_profile, tmp_path):
     if os.geteuid() == 0:
         r = run(main, ["calc-addin"])
         assert r.exit_code == 2 and "as root, unopkg installs only for every user: add --shared" in r.output
+
+
+def test_results_messages_in_calc_are_the_explanations_excel_shows(addin_profile, tmp_path):
+    """Issue 33: in Calc with the add-in, the Results message column shows the message of the
+    value's error (EXPLAIN), the text Excel shows there, not a bare #NUM!.  At 1,500 privacy
+    transactions/s the one installed accelerator is overloaded."""
+    planner = write_template(tmp_path / "planner.xlsx")
+    inputs = {"TxRate": 1500, "Policy": "privacy"}
+    ours = recalculate(planner, inputs, output=tmp_path / "ours.xlsx")
+    for_calc = tmp_path / "planner-calc.xlsx"
+    retarget(ours.written, for_calc, "calc")
+    theirs = convert([for_calc], tmp_path / "lo", profile_dir=addin_profile)[0]
+    mine, lo = openpyxl.load_workbook(ours.written, data_only=True)["Results"], \
+        openpyxl.load_workbook(theirs, data_only=True)["Results"]
+    row = next(r for r in range(5, mine.max_row + 1) if mine.cell(r, 1).value == "Accelerator utilization (RMF summary)")
+    message = mine.cell(row, 4).value
+    assert isinstance(message, str) and message.startswith("#NUM! CARD_UTILIZATION: accelerators would be")
+    assert lo.cell(row, 4).value == message

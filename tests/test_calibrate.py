@@ -165,7 +165,7 @@ def test_readme_worked_calibration(tmp_path, params_file):
     from cryptoplan.workbook.recalculation import recalc
     from cryptoplan.workbook.template import write_template
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "calibration.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- rmf-example:start -->\n```csv\n(.*?)```\n<!-- rmf-example:end -->", readme, re.S)
     assert block, "the README's RMF example block is missing"
     rmf = tmp_path / "rmf.csv"
@@ -270,7 +270,7 @@ def test_readme_cpu_example(tmp_path):
     """The README's measured-CPU example runs and prints the numbers the README quotes."""
     import re
     from pathlib import Path
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "calibration.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- cpu-example:start -->\n```csv\n(.*?)```\n<!-- cpu-example:end -->", readme, re.S)
     assert block, "the README's CPU example block is missing"
     (tmp_path / "cpu.csv").write_text(block.group(1), encoding="utf-8")
@@ -281,3 +281,27 @@ def test_readme_cpu_example(tmp_path):
     assert re.search(r"tls_chin_us_per_kb +published +3\.839 +calibrated +4\.8 ", res.output)
     assert "now contradict: 10 " in res.output
     assert "from 14.7 to 21.4 µs per transaction (+45.9%) and from\n3.84 to 4.80 µs per KB" in readme
+
+
+def test_a_line_whose_util_disagrees_with_rate_x_exec_time_is_named_on_stderr(tmp_path):
+    """Issue 33: UTIL% 21.0 on a line whose RATE x EXEC TIME is 24.7% was accepted and only listed.
+    The published example's lines agree and draw no warning; the same lines with one RATE
+    mistyped (414.4 for 352.3) draw one warning, naming the line and both numbers."""
+    good = _seed001_lines()
+    res = CliRunner().invoke(main, ["calibrate", "--rmf", str(_write(tmp_path, good)), "--out",
+                                    str(tmp_path / "a.json")])
+    assert res.exit_code == 0, res.output
+    assert "warning" not in res.stderr
+    bad = list(good)
+    fields = bad[0].split(",")
+    fields[4] = "414.4"                                       # 414.4/s x 0.596 ms = 24.7%
+    bad[0] = ",".join(fields)
+    path = _write(tmp_path, bad, "typo.csv")
+    res = CliRunner().invoke(main, ["calibrate", "--rmf", str(path), "--out", str(tmp_path / "b.json")])
+    assert res.exit_code == 0, res.output
+    warnings = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
+    implied = 414.4 * float(fields[5]) / 10
+    assert len(warnings) == 1, res.stderr
+    assert "line 2 (CEX8C 01)" in warnings[0] and str(path) in warnings[0]
+    assert f"UTIL% {float(fields[6]):.1f}" in warnings[0] and f"{implied:.1f}%" in warnings[0]
+    assert "<- disagree" in res.stdout

@@ -31,7 +31,7 @@ from cryptoplan.addin import catalog, udfs
 from cryptoplan.addin.catalog import CATALOG, KINDS, REQUIRED, WIZARD_LIMIT
 from cryptoplan.workbook.cli import main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "spreadsheets.md"   # the Excel section lives there
 XLWINGS_DIR = Path(xlwings.__file__).parent
 
 # VBA reserved words (VBA language reference, "Keywords"): an argument with such a name

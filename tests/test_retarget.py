@@ -80,3 +80,22 @@ def test_cli(planner, tmp_path):
     assert r.exit_code == 0 and out.read_bytes() == planner.read_bytes()
     r = run(main, ["retarget", str(out), "--to", "excel"])
     assert r.exit_code == 2 and "exactly one of -o/--output FILE and --in-place" in r.output
+
+
+def test_for_calc_the_message_column_asks_the_add_in_for_the_message(planner, tmp_path):
+    """Issue 33: with the Calc add-in the Results message column showed only #NUM!.  For Calc
+    each message cell calls EXPLAIN with its value cell's function and arguments (Excel's copy
+    repeats the value cell, whose error is already the message; the round trip above restores it)."""
+    import openpyxl
+    calc = tmp_path / "calc.xlsx"
+    retarget(planner, calc, "calc")
+    excel_ws, calc_ws = openpyxl.load_workbook(planner)["Results"], openpyxl.load_workbook(calc)["Results"]
+    explained = 0
+    for r in range(5, excel_ws.max_row + 1):
+        value, message = excel_ws.cell(r, 2).value, excel_ws.cell(r, 4).value
+        if not (isinstance(message, str) and message == f'=IF(ISNUMBER(B{r}),"",B{r})'):
+            continue
+        fn, _, args = value[1:].partition("(")
+        assert calc_ws.cell(r, 4).value == f'=IF(ISNUMBER(B{r}),"",{PREFIX}EXPLAIN("{fn}",{args[:-1]}))'
+        explained += 1
+    assert explained >= 20

@@ -515,3 +515,56 @@ def test_chunk_columns_are_itertools_product_a_chunk_at_a_time(lists, chunk, zip
         for col, part in zip(got, _chunk_columns(objects, zip_inputs, start, min(chunk, n - start))):
             col.extend(part)
     assert [[(type(x), x) for x in c] for c in got] == [[(type(x), x) for x in c] for c in whole]
+
+
+def _template(tmp_path) -> Path:
+    from cryptoplan.workbook.template import write_template
+    return write_template(tmp_path / "planner.xlsx")
+
+
+def test_exit_1_says_once_how_many_outputs_are_errors_and_which(tmp_path, monkeypatch):
+    """Issue 33: `cryptoplan sweep` exited 1 with nothing on stderr saying why.  The counts are
+    the CSV's own: each column's cells that hold an error text."""
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+    book, out = _template(tmp_path), tmp_path / "s.csv"
+    res = CliRunner().invoke(main, ["sweep", str(book), "--vary", "TxRate=500,1000,1500", "--set", "Policy=privacy",
+                                    "-o", str(out)])
+    assert res.exit_code == EXIT_ERROR_VALUES, res.output
+    with open(out, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    bad = {k: sum(1 for r in rows if r[k].startswith("#")) for k in rows[0] if k not in ("TxRate", "Policy")}
+    bad = {k: n for k, n in bad.items() if n}
+    assert bad, "the scenario was meant to overload the installed accelerator"
+    lines = [ln for ln in res.stderr.splitlines() if "hold errors" in ln or "holds errors" in ln]
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith(f"{len(bad)} output")
+    for k, n in bad.items():
+        assert f'"{k}" in {n} of 3 scenarios' in lines[0]
+
+
+def test_the_sweep_plot_has_units_steps_distinct_lines_and_its_parameter_source(tmp_path, monkeypatch):
+    """Issue 33: x axis with its unit, card counts as steps, lines that coincide still told
+    apart (marker and dash differ), and the parameter file named on the figure."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+    figures = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: figures.append(fig))
+    book = _template(tmp_path)
+    res = sweep(book, {"TxRate": [500, 1000, 2000, 4000], "Policy": ["integrity", "privacy"]})
+    res.plot(tmp_path / "p.png", ["Accelerators required", "Coprocessor utilization (RMF summary)"])
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    fig = figures[-1]
+    counts, util = fig.axes[0], fig.axes[1]
+    from cryptoplan.workbook.template import INPUTS
+    unit = next(i.unit for i in INPUTS if i.name == "TxRate")
+    assert util.get_xlabel() == f"TxRate ({unit})"
+    assert "(cards)" in counts.get_ylabel().replace("\n", " ") and "(%)" in util.get_ylabel().replace("\n", " ")
+    assert all(ln.get_drawstyle() == "steps-post" for ln in counts.lines)
+    assert all(ln.get_drawstyle() == "default" for ln in util.lines)
+    styles = {(ln.get_marker(), ln.get_linestyle()) for ln in counts.lines}
+    assert len(styles) == len(counts.lines) == 2
+    assert any("model parameters: the packaged fit" in t.get_text() for t in fig.texts)
+    monkeypatch.setenv("CRYPTOPLAN_PARAMS", "site.json")
+    assert res.params_source() == "site.json (CRYPTOPLAN_PARAMS)"

@@ -34,7 +34,7 @@ from cryptoplan.workbook.cli import main
 # function reference.  _xlfn. marks functions newer than Excel 2007 in the file format.
 BUILTINS = {"IF": (2, 3), "ISNUMBER": (1, 1), "ISBLANK": (1, 1), "AND": (1, 255), "OR": (1, 255), "LEFT": (1, 2),
             "NA": (0, 0), "IFERROR": (2, 2), "ERROR.TYPE": (1, 1), "MAX": (1, 255), "N": (1, 1),
-            "_xlfn.POISSON.DIST": (3, 3)}
+            "_xlfn.POISSON.DIST": (3, 3), "TEXT": (2, 2), "ISLOGICAL": (1, 1)}
 UDFS = {f.name: (sum(a.required for a in f.args), len(f.args)) for f in CATALOG}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z0-9_\-]+)!)?\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?$")
 BRIEF_NAMES = ["TxRate", "MessageKB", "Policy", "KeyType", "KeySize", "KeyReuse", "Requesters",
@@ -87,8 +87,8 @@ def calls(formula: str):
 
 def test_sheets(wb):
     assert wb.sheetnames == ["Guide", "Inputs", "Results", "Workloads", "Plan", "What-if", "Calibration", "Parameters",
-                             "Site RMF", "Check", "xlwings.conf", "Lists"]
-    assert wb["Lists"].sheet_state == "hidden"
+                             "Site RMF", "Check", "xlwings.conf", "Tables", "Lists"]
+    assert wb["Lists"].sheet_state == "hidden" and wb["Tables"].sheet_state == "hidden"
     assert wb.active.title == "Inputs"
 
 
@@ -334,9 +334,9 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
         assert str(rows[label].value).startswith("="), label
     assert '"AMSM",Platform,' + pf + ')' in rows["  AMSM (asymmetric operations)"].value
     assert rows["  AMSM (asymmetric operations)"].value.startswith("=AMS_COST_AT_RATE_US(TxRate,")
-    # the last column repeats error text so that the whole message can overflow and be read
+    # the message column repeats error text in full, wrapped (the Function column E is not printed)
     r = rows["Most the requesters reach"].row
-    assert ws.cell(r, 5).value == f'=IF(ISNUMBER(B{r}),"",B{r})'
+    assert ws.cell(r, 4).value == f'=IF(ISNUMBER(B{r}),"",B{r})'
     assert rows["Most the requesters reach"].number_format == template.F_TPS
     assert rows["Accelerator utilization (RMF summary)"].number_format == "0.0%"
     assert "ms" in rows["Accelerator queueing delay per transaction"].number_format
@@ -436,7 +436,8 @@ def test_whatif_chart_columns_are_gaps_for_errors(path):
     ({"Coprocessors": 65}, "see the errors above"),
     ({"Accelerators": 0}, "see the errors above"),
     # one coprocessor cannot carry 3000 txn/s (its utilization is the #NUM! of overload)
-    ({"Coprocessors": 1, "TxRate": 3000}, "add cards: installed < required"),
+    # ... and the verdict says how many to add (required at 3000 txn/s, from the model, minus 1)
+    ({"Coprocessors": 1, "TxRate": 3000}, "overloaded: add {} coprocessor{}"),
 ])
 def test_verdict_judges_only_installed_counts_the_model_accepts(path, inputs, verdict):
     """A user's finding: Coprocessors=65 errored in the utilization cells while the verdict said
@@ -449,11 +450,13 @@ def test_verdict_judges_only_installed_counts_the_model_accepts(path, inputs, ve
     eng.evaluate()
     ws = openpyxl.load_workbook(path)["Results"]
     row = {ws.cell(r, 1).value: r for r in range(5, ws.max_row + 1)}
-    assert eng.value(f"Results!B{row['Verdict for the installed cards']}").element(0) == verdict
     if "TxRate" in inputs:
         d = template.input_defaults()
-        assert model.coprocessors_required(3000, d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"],
-                                           None, d["MaxUtilization"], None, d["Recipients"]) > 1
+        need = model.coprocessors_required(3000, d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"],
+                                           None, d["MaxUtilization"], None, d["Recipients"])
+        assert need > 1
+        verdict = verdict.format(need - 1, "s" if need - 1 > 1 else "")
+    assert eng.value(f"Results!B{row['Verdict for the installed cards']}").element(0) == verdict
 
 
 def test_check_sheet_uses_native_poisson(wb):
@@ -482,14 +485,30 @@ def test_xlwings_conf_sheet(wb):
     assert ws["A2"].value is None    # xlwings reads column A down to the first blank
 
 
+def _spill_of(wb, sheet, coord):
+    """The spilling formula on the hidden Tables sheet that a shown table cell references."""
+    ref = re.fullmatch(r'=(?:IFERROR\()?IF\(ISBLANK\((Tables!([A-Z]+)(\d+))\),"",IF\(ISLOGICAL\(\1\),N\(\1\),\1\)\)(?:,""\))?',
+                       wb[sheet][coord].value)
+    assert ref, f"{sheet}!{coord} is not a plain reference to the Tables sheet: {wb[sheet][coord].value}"
+    return ref.group(2), int(ref.group(3))
+
+
 def test_calibration_is_dynamic_array(path, wb):
+    """The table functions spill on the hidden Tables sheet; the shown tables are plain
+    references (LibreOffice recomputes array formulas on load: issue 33's #NAME?)."""
     for sheet, coord, name in (("Calibration", "A22", "MODEL_FIGURES"), ("Parameters", "A4", "MODEL_PARAMETERS")):
-        v = wb[sheet][coord].value
+        col, row = _spill_of(wb, sheet, coord)
+        v = wb["Tables"][f"{col}{row}"].value
         # the ParamsFile input selects the parameter file the tables show (and validates it)
         assert isinstance(v, ArrayFormula) and v.text == f"={name}({_blank_as_empty('ParamsFile')})"
         rows = len(getattr(model, name.lower())()) + 1
+        assert int(re.search(r"(\d+)$", v.ref).group(1)) == row + rows - 1   # sized to the table
+        width = len(template._CATALOG[name].columns)
         top = int(coord[1:])
-        assert int(re.search(r"(\d+)$", v.ref).group(1)) == top + rows - 1   # sized to the table
+        assert _spill_of(wb, sheet, f"{openpyxl.utils.get_column_letter(width)}{top + rows - 1}") == \
+            (openpyxl.utils.get_column_letter(width), row + rows - 1)     # every cell of the table shown
+        assert not any(isinstance(c.value, ArrayFormula) for r in wb[sheet].iter_rows() for c in r
+                       if c.value is not None and "MODEL_" in str(getattr(c.value, "text", "")))
     with zipfile.ZipFile(path) as z:
         meta = z.read("xl/metadata.xml").decode()
         ct = z.read("[Content_Types].xml").decode()
@@ -498,8 +517,8 @@ def test_calibration_is_dynamic_array(path, wb):
     assert 'name="XLDAPR"' in meta and 'fDynamic="1"' in meta
     assert 'PartName="/xl/metadata.xml"' in ct
     assert 'relationships/sheetMetadata" Target="metadata.xml"' in rels
-    cm_cells = [m for x in sheets.values() for m in re.findall(r'<c r="([A-Z]+\d+)" cm="1"', x)]
-    assert sorted(cm_cells) == ["A14", "A22", "A4", "A8"]    # Plan's two tables, Calibration, Parameters
+    cm_cells = [(n, m) for n, x in sheets.items() for m in re.findall(r'<c r="([A-Z]+\d+)" cm="1"', x)]
+    assert len(cm_cells) == 4 and len({n for n, _ in cm_cells}) == 1   # Plan's two, Calibration, Parameters: on Tables
 
 
 def test_calibration_sources_and_chart(wb):
@@ -547,3 +566,58 @@ def test_cli_writes_new_file(tmp_path):
     assert f"wrote {out}" in r.output
     assert openpyxl.load_workbook(out).sheetnames[0] == "Guide"
     assert Path(out).stat().st_size > 10_000
+
+
+def test_results_prints_as_one_landscape_page_a_manager_can_read(path):
+    """Issue 33: Results fits one landscape page, restates the scenario, and the internal
+    Function column is not printed (it sits right of the print area)."""
+    ws = openpyxl.load_workbook(path)["Results"]
+    assert ws.page_setup.orientation == "landscape"
+    assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToHeight == 1
+    assert ws.page_setup.fitToWidth == 1
+    area = str(ws.print_area).replace("$", "")
+    assert area.split(":")[1].startswith("D"), area
+    assert [ws.cell(4, c).value for c in range(1, 6)] == ["Result", "Value", "What it means", "Message (if any)",
+                                                          "Function"]
+    # printed width in characters: the fit-to-page scale stays readable (>= ~70% on A4 landscape)
+    assert sum(ws.column_dimensions[c].width for c in "ABCD") <= 190
+    assert ws["A3"].value == "Scenario" and "TxRate" in ws["B3"].value and "Coprocessors" in ws["B3"].value
+    rows = [ws.cell(r, 1).value for r in range(5, ws.max_row + 1)]
+    # what is always computable leads: the counts required come before the installed cards' utilization
+    assert rows.index("Accelerators required") < rows.index("Accelerator utilization (RMF summary)")
+    assert rows.index("Coprocessor utilization at the required count") < rows.index("Verdict for the installed cards")
+
+
+def test_printed_sheets_keep_to_their_tables(path):
+    """Issue 33, as printed through LibreOffice: What-if's chart-feeding columns I-L and their
+    label stay out of the print area, the Check sheet's subtitle wraps within its printed
+    columns, the xlwings.conf sheet prints as one page, and the Calibration chart ends above
+    its table's header row (default row height 15 pt)."""
+    wb = openpyxl.load_workbook(path)
+    whatif = wb["What-if"]
+    assert str(whatif.print_area).replace("$", "").split("!")[-1].split(":")[1].startswith("H")
+    assert all(whatif.cell(r, c).value is None for r in range(3, 7) for c in range(7, 9)), "helper text in G-H"
+    check = wb["Check"]
+    assert "A2:G2" in {str(m) for m in check.merged_cells.ranges} and check["A2"].alignment.wrap_text
+    conf = wb["xlwings.conf"]
+    assert str(conf.print_area).replace("$", "").endswith("A1:D1") and conf["D1"].alignment.wrap_text
+    cal = wb["Calibration"]
+    chart = cal._charts[0]
+    top = chart.anchor._from.row + 1                       # 1-based first row under the chart
+    header = next(r for r in range(top, 60) if "Tables!" in str(cal.cell(r, 1).value or ""))
+    room_cm = sum((cal.row_dimensions[r].height or 15) for r in range(top, header)) * 2.54 / 72
+    assert chart.height < room_cm, (chart.height, room_cm)
+    for name in ("relative_error", "within_tolerance"):     # header words are not broken mid-word
+        letter = openpyxl.utils.get_column_letter(template._CATALOG["MODEL_FIGURES"].columns.index(name) + 1)
+        assert cal.column_dimensions[letter].width >= len(name) - 1
+
+
+def test_plan_headers_fit_their_columns(wb):
+    """Issue 33's raw headers broken mid-word ("required_at_ho/rizon"): each column of the Plan
+    sheet's tables is at least as wide as its longest header name."""
+    from cryptoplan.model.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS
+    ws = wb["Plan"]
+    for columns in (RESOURCE_COLUMNS, WORKLOAD_COLUMNS):
+        for i, name in enumerate(columns, 1):
+            letter = openpyxl.utils.get_column_letter(i)
+            assert ws.column_dimensions[letter].width >= len(name), (letter, name)

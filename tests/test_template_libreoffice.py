@@ -2,8 +2,9 @@
 
 LibreOffice cannot run the xlwings functions, but it evaluates the Check
 sheet's native formulas (``_xlfn.POISSON.DIST``): they must equal
-model.erlang_c (and erlang_b) within 1e-9.  openpyxl stores no cached values,
-so every number read back was computed by LibreOffice on load.
+model.erlang_c (and erlang_b) within 1e-9.  The template carries cryptoplan's
+values as cached values; these tests have LibreOffice recalculate every formula
+on load, so every number read back was computed by LibreOffice.
 
 These tests need ``soffice`` (and ``pdftoppm`` for the PNG); they skip without
 them on a workstation but fail under CI (``CI=true``), where .ci/run installs
@@ -29,15 +30,16 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def recalculated(soffice, lo_profile, tmp_path_factory):
-    """The template after a LibreOffice load/recalculate/save round trip (values only)."""
+    """The template after a LibreOffice load/recalculate/save round trip (values only).
+
+    The template carries cryptoplan's values as cached values; LibreOffice is told to
+    recalculate every formula on load (``convert(recalc=True)``), so what is read back was
+    computed by LibreOffice."""
+    from cryptoplan.workbook.libreoffice import convert
     d = tmp_path_factory.mktemp("lo")
     src = template.write_template(d / "planner.xlsx")
-    out = d / "out"
-    cmd = [soffice, f"-env:UserInstallation={lo_profile.as_uri()}", "--headless",
-           "--norestore", "--convert-to", "xlsx", "--outdir", str(out), str(src)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    return openpyxl.load_workbook(out / "planner.xlsx", data_only=True)
+    [out] = convert([src], d / "out", recalc=True)
+    return openpyxl.load_workbook(out, data_only=True)
 
 
 def test_libreoffice_computes_erlang_c_natively(recalculated):
@@ -109,7 +111,7 @@ def test_chart_png_rendered(soffice, tmp_path):
                                   str(tmp_path / "png")])
     assert r.exit_code == 0, r.output
     pngs = sorted((tmp_path / "png").glob("*.png"))
-    assert [p.name for p in pngs] == ["calibration.png", "plan.png", "what-if.png"]
+    assert [p.name for p in pngs] == ["calibration.png", "plan.png", "what-if.png"]   # the chart sheets
     for png in pngs:
         assert f"wrote {png}" in r.output
         assert (r.output.index("rendering Plan, What-if, Calibration with headless LibreOffice")
@@ -120,8 +122,8 @@ def test_chart_png_rendered(soffice, tmp_path):
         # Non-trivial: the chart lines and markers are drawn in saturated colours (blue, red)
         # that nothing else on the sheet uses, measured with the default inputs: about 3000
         # such pixels on What-if (four charts), 1150 on Calibration (one chart on a page
-        # scaled to the table's width; its red FALSE texts add a few dozen), 2150 on Plan (its
-        # stacked bars and growth lines, and two orange input cells); charts without data would
+        # scaled to the table's width; its red FALSE texts add a few dozen), about 2150 on Plan
+        # (a stacked bar chart by workload and the growth chart); charts without data would
         # have almost none.
         saturated, colours = 0, set()
         for row in rows:
@@ -129,5 +131,34 @@ def test_chart_png_rendered(soffice, tmp_path):
                 px = row[k:k + 3]
                 colours.add(px)
                 saturated += max(px) - min(px) > 100
-        assert saturated > {"what-if.png": 1500, "calibration.png": 600, "plan.png": 1000}[png.name], (png.name, saturated)
+        assert saturated > {"what-if.png": 1500, "calibration.png": 600, "plan.png": 1000}[png.name], \
+            (png.name, saturated)
         assert len(colours) > 100
+
+
+def test_a_recalculated_copy_shows_numbers_in_libreoffice_without_the_add_in(soffice, lo_profile, tmp_path):
+    """Issue 33: a copy written by ``cryptoplan recalc -o`` showed #NAME? on Calibration,
+    Parameters and Plan in LibreOffice without the add-in (LibreOffice recomputes array
+    formulas on load).  Every visible sheet, as LibreOffice loads and saves it, holds no
+    #NAME? and no Err: cell, and the tables hold the values ``cryptoplan recalc`` computed."""
+    from cryptoplan.workbook import recalc
+    src = template.write_template(tmp_path / "planner.xlsx")
+    copy = tmp_path / "copy.xlsx"
+    recalc(src, {"TxRate": 1500, "Policy": "privacy"}, output=copy)     # some errors, too
+    out = tmp_path / "out"
+    # the template as written (it carries its values at the default inputs) and the copy
+    cmd = [soffice, f"-env:UserInstallation={lo_profile.as_uri()}", "--headless",
+           "--norestore", "--convert-to", "xlsx", "--outdir", str(out), str(src), str(copy)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for book in (src, copy):
+        lo = openpyxl.load_workbook(out / book.name, data_only=True)
+        ours = openpyxl.load_workbook(book, data_only=True)
+        bad = [f"{ws.title}!{c.coordinate}: {c.value}" for ws in lo.worksheets if ws.sheet_state == "visible"
+               for row in ws.iter_rows() for c in row
+               if isinstance(c.value, str) and (c.value.startswith("#NAME") or c.value.startswith("Err:"))]
+        assert not bad, (book.name, bad[:10])
+        for sheet, coord in (("Parameters", "B5"), ("Calibration", "F23"), ("Plan", "C9"), ("Results", "B6")):
+            want = ours[sheet][coord].value
+            assert isinstance(want, float), (book.name, sheet, coord, want)
+            assert lo[sheet][coord].value == pytest.approx(want, rel=1e-12), (book.name, sheet, coord)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 import sys
 from contextlib import contextmanager
 from typing import NamedTuple
@@ -139,6 +140,18 @@ class SweepResult:
         res._exit = max((_exit_code(v) for v in values.values()), default=EXIT_OK)
         return res
 
+    def error_counts(self) -> dict:
+        """``{output key: number of scenarios whose value is an error}``, outputs without errors left out.
+
+        An error is an Excel error value or the add-in's error text (``#NUM! CARD_UTILIZATION: ...``),
+        the values that make :attr:`exit_code` 1.
+        """
+        if self._outputs is not None:
+            counts = {k: sum(1 for v in col if is_error_value(v)) for k, col in self._outputs.items()}
+        else:
+            counts = {k: _error_count(kind, text) for k, (kind, _, text) in self._columns.items()}
+        return {k: n for k, n in counts.items() if n}
+
     def output_keys(self) -> list:
         """The output keys, in column order (without building :attr:`outputs`)."""
         return list(self._columns if self._outputs is None else self._outputs)
@@ -226,9 +239,12 @@ class SweepResult:
     def plot(self, path, ys: list[str], x: str | None = None) -> None:
         """Line plot of outputs ``ys`` against input ``x`` (default: the first varied input).
 
-        One panel per output, sharing the x axis, each with the output's own label as its
-        y axis: outputs in different units (a utilization and a delay in ms) never share a
-        scale.  Error values are gaps.
+        One panel per output, sharing the x axis, each with the output's own label and unit as
+        its y axis: outputs in different units (a utilization and a delay in ms) never share a
+        scale.  Error values are gaps.  Whole-number outputs (card and processor counts) are
+        drawn as steps, not slopes; each line has its own marker and dash, so lines that
+        coincide stay visible; the x axis names the input's unit and the figure says which
+        parameter file produced the values.
         """
         import textwrap
 
@@ -241,29 +257,106 @@ class SweepResult:
         groups: dict = {}
         for i in range(self.n):
             groups.setdefault(tuple(self.inputs[o][i] for o in others), []).append(i)
+        units = self._units()
         fig, axes = plt.subplots(len(ys), 1, sharex=True, squeeze=False,
-                                 figsize=(8, 1.5 + 2.6 * len(ys)))
+                                 figsize=(8, 1.9 + 2.6 * len(ys)))
+        markers, dashes = "os^Dv<>p", ("-", "--", ":", "-.")
         for ax, yk in zip(axes[:, 0], ys):
             k = self.resolve(yk)
             col = self.outputs[k]
-            for gkey, idx in groups.items():
+            for g, (gkey, idx) in enumerate(groups.items()):
                 px = [float(xs[i]) if isinstance(xs[i], (int, float)) else np.nan for i in idx]
                 # error values and error text are gaps, never plotted as numbers
                 py = [float(col[i]) if isinstance(col[i], (int, float)) and not isinstance(col[i], bool)
                       else np.nan for i in idx]
                 label = ", ".join(f"{o}={v}" for o, v in zip(others, gkey)) or None
-                ax.plot(px, py, marker="o", ms=3, label=label)
-            ax.set_ylabel("\n".join(textwrap.wrap(k, 28)), fontsize=8)
+                finite = [v for v in py if np.isfinite(v)]
+                counts = bool(finite) and all(float(v).is_integer() for v in finite)
+                # the first line filled and wider, the others hollow and thinner: a line that
+                # coincides with another shows through it
+                ax.plot(px, py, marker=markers[g % len(markers)], ms=6 if g == 0 else 5, label=label,
+                        linestyle=dashes[g % len(dashes)], drawstyle="steps-post" if counts else "default",
+                        linewidth=2.6 if g == 0 else 1.3, markerfacecolor=None if g == 0 else "none",
+                        zorder=2 + g)
+            unit = units.get(k)
+            if unit == "%":
+                from matplotlib.ticker import PercentFormatter
+                ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0))
+            ax.set_ylabel("\n".join(textwrap.wrap(k + (f" ({unit})" if unit else ""), 28)), fontsize=8)
             ax.grid(True, alpha=0.3)
             if others and len(ax.lines) <= 12:
                 ax.legend(fontsize=7)
-        axes[-1, 0].set_xlabel(x)
+        axes[-1, 0].set_xlabel(x + (f" ({units[x]})" if units.get(x) else ""))
         axes[0, 0].set_title(f"{os.path.basename(self.path)}: sweep over {x}")
-        fig.tight_layout()
+        fig.text(0.01, 0.005, f"model parameters: {self.params_source()}", fontsize=7, color="0.3")
+        fig.tight_layout(rect=(0, 0.02, 1, 1))
         suffix = plot_format(path)
         with atomic_target(path) as tmp:
             fig.savefig(tmp, dpi=110, format=suffix)
         plt.close(fig)
+
+    def _units(self) -> dict:
+        """``{input or output key: unit}`` for the plot's axes.
+
+        An input's unit is the template's (Inputs sheet, column Unit); an output's is the text
+        its cell's number format prints after the number (``"µs"``, ``"cards"``) or ``%``.
+        """
+        from cryptoplan.workbook.template import INPUTS
+
+        units = {inp.name: inp.unit for inp in INPUTS if inp.unit}
+        try:
+            from openpyxl import load_workbook
+            wb = load_workbook(self.path, read_only=True)
+        except Exception:        # noqa: BLE001 - a plot without output units is still a plot
+            return units
+        try:
+            for key, where in self.cells.items():
+                sheet, _, coord = str(where).rpartition("!")
+                try:
+                    fmt = wb[sheet.strip("'")][coord].number_format or ""
+                except (KeyError, ValueError, AttributeError):
+                    continue
+                # the plural section of '[=1]0 "card";0 "cards"': the first without a [=1] condition
+                section = next((s for s in fmt.split(";") if not s.startswith("[=")), fmt)
+                quoted = re.findall(r'"([^"]+)"', section)
+                if quoted:
+                    units[key] = quoted[-1].strip()
+                elif "%" in fmt:
+                    units[key] = "%"
+        finally:
+            wb.close()
+        return units
+
+    def params_source(self) -> str:
+        """Which parameter file produced the values: the swept or set ``ParamsFile`` input, else
+        ``CRYPTOPLAN_PARAMS``, else the fit packaged with cryptoplan."""
+        given = [v for k, col in self.inputs.items() if k.lower() == "paramsfile" for v in col]
+        files = sorted({str(v) for v in given if v not in (None, "")})
+        if files:
+            return ", ".join(files)
+        if not given:
+            stored = _stored_params_file(self.path)
+            if stored:
+                return f"{stored} (the workbook's ParamsFile)"
+        if os.environ.get("CRYPTOPLAN_PARAMS"):
+            return f"{os.environ['CRYPTOPLAN_PARAMS']} (CRYPTOPLAN_PARAMS)"
+        return "the packaged fit (cryptoplan data/params.json)"
+
+
+def _stored_params_file(path) -> str | None:
+    """The value of the workbook's ``ParamsFile`` input cell, if it has one and it is not empty."""
+    try:
+        from openpyxl import load_workbook
+        wb = load_workbook(path)
+        dn = wb.defined_names.get("ParamsFile")
+        if dn is None:
+            return None
+        for sheet, coord in dn.destinations:
+            value = wb[sheet][coord.replace("$", "")].value
+            return str(value) if value not in (None, "") else None
+    except Exception:        # noqa: BLE001 - the source line is a courtesy; never fail the plot
+        return None
+    return None
 
 
 # CSV injection (OWASP): a spreadsheet opening the CSV runs text that starts with one of these
@@ -429,6 +522,17 @@ def _top_left(v: Val, m: int) -> tuple:
     return kind, num, text
 
 
+def _error_count(kind, text) -> int:
+    """Scenarios (elements of the 1-D ``kind``/``text`` columns) holding an error value or error text."""
+    bad = kind >= ERR_NULL
+    is_text = kind == STR
+    if text is not None and is_text.any():
+        idx = np.flatnonzero(is_text)
+        bad = bad.copy()
+        bad[idx] = [isinstance(t, ErrorText) for t in text[idx].tolist()]
+    return int(bad.sum())
+
+
 def _exit_code(v) -> int:
     """Exit code of one output over a chunk's scenarios, from the value's kind array (vectorized)."""
     kind = v.kind[:, 0, 0]
@@ -513,7 +617,7 @@ def write_sweep(chunks, path, *, keep: bool = False):
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in (".csv", ".xlsx"):
         raise ValueError(f"{path}: the results file must end in .csv or .xlsx")
-    n, code, kept, outputs = 0, EXIT_OK, [], 0
+    n, code, kept, outputs, errors = 0, EXIT_OK, [], 0, {}
     with atomic_target(path) as tmp:
         with _writer(tmp, suffix) as write:
             for res in chunks:
@@ -521,17 +625,42 @@ def write_sweep(chunks, path, *, keep: bool = False):
                 n += res.n
                 outputs = len(res.output_keys())
                 code = max(code, res.exit_code)
+                if code >= EXIT_ERROR_VALUES:
+                    for k, c in res.error_counts().items():
+                        errors[k] = errors.get(k, 0) + c
                 if keep:
                     kept.append(res)
-    return Written(n, outputs, code, SweepResult.concat(kept) if keep else None)
+    return Written(n, outputs, code, SweepResult.concat(kept) if keep else None, errors)
 
 
 class Written(NamedTuple):
-    """What :func:`write_sweep` wrote."""
+    """What :func:`write_sweep` wrote; ``errors``: ``{output key: scenarios with an error}``."""
     scenarios: int
     outputs: int
     exit_code: int
     result: "SweepResult | None"
+    errors: dict = {}
+
+
+def error_summary(errors: dict, scenarios: int) -> str:
+    """One line naming the outputs that hold errors and in how many of the scenarios.
+
+    Parameters
+    ----------
+    errors : dict
+        ``{output key: number of scenarios whose value is an error}`` (:attr:`Written.errors`).
+    scenarios : int
+        Scenarios swept.
+
+    Returns
+    -------
+    str
+        E.g. ``2 outputs hold errors: "Accelerator utilization (RMF summary)" in 3 of 10
+        scenarios; ...``.
+    """
+    parts = [f'"{k}" in {n:,} of {scenarios:,} scenarios' for k, n in errors.items()]
+    verb = "output holds" if len(errors) == 1 else "outputs hold"
+    return f"{len(errors)} {verb} errors: " + "; ".join(parts)
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 The workbook is written with openpyxl.  Every result is a formula calling a
 cryptoplan Excel function (:mod:`cryptoplan.addin.udfs`) over the named input cells, so
 it recalculates in Windows Excel once the functions are imported through the
-xlwings add-in (README, "Excel on Windows").  Sheets:
+xlwings add-in (docs/spreadsheets.md, "Excel on Windows").  Sheets:
 
 ``Guide``        how to use the workbook, what the error texts mean
 ``Inputs``       named, validated input cells (Excel's "Input" style)
@@ -336,15 +336,55 @@ class _Builder:
                     cell.number_format = number_format
 
     def dynamic_array(self, ws, coord: str, name: str, height: int, width: int, *args):
-        """A spilling table function at ``coord`` (header row + ``height - 1`` rows) of ``args``,
-        given ParamsFile if it takes it; ``height`` x ``width`` is the range older Excel shows."""
+        """A spilling table function of ``args`` (header row + ``height - 1`` rows), shown at ``coord``.
+
+        The spilling formula itself stands on the hidden sheet ``Tables`` (its own block of
+        rows, ``height`` x ``width`` being the range older Excel shows); the cells at ``coord``
+        are plain references to it.  LibreOffice recomputes every array formula of an xlsx file
+        on load, so without the Calc add-in an array formula over a cryptoplan function shows
+        ``#NAME?`` even in a recalculated copy that carries its values; a plain formula keeps
+        the value the copy carries (issue 33).  Given ParamsFile if the function takes it.
+        """
         args = self._with_params(name, args)
         formula = f"={name}({','.join(self._render(a) for a in args)})"
-        self.formulas[(ws.title, coord)] = formula
+        tables = self._tables_sheet()
+        t_top = self._tables_next
+        self._tables_next += height + 1
+        tables.cell(t_top, 1)       # (the block's first cell)
+        t_coord = f"A{t_top}"
+        self.formulas[(tables.title, t_coord)] = formula
+        tables[t_coord] = ArrayFormula(f"{t_coord}:{get_column_letter(width)}{t_top + height - 1}", formula)
+        self.dynamic_arrays.append((tables.title, t_coord))
         top, left = ws[coord].row, ws[coord].column
-        ref = f"{coord}:{get_column_letter(left + width - 1)}{top + height - 1}"
-        ws[coord] = ArrayFormula(ref, formula)
-        self.dynamic_arrays.append((ws.title, coord))
+        for i in range(height):
+            for j in range(width):
+                src = f"Tables!{get_column_letter(1 + j)}{t_top + i}"
+                self.native(ws, f"{get_column_letter(left + j)}{top + i}", _shown(src, anchor=i == j == 0))
+
+    def _tables_sheet(self):
+        """The hidden sheet ``Tables`` holding the spilling table functions (created on first use)."""
+        if "Tables" not in self.wb.sheetnames:
+            ws = self.wb.create_sheet("Tables")
+            ws.sheet_state = "hidden"
+            ws["A1"] = ("The table functions the Plan, Calibration and Parameters sheets show (they "
+                        "reference these cells).")
+            self._tables_next = 3
+        return self.wb["Tables"]
+
+
+def _shown(src: str, anchor: bool = False) -> str:
+    """A plain formula showing the value of the spilled cell ``src``, as LibreOffice keeps it.
+
+    LibreOffice recomputes on load a formula whose stored value is an error, a boolean (it has
+    no boolean type) or empty text, which without the Calc add-in is #NAME? once the chain
+    reaches a cryptoplan function.  So a boolean shows as 1/0 (the within_tolerance column's
+    number format prints TRUE/FALSE), and the cells a table does not fill (#N/A in a legacy
+    array range, empty in a spill) show empty text, also when recomputed without the add-in.
+    The ``anchor`` (the table's first cell) keeps any error: there the function says what is
+    wrong (the add-in's errors are text in Excel, real errors in Calc).
+    """
+    shown = f'IF(ISBLANK({src}),"",IF(ISLOGICAL({src}),N({src}),{src}))'
+    return f"={shown}" if anchor else f'=IFERROR({shown},"")'
 
 
 def _heading(ws, row: int, text: str):
@@ -388,7 +428,7 @@ def _guide(b: _Builder):
          "what does a transaction cost in CPU, how busy are the Crypto Express cards and how "
          "many are needed to stay under the utilization and queueing-delay targets?"),
         ("1. Enable the functions", "Windows Excel with the xlwings add-in and cryptoplan "
-         "installed (README, section 'Excel on Windows'). Save this file as .xlsm "
+         "installed (docs/spreadsheets.md, 'Excel on Windows'). Save this file as .xlsm "
          "(macro-enabled); in the VBA editor (Alt+F11) tick xlwings under Tools > References; "
          "click Import Functions in the xlwings ribbon (the sheet xlwings.conf already names the "
          "module cryptoplan.addin.udfs); press Ctrl+Alt+F9 to recalculate everything. #NAME? in a result "
@@ -410,7 +450,7 @@ def _guide(b: _Builder):
          "functions pass them on unchanged. Test with ISNUMBER(); charts use "
          "IF(ISNUMBER(x),x,NA()) so that failures show as gaps, not zeros."),
         ("Without Windows Excel", "Use the batch recalculation command 'cryptoplan recalc' "
-         "(README) on this file, or call the same functions from Python: "
+         "(docs/batch.md) on this file, or call the same functions from Python: "
          "'from cryptoplan.addin.udfs import ERLANGC'."),
         ("Units", "Rates per second, times in ms or µs (CPU microseconds per transaction), "
          "message sizes in KB (1 MB = 1024 KB), key sizes in bits. The unit is part of each "
@@ -512,10 +552,16 @@ def _results(b: _Builder):
     ws = b.wb.create_sheet("Results")
     ws["A1"] = "Results at the inputs"
     ws["A1"].font = _TITLE
-    ws["A2"] = ("Every value is a cryptoplan function over the named inputs (column C shows "
-                "which). Text starting with #VALUE! or #NUM! explains what is wrong.")
+    ws["A2"] = ("Every value is a cryptoplan function over the named inputs of the Inputs sheet (column E, "
+                "not printed, names it). A message says what is wrong and how many cards would carry the rate.")
     ws["A2"].font = _NOTE
-    _header_row(ws, 4, ["Result", "Value", "Function", "What it means", "Message (if any)"])
+    ws["A3"] = "Scenario"
+    ws["A3"].font = Font(bold=True)
+    b.native(ws, "B3", '=TEXT(TxRate,"#,##0")&" txn/s, "&Policy&", "&KeyType&" "&KeySize&"-bit, "'
+                       '&MessageKB&" KB; installed "&Coprocessors&" coprocessors, "&Accelerators'
+                       '&" accelerators, "&Processors&" CPs; target "&TEXT(MaxUtilization,"0%")')
+    ws["B3"].font = Font(bold=True)
+    _header_row(ws, 4, ["Result", "Value", "What it means", "Message (if any)", "Function"])
     n = _Name
     req = (n("Requesters"), n("Coprocessors"), n("Accelerators"), n("Recipients"))
     rows = [
@@ -535,26 +581,33 @@ def _results(b: _Builder):
         ("Processors required at TxRate", "PROCESSORS_REQUIRED",
          (n("TxRate"), *_AMS, n("MaxUtilization"), n("Recipients"), n("Platform")), F_CPS,
          "Fewest CPs within MaxUtilization for the AMS work (compare with Processors)."),
-        ("Accelerator utilization (RMF summary)", "CARD_UTILIZATION",
-         (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_PCT,
-         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
-        ("Coprocessor utilization (RMF summary)", "CARD_UTILIZATION",
-         (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_PCT,
-         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
-        ("Accelerator queueing delay per transaction", "CRYPTO_WAIT_MS",
-         (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_MS,
-         "Mean wait for the accelerators, summed over a transaction's requests (M/G/c, the ME/CRT mix)."),
-        ("Coprocessor queueing delay per transaction", "CRYPTO_WAIT_MS",
-         (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_MS,
-         "Mean wait for the coprocessors, summed over a transaction's requests (M/G/c)."),
         ("Accelerators required", "ACCELERATORS_REQUIRED",
          (n("TxRate"), *_AMS, n("MaxUtilization"), n("MaxWaitMs"), n("Recipients")), F_CARDS,
          "Fewest accelerators within MaxUtilization (and MaxWaitMs if given)."),
         ("Coprocessors required", "COPROCESSORS_REQUIRED",
          (n("TxRate"), *_AMS, n("MaxUtilization"), n("MaxWaitMs"), n("Recipients")), F_CARDS,
          "Fewest coprocessors within MaxUtilization (and MaxWaitMs if given)."),
-        ("bottleneck",),
+        ("Accelerator utilization at the required count", "CARD_UTILIZATION",
+         (n("TxRate"), *_AMS, "accelerator", _Cell("IF(ISNUMBER(B{acc_req}),MAX(1,B{acc_req}),B{acc_req})"), n("Recipients")), F_PCT,
+         "RMF summary utilization with the accelerators required above: always within the target."),
+        ("Coprocessor utilization at the required count", "CARD_UTILIZATION",
+         (n("TxRate"), *_AMS, "coprocessor", _Cell("IF(ISNUMBER(B{cop_req}),MAX(1,B{cop_req}),B{cop_req})"), n("Recipients")), F_PCT,
+         "RMF summary utilization with the coprocessors required above."),
+        ("section", "The installed cards (Coprocessors, Accelerators)"),
+        ("Accelerator utilization (RMF summary)", "CARD_UTILIZATION",
+         (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_PCT,
+         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
+        ("Coprocessor utilization (RMF summary)", "CARD_UTILIZATION",
+         (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_PCT,
+         "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
         ("verdict",),
+        ("Accelerator queueing delay per transaction", "CRYPTO_WAIT_MS",
+         (n("TxRate"), *_AMS, "accelerator", n("Accelerators"), n("Recipients")), F_MS,
+         "Mean wait for the accelerators, summed over a transaction's requests (M/G/c, the ME/CRT mix)."),
+        ("Coprocessor queueing delay per transaction", "CRYPTO_WAIT_MS",
+         (n("TxRate"), *_AMS, "coprocessor", n("Coprocessors"), n("Recipients")), F_MS,
+         "Mean wait for the coprocessors, summed over a transaction's requests (M/G/c)."),
+        ("bottleneck",),
         ("section", "MQ AMS with Requesters in a closed loop"),
         ("Most the requesters reach", "AMS_THROUGHPUT", (*_AMS, *req, n("Processors"), n("Platform")), F_TPS,
          "Requesters each with one request/reply outstanding; capped by CPs and cards (MVA)."),
@@ -611,8 +664,8 @@ def _results(b: _Builder):
                        f'"see the errors above")))')
             ws.cell(row, 1, "Bottleneck at TxRate (busiest card type)")
             b.native(ws, f"B{row}", formula)
-            ws.cell(row, 3, "native formula")
-            ws.cell(row, 4, "The card type with the higher utilization.")
+            ws.cell(row, 5, "native formula").font = _NOTE
+            ws.cell(row, 3, "The installed card type with the higher utilization.")
             row += 1
             continue
         if spec[0] == "verdict":
@@ -622,35 +675,61 @@ def _results(b: _Builder):
             ra, rc = where["Accelerators required"], where["Coprocessors required"]
             ua, uc = where["Accelerator utilization (RMF summary)"], where["Coprocessor utilization (RMF summary)"]
             judged = ",".join(f"OR(ISNUMBER({u}),{_saturated(u)})" for u in (ua, uc))
+            # "overloaded: add 2 accelerators and 1 coprocessor": how many, not only that
+            add_a, add_c = f"({ra}-Accelerators)", f"({rc}-Coprocessors)"
+            add = (f'"overloaded: add "&IF({ra}>Accelerators,{add_a}&" accelerator"&IF({add_a}>1,"s",""),"")'
+                   f'&IF(AND({ra}>Accelerators,{rc}>Coprocessors)," and ","")'
+                   f'&IF({rc}>Coprocessors,{add_c}&" coprocessor"&IF({add_c}>1,"s",""),"")')
             formula = (f'=IF(AND(ISNUMBER({ra}),ISNUMBER({rc}),{judged}),IF(AND({ra}<=Accelerators,'
                        f'{rc}<=Coprocessors),"installed cards meet the targets",'
-                       f'"add cards: installed < required"),"see the errors above")')
+                       f'{add}),"see the errors above")')
             ws.cell(row, 1, "Verdict for the installed cards")
             b.native(ws, f"B{row}", formula)
-            ws.cell(row, 3, "native formula")
-            ws.cell(row, 4, "Compares the required counts with Coprocessors and Accelerators "
+            ws.cell(row, 5, "native formula").font = _NOTE
+            ws.cell(row, 3, "Compares the required counts with Coprocessors and Accelerators "
                             "(once the model accepts the installed counts).")
             row += 1
             continue
         label, fname, args, fmt, note = spec
+        refs = {k: where[v][1:] for k, v in (("acc_req", "Accelerators required"),
+                                             ("cop_req", "Coprocessors required")) if v in where}
+        args = tuple(_Cell(a.format(**refs)) if isinstance(a, _Cell) else a for a in args)
         ws.cell(row, 1, label)
         b.udf(ws, f"B{row}", fname, *args, number_format=fmt)
-        ws.cell(row, 3, fname).font = _NOTE
-        ws.cell(row, 4, note)
-        # The last column repeats error text in full: text in the last used column
-        # overflows into the empty cells to its right, so the whole message is readable
-        # (Excel does not re-fit row heights when a formula result changes, so wrapping
-        # the value cell would not show it).
-        b.native(ws, f"E{row}", f'=IF(ISNUMBER(B{row}),"",B{row})')
-        ws.cell(row, 5).font = Font(color="9C0006")
+        ws.cell(row, 5, fname).font = _NOTE
+        ws.cell(row, 3, note)
+        # The message column repeats error text in full, wrapped in its printed width (the
+        # value cell shows its start; the Function column right of it is not printed).
+        b.native(ws, f"D{row}", f'=IF(ISNUMBER(B{row}),"",B{row})')
+        ws.cell(row, 4).font = Font(color="9C0006", size=9)
+        ws.cell(row, 4).alignment = Alignment(wrap_text=True, vertical="top")
         where.setdefault(label, f"B{row}")
         row += 1
     for r in range(5, row):
         if ws.cell(r, 2).value is not None:
             ws.cell(r, 2).font = Font(bold=True)
-    _widths(ws, {"A": 46, "B": 30, "C": 26, "D": 78, "E": 60})
+    # Row heights are set, not left to the application: a wrapped note or message needs its
+    # lines (LibreOffice and Excel do not re-fit a row when a formula's text changes).  Rows whose
+    # installed-card value may be an overload message get three lines for it.
+    widths = {"A": 44, "B": 28, "C": 62, "D": 48, "E": 26}
+    for r in range(5, row):
+        for c in (1, 2, 3):
+            ws.cell(r, c).alignment = Alignment(wrap_text=c == 3 or None, vertical="top")
+        note = str(ws.cell(r, 3).value or "")
+        lines = max(1, -(-len(note) * 4 // (widths["C"] * 5)))      # ~1.25 characters per width unit
+        if ws.cell(r, 5).value in ("CARD_UTILIZATION", "CRYPTO_WAIT_MS") and "installed" not in note \
+                and r > int(where.get("Coprocessor utilization at the required count", "B0")[1:]):
+            lines = max(lines, 3)
+        if ws.cell(r, 1).value == "Verdict for the installed cards":
+            ws.cell(r, 2).alignment = Alignment(wrap_text=True, vertical="top")
+            lines = max(lines, 2)
+        if lines > 1:
+            ws.row_dimensions[r].height = 13.5 * lines
+    _widths(ws, widths)
     ws.freeze_panes = "A5"
-    _page(ws, f"A1:E{row - 1}")     # the message column prints too
+    # A manager's page: one landscape page, the internal Function column (E) not printed
+    _page(ws, f"A1:D{row - 1}")
+    ws.page_setup.fitToHeight = 1
 
 
 # ------------------------------------------------------------------ the whole system
@@ -842,7 +921,7 @@ def _plan(b: _Builder):
               for c in range(2, 6)]
     ws.add_chart(_scatter(ws, "Utilization as the workloads grow", "months ahead", "utilization", x, series,
                           y_fmt="0%"), f"A{last + 2}")
-    _widths(ws, {"A": 18, "B": 14, "C": 14, "D": 16, "E": 14, "F": 14, "G": 16, "H": 14, "I": 62})
+    _widths(ws, {"A": 18, "B": 14, "C": 14, "D": 16, "E": 20, "F": 14, "G": 17, "H": 14, "I": 62})
     ws.freeze_panes = "A4"
     _page(ws, f"A1:I{last + 17}")
     ws.page_setup.fitToHeight = 1       # a manager prints it: one page
@@ -917,8 +996,9 @@ def _titled_sheet(b: _Builder, name: str, title: str, note: str, note_to: str):
 def _whatif(b: _Builder):
     ws = _titled_sheet(b, "What-if", "What-if: transaction rate and key size",
                        "Other inputs come from the Inputs sheet. The first table grows the rate up to what the "
-                       "installed cards carry; the second counts the cards needed beyond it. Columns I-L feed "
-                       "the charts (#N/A where a result is an error: a gap, not a zero).", "L")
+                       "installed cards carry; the second counts the cards needed beyond it. Columns I-L (not "
+                       "printed) feed the charts (#N/A where a result is an error: a gap, not a zero).", "H")
+    ws.row_dimensions[2].height = 42       # three lines within the printed columns A-H
     n = _Name
     ams = _AMS
     # --- installed cards up to their limit --------------------------------
@@ -935,8 +1015,8 @@ def _whatif(b: _Builder):
     ws["C5"].font = Font(bold=True)
     ws["D5"] = "the busier card type at 100% (RMF summary)"
     ws["D5"].font = _NOTE
-    ws["H5"] = "at 1 txn/s:"
-    ws["H5"].font = _SERIES
+    ws["I4"] = "Chart data (not printed); row 5: utilization at 1 txn/s"
+    ws["I4"].font = _SERIES
     heads = ["Transaction rate", "Share of the limit", "Accelerator utilization",
              "Coprocessor utilization", "Accelerator delay per txn", "Coprocessor delay per txn"]
     _header_row(ws, 6, heads)
@@ -1015,7 +1095,7 @@ def _whatif(b: _Builder):
     for r in (6, g0 + 1, k0 + 1):
         ws.row_dimensions[r].height = 30
     ws.freeze_panes = "A4"
-    _page(ws, f"A1:L{anchor + 30}", landscape=False)
+    _page(ws, f"A1:H{anchor + 30}", landscape=False)     # columns I-L only feed the charts
     ws.page_setup.fitToHeight = 1  # one page: the PNG rendering and a printout
 
 
@@ -1029,7 +1109,7 @@ def _calibration(b: _Builder):
     from cryptoplan.model.fit import figure_table_ids, known_misses
 
     ws = _titled_sheet(b, "Calibration", "Calibration: published measurements vs the model",
-                       "MODEL_FIGURES(ParamsFile) in A22 spills one row per published figure the models predict: "
+                       "MODEL_FIGURES(ParamsFile) (on the hidden Tables sheet) gives one row per published figure the models predict: "
                        "its source document (report and page), the model's value and relative error. "
                        "within_tolerance FALSE is highlighted; the reason column says why the model cannot meet "
                        "it.", "I")
@@ -1044,7 +1124,7 @@ def _calibration(b: _Builder):
         cell.alignment = Alignment(wrap_text=True, vertical="center")
     first, last = top + 1, top + len(ids)
     widths = {"source": 24, "quantity": 18, "conditions": 30, "unit": 12, "published": 12, "model": 12,
-              "relative_error": 11, "within_tolerance": 11, "reason": 64, "id": 30}
+              "relative_error": 14, "within_tolerance": 17, "reason": 64, "id": 30}
     _widths(ws, {col[k]: w for k, w in widths.items()})
     for name, fmt in (("published", "General"), ("model", "0.0000"), ("relative_error", "0.0%")):
         for r in range(first, last + 1):
@@ -1065,7 +1145,7 @@ def _calibration(b: _Builder):
                     _row_lines(fid, widths["id"] - 1))
         ws.row_dimensions[r].height = 13 * lines + 2
     ws.conditional_formatting.add(f"{col['within_tolerance']}{first}:{col['within_tolerance']}{last}", CellIsRule(
-        operator="equal", formula=["FALSE"], fill=PatternFill("solid", fgColor="FFC7CE"), font=Font(color="9C0006")))
+        operator="equal", formula=["0"], fill=PatternFill("solid", fgColor="FFC7CE"), font=Font(color="9C0006")))
     # --- chart: model against published, log-log, the diagonal is agreement ---
     x, y = get_column_letter(len(fig.columns) + 2), get_column_letter(len(fig.columns) + 3)
     ws[f"{x}{top}"], ws[f"{y}{top}"] = "published (chart)", "model (chart)"
@@ -1082,7 +1162,7 @@ def _calibration(b: _Builder):
     ch.title = "Model vs published (each point one figure, in its own unit)"
     ch.style = 2
     ch.x_axis.title, ch.y_axis.title = "published", "model"
-    ch.height, ch.width = 10.0, 26.0
+    ch.height, ch.width = 8.5, 26.0          # within rows 4-21: above the table's header row, legend included
     ch.display_blanks = "gap"
     xs = Reference(ws, min_col=len(fig.columns) + 2, min_row=first, max_row=last)
     pts = Series(Reference(ws, min_col=len(fig.columns) + 3, min_row=first, max_row=last), xs, title="figures")
@@ -1114,7 +1194,7 @@ def _parameters(b: _Builder):
     ws = b.wb.create_sheet("Parameters")
     ws["A1"] = "Model parameters in force"
     ws["A1"].font = _TITLE
-    ws["A2"] = ("MODEL_PARAMETERS(ParamsFile) spills one row per parameter: its value, standard error "
+    ws["A2"] = ("MODEL_PARAMETERS(ParamsFile) (on the hidden Tables sheet) gives one row per parameter: its value, standard error "
                 "(empty where the fit holds it at a bound or it is derived), unit and sub-model.")
     ws["A2"].font = _NOTE
     par = _CATALOG["MODEL_PARAMETERS"]
@@ -1150,7 +1230,7 @@ def _site_rmf(b: _Builder):
              "ME / CRT for an accelerator's RSA lines (KEY = their key length), RATE per second, EXEC TIME in "
              "ms, UTIL% in percent.",
              "Then, in a terminal: cryptoplan calibrate --rmf <this workbook> --out site-params.json, and "
-             "recalculate with CRYPTOPLAN_PARAMS=site-params.json: the card times become yours (the README "
+             "recalculate with CRYPTOPLAN_PARAMS=site-params.json: the card times become yours (docs/calibration.md "
              "shows a worked example).")
     for r, text in enumerate(notes, 2):
         cell = ws.cell(r, 1, text)
@@ -1192,7 +1272,9 @@ def _check(b: _Builder):
     ws["A2"] = ("Erlang B = POISSON.DIST(c,A,FALSE)/POISSON.DIST(c,A,TRUE); "
                 "Erlang C = B/(1-(A/c)(1-B)). The difference column should be ~1e-12 "
                 "when the add-in is loaded.")
-    ws["A2"].font = _NOTE
+    ws["A2"].font, ws["A2"].alignment = _NOTE, _WRAP
+    ws.merge_cells("A2:G2")                 # wrapped within the printed columns, not cut at the page edge
+    ws.row_dimensions[2].height = 30
     _header_row(ws, 4, ["Traffic A (erlangs)", "Servers c", "Utilization A/c",
                         "Erlang B (native)", "Erlang C (native)", "ERLANGC (add-in)",
                         "Add-in minus native"])
@@ -1224,8 +1306,10 @@ def _xlwings_conf_sheet(b: _Builder):
     ws["A1"], ws["B1"] = "UDF MODULES", "cryptoplan.addin.udfs"
     ws["D1"] = ("Read by the xlwings add-in (Import Functions): the Python module with the "
                 "cryptoplan functions. Keys in column A, values in column B, no blank rows.")
-    ws["D1"].font = _NOTE
-    _widths(ws, {"A": 16, "B": 16, "D": 100})
+    ws["D1"].font, ws["D1"].alignment = _NOTE, _WRAP
+    ws.row_dimensions[1].height = 45
+    _widths(ws, {"A": 16, "B": 24, "D": 60})
+    _page(ws, "A1:D1")                      # one page, not three nearly empty ones
 
 
 def build_workbook():
@@ -1250,8 +1334,9 @@ def build_workbook():
     _site_rmf(b)
     _check(b)
     _xlwings_conf_sheet(b)
-    lists = b.wb["Lists"]
-    b.wb.move_sheet(lists, offset=len(b.wb.sheetnames) - 1 - b.wb.sheetnames.index("Lists"))
+    for hidden in ("Tables", "Lists"):       # the hidden sheets last
+        sheet = b.wb[hidden]
+        b.wb.move_sheet(sheet, offset=len(b.wb.sheetnames) - 1 - b.wb.sheetnames.index(hidden))
     b.wb.active = 1  # Inputs
     b.wb.calculation.fullCalcOnLoad = True
     return b.wb, b
@@ -1392,7 +1477,7 @@ def write_template(path, force: bool = False) -> Path:
     Returns
     -------
     Path
-        The path written.
+        The path written: formulas with their values at the default inputs as cached values.
 
     Raises
     ------
@@ -1420,6 +1505,14 @@ def write_template(path, force: bool = False) -> Path:
     with atomic_target(dest) as tmp:
         with open(tmp, "wb") as fh:
             fh.write(package)
+        # every formula's value at the default inputs as its cached value (as `cryptoplan recalc
+        # -o` writes it): a spreadsheet without the add-in, or a viewer, shows numbers, not
+        # #NAME?; Excel still recalculates on open (fullCalcOnLoad)
+        from .recalculation import RecalcError, recalculate
+        try:
+            recalculate(tmp, in_place=True)
+        except RecalcError as exc:          # a write that failed (a full disk): say so, leave nothing
+            raise OutputError(str(exc)) from None
         if not force and dest.exists():
             raise FileExistsError(f"{dest} appeared while writing; use --force to overwrite it")
     return dest

@@ -191,7 +191,7 @@ def fit(figures_path, out_path, report_dir, force, check):
 @click.option("--rmf", "rmf_path", type=click.Path(dir_okay=False),
               help="The RMF Crypto Hardware Activity report's lines: the template's Site RMF sheet "
                    "(an .xlsx), or a CSV with the columns TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL% "
-                   "(see the README).")
+                   "(see docs/calibration.md).")
 @click.option("--cpu", "cpu_path", type=click.Path(dir_okay=False),
               help="CSV of measured CPU per transaction by address space (RMF Workload Activity APPL%), "
                    "columns WORKLOAD,SETTING,CIPHER,KEY,KEY REUSE,MESSAGE KB,ADDRESS SPACE,RATE,APPL%.")
@@ -255,6 +255,9 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
         raise click.UsageError(str(exc)) from None
     text = _calibration_text(cal, smf)
     click.echo(text, nl=False)
+    for c in cal.consistency:
+        if c.get("disagrees"):
+            click.echo(C.consistency_warning(c, rmf_path), err=True)
     with writing(out_path) as tmp:
         Path(tmp).write_text(F.params_text(cal.document()), encoding="utf-8")
     click.echo(f"wrote {out_path}  (use it: CRYPTOPLAN_PARAMS={out_path})")
@@ -316,7 +319,7 @@ def _calibration_text(cal, smf=None) -> str:
         out.append("RMF's own identity UTIL% = RATE x EXEC TIME (card lines):")
         for c in cal.consistency:
             out.append(f"  line {c['line']} {c['card']}: UTIL% {c['util_pct']:.1f}, RATE x EXEC TIME "
-                       f"{c['rate_x_exec_pct']:.1f}%")
+                       f"{c['rate_x_exec_pct']:.1f}%" + ("  <- disagree: check this line" if c.get("disagrees") else ""))
     if smf is not None:
         out.append("channel-initiator task statistics (SMF 115), per queue manager and task type:")
         out.append(f"  {'QMGR':5s} {'TASK':10s} {'INTERVALS':>9s} {'TASKS':>5s} {'REQ/S':>8s} {'CPU US/REQ':>10s} "

@@ -211,6 +211,9 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
     if plot:
         click.echo(f"plot -> {plot}", err=True)
     code = written.exit_code
+    if written.errors:
+        from cryptoplan.workbook.sweeps import error_summary
+        click.echo(error_summary(written.errors, written.scenarios) + f" (their text is in {output})", err=True)
     if code == EXIT_NOT_COMPUTED:
         click.echo("some outputs could not be computed (see cryptoplan recalc on one scenario)",
                    err=True)
