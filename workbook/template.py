@@ -909,7 +909,8 @@ def _plan(b: _Builder):
         s = Series(Reference(ws, min_col=6, max_col=8, min_row=r), title_from_data=False)
         s.tx = SeriesLabel(strRef=StrRef(f"'Plan'!$J${r}"))
         bar.series.append(s)
-        b.native(ws, f"J{r}", f'=IFERROR(A{r}," ")')      # the series name, blank past the last
+        # the series name: a space past the last workload (an empty name, LibreOffice writes "Row N")
+        b.native(ws, f"J{r}", f'=IF(A{r}="", " ", A{r})')
         ws[f"J{r}"].font = Font(color="FFFFFF")
     bar.set_categories(cats)
     bar.y_axis.numFmt, bar.y_axis.scaling.min = "0%", 0
