@@ -24,21 +24,22 @@ _LABEL = {"processors": "General processors", "coprocessors": "Coprocessors (CEX
           "accelerators": "Accelerators (CEXnA)"}
 
 
-def _pct(x) -> str:
+def _shown(x, infinite: str, fmt) -> str:
+    """A number as the report prints it; an infinite one as the word that says why."""
     x = float(x)
-    return "none installed" if math.isinf(x) else f"{100 * x:.1f}%"
+    return infinite if math.isinf(x) else fmt(x)
+
+
+def _pct(x) -> str:
+    return _shown(x, "none installed", lambda v: f"{100 * v:.1f}%")
 
 
 def _months(x) -> str:
-    x = float(x)
-    if math.isinf(x):
-        return f"never (within {MAX_MONTHS / 12:.0f} years)"
-    return "now" if x == 0 else f"{x:.1f}"
+    return _shown(x, f"never (within {MAX_MONTHS / 12:.0f} years)", lambda v: "now" if v == 0 else f"{v:.1f}")
 
 
 def _headroom(x) -> str:
-    x = float(x)
-    return "unbounded" if math.isinf(x) else f"x{x:.2f}"
+    return _shown(x, "unbounded", lambda v: f"x{v:.2f}")
 
 
 def _ms(x) -> str:
