@@ -843,10 +843,6 @@ def _workloads(b: _Builder):
     ws.column_dimensions["C"].width = 16
     ws.freeze_panes = f"C{first}"
     _page(ws, f"A1:{col[_PLAN_COLUMNS[-1]]}{last}")
-    # 24 columns: two pages across (the AMS and channel keys, then the handshake and measured
-    # ones), the name and kind repeated on the second, so neither prints at half size
-    ws.page_setup.fitToWidth = 2
-    ws.print_title_cols = "A:B"
 
 
 def _plan(b: _Builder):
