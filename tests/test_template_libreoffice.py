@@ -12,7 +12,6 @@ both.
 """
 
 import struct
-import subprocess
 import zlib
 
 import openpyxl
