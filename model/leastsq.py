@@ -1,0 +1,305 @@
+"""One least-squares path for every fit: lmfit's Parameters and Minimizer, one standard-error rule.
+
+The published-figure fit (:func:`cryptoplan.model.fit.fit`), the round-trip
+fit (:func:`cryptoplan.model.tls.fit_roundtrip`) and the site calibration
+(:func:`cryptoplan.model.calibrate.calibrate`) all state their problem the
+same way and solve it here:
+
+* the unknowns are an :class:`lmfit.Parameters` (name, starting value, bounds;
+  ``vary=False`` holds one);
+* the residuals come from a *batch* function: ``batch(X)`` takes parameter
+  sets as the columns of ``X`` (n, k) and returns their residuals (k, m), so a
+  forward-difference Jacobian costs one model evaluation, not n + 1
+  (:func:`jacobian`);
+* each residual is counted in the observation's **stated uncertainty** (a
+  figure's tolerance, a site number's relative sigma), so a residual of 1 is
+  one stated uncertainty.
+
+:func:`solve` minimises :math:`\\tfrac12\\sum_i \\rho(r_i^2)` with SciPy's
+trust-region reflective solver through :meth:`lmfit.Minimizer.least_squares`,
+:math:`\\rho(z) = z` (``loss="linear"``) or :math:`\\ln(1 + z)` (``"cauchy"``).
+
+Standard errors (the one convention)
+------------------------------------
+At the optimum a robust estimate is a weighted least-squares one with
+:math:`w_i = \\rho'(r_i^2)` (1, or :math:`1/(1 + r_i^2)` for Cauchy).  With
+:math:`J` the Jacobian of the raw residuals (central differences, one-sided
+at a bound) over the parameters not on a bound,
+
+.. math::
+
+    \\mathrm{cov} = s^2\\,(J^T W J)^{-1}, \\qquad
+    s^2 = \\max\\Big(1, \\frac{\\sum_i w_i r_i^2}{m - p}\\Big),
+
+the stated uncertainties taken at their word unless the residuals scatter
+more than they allow, in which case they are scaled up by the Birge ratio
+:math:`s` (the Particle Data Group's scale factor).  ``lmfit`` scales by
+:math:`\\chi^2/\\nu` always (``scale_covar``), which reads a fit better than its
+stated uncertainties as more precise than they are; and inverts
+:math:`J^TJ` outright, which fails or gives finite nonsense where the data do
+not pin a direction.  Here a parameter on a bound has no standard error
+(NaN: the bound holds it, as lmfit's own documentation advises reading such
+a fit), and one on a direction of the column-scaled :math:`W^{1/2}J` whose
+singular value is below 1e-9 of the largest is *not identified*: infinity.
+
+References
+----------
+.. [1] M. Newville, T. Stensitzki, D. B. Allen, A. Ingargiola, "LMFIT:
+   Non-Linear Least-Square Minimization and Curve-Fitting for Python",
+   Zenodo (2014-), https://lmfit.github.io/lmfit-py/.
+.. [2] R. T. Birge, "The calculation of errors by the method of least squares",
+   Phys. Rev. 40, 207 (1932); Particle Data Group, *Review of Particle Physics*,
+   Introduction, "Averages and fits" (the scale factor :math:`S`).
+.. [3] P. J. Huber, *Robust Statistics* (1981), ch. 7 (the IRLS covariance).
+.. [4] J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed. (2006),
+   sec. 8.1 (finite-difference Jacobians).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Solution", "solve", "jacobian", "standard_errors", "at_bound", "LOSSES"]
+
+# name -> weight w(r) = rho'(r^2) of the IRLS approximation at the optimum
+LOSSES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "linear": lambda r: np.ones_like(r),
+    "cauchy": lambda r: 1.0 / (1.0 + r * r),
+}
+
+# scipy's relative step for forward differences (scipy.optimize._numdiff, "2-point")
+_STEP = np.finfo(float).eps ** 0.5
+
+
+@dataclass(frozen=True)
+class Solution:
+    """What :func:`solve` found.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The parameters, in the order of ``x``.
+    x, stderr : ndarray
+        Values and standard errors (see the module docstring: NaN for a
+        parameter held by a bound, held fixed or not asked for, infinity for
+        one the residuals do not identify).
+    at_bound : ndarray of bool
+        Parameters that ended on a bound.
+    varied : ndarray of bool
+        Parameters the solver moved (``vary=True``).
+    residual : ndarray
+        The residuals at ``x``, in stated uncertainties.
+    cost : float
+        :math:`\\tfrac12\\sum_i\\rho(r_i^2)` at ``x``.
+    nfev : int
+        Residual evaluations (the Jacobian's batches counted once each).
+    loss : str
+        ``"linear"`` or ``"cauchy"``.
+    scale : float
+        The Birge factor :math:`s \\ge 1` the covariance was scaled by (NaN
+        without standard errors).
+    """
+
+    names: tuple
+    x: np.ndarray
+    stderr: np.ndarray
+    at_bound: np.ndarray
+    varied: np.ndarray
+    residual: np.ndarray
+    cost: float
+    nfev: int
+    loss: str
+    scale: float
+
+    def values(self) -> dict:
+        """name -> value."""
+        return {n: float(v) for n, v in zip(self.names, self.x)}
+
+    def errors(self) -> dict:
+        """name -> standard error, or None where there is none (bound, fixed, not identified)."""
+        return {n: (float(s) if np.isfinite(s) else None) for n, s in zip(self.names, self.stderr)}
+
+    def flag(self, i: int) -> str:
+        """Why parameter ``i`` has no standard error ("" when it has one)."""
+        if not self.varied[i]:
+            return "held"
+        if self.at_bound[i]:
+            return "at bound"
+        if np.isinf(self.stderr[i]):
+            return "not identified"
+        return ""
+
+    def report(self, title: str = "fit", units: dict | None = None) -> str:
+        """A fit report: the problem's size, cost and scale, then each parameter's value +- error."""
+        units = units or {}
+        m, p = self.residual.size, int(np.sum(self.varied & ~self.at_bound))
+        inside = int(np.sum(np.abs(self.residual) <= 1.0))
+        scale = "" if not np.isfinite(self.scale) else f", error scale s {self.scale:.3g}"
+        lines = [f"[[{title}]] {self.loss} loss, {m} residuals ({inside} within one stated uncertainty), "
+                 f"{p} free parameters, {self.nfev} evaluations, cost {self.cost:.6g}{scale}"]
+        width = max([len(n) for n in self.names] + [4])
+        for i, n in enumerate(self.names):
+            se = self.stderr[i]
+            err = f"+- {se:<10.3g}" if np.isfinite(se) else f"{'(' + self.flag(i) + ')':13s}" if self.flag(i) else " " * 13
+            rel = "" if not (np.isfinite(se) and self.x[i] != 0) else (
+                f"({se / abs(self.x[i]):6.1%})" if se < 10 * abs(self.x[i]) else "(>1000%)")
+            lines.append(f"    {n:{width}s} {self.x[i]:12.6g} {err} {units.get(n, ''):6s} {rel}".rstrip())
+        return "\n".join(lines)
+
+
+def at_bound(x, lo, hi) -> np.ndarray:
+    """Parameters sitting on a bound (within 1e-8 of the bound interval's width)."""
+    x, lo, hi = (np.asarray(a, dtype=float) for a in (x, lo, hi))
+    width = np.where(np.isfinite(hi - lo), hi - lo, np.maximum(np.abs(x), 1.0))
+    return (x - lo <= 1e-8 * width) | (hi - x <= 1e-8 * width)
+
+
+def jacobian(batch, x, lo, hi) -> np.ndarray:
+    """Forward-difference Jacobian of ``batch`` at ``x``, all columns in one evaluation.
+
+    ``batch(X)`` takes parameter sets as the columns of ``X`` (n, k) and returns the
+    residuals of each, (k, m).  The step is SciPy's,
+    :math:`h_j = \\sqrt{\\epsilon}\\,\\max(1, |x_j|)` signed like :math:`x_j`, reversed
+    where it would leave the bounds (the larger side where neither fits):
+
+    .. math:: J_{ij} = \\frac{r_i(x + h_j e_j) - r_i(x)}{h_j}
+
+    Returns
+    -------
+    ndarray, shape (m, n)
+    """
+    x = np.asarray(x, dtype=float)
+    h = _STEP * np.where(x >= 0, 1.0, -1.0) * np.maximum(1.0, np.abs(x))
+    out = (x + h < lo) | (x + h > hi)
+    fits = np.abs(h) <= np.maximum(x - lo, hi - x)
+    h = np.where(out & fits, -h, h)
+    h = np.where(fits, h, np.where(hi - x >= x - lo, hi - x, lo - x))
+    moved = x[:, None] + np.diag(h)
+    h = np.diag(moved) - x                   # the step as represented
+    r = batch(np.column_stack([x, moved]))
+    return (r[1:] - r[0]).T / h
+
+
+def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarray, float]:
+    """Standard errors by the module docstring's convention, and the Birge factor used.
+
+    Parameters
+    ----------
+    batch : callable
+        As for :func:`jacobian`.
+    x, lo, hi : ndarray
+        The optimum and the bounds.
+    r : ndarray
+        The residuals at ``x``.
+    free : ndarray of bool
+        Parameters to give an error (not on a bound, varied).
+    loss : {"linear", "cauchy"}
+
+    Returns
+    -------
+    stderr : ndarray
+        NaN where not ``free``, infinity where not identified.
+    scale : float
+        :math:`s`.
+    """
+    x = np.asarray(x, dtype=float)
+    idx = np.flatnonzero(free)
+    if idx.size == 0:
+        return np.full(x.size, np.nan), np.nan
+    width = np.where(np.isfinite(hi - lo), 1e-6 * (hi - lo), 1.0)
+    h = 1e-6 * np.maximum.reduce([np.abs(x), width, np.full(x.size, 1e-12)])
+    up, down = np.minimum(x + h, hi), np.maximum(x - h, lo)
+    sets = np.repeat(x[:, None], 2 * idx.size, axis=1)      # columns: each free one up, then down
+    sets[idx, np.arange(idx.size)] = up[idx]
+    sets[idx, idx.size + np.arange(idx.size)] = down[idx]
+    got = batch(sets)                                        # (2 * free, residuals)
+    jac = ((got[:idx.size] - got[idx.size:]) / (up[idx] - down[idx])[:, None]).T
+    w = LOSSES[loss](r)
+    dof = r.size - idx.size
+    s2 = max(1.0, float(np.sum(w * r * r)) / dof) if dof > 0 else 1.0
+    # column-scaled weighted Jacobian: its singular values show directions no residual pins;
+    # parameters moving along such a direction get no standard error rather than pinv's finite one
+    wj = np.sqrt(w)[:, None] * jac
+    scale = np.linalg.norm(wj, axis=0)
+    scale[scale == 0.0] = 1.0
+    _, sv, vt = np.linalg.svd(wj / scale, full_matrices=False)
+    keep = sv > 1e-9 * sv.max() if sv.size and sv.max() > 0 else np.zeros(sv.size, bool)
+    unidentified = np.any(np.abs(vt[~keep]) > 0.05, axis=0) if np.any(~keep) else np.zeros(idx.size, bool)
+    cov = (vt[keep].T / sv[keep] ** 2) @ vt[keep] / np.outer(scale, scale) * s2
+    out = np.full(x.size, np.nan)
+    out[idx] = np.where(unidentified, np.inf, np.sqrt(np.clip(np.diag(cov), 0.0, None)))
+    return out, float(np.sqrt(s2))
+
+
+def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: bool = True) -> Solution:
+    """Minimise :math:`\\tfrac12\\sum_i\\rho(r_i^2)` over ``params``; the one least-squares path.
+
+    Parameters
+    ----------
+    batch : callable
+        ``batch(X)``: residuals (k, m), in stated uncertainties, of the parameter
+        sets in the columns of ``X`` (n, k), n = ``len(params)`` in its order.
+    params : lmfit.Parameters
+        Starting values and bounds (``min``/``max``; ``vary=False`` holds one).
+    loss : {"linear", "cauchy"}
+        :math:`\\rho(z) = z` or :math:`\\ln(1 + z)`, with ``f_scale`` one stated uncertainty.
+    max_nfev : int
+        Evaluations allowed.
+    stderr : bool
+        Compute standard errors (module docstring); NaN when False.
+
+    Returns
+    -------
+    Solution
+    """
+    import lmfit   # here: the planning functions never fit, and lmfit takes ~0.4 s to import
+
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+    names = tuple(params)
+    varied = np.array([params[n].vary for n in names])
+    x_all = np.array([params[n].value for n in names], dtype=float)
+    lo_all = np.array([params[n].min for n in names], dtype=float)
+    hi_all = np.array([params[n].max for n in names], dtype=float)
+    vi = np.flatnonzero(varied)
+
+    def full(xv):                           # varied values (n_v, k) -> every parameter (n, k)
+        xv = np.asarray(xv, dtype=float)
+        out = np.repeat(x_all[:, None], xv.shape[1], axis=1)
+        out[vi] = xv
+        return out
+
+    def sub_batch(xv):
+        return batch(full(xv))
+
+    def values_of(p):
+        return np.array([p[names[i]].value for i in vi])
+
+    counter = {"batches": 0}
+
+    def fcn(p):
+        counter["batches"] += 1
+        return sub_batch(values_of(p)[:, None])[0]
+
+    def jac(p, *args, **kws):
+        counter["batches"] += 1
+        return jacobian(sub_batch, values_of(p), lo_all[vi], hi_all[vi])
+
+    minimizer = lmfit.Minimizer(fcn, params, scale_covar=False)
+    res = minimizer.least_squares(jac=jac, x_scale="jac", method="trf", max_nfev=max_nfev,
+                                  loss=loss, f_scale=1.0)
+    x = x_all.copy()
+    x[vi] = [res.params[names[i]].value for i in vi]
+    r = np.asarray(batch(x[:, None])[0], dtype=float)
+    cost = 0.5 * float(np.sum(r * r)) if loss == "linear" else 0.5 * float(np.sum(np.log1p(r * r)))
+    bound = at_bound(x, lo_all, hi_all) & varied
+    if stderr:
+        free = varied & ~bound
+        se, s = standard_errors(batch, x, lo_all, hi_all, r, free, loss)
+    else:
+        se, s = np.full(x.size, np.nan), np.nan
+    return Solution(names=names, x=x, stderr=se, at_bound=bound, varied=varied, residual=r, cost=cost,
+                    nfev=counter["batches"], loss=loss, scale=s)

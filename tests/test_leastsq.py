@@ -1,0 +1,137 @@
+"""The one least-squares path (:mod:`cryptoplan.model.leastsq`).
+
+Reference values: SciPy's own finite differences (the Jacobian), and for the solution and
+its standard errors the closed form of weighted linear least squares (normal equations
+solved by :func:`numpy.linalg.lstsq`, independent of the module's SVD), with the Birge
+factor computed from its definition.
+"""
+
+from __future__ import annotations
+
+import lmfit
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from cryptoplan.model.leastsq import jacobian, solve
+
+
+@pytest.mark.parametrize("x", [[0.3, -2.0, 5.0, 0.0], [1.0 - 1e-9, -3.0, 1e-12, 4.0 - 1e-10],
+                               [-1.0, 1e-9 - 3.0, 7.5, 2.0]])
+def test_jacobian_is_scipys_two_point_scheme(x):
+    """leastsq.jacobian (all columns in one batched evaluation) against SciPy's own
+    '2-point' finite differences (scipy.optimize._numdiff.approx_derivative, what
+    least_squares calls by default) with the same bounds: at interior points, at zero, and a
+    step's length from an upper and a lower bound, where the step must turn round.  The
+    function is elementwise, so one column computed alone or in a batch rounds alike: the two
+    agree to rtol 1e-12 when the steps are the same.  (That batching leaves the model's
+    residuals unchanged is test_parameter_sets_evaluate_as_each_one_alone.)"""
+    from scipy.optimize._numdiff import approx_derivative
+
+    lo, hi = np.array([-1.0, -3.0, 0.0, -np.inf]), np.array([1.0, 0.0, np.inf, 4.0])
+    x = np.asarray(x)
+
+    def sets(X):        # columns of X are parameter sets; rows of the result are their residuals
+        X = np.asarray(X, dtype=float).reshape(4, -1)
+        return np.stack([np.sin(X[0]) * X[1], np.exp(X[1] / 10.0) + X[3] ** 2, X[2] ** 3 - X[0],
+                         X[0] * X[2] * X[3], np.log1p(X[2] ** 2)], axis=-1)
+
+    got = jacobian(sets, x, lo, hi)
+    want = approx_derivative(lambda v: sets(v)[0], x, method="2-point", bounds=(lo, hi))
+    assert got.shape == want.shape == (5, 4)
+    assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _line_problem(seed, n=12, noise=0.5, sigma=0.1):
+    """y = 2 + 3 t with Gaussian noise; residuals in units of ``sigma``."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, 1.0, n)
+    y = 2.0 + 3.0 * t + noise * sigma * rng.standard_normal(n)
+    A = np.column_stack([np.ones(n), t]) / sigma
+
+    def batch(X):
+        X = np.asarray(X, dtype=float).reshape(2, -1)
+        return ((X[0][:, None] + X[1][:, None] * t) - y) / sigma
+
+    return batch, A, y / sigma
+
+
+def _params(**bounds):
+    p = lmfit.Parameters()
+    p.add("a", value=0.0, **bounds.get("a", {}))
+    p.add("b", value=0.0, **bounds.get("b", {}))
+    return p
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), noise=st.sampled_from([0.3, 1.0, 3.0]))
+def test_linear_fit_and_errors_are_the_normal_equations_with_the_birge_floor(seed, noise):
+    # with noise below the stated sigma the errors are the stated ones (s = 1); above, they are
+    # scaled by the Birge ratio sqrt(chi2 / (n - p)) computed here from its definition
+    batch, A, b = _line_problem(seed, noise=noise)
+    sol = solve(batch, _params())
+    want, *_ = np.linalg.lstsq(A, b, rcond=None)
+    assert_allclose(sol.x, want, rtol=1e-6, atol=1e-8)    # the solver's tolerances (ftol 1e-8)
+    r = A @ want - b
+    s2 = max(1.0, float(r @ r) / (len(b) - 2))
+    cov = np.linalg.inv(A.T @ A) * s2
+    # central differences of a linear model are exact to rounding: 1e-6 relative
+    assert_allclose(sol.stderr, np.sqrt(np.diag(cov)), rtol=1e-6)
+    assert sol.scale == pytest.approx(np.sqrt(s2), rel=1e-6)
+    assert sol.cost == pytest.approx(0.5 * float(r @ r), rel=1e-6)
+
+
+def test_cauchy_errors_are_the_weighted_normal_equations():
+    batch, A, b = _line_problem(3, noise=4.0)
+    b = b.copy()
+    b[5] += 40.0                                            # an outlier, 40 stated sigmas off
+
+    def outlying(X):
+        r = batch(X)
+        r[:, 5] -= 40.0
+        return r
+    sol = solve(outlying, _params(), loss="cauchy")
+    r = A @ sol.x - b
+    assert_allclose(r, sol.residual, rtol=1e-9, atol=1e-9)
+    w = 1.0 / (1.0 + r * r)
+    s2 = max(1.0, float(np.sum(w * r * r)) / (len(b) - 2))
+    cov = np.linalg.inv(A.T @ (w[:, None] * A)) * s2
+    assert_allclose(sol.stderr, np.sqrt(np.diag(cov)), rtol=1e-5)
+    # the outlier stopped pulling: the line is the one the other points give, within a sigma
+    keep = np.arange(len(b)) != 5
+    clean, *_ = np.linalg.lstsq(A[keep], b[keep], rcond=None)
+    assert np.all(np.abs(sol.x - clean) < sol.stderr)
+
+
+def test_a_parameter_on_its_bound_has_no_error_and_one_no_residual_sees_is_not_identified():
+    batch, _, _ = _line_problem(1)
+    sol = solve(batch, _params(b={"max": 1.0}))              # the slope wants 3
+    assert sol.x[1] == pytest.approx(1.0) and sol.at_bound[1] and np.isnan(sol.stderr[1])
+    assert sol.errors()["b"] is None and sol.flag(1) == "at bound"
+
+    def blind(X):                                           # c never reaches a residual
+        X = np.asarray(X, dtype=float).reshape(3, -1)
+        return batch(X[:2])
+    p = _params()
+    p.add("c", value=1.0)
+    sol = solve(blind, p)
+    assert np.isinf(sol.stderr[2]) and sol.flag(2) == "not identified" and np.isfinite(sol.stderr[0])
+
+
+def test_a_held_parameter_keeps_its_value_and_the_report_names_every_parameter():
+    batch, _, _ = _line_problem(2)
+    p = _params()
+    p["a"].set(value=2.0, vary=False)
+    sol = solve(batch, p)
+    assert sol.x[0] == 2.0 and not sol.varied[0] and sol.flag(0) == "held"
+    text = sol.report("line", {"a": "us", "b": "us/KB"})
+    assert text.startswith("[[line]] linear loss, 12 residuals") and "1 free parameters" in text
+    assert "(held)" in text and "us/KB" in text
+
+
+def test_an_unknown_loss_is_refused_by_name():
+    batch, _, _ = _line_problem(2)
+    with pytest.raises(ValueError, match="loss must be one of .*'huber'"):
+        solve(batch, _params(), loss="huber")
