@@ -26,7 +26,9 @@ parameter the data barely see from wandering, it does not pull an identified one
 A parameter is *identified* when the site rows shrink its prior uncertainty at least
 :data:`IDENTIFIED_SHRINK`-fold (posterior standard deviation from
 :math:`(J^T J + I/\\sigma_p^2)^{-1}` at the published values, J the rows' Jacobian in log
-parameters); only those are refitted.
+parameters); only those are refitted, by :func:`cryptoplan.model.leastsq.solve` (the
+fits' one least-squares path, with its one standard-error convention: the stated sigmas
+are taken at their word unless the site rows scatter more than they allow).
 
 References
 ----------
@@ -41,12 +43,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from .ams import card_generation_factor
 from .crypto import CARD_FUNCTIONS, function_ms
 from .datafiles import read_csv_table
 from .domains import PROCESSORS
+from .leastsq import jacobian, solve
 from .params import load_params, using_params
 
 __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "rmf_rows", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
@@ -127,6 +129,7 @@ class Calibration:
     reproduced_before: int = 0                         # published figures within tolerance before
     cost: float = 0.0
     measured: list = field(default_factory=list)       # parameters set from direct site measurements
+    solution: object = None                            # the leastsq.Solution (log parameters), if any refitted
 
     def document(self) -> dict:
         """A parameter file (``CRYPTOPLAN_PARAMS``) with the calibrated values."""
@@ -649,28 +652,28 @@ def _params_of(observations) -> list:
     return names
 
 
-def _residuals(names, base, observations, logx, prior=True):
-    values = dict(base)
-    values.update({n: float(np.exp(v)) for n, v in zip(names, logx)})
-    with using_params(values):
-        m = np.array([o.predict() for o in observations])
+def _batch(names, base, observations, prior=True):
+    """Residuals (k, m) of the log-parameter sets in the columns of ``logx`` (n, k).
+
+    The site rows' :math:`r_i`, then (``prior``) the prior's :math:`r_{p,j}`: see the
+    module docstring.  The observations' models are scalar: one evaluation per column.
+    """
     y = np.array([o.value for o in observations])
     s = np.array([o.sigma for o in observations])
-    r = (np.log(m) - np.log(y)) / s
-    if not prior:
-        return r
     x0 = np.log([base[n] for n in names])
-    return np.concatenate([r, (np.asarray(logx) - x0) / PRIOR_SIGMA])
 
-
-def _jacobian(names, base, observations, logx, h=1e-6):
-    r0 = _residuals(names, base, observations, logx, prior=False)
-    cols = []
-    for j in range(len(names)):
-        x = np.array(logx, dtype=float)
-        x[j] += h
-        cols.append((_residuals(names, base, observations, x, prior=False) - r0) / h)
-    return np.column_stack(cols)
+    def batch(logx):
+        logx = np.asarray(logx, dtype=float).reshape(len(names), -1)
+        out = []
+        for col in logx.T:
+            values = dict(base)
+            values.update({n: float(np.exp(v)) for n, v in zip(names, col)})
+            with using_params(values):
+                m = np.array([o.predict() for o in observations])
+            r = (np.log(m) - np.log(y)) / s
+            out.append(np.concatenate([r, (col - x0) / PRIOR_SIGMA]) if prior else r)
+        return np.array(out)
+    return batch
 
 
 def smf_measured(summary: dict) -> dict:
@@ -721,7 +724,8 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
     zero = [n for n in wanted if not base[n] > 0]
     candidates = [n for n in wanted if base[n] > 0]
     x0 = np.log([base[n] for n in candidates])
-    J = (_jacobian(candidates, base, observations, x0) if candidates
+    J = (jacobian(_batch(candidates, base, observations, prior=False), x0,
+                  np.full(x0.size, -np.inf), np.full(x0.size, np.inf)) if candidates
          else np.zeros((len(observations), 0)))
     post = np.linalg.pinv(J.T @ J + np.eye(len(candidates)) / PRIOR_SIGMA ** 2)
     sd = np.sqrt(np.clip(np.diag(post), 0.0, None))
@@ -750,14 +754,17 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
     values = dict(base)
     cost = 0.0
     stderr = {}
+    solution = None
     if identified:
-        xi = np.log([base[n] for n in identified])
-        sol = least_squares(lambda x: _residuals(identified, base, observations, x), xi, method="lm")
-        values.update({n: float(np.exp(v)) for n, v in zip(identified, sol.x)})
-        cost = float(sol.cost)
-        cov = np.linalg.pinv(sol.jac.T @ sol.jac)
-        stderr = {n: float(np.exp(v) * math.sqrt(max(cov[j, j], 0.0)))
-                  for j, (n, v) in enumerate(zip(identified, sol.x))}
+        import lmfit   # here: reading a report needs no optimizer
+        start = lmfit.Parameters()
+        for n in identified:
+            start.add(n, value=math.log(base[n]))     # log space: unbounded
+        solution = solve(_batch(identified, base, observations), start)
+        values.update({n: float(np.exp(v)) for n, v in zip(identified, solution.x)})
+        cost = solution.cost
+        # the standard error of a log-parameter, carried to the parameter (delta method)
+        stderr = {n: float(np.exp(v) * e) for n, v, e in zip(identified, solution.x, solution.stderr)}
     with using_params(values):
         after = [o.predict() for o in observations]
     parameters = {}
@@ -783,4 +790,4 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
     return Calibration(parameters=parameters, identified=identified, unidentified=unidentified, moved=moved,
                        residuals=residuals, consistency=_consistency(rows), contradicted=lost,
                        reproduced_before=sum(r["within_tolerance"] for r in table.values()), cost=cost,
-                       measured=direct)
+                       measured=direct, solution=solution)

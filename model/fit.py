@@ -27,18 +27,22 @@ tolerance weighs as in least squares and one many tolerances off stops
 pulling.  Measured on the published table: 16 of 71 figures out of tolerance
 with Cauchy after least squares, against 42 with least squares alone.
 
-Parameters are bounded (exponents by the ranges the reference facts give);
-standard errors come from
-the fixed-weight (IRLS) approximation at the optimum, :math:`\\mathrm{cov} = s^2
-(J^T W J)^{-1}` with Cauchy weights :math:`w_i = 1/(1 + r_i^2)` (see ``_robust_stderr``).
+Parameters are bounded (exponents by the ranges the reference facts give).
+Each sub-model is solved by :func:`cryptoplan.model.leastsq.solve`, the code
+base's one least-squares path (lmfit's Minimizer over SciPy's trust-region
+solver), with its one standard-error convention: the fixed-weight (IRLS)
+approximation at the optimum, :math:`\\mathrm{cov} = s^2 (J^T W J)^{-1}`
+with Cauchy weights :math:`w_i = 1/(1 + r_i^2)` and :math:`s^2 =
+\\max(1, \\sum_i w_i r_i^2 / (n - p))`, tolerances read as stated
+uncertainties.
 
 Derived parameters (read straight from rows, not fitted) are listed with the
 row they come from.
 
 References
 ----------
-.. [1] SciPy ``scipy.optimize.least_squares`` (trust-region reflective).
-.. [2] M. Newville et al., LMFIT (how to report standard errors of bounded fits).
+.. [1] SciPy ``scipy.optimize.least_squares`` (trust-region reflective), through
+   M. Newville et al., LMFIT (:mod:`cryptoplan.model.leastsq`).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from . import ams, tls
 from .datafiles import data_path
 from .figures import figure, source_label, table_in_force, using_figures
 from .params import binding, load_params, param, using_params
+from .leastsq import solve
 from .tls import ROUNDTRIP_PARAMS, fit_roundtrip, roundtrip_figure_ids, tls_roundtrip_us
 
 __all__ = ["Target", "targets", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
@@ -138,7 +143,7 @@ _INIT = {"tls_mstr_us": 20.0, "tls_mstr_us_per_kb": 0.5, "tls_chin_us": 50.0, "t
          "tls_z14_vs_z15": 1.0}
 GROUPS = {"crypto": "ams", "ams": "ams", "tls": "tls"}
 # Robust loss on tolerance-scaled residuals (f_scale = one tolerance): see the module docstring.
-# _robust_stderr's weights are Cauchy's: change both together.
+# leastsq.LOSSES gives its IRLS weights for the standard errors.
 LOSS = "cauchy"
 
 
@@ -579,58 +584,13 @@ def predict_all(values: dict, tlist=None) -> dict:
     return out
 
 
-def _at_bound(x, lo, hi):
-    """Parameters sitting on a bound (within 1e-8 of the bound interval's width)."""
-    width = np.where(np.isfinite(hi - lo), hi - lo, np.maximum(np.abs(x), 1.0))
-    return (x - lo <= 1e-8 * width) | (hi - x <= 1e-8 * width)
-
-
-def _robust_stderr(fun, x, lo, hi, r, free):
-    """Standard errors of a Cauchy-loss fit by its fixed-weight (IRLS) approximation.
-
-    ``fun(X)`` gives the residuals of the parameter sets in the columns of ``X``, (k, m).
-
-    At the optimum the Cauchy estimate is a weighted least-squares one with
-    weights :math:`w_i = 1/(1 + r_i^2)`; with :math:`J` the Jacobian of the raw
-    residuals (central differences, one-sided at a bound),
-
-    .. math:: \\mathrm{cov} = s^2 (J^T W J)^{-1}, \\qquad
-              s^2 = \\frac{\\sum_i w_i r_i^2}{n - p}.
-
-    Parameters at a bound (``free`` False) are held fixed: no standard error.
-    A parameter on a direction of (column-scaled) :math:`W^{1/2} J` with a
-    singular value below 1e-9 of the largest is not identified by the
-    figures: its standard error is returned as infinity.  The objective has
-    kinks where an "extreme over conditions" target switches condition, and
-    there these errors depend on the difference step.
-    """
-    x = np.asarray(x, dtype=float)
-    idx = np.flatnonzero(free)
-    if idx.size == 0:
-        return np.full(x.size, np.nan)
-    width = np.where(np.isfinite(hi - lo), 1e-6 * (hi - lo), 1.0)
-    h = 1e-6 * np.maximum.reduce([np.abs(x), width, np.full(x.size, 1e-12)])
-    up, down = np.minimum(x + h, hi), np.maximum(x - h, lo)
-    sets = np.repeat(x[:, None], 2 * idx.size, axis=1)      # columns: each free one up, then down
-    sets[idx, np.arange(idx.size)] = up[idx]
-    sets[idx, idx.size + np.arange(idx.size)] = down[idx]
-    got = fun(sets)                                          # (2 * free, residuals)
-    jac = ((got[:idx.size] - got[idx.size:]) / (up[idx] - down[idx])[:, None]).T
-    w = 1.0 / (1.0 + r * r)
-    dof = max(r.size - idx.size, 1)
-    s2 = float(np.sum(w * r * r)) / dof
-    # column-scaled weighted Jacobian: its singular values show directions no figure pins
-    # (e.g. unprotected CHIN cost traded against both protection overheads); parameters
-    # moving along such a direction get no standard error rather than pinv's finite one
-    wj = np.sqrt(w)[:, None] * jac
-    scale = np.linalg.norm(wj, axis=0)
-    scale[scale == 0.0] = 1.0
-    _, sv, vt = np.linalg.svd(wj / scale, full_matrices=False)
-    keep = sv > 1e-9 * sv.max()
-    unidentified = np.any(np.abs(vt[~keep]) > 0.05, axis=0) if np.any(~keep) else np.zeros(idx.size, bool)
-    cov = (vt[keep].T / sv[keep] ** 2) @ vt[keep] / np.outer(scale, scale) * s2
-    out = np.full(x.size, np.nan)
-    out[idx] = np.where(unidentified, np.inf, np.sqrt(np.clip(np.diag(cov), 0.0, None)))
+def _parameters(gnames, start: dict, exclude=()):
+    """The sub-model's free parameters as :class:`lmfit.Parameters`: starting values and bounds."""
+    import lmfit   # here: the figure table (MODEL_FIGURES) never fits
+    out = lmfit.Parameters()
+    for n in gnames:
+        _, lo, hi = _initial(n, exclude)
+        out.add(n, value=min(max(float(start[n]), lo), hi), min=lo, max=hi)
     return out
 
 
@@ -645,7 +605,7 @@ def _residuals(values: dict, tlist, score=None) -> np.ndarray:
     """Tolerance-scaled residual of each target under ``values`` (see the module docstring).
 
     Shape (k, targets): ``values`` may give parameters as arrays of k values, k parameter
-    sets evaluated at once (:func:`_forward_jacobian`); k = 1 otherwise.
+    sets evaluated at once (:func:`cryptoplan.model.leastsq.jacobian`); k = 1 otherwise.
     ``score``: the targets' :class:`_Scorer`, when the caller has built it already.
     """
     score = score or _Scorer([figure(t.figure_id) for t in tlist])
@@ -667,35 +627,6 @@ def _predictions(tlist):
         yield np.asarray(t.of(got), dtype=float)
 
 
-# scipy's relative step for forward differences (scipy.optimize._numdiff, "2-point")
-_STEP = np.finfo(float).eps ** 0.5
-
-
-def _forward_jacobian(batch, x, lo, hi):
-    """Forward-difference Jacobian of ``batch`` at ``x``, all columns in one evaluation.
-
-    ``batch(X)`` takes parameter sets as the columns of ``X`` (n, k) and returns the
-    residuals of each, (k, m): the model is evaluated once for the point and its n
-    displaced copies, where SciPy's ``'2-point'`` scheme calls it n + 1 times.  The step
-    is SciPy's, :math:`h_j = \\sqrt{\\epsilon}\\,\\max(1, |x_j|)` signed like
-    :math:`x_j`, reversed where it would leave the bounds (the larger side where neither fits):
-
-    .. math:: J_{ij} = \\frac{r_i(x + h_j e_j) - r_i(x)}{h_j}
-
-    Reference: Nocedal and Wright, *Numerical Optimization* (2nd ed., 2006), sec. 8.1.
-    """
-    x = np.asarray(x, dtype=float)
-    h = _STEP * np.where(x >= 0, 1.0, -1.0) * np.maximum(1.0, np.abs(x))
-    out = (x + h < lo) | (x + h > hi)
-    fits = np.abs(h) <= np.maximum(x - lo, hi - x)
-    h = np.where(out & fits, -h, h)
-    h = np.where(fits, h, np.where(hi - x >= x - lo, hi - x, lo - x))
-    moved = x[:, None] + np.diag(h)
-    h = np.diag(moved) - x                   # the step as represented
-    r = batch(np.column_stack([x, moved]))
-    return (r[1:] - r[0]).T / h
-
-
 def fit_cost(values: dict) -> float:
     """The fit's robust cost at ``values``: :math:`\\sum_g \\tfrac12 \\sum_i \\ln(1 + r_i^2)`.
 
@@ -713,9 +644,10 @@ def fit_cost(values: dict) -> float:
 
 
 def roundtrip_cost(values: dict) -> float:
-    """The round-trip fit's cost at ``values``: :math:`\\tfrac12 \\sum_i (\\hat y_i / y_i - 1)^2`.
+    """The round-trip fit's cost at ``values``: :math:`\\tfrac12 \\sum_i ((\\hat y_i / y_i - 1)/\\tau_i)^2`.
 
-    Over every published round trip (:func:`cryptoplan.model.tls.fit_roundtrip` minimises it).
+    Over every published round trip (:func:`cryptoplan.model.tls.fit_roundtrip` minimises it),
+    :math:`\\tau_i` the row's tolerance.
     """
     total = 0.0
     with using_params(values):
@@ -723,7 +655,7 @@ def roundtrip_cost(values: dict) -> float:
             f = figure(fid)
             c = f.conditions
             rel = float(tls_roundtrip_us(c["mode"], c["cipher"], float(c["message_kb"]))) / f.target() - 1.0
-            total += 0.5 * rel * rel
+            total += 0.5 * (rel / f.tolerance) ** 2
     return total
 
 
@@ -744,8 +676,6 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
         ``{"parameters": {name: {value, stderr, unit, submodel, description, source}},
         "cost": ..., "nfev": ..., "seconds": ...}``
     """
-    from scipy.optimize import least_squares   # here: the figure table (MODEL_FIGURES) does not need it
-
     t0 = time.perf_counter()
     names = list(FREE)
     init = {n: _initial(n, tuple(exclude)) for n in names}
@@ -760,45 +690,36 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
         # left-out figure cannot leak in through a starting point fitted with it
         values.update({n: float(v) for n, v in start.items()
                        if n in FREE and (groups is None or GROUPS[FREE[n][3]] not in groups)})
-    params, total_cost, nfev = {}, 0.0, 0
+    params, total_cost, nfev, solutions = {}, 0.0, 0, {}
     for group in dict.fromkeys(GROUPS.values()):
         if groups is not None and group not in groups:
             continue
         gnames, tlist = _group(group, exclude)
-        x0 = np.array([init[n][0] for n in gnames])
-        lo = np.array([init[n][1] for n in gnames])
-        hi = np.array([init[n][2] for n in gnames])
+        score = _Scorer([figure(t.figure_id) for t in tlist])
 
-        def sets(x, gnames=gnames, tlist=tlist, score=_Scorer([figure(t.figure_id) for t in tlist])):
-            # residuals of the parameter sets in the columns of x (n, k) or of one set x (n,)
+        def batch(x, gnames=gnames, tlist=tlist, score=score):
+            # residuals of the parameter sets in the columns of x (n, k)
             return _residuals({**values, **dict(zip(gnames, x))}, tlist, score)
-
-        def fun(x, sets=sets):
-            return sets(x)[0]
-
-        def jac(x, sets=sets, lo=lo, hi=hi):
-            return _forward_jacobian(sets, x, lo, hi)
 
         # least squares first: the basin the figures as a whole point to; then the Cauchy
         # loss from there, which lets the figures that contradict the rest go.  Cauchy alone
         # from x0 stopped in a basin where it gives up on whole families of figures (AMS
         # group: 15 misses at loss 78.8 against 4 at 11.8); for TLS it reached 10 misses
         # against 12, but at a higher loss (23.2 against 21.4).
-        first = least_squares(fun, x0, jac, bounds=(lo, hi), x_scale="jac", method="trf", max_nfev=max_nfev)
-        res = least_squares(fun, first.x, jac, bounds=(lo, hi), x_scale="jac", method="trf", max_nfev=max_nfev,
-                            loss=LOSS, f_scale=1.0)
-        values.update(dict(zip(gnames, res.x)))
-        total_cost += float(res.cost)
-        nfev += int(first.nfev) + int(res.nfev)
-        at_bound = _at_bound(res.x, lo, hi)
-        se = (_robust_stderr(sets, res.x, lo, hi, res.fun, free=~at_bound) if stderr
-              else np.full(len(gnames), np.nan))
+        first = solve(batch, _parameters(gnames, {n: init[n][0] for n in gnames}, exclude),
+                      max_nfev=max_nfev, stderr=False)
+        sol = solve(batch, _parameters(gnames, first.values(), exclude), loss=LOSS, max_nfev=max_nfev,
+                    stderr=stderr)
+        solutions[group] = sol
+        values.update(sol.values())
+        total_cost += sol.cost
+        nfev += first.nfev + sol.nfev
         for i, name in enumerate(gnames):
             spec = FREE[name]
-            note = (" (at bound)" if at_bound[i] else
-                    " (not identified by the figures: trades off with others)" if np.isinf(se[i]) else "")
-            params[name] = {"value": float(res.x[i]),
-                            "stderr": None if (at_bound[i] or not np.isfinite(se[i])) else float(se[i]),
+            why = sol.flag(i)
+            note = {"at bound": " (at bound)",
+                    "not identified": " (not identified by the figures: trades off with others)"}.get(why, "")
+            params[name] = {"value": float(sol.x[i]), "stderr": sol.errors()[name],
                             "unit": spec[2], "submodel": spec[3], "description": spec[4],
                             "source": "fit" + note}
     if groups is None or "roundtrip" in groups:
@@ -807,11 +728,12 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
             params[name] = {"value": rt["values"][name], "stderr": rt["stderr"][name], "unit": unit,
                             "submodel": "tls", "description": desc,
                             "source": "fit (round-trip table of Sharkey's AT-TLS channels blog, 2021; relative least squares)"}
+        solutions["roundtrip"] = rt["solution"]
     for name, (val, src, unit, sub, desc) in derived_parameters().items():
         params[name] = {"value": float(val), "stderr": None, "unit": unit, "submodel": sub,
                         "description": desc, "source": src}
     out = {"parameters": params, "cost": total_cost, "nfev": nfev,
-           "seconds": time.perf_counter() - t0, "excluded": sorted(exclude)}
+           "seconds": time.perf_counter() - t0, "excluded": sorted(exclude), "solutions": solutions}
     if groups is None or "roundtrip" in groups:
         out["roundtrip_cost"] = roundtrip_cost({k: v["value"] for k, v in params.items()})
     return out

@@ -445,27 +445,3 @@ def test_parameter_sets_evaluate_as_each_one_alone(group):
         assert_allclose(together[j], alone[0], rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("x", [[0.3, -2.0, 5.0, 0.0], [1.0 - 1e-9, -3.0, 1e-12, 4.0 - 1e-10],
-                               [-1.0, 1e-9 - 3.0, 7.5, 2.0]])
-def test_forward_jacobian_is_scipys_two_point_scheme(x):
-    """fit._forward_jacobian (all columns in one batched evaluation) against SciPy's own
-    '2-point' finite differences (scipy.optimize._numdiff.approx_derivative, what
-    least_squares calls by default) with the same bounds: at interior points, at zero, and a
-    step's length from an upper and a lower bound, where the step must turn round.  The
-    function is elementwise, so one column computed alone or in a batch rounds alike: the two
-    agree to rtol 1e-12 when the steps are the same.  (That batching leaves the model's
-    residuals unchanged is test_parameter_sets_evaluate_as_each_one_alone.)"""
-    from scipy.optimize._numdiff import approx_derivative
-
-    lo, hi = np.array([-1.0, -3.0, 0.0, -np.inf]), np.array([1.0, 0.0, np.inf, 4.0])
-    x = np.asarray(x)
-
-    def sets(X):        # columns of X are parameter sets; rows of the result are their residuals
-        X = np.asarray(X, dtype=float).reshape(4, -1)
-        return np.stack([np.sin(X[0]) * X[1], np.exp(X[1] / 10.0) + X[3] ** 2, X[2] ** 3 - X[0],
-                         X[0] * X[2] * X[3], np.log1p(X[2] ** 2)], axis=-1)
-
-    got = F._forward_jacobian(sets, x, lo, hi)
-    want = approx_derivative(lambda v: sets(v)[0], x, method="2-point", bounds=(lo, hi))
-    assert got.shape == want.shape == (5, 4)
-    assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -144,9 +144,14 @@ def fit(figures_path, out_path, report_dir, force, check):
     n_free = sum(p["source"].startswith("fit") for p in doc["parameters"].values())
     click.echo(f"fit: {n_free} free parameters, {len(rows)} figures, {doc['nfev']} evaluations, "
                f"{doc['seconds']:.2f} s")
+    units = {name: p["unit"] for name, p in doc["parameters"].items()}
+    titles = {"ams": "crypto + AMS", "tls": "TLS channel costs", "roundtrip": "TLS round trips"}
+    for group, solution in doc["solutions"].items():
+        click.echo(solution.report(titles.get(group, group), units))
+    click.echo("[[read from the figures, not fitted]]")
     for name, p in doc["parameters"].items():
-        se = "" if p["stderr"] is None else f" +- {p['stderr']:.4g}"
-        click.echo(f"  {name:22s} {p['value']:12.6g}{se:14s} {p['unit']:6s} {p['source']}")
+        if not p["source"].startswith("fit"):
+            click.echo(f"    {name:22s} {p['value']:12.6g} {p['unit']:6s} {p['source']}")
     click.echo(f"within the figure's tolerance: {ok}/{len(rows)}; within 10%: {within10}/{len(rows)}")
     by_source = {}
     for r in rows:
