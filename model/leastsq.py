@@ -289,8 +289,12 @@ def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: b
         return jacobian(sub_batch, values_of(p), lo_all[vi], hi_all[vi])
 
     minimizer = lmfit.Minimizer(fcn, params, scale_covar=False)
-    res = minimizer.least_squares(jac=jac, x_scale="jac", method="trf", max_nfev=max_nfev,
-                                  loss=loss, f_scale=1.0)
+    # lmfit always inverts J^T J of the (loss-scaled) Jacobian for its own uncertainties, which
+    # this module does not use (standard_errors below: IRLS weights, bounds, Birge floor); when
+    # that matrix is near-singular its square roots of negative variances warn on every fit.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = minimizer.least_squares(jac=jac, x_scale="jac", method="trf", max_nfev=max_nfev,
+                                      loss=loss, f_scale=1.0)
     x = x_all.copy()
     x[vi] = [res.params[names[i]].value for i in vi]
     r = np.asarray(batch(x[:, None])[0], dtype=float)
