@@ -135,4 +135,3 @@ def test_an_unknown_loss_is_refused_by_name():
     batch, _, _ = _line_problem(2)
     with pytest.raises(ValueError, match="loss must be one of .*'huber'"):
         solve(batch, _params(), loss="huber")
-

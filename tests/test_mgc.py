@@ -53,9 +53,13 @@ one observation; the CI is Student t with 19 degrees of freedom.
 24 CI assertions are made (M/M/c: mmc_wait; M/D/c: the exact chain), so each
 uses a Bonferroni-corrected level 1 - 0.05/24 (99.79 %, t = 3.56) for a
 family-wise error of 5 %.  Seeds are fixed, so the tier is deterministic.
-Runtime: about 5 CPU-minutes in two worker processes, started as soon as
-collection selects these tests (tests/conftest.py), so that they run beside the
-rest of the suite.
+The 480 replications (about 5 CPU-minutes) are recorded in
+``tests/data/ciw_replications.json``, each with its seed, its run plan and the
+Ciw version (``python tests/test_mgc.py --record`` reruns them all); the CI
+assertions use every one of them, and the slow tier runs 24 again (one per
+configuration, in two worker processes started as soon as collection selects
+these tests, tests/conftest.py) and requires the recorded mean to 1e-12.  A
+record that a plan change left stale fails by name.
 
 Measured M/D/c (cs2 = 0) results; "+-" is the plain 95 % t half-width:
 
@@ -87,10 +91,13 @@ measuring (max |error| 19.3 % and 3.3 %): |AC / sim - 1| <= 22 %,
 
 from __future__ import annotations
 
+import json
 import math
 import multiprocessing
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -380,26 +387,70 @@ def _seed(c, rho, kind, rep):
     return 1_000_000 * (kind == "D") + 10_000 * c + 1_000 * SIM_RHOS.index(rho) + rep
 
 
-_POOL: dict = {}
-
-
 def _tasks():
     return [(c, rho, kind, _seed(c, rho, kind, r))
             for kind in ("M", "D") for c in SIM_SERVERS for rho in SIM_RHOS for r in range(SIM_REPS)]
 
 
+def _rerun_tasks():
+    """The replications the slow tier runs again: one per configuration, a different
+    replication index for each (so every index is exercised over the grid)."""
+    return [(c, rho, kind, _seed(c, rho, kind, (i * len(SIM_RHOS) + j) % SIM_REPS))
+            for kind in ("M", "D") for i, c in enumerate(SIM_SERVERS) for j, rho in enumerate(SIM_RHOS)]
+
+
+# The 480 replications' mean waits, each recorded with its seed, its run plan and the Ciw
+# version that produced it (``python tests/test_mgc.py --record`` rewrites the file).  The CI
+# tests use all of them; the slow tier runs 24 of them again and requires the same number.
+SIM_RECORD = Path(__file__).with_name("data") / "ciw_replications.json"
+
+
+def _key(task) -> str:
+    c, rho, kind, seed = task
+    return f"M/{kind}/{c} rho={rho} seed={seed}"
+
+
+def _plan(task) -> list:
+    return [float(f"{v:.12g}") for v in _sim_plan(task[0], task[1])]
+
+
+def record_replications(path: Path = SIM_RECORD, workers: int = 2) -> None:
+    """Run every replication (about 5 CPU-minutes) and write their mean waits to ``path``."""
+    import ciw
+
+    tasks = _tasks()
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as ex:
+        means = list(ex.map(_replication, tasks))
+    doc = {"about": "mean wait in queue of each Ciw replication of tests/test_mgc.py's slow tier "
+                    "(service time 1); plan = [arrival rate, warm-up, window, cool-down] in service times",
+           "ciw": ciw.__version__,
+           "replications": {_key(t): {"plan": _plan(t), "mean_wait": m} for t, m in zip(tasks, means)}}
+    _write_record(doc, path)
+
+
+def _write_record(doc: dict, path: Path) -> None:
+    """Write the record atomically, one replication per line (a diff shows what a refresh changed)."""
+    lines = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in doc["replications"].items()]
+    text = ("{\n" + f' "about": {json.dumps(doc["about"])},\n "ciw": {json.dumps(doc["ciw"])},\n'
+            + ' "replications": {\n' + ",\n".join(" " + ln for ln in lines) + "\n }\n}\n")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+_POOL: dict = {}
+
+
 def start_simulations() -> None:
-    """Submit every replication to two worker processes, now, and return at once.
+    """Submit the replications the slow tier runs again to two worker processes, now, and return.
 
     Called by tests/conftest.py as soon as collection selects a test that uses the
-    ``simulations`` fixture, so the replications (about 5 CPU-minutes) run on both cores
-    while the rest of the suite, single-threaded, runs beside them; the fixture then only
-    collects the results.  The replications and their seeds are the same whoever starts
-    them.
+    ``simulations`` fixture, so the 24 runs (about 15 CPU-seconds) overlap with the rest of
+    the suite.  The replications and their seeds are the same whoever starts them.
     """
     if _POOL:
         return
-    tasks = _tasks()
+    tasks = _rerun_tasks()
     workers = max(1, min(2, os.cpu_count() or 1))
     if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
@@ -409,7 +460,23 @@ def start_simulations() -> None:
 
 
 @pytest.fixture(scope="module")
-def simulations():
+def recorded():
+    """The recorded replications: {(c, rho, kind): array of 20 mean waits}; every one present
+    and run with today's plan, or the test names the refresh command."""
+    doc = json.loads(SIM_RECORD.read_text())
+    out = {}
+    for t in _tasks():
+        r = doc["replications"].get(_key(t))
+        assert r is not None and r["plan"] == _plan(t), (
+            f"{SIM_RECORD.name} has no replication {_key(t)} with today's plan: "
+            "python tests/test_mgc.py --record")
+        out.setdefault(t[:3], []).append(r["mean_wait"])
+    return {k: np.array(v) for k, v in out.items()}
+
+
+@pytest.fixture(scope="module")
+def simulations(recorded):
+    """The recorded replications, after running 24 of them again (one per configuration)."""
     start_simulations()
     tasks = _POOL["tasks"]
     try:
@@ -418,10 +485,24 @@ def simulations():
     finally:
         if _POOL["executor"] is not None:
             _POOL["executor"].shutdown(wait=False, cancel_futures=True)
-    out = {}
-    for (c, rho, kind, _), m in zip(tasks, means):
-        out.setdefault((c, rho, kind), []).append(m)
-    return {k: np.array(v) for k, v in out.items()}
+    doc = json.loads(SIM_RECORD.read_text())
+    rerun = {_key(t): m for t, m in zip(tasks, means)}
+    recorded_means = {_key(t): doc["replications"][_key(t)]["mean_wait"] for t in tasks}
+    return {"recorded": recorded, "rerun": rerun, "recorded_rerun": recorded_means, "ciw": doc["ciw"]}
+
+
+@pytest.mark.slow
+def test_recorded_replications_are_what_ciw_gives_today(simulations):
+    """The record is a measurement, not a table: 24 of its replications (one per configuration)
+    are run again from their seeds and must give the recorded mean wait (the same Ciw and the
+    same seed draw the same sample path; 1e-12 allows only summation order)."""
+    import ciw
+    keys = sorted(simulations["rerun"])
+    got = np.array([simulations["rerun"][k] for k in keys])
+    want = np.array([simulations["recorded_rerun"][k] for k in keys])
+    assert_allclose(got, want, rtol=1e-12,
+                    err_msg=f"recorded with Ciw {simulations['ciw']}, running {ciw.__version__}: "
+                            "python tests/test_mgc.py --record")
 
 
 def _ci(values, level):
@@ -438,7 +519,7 @@ BONFERRONI_LEVEL = 1 - FAMILY_ALPHA / N_CHECKS
 @pytest.mark.parametrize("c", SIM_SERVERS)
 @pytest.mark.parametrize("rho", SIM_RHOS)
 def test_sim_mmc_wait_in_ci(simulations, c, rho):
-    mean, half = _ci(simulations[(c, rho, "M")], BONFERRONI_LEVEL)
+    mean, half = _ci(simulations["recorded"][(c, rho, "M")], BONFERRONI_LEVEL)
     expected = mmc_wait(rho * c, 1.0, c)
     assert abs(expected - mean) <= half, f"M/M/{c} rho={rho}: sim {mean:.5f} +- {half:.5f}, model {expected:.5f}"
 
@@ -448,7 +529,7 @@ def test_sim_mmc_wait_in_ci(simulations, c, rho):
 @pytest.mark.parametrize("rho", SIM_RHOS)
 def test_sim_mdc_exact_chain_in_ci(simulations, c, rho):
     # Simulation and the exact chain are independent derivations of M/D/c.
-    mean, half = _ci(simulations[(c, rho, "D")], BONFERRONI_LEVEL)
+    mean, half = _ci(simulations["recorded"][(c, rho, "D")], BONFERRONI_LEVEL)
     exact = md_c_exact_wait(rho * c, 1.0, c)
     assert abs(exact - mean) <= half, f"M/D/{c} rho={rho}: sim {mean:.5f} +- {half:.5f}, chain {exact:.5f}"
 
@@ -457,7 +538,7 @@ def test_sim_mdc_exact_chain_in_ci(simulations, c, rho):
 @pytest.mark.parametrize("c", SIM_SERVERS)
 @pytest.mark.parametrize("rho", SIM_RHOS)
 def test_sim_mdc_approximation_errors(simulations, c, rho):
-    mean, _ = _ci(simulations[(c, rho, "D")], 0.95)
+    mean, _ = _ci(simulations["recorded"][(c, rho, "D")], 0.95)
     lam = rho * c
     ac = mgc_wait(lam, 1.0, c, 0.0, method="allen-cunneen") / mean - 1
     co = mgc_wait(lam, 1.0, c, 0.0, method="cosmetatos") / mean - 1
@@ -470,7 +551,7 @@ def simulation_table(simulations) -> str:
     rows = []
     for c in SIM_SERVERS:
         for rho in SIM_RHOS:
-            mean, half = _ci(simulations[(c, rho, "D")], 0.95)
+            mean, half = _ci(simulations["recorded"][(c, rho, "D")], 0.95)
             exact = md_c_exact_wait(rho * c, 1.0, c)
             ac = mgc_wait(rho * c, 1.0, c, 0.0, method="allen-cunneen")
             co = mgc_wait(rho * c, 1.0, c, 0.0, method="cosmetatos")
@@ -495,3 +576,9 @@ def test_cosmetatos_never_above_mmc(c, rho, cs2):
     # published correction overshoots at low load (c = 32, rho = 0.01: 33x), so the model caps it.
     lam = rho * c
     assert mgc_wait(lam, 1.0, c, service_scv=cs2, method="cosmetatos") <= mmc_wait(lam, 1.0, c) * (1 + 1e-12)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--record"]:
+        raise SystemExit("usage: python tests/test_mgc.py --record   (reruns all 480 Ciw replications)")
+    record_replications()
