@@ -404,8 +404,8 @@ def test_vectorized_residuals_are_the_scalar_definition():
 
 
 def test_each_source_is_evaluated_once_per_fit_evaluation():
-    """fit._predictions evaluates the AMS grid and the TLS table once for all their targets,
-    and gives what each target's own predict() gives."""
+    """fit._predictions evaluates the AMS grid, the TLS table and the handshake targets' (empty)
+    source once for all their targets, and gives what each target's own predict() gives."""
     import dataclasses
 
     tlist = F.targets()
@@ -421,7 +421,7 @@ def test_each_source_is_evaluated_once_per_fit_evaluation():
     wrap = {}
     copies = [dataclasses.replace(t, source=wrap.setdefault(t.source, counting(t.source))) for t in tlist]
     assert list(F._predictions(copies)) == want
-    assert len(counts) == 2 and set(counts.values()) == {1}, counts
+    assert len(counts) == 3 and set(counts.values()) == {1}, counts
 
 
 # ------------------------------------------------------- k parameter sets at once

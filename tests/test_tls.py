@@ -203,11 +203,21 @@ def test_baseline_factor_is_one():
     assert handshake_latency_factor() == 1.0
 
 
-def test_dhe_cpu_factor_from_97_pct_reduction():
-    # s003_ecdhe_vs_dhe_cost: "Up to 97% reduction in CPU cost ... compared to DHE":
-    # ECDHE = DHE x (1 - 0.97), so DHE / ECDHE = 1 / (1 - 0.97)
-    assert figure("s003_ecdhe_vs_dhe_cost").target() == -97.0
-    assert_allclose(handshake_cpu_factor("DHE"), 1.0 / (1.0 - 0.97), rtol=1e-12)
+@pytest.mark.parametrize("fid, model", [
+    # "Up to 97% reduction in CPU cost per transaction compared to DHE key exchange"
+    ("s003_ecdhe_vs_dhe_cost", lambda: 100 * (handshake_cpu_factor("ECDHE") / handshake_cpu_factor("DHE") - 1)),
+    # "... offloaded onto the Coprocessor card and not the Accelerator card, which translate into
+    # 53% and 98% CPU savings, respectively"
+    ("s003_coproc_vs_accel_ecdhe_cost_note",
+     lambda: 100 * (handshake_cpu_factor("ECDHE") / handshake_cpu_factor("ECDHE", card_mode="accelerator") - 1)),
+    ("s003_coproc_vs_accel_dhe_cost_note",
+     lambda: 100 * (handshake_cpu_factor("DHE") / handshake_cpu_factor("DHE", card_mode="accelerator") - 1)),
+])
+def test_the_three_key_exchange_statements_hold_to_their_printed_digit(fid, model):
+    # Read directly, the first two made the third 59.5% (issue 32 item 5); the two handshake
+    # parameters are now fitted to all three: each within its row's interval (printed precision).
+    lo, hi = figure(fid).bounds()
+    assert lo <= model() <= hi, (fid, model(), (lo, hi))
 
 
 def test_tls13_cpu_factor_is_1_16():
@@ -274,16 +284,15 @@ def test_sysplex_tickets_save_nothing_without_resumption():
         assert handshake_cpu_factor(sysplex_tickets=True, **kw) == handshake_cpu_factor(**kw)
 
 
-def test_sentence_coprocessor_saves_98_pct_for_ecdhe_and_between_53_and_98_for_dhe():
+def test_sentence_coprocessor_saving_is_one_software_signature_and_dhe_within_the_seeds_bounds():
     # "Required RSA signing operations for DHE and ECDHE based cipher suite are offloaded onto
-    # the Coprocessor card and not the Accelerator card, which translate into 53% and 98% CPU
-    # savings, respectively" and, above it, "especially for the DHE-based ciphers (up to 98% CPU
-    # savings)".  One software signature (the same RSA-2048 sign for both) is added on
-    # accelerators: ECDHE's 98% exactly; DHE's saving then lies between the two DHE statements.
+    # the Coprocessor card and not the Accelerator card" and, above it, "especially for the
+    # DHE-based ciphers (up to 98% CPU savings)".  One software signature (the same RSA-2048
+    # sign for both) is added on accelerators; DHE's saving lies between the two DHE statements.
     def saving(kx):
         return 1 - handshake_cpu_factor(kx) / handshake_cpu_factor(kx, card_mode="accelerator")
-    assert_allclose(saving("ECDHE"), -pct_value("s003_coproc_vs_accel_ecdhe_cost_note") / 100, rtol=1e-12)
-    assert -pct_value("s003_coproc_vs_accel_dhe_cost_note") / 100 <= saving("DHE") \
+    assert -pct_value("s003_coproc_vs_accel_dhe_cost_note") / 100 * (1 - figure(
+        "s003_coproc_vs_accel_dhe_cost_note").tolerance) <= saving("DHE") \
         <= -pct_value("s003_coproc_vs_accel_dhe_cost") / 100
     # added, not multiplied: DHE on accelerators = DHE + the software signature
     assert_allclose(handshake_cpu_factor("DHE", card_mode="accelerator") - handshake_cpu_factor("DHE"),

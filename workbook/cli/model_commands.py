@@ -145,7 +145,7 @@ def fit(figures_path, out_path, report_dir, force, check):
     click.echo(f"fit: {n_free} free parameters, {len(rows)} figures, {doc['nfev']} evaluations, "
                f"{doc['seconds']:.2f} s")
     units = {name: p["unit"] for name, p in doc["parameters"].items()}
-    titles = {"ams": "crypto + AMS", "tls": "TLS channel costs", "roundtrip": "TLS round trips"}
+    titles = {"ams": "crypto + AMS", "tls": "TLS channel costs", "handshake": "TLS handshakes", "roundtrip": "TLS round trips"}
     for group, solution in doc["solutions"].items():
         click.echo(solution.report(titles.get(group, group), units))
     click.echo("[[read from the figures, not fitted]]")
