@@ -32,8 +32,8 @@ The network
 =====================  ==============  ===============================================  =========================
 station                servers         demand per transaction                           from
 =====================  ==============  ===============================================  =========================
-MQ path (delay)        infinite        :math:`z + n_{req}\\, t_{call}`                 fitted: ``ams_fixed_ms``,
-                                                                                        ``crypto_call_ms``
+MQ path (delay)        infinite        :math:`z + n_{req}\\, t_{call}`                 fitted ``ams_fixed_ms``;
+                                                                                        ``crypto_call_ms`` (0)
 general processors     ``processors``  CPU per transaction without MSTR's per-second    :func:`ams_cost_us`'s
                                        administration, at the machine generation        CPU model
 coprocessors           ``coprocessors``:math:`\\sum_f n_f t_f` over CCA functions,       :mod:`cryptoplan.model.crypto`
@@ -44,7 +44,9 @@ accelerators           ``accelerators``:math:`\\sum_f n_f t_f` over ME and CRT, 
 
 :math:`n_{req}` is the transaction's crypto requests and :math:`t_{call}` the
 elapsed time of one request beyond its card execution time (ICSF and
-AP-queue handling), so a policy that sends few requests (Confidentiality
+AP-queue handling): 0 as published (fitted, it went to its bound 0 once the
+coprocessor's RSA sign has its fixed part, :mod:`cryptoplan.model.crypto`), a
+parameter a site may set.  A policy that sends few requests (Confidentiality
 with key reuse) has a short path: the path is the work the policy does.
 MQ MSTR's administration CPU per second runs beside the transactions: it
 takes :math:`O_{MSTR}/10^6` of a processor from the processor station.

@@ -585,8 +585,9 @@ def smf_summary(tasks, channels=None, platform: str = "z16", path: str = "the SM
 
 
 def _card_observation(label, value, sigma, function, bits, factor) -> Observation:
-    _, t0, alpha = CARD_FUNCTIONS[function]
-    return Observation(label, value, sigma, lambda: float(function_ms(function, bits)) * factor, (t0, alpha))
+    _, t0, alpha, fixed = CARD_FUNCTIONS[function]
+    return Observation(label, value, sigma, lambda: float(function_ms(function, bits)) * factor,
+                       (t0, alpha) + ((fixed,) if fixed else ()))
 
 
 # A card line's UTIL% and RATE x EXEC TIME agree to RMF's printed rounding (UTIL% to 0.1, EXEC
@@ -736,9 +737,9 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
             continue
         if not np.any(np.abs(col) > 1e-9):
             why = "no site number depends on it"
-            if n.startswith("exp_"):
-                why += (" (a key-length exponent has no effect at the reference key length, RSA 2048 "
-                        "or ECC 192 bits)")
+            if n.startswith("exp_") or n == "cop_rsa_fixed_share":
+                why += (" (a key-length exponent, or the share of a sign that does not grow with the key, "
+                        "has no effect at the reference key length, RSA 2048 or ECC 192 bits)")
             elif n == "tls_z14_vs_z15":
                 why += " (it scales z14 costs only)"
         else:

@@ -51,13 +51,15 @@ def P(name: str) -> float:
 
 
 def op_ms(op: str, n: int) -> float:
-    """RSA operation time at n bits: t(2048) (n/2048)^alpha (MODEL.md card mapping)."""
+    """RSA operation time at n bits: t(2048) (s + (1 - s) (n/2048)^alpha), s the fixed share of the
+    coprocessor's sign (model/crypto.py docstring; MODEL.md card mapping), 0 for the accelerator."""
     t0, alpha = {"sign": ("cop_rsa_ms_2048", "exp_private"),
                  "verify": ("acc_me_ms_2048", "exp_public"),
                  "cert_check": ("acc_me_ms_2048", "exp_public"),
                  "key_encrypt": ("acc_me_ms_2048", "exp_public"),
                  "key_decrypt": ("acc_crt_ms_2048", "exp_private")}[op]
-    return P(t0) * (n / 2048.0) ** P(alpha)
+    s = P("cop_rsa_fixed_share") if op == "sign" else 0.0
+    return P(t0) * (s + (1 - s) * (n / 2048.0) ** P(alpha))
 
 
 def ops_per_msg(policy: str, k: float = 1.0, r: int = 1) -> dict:
@@ -164,11 +166,15 @@ def test_integrity_relies_primarily_on_coprocessor_with_me():
     assert d["ops"].get("RSA_CRT", 0) == 0
 
 
-def test_privacy_relies_almost_equally_and_more_on_crt():
+@pytest.mark.parametrize("bits", [2048, 4096])
+def test_privacy_relies_almost_equally_and_more_on_crt(bits):
     # seed 001: Privacy "relies almost equally between coprocessor and accelerator ...
-    # more heavily on CRT than ME"; "almost equally" read as a ratio within 0.5..2
-    d = ams_card_demands_ms("privacy", "RSA", 2048)
-    assert 0.5 <= d["coprocessor"] / d["accelerator"] <= 2.0
+    # more heavily on CRT than ME"; "almost equally" read as card times within 25% of each
+    # other (measured: accelerator / coprocessor 1.14 at 2048 bits, 1.23 at 4096; it was 1.43
+    # and 1.21 before the coprocessor's sign had its fixed part).  At 1024 bits the model gives
+    # 0.58 (the coprocessor's fixed part dominates a short sign): issue 32 keeps that open.
+    d = ams_card_demands_ms("privacy", "RSA", bits)
+    assert 0.8 <= d["accelerator"] / d["coprocessor"] <= 1.25
     assert _fn_time(d, "RSA_CRT") > _fn_time(d, "RSA_ME") > 0
 
 

@@ -70,21 +70,36 @@ def test_unknown_operation_lists_the_operations():
 
 
 # --------------------------------------------------------------- power law
-# Formula (model/crypto.py docstring, MODEL.md "Key size"): t(n) = t(2048) (n/2048)^alpha,
-# alpha = exp_private for sign / key_decrypt, exp_public for verify / key_encrypt.
-@pytest.mark.parametrize("operation, t0, alpha", [
-    ("sign", "cop_rsa_ms_2048", "exp_private"),
-    ("key_decrypt", "acc_crt_ms_2048", "exp_private"),
-    ("verify", "acc_me_ms_2048", "exp_public"),
-    ("key_encrypt", "acc_me_ms_2048", "exp_public"),
+# Formula (model/crypto.py docstring, MODEL.md "Key size"): t(n) = t(2048) (s + (1-s) (n/2048)^alpha),
+# alpha = exp_private for sign / key_decrypt, exp_public for verify / key_encrypt; s the
+# fitted cop_rsa_fixed_share for the coprocessor's sign, 0 for the accelerator's operations.
+@pytest.mark.parametrize("operation, t0, alpha, fixed", [
+    ("sign", "cop_rsa_ms_2048", "exp_private", "cop_rsa_fixed_share"),
+    ("key_decrypt", "acc_crt_ms_2048", "exp_private", None),
+    ("verify", "acc_me_ms_2048", "exp_public", None),
+    ("key_encrypt", "acc_me_ms_2048", "exp_public", None),
 ])
 @pytest.mark.parametrize("n", RSA_KEY_SIZES)
-def test_rsa_time_is_power_law_in_key_size(operation, t0, alpha, n):
-    expected = fitted(t0) * (n / 2048.0) ** fitted(alpha)
+def test_rsa_time_is_power_law_in_key_size(operation, t0, alpha, fixed, n):
+    s = fitted(fixed) if fixed else 0.0
+    expected = fitted(t0) * (s + (1 - s) * (n / 2048.0) ** fitted(alpha))
     assert_allclose(crypto_op_ms(operation, "RSA", n), expected, rtol=1e-12)
-    # the ratio to the reference size is the fitted exponent's power, whatever t0 is
-    ratio = crypto_op_ms(operation, "RSA", n) / crypto_op_ms(operation, "RSA", 2048)
-    assert_allclose(ratio, (n / 2048.0) ** fitted(alpha), rtol=1e-12)
+    # the part that grows is the fitted exponent's power, whatever t0 is
+    t2048 = crypto_op_ms(operation, "RSA", 2048)
+    grows = (crypto_op_ms(operation, "RSA", n) - s * t2048) / ((1 - s) * t2048)
+    assert_allclose(grows, (n / 2048.0) ** fitted(alpha), rtol=1e-12)
+
+
+def test_the_coprocessor_sign_has_a_fixed_part_the_rmf_example_and_the_1024_bit_rate_both_need():
+    # Seed 001: "Each request processed by the coprocessor is taking approximately 0.596
+    # milliseconds" (RSA 2048) and Integrity's 1342 transactions/s at 1024 bits.  The fitted
+    # sign keeps about a quarter of its 2048-bit time at any size, so the 2048-bit sign is the
+    # RMF example's within its "approximately" (10%), and a 1024-bit sign takes more than
+    # a pure power law from it would give (a share of a sign cannot be negative or all of it).
+    assert 0.0 < fitted("cop_rsa_fixed_share") < 1.0
+    assert abs(crypto_op_ms("sign", "RSA", 2048) / 0.596 - 1) <= 0.10
+    pure = crypto_op_ms("sign", "RSA", 2048) * 0.5 ** fitted("exp_private")
+    assert crypto_op_ms("sign", "RSA", 1024) > 1.5 * pure
 
 
 @pytest.mark.parametrize("n", ECC_KEY_SIZES)

@@ -826,7 +826,7 @@ def test_template_bad_params_file_is_an_error_in_every_cell_naming_it(tmp_path, 
 
 def test_params_file_must_be_one_file_for_all_scenarios(tmp_path):
     p = _template(tmp_path)
-    site = _site_params(tmp_path / "site.json", cop_rsa_ms_2048=2.0)
+    site = _site_params(tmp_path / "site.json", cop_rsa_ms_2048=1.0)
     ws = openpyxl.load_workbook(p)["Results"]
     row = next(r for r in range(1, ws.max_row + 1)
                if ws.cell(r, 1).value == "Coprocessor utilization (RMF summary)")
