@@ -235,8 +235,10 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     report found no significant Crypto Express 8S benefit for MQ TLS, note of
     ``ref_cex7s_vs_cex6s_exec``): an upper estimate on a faster machine.  Seed
     000's relative figures (a z196, z/OS 1.13) are fitted with the same set: a
-    separate z196 set of protection parameters was tried and did not reduce
-    the number of figures out of tolerance.
+    z196 set of the four per-transaction costs (per-KB costs shared) was
+    tried; it meets three more fitted figures (77 of 87) but none of its four
+    parameters is identified by seed 000's ratios (standard errors 2 to 30
+    times the values), so it is not adopted (data/misses.csv).
     """
     m = normalize_mode(mode)
     plat = normalize_platform(platform)
