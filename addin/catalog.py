@@ -56,19 +56,19 @@ from typing import Any
 
 
 from cryptoplan.model import domains as D
-from cryptoplan.model.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
-from cryptoplan.model.crypto import OPERATIONS
+from cryptoplan.model.zos.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
+from cryptoplan.model.zos.crypto import OPERATIONS
 from cryptoplan.model.domains import Domain
 from cryptoplan.model.figures import figure
-from cryptoplan.model.mgc import MGC_METHODS
-from cryptoplan.model.plan import (
+from cryptoplan.model.queueing.mgc import MGC_METHODS
+from cryptoplan.model.zos.plan import (
     RESOURCE_COLUMNS, RESOURCE_QUANTITIES, WORKLOAD_COLUMNS, WORKLOAD_QUANTITIES,
 )
 from cryptoplan.model.params import (
     ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES,
 )
-from cryptoplan.model.tls import PLATFORMS as TLS_PLATFORMS
-from cryptoplan.model.tls import START_PLATFORMS
+from cryptoplan.model.zos.tls import PLATFORMS as TLS_PLATFORMS
+from cryptoplan.model.zos.tls import START_PLATFORMS
 
 __all__ = [
     "CALC_SERVICE", "CALC_PREFIX",

@@ -1,5 +1,12 @@
 """cryptoplan models: queueing formulas and fitted z/OS crypto domain models.
 
+The package reads bottom to top: the published figures, the parameters in force and the
+argument domains (:mod:`~cryptoplan.model.figures`, :mod:`~cryptoplan.model.params`,
+:mod:`~cryptoplan.model.domains`); :mod:`cryptoplan.model.queueing` (Erlang, M/M/c, M/G/c, MVA);
+:mod:`cryptoplan.model.zos` (card times, AMS, TLS, channels, the whole-system plan); and
+:mod:`cryptoplan.model.calibration` (the least-squares path, the fit, the site calibration).
+Each layer imports only the ones below it (tests/test_layers.py).
+
 Everything here is a pure function over floats or NumPy arrays.  Arguments are
 validated against their ranges, declared once in :mod:`cryptoplan.model.domains`, by
 :mod:`cryptoplan.model._validate`; bad input raises :class:`ValueError` naming the
@@ -7,8 +14,6 @@ argument, the value and the allowed range.
 """
 
 import importlib
-import sys
-import types
 
 # public name -> the module defining it.  Imported on first use (PEP 562), so that
 # ``import cryptoplan.model.params`` or a command line's ``--help`` does not load NumPy and SciPy.
@@ -16,72 +21,72 @@ _EXPORTS = {
     "UnstableQueueError": "_validate", "ArgumentError": "_validate", "NotAvailableError": "_validate",
     "Parameters": "params",
     "using_parameters": "params",
-    "erlang_b": "erlang",
-    "erlang_c": "erlang",
-    "poisson_pmf": "erlang",
-    "MMCMetrics": "mmc",
-    "mmc_metrics": "mmc",
-    "mmc_utilization": "mmc",
-    "mmc_wait_probability": "mmc",
-    "mmc_wait": "mmc",
-    "mmc_response": "mmc",
-    "mmc_queue_length": "mmc",
-    "mmc_number_in_system": "mmc",
-    "mmc_wait_exceeds": "mmc",
-    "mmc_wait_percentile": "mmc",
-    "mmc_response_percentile": "mmc",
-    "mmc_servers": "mmc",
-    "MGC_METHODS": "mgc",
-    "mgc_wait": "mgc",
-    "mgc_response": "mgc",
-    "MVAResult": "mva",
-    "mva": "mva",
-    "mva_throughput": "mva",
-    "mva_response": "mva",
-    "SchweitzerResult": "mva",
-    "mva_schweitzer": "mva",
-    "crypto_op_ms": "crypto",
-    "AmsWorkload": "ams",
-    "ams_throughput": "ams",
-    "ams_cost_us": "ams",
-    "ams_message_cost_us": "ams",
-    "ams_platform_factors": "ams",
-    "ams_demands": "ams",
-    "ams_bottleneck": "ams",
-    "ams_cost_at_rate_us": "ams",
-    "ams_plan": "ams",
-    "AMSPlan": "ams",
-    "card_utilization": "ams",
-    "crypto_wait_ms": "ams",
-    "accelerators_required": "ams",
-    "coprocessors_required": "ams",
-    "processors_required": "ams",
-    "tls_cost_us": "tls",
-    "renegotiation_cost_us": "tls",
-    "tls_roundtrip_us": "tls",
-    "channel_start_rate": "tls",
-    "channel_start_cost_us": "tls",
-    "channel_stop_cost_us": "tls",
-    "channel_start_card_ms": "tls",
-    "channel_start_card_utilization": "tls",
-    "channel_throughput": "channel",
-    "channel_pipeline": "channel",
-    "channel_demands_us": "channel",
-    "handshake_cpu_factor": "tls",
-    "handshake_latency_factor": "tls",
-    "handshake_card_utilization": "tls",
-    "ocsp_cpu_us": "tls",
-    "System": "plan",
-    "Workload": "plan",
-    "PlanError": "plan",
-    "PlanResult": "plan",
-    "plan": "plan",
-    "plan_resources": "plan",
-    "plan_workloads": "plan",
-    "plan_value": "plan",
-    "model_parameters": "planning",
-    "model_figures": "planning",
-    "defaults": "planning",
+    "erlang_b": "queueing.erlang",
+    "erlang_c": "queueing.erlang",
+    "poisson_pmf": "queueing.erlang",
+    "MMCMetrics": "queueing.mmc",
+    "mmc_metrics": "queueing.mmc",
+    "mmc_utilization": "queueing.mmc",
+    "mmc_wait_probability": "queueing.mmc",
+    "mmc_wait": "queueing.mmc",
+    "mmc_response": "queueing.mmc",
+    "mmc_queue_length": "queueing.mmc",
+    "mmc_number_in_system": "queueing.mmc",
+    "mmc_wait_exceeds": "queueing.mmc",
+    "mmc_wait_percentile": "queueing.mmc",
+    "mmc_response_percentile": "queueing.mmc",
+    "mmc_servers": "queueing.mmc",
+    "MGC_METHODS": "queueing.mgc",
+    "mgc_wait": "queueing.mgc",
+    "mgc_response": "queueing.mgc",
+    "MVAResult": "queueing.mva",
+    "mva": "queueing.mva",
+    "mva_throughput": "queueing.mva",
+    "mva_response": "queueing.mva",
+    "SchweitzerResult": "queueing.mva",
+    "mva_schweitzer": "queueing.mva",
+    "crypto_op_ms": "zos.crypto",
+    "AmsWorkload": "zos.ams",
+    "ams_throughput": "zos.ams",
+    "ams_cost_us": "zos.ams",
+    "ams_message_cost_us": "zos.ams",
+    "ams_platform_factors": "zos.ams",
+    "ams_demands": "zos.ams",
+    "ams_bottleneck": "zos.ams",
+    "ams_cost_at_rate_us": "zos.ams",
+    "ams_plan": "zos.ams",
+    "AMSPlan": "zos.ams",
+    "card_utilization": "zos.ams",
+    "crypto_wait_ms": "zos.ams",
+    "accelerators_required": "zos.ams",
+    "coprocessors_required": "zos.ams",
+    "processors_required": "zos.ams",
+    "tls_cost_us": "zos.tls",
+    "renegotiation_cost_us": "zos.tls",
+    "tls_roundtrip_us": "zos.tls",
+    "channel_start_rate": "zos.tls",
+    "channel_start_cost_us": "zos.tls",
+    "channel_stop_cost_us": "zos.tls",
+    "channel_start_card_ms": "zos.tls",
+    "channel_start_card_utilization": "zos.tls",
+    "channel_throughput": "zos.channel",
+    "channel_pipeline": "zos.channel",
+    "channel_demands_us": "zos.channel",
+    "handshake_cpu_factor": "zos.tls",
+    "handshake_latency_factor": "zos.tls",
+    "handshake_card_utilization": "zos.tls",
+    "ocsp_cpu_us": "zos.tls",
+    "System": "zos.plan",
+    "Workload": "zos.plan",
+    "PlanError": "zos.plan",
+    "PlanResult": "zos.plan",
+    "plan": "zos.plan",
+    "plan_resources": "zos.plan",
+    "plan_workloads": "zos.plan",
+    "plan_value": "zos.plan",
+    "model_parameters": "calibration.planning",
+    "model_figures": "calibration.planning",
+    "defaults": "calibration.planning",
 }
 
 __all__ = list(_EXPORTS)
@@ -99,19 +104,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    """This package, keeping a public function whose name is also a module's (``mva``).
-
-    Importing ``model.mva`` binds the module as the package's attribute ``mva``; the
-    public name is the function, as ``from cryptoplan.model import mva`` has always given.
-    """
-
-    def __setattr__(self, name, value):
-        if isinstance(value, types.ModuleType) and name in _EXPORTS:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -376,7 +376,7 @@ class Parameters:
 
     @classmethod
     def from_document(cls, doc: dict, path: str = "a parameter document") -> "Parameters":
-        """A parameter set from a document as :func:`cryptoplan.model.fit.fit` or calibration writes it (validated)."""
+        """A parameter set from a document as :func:`cryptoplan.model.calibration.fit.fit` or calibration writes it (validated)."""
         validate_params(doc, path)
         values = {n: float(e["value"]) for n, e in doc["parameters"].items()}
         return cls(path, doc, MappingProxyType(values))

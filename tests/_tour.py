@@ -15,7 +15,8 @@ def recording():
     """Record the ids passed to model.figures.figure while the block runs."""
     seen: set[str] = set()
     modules = [m for m in (__import__(f"cryptoplan.model.{n}", fromlist=["_"]) for n in
-                           ("figures", "fit", "tls", "channel", "ams", "crypto", "planning", "params", "domains"))
+                           ("figures", "calibration.fit", "zos.tls", "zos.channel", "zos.ams", "zos.crypto",
+                            "calibration.planning", "params", "domains"))
                if hasattr(m, "figure")]
     originals = {m: m.figure for m in modules}
 
@@ -25,7 +26,8 @@ def recording():
 
     for m in modules:
         m.figure = spy
-    from cryptoplan.model import ams, fit
+    from cryptoplan.model.calibration import fit
+    from cryptoplan.model.zos import ams
     ams._factor_table.cache_clear()   # cached per figures table: read them again, seen
     ams._generation_table.cache_clear()
     fit._targets.cache_clear()        # built once per figures table, likewise
@@ -38,8 +40,8 @@ def recording():
 
 def tour() -> set[str]:
     """Ids read by the fit, the figure table and every public planning function."""
-    from cryptoplan.model import fit as F
-    from cryptoplan.model import tls as T
+    from cryptoplan.model.calibration import fit as F
+    from cryptoplan.model.zos import tls as T
     from cryptoplan.model.params import CIPHERS, load_params
     with recording() as seen:
         values = {k: v["value"] for k, v in load_params()["parameters"].items()}
@@ -69,11 +71,12 @@ def tour() -> set[str]:
         for space in ("total", "SSL_server", "TCPIP"):
             T.ocsp_cpu_us(1000.0, space)
         for pol, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
-            for gen in model.ams.CARD_GENERATIONS:
+            from cryptoplan.model.zos.ams import CARD_GENERATIONS
+            for gen in CARD_GENERATIONS:
                 model.ams_throughput(pol, "RSA", 2048, 2.0, reuse, card_generation=gen)
             model.ams_plan(100.0, pol, "RSA", 2048, 2.0, reuse)
             model.ams_cost_us(pol, "RSA", 2048, 2.0, reuse)
-            from cryptoplan.model.ams import AMS_PLATFORMS
+            from cryptoplan.model.zos.ams import AMS_PLATFORMS
             for plat in AMS_PLATFORMS:
                 model.ams_message_cost_us(pol, 2.0, reuse, platform=plat)
             for card in ("accelerator", "coprocessor"):

@@ -33,8 +33,17 @@ from _revision import source_tree
 _TIMER = r"""
 import importlib, json, math, statistics, sys, time
 runs, crossval, prefix = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3]
-F = importlib.import_module(prefix + "model.fit")
-roundtrip_figure_ids = importlib.import_module(prefix + "model.tls").roundtrip_figure_ids
+def _module(*names):
+    # the revision's layout: model/calibration/fit.py since issue 34, model/fit.py before
+    for name in names:
+        try:
+            return importlib.import_module(prefix + name)
+        except ModuleNotFoundError:
+            continue
+    raise SystemExit(f"none of {names} in this revision")
+
+F = _module("model.calibration.fit", "model.fit")
+roundtrip_figure_ids = _module("model.zos.tls", "model.tls").roundtrip_figure_ids
 load_params = importlib.import_module(prefix + "model.params").load_params
 
 def main():

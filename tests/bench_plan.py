@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 from bench_ams import _median  # noqa: E402  (median of runs, each result checked)
 
 from cryptoplan import model  # noqa: E402
-from cryptoplan.model.plan import System, Workload, plan  # noqa: E402
+from cryptoplan.model.zos.plan import System, Workload, plan  # noqa: E402
 
 SYSTEM = dict(processors=16, coprocessors=8, accelerators=6, other_coprocessor_util=0.05,
               other_accelerator_util=0.05, horizon_months=18)
@@ -100,7 +100,7 @@ def loop_singles(growth) -> np.ndarray:
         cpu += STORM[1] * g * model.channel_start_cost_us("SSLCIPH", STORM[3]["cipher"]) / 1e6
         cop += MEASURED[1] * g * MEASURED[3]["exec_ms"] / 1000 / s["coprocessors"]
         # the handshakes' CPU needs the baseline times the factors, by hand
-        from cryptoplan.model.plan import handshake_baseline_cpu_us
+        from cryptoplan.model.zos.plan import handshake_baseline_cpu_us
         f = (0.4 * model.handshake_cpu_factor() + 0.6 * model.handshake_cpu_factor(resumption=True))
         cpu += WEB[1] * g * handshake_baseline_cpu_us() * f / 1e6
         out[:, j] = ((cpu + admin) / s["processors"], cop + s["other_coprocessor_util"],

@@ -33,7 +33,7 @@ def fresh_fit():
     """
     import os
 
-    import cryptoplan.model.fit as F
+    import cryptoplan.model.calibration.fit as F
     from cryptoplan.model.params import clear_cache
     saved = os.environ.pop("CRYPTOPLAN_PARAMS", None)
     clear_cache()

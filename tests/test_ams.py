@@ -1,4 +1,4 @@
-"""MQ AMS operations, throughput, utilization and card counts (model/ams.py).
+"""MQ AMS operations, throughput, utilization and card counts (model/zos/ams.py).
 
 Expected values come from: the ref_ops_* rows of data/figures.csv (operations
 per message, quoted from MQ performance reports V901 p.3 / V913 p.5), seed
@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from cryptoplan.model._validate import UnstableQueueError
-from cryptoplan.model.ams import (accelerators_required, ams_card_demands_ms, ams_cost_at_rate_us, ams_cost_us,
+from cryptoplan.model.zos.ams import (accelerators_required, ams_card_demands_ms, ams_cost_at_rate_us, ams_cost_us,
                        ams_message_cost_us, ams_operations, ams_throughput, card_utilization,
                        coprocessors_required, crypto_wait_ms)
 from cryptoplan.model.datafiles import data_path
@@ -52,7 +52,7 @@ def P(name: str) -> float:
 
 def op_ms(op: str, n: int) -> float:
     """RSA operation time at n bits: t(2048) (s + (1 - s) (n/2048)^alpha), s the fixed share of the
-    coprocessor's sign (model/crypto.py docstring; MODEL.md card mapping), 0 for the accelerator."""
+    coprocessor's sign (model/zos/crypto.py docstring; MODEL.md card mapping), 0 for the accelerator."""
     t0, alpha = {"sign": ("cop_rsa_ms_2048", "exp_private"),
                  "verify": ("acc_me_ms_2048", "exp_public"),
                  "cert_check": ("acc_me_ms_2048", "exp_public"),
@@ -289,7 +289,7 @@ def test_message_cost_reproduces_the_z14_table():
     # z14 report pp.15-20 ("| 2KB | 124 -> 107 | 162 -> 150 | 16 -> 13 |" and the 4MB line):
     # six cells and five parameters, so at most one cell may miss its printed-digit tolerance,
     # and only if data/misses.csv lists it with its reason
-    from cryptoplan.model.fit import known_misses
+    from cryptoplan.model.calibration.fit import known_misses
     misses = known_misses()
     out = []
     for fid, policy, reuse, kb in Z14_CELLS:
@@ -410,7 +410,7 @@ def test_faster_processors_raise_the_closed_rate(platform):
        platform=st.sampled_from(["z13", "z15"]))
 def test_platform_factor_stays_between_its_published_neighbours(kb, policy, platform):
     # interpolated in log size between the published sizes, held constant outside them
-    from cryptoplan.model.ams import ams_platform_factors
+    from cryptoplan.model.zos.ams import ams_platform_factors
     if platform == "z13":
         sizes = [2.0, 4096.0]
         r = [figure(f"ref_ams_cost_{t}_{policy}_z13").target() / figure(f"ref_ams_cost_{t}_{policy}_z14").target()
@@ -425,7 +425,7 @@ def test_platform_factor_stays_between_its_published_neighbours(kb, policy, plat
 
 
 def test_platform_factors_are_vectorized_and_reject_bad_input():
-    from cryptoplan.model.ams import ams_platform_factors
+    from cryptoplan.model.zos.ams import ams_platform_factors
     kb = np.array([2.0, 64.0, 4096.0])
     g = ams_platform_factors("privacy", kb, "z15")
     expect = [1 + figure(f"ref_z15_vs_z14_cost_{c}_privacy").target() / 100 for c in Z15_SIZES]
@@ -703,7 +703,7 @@ def test_coprocessors_for_a_wait_target_match_the_exact_md_c_chain(tx, max_wait_
 
 
 # ------------------------------------------------ the network: planning answers
-from cryptoplan.model.ams import (RMF_EXAMPLE, ams_bottleneck, ams_demands, ams_plan,  # noqa: E402
+from cryptoplan.model.zos.ams import (RMF_EXAMPLE, ams_bottleneck, ams_demands, ams_plan,  # noqa: E402
                        processors_required)
 
 
@@ -903,7 +903,7 @@ def test_card_generations_follow_the_published_rows():
 def test_saturated_networks_stop_early_within_their_tolerance(policy, reuse, kb):
     # beyond saturation MVA runs to 256, 1024, ... requesters and stops once X is within
     # SATURATION_RTOL of its bound: the answer must equal the full recursion's to that tolerance
-    from cryptoplan.model.mva import SATURATION_RTOL, _mva, mva_throughput
+    from cryptoplan.model.queueing.mva import SATURATION_RTOL, _mva, mva_throughput
     d = ams_demands(policy, "RSA", 2048, kb, reuse)
     b = d["mstr_us_per_s"] / 1e6
     dem = np.array([d["cpu_ms"] / (1 - b / PROCESSORS), d["coprocessor_ms"], d["accelerator_ms"]])
@@ -936,7 +936,7 @@ def test_tiny_rates_give_finite_waits():
 def test_workload_answers_what_the_functions_answer():
     # AmsWorkload validates once and answers many questions; each answer must equal the public
     # function's, for arrays of scenarios and with several requesters (exact MVA)
-    from cryptoplan.model.ams import AmsWorkload
+    from cryptoplan.model.zos.ams import AmsWorkload
     pol = ["integrity", "privacy", "confidentiality", "confidentiality"]
     reuse = [1, 1, 32, "unlimited"]
     kb = [2.0, 64.0, 4096.0, 2.0]
@@ -961,7 +961,7 @@ def test_workload_answers_what_the_functions_answer():
 
 
 def test_workload_is_validated_once_when_built():
-    from cryptoplan.model.ams import AmsWorkload
+    from cryptoplan.model.zos.ams import AmsWorkload
     with pytest.raises(ValueError, match="key_reuse applies to the confidentiality policy only"):
         AmsWorkload(["integrity", "privacy"], "RSA", 2048, 2.0, [1, 32])
     with pytest.raises(ValueError, match="requesters"):
@@ -975,7 +975,7 @@ def test_overload_reports_each_element_as_its_scalar_call_would(rates, cards, ca
     """An array call that overloads names the busiest element and carries the mask of the
     overloaded ones with each one's own message: exactly what the scalar call raises (the
     sweep reports saturated scenarios from it without calling the model once per scenario)."""
-    from cryptoplan.model.ams import card_utilization
+    from cryptoplan.model.zos.ams import card_utilization
     args = ("integrity", "RSA", 2048, 2.0)
     scalar = []
     for r in rates:

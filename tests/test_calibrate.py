@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.calibrate import (
+from cryptoplan.model.calibration.calibrate import (
     CalibrationError, calibrate, read_rmf_crypto, rmf_observations,
 )
-from cryptoplan.model.crypto import function_ms
+from cryptoplan.model.zos.crypto import function_ms
 from cryptoplan.model.figures import figure_value
 from cryptoplan.model.params import load_params, using_params
 from cryptoplan.workbook.cli import main
@@ -201,8 +201,8 @@ CPU_HEADER = "WORKLOAD,SETTING,CIPHER,KEY,KEY REUSE,MESSAGE KB,ADDRESS SPACE,RAT
 def test_synthetic_cpu_table_calibrates_back_to_its_parameters(tmp_path):
     """Identifiability: a site whose channel initiator costs 20% more per transaction and 10% less
     per KB than published, measured unprotected at three sizes (APPL% to RMF's two decimals)."""
-    from cryptoplan.model.calibrate import cpu_observations, read_cpu_table
-    from cryptoplan.model.tls import tls_cost_us
+    from cryptoplan.model.calibration.calibrate import cpu_observations, read_cpu_table
+    from cryptoplan.model.zos.tls import tls_cost_us
     base = {n: p["value"] for n, p in load_params()["parameters"].items()}
     truth = dict(base, tls_chin_us=base["tls_chin_us"] * 1.2, tls_chin_us_per_kb=base["tls_chin_us_per_kb"] * 0.9)
     rate = 2000.0
@@ -223,8 +223,8 @@ def test_synthetic_cpu_table_calibrates_back_to_its_parameters(tmp_path):
 
 
 def test_cpu_table_ams_line_is_the_models_cost_at_its_rate(tmp_path):
-    from cryptoplan.model.ams import ams_cost_at_rate_us
-    from cryptoplan.model.calibrate import cpu_observations, read_cpu_table
+    from cryptoplan.model.zos.ams import ams_cost_at_rate_us
+    from cryptoplan.model.calibration.calibrate import cpu_observations, read_cpu_table
     p = tmp_path / "cpu.csv"
     p.write_text(CPU_HEADER + "AMS,Confidentiality,,RSA 4096,32,64,AMSM,250,12.5\n", encoding="utf-8")
     (o,) = cpu_observations(read_cpu_table(p), platform="z15", path=str(p))
@@ -247,7 +247,7 @@ def test_cpu_table_ams_line_is_the_models_cost_at_its_rate(tmp_path):
     ("AMS,privacy,,RSA 2048,,2,total,1,nan", "APPL% 'nan' must be a finite number"),
 ])
 def test_bad_cpu_tables_name_file_line_and_what_is_accepted(tmp_path, row, match):
-    from cryptoplan.model.calibrate import read_cpu_table
+    from cryptoplan.model.calibration.calibrate import read_cpu_table
     p = tmp_path / "cpu.csv"
     p.write_text(CPU_HEADER + row + "\n", encoding="utf-8")
     with pytest.raises(CalibrationError, match=match):

@@ -1,4 +1,4 @@
-"""MQ channel throughput over SSL tasks and dispatchers (model/channel.py).
+"""MQ channel throughput over SSL tasks and dispatchers (model/zos/channel.py).
 
 References: the published round trips (seed 002, fitted in model.tls) for one
 pair and one requester; exact multi-class MVA (tests/_exact_mva.py) and exact
@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from cryptoplan.model import mva
-from cryptoplan.model.channel import _network, channel_demands_us, channel_pipeline, channel_throughput
+from cryptoplan.model.zos.channel import _network, channel_demands_us, channel_pipeline, channel_throughput
 from cryptoplan.model.figures import figure
-from cryptoplan.model.tls import tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
+from cryptoplan.model.zos.tls import tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
 
 CHACHA = "TLS_CHACHA20_POLY1305_SHA256"
 SIZES = (2.0, 16.0, 32.0, 64.0, 1024.0)  # seed 002's round-trip columns

@@ -39,7 +39,7 @@ def test_demo_builds_recalculates_and_prints(tmp_path):
 def test_fit_prints_per_source_errors(fresh_fit, monkeypatch):
     # the command's printing and its --check, on the session's fit (tests/test_fit.py checks
     # the fit itself): `fit` computes nothing else that takes time
-    import cryptoplan.model.fit as F
+    import cryptoplan.model.calibration.fit as F
     monkeypatch.setattr(F, "fit", lambda: fresh_fit)
     res = CliRunner().invoke(main, ["fit", "--check"])
     assert res.exit_code == 0, res.output
@@ -51,7 +51,7 @@ def test_fit_prints_per_source_errors(fresh_fit, monkeypatch):
 def test_fit_check_fails_on_a_stale_parameter_file(fresh_fit, monkeypatch, tmp_path, params_file):
     import json
 
-    import cryptoplan.model.fit as F
+    import cryptoplan.model.calibration.fit as F
     from cryptoplan.model.datafiles import data_path
     doc = json.loads(data_path("params.json").read_text(encoding="utf-8"))
     doc["parameters"]["acc_crt_ms_2048"]["value"] *= 1.001  # 0.15 standard errors
@@ -171,7 +171,7 @@ def test_help_loads_no_numerical_library():
             "    main(['--help'])\n"
             "except SystemExit:\n"
             "    pass\n"
-            "print(sorted(m for m in ('numpy', 'scipy', 'openpyxl', 'matplotlib', 'cryptoplan.model.ams') if m in sys.modules))\n")
+            "print(sorted(m for m in ('numpy', 'scipy', 'openpyxl', 'matplotlib', 'cryptoplan.model.zos.ams') if m in sys.modules))\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
 

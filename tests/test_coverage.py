@@ -15,10 +15,10 @@ from collections import Counter
 
 import pytest
 
-import cryptoplan.model.fit as F
+import cryptoplan.model.calibration.fit as F
 from cryptoplan.model.datafiles import data_path
 from cryptoplan.model.figures import load_figures
-from cryptoplan.model.tls import roundtrip_figure_ids
+from cryptoplan.model.zos.tls import roundtrip_figure_ids
 
 USES = ("fitted", "read", "checked", "input", "unmodelled")
 

@@ -1,4 +1,4 @@
-"""Crypto Express service times (model/crypto.py).
+"""Crypto Express service times (model/zos/crypto.py).
 
 Expected values come from: the card-function mapping stated in shared/MODEL.md
 ("sign to the coprocessor, verify and key-encrypt to accelerator ME,
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.crypto import CARD_FUNCTIONS, crypto_op_ms, operation_function
+from cryptoplan.model.zos.crypto import CARD_FUNCTIONS, crypto_op_ms, operation_function
 from cryptoplan.model.datafiles import data_path
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import ECC_KEY_SIZES, RSA_KEY_SIZES
@@ -70,7 +70,7 @@ def test_unknown_operation_lists_the_operations():
 
 
 # --------------------------------------------------------------- power law
-# Formula (model/crypto.py docstring, MODEL.md "Key size"): t(n) = t(2048) (s + (1-s) (n/2048)^alpha),
+# Formula (model/zos/crypto.py docstring, MODEL.md "Key size"): t(n) = t(2048) (s + (1-s) (n/2048)^alpha),
 # alpha = exp_private for sign / key_decrypt, exp_public for verify / key_encrypt; s the
 # fitted cop_rsa_fixed_share for the coprocessor's sign, 0 for the accelerator's operations.
 @pytest.mark.parametrize("operation, t0, alpha, fixed", [

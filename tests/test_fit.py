@@ -1,4 +1,4 @@
-"""The fit (model/fit.py), its published-vs-model table and the parameter file.
+"""The fit (model/calibration/fit.py), its published-vs-model table and the parameter file.
 
 Expected values: data/params.json (the committed fit), rows of data/figures.csv
 read by id, and an explicit list of the figures the models are known not to
@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-import cryptoplan.model.fit as F
-from cryptoplan.model.crypto import crypto_op_ms
+import cryptoplan.model.calibration.fit as F
+from cryptoplan.model.zos.crypto import crypto_op_ms
 from cryptoplan.model.datafiles import data_path
 from cryptoplan.model.figures import figure, load_figures
 from cryptoplan.model.params import using_params
 from cryptoplan.model.params import clear_cache, params_path
-from cryptoplan.model.planning import model_figures
-from cryptoplan.model.tls import roundtrip_figure_ids, tls_roundtrip_us
+from cryptoplan.model.calibration.planning import model_figures
+from cryptoplan.model.zos.tls import roundtrip_figure_ids, tls_roundtrip_us
 
 
 @pytest.fixture(autouse=True)
@@ -322,7 +322,7 @@ def test_crossval_workers_see_a_site_table(scaled_figures):
 def test_ams_grid_equals_the_public_functions():
     # the fit evaluates seed 001's scenarios in one vectorized batch (fit._AmsGrid); each value
     # must be what the public scalar functions give
-    from cryptoplan.model import ams
+    from cryptoplan.model.zos import ams
     grid = F._AmsGrid()
     g = grid.current()
     for row, i in grid.index.items():
@@ -341,7 +341,7 @@ def test_ams_grid_equals_the_public_functions():
 
 def test_ams_grid_follows_the_parameters():
     # the grid's arrays are recomputed when the parameters in force change, and only then
-    from cryptoplan.model import ams
+    from cryptoplan.model.zos import ams
     grid = F._AmsGrid()
     base = {n: p["value"] for n, p in committed()["parameters"].items()}
     i = grid.index[("privacy", "RSA", 4096, 64.0, None)]
@@ -358,8 +358,8 @@ def test_tls_table_is_the_scalar_model():
     model.tls.tls_cost_us called one condition at a time, under random parameter values."""
     import itertools
 
-    from cryptoplan.model.fit import FREE, _TlsTable
-    from cryptoplan.model.tls import tls_cost_us
+    from cryptoplan.model.calibration.fit import FREE, _TlsTable
+    from cryptoplan.model.zos.tls import tls_cost_us
     rng = np.random.default_rng(20261123)
     base = {n: p["value"] for n, p in committed()["parameters"].items()}
     table = _TlsTable()

@@ -386,7 +386,7 @@ def test_calibrate_reads_a_workbook_with_the_reader_recalc_uses(tmp_path, text):
 
 # ------------------------------------------------------------ output paths, --set, --vary, site tables
 def _rmf_csv(tmp_path) -> Path:
-    from cryptoplan.model.calibrate import RMF_COLUMNS
+    from cryptoplan.model.calibration.calibrate import RMF_COLUMNS
     p = tmp_path / "rmf.csv"
     p.write_text(",".join(RMF_COLUMNS) + "\nCEX8C,01,TOTAL,,1000,0.5,50\n", encoding="utf-8")
     return p
@@ -480,7 +480,7 @@ def test_carriage_return_in_a_set_value_is_stored_escaped(tmp_path):
 
 
 def test_site_tables_with_a_huge_field_or_absurd_numbers_are_refused(tmp_path):
-    from cryptoplan.model.calibrate import CPU_COLUMNS, RMF_COLUMNS
+    from cryptoplan.model.calibration.calibrate import CPU_COLUMNS, RMF_COLUMNS
     big = tmp_path / "big.csv"
     big.write_text(",".join(RMF_COLUMNS) + '\nCEX8C,01,TOTAL,,"' + "9" * 200_000 + '",1,1\n', encoding="utf-8")
     res = run("calibrate", "--rmf", big, "--out", tmp_path / "x.json")       # 9363a92: _csv.Error traceback

@@ -5,7 +5,10 @@ functions, which an import-time check would miss, and the lazy exports of a pack
 ``_EXPORTS`` table), so the test sees what the code could import, not what one run happened
 to.  Layers, bottom to top:
 
-0. ``model``: the queueing core and the z/OS domain models (NumPy/SciPy only);
+0. ``model``: its own four layers, bottom to top (NumPy/SciPy only): the published figures,
+   the parameters in force and the argument domains (modules at the top of ``model``), the
+   queueing core ``model.queueing``, the z/OS domain models ``model.zos``, and calibration
+   ``model.calibration`` (the least-squares path, the fit, the site calibration);
 1. ``addin``: the function catalog and the cell contract (conversion of cells to model
    arguments and of results and errors to cells), on the model; and, beside it, the formula
    engine ``workbook.engine`` (parser, values, native functions, package), which imports
@@ -42,10 +45,13 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _layer(module: str) -> int:
+_MODEL_LAYERS = {"queueing": 0.1, "zos": 0.2, "calibration": 0.3}
+
+
+def _layer(module: str) -> float:
     top, _, rest = module.removeprefix("cryptoplan.").partition(".")
-    if top == "model":
-        return 0
+    if top == "model":      # model's own layers: base < queueing < zos < calibration < the package's facade
+        return _MODEL_LAYERS.get(rest.partition(".")[0], 0.0) if rest else 0.4
     if top == "addin" or rest == "engine" or rest.startswith("engine."):
         return 1
     if rest == "cli" or rest.startswith("cli."):
@@ -141,8 +147,8 @@ def _private(name: str | None) -> bool:
 
 def test_the_scan_sees_the_packages():
     # the scan must find what it checks: each package's modules and known edges
-    assert {"cryptoplan.model.erlang", "cryptoplan.addin.convert", "cryptoplan.workbook.engine", "cryptoplan.workbook.cli"} <= MODULES.keys()
-    assert ("cryptoplan.model._erlang_kernels", "erlang_c_from_b") in {(t, n) for t, n, _ in GRAPH["cryptoplan.model.mmc"]}
+    assert {"cryptoplan.model.queueing.erlang", "cryptoplan.addin.convert", "cryptoplan.workbook.engine", "cryptoplan.workbook.cli"} <= MODULES.keys()
+    assert ("cryptoplan.model.queueing._erlang_kernels", "erlang_c_from_b") in {(t, n) for t, n, _ in GRAPH["cryptoplan.model.queueing.mmc"]}
     assert any(t == "cryptoplan.addin.convert" for t, _, _ in GRAPH["cryptoplan.workbook.catalog_functions"])
 
 
@@ -204,11 +210,11 @@ def test_the_import_graph_has_no_cycle():
 
 @pytest.mark.parametrize("bad, expect", [
     ("from cryptoplan.workbook.recalculation import recalc\n", "upward"),
-    ("from ._erlang_kernels import _erlang_b_kernel\n", "private"),
+    ("from .queueing._erlang_kernels import _erlang_b_kernel\n", "private"),
     # issue 34's four blind spots, each planted
     ("import importlib\nimportlib.import_module('cryptoplan.workbook.recalculation')\n", "upward"),
-    ("import cryptoplan.model._erlang_kernels\ncryptoplan.model._erlang_kernels._erlang_b_kernel(1, 2)\n", "private"),
-    ("from . import _erlang_kernels\ngetattr(_erlang_kernels, '_erlang_b_kernel')\n", "private"),
+    ("import cryptoplan.model.queueing._erlang_kernels\ncryptoplan.model.queueing._erlang_kernels._erlang_b_kernel(1, 2)\n", "private"),
+    ("from .queueing import _erlang_kernels\ngetattr(_erlang_kernels, '_erlang_b_kernel')\n", "private"),
 ])
 def test_the_checks_fail_on_a_violation(tmp_path, monkeypatch, bad, expect):
     """A model module that imports the workbook, or a private name of a sibling, is caught."""
@@ -219,7 +225,7 @@ def test_the_checks_fail_on_a_violation(tmp_path, monkeypatch, bad, expect):
     if expect == "upward":
         assert any(_layer(t) > _layer("cryptoplan.model.probe") for t, _, _ in edges)
     else:
-        assert any(t == "cryptoplan.model._erlang_kernels" and _private(n) for t, n, _ in edges)
+        assert any(t == "cryptoplan.model.queueing._erlang_kernels" and _private(n) for t, n, _ in edges)
 
 
 def test_an_addin_module_importing_the_engine_is_caught(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""The one least-squares path (:mod:`cryptoplan.model.leastsq`).
+"""The one least-squares path (:mod:`cryptoplan.model.calibration.leastsq`).
 
 Reference values: SciPy's own finite differences (the Jacobian), and for the solution and
 its standard errors the closed form of weighted linear least squares (normal equations
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.leastsq import jacobian, solve
+from cryptoplan.model.calibration.leastsq import jacobian, solve
 
 
 @pytest.mark.parametrize("x", [[0.3, -2.0, 5.0, 0.0], [1.0 - 1e-9, -3.0, 1e-12, 4.0 - 1e-10],

@@ -30,7 +30,7 @@ from cryptoplan.model import (
     mmc_response, mmc_response_percentile, mmc_servers, mmc_utilization, mmc_wait,
     mmc_wait_exceeds, mmc_wait_percentile, mmc_wait_probability,
 )
-from cryptoplan.model import mmc as mmc_module
+from cryptoplan.model.queueing import mmc as mmc_module
 
 # Tolerances.  The implementation is accurate to ~1e-12 (Erlang C); references
 # computed in 50 digits are exact at double precision.

@@ -11,7 +11,7 @@ chain can: the finite-source M/M/m//N queue (machine-repair model, Kleinrock
 1975 §3.8 / Gross et al. 2008 §2.8), evaluated in exact rational arithmetic
 with :class:`fractions.Fraction`.  It exposed the loss of accuracy of the
 subtraction form of the load-dependent MVA recursion (up to 100% error at
-N = 160, m = 16), fixed in ``model/mva.py``.
+N = 160, m = 16), fixed in ``model/queueing/mva.py``.
 """
 
 from __future__ import annotations
@@ -353,7 +353,7 @@ def test_bad_input(kwargs, exc, pattern):
 
 
 # ------------------------------------------------------ Bard-Schweitzer (multi-class)
-from cryptoplan.model.mva import mva_schweitzer  # noqa: E402
+from cryptoplan.model.queueing.mva import mva_schweitzer  # noqa: E402
 
 from _exact_mva import dense_demands as _dense, exact_multiclass  # noqa: E402
 
@@ -387,7 +387,7 @@ def test_schweitzer_against_exact_multiclass(data):
     of this test reached 20.7%).  The 35% only catches gross implementation
     errors.
     The approximation mostly under-states throughput, but not always (hypothesis
-    found a class over-stated by 1e-5), so no direction is asserted.  The channel networks of model/channel.py
+    found a class over-stated by 1e-5), so no direction is asserted.  The channel networks of model/zos/channel.py
     are checked more tightly in tests/test_channel.py.
     """
     n_cls = data.draw(st.integers(1, 3))
@@ -458,7 +458,7 @@ def _buzen(n, demands, servers, think):
 def test_many_multi_server_stations_are_exact_and_cheap():
     # mva_throughput(10, [1.0]*M, [2]*M) took 0.84 s at M=6, 36.9 s at M=8: each complement
     # network was solved again on every path to it (M!); memoized, 2^M at most
-    from cryptoplan.model.mva import mva_work
+    from cryptoplan.model.queueing.mva import mva_work
     demands = [1.0 + 0.1 * i for i in range(8)]
     x = mva_throughput(10, demands, [2, 3, 2, 4, 2, 3, 2, 2], think_time=0.5)
     assert_allclose(x, _buzen(10, demands, [2, 3, 2, 4, 2, 3, 2, 2], 0.5), rtol=1e-10)
@@ -480,7 +480,7 @@ def test_networks_beyond_the_budget_are_a_clear_error(args, match):
 
 
 def test_saturated_throughput_stops_early_within_its_tolerance():
-    from cryptoplan.model.mva import SATURATION_RTOL
+    from cryptoplan.model.queueing.mva import SATURATION_RTOL
     # one bottleneck: X reaches 1/D quickly, a million customers cost a few hundred steps
     assert_allclose(mva_throughput(1_000_000, [1.0, 0.5], [1, 2], think_time=3.0), 1.0,
                     rtol=SATURATION_RTOL, atol=0)

@@ -206,7 +206,7 @@ def test_parameter_set_is_loaded_once_and_looked_up_without_file_access(monkeypa
     import builtins
     import os
 
-    from cryptoplan.model.crypto import crypto_op_ms
+    from cryptoplan.model.zos.crypto import crypto_op_ms
     from cryptoplan.model.params import current_parameters, param
     current_parameters()           # loaded (once per process and CRYPTOPLAN_PARAMS value)
     expected = crypto_op_ms("sign", "RSA", 4096)
@@ -224,7 +224,7 @@ def test_using_parameters_selects_a_set_for_a_block(tmp_path):
     import json
 
     from cryptoplan.model import Parameters, using_parameters
-    from cryptoplan.model.crypto import crypto_op_ms
+    from cryptoplan.model.zos.crypto import crypto_op_ms
     from cryptoplan.model.params import load_params, param
     doc = json.loads(json.dumps(load_params()))
     doc["parameters"]["cop_rsa_ms_2048"]["value"] *= 2.0

@@ -1,4 +1,4 @@
-"""The whole system in one plan (model/plan.py).
+"""The whole system in one plan (model/zos/plan.py).
 
 Expected values come from:
 
@@ -25,11 +25,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.ams import RMF_EXAMPLE, ams_plan
+from cryptoplan.model.zos.ams import RMF_EXAMPLE, ams_plan
 from cryptoplan.model.figures import figure
-from cryptoplan.model.plan import (KIND_ARGUMENTS, MAX_MONTHS, PlanError, System, Workload,
+from cryptoplan.model.zos.plan import (KIND_ARGUMENTS, MAX_MONTHS, PlanError, System, Workload,
                                    handshake_baseline_cpu_us, plan, plan_from_dict)
-from cryptoplan.model.tls import (channel_start_card_utilization, channel_start_cost_us, handshake_card_utilization,
+from cryptoplan.model.zos.tls import (channel_start_card_utilization, channel_start_cost_us, handshake_card_utilization,
                                   handshake_cpu_factor, tls_cost_us)
 
 EXACT = 1e-12      # same operations, another order
@@ -364,7 +364,7 @@ def test_seed_001_rmf_example_as_a_plan():
     The rate is the one that sends the report's 2706 ME requests/s (8 per transaction): an input,
     so the ME rate is an echo; the CRT rate, the utilizations and the EXEC TIMEs are predictions.
     The coprocessor's 21% / 0.596 ms were a known miss (16.3% at 0.48 ms) until the coprocessor's
-    RSA sign got its fixed part (model/crypto.py).
+    RSA sign got its fixed part (model/zos/crypto.py).
     """
     ex = RMF_EXAMPLE
     me_rate = figure("s001_rmf_me2048_rate").target()
@@ -400,7 +400,7 @@ def test_seed_001_rmf_report_as_a_calibrated_plan(tmp_path):
     utilization and mean EXEC TIME, the coprocessors' utilization and mean EXEC TIME, each within
     the row's tolerance.
     """
-    from cryptoplan.model.calibrate import calibrate, read_rmf_crypto, rmf_observations
+    from cryptoplan.model.calibration.calibrate import calibrate, read_rmf_crypto, rmf_observations
     from cryptoplan.model.params import Parameters, using_parameters
     f = lambda fid: figure(fid).target()                                    # noqa: E731
     cop_rate = 2 * f("s001_rmf_cex8c_util") / 100 / (f("s001_rmf_cex8c_exec_ms") / 1000)   # both cards
@@ -514,8 +514,8 @@ def test_pooled_accelerator_wait_matches_a_multiclass_simulation():
     handshakes (three constant service times, SCV 1.74 mixed).  The plan's M/G/c wait per request
     (Allen-Cunneen, SCV > 1) against 4 Ciw replications of the FCFS multiclass queue: within 5%
     (the approximation; 0.9% measured with 4 runs of 200 s simulated) plus 3 standard errors."""
-    from cryptoplan.model.ams import AmsWorkload
-    from cryptoplan.model.tls import channel_start_card_ms
+    from cryptoplan.model.zos.ams import AmsWorkload
+    from cryptoplan.model.zos.tls import channel_start_card_ms
     s = System(processors=8, coprocessors=2, accelerators=2)
     cipher = "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"
     r = plan(s, [ams("pay", 900.0, policy="privacy", message_kb=2),

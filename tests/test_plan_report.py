@@ -2,7 +2,7 @@
 workbook/cli/plan_command.py).
 
 Expected values: the model's own plan of the same file (the command must print what
-:func:`cryptoplan.model.plan.plan` computes, nothing else); the JSON shape the plan issue fixes
+:func:`cryptoplan.model.zos.plan.plan` computes, nothing else); the JSON shape the plan issue fixes
 (``resources.{pool}.{installed, utilization, required, by_workload, months_to_target}``,
 ``workloads.{name}.{cpu_us, queueing_ms}``); PNG files checked by their signature and size.
 """
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from cryptoplan.model.plan import plan, read_plan
+from cryptoplan.model.zos.plan import plan, read_plan
 from cryptoplan.workbook.cli import main
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from openpyxl import load_workbook
 
-from cryptoplan.model.calibrate import CalibrationError, read_rmf_crypto
+from cryptoplan.model.calibration.calibrate import CalibrationError, read_rmf_crypto
 from test_calibrate import HEADER, _seed001_lines, _write
 from cryptoplan.workbook.cli import main
 from cryptoplan.workbook.site_rmf import HEADER_ROW, RMF_SHEET, read_rmf_sheet

@@ -17,15 +17,15 @@ import pytest
 from click.testing import CliRunner
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.calibrate import calibrate, smf_measured, smf_summary
+from cryptoplan.model.calibration.calibrate import calibrate, smf_measured, smf_summary
 from cryptoplan.model.params import load_params, using_params
-from cryptoplan.model.smf import (
+from cryptoplan.model.calibration.smf import (
     SmfError,
     read_channel_accounting,
     read_smf_folder,
     read_task_statistics,
 )
-from cryptoplan.model.tls import tls_cost_parts_us
+from cryptoplan.model.zos.tls import tls_cost_parts_us
 from cryptoplan.workbook.cli import main
 
 DATA = Path(__file__).resolve().parent / "data" / "mq-smf-csv"
@@ -209,7 +209,7 @@ def test_cli_smf_writes_parameters_the_channel_model_uses(tmp_path, params_file)
     assert res.exit_code == 0, res.output
     assert "SSL tasks" in res.output and "chin_task_elapsed_ratio" in res.output
     assert (tmp_path / "rep" / "calibration.png").stat().st_size > 10_000
-    from cryptoplan.model.channel import channel_demands_us
+    from cryptoplan.model.zos.channel import channel_demands_us
     kw = dict(mode="SSLCIPH", cipher="TLS_CHACHA20_POLY1305_SHA256", message_kb=32.0)
     before = channel_demands_us(**kw)
     params_file(out)

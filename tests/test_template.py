@@ -615,7 +615,7 @@ def test_printed_sheets_keep_to_their_tables(path):
 def test_plan_headers_fit_their_columns(wb):
     """Issue 33's raw headers broken mid-word ("required_at_ho/rizon"): each column of the Plan
     sheet's tables is at least as wide as its longest header name."""
-    from cryptoplan.model.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS
+    from cryptoplan.model.zos.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS
     ws = wb["Plan"]
     for columns in (RESOURCE_COLUMNS, WORKLOAD_COLUMNS):
         for i, name in enumerate(columns, 1):

@@ -1,4 +1,4 @@
-"""TLS channels, handshakes and OCSP (model/tls.py).
+"""TLS channels, handshakes and OCSP (model/zos/tls.py).
 
 Every expected value is a row of data/figures.csv read by id (its quote is the
 source) or arithmetic on such rows written out in the test.
@@ -14,7 +14,7 @@ from numpy.testing import assert_allclose
 
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import CIPHERS
-from cryptoplan.model.tls import (channel_start_rate, channel_stop_cost_us, handshake_cpu_factor,
+from cryptoplan.model.zos.tls import (channel_start_rate, channel_stop_cost_us, handshake_cpu_factor,
                        handshake_latency_factor, ocsp_cpu_us, tls_roundtrip_us)
 
 CHACHA = "TLS_CHACHA20_POLY1305_SHA256"
@@ -547,9 +547,9 @@ def test_roundtrip_refits_for_a_site_table(scaled_figures):
     # round trip doubled doubles every term (the form is linear in its parameters and the
     # fit minimises relative errors), and the shipped table's fit is untouched afterwards.
     from cryptoplan.model.figures import using_figures
-    from cryptoplan.model.tls import fit_roundtrip
+    from cryptoplan.model.calibration.roundtrip import fit_roundtrip
     path = scaled_figures(lambda fid: fid.startswith("s002_rt_") and fid.endswith("_us"), 2.0)
-    from cryptoplan.model.fit import REFIT_SIGMAS
+    from cryptoplan.model.calibration.fit import REFIT_SIGMAS
     base, se = fit_roundtrip()["values"], fit_roundtrip()["stderr"]
     with using_figures(path):
         site = fit_roundtrip()["values"]

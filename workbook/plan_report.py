@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cryptoplan.model.plan import MAX_MONTHS, POOLS, PlanResult, plan
+from cryptoplan.model.zos.plan import MAX_MONTHS, POOLS, PlanResult, plan
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_target
 
 __all__ = ["plan_text", "plan_json", "write_plan_report", "growth_curve", "REPORT_FILES"]

@@ -3,13 +3,13 @@
 ``cryptoplan plan planner.xlsx`` reads the two ranges the template names ``PlanWorkloads`` and
 ``PlanSystem`` (the System block's first rows are formulas over the Inputs sheet, so the
 workbook is evaluated by the formula engine first) and plans them exactly as the Plan sheet's
-functions do: the same :func:`cryptoplan.model.plan.workloads_from_rows` and
-:func:`~cryptoplan.model.plan.system_from_rows` read the cells.
+functions do: the same :func:`cryptoplan.model.zos.plan.workloads_from_rows` and
+:func:`~cryptoplan.model.zos.plan.system_from_rows` read the cells.
 """
 
 from __future__ import annotations
 
-from cryptoplan.model.plan import PlanError, system_from_rows, workloads_from_rows
+from cryptoplan.model.zos.plan import PlanError, system_from_rows, workloads_from_rows
 
 from .engine import EngineError, ExcelError
 from .recalculation import RecalcError, load_engine

@@ -1,8 +1,8 @@
 """The template's "Site RMF" sheet: the RMF Crypto Hardware Activity lines a planner types in.
 
-The sheet holds a table with the report's column headings (:data:`cryptoplan.model.calibrate.RMF_COLUMNS`)
+The sheet holds a table with the report's column headings (:data:`cryptoplan.model.calibration.calibrate.RMF_COLUMNS`)
 in one row and a report line in each row below it; ``cryptoplan calibrate --rmf planner.xlsx``
-reads it here and checks it with :func:`cryptoplan.model.calibrate.rmf_rows`, as a CSV of the same
+reads it here and checks it with :func:`cryptoplan.model.calibration.calibrate.rmf_rows`, as a CSV of the same
 columns is checked.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cryptoplan.model.calibrate import RMF_COLUMNS, CalibrationError, RmfRow, rmf_rows
+from cryptoplan.model.calibration.calibrate import RMF_COLUMNS, CalibrationError, RmfRow, rmf_rows
 
 from .engine import csv_text
 

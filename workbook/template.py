@@ -73,7 +73,7 @@ from cryptoplan.model import domains as D
 from cryptoplan.model.domains import Domain, number_text
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES
-from cryptoplan.model.tls import PLATFORMS as TLS_PLATFORMS
+from cryptoplan.model.zos.tls import PLATFORMS as TLS_PLATFORMS
 from .engine import OutputError, atomic_target
 from .engine.atomic import check_destination
 
@@ -771,8 +771,8 @@ F_MONTHS = '0.0 "months"'
 
 def _workloads(b: _Builder):
     """The Workloads sheet: the System block (PlanSystem) and the Workloads table (PlanWorkloads)."""
-    from cryptoplan.model.ams import CARD_GENERATIONS
-    from cryptoplan.model.plan import KINDS, RATE_UNITS
+    from cryptoplan.model.zos.ams import CARD_GENERATIONS
+    from cryptoplan.model.zos.plan import KINDS, RATE_UNITS
     ws = _titled_sheet(b, "Workloads", "Workloads: everything that uses the cards and processors",
                        "One row per workload (kind: " + ", ".join(KINDS) + "); fill the columns its kind takes, "
                        "leave the rest empty. rate: " + "; ".join(f"{k} in {u}" for k, u in RATE_UNITS.items())
@@ -848,7 +848,7 @@ def _workloads(b: _Builder):
 def _plan(b: _Builder):
     """The Plan sheet: the whole system at the planned rates (PLAN_RESOURCES, PLAN_WORKLOADS) and as
     it grows (PLAN_VALUE over months), with the stacked utilization and growth charts."""
-    from cryptoplan.model.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS
+    from cryptoplan.model.zos.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS
     n = _Name
     ws = _titled_sheet(b, "Plan", "Plan: every workload on the shared cards and processors",
                        "From the Workloads sheet. Utilization is RMF's (requests x EXEC TIME per card; CPU seconds "
@@ -1107,7 +1107,7 @@ def _row_lines(text: str, chars: int) -> int:
 
 def _calibration(b: _Builder):
     """Published figures beside the model (MODEL_FIGURES), and a model-vs-published chart."""
-    from cryptoplan.model.fit import figure_table_ids, known_misses
+    from cryptoplan.model.calibration.fit import figure_table_ids, known_misses
 
     ws = _titled_sheet(b, "Calibration", "Calibration: published measurements vs the model",
                        "MODEL_FIGURES(ParamsFile) (on the hidden Tables sheet) gives one row per published figure the models predict: "
@@ -1220,7 +1220,7 @@ def _parameters(b: _Builder):
 
 def _site_rmf(b: _Builder):
     """The Site RMF sheet: the planner types the RMF Crypto Hardware Activity report's lines."""
-    from cryptoplan.model.calibrate import RMF_COLUMNS, RMF_FUNCTIONS
+    from cryptoplan.model.calibration.calibrate import RMF_COLUMNS, RMF_FUNCTIONS
 
     from .site_rmf import HEADER_ROW, RMF_SHEET
     ws = b.wb.create_sheet(RMF_SHEET)

@@ -58,7 +58,7 @@ def demo(out_dir):
                "CPU fitted on z14, z16 by the published z14->z15 ratios)")
     click.echo(f"{'policy':20s} {'key':>10s} {'txn/s':>9s} {'CPU us z14':>11s} {'CPU us z16':>11s} "
                f"{'cop ms/txn':>11s}")
-    from cryptoplan.model.ams import ams_card_demands_ms
+    from cryptoplan.model.zos.ams import ams_card_demands_ms
     for p, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
         for size in (1024, 2048, 4096):
             x = model.ams_throughput(p, kt, size, kb, reuse, requesters=d["Requesters"],

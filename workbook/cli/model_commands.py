@@ -125,7 +125,7 @@ def fit(figures_path, out_path, report_dir, force, check):
     if report_dir and os.path.isdir(report_dir) and any(Path(report_dir).iterdir()) and not force:
         raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
 
-    from cryptoplan.model import fit as F
+    from cryptoplan.model.calibration import fit as F
     from cryptoplan.model.figures import using_figures
     if check:       # the file to compare with, refused (as recalc refuses it) before a fit is spent
         from cryptoplan.model.params import load_params
@@ -224,9 +224,9 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
     """
     from pathlib import Path
 
-    from cryptoplan.model import calibrate as C
-    from cryptoplan.model import fit as F
-    from cryptoplan.model.smf import SmfError, read_smf_folder
+    from cryptoplan.model.calibration import calibrate as C
+    from cryptoplan.model.calibration import fit as F
+    from cryptoplan.model.calibration.smf import SmfError, read_smf_folder
     if not (rmf_path or cpu_path or smf_dir):
         raise click.UsageError("give at least one of --rmf, --cpu and --smf: the site numbers to calibrate on")
     check_output_file(out_path, "--out")
@@ -439,8 +439,8 @@ def crossval(as_json):
 
     from tqdm import tqdm
 
-    from cryptoplan.model.fit import crossvalidate, targets
-    from cryptoplan.model.tls import roundtrip_figure_ids
+    from cryptoplan.model.calibration.fit import crossvalidate, targets
+    from cryptoplan.model.zos.tls import roundtrip_figure_ids
     total = len(targets()) + len(roundtrip_figure_ids())
     with tqdm(total=total, desc="leave-one-out refits", unit="fit", file=sys.stderr,
               disable=None, leave=False) as bar:

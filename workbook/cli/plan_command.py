@@ -37,7 +37,7 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months):
     horizon; per workload: CPU per unit of its rate and its queueing delay.  The plan file's
     format: the README's section on ``cryptoplan plan``.
     """
-    from cryptoplan.model.plan import PlanError, plan, read_plan
+    from cryptoplan.model.zos.plan import PlanError, plan, read_plan
     from cryptoplan.workbook.engine.atomic import OutputError
     from cryptoplan.workbook.plan_report import plan_json, plan_text, write_plan_report
     try:

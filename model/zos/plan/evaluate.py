@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._text import value_text
-from ..domains import GROWTH, MONTHS
-from ..mgc import mgc_wait_by_scv
+from ..._text import value_text
+from ...domains import GROWTH, MONTHS
+from ...queueing.mgc import mgc_wait_by_scv
 from .inputs import ARGUMENT, CARD_POOLS, MAX_MONTHS, POOLS, RATE_UNITS, PlanError, System, Workload, checked
 from .profiles import PROFILES
 

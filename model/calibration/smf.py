@@ -17,7 +17,7 @@ formatter's, and reduces them per queue manager, interval and task type:
 
 over the interval's :math:`K` tasks of that type (:math:`n_k` requests, :math:`c_k` CPU,
 :math:`e_k` elapsed time serving requests, :math:`T` the interval).  :math:`\\rho` is the
-elapsed time per CPU time of :mod:`cryptoplan.model.channel` (``task_elapsed_ratio``).
+elapsed time per CPU time of :mod:`cryptoplan.model.zos.channel` (``task_elapsed_ratio``).
 
 Formatter quirks handled: every line ends with a comma (an empty last column); numbers
 the formatter wants kept as text are written ``="800"``; strings are padded with blanks;
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .datafiles import read_text
+from ..datafiles import read_text
 
 __all__ = ["SmfError", "TASK_FILES", "CHANNEL_FILE", "TASK_COLUMNS", "CHANNEL_COLUMNS", "MESSAGE_CHANNEL_TYPES",
            "TaskStatistics", "ChannelAccounting", "read_task_statistics", "read_channel_accounting",

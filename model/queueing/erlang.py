@@ -48,8 +48,8 @@ import numpy as np
 
 from ._erlang_kernels import (RECURRENCE_SERVERS, erlang_b_array, erlang_b_scalar, erlang_c_from_b,
                               poisson_pmf_array, poisson_pmf_scalar)
-from ._validate import broadcast, check_stable, is_scalar
-from .domains import POISSON_K, POISSON_MEAN, SERVERS, TRAFFIC
+from .._validate import broadcast, check_stable, is_scalar
+from ..domains import POISSON_K, POISSON_MEAN, SERVERS, TRAFFIC
 
 __all__ = ["erlang_b", "erlang_c", "poisson_pmf"]
 

@@ -1,6 +1,6 @@
 """Calibrate the card-time parameters on a site's own RMF Crypto Hardware Activity report.
 
-The published fit (:mod:`cryptoplan.model.fit`) gives IBM's measured card times; every source ends
+The published fit (:mod:`cryptoplan.model.calibration.fit`) gives IBM's measured card times; every source ends
 with "measure in your own environment".  A site's RMF Crypto Hardware Activity report
 gives, per Crypto Express card, the request rate, the average execution time (RMF
 "EXEC TIME", the card's service time per request, without queueing) and the
@@ -16,7 +16,7 @@ The statistical model, in log space (every parameter is positive):
     r_{p,j} = \\frac{\\ln \\theta_j - \\ln \\theta_{0,j}}{\\sigma_p}
 
 ``y_i`` is a report's EXEC TIME, ``m_i`` the model's card time for that row's function,
-key length and card generation (:func:`cryptoplan.model.crypto.function_ms`), ``sigma_i`` its
+key length and card generation (:func:`cryptoplan.model.zos.crypto.function_ms`), ``sigma_i`` its
 relative uncertainty: RMF prints milliseconds to three decimals (half a unit, uniform:
 :math:`0.0005/\\sqrt{3}` ms) with a floor of :data:`MEASUREMENT_RTOL` for the variation
 between intervals.  The published values :math:`\\theta_0` enter as a weak prior,
@@ -26,7 +26,7 @@ parameter the data barely see from wandering, it does not pull an identified one
 A parameter is *identified* when the site rows shrink its prior uncertainty at least
 :data:`IDENTIFIED_SHRINK`-fold (posterior standard deviation from
 :math:`(J^T J + I/\\sigma_p^2)^{-1}` at the published values, J the rows' Jacobian in log
-parameters); only those are refitted, by :func:`cryptoplan.model.leastsq.solve` (the
+parameters); only those are refitted, by :func:`cryptoplan.model.calibration.leastsq.solve` (the
 fits' one least-squares path, with its one standard-error convention: the stated sigmas
 are taken at their word unless the site rows scatter more than they allow).
 
@@ -44,12 +44,12 @@ from typing import Callable
 
 import numpy as np
 
-from .ams import card_generation_factor
-from .crypto import CARD_FUNCTIONS, function_ms
-from .datafiles import read_csv_table
-from .domains import PROCESSORS
+from ..zos.ams import card_generation_factor
+from ..zos.crypto import CARD_FUNCTIONS, function_ms
+from ..datafiles import read_csv_table
+from ..domains import PROCESSORS
 from .leastsq import jacobian, solve
-from .params import load_params, using_params
+from ..params import load_params, using_params
 
 __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "rmf_rows", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
            "CalibrationError", "RmfRow", "CpuRow", "Observation", "Calibration", "read_rmf_crypto",
@@ -315,8 +315,8 @@ def read_cpu_table(path) -> list[CpuRow]:
       ``unlimited``; empty otherwise);
     * ``MESSAGE KB`` request and reply size;
     * ``ADDRESS SPACE``: AMS ``total``, ``application``, ``AMSM`` or ``MSTR`` (as
-      :func:`cryptoplan.model.ams.ams_cost_at_rate_us`); channels ``total``, ``MSTR``, ``CHIN`` or
-      ``TCPIP`` summed over both LPARs (as :func:`cryptoplan.model.tls.tls_cost_us`);
+      :func:`cryptoplan.model.zos.ams.ams_cost_at_rate_us`); channels ``total``, ``MSTR``, ``CHIN`` or
+      ``TCPIP`` summed over both LPARs (as :func:`cryptoplan.model.zos.tls.tls_cost_us`);
     * ``RATE`` transactions per second; ``APPL%`` the address space's CPU in percent of
       one processor (RMF's APPL%).
 
@@ -325,9 +325,9 @@ def read_cpu_table(path) -> list[CpuRow]:
     CalibrationError
         Naming the file, the line and what is accepted.
     """
-    from .ams import AMS_ADDRESS_SPACES
-    from .params import (ADDRESS_SPACES, MODES, POLICIES, normalize_cipher, normalize_key,
-                         normalize_key_reuse, normalize_mode, normalize_policy)
+    from ..zos.ams import AMS_ADDRESS_SPACES
+    from ..params import (ADDRESS_SPACES, MODES, POLICIES, normalize_cipher, normalize_key,
+                          normalize_key_reuse, normalize_mode, normalize_policy)
     path = str(path)
     rows = []
     for line, cells in read_csv_table(path, CPU_COLUMNS, "a measured CPU table", CalibrationError,
@@ -410,8 +410,8 @@ def _ams_cpu_params() -> tuple:
 def cpu_observations(rows, platform: str = "z16", path: str = "the CPU table") -> list:
     """The measured CPU rows as :class:`Observation` (µs per transaction).
 
-    The model's value is :func:`cryptoplan.model.ams.ams_cost_at_rate_us` at the line's rate (AMS) or
-    :func:`cryptoplan.model.tls.tls_cost_us` (channels), on ``platform``.  Relative uncertainty: APPL%
+    The model's value is :func:`cryptoplan.model.zos.ams.ams_cost_at_rate_us` at the line's rate (AMS) or
+    :func:`cryptoplan.model.zos.tls.tls_cost_us` (channels), on ``platform``.  Relative uncertainty: APPL%
     printed to two decimals, with the :data:`MEASUREMENT_RTOL` floor.
 
     Raises
@@ -419,8 +419,8 @@ def cpu_observations(rows, platform: str = "z16", path: str = "the CPU table") -
     CalibrationError
         A line the model cannot price (e.g. a message size beyond its range), naming it.
     """
-    from .ams import ams_cost_at_rate_us
-    from .tls import normalize_platform, tls_cost_us
+    from ..zos.ams import ams_cost_at_rate_us
+    from ..zos.tls import normalize_platform, tls_cost_us
     try:
         plat = normalize_platform(platform)
     except ValueError as exc:
@@ -473,7 +473,7 @@ def smf_summary(tasks, channels=None, platform: str = "z16", path: str = "the SM
     ``observations``
         SSL-task CPU per message on message channels, one per interval that allows it (see
         below), as :class:`Observation` of the model's SSL-task demand
-        :math:`(CHIN_{SSLCIPH} - CHIN_{none})/4` per message (:mod:`cryptoplan.model.channel`: a
+        :math:`(CHIN_{SSLCIPH} - CHIN_{none})/4` per message (:mod:`cryptoplan.model.zos.channel`: a
         transaction is four message ends over two LPARs, each encrypted or decrypted once by
         an SSL task);
     ``checks``
@@ -485,13 +485,13 @@ def smf_summary(tasks, channels=None, platform: str = "z16", path: str = "the SM
         why intervals gave no observation.
 
     An interval gives an SSL observation when its SSL tasks served requests, channel
-    accounting of the same SMF interval shows SSL message channels (:data:`cryptoplan.model.smf.
+    accounting of the same SMF interval shows SSL message channels (:data:`cryptoplan.model.calibration.smf.
     MESSAGE_CHANNEL_TYPES`) that moved messages, all with one cipher the model knows, and no
     SSL client (SvrConn) channel shared the SSL tasks.
     """
-    from .params import normalize_cipher
+    from ..params import normalize_cipher
     from .smf import TASK_FILES
-    from .tls import normalize_platform, tls_cost_parts_us
+    from ..zos.tls import normalize_platform, tls_cost_parts_us
     try:
         plat = normalize_platform(platform)
     except ValueError as exc:

@@ -43,9 +43,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_array
-from .domains import KEY_SIZE
-from .params import normalize_choice, normalize_key, normalize_key_type, param
+from .._validate import as_array
+from ..domains import KEY_SIZE
+from ..params import normalize_choice, normalize_key, normalize_key_type, param
 
 __all__ = ["OPERATIONS", "CARD_FUNCTIONS", "operation_function", "crypto_op_ms",
            "function_ms"]

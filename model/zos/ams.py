@@ -36,16 +36,16 @@ MQ path (delay)        infinite        :math:`z + n_{req}\\, t_{call}`          
                                                                                         ``crypto_call_ms`` (0)
 general processors     ``processors``  CPU per transaction without MSTR's per-second    :func:`ams_cost_us`'s
                                        administration, at the machine generation        CPU model
-coprocessors           ``coprocessors``:math:`\\sum_f n_f t_f` over CCA functions,       :mod:`cryptoplan.model.crypto`
+coprocessors           ``coprocessors``:math:`\\sum_f n_f t_f` over CCA functions,       :mod:`cryptoplan.model.zos.crypto`
                                        divided by :math:`1 - u_{other}`
-accelerators           ``accelerators``:math:`\\sum_f n_f t_f` over ME and CRT,          :mod:`cryptoplan.model.crypto`
+accelerators           ``accelerators``:math:`\\sum_f n_f t_f` over ME and CRT,          :mod:`cryptoplan.model.zos.crypto`
                                        divided by :math:`1 - u_{other}`
 =====================  ==============  ===============================================  =========================
 
 :math:`n_{req}` is the transaction's crypto requests and :math:`t_{call}` the
 elapsed time of one request beyond its card execution time (ICSF and
 AP-queue handling): 0 as published (fitted, it went to its bound 0 once the
-coprocessor's RSA sign has its fixed part, :mod:`cryptoplan.model.crypto`), a
+coprocessor's RSA sign has its fixed part, :mod:`cryptoplan.model.zos.crypto`), a
 parameter a site may set.  A policy that sends few requests (Confidentiality
 with key reuse) has a short path: the path is the work the policy does.
 MQ MSTR's administration CPU per second runs beside the transactions: it
@@ -91,15 +91,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._validate import UnstableQueueError, as_choice_array, broadcast, index_text
+from .._validate import UnstableQueueError, as_choice_array, broadcast, index_text
 from .crypto import CARD_FUNCTIONS, function_ms
-from .domains import (CARDS, MAX_UTILIZATION, MAX_WAIT_MS, MESSAGE_KB, OTHER_LPAR_UTIL,
-                      PLANNED_TX_RATE, PROCESSORS, RECIPIENTS, REQUESTERS, SERVICE_SCV, TX_RATE)
-from .figures import figure, table_in_force
-from .mgc import mgc_wait_by_scv
-from .mva import mva_throughput
-from .params import (KEY_TYPES, POLICIES, normalize_choice, normalize_key,
-                     normalize_key_reuse, normalize_key_type, normalize_policy, param)
+from ..domains import (CARDS, MAX_UTILIZATION, MAX_WAIT_MS, MESSAGE_KB, OTHER_LPAR_UTIL,
+                       PLANNED_TX_RATE, PROCESSORS, RECIPIENTS, REQUESTERS, SERVICE_SCV, TX_RATE)
+from ..figures import figure, table_in_force
+from ..queueing.mgc import mgc_wait_by_scv
+from ..queueing.mva import mva_throughput
+from ..params import (KEY_TYPES, POLICIES, normalize_choice, normalize_key,
+                      normalize_key_reuse, normalize_key_type, normalize_policy, param)
 
 __all__ = ["AmsWorkload", "card_generation_factor", "ams_operations", "ams_message_cost_us", "ams_card_demands_ms", "ams_demands",
            "ams_throughput", "ams_cost_us", "ams_cost_at_rate_us", "ams_plan", "AMSPlan",
@@ -646,7 +646,7 @@ def ams_throughput(policy, key_type, key_size, message_kb, key_reuse=None, reque
 
     and for :math:`N > 1` exact MVA over the processors, coprocessors and
     accelerators as multi-server stations (Reiser and Lavenberg, load-dependent
-    with marginal probabilities: :func:`cryptoplan.model.mva.mva`).  The rate never
+    with marginal probabilities: :func:`cryptoplan.model.queueing.mva.mva`).  The rate never
     exceeds what the processors or cards can serve:
     :math:`X \\le \\min(P/D_{cpu}, c/D_{cop}, a/D_{acc})`.
 
@@ -873,7 +873,7 @@ class AmsWorkload:
         -------
         (requests, exec_ms) : tuple of ndarray
             Each shaped ``(4, *shape)``, rows in the order of
-            :data:`cryptoplan.model.crypto.CARD_FUNCTIONS` (CCA_RSA, RSA_ME, RSA_CRT,
+            :data:`cryptoplan.model.zos.crypto.CARD_FUNCTIONS` (CCA_RSA, RSA_ME, RSA_CRT,
             CCA_ECC); times on the workload's card generation.  What :func:`ams_plan`
             adds up per card type.
         """

@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from .._text import value_text
-from .._validate import NotAvailableError, UnstableQueueError
-from ..params import normalize_choice
+from ..._text import value_text
+from ..._validate import NotAvailableError, UnstableQueueError
+from ...params import normalize_choice
 from .evaluate import plan
 from .files import system_from_rows, workloads_from_rows
 from .inputs import MAX_MONTHS, POOLS, PlanError

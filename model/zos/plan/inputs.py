@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ams import AMS_PLATFORMS, CARD_GENERATIONS
-from ..domains import (GROWTH_PER_YEAR, HORIZON_MONTHS, MAX_UTILIZATION, MAX_WAIT_MS, OTHER_LPAR_UTIL, POOL_CARDS,
-                       PROCESSORS, WORKLOAD_RATE, Domain)
-from ..params import normalize_choice
+from ...domains import (GROWTH_PER_YEAR, HORIZON_MONTHS, MAX_UTILIZATION, MAX_WAIT_MS, OTHER_LPAR_UTIL, POOL_CARDS,
+                        PROCESSORS, WORKLOAD_RATE, Domain)
+from ...params import normalize_choice
 
 __all__ = ["System", "Workload", "PlanError", "KINDS", "POOLS", "CARD_POOLS", "MAX_MONTHS", "KIND_ARGUMENTS",
            "RATE_UNITS", "SYSTEM_KEYS", "SYSTEM_REQUIRED", "WORKLOAD_KEYS", "ARGUMENT", "checked", "choice"]

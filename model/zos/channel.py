@@ -27,7 +27,7 @@ Where the time of a transaction goes (seed 002 [1]_ and the reference facts):
   no other channel queues for.
 
 Service demands (µs per transaction and visit, :math:`\\rho` the task elapsed /
-CPU ratio) come from the fitted CPU model :func:`cryptoplan.model.tls.tls_cost_parts_us`
+CPU ratio) come from the fitted CPU model :func:`cryptoplan.model.zos.tls.tls_cost_parts_us`
 (both LPARs, so each of the four protection steps is a quarter of the
 SSLCIPH increment and each of the four network steps a quarter of the
 unprotected channel-initiator cost: an upper bound on the dispatchers' share,
@@ -43,10 +43,10 @@ published):
     Z &= RT_1 - 2 \\sum_{v} D_v \\;\\ge 0,
 
 where :math:`RT_1` is the round trip of one transaction alone on one channel
-pair (the fitted :func:`cryptoplan.model.tls.tls_roundtrip_us`, or the user's own
+pair (the fitted :func:`cryptoplan.model.zos.tls.tls_roundtrip_us`, or the user's own
 measurement) and the sum runs over one LPAR's visits.  With one pair and one
 requester the model returns :math:`1/RT_1` exactly; with more it solves the
-closed network by Bard-Schweitzer MVA (:func:`cryptoplan.model.mva.mva_schweitzer`).
+closed network by Bard-Schweitzer MVA (:func:`cryptoplan.model.queueing.mva.mva_schweitzer`).
 
 Assumptions a planner should know:
 
@@ -79,11 +79,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .domains import (CHANNEL_PAIRS, CHANNEL_REQUESTERS, CPS, DISPATCHERS, IDLE_SSLTASKS, MESSAGE_KB,
-                      ROUNDTRIP_MESSAGE_KB, ROUNDTRIP_US, SSLTASKS, TASK_ELAPSED_RATIO)
-from .figures import figure
-from .mva import mva_schweitzer
-from .params import CIPHERS, normalize_cipher, normalize_mode, param
+from ..domains import (CHANNEL_PAIRS, CHANNEL_REQUESTERS, CPS, DISPATCHERS, IDLE_SSLTASKS, MESSAGE_KB,
+                       ROUNDTRIP_MESSAGE_KB, ROUNDTRIP_US, SSLTASKS, TASK_ELAPSED_RATIO)
+from ..figures import figure
+from ..queueing.mva import mva_schweitzer
+from ..params import CIPHERS, normalize_cipher, normalize_mode, param
 from .tls import normalize_platform, tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
 
 __all__ = ["channel_demands_us", "channel_pipeline", "channel_throughput"]
@@ -116,7 +116,7 @@ def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed
         --smf`` measured on the site's SMF 115 task statistics).
     platform : {"z14", "z15", "z16"}
         Machine of the CPU costs (z16 uses the z15 costs, see
-        :func:`cryptoplan.model.tls.tls_cost_parts_us`); the published round trip is seed
+        :func:`cryptoplan.model.zos.tls.tls_cost_parts_us`); the published round trip is seed
         002's z15, so on z14 the same round trip leaves less delay.
 
     Returns
@@ -220,7 +220,7 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
     cps : float, optional
         General CPs of each LPAR, > 0.  When given, the CPs are a station of
         the network (:func:`_with_cpus`: the transaction's CPU on each LPAR,
-        half of :func:`cryptoplan.model.tls.tls_cost_us`), so the throughput queues for
+        half of :func:`cryptoplan.model.zos.tls.tls_cost_us`), so the throughput queues for
         them and never exceeds what they serve; without it, no CPU limit.
 
     Returns
@@ -278,7 +278,7 @@ def _with_cpus(station, demand, think, cpu_us, cps, first, dem):
     """Add each LPAR's general CPs as a station every pair visits (Seidmann's multi-server split).
 
     A transaction uses ``cpu_us`` of CPU on each LPAR (half of
-    :func:`cryptoplan.model.tls.tls_cost_us`).  The CPs are ``cps`` servers: Seidmann's
+    :func:`cryptoplan.model.zos.tls.tls_cost_us`).  The CPs are ``cps`` servers: Seidmann's
     approximation replaces them by one server of demand :math:`D/c` and a
     delay :math:`D(1 - 1/c)` (for :math:`c \\ge 1`; below one CP, one server of
     demand :math:`D/c`).  The one-pair round trip already contains that CPU,

@@ -28,7 +28,7 @@ pulling.  Measured on the published table: 16 of 71 figures out of tolerance
 with Cauchy after least squares, against 42 with least squares alone.
 
 Parameters are bounded (exponents by the ranges the reference facts give).
-Each sub-model is solved by :func:`cryptoplan.model.leastsq.solve`, the code
+Each sub-model is solved by :func:`cryptoplan.model.calibration.leastsq.solve`, the code
 base's one least-squares path (lmfit's Minimizer over SciPy's trust-region
 solver), with its one standard-error convention: the fixed-weight (IRLS)
 approximation at the optimum, :math:`\\mathrm{cov} = s^2 (J^T W J)^{-1}`
@@ -42,7 +42,7 @@ row they come from.
 References
 ----------
 .. [1] SciPy ``scipy.optimize.least_squares`` (trust-region reflective), through
-   M. Newville et al., LMFIT (:mod:`cryptoplan.model.leastsq`).
+   M. Newville et al., LMFIT (:mod:`cryptoplan.model.calibration.leastsq`).
 """
 
 from __future__ import annotations
@@ -57,12 +57,14 @@ from typing import Callable
 
 import numpy as np
 
-from . import ams, tls
-from .datafiles import data_path
-from .figures import figure, source_label, table_in_force, using_figures
-from .params import binding, load_params, param, using_params
+from ..zos import ams
+from ..zos import tls
+from ..datafiles import data_path
+from ..figures import figure, source_label, table_in_force, using_figures
+from ..params import binding, load_params, param, using_params
 from .leastsq import solve
-from .tls import ROUNDTRIP_PARAMS, fit_roundtrip, roundtrip_figure_ids, tls_roundtrip_us
+from ..zos.tls import ROUNDTRIP_PARAMS, roundtrip_figure_ids, tls_roundtrip_us
+from .roundtrip import fit_roundtrip
 
 __all__ = ["Target", "targets", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
            "predict_all",
@@ -194,7 +196,7 @@ class _AmsGrid:
 
     The AMS targets ask for throughput and cost of about forty (policy, key,
     size, reuse) scenarios, the RMF example's demands and seven message costs.
-    The scenarios are validated once (:class:`cryptoplan.model.ams.AmsWorkload`); each
+    The scenarios are validated once (:class:`cryptoplan.model.zos.ams.AmsWorkload`); each
     parameter set in force (:func:`cryptoplan.model.params.binding`) is evaluated with a
     few array calls, and the targets read from those arrays.  The values are
     those of the scalar calls (tests/test_fit.py compares them).
@@ -359,7 +361,7 @@ def _targets(table: str) -> tuple[Target, ...]:
 
 def _handshake_targets() -> list[Target]:
     """Seed 003's three statements on the key exchange and the card that signs, which
-    :func:`cryptoplan.model.tls.handshake_cpu_factor` composes from two parameters: DHE vs ECDHE
+    :func:`cryptoplan.model.zos.tls.handshake_cpu_factor` composes from two parameters: DHE vs ECDHE
     ("up to 97% reduction"), and the coprocessor's savings over accelerators for ECDHE (98%)
     and for DHE (53%) from the same note.  Read directly, the first two put the third at 59.5%."""
     def change(a: dict, b: dict):
@@ -390,7 +392,7 @@ def _extreme(values, fid):
 class _TlsTable:
     """The channel CPU costs the TLS targets ask for, as one matrix product per parameter set.
 
-    :func:`cryptoplan.model.tls.tls_cost_us` is, for a given mode, cipher, size, address space and
+    :func:`cryptoplan.model.zos.tls.tls_cost_us` is, for a given mode, cipher, size, address space and
     platform, linear in the TLS parameters other than the z14/z15 ratio ``g``, which
     multiplies it on z14, plus a renegotiation cost that depends on published figures only:
 
@@ -638,7 +640,7 @@ def _residuals(values: dict, tlist, score=None) -> np.ndarray:
     """Tolerance-scaled residual of each target under ``values`` (see the module docstring).
 
     Shape (k, targets): ``values`` may give parameters as arrays of k values, k parameter
-    sets evaluated at once (:func:`cryptoplan.model.leastsq.jacobian`); k = 1 otherwise.
+    sets evaluated at once (:func:`cryptoplan.model.calibration.leastsq.jacobian`); k = 1 otherwise.
     ``score``: the targets' :class:`_Scorer`, when the caller has built it already.
     """
     score = score or _Scorer([figure(t.figure_id) for t in tlist])
@@ -678,7 +680,7 @@ def fit_cost(values: dict) -> float:
 def roundtrip_cost(values: dict) -> float:
     """The round-trip fit's cost at ``values``: :math:`\\tfrac12 \\sum_i ((\\hat y_i / y_i - 1)/\\tau_i)^2`.
 
-    Over every published round trip (:func:`cryptoplan.model.tls.fit_roundtrip` minimises it),
+    Over every published round trip (:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip` minimises it),
     :math:`\\tau_i` the row's tolerance.
     """
     total = 0.0
@@ -696,7 +698,7 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
 
     Sub-models (``GROUPS``) are fitted one after the other with their own
     least-squares problem: crypto + AMS (coupled through throughput), then TLS,
-    then the round-trip model (group ``"roundtrip"``, :func:`cryptoplan.model.tls.fit_roundtrip`).
+    then the round-trip model (group ``"roundtrip"``, :func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip`).
     ``groups`` limits the fit to those sub-models, the others keeping the
     values in ``start`` (a name -> value dict, e.g. the parameter file's).
     ``stderr=False`` leaves the standard errors out (None), as cross-validation,

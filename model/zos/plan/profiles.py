@@ -1,9 +1,9 @@
 """What one unit of each kind of workload puts on each station, from the single-workload models.
 
 A profile is the per-unit demand of a workload (CPU µs by address space, card requests and their
-EXEC TIME by pool, MQ MSTR's administration): taken from :class:`~cryptoplan.model.ams.AmsWorkload`,
-:func:`~cryptoplan.model.tls.tls_cost_us`, :func:`~cryptoplan.model.tls.channel_start_card_ms`,
-:func:`~cryptoplan.model.tls.channel_start_cost_us` and :func:`~cryptoplan.model.tls.handshake_cpu_factor`,
+EXEC TIME by pool, MQ MSTR's administration): taken from :class:`~cryptoplan.model.zos.ams.AmsWorkload`,
+:func:`~cryptoplan.model.zos.tls.tls_cost_us`, :func:`~cryptoplan.model.zos.tls.channel_start_card_ms`,
+:func:`~cryptoplan.model.zos.tls.channel_start_cost_us` and :func:`~cryptoplan.model.zos.tls.handshake_cpu_factor`,
 never derived again.  :data:`PROFILES` maps each kind to its builder.
 """
 
@@ -15,9 +15,9 @@ import numpy as np
 
 from ..ams import AmsWorkload, card_generation_factor
 from ..crypto import CARD_FUNCTIONS
-from ..domains import RESUMED_SHARE, WORKLOAD_UTIL, Domain
-from ..figures import figure
-from ..params import CIPHERS, normalize_choice, normalize_cipher, normalize_mode
+from ...domains import RESUMED_SHARE, WORKLOAD_UTIL, Domain
+from ...figures import figure
+from ...params import CIPHERS, normalize_choice, normalize_cipher, normalize_mode
 from ..tls import channel_start_card_ms, channel_start_cost_us, handshake_cpu_factor, tls_cost_us
 from .inputs import CARD_POOLS, KIND_ARGUMENTS, PlanError, System, Workload, checked, choice
 

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_array, as_float_array
-from .domains import DEMAND, MAX_ITERATIONS, MAX_STATIONS, MVA_TOLERANCE, POPULATION, STATIONS, THINK_TIME
+from .._validate import as_array, as_float_array
+from ..domains import DEMAND, MAX_ITERATIONS, MAX_STATIONS, MVA_TOLERANCE, POPULATION, STATIONS, THINK_TIME
 
 __all__ = ["MVAResult", "mva", "mva_throughput", "mva_response", "SchweitzerResult", "mva_schweitzer",
            "mva_work", "MAX_MVA_WORK", "SATURATION_RTOL"]

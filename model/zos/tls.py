@@ -14,7 +14,7 @@ than linearly:
     RT_{ATTLS} = r_A + b\\,\\mathrm{KB} + q\\,\\mathrm{KB}^2,
 
 fitted by least squares on the relative error to the ten published times
-(:func:`fit_roundtrip`, stored in the parameter file by ``cryptoplan fit``).  Only the software cipher was measured; hardware
+(:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip`, stored in the parameter file by ``cryptoplan fit``).  Only the software cipher was measured; hardware
 ciphers raise ValueError rather than extrapolate.
 
 Channel starts, stops, handshakes and OCSP are published as rates, costs and
@@ -31,18 +31,16 @@ References
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
-from ._validate import UnstableQueueError
-from .domains import (CARDS, CONNECTION_CPU_US, HANDSHAKE_RATE, MESSAGE_KB, OTHER_LPAR_UTIL, RESUMED_SHARE,
-                      ROUNDTRIP_MESSAGE_KB, SSLRKEYC, START_RATE)
-from .figures import figure, table_in_force
-from .params import (CIPHERS, normalize_address_space, normalize_choice, normalize_cipher,
-                     normalize_mode, param)
+from .._validate import UnstableQueueError
+from ..domains import (CARDS, CONNECTION_CPU_US, HANDSHAKE_RATE, MESSAGE_KB, OTHER_LPAR_UTIL, RESUMED_SHARE,
+                       ROUNDTRIP_MESSAGE_KB, SSLRKEYC, START_RATE)
+from ..figures import figure
+from ..params import (CIPHERS, normalize_address_space, normalize_choice, normalize_cipher,
+                      normalize_mode, param)
 
-__all__ = ["fit_roundtrip", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_roundtrip_us", "tls_cost_us",
+__all__ = ["roundtrip_points", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_roundtrip_us", "tls_cost_us",
            "tls_cost_parts_us", "normalize_platform", "renegotiation_cost_us", "channel_start_rate",
            "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
            "channel_start_card_utilization", "handshake_card_utilization", "handshake_cpu_factor",
@@ -55,8 +53,8 @@ _RT_IDS = {"SSLCIPH": "s002_rt_sslciph_{}_us", "ATTLS": "s002_rt_attls_{}_us"}
 _RT_TAGS = ("2k", "16k", "32k", "64k", "1m")  # the table's columns; sizes come from the rows
 
 
-def _rt_points():
-    """(mode, message KB, published µs, figure id) of every round-trip row."""
+def roundtrip_points() -> list[tuple[str, float, float, str]]:
+    """(mode, message KB, published µs, figure id) of every round-trip row (seed 002's table)."""
     out = []
     for mode, pat in _RT_IDS.items():
         for tag in _RT_TAGS:
@@ -76,67 +74,7 @@ ROUNDTRIP_PARAMS = {
 
 def roundtrip_figure_ids() -> list[str]:
     """Ids of the published round-trip rows (seed 002's table)."""
-    return [fid for _, _, _, fid in _rt_points()]
-
-
-def fit_roundtrip(exclude=()) -> dict:
-    """Fit (r_S, r_A, a, b, q) to the published round trips; returns values, stderrs and residuals.
-
-    One intercept per mode: with a shared one (before issue 32) AT-TLS's extra time came out
-    +6.9% at 2 KB and +11.9% at 64 KB where the table gives +1.24% and +16.32%; with two,
-    +0.7% and +13.6%, and the largest residual falls from 3.0% to 2.0%.
-
-    Least squares (:func:`cryptoplan.model.leastsq.solve`) on each published time's
-    relative error in units of its tolerance,
-
-    .. math:: r_i = \\frac{\\hat y_i / y_i - 1}{\\tau_i},
-
-    except the figure ids in ``exclude``.  The ten times are one measurement series with
-    one tolerance (a measured time of one run: ``data/README.md``, *Tolerances*), so the
-    weights are equal and the fit is relative least squares.  Cached per figures table, so
-    :func:`cryptoplan.model.figures.using_figures` refits it.  :func:`cryptoplan.model.fit.fit`
-    stores the result in the parameter file, which is what :func:`tls_roundtrip_us` reads.
-
-    Returns
-    -------
-    dict
-        ``values`` and ``stderr`` (name -> float), ``residuals`` (figure id -> relative
-        error, every published time), ``solution`` (the :class:`~cryptoplan.model.leastsq.Solution`).
-    """
-    return _fit_roundtrip(table_in_force(), tuple(sorted(exclude)))
-
-
-def _roundtrip_times(x, mode_attls, kb):
-    """Round trips (k, m) of the parameter sets in the columns of ``x`` (5, k)."""
-    r_s, r_a, a, b, q = (np.asarray(v, dtype=float)[:, None] for v in x)
-    return np.where(mode_attls, r_a + b * kb + q * kb * kb, r_s + a * kb)
-
-
-@lru_cache(maxsize=32)
-def _fit_roundtrip(table: str, exclude: tuple) -> dict:
-    import lmfit   # here: planning calls need not load the optimizer
-
-    from .leastsq import solve
-    every = _rt_points()
-    pts = [p for p in every if p[3] not in exclude]
-    attls = np.array([m == "ATTLS" for m, _, _, _ in pts])
-    kb = np.array([k for _, k, _, _ in pts])
-    y = np.array([v for _, _, v, _ in pts])
-    tol = np.array([figure(fid).tolerance for _, _, _, fid in pts])
-
-    def batch(x):
-        return (_roundtrip_times(x, attls, kb) / y - 1.0) / tol
-
-    names = tuple(ROUNDTRIP_PARAMS)
-    params = lmfit.Parameters()
-    for n, x0 in zip(names, (1000.0, 1000.0, 600.0, 600.0, 0.1)):
-        params.add(n, value=x0, min=0.0)
-    sol = solve(batch, params)
-    all_attls = np.array([m == "ATTLS" for m, _, _, _ in every])
-    all_kb = np.array([k for _, k, _, _ in every])
-    rel = _roundtrip_times(sol.x[:, None], all_attls, all_kb)[0] / np.array([v for _, _, v, _ in every]) - 1.0
-    return {"values": sol.values(), "stderr": {n: float(e) for n, e in zip(names, sol.stderr)},
-            "residuals": {fid: float(r) for (_, _, _, fid), r in zip(every, rel)}, "solution": sol}
+    return [fid for _, _, _, fid in roundtrip_points()]
 
 
 def tls_roundtrip_us(mode, cipher, message_kb):
@@ -214,7 +152,7 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
 
     (seeds 000 and 002: "the cost of encryption is charged to the callers unit
     of work (i.e. the channel initiator) and decryption is incurred by the
-    TCPIP address space").  Parameters are fitted by :func:`cryptoplan.model.fit.fit`.
+    TCPIP address space").  Parameters are fitted by :func:`cryptoplan.model.calibration.fit.fit`.
     Under AT-TLS the channel initiator pays its unprotected cost plus the
     encryption and nothing else: the published figures are relative (AT-TLS
     against SSLCIPH) and cannot tell a fixed AT-TLS cost in CHIN from the
@@ -444,7 +382,7 @@ def channel_start_card_utilization(start_rate, cipher, card="coprocessor", cards
 
     with :math:`r` channel starts per second and :math:`t_{card}` from
     :func:`channel_start_card_ms`: RMF's summary utilization (requests x EXEC
-    TIME per card, as :func:`cryptoplan.model.ams.card_utilization`).  For a channel-start
+    TIME per card, as :func:`cryptoplan.model.zos.ams.card_utilization`).  For a channel-start
     storm: how busy the cards get, or (with :func:`channel_start_rate`) whether
     they or the CPs limit the rate.
 
@@ -711,7 +649,7 @@ def handshake_cpu_factor(key_exchange="ECDHE", certificate="RSA", protocol="TLS1
       ``s003_tls13_vs_tls12_cost``; TLS 1.3 always uses an ECDHE key share);
     * accelerators only, FIPS off: the (EC)DHE server's RSA signature in
       software, the fitted ``hs_sign_sw`` :math:`s` (about 40).  :math:`k` and
-      :math:`s` are fitted (:func:`cryptoplan.model.fit.fit`, group "handshake")
+      :math:`s` are fitted (:func:`cryptoplan.model.calibration.fit.fit`, group "handshake")
       to three statements: ECDHE's "Up to 97% reduction ... compared to DHE"
       (:math:`1/k - 1`, ``s003_ecdhe_vs_dhe_cost``) and the note's coprocessor
       savings, 98% for ECDHE (:math:`1/(1+s) - 1`) and 53% for DHE

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .figures import figure
-from .params import load_params, params_path
+from ..figures import figure
+from ..params import load_params, params_path
 
 __all__ = ["model_parameters", "model_figures", "defaults"]
 
@@ -26,7 +26,7 @@ def model_parameters() -> list[dict]:
 
 
 def model_figures() -> list[dict]:
-    """Published vs model for every figure a model predicts (see :func:`cryptoplan.model.fit.figure_table`).
+    """Published vs model for every figure a model predicts (see :func:`cryptoplan.model.calibration.fit.figure_table`).
 
     Returns
     -------

@@ -1,10 +1,10 @@
-"""Erlang B and C and the Poisson mass: the numerical kernels behind :mod:`cryptoplan.model.erlang`.
+"""Erlang B and C and the Poisson mass: the numerical kernels behind :mod:`cryptoplan.model.queueing.erlang`.
 
 Unvalidated scalar and array paths, kept apart from the public, validated functions of
-:mod:`cryptoplan.model.erlang` (as SciPy keeps its distributions' machinery in
-``scipy.stats._distn_infrastructure``): :mod:`cryptoplan.model.mmc` calls them once per queue
+:mod:`cryptoplan.model.queueing.erlang` (as SciPy keeps its distributions' machinery in
+``scipy.stats._distn_infrastructure``): :mod:`cryptoplan.model.queueing.mmc` calls them once per queue
 on arguments it has already checked.  The formulas, accuracy and references are in
-:mod:`cryptoplan.model.erlang`'s docstring.
+:mod:`cryptoplan.model.queueing.erlang`'s docstring.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def _erlang_b_recurrence_s(a: float, c: int) -> float:
 def erlang_b_scalar(a: float, c: float) -> float:
     """Erlang B of one already-validated pair (the scalar path of :func:`erlang_b`).
 
-    For :mod:`cryptoplan.model.mmc`, which calls it once per scalar queue without the array
+    For :mod:`cryptoplan.model.queueing.mmc`, which calls it once per scalar queue without the array
     machinery: the recurrence :math:`B_k = a B_{k-1} / (k + a B_{k-1})` for whole ``c`` up to
     ``RECURRENCE_SERVERS``, else the regularized incomplete gamma function (continued fraction
     where it underflows).  No validation: :func:`erlang_b` is the public entry.

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import broadcast, check_stable, is_scalar
-from .domains import (ARRIVAL_RATE, MAX_PERCENTILE_WAIT, MAX_SERVER_UTILIZATION, MAX_WAIT, PERCENTILE, SERVERS,
-                      SERVICE_TIME, WAIT_TIME)
+from .._validate import broadcast, check_stable, is_scalar
+from ..domains import (ARRIVAL_RATE, MAX_PERCENTILE_WAIT, MAX_SERVER_UTILIZATION, MAX_WAIT, PERCENTILE, SERVERS,
+                       SERVICE_TIME, WAIT_TIME)
 from ._erlang_kernels import erlang_b_array, erlang_b_scalar, erlang_c_from_b
 
 __all__ = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from .._text import value_text
+from ..._text import value_text
 from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, PlanError, System, Workload)
 from .profiles import PROFILES
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import is_scalar
-from .domains import ARRIVAL_SCV, COSMETATOS_ARRIVAL_SCV, COSMETATOS_SERVICE_SCV, SERVICE_SCV, SERVICE_TIME
-from .params import normalize_choice
+from .._validate import is_scalar
+from ..domains import ARRIVAL_SCV, COSMETATOS_ARRIVAL_SCV, COSMETATOS_SERVICE_SCV, SERVICE_SCV, SERVICE_TIME
+from ..params import normalize_choice
 from .mmc import mmc_args, erlang_c_stable, unwrap
 
 __all__ = ["mgc_wait", "mgc_response", "mgc_wait_by_scv", "MGC_METHODS"]

@@ -1,8 +1,8 @@
 """One least-squares path for every fit: lmfit's Parameters and Minimizer, one standard-error rule.
 
-The published-figure fit (:func:`cryptoplan.model.fit.fit`), the round-trip
-fit (:func:`cryptoplan.model.tls.fit_roundtrip`) and the site calibration
-(:func:`cryptoplan.model.calibrate.calibrate`) all state their problem the
+The published-figure fit (:func:`cryptoplan.model.calibration.fit.fit`), the round-trip
+fit (:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip`) and the site calibration
+(:func:`cryptoplan.model.calibration.calibrate.calibrate`) all state their problem the
 same way and solve it here:
 
 * the unknowns are an :class:`lmfit.Parameters` (name, starting value, bounds;
