@@ -13,7 +13,7 @@ validated against their ranges, declared once in :mod:`cryptoplan.model.domains`
 argument, the value and the allowed range.
 """
 
-import importlib
+import lazy_loader
 
 # public name -> the module defining it.  Imported on first use (PEP 562), so that
 # ``import cryptoplan.model.params`` or a command line's ``--help`` does not load NumPy and SciPy.
@@ -89,18 +89,7 @@ _EXPORTS = {
     "defaults": "calibration.planning",
 }
 
-__all__ = list(_EXPORTS)
-
-
-def __getattr__(name: str):
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# lazy_loader (scientific-python SPEC 1) imports a name's module on first use and caches it on
+# the package; it also keeps a function whose name is its module's from being shadowed by it.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__, submod_attrs={m: [n for n, where in _EXPORTS.items() if where == m] for m in set(_EXPORTS.values())})

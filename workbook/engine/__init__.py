@@ -43,7 +43,7 @@ Modules
 
 from __future__ import annotations
 
-import importlib
+import lazy_loader
 
 # name -> submodule; imported on first use (PEP 562), so reading a limit or the atomic writer
 # (the command line's option defaults) does not load the parser, NumPy or the functions
@@ -61,18 +61,7 @@ _EXPORTS = {
     "MAX_CELLS": "limits", "MAX_SCENARIOS": "limits", "DEFAULT_CHUNK": "limits",
 }
 
-__all__ = list(_EXPORTS)
-
-
-def __getattr__(name: str):
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+# lazy_loader (scientific-python SPEC 1) imports a name's module on first use and caches it on
+# the package; it also keeps a function whose name is its module's from being shadowed by it.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__, submod_attrs={m: [n for n, where in _EXPORTS.items() if where == m] for m in set(_EXPORTS.values())})
