@@ -124,7 +124,7 @@ def test_perturbed_starts_find_no_fit_with_fewer_misses(fresh_fit, monkeypatch, 
 
 def test_fit_parameters_inside_their_bounds(fresh_fit):
     for name, spec in F.FREE.items():
-        lo, hi = (figure(spec[0]).low, figure(spec[0]).high) if isinstance(spec[0], str) else spec[:2]
+        lo, hi = (figure(spec.bounds_from).low, figure(spec.bounds_from).high) if spec.bounds_from else (spec.low, spec.high)
         assert lo <= fresh_fit["parameters"][name]["value"] <= hi, name
 
 
@@ -370,7 +370,7 @@ def test_tls_table_is_the_scalar_model():
                                                             ("z14", "z15"), (0, 1048576))
                   if rk == 0 or m == "SSLCIPH"]
     for _ in range(3):
-        values = dict(base, **{n: base[n] * rng.uniform(0.3, 3.0) + 0.01 for n in FREE if FREE[n][3] == "tls"})
+        values = dict(base, **{n: base[n] * rng.uniform(0.3, 3.0) + 0.01 for n in FREE if FREE[n].submodel == "tls"})
         with using_params(values):
             for m, c, kb, sp, plat, rk in conditions:
                 assert_allclose(table.cost(m, c, kb, sp, plat, sslrkeyc=rk),

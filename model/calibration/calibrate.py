@@ -398,12 +398,12 @@ def read_cpu_table(path) -> list[CpuRow]:
 
 def _tls_params() -> tuple:
     from .fit import FREE
-    return tuple(n for n, spec in FREE.items() if spec[3] == "tls")
+    return tuple(n for n, spec in FREE.items() if spec.submodel == "tls")
 
 
 def _ams_cpu_params() -> tuple:
     from .fit import FREE, derived_parameters
-    return tuple(n for n, spec in FREE.items() if spec[3] == "ams") + tuple(
+    return tuple(n for n, spec in FREE.items() if spec.submodel == "ams") + tuple(
         n for n, spec in derived_parameters().items() if spec[1] != "structural assumption")
 
 

@@ -66,7 +66,7 @@ from .leastsq import solve
 from ..zos.tls import ROUNDTRIP_PARAMS, roundtrip_figure_ids, tls_roundtrip_us
 from .roundtrip import fit_roundtrip
 
-__all__ = ["Target", "targets", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
+__all__ = ["Target", "targets", "Free", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
            "predict_all",
            "figure_table", "figure_table_ids", "crossvalidate", "fit_differences", "fit_cost", "roundtrip_cost",
            "write_params", "params_text"]
@@ -98,58 +98,114 @@ class Target:
         return float(v.reshape(-1)[0]) if v.size == 1 else v
 
 
-# Free parameters: name -> (low, or the id of a range figure giving both bounds; high, or
-# None with a figure id; unit; sub-model; description).  Starting points: _initial.
+@dataclass(frozen=True)
+class Free:
+    """A fitted parameter's declaration.
+
+    Attributes
+    ----------
+    low, high : float or None
+        Its bounds; None when ``bounds_from`` gives them.
+    unit, submodel, description : str
+        As the parameter file records them; ``submodel`` picks the fit group (``GROUPS``).
+    bounds_from : str or None
+        Id of a range figure whose ends are the bounds (a published band, e.g. a key-size exponent).
+    start : float or None
+        Starting point of the fit; None: the RMF figure the parameter is read from when it has
+        one, else the middle of the bounds (or ``low + 1`` when they are wide).
+    """
+
+    low: float | None = None
+    high: float | None = None
+    unit: str = "1"
+    submodel: str = "ams"
+    description: str = ""
+    bounds_from: str | None = None
+    start: float | None = None
+
+    def bounds(self) -> tuple[float, float]:
+        """(low, high), from the range figure when ``bounds_from`` names one."""
+        if self.bounds_from is not None:
+            f = figure(self.bounds_from)
+            return f.low, f.high
+        return self.low, self.high
+
+
+# The free parameters, name -> Free.  The TLS parameters' starting points (``start``) are orders
+# of magnitude, not data: the fit is not convex, so its optimum can depend on the start (an
+# earlier measurement: of fourteen random starts at 0.3..3 times these, eight reached the same
+# optimum, the others ones with 2 to 6 more misses).  tests/test_fit.py::
+# test_perturbed_starts_find_no_fit_with_fewer_misses refits from 0.5 and 2 times the starts.
 FREE = {
-    "cop_rsa_ms_2048": (0.1, 5.0, "ms", "crypto", "coprocessor time per RSA-2048 private-key sign"),
-    "acc_me_ms_2048": (0.005, 0.5, "ms", "crypto", "accelerator time per RSA-2048 ME (public-key) op"),
-    "acc_crt_ms_2048": (0.05, 5.0, "ms", "crypto", "accelerator time per RSA-2048 CRT (private-key) op"),
-    "exp_private": ("ref_scaling_private_exponent", None, "1", "crypto", "key-size exponent, private-key ops"),
-    "exp_public": ("ref_scaling_public_exponent", None, "1", "crypto", "key-size exponent, public-key ops"),
-    "cop_rsa_fixed_share": (0.0, 0.95, "1", "crypto",
-                            "share of the coprocessor's RSA-2048 sign time that does not grow with the modulus "
-                            "(CCA secure-key handling)"),
-    "cop_ecc_ms_192": (0.01, 20.0, "ms", "crypto", "coprocessor time per NISTECC-192 sign or verify"),
-    "exp_ecc": (0.0, 4.0, "1", "crypto", "key-size exponent, NISTECC ops"),
-    "ams_fixed_ms": (0.0, 20.0, "ms", "ams", "elapsed per transaction outside the processors and cards"),
-    "mq_us_per_kb": (0.0, 50.0, "us/KB", "ams", "MQ CPU per KB of message without AMS (MQPUT/MQGET copies), per transaction"),
-    "mstr_admin_us_per_s": (0.0, 1e6, "us/s", "ams", "MQ MSTR administration CPU per second"),
-    "ams_sig_op_us": (0.0, 1000.0, "us", "ams", "AMS CPU per sign or verify operation (AMSM)"),
-    "ams_key_op_us": (0.0, 1000.0, "us", "ams", "AMS CPU per key encrypt or key decrypt operation (AMSM)"),
-    "ams_msg_us": (0.0, 1000.0, "us", "ams", "AMS interception CPU per protected message, any policy"),
-    "ams_hash_us_per_kb": (0.0, 100.0, "us/KB", "ams", "AMS hashing CPU per KB (signing policies)"),
-    "ams_enc_us_per_kb": (0.0, 100.0, "us/KB", "ams", "AMS symmetric encryption CPU per KB"),
-    "tls_mstr_us": (0.0, 2000.0, "us", "tls", "queue manager CPU per channel transaction"),
-    "tls_mstr_us_per_kb": (0.0, 20.0, "us/KB", "tls", "queue manager CPU per KB"),
-    "tls_chin_us": (0.0, 2000.0, "us", "tls", "channel initiator CPU per transaction, unprotected"),
-    "tls_chin_us_per_kb": (0.0, 20.0, "us/KB", "tls", "channel initiator CPU per KB, unprotected"),
-    "tls_tcpip_us": (0.0, 2000.0, "us", "tls", "TCPIP CPU per transaction, unprotected"),
-    "tls_tcpip_us_per_kb": (0.0, 20.0, "us/KB", "tls", "TCPIP CPU per KB, unprotected"),
-    "tls_ssl_us": (0.0, 2000.0, "us", "tls", "MQ SSLCIPH overhead per transaction (CHIN)"),
-    "tls_ssl_us_per_kb": (0.0, 50.0, "us/KB", "tls", "MQ SSLCIPH record handling per KB (CHIN)"),
-    "tls_attls_tcpip_us": (0.0, 2000.0, "us", "tls", "AT-TLS SRB overhead per transaction in TCPIP"),
-    "tls_sym_us_per_kb_null": (0.0, 100.0, "us/KB", "tls", "NULL_SHA hashing per KB per side"),
-    "tls_sym_us_per_kb_tls12": (0.0, 100.0, "us/KB", "tls", "TLS 1.2 AES (CPACF) per KB per side"),
-    "tls_sym_us_per_kb_tls13hw": (0.0, 100.0, "us/KB", "tls", "TLS 1.3 AES-GCM (CPACF) per KB per side"),
-    "tls_sym_us_per_kb_sw": (0.0, 1000.0, "us/KB", "tls", "TLS 1.3 CHACHA20 (software) per KB per side"),
-    "tls_z14_vs_z15": (0.5, 2.0, "1", "tls", "z14 channel CPU per transaction relative to z15"),
-    "hs_dhe_kx": (1.0, 1000.0, "1", "handshake",
-                  "DHE full handshake CPU (key exchange in software) relative to ECDHE's, coprocessor"),
-    "hs_sign_sw": (0.0, 1000.0, "1", "handshake",
-                   "the (EC)DHE server's RSA signature in software (accelerators only, FIPS off), "
-                   "relative to the ECDHE full handshake"),
+    "cop_rsa_ms_2048": Free(low=0.1, high=5.0, unit="ms", submodel="crypto",
+                            description="coprocessor time per RSA-2048 private-key sign"),
+    "acc_me_ms_2048": Free(low=0.005, high=0.5, unit="ms", submodel="crypto",
+                           description="accelerator time per RSA-2048 ME (public-key) op"),
+    "acc_crt_ms_2048": Free(low=0.05, high=5.0, unit="ms", submodel="crypto",
+                            description="accelerator time per RSA-2048 CRT (private-key) op"),
+    "exp_private": Free(bounds_from="ref_scaling_private_exponent", unit="1", submodel="crypto",
+                        description="key-size exponent, private-key ops"),
+    "exp_public": Free(bounds_from="ref_scaling_public_exponent", unit="1", submodel="crypto",
+                       description="key-size exponent, public-key ops"),
+    "cop_rsa_fixed_share": Free(low=0.0, high=0.95, unit="1", submodel="crypto",
+                                description="share of the coprocessor's RSA-2048 sign time that does not "
+                                            "grow with the modulus (CCA secure-key handling)"),
+    "cop_ecc_ms_192": Free(low=0.01, high=20.0, unit="ms", submodel="crypto",
+                           description="coprocessor time per NISTECC-192 sign or verify"),
+    "exp_ecc": Free(low=0.0, high=4.0, unit="1", submodel="crypto",
+                    description="key-size exponent, NISTECC ops"),
+    "ams_fixed_ms": Free(low=0.0, high=20.0, unit="ms", submodel="ams",
+                         description="elapsed per transaction outside the processors and cards"),
+    "mq_us_per_kb": Free(low=0.0, high=50.0, unit="us/KB", submodel="ams",
+                         description="MQ CPU per KB of message without AMS (MQPUT/MQGET copies), per "
+                                     "transaction"),
+    "mstr_admin_us_per_s": Free(low=0.0, high=1000000.0, unit="us/s", submodel="ams",
+                                description="MQ MSTR administration CPU per second"),
+    "ams_sig_op_us": Free(low=0.0, high=1000.0, unit="us", submodel="ams",
+                          description="AMS CPU per sign or verify operation (AMSM)"),
+    "ams_key_op_us": Free(low=0.0, high=1000.0, unit="us", submodel="ams",
+                          description="AMS CPU per key encrypt or key decrypt operation (AMSM)"),
+    "ams_msg_us": Free(low=0.0, high=1000.0, unit="us", submodel="ams",
+                       description="AMS interception CPU per protected message, any policy"),
+    "ams_hash_us_per_kb": Free(low=0.0, high=100.0, unit="us/KB", submodel="ams",
+                               description="AMS hashing CPU per KB (signing policies)"),
+    "ams_enc_us_per_kb": Free(low=0.0, high=100.0, unit="us/KB", submodel="ams",
+                              description="AMS symmetric encryption CPU per KB"),
+    "tls_mstr_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=20.0,
+                        description="queue manager CPU per channel transaction"),
+    "tls_mstr_us_per_kb": Free(low=0.0, high=20.0, unit="us/KB", submodel="tls", start=0.5,
+                               description="queue manager CPU per KB"),
+    "tls_chin_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=50.0,
+                        description="channel initiator CPU per transaction, unprotected"),
+    "tls_chin_us_per_kb": Free(low=0.0, high=20.0, unit="us/KB", submodel="tls", start=1.0,
+                               description="channel initiator CPU per KB, unprotected"),
+    "tls_tcpip_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=15.0,
+                         description="TCPIP CPU per transaction, unprotected"),
+    "tls_tcpip_us_per_kb": Free(low=0.0, high=20.0, unit="us/KB", submodel="tls", start=0.5,
+                                description="TCPIP CPU per KB, unprotected"),
+    "tls_ssl_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=50.0,
+                       description="MQ SSLCIPH overhead per transaction (CHIN)"),
+    "tls_ssl_us_per_kb": Free(low=0.0, high=50.0, unit="us/KB", submodel="tls", start=1.0,
+                              description="MQ SSLCIPH record handling per KB (CHIN)"),
+    "tls_attls_tcpip_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=10.0,
+                               description="AT-TLS SRB overhead per transaction in TCPIP"),
+    "tls_sym_us_per_kb_null": Free(low=0.0, high=100.0, unit="us/KB", submodel="tls", start=0.2,
+                                   description="NULL_SHA hashing per KB per side"),
+    "tls_sym_us_per_kb_tls12": Free(low=0.0, high=100.0, unit="us/KB", submodel="tls", start=0.5,
+                                    description="TLS 1.2 AES (CPACF) per KB per side"),
+    "tls_sym_us_per_kb_tls13hw": Free(low=0.0, high=100.0, unit="us/KB", submodel="tls", start=0.5,
+                                      description="TLS 1.3 AES-GCM (CPACF) per KB per side"),
+    "tls_sym_us_per_kb_sw": Free(low=0.0, high=1000.0, unit="us/KB", submodel="tls", start=60.0,
+                                 description="TLS 1.3 CHACHA20 (software) per KB per side"),
+    "tls_z14_vs_z15": Free(low=0.5, high=2.0, unit="1", submodel="tls", start=1.0,
+                           description="z14 channel CPU per transaction relative to z15"),
+    "hs_dhe_kx": Free(low=1.0, high=1000.0, unit="1", submodel="handshake", start=30.0,
+                      description="DHE full handshake CPU (key exchange in software) relative to ECDHE's, "
+                                  "coprocessor"),
+    "hs_sign_sw": Free(low=0.0, high=1000.0, unit="1", submodel="handshake", start=50.0,
+                       description="the (EC)DHE server's RSA signature in software (accelerators only, FIPS "
+                                   "off), relative to the ECDHE full handshake"),
 }
-# Starting points for the TLS fit (orders of magnitude, not data).  The fit is not convex,
-# so the optimum can depend on the start.  These reach loss 33.12 (16 of 71 figures out of
-# tolerance).  Starts times 0.5 and 2 end within 0.02% of it; of the starts with random
-# factors in 0.3..3 (fourteen, from two readers), eight ended within 0.1% (16 misses), the
-# others at 34.8 to 38.3 (18 to 22 misses); the lowest was 33.116.
-# tests/test_fit.py::test_perturbed_starts_find_no_fit_with_fewer_misses repeats x0.5 and x2.
-_INIT = {"tls_mstr_us": 20.0, "tls_mstr_us_per_kb": 0.5, "tls_chin_us": 50.0, "tls_chin_us_per_kb": 1.0,
-         "tls_tcpip_us": 15.0, "tls_tcpip_us_per_kb": 0.5, "tls_ssl_us": 50.0, "tls_ssl_us_per_kb": 1.0,
-         "tls_attls_tcpip_us": 10.0, "tls_sym_us_per_kb_null": 0.2,
-         "tls_sym_us_per_kb_tls12": 0.5, "tls_sym_us_per_kb_tls13hw": 0.5, "tls_sym_us_per_kb_sw": 60.0,
-         "tls_z14_vs_z15": 1.0, "hs_dhe_kx": 30.0, "hs_sign_sw": 50.0}
 GROUPS = {"crypto": "ams", "ams": "ams", "tls": "tls", "handshake": "handshake"}
 # Robust loss on tolerance-scaled residuals (f_scale = one tolerance): see the module docstring.
 # leastsq.LOSSES gives its IRLS weights for the standard errors.
@@ -175,15 +231,15 @@ def derived_parameters() -> dict:
 
 
 def _initial(name: str, exclude=()) -> tuple[float, float, float]:
+    """(start, low, high) of a free parameter, the start as :class:`Free` says."""
     spec = FREE[name]
-    if isinstance(spec[0], str):
-        f = figure(spec[0])
-        return 0.5 * (f.low + f.high), f.low, f.high
-    lo, hi = spec[0], spec[1]
+    lo, hi = spec.bounds()
+    if spec.bounds_from is not None:
+        return 0.5 * (lo + hi), lo, hi
     seeds = {"cop_rsa_ms_2048": "s001_rmf_cex8c_exec_ms", "acc_me_ms_2048": "s001_rmf_me2048_exec_ms",
              "acc_crt_ms_2048": "s001_rmf_crt2048_exec_ms"}
-    if name in _INIT:
-        x0 = _INIT[name]
+    if spec.start is not None:
+        x0 = spec.start
     else:
         x0 = (figure(seeds[name]).target() if name in seeds and seeds[name] not in exclude
           else (lo + hi) / 2 if hi < 100 else lo + 1.0)
@@ -405,7 +461,7 @@ class _TlsTable:
     """
 
     def __init__(self):
-        self.linear = tuple(n for n in FREE if FREE[n][3] == "tls" and n != "tls_z14_vs_z15")
+        self.linear = tuple(n for n in FREE if FREE[n].submodel == "tls" and n != "tls_z14_vs_z15")
         self.index, self.rows, self.reneg, self.z14 = {}, [], [], []
         self.bound, self.values = None, None
 
@@ -631,7 +687,7 @@ def _parameters(gnames, start: dict, exclude=()):
 
 def _group(group: str, exclude=()) -> tuple[list[str], list[Target]]:
     """A sub-model's free parameter names and its targets, less the ``exclude`` figure ids."""
-    gnames = [n for n in FREE if GROUPS[FREE[n][3]] == group]
+    gnames = [n for n in FREE if GROUPS[FREE[n].submodel] == group]
     tlist = [t for t in targets() if t.group == group and t.figure_id not in set(exclude)]
     return gnames, tlist
 
@@ -723,7 +779,7 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
         # other sub-models keep these values; the ones refitted start from scratch, so a
         # left-out figure cannot leak in through a starting point fitted with it
         values.update({n: float(v) for n, v in start.items()
-                       if n in FREE and (groups is None or GROUPS[FREE[n][3]] not in groups)})
+                       if n in FREE and (groups is None or GROUPS[FREE[n].submodel] not in groups)})
     params, total_cost, nfev, solutions = {}, 0.0, 0, {}
     for group in dict.fromkeys(GROUPS.values()):
         if groups is not None and group not in groups:
@@ -754,7 +810,7 @@ def fit(exclude=(), max_nfev=400, groups=None, start=None, stderr=True) -> dict:
             note = {"at bound": " (at bound)",
                     "not identified": " (not identified by the figures: trades off with others)"}.get(why, "")
             params[name] = {"value": float(sol.x[i]), "stderr": sol.errors()[name],
-                            "unit": spec[2], "submodel": spec[3], "description": spec[4],
+                            "unit": spec.unit, "submodel": spec.submodel, "description": spec.description,
                             "source": "fit" + note}
     if groups is None or "roundtrip" in groups:
         rt = fit_roundtrip(exclude=tuple(exclude))
@@ -780,11 +836,7 @@ REFIT_COST_RTOL = 1e-5
 
 
 def _free_bounds(name: str) -> tuple[float, float]:
-    spec = FREE[name]
-    if isinstance(spec[0], str):
-        f = figure(spec[0])
-        return f.low, f.high
-    return spec[0], spec[1]
+    return FREE[name].bounds()
 
 
 def fit_differences(fresh: dict, committed: dict, *, sigmas: float = REFIT_SIGMAS,
