@@ -4,7 +4,7 @@ Run as a script from a checkout (not collected by pytest)::
 
     python tests/bench_cli.py [--runs 7] [--before f77fdcb]
 
-Each command runs in a fresh process (``python -m cryptoplan.workbook.cli ...`` from the
+Each command runs in a fresh process (``python -m cryptoplan.cli ...`` from the
 checkout's folders, and from a ``git archive`` of ``--before``'s, laid out by
 tests/_revision.py), median wall time of ``--runs`` runs:
 
@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _revision import source_tree
+from _revision import cli_module, source_tree
 
 
 def timed(tree: tuple[Path, str], args: list[str], code: int, must: str, runs: int) -> float:
@@ -36,7 +36,7 @@ def timed(tree: tuple[Path, str], args: list[str], code: int, must: str, runs: i
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", f"{prefix}workbook.cli", *args], cwd=cwd, env=env,
+        r = subprocess.run([sys.executable, "-m", cli_module(tree), *args], cwd=cwd, env=env,
                            capture_output=True, text=True)
         times.append(time.perf_counter() - t0)
         if r.returncode != code or must not in r.stdout + r.stderr:
@@ -54,7 +54,7 @@ def main() -> None:
         old = source_tree(a.before, Path(tmp) / "old")
         now = source_tree(None, Path(tmp) / "now")
         book = Path(tmp) / "planner.xlsx"
-        subprocess.run([sys.executable, "-m", f"{now[1]}workbook.cli", "template", "-o", str(book)], cwd=now[0],
+        subprocess.run([sys.executable, "-m", cli_module(now), "template", "-o", str(book)], cwd=now[0],
                        env={**os.environ, "PYTHONPATH": str(now[0])}, check=True, capture_output=True)
         cases = [("--help", ["--help"], 0, "Commands:"),
                  ("usage error", ["capacity", "--service-ms", "-1"], 2, "--service-ms"),

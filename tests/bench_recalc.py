@@ -232,7 +232,7 @@ def main(argv=None) -> int:
     t_api, rec = _median(lambda: recalculate(tpl, output=tmp / "out.xlsx"), args.runs,
                          lambda r: r.exit_code == 0 and (tmp / "out.xlsx").is_file())
     exe = Path(sys.executable).with_name("cryptoplan")
-    cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.workbook.cli"]
+    cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.cli"]
     # the CLI as an installed program starts: from compiled bytecode.  A shell that sets
     # PYTHONDONTWRITEBYTECODE (this machine's does) and puts the source tree on PYTHONPATH
     # would make every run compile cryptoplan's modules from source (+0.2 s); one untimed

@@ -5,7 +5,7 @@ Run as a script (not collected by pytest)::
     python tests/bench_recalc_rows.py [--runs 3] [--rows 20000,50000,100000]
 
 Each size: a one-sheet workbook of ``n`` rows (a number and ``=A{i}*2``), recalculated with
-``-o`` in a fresh process (``python -m cryptoplan.workbook.cli``), median of ``--runs``; every run must
+``-o`` in a fresh process (``python -m cryptoplan.cli``), median of ``--runs``; every run must
 exit 0 and write the file.  The issue measured 17 s, 100 s and more than 240 s for 20k, 50k
 and 100k rows before the writer indexed its cell writes by row; the ratio column shows
 seconds per 10,000 rows, which stays flat when the time is linear.
@@ -36,7 +36,7 @@ def one_run(src: str, out: str) -> float:
     if os.path.exists(out):
         os.unlink(out)
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "cryptoplan.workbook.cli", "recalc", src, "-o", out],
+    r = subprocess.run([sys.executable, "-m", "cryptoplan.cli", "recalc", src, "-o", out],
                        capture_output=True, text=True)
     elapsed = time.perf_counter() - t
     if r.returncode != 0 or not os.path.isfile(out):

@@ -6,7 +6,7 @@ Run as a script from a checkout (not collected by pytest)::
 
 ``cryptoplan sweep`` of the template workbook (written by ``cryptoplan template``) over a
 TxRate x MessageKB grid, to a CSV file, in a fresh process (``python -m
-cryptoplan.workbook.cli`` from the checkout's folders, or from a ``git archive`` of
+cryptoplan.cli`` from the checkout's folders, or from a ``git archive`` of
 ``--before``'s, laid out by tests/_revision.py), default chunk size, median wall time of
 ``--runs`` runs, and the process's peak memory:
 
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _revision import source_tree
+from _revision import cli_module, source_tree
 
 GRIDS = (("within capacity", 2000.0, 0), ("half saturated", 4000.0, 1))
 
@@ -41,7 +41,7 @@ def _run(tree, template, top, n, out, code) -> tuple[float, int]:
     cwd, prefix = tree
     side = n // 100
     step = top / side
-    args = [sys.executable, "-m", f"{prefix}workbook.cli", "sweep", str(template),
+    args = [sys.executable, "-m", cli_module(tree), "sweep", str(template),
             "--vary", f"TxRate={step}:{top}:{step}", "--vary", "MessageKB=1:100:1",
             "-o", str(out), "--force", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(cwd)}
@@ -86,7 +86,7 @@ def _bench(args, tmp: Path) -> int:
         trees.append((args.before, source_tree(args.before, tmp / "before")))
     template = tmp / "planner.xlsx"
     cwd, prefix = trees[0][1]
-    subprocess.run([sys.executable, "-m", f"{prefix}workbook.cli", "template", "-o", str(template)],
+    subprocess.run([sys.executable, "-m", cli_module(trees[0][1]), "template", "-o", str(template)],
                    cwd=cwd, env={**os.environ, "PYTHONPATH": str(cwd)}, check=True, capture_output=True)
     results = {}
     for name, tree in trees:

@@ -158,7 +158,7 @@ def test_a_workbook_saved_by_calc_recalculates_here_and_goes_back_to_excel(addin
 def test_cli_builds_the_package(addin_profile, tmp_path):
     from click.testing import CliRunner
 
-    from cryptoplan.workbook.cli import main
+    from cryptoplan.cli import main
     run = CliRunner().invoke
     oxt = tmp_path / "cryptoplan.oxt"
     r = run(main, ["calc-addin", "--no-install", "-o", str(oxt)])

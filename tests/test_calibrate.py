@@ -23,7 +23,7 @@ from cryptoplan.model.calibration.calibrate import (
 from cryptoplan.model.zos.crypto import function_ms
 from cryptoplan.model.figures import figure_value
 from cryptoplan.model.params import load_params, using_params
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 
 HEADER = "TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL%\n"
 

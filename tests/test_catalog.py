@@ -29,7 +29,7 @@ from click.testing import CliRunner
 
 from cryptoplan.addin import catalog, udfs
 from cryptoplan.addin.catalog import CATALOG, KINDS, REQUIRED, WIZARD_LIMIT
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 
 README = Path(__file__).resolve().parents[1] / "docs" / "spreadsheets.md"   # the Excel section lives there
 XLWINGS_DIR = Path(xlwings.__file__).parent

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from openpyxl import load_workbook
 
 from cryptoplan import model
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 
 
 def test_demo_builds_recalculates_and_prints(tmp_path):
@@ -166,7 +166,7 @@ def test_help_loads_no_numerical_library():
     import subprocess
     import sys
     code = ("import sys\n"
-            "from cryptoplan.workbook.cli import main\n"
+            "from cryptoplan.cli import main\n"
             "try:\n"
             "    main(['--help'])\n"
             "except SystemExit:\n"
@@ -177,12 +177,29 @@ def test_help_loads_no_numerical_library():
 
 
 def test_every_command_is_registered_in_one_place():
-    from cryptoplan.workbook import cli
+    from cryptoplan import cli
     assert sorted(main.commands) == ["calc-addin", "calibrate", "capacity", "crossval", "demo", "fit",
                                      "functions", "plan", "recalc", "retarget", "sweep", "template"]
     for command in main.commands.values():
-        assert command.callback.__module__.startswith("cryptoplan.workbook.cli."), command.name
+        assert command.callback.__module__.startswith("cryptoplan.cli."), command.name
     assert cli.main is main
+
+
+def test_the_old_module_path_is_a_deprecated_alias(tmp_path):
+    """``cryptoplan.workbook.cli`` (where the command line lived until it got its own package)
+    still imports, and runs with ``python -m``, for one release, with a DeprecationWarning."""
+    import importlib
+    import subprocess
+    import sys
+    sys.modules.pop("cryptoplan.workbook.cli", None)
+    with pytest.warns(DeprecationWarning, match="use cryptoplan.cli"):
+        old = importlib.import_module("cryptoplan.workbook.cli")
+    assert old.main is main
+    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-m", "cryptoplan.workbook.cli", "--help"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "use cryptoplan.cli" in r.stderr     # it does warn
+    r = subprocess.run([sys.executable, "-m", "cryptoplan.workbook.cli", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "Commands:" in r.stdout, r.stderr
 
 
 def test_recalc_loads_only_what_the_workbook_needs(tmp_path):
@@ -198,7 +215,7 @@ def test_recalc_loads_only_what_the_workbook_needs(tmp_path):
                     "ws['B1'] = '=ERLANGC(A1/1000,3)'; ws['C1'] = '=SQRT(A1)+B1'; "
                     f"wb.save({str(book)!r})"], check=True)
     code = ("import sys\n"
-            "from cryptoplan.workbook.cli import main\n"
+            "from cryptoplan.cli import main\n"
             "try:\n"
             f"    main(['recalc', {str(book)!r}, '-o', {str(tmp_path / 'out.xlsx')!r}])\n"
             "except SystemExit as e:\n"

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from cryptoplan.workbook.engine import atomic as _atomic
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_target
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 
 
 def _refuse_mkstemp(monkeypatch):

@@ -40,7 +40,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 from cryptoplan.workbook.template import INPUTS
 
 # A recalculation of the template takes about a second: the fast tier runs the explicit

@@ -19,7 +19,7 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 
 
 def run(*args, env=None):

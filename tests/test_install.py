@@ -38,7 +38,7 @@ def test_ci_uses_the_installed_package_not_the_checkout(tmp_path):
 
 def test_console_script_runs(tmp_path):
     exe = Path(sys.executable).with_name("cryptoplan")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.workbook.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.cli"]
     out = subprocess.run(cmd + ["--help"], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert "capacity" in out.stdout
 

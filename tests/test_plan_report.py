@@ -1,5 +1,5 @@
 """``cryptoplan plan FILE``: the report, ``--json`` and ``--report DIR`` (workbook/plan_report.py,
-workbook/cli/plan_command.py).
+cli/plan_command.py).
 
 Expected values: the model's own plan of the same file (the command must print what
 :func:`cryptoplan.model.zos.plan.plan` computes, nothing else); the JSON shape the plan issue fixes
@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from cryptoplan.model.zos.plan import plan, read_plan
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from numpy.testing import assert_allclose
 
 from cryptoplan.model.zos.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS, PlanError, plan
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 from cryptoplan.workbook.plan_sheet import read_plan_workbook
 from cryptoplan.workbook.template import write_template
 

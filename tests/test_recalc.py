@@ -34,7 +34,7 @@ from scipy import stats
 
 from cryptoplan import model
 from cryptoplan.workbook import recalc
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 from cryptoplan.workbook.engine import Engine, FunctionRegistry
 from cryptoplan.workbook.catalog_functions import default_functions
 from cryptoplan.workbook.engine import native_functions
@@ -612,7 +612,7 @@ def test_template_recalc_writes_values_and_keeps_package(tmp_path):
 def test_console_script_recalc(tmp_path):
     p = make_wb(tmp_path / "c.xlsx", {"Results": {"A1": "x", "B1": "=3*3"}})
     exe = Path(sys.executable).with_name("cryptoplan")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.workbook.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.cli"]
     r = subprocess.run(cmd + ["recalc", str(p), "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["outputs"][0]["value"] == 9.0

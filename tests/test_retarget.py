@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from cryptoplan.addin.calc import PREFIX
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 from cryptoplan.workbook.recalculation import recalculate
 from cryptoplan.workbook.retarget import retarget, retarget_xml
 from cryptoplan.workbook.template import write_template

@@ -15,7 +15,7 @@ from openpyxl import load_workbook
 
 from cryptoplan.model.calibration.calibrate import CalibrationError, read_rmf_crypto
 from test_calibrate import HEADER, _seed001_lines, _write
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 from cryptoplan.workbook.site_rmf import HEADER_ROW, RMF_SHEET, read_rmf_sheet
 from cryptoplan.workbook.template import write_template
 

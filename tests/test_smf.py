@@ -26,7 +26,7 @@ from cryptoplan.model.calibration.smf import (
     read_task_statistics,
 )
 from cryptoplan.model.zos.tls import tls_cost_parts_us
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 
 DATA = Path(__file__).resolve().parent / "data" / "mq-smf-csv"
 

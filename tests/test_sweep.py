@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from cryptoplan import model
 from cryptoplan.workbook import recalc, sweep
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 from cryptoplan.workbook.engine.functions import native_functions
 from cryptoplan.workbook.engine.values import ExcelError
 from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_OK, RecalcError

@@ -28,7 +28,7 @@ from cryptoplan.model import domains as D
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import CIPHERS, KEY_TYPES, MODES, POLICIES
 from cryptoplan.workbook import template
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 
 # Excel built-ins the template may use: name -> (min args, max args), from Excel's
 # function reference.  _xlfn. marks functions newer than Excel 2007 in the file format.

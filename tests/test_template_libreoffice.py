@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from cryptoplan import model
 from cryptoplan.workbook import template
-from cryptoplan.workbook.cli import main
+from cryptoplan.cli import main
 
 from conftest import require_tool
 

@@ -1,0 +1,5 @@
+"""``python -m cryptoplan.cli``: the ``cryptoplan`` command."""
+
+from cryptoplan.cli import main
+
+main()
