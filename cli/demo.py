@@ -19,7 +19,7 @@ def demo(out_dir):
     """The main job: build the template workbook, recalculate the example plan, print key results."""
     from pathlib import Path
 
-    from cryptoplan.workbook.recalculation import RecalcError, recalculate
+    from cryptoplan.workbook.recalculation import RecalcError, recalc_report
     from cryptoplan.workbook.template import write_template
 
     folder = Path(out_dir)
@@ -33,7 +33,7 @@ def demo(out_dir):
     template = write_template(folder / names[0], force=True)
     recalculated = folder / names[1]
     try:
-        rec = recalculate(template, output=recalculated, in_place=False)
+        rec = recalc_report(template, output=recalculated, in_place=False)
     except RecalcError as exc:      # e.g. $CRYPTOPLAN_PARAMS names an unusable file
         from .errors import UnusableInput
         raise UnusableInput(str(exc)) from None

@@ -84,7 +84,7 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
     usage; 3 some output could not be computed (unsupported function, circular
     reference); 4 unusable file or input name (nothing written).
     """
-    from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, RecalcError, parse_assignment, recalculate
+    from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, RecalcError, parse_assignment, recalc_report
 
     if in_place and output:
         raise click.UsageError("give either -o/--output or --in-place, not both")
@@ -96,7 +96,7 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        rec = recalculate(workbook, inputs, output=output, in_place=in_place, max_cells=max_cells)
+        rec = recalc_report(workbook, inputs, output=output, in_place=in_place, max_cells=max_cells)
     except RecalcError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_BAD_FILE)

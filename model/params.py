@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -27,7 +28,7 @@ from .domains import KEY_REUSE, MAX_MESSAGE_KB
 
 __all__ = [
     "Parameters", "ParameterFileError", "MissingParameterFile", "current_parameters", "using_parameters", "binding",
-    "load_params", "param", "params_path", "clear_cache", "using_params", "normalize_choice", "validate_params",
+    "load_params", "param", "params_path", "clear_cache", "using_values", "using_params", "normalize_choice", "validate_params",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
     "ADDRESS_SPACES", "MAX_MESSAGE_KB", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
     "normalize_cipher",
@@ -433,7 +434,7 @@ def using_parameters(parameters: Parameters):
 
 
 @contextmanager
-def using_params(values: dict):
+def using_values(values: dict):
     """Evaluate the models with these parameter values (name -> float) instead of the set's.
 
     Used by the fit, cross-validation and calibration; names not given fall back to the
@@ -449,8 +450,17 @@ def using_params(values: dict):
         _override.reset(token)
 
 
+def using_params(values: dict):
+    """Deprecated name of :func:`using_values` (until 0.2): beside :func:`using_parameters` (a
+    :class:`Parameters` set) the two names did not say which takes plain values."""
+    warnings.warn("using_params() is deprecated and will be removed in 0.2: use using_values() "
+                  "(values by name), or using_parameters() for a Parameters set",
+                  DeprecationWarning, stacklevel=2)
+    return using_values(values)
+
+
 class _Values(dict):
-    """A :func:`using_params` dict that knows whether it gives every parameter a value.
+    """A :func:`using_values` dict that knows whether it gives every parameter a value.
 
     Every valid parameter set has the packaged file's names (:func:`validate_params`), so
     values for all of them decide every :func:`param` whatever the set in force.
@@ -475,7 +485,7 @@ def _reference_names_cached():
 def binding() -> tuple:
     """What decides the parameter values in force: compare two bindings with ``is`` element-wise.
 
-    The same binding means the same values (the :func:`using_params` dict and the parameter
+    The same binding means the same values (the :func:`using_values` dict and the parameter
     set are not changed in place), so a caller may keep arrays computed from the parameters
     until the binding changes: the fit's target grids bind once per evaluation this way.
     """

@@ -159,13 +159,13 @@ def _bench_formulas(tpl, res, sample, idx, n, runs, rows):
 
 def _bench_lo(tpl, sample, n, tmp, rows, label):
     from cryptoplan.workbook.libreoffice import convert
-    from cryptoplan.workbook.recalculation import recalculate
+    from cryptoplan.workbook.recalculation import recalc_report
     folder = tmp / f"scenarios-{label.replace(' ', '-')}"
     folder.mkdir(exist_ok=True)
     files = []
     for j, (rate, kb) in enumerate(sample):
         f = folder / f"scenario{j:03d}.xlsx"
-        recalculate(tpl, {"TxRate": rate, "MessageKB": kb}, output=f)
+        recalc_report(tpl, {"TxRate": rate, "MessageKB": kb}, output=f)
         files.append(f)
     t0 = time.perf_counter()
     convert(files, folder / "lo", recalc=True, profile_dir=tmp / "lo-profile")
@@ -218,7 +218,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from cryptoplan.workbook.libreoffice import convert, soffice
-    from cryptoplan.workbook.recalculation import recalculate
+    from cryptoplan.workbook.recalculation import recalc_report
     from cryptoplan.workbook.sweeps import sweep
     from cryptoplan.workbook.template import write_template
 
@@ -229,7 +229,7 @@ def main(argv=None) -> int:
     # ---------------------------------------------------------------- recalc
     # every timed run must succeed: recalc exit code 0 (outputs computed, none an error) and
     # its file written; -o onto the previous run's file needs --force (exit 2 without it)
-    t_api, rec = _median(lambda: recalculate(tpl, output=tmp / "out.xlsx"), args.runs,
+    t_api, rec = _median(lambda: recalc_report(tpl, output=tmp / "out.xlsx"), args.runs,
                          lambda r: r.exit_code == 0 and (tmp / "out.xlsx").is_file())
     exe = Path(sys.executable).with_name("cryptoplan")
     cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.cli"]

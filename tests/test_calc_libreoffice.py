@@ -26,7 +26,7 @@ from conftest import require
 from cryptoplan.addin import calc
 from cryptoplan.addin.catalog import CATALOG
 from cryptoplan.workbook.libreoffice import convert, install_extension
-from cryptoplan.workbook.recalculation import recalculate
+from cryptoplan.workbook.recalculation import recalc_report
 from cryptoplan.workbook.retarget import retarget
 from cryptoplan.workbook.template import write_template
 
@@ -91,7 +91,7 @@ def test_template_in_libreoffice_equals_cryptoplan_recalc(addin_profile, tmp_pat
     planner = write_template(tmp_path / "planner.xlsx")
     for_calc = tmp_path / "planner-calc.xlsx"
     retarget(planner, for_calc, "calc")
-    ours = recalculate(planner, output=tmp_path / "ours.xlsx")
+    ours = recalc_report(planner, output=tmp_path / "ours.xlsx")
     theirs = convert([for_calc], tmp_path / "lo", profile_dir=addin_profile)[0]
     mine, lo = _values(ours.written), _values(theirs)
     cells = _formula_cells(planner)
@@ -150,9 +150,9 @@ def test_a_workbook_saved_by_calc_recalculates_here_and_goes_back_to_excel(addin
     with zipfile.ZipFile(back) as z:
         sheets = "".join(z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/"))
     assert calc.PREFIX not in sheets and ">CARD_UTILIZATION(" in sheets
-    expected = [(o.key, o.text()) for o in recalculate(planner).outputs]
-    assert [(o.key, o.text()) for o in recalculate(saved).outputs] == expected
-    assert [(o.key, o.text()) for o in recalculate(back).outputs] == expected
+    expected = [(o.key, o.text()) for o in recalc_report(planner).outputs]
+    assert [(o.key, o.text()) for o in recalc_report(saved).outputs] == expected
+    assert [(o.key, o.text()) for o in recalc_report(back).outputs] == expected
 
 
 def test_cli_builds_the_package(addin_profile, tmp_path):
@@ -184,7 +184,7 @@ def test_results_messages_in_calc_are_the_explanations_excel_shows(addin_profile
     transactions/s the one installed accelerator is overloaded."""
     planner = write_template(tmp_path / "planner.xlsx")
     inputs = {"TxRate": 1500, "Policy": "privacy"}
-    ours = recalculate(planner, inputs, output=tmp_path / "ours.xlsx")
+    ours = recalc_report(planner, inputs, output=tmp_path / "ours.xlsx")
     for_calc = tmp_path / "planner-calc.xlsx"
     retarget(ours.written, for_calc, "calc")
     theirs = convert([for_calc], tmp_path / "lo", profile_dir=addin_profile)[0]

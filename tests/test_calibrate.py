@@ -1,7 +1,7 @@
 """Calibration on a site's RMF Crypto Hardware Activity report (model.calibrate, issue 13).
 
 Expected values: the identifiability tests synthesize report lines through the model from
-known parameters (model.crypto.function_ms under using_params) and check that calibration
+known parameters (model.crypto.function_ms under using_values) and check that calibration
 recovers them within their standard errors; the worked example is seed 001's RMF extract
 ("2 CEX8C ... each approximately 21% busy", "Each request processed by the coprocessor is
 taking approximately 0.596 milliseconds", "1 CEX8A ... 46.6% utilized ... 0.138
@@ -22,7 +22,7 @@ from cryptoplan.model.calibration.calibrate import (
 )
 from cryptoplan.model.zos.crypto import function_ms
 from cryptoplan.model.figures import figure_value
-from cryptoplan.model.params import load_params, using_params
+from cryptoplan.model.params import load_params, using_values
 from cryptoplan.cli import main
 
 HEADER = "TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL%\n"
@@ -68,7 +68,7 @@ def test_seed001_rmf_example_calibrates_the_card_times(tmp_path):
 def _synthetic(tmp_path, truth, keys, generation="8"):
     """Report lines computed by the model from ``truth`` (EXEC TIME to RMF's 3 decimals)."""
     lines = []
-    with using_params(truth):
+    with using_values(truth):
         for k in keys:
             lines.append(f"CEX{generation}A,03,ME,{k},1000,{float(function_ms('RSA_ME', k)):.3f},10\n")
             lines.append(f"CEX{generation}A,03,CRT,{k},100,{float(function_ms('RSA_CRT', k)):.3f},10\n")
@@ -207,7 +207,7 @@ def test_synthetic_cpu_table_calibrates_back_to_its_parameters(tmp_path):
     truth = dict(base, tls_chin_us=base["tls_chin_us"] * 1.2, tls_chin_us_per_kb=base["tls_chin_us_per_kb"] * 0.9)
     rate = 2000.0
     lines = []
-    with using_params(truth):
+    with using_values(truth):
         for kb in (2, 32, 64):
             appl = float(tls_cost_us("none", None, kb, "CHIN")) * rate / 1e4
             lines.append(f"CHANNEL,none,,,,{kb},CHIN,{rate:g},{appl:.2f}\n")

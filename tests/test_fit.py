@@ -19,7 +19,7 @@ import cryptoplan.model.calibration.fit as F
 from cryptoplan.model.zos.crypto import crypto_op_ms
 from cryptoplan.model.datafiles import data_path
 from cryptoplan.model.figures import figure, load_figures
-from cryptoplan.model.params import using_params
+from cryptoplan.model.params import using_values
 from cryptoplan.model.params import clear_cache, params_path
 from cryptoplan.model.calibration.planning import model_figures
 from cryptoplan.model.zos.tls import roundtrip_figure_ids, tls_roundtrip_us
@@ -348,7 +348,7 @@ def test_ams_grid_follows_the_parameters():
     for scale in (1.0, 1.7, 0.6):
         values = {**base, "ams_sig_op_us": scale * base["ams_sig_op_us"],
                   "cop_rsa_ms_2048": scale * base["cop_rsa_ms_2048"]}
-        with using_params(values):
+        with using_values(values):
             assert_allclose(grid.current().x[i], ams.ams_throughput("privacy", "RSA", 4096, 64.0), rtol=1e-12)
             assert_allclose(grid.current().cost[i], ams.ams_cost_us("privacy", "RSA", 4096, 64.0), rtol=1e-12)
 
@@ -371,7 +371,7 @@ def test_tls_table_is_the_scalar_model():
                   if rk == 0 or m == "SSLCIPH"]
     for _ in range(3):
         values = dict(base, **{n: base[n] * rng.uniform(0.3, 3.0) + 0.01 for n in FREE if FREE[n].submodel == "tls"})
-        with using_params(values):
+        with using_values(values):
             for m, c, kb, sp, plat, rk in conditions:
                 assert_allclose(table.cost(m, c, kb, sp, plat, sslrkeyc=rk),
                                 float(tls_cost_us(m, c, kb, sp, sslrkeyc=rk, platform=plat)), rtol=1e-12)
@@ -428,7 +428,7 @@ def test_each_source_is_evaluated_once_per_fit_evaluation():
 @pytest.mark.parametrize("group", ["ams", "tls"])
 def test_parameter_sets_evaluate_as_each_one_alone(group):
     """The fit's finite differences evaluate k parameter sets in one model call (parameters as
-    arrays of k values, model.params.using_params).  Each row must be what that set gives
+    arrays of k values, model.params.using_values).  Each row must be what that set gives
     alone: rtol 1e-12 (the same operations, broadcast; only a product's summation order
     may differ).  Sets: the committed values scaled by 0.7..1.3 at random (inside the bounds
     the fit uses)."""

@@ -269,9 +269,9 @@ def _engine_workbook(path):
 
 
 def test_every_function_through_the_engine_answers_or_explains(tmp_path):
-    from cryptoplan.workbook.recalculation import recalculate
+    from cryptoplan.workbook.recalculation import recalc_report
     cases = _engine_workbook(tmp_path / "hostile.xlsx")
-    rec = recalculate(tmp_path / "hostile.xlsx")
+    rec = recalc_report(tmp_path / "hostile.xlsx")
     outs = {o.key: o.value for o in rec.outputs}
     assert len(outs) == len(cases) > 2000
     wrong = []

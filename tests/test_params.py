@@ -287,3 +287,13 @@ def test_load_cached_reads_a_file_again_only_when_it_changes(tmp_path):
         Parameters.load_cached(tmp_path / "nope.json")
     with pytest.raises(FileNotFoundError, match="is not a file"):
         Parameters.load_cached(tmp_path)                     # a folder
+
+
+def test_using_params_is_a_deprecated_alias_of_using_values():
+    """The old name, kept for one release, warns and does what using_values does."""
+    from cryptoplan.model.params import param, using_params, using_values
+    with using_values({"ams_fixed_ms": 1.25}):
+        expect = param("ams_fixed_ms")
+    with pytest.warns(DeprecationWarning, match="using_values"):
+        with using_params({"ams_fixed_ms": 1.25}):
+            assert param("ams_fixed_ms") == expect == 1.25

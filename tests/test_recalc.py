@@ -43,7 +43,7 @@ from cryptoplan.workbook.engine.package import Package
 from cryptoplan.workbook.engine.values import ExcelError
 from cryptoplan.workbook.recalculation import (
     EXIT_BAD_FILE, EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, load_engine,
-    recalculate,
+    recalc_report,
 )
 
 
@@ -348,7 +348,7 @@ def test_unsupported_function_and_cycle_are_reported(tmp_path):
     p = make_wb(tmp_path / "p.xlsx", {"Results": {
         "A1": "Good", "B1": "=1+1", "A2": "Unsupported", "B2": "=WEIRDFN(1)",
         "A3": "Loop", "B3": "=B4+1", "B4": "=B3+1"}})
-    rec = recalculate(p, functions=registry())
+    rec = recalc_report(p, functions=registry())
     assert rec.as_dict()["Good"] == 2.0
     assert rec.exit_code == EXIT_NOT_COMPUTED
     kinds = {(pr.where, pr.kind) for pr in rec.problems}
@@ -847,7 +847,7 @@ def test_template_outputs_are_one_per_result_with_unique_labels(tmp_path):
     overflow is not a second one), labels need no cell address to tell them apart, and an
     error row's output is its value cell (column B), which holds the error text."""
     p = _template(tmp_path)
-    rec = recalculate(p, {"TxRate": 4000.0})
+    rec = recalc_report(p, {"TxRate": 4000.0})
     keys = [o.key for o in rec.outputs]
     assert not any("[" in k or "Results!" in k for k in keys), keys
     assert len(keys) == len(set(keys))
@@ -890,7 +890,7 @@ def test_the_add_ins_failures_are_errors_by_type_not_by_their_first_characters(t
         "A1": "unstable", "B1": "=ERLANGC(5,2)",
         "A2": "typed", "B2": "=Inputs!A1",
         "A3": "built", "B3": '=B1&""'}})
-    res = recalculate(p)
+    res = recalc_report(p)
     out = {o.key: o for o in res.outputs}
     assert isinstance(out["unstable"].value, ErrorText) and out["unstable"].value.code == "#NUM!"
     assert out["unstable"].is_error and not out["typed"].is_error and not out["built"].is_error
@@ -899,3 +899,12 @@ def test_the_add_ins_failures_are_errors_by_type_not_by_their_first_characters(t
     assert [p.kind for p in res.problems] == ["error-text"]
     again = pickle.loads(pickle.dumps(out["unstable"].value))
     assert isinstance(again, ErrorText) and again.code == "#NUM!" and again == out["unstable"].value
+
+
+def test_recalculate_is_a_deprecated_alias_of_recalc_report(tmp_path):
+    """The old name, kept for one release, warns and returns recalc_report's Recalculation."""
+    from cryptoplan.workbook.recalculation import recalculate
+    path = _template(tmp_path)
+    with pytest.warns(DeprecationWarning, match="recalc_report"):
+        old = recalculate(path, {"TxRate": 1500})
+    assert old.as_dict() == recalc_report(path, {"TxRate": 1500}).as_dict()

@@ -29,7 +29,7 @@ import pytest
 from openpyxl.worksheet.formula import ArrayFormula
 
 from cryptoplan.workbook.libreoffice import convert
-from cryptoplan.workbook.recalculation import recalculate
+from cryptoplan.workbook.recalculation import recalc_report
 
 from test_recalc import make_wb, registry
 
@@ -87,7 +87,7 @@ def _compare(a, b) -> bool:
 
 def test_native_formulas_equal_libreoffice(tmp_path, lo_profile):
     p = make_wb(tmp_path / "native.xlsx", NATIVE)
-    rec = recalculate(p, functions=registry(), output=tmp_path / "ours.xlsx")
+    rec = recalc_report(p, functions=registry(), output=tmp_path / "ours.xlsx")
     (lo,) = convert([p], tmp_path / "lo", recalc=True, profile_dir=lo_profile)
     theirs = openpyxl.load_workbook(lo, data_only=True)
     eng = rec.engine
@@ -118,7 +118,7 @@ def _template(tmp_path):
 def test_recalculated_template_keeps_values_through_libreoffice(tmp_path, lo_profile):
     p = _template(tmp_path)
     out = tmp_path / "recalc.xlsx"
-    rec = recalculate(p, {"TxRate": 1800.0}, output=out)
+    rec = recalc_report(p, {"TxRate": 1800.0}, output=out)
     # LibreOffice with its default settings: open, keep cached values, save again
     (resaved,) = convert([out], tmp_path / "lo", recalc=False, profile_dir=tmp_path / "prof2")
     ws = openpyxl.load_workbook(resaved, data_only=True)["Results"]
@@ -140,7 +140,7 @@ def test_recalculated_template_keeps_values_through_libreoffice(tmp_path, lo_pro
 def test_libreoffice_recalc_of_native_check_sheet(tmp_path, lo_profile):
     """The template's Check sheet (Erlang C from POISSON.DIST) agrees with LibreOffice's own recalc."""
     p = _template(tmp_path)
-    rec = recalculate(p)
+    rec = recalc_report(p)
     (lo,) = convert([p], tmp_path / "lo", recalc=True, profile_dir=lo_profile)
     ws = openpyxl.load_workbook(lo, data_only=True)["Check"]
     eng = rec.engine
@@ -162,6 +162,6 @@ def test_libreoffice_recalc_of_native_check_sheet(tmp_path, lo_profile):
 def test_written_package_is_a_valid_zip(tmp_path):
     p = make_wb(tmp_path / "z.xlsx", {"S": {"A1": 1, "B1": "=A1+1"}})
     out = tmp_path / "o.xlsx"
-    recalculate(p, functions=registry(), output=out)
+    recalc_report(p, functions=registry(), output=out)
     with zipfile.ZipFile(out) as z:
         assert z.testzip() is None

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from numpy.testing import assert_allclose
 
 from cryptoplan.model.calibration.calibrate import calibrate, smf_measured, smf_summary
-from cryptoplan.model.params import load_params, using_params
+from cryptoplan.model.params import load_params, using_values
 from cryptoplan.model.calibration.smf import (
     SmfError,
     read_channel_accounting,
@@ -157,7 +157,7 @@ def _site(folder, truth, rho, sizes=(2.0, 32.0), msgs=60000, interval=60):
     for k, kb in enumerate(sizes):
         end = f'"2026/11/23","10:{k:02d}:00,000000","SYSA","QM01","....",="900"'
         start = f'"2026/11/23","10:{k:02d}:00,000000",{interval}'
-        with using_params(truth):
+        with using_values(truth):
             per = float(tls_cost_parts_us("SSLCIPH", CIPHER, kb, "z16")["CHIN"]
                         - tls_cost_parts_us("none", None, kb, "z16")["CHIN"]) / 4.0
             unprot = float(tls_cost_parts_us("none", None, kb, "z16")["CHIN"]) / 4.0

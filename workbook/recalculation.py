@@ -1,6 +1,6 @@
 """``cryptoplan recalc``: evaluate a workbook's formulas without Excel and save the values.
 
-Python API: :func:`recalc` (outputs as a dict) and :func:`recalculate` (the
+Python API: :func:`recalc` (outputs as a dict) and :func:`recalc_report` (the
 full :class:`Recalculation`: outputs, problems, exit code, engine).
 
 Exit codes of ``cryptoplan recalc`` (also :attr:`Recalculation.exit_code`):
@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,7 +40,7 @@ from .engine.values import (
 )
 
 __all__ = [
-    "recalc", "recalculate", "open_workbook", "OpenWorkbook", "Recalculation", "Output", "Problem",
+    "recalc", "recalc_report", "recalculate", "open_workbook", "OpenWorkbook", "Recalculation", "Output", "Problem",
     "load_engine",
     "find_outputs", "parse_assignment", "format_value",
     "EXIT_OK", "EXIT_ERROR_VALUES", "EXIT_USAGE", "EXIT_NOT_COMPUTED", "EXIT_BAD_FILE",
@@ -103,7 +104,7 @@ class Problem:
 
 @dataclass
 class Recalculation:
-    """Everything :func:`recalculate` found."""
+    """Everything :func:`recalc_report` found."""
 
     path: str
     outputs: list[Output]
@@ -450,7 +451,7 @@ def _problems(engine: Engine, output_keys: set) -> list[Problem]:
     return out
 
 
-def recalculate(path, inputs: dict | None = None, *, output=None, in_place: bool = False,
+def recalc_report(path, inputs: dict | None = None, *, output=None, in_place: bool = False,
                 functions: FunctionRegistry | None = None, max_cells: int = MAX_CELLS,
                 engine: Engine | None = None) -> Recalculation:
     """Evaluate every formula of ``path`` (after setting ``inputs``); optionally save.
@@ -544,6 +545,14 @@ def _write(engine: Engine, src: str, dest: str, in_place: bool, set_cells: dict)
         raise RecalcError(f"{dest}: cannot write ({exc.strerror or exc})") from None
 
 
+def recalculate(*args, **kwargs) -> Recalculation:
+    """Deprecated name of :func:`recalc_report` (until 0.2): the two names ``recalc`` and
+    ``recalculate`` did not say that one returns the outputs and the other the whole report."""
+    warnings.warn("recalculate() is deprecated and will be removed in 0.2: use recalc_report() "
+                  "(or recalc() for the outputs alone)", DeprecationWarning, stacklevel=2)
+    return recalc_report(*args, **kwargs)
+
+
 def recalc(path, inputs: dict | None = None, *, output=None,
            functions: FunctionRegistry | None = None) -> dict:
     """Recalculate a workbook and return its outputs.
@@ -584,7 +593,7 @@ def recalc(path, inputs: dict | None = None, *, output=None,
     >>> recalc("planner.xlsx", {"TxRate": 4000})["Accelerators required"]  # doctest: +SKIP
     2.0
     """
-    return recalculate(path, inputs, output=output, functions=functions).as_dict()
+    return recalc_report(path, inputs, output=output, functions=functions).as_dict()
 
 
 class OpenWorkbook:
@@ -607,14 +616,14 @@ class OpenWorkbook:
         self.path = os.fspath(path)
         self.engine = load_engine(self.path, functions=functions, max_cells=max_cells)
 
-    def recalculate(self, inputs: dict | None = None, *, output=None) -> Recalculation:
-        """:func:`recalculate` on the parsed workbook (its ``Recalculation.engine`` is shared)."""
+    def recalc_report(self, inputs: dict | None = None, *, output=None) -> Recalculation:
+        """:func:`recalc_report` on the parsed workbook (its ``Recalculation.engine`` is shared)."""
         self.engine.clear_inputs()
-        return recalculate(self.path, inputs, output=output, engine=self.engine)
+        return recalc_report(self.path, inputs, output=output, engine=self.engine)
 
     def recalc(self, inputs: dict | None = None, *, output=None) -> dict:
         """``{output label: value}`` for ``inputs``, as :func:`recalc` returns."""
-        return self.recalculate(inputs, output=output).as_dict()
+        return self.recalc_report(inputs, output=output).as_dict()
 
 
 def open_workbook(path, *, functions: FunctionRegistry | None = None, max_cells: int = MAX_CELLS) -> OpenWorkbook:

@@ -49,7 +49,7 @@ from ..zos.crypto import CARD_FUNCTIONS, function_ms
 from ..datafiles import read_csv_table
 from ..domains import PROCESSORS
 from .leastsq import jacobian, solve
-from ..params import load_params, using_params
+from ..params import load_params, using_values
 
 __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "rmf_rows", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
            "CalibrationError", "RmfRow", "CpuRow", "Observation", "Calibration", "read_rmf_crypto",
@@ -102,7 +102,7 @@ class Observation:
     """A site number the model predicts from parameters.
 
     ``predict`` evaluates the model under the parameters in force
-    (:func:`cryptoplan.model.params.using_params`); ``params`` names the parameters it may depend
+    (:func:`cryptoplan.model.params.using_values`); ``params`` names the parameters it may depend
     on (the calibration's candidates); ``sigma`` is the number's relative (log-space)
     standard deviation; ``quantity`` says what it is, with its unit, for the report.
     """
@@ -669,7 +669,7 @@ def _batch(names, base, observations, prior=True):
         for col in logx.T:
             values = dict(base)
             values.update({n: float(np.exp(v)) for n, v in zip(names, col)})
-            with using_params(values):
+            with using_values(values):
                 m = np.array([o.predict() for o in observations])
             r = (np.log(m) - np.log(y)) / s
             out.append(np.concatenate([r, (col - x0) / PRIOR_SIGMA]) if prior else r)
@@ -750,7 +750,7 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
     for n in zero:
         unidentified[n] = ("its published value is 0 (at the fit's bound); the calibration works on "
                            "logarithms and keeps it")
-    with using_params(published):
+    with using_values(published):
         before = [o.predict() for o in observations]
     values = dict(base)
     cost = 0.0
@@ -766,7 +766,7 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
         cost = solution.cost
         # the standard error of a log-parameter, carried to the parameter (delta method)
         stderr = {n: float(np.exp(v) * e) for n, v, e in zip(identified, solution.x, solution.stderr)}
-    with using_params(values):
+    with using_values(values):
         after = [o.predict() for o in observations]
     parameters = {}
     for n, p in doc["parameters"].items():

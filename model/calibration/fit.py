@@ -61,7 +61,7 @@ from ..zos import ams
 from ..zos import tls
 from ..datafiles import data_path
 from ..figures import figure, source_label, table_in_force, using_figures
-from ..params import binding, load_params, param, using_params
+from ..params import binding, load_params, param, using_values
 from .leastsq import solve
 from ..zos.tls import ROUNDTRIP_PARAMS, roundtrip_figure_ids, tls_roundtrip_us
 from .roundtrip import fit_roundtrip
@@ -79,7 +79,7 @@ class Target:
     ``source`` computes the arrays a group of targets reads (the AMS grid, the TLS cost
     table) under the parameters in force; ``of`` reads this target's value from them.  A
     fit evaluation calls each source once for all its targets (:func:`_predictions`).
-    When :func:`cryptoplan.model.params.using_params` gives parameters as arrays of *k* values (the
+    When :func:`cryptoplan.model.params.using_values` gives parameters as arrays of *k* values (the
     fit's finite differences), ``of`` returns *k* predictions, one per parameter set.
     """
 
@@ -469,7 +469,7 @@ class _TlsTable:
         mode, cipher, kb, space, plat, rk = k
         # the model at every unit vector at once: parameter j is row j of the identity
         unit = np.eye(len(self.linear))
-        with using_params({**dict(zip(self.linear, unit)), "tls_z14_vs_z15": 1.0}):
+        with using_values({**dict(zip(self.linear, unit)), "tls_z14_vs_z15": 1.0}):
             parts = tls.tls_cost_parts_us(mode, cipher, kb, "z15")
         row = list(np.broadcast_to(parts["MSTR"] + parts["CHIN"] + parts["TCPIP"] if space == "total"
                                    else parts[space], (len(self.linear),)))
@@ -669,7 +669,7 @@ class _Scorer:
 def predict_all(values: dict, tlist=None) -> dict:
     """Model prediction of every target under the given parameter values."""
     out = {}
-    with using_params(values):
+    with using_values(values):
         for t in tlist or targets():
             out[t.figure_id] = float(t.predict())
     return out
@@ -700,7 +700,7 @@ def _residuals(values: dict, tlist, score=None) -> np.ndarray:
     ``score``: the targets' :class:`_Scorer`, when the caller has built it already.
     """
     score = score or _Scorer([figure(t.figure_id) for t in tlist])
-    with using_params(values):
+    with using_values(values):
         got = np.stack(np.broadcast_arrays(*_predictions(tlist)), axis=-1)
     return score(got).reshape(-1, len(tlist))
 
@@ -740,7 +740,7 @@ def roundtrip_cost(values: dict) -> float:
     :math:`\\tau_i` the row's tolerance.
     """
     total = 0.0
-    with using_params(values):
+    with using_values(values):
         for fid in roundtrip_figure_ids():
             f = figure(fid)
             c = f.conditions
@@ -947,7 +947,7 @@ def figure_table(values: dict) -> list[dict]:
     is the listed reason (:func:`known_misses`) for a figure out of tolerance.
     """
     preds = predict_all(values)
-    with using_params(values):
+    with using_values(values):
         for fid in roundtrip_figure_ids():
             c = figure(fid).conditions
             preds[fid] = float(tls_roundtrip_us(c["mode"], c["cipher"], float(c["message_kb"])))
@@ -980,7 +980,7 @@ def _loo_one(job) -> dict:
         vals = {**base, **{k: v["value"] for k, v in doc["parameters"].items()}}
         f = figure(fid)
         if group == "roundtrip":
-            with using_params(vals):
+            with using_values(vals):
                 pred = float(tls_roundtrip_us(f.conditions["mode"], f.conditions["cipher"],
                                               float(f.conditions["message_kb"])))
         else:
