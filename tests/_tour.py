@@ -15,7 +15,8 @@ def recording():
     """Record the ids passed to model.figures.figure while the block runs."""
     seen: set[str] = set()
     modules = [m for m in (__import__(f"cryptoplan.model.{n}", fromlist=["_"]) for n in
-                           ("figures", "calibration.fit", "zos.tls", "zos.channel", "zos.ams", "zos.crypto",
+                           ("figures", "calibration.fit", "zos.tls", "zos.channel", "zos.ams._scenario",
+                            "zos.ams._operations", "zos.ams._cpu", "zos.crypto",
                             "calibration.planning", "params", "domains"))
                if hasattr(m, "figure")]
     originals = {m: m.figure for m in modules}
@@ -27,9 +28,9 @@ def recording():
     for m in modules:
         m.figure = spy
     from cryptoplan.model.calibration import fit
-    from cryptoplan.model.zos import ams
-    ams._factor_table.cache_clear()   # cached per figures table: read them again, seen
-    ams._generation_table.cache_clear()
+    from cryptoplan.model.zos.ams import _cpu, _operations
+    _cpu._factor_table.cache_clear()   # cached per figures table: read them again, seen
+    _operations._generation_table.cache_clear()
     fit._targets.cache_clear()        # built once per figures table, likewise
     try:
         yield seen
