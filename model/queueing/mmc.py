@@ -259,6 +259,36 @@ def mmc_response_percentile(arrival_rate, service_time, servers, p):
     return unwrap(0.5 * (lo + hi) * s)
 
 
+def _smallest_feasible(start, feasible):
+    """Per element, the smallest integer :math:`c \\ge` ``start`` with ``feasible(c, idx)`` true.
+
+    ``feasible`` is monotone in :math:`c` (false then true); ``start - 1`` is known infeasible.
+    Doubles until feasible (bracketing), then bisects on the integers, evaluating only the
+    elements still open at each step.
+    """
+    everything = np.arange(start.size)
+    good = start.copy()
+    bad = good - 1.0                     # known infeasible (unstable or zero)
+    pending = ~feasible(good, everything)
+    while pending.any():                 # grow by doubling until feasible
+        idx = everything[pending]
+        bad[idx] = good[idx]
+        good[idx] = np.maximum(2.0 * good[idx], good[idx] + 1.0)
+        if (good[idx] > MAX_SERVERS).any():
+            raise ValueError(f"the targets need more than {MAX_SERVERS:,} servers; "
+                             "check the units of max_wait and service_time")
+        pending[idx] = ~feasible(good[idx], idx)
+    gap = good - bad > 1.0               # bisect on integers: bad infeasible, good feasible
+    while gap.any():
+        idx = everything[gap]
+        mid = np.floor(0.5 * (good[idx] + bad[idx]))
+        ok = feasible(mid, idx)
+        good[idx[ok]] = mid[ok]
+        bad[idx[~ok]] = mid[~ok]
+        gap = good - bad > 1.0
+    return good
+
+
 def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
                 wait_percentile=None, max_percentile_wait=None, *, full_output=False):
     """Smallest integer number of servers that meets every target given.
@@ -334,32 +364,11 @@ def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
                 ok &= pw * np.exp(-(safe - aa) * tg["t"][idx] / ss) <= 1.0 - tg["p"][idx]
         return ok
 
-    everything = np.arange(a.size)
-    good = np.floor(a) + 1.0             # smallest stable count
-    bad = good - 1.0                     # known infeasible (unstable or zero)
-    if (good > MAX_SERVERS).any():       # before the doubling, which would overflow at 1e308
+    if (np.floor(a) + 1.0 > MAX_SERVERS).any():     # before the doubling, which would overflow at 1e308
         raise ValueError(f"the targets need more than {MAX_SERVERS:,} servers: the offered load arrival_rate x "
                          f"service_time is {float(a.max()):g} erlangs; check the units of arrival_rate and "
                          "service_time")
-    pending = ~feasible(good, everything)
-    # Grow by doubling until feasible.
-    while pending.any():
-        idx = everything[pending]
-        bad[idx] = good[idx]
-        good[idx] = np.maximum(2.0 * good[idx], good[idx] + 1.0)
-        if (good[idx] > MAX_SERVERS).any():
-            raise ValueError(f"the targets need more than {MAX_SERVERS:,} servers; "
-                             "check the units of max_wait and service_time")
-        pending[idx] = ~feasible(good[idx], idx)
-    # Bisect on integers: bad infeasible, good feasible.
-    gap = good - bad > 1.0
-    while gap.any():
-        idx = everything[gap]
-        mid = np.floor(0.5 * (good[idx] + bad[idx]))
-        ok = feasible(mid, idx)
-        good[idx[ok]] = mid[ok]
-        bad[idx[~ok]] = mid[~ok]
-        gap = good - bad > 1.0
+    good = _smallest_feasible(np.floor(a) + 1.0, feasible)
     n = good.reshape(shape).astype(np.int64)
     result = int(n) if n.ndim == 0 else n
     if full_output:

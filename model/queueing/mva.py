@@ -307,6 +307,41 @@ class SchweitzerResult:
     iterations: int
 
 
+def _schweitzer_inputs(populations, station, demand, think_time, stations, tol, max_iter) -> tuple:
+    """:func:`mva_schweitzer`'s arguments checked and shaped: (populations (C,), demands (C, V),
+    station indices (C, V), number of stations, think times (C,), iteration limit)."""
+    n = np.atleast_1d(POPULATION.check(populations, "populations")).astype(float)
+    if n.ndim != 1:
+        raise ValueError(f"populations must be a 1-D list, one whole number per class (got shape {n.shape})")
+    d = np.atleast_2d(DEMAND.check(demand, "demand")).astype(float)
+    s = np.atleast_2d(as_array("station", station))
+    if d.ndim != 2 or d.shape != s.shape or d.shape[0] != n.size:
+        raise ValueError(f"station and demand must both have shape (classes, visits) = ({n.size}, V); "
+                         f"got {s.shape} and {d.shape}")
+    if s.size and (not np.issubdtype(s.dtype, np.integer) or s.min() < 0):
+        raise ValueError("station must hold whole-number station indices >= 0")
+    s = s.astype(np.int64)
+    if stations is None:
+        k = int(s.max(initial=-1)) + 1
+        if k > MAX_STATIONS:
+            raise ValueError(f"station indices must be below {MAX_STATIONS:.0f} (got {k - 1}): number the "
+                             "stations densely")
+    else:
+        k = int(STATIONS.check(stations, scalar=True))
+    if s.size and s.max() >= k:
+        raise ValueError(f"station indices must be below stations={k} (got {int(s.max())})")
+    z = np.asarray(THINK_TIME.check(think_time), dtype=float)
+    if z.ndim > 1 or (z.ndim == 1 and z.size != n.size):
+        raise ValueError(f"think_time must be one number or one per class ({n.size}), got shape {z.shape}")
+    z = np.broadcast_to(z, n.shape)
+    MVA_TOLERANCE.check(tol, scalar=True)
+    max_iter = int(MAX_ITERATIONS.check(max_iter, scalar=True))
+    if np.any(z + d.sum(axis=1) < 1e-300):
+        raise ValueError("every class needs a cycle that takes some time: demands and think_time "
+                         "sum to 0 for at least one class")
+    return n, d, s, k, z, max_iter
+
+
 def mva_schweitzer(populations, station, demand, think_time=0.0, stations=None, *,
                    tol=1e-10, max_iter=100_000) -> SchweitzerResult:
     """Approximate MVA of a closed multi-class network of single-server stations.
@@ -368,35 +403,7 @@ def mva_schweitzer(populations, station, demand, think_time=0.0, stations=None, 
     .. [3] E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik,
        *Quantitative System Performance*, Prentice-Hall, 1984, §7.4.
     """
-    n = np.atleast_1d(POPULATION.check(populations, "populations")).astype(float)
-    if n.ndim != 1:
-        raise ValueError(f"populations must be a 1-D list, one whole number per class (got shape {n.shape})")
-    d = np.atleast_2d(DEMAND.check(demand, "demand")).astype(float)
-    s = np.atleast_2d(as_array("station", station))
-    if d.ndim != 2 or d.shape != s.shape or d.shape[0] != n.size:
-        raise ValueError(f"station and demand must both have shape (classes, visits) = ({n.size}, V); "
-                         f"got {s.shape} and {d.shape}")
-    if s.size and (not np.issubdtype(s.dtype, np.integer) or s.min() < 0):
-        raise ValueError("station must hold whole-number station indices >= 0")
-    s = s.astype(np.int64)
-    if stations is None:
-        k = int(s.max(initial=-1)) + 1
-        if k > MAX_STATIONS:
-            raise ValueError(f"station indices must be below {MAX_STATIONS:.0f} (got {k - 1}): number the "
-                             "stations densely")
-    else:
-        k = int(STATIONS.check(stations, scalar=True))
-    if s.size and s.max() >= k:
-        raise ValueError(f"station indices must be below stations={k} (got {int(s.max())})")
-    z = np.asarray(THINK_TIME.check(think_time), dtype=float)
-    if z.ndim > 1 or (z.ndim == 1 and z.size != n.size):
-        raise ValueError(f"think_time must be one number or one per class ({n.size}), got shape {z.shape}")
-    z = np.broadcast_to(z, n.shape)
-    MVA_TOLERANCE.check(tol, scalar=True)
-    max_iter = int(MAX_ITERATIONS.check(max_iter, scalar=True))
-    if np.any(z + d.sum(axis=1) < 1e-300):
-        raise ValueError("every class needs a cycle that takes some time: demands and think_time "
-                         "sum to 0 for at least one class")
+    n, d, s, k, z, max_iter = _schweitzer_inputs(populations, station, demand, think_time, stations, tol, max_iter)
     # same[c, v, w]: visits v and w of class c are at the same station.
     same = s[:, :, None] == s[:, None, :]
     flat = s.ravel()
