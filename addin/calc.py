@@ -68,10 +68,19 @@ import sys
 import sysconfig
 import tempfile
 import zipfile
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
 
 from . import convert
 from .catalog import CALC_PREFIX, CALC_SERVICE, CATALOG, Function
+from cryptoplan.model.lazy import lazy_module
+
+
+# loaded on first use: saxutils costs 40 ms (urllib, email, ssl); NumPy and SciPy only for their paths
+np = lazy_module("numpy")
+saxutils = lazy_module("xml.sax.saxutils")
+scipy = lazy_module("scipy")
 
 __all__ = [
     "SERVICE", "INTERFACE", "PREFIX", "EXPLAIN", "ERROR_CODES", "error_value", "evaluate",
@@ -191,9 +200,8 @@ def idl_source(catalog=CATALOG) -> str:
 
 
 def _prop(name: str, value: str, lang: str | None = "en-US") -> str:
-    from xml.sax.saxutils import escape  # here: its import costs 40 ms (urllib, email, ssl)
     attr = f' xml:lang="{lang}"' if lang else ""
-    return f'<prop oor:name="{name}"><value{attr}>{escape(value)}</value></prop>'
+    return f'<prop oor:name="{name}"><value{attr}>{saxutils.escape(value)}</value></prop>'
 
 
 def _function_node(name: str, help: str, category: str, params: list) -> list:
@@ -311,12 +319,9 @@ g_ImplementationHelper.addImplementation(createInstance, SERVICE, ("com.sun.star
 
 def _install_paths() -> list[str]:
     """Folders that must be on ``sys.path`` to import cryptoplan and its dependencies."""
-    import numpy
-    import scipy
-    from cryptoplan import addin
-    # the folder that holds cryptoplan/ (site-packages/cryptoplan/addin/__init__.py), numpy/, scipy/
-    folders = [str(Path(addin.__file__).resolve().parents[2])]
-    folders += [str(Path(m.__file__).resolve().parent.parent) for m in (numpy, scipy)]
+    # the folder that holds cryptoplan/ (site-packages/cryptoplan/addin/calc.py), numpy/, scipy/
+    folders = [str(Path(__file__).resolve().parents[2])]
+    folders += [str(Path(m.__file__).resolve().parent.parent) for m in (np, scipy)]
     folders += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
     return list(dict.fromkeys(folders))
 
@@ -396,7 +401,6 @@ def package(paths=None) -> bytes:
         if r.returncode != 0 or not rdb.exists():
             raise RuntimeError(f"unoidl-write failed (exit {r.returncode}): {r.stderr.strip()[-1000:]}")
         types = rdb.read_bytes()
-    from importlib.metadata import PackageNotFoundError, version
     try:
         ver = version("cryptoplan")
     except PackageNotFoundError:

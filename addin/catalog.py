@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
+from cryptoplan import model      # lazy: a function's module loads on first use
 from cryptoplan.model import domains as D
 from cryptoplan.model.zos.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
 from cryptoplan.model.zos.crypto import OPERATIONS
@@ -222,7 +223,6 @@ class Function:
 
     def model_function(self):
         """The wrapped :mod:`cryptoplan.model` function (raises AttributeError if absent)."""
-        from cryptoplan import model
         return getattr(model, self.model)
 
     def as_dict(self) -> dict:

@@ -27,7 +27,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+
 from .figures import figure
+from .lazy import lazy_module
 
 __all__ = [
     "FromFigure", "Domain", "number_text",
@@ -78,15 +80,8 @@ class FromFigure:
         return number if self.divisor == 1.0 else float(math.floor(number / self.divisor))
 
 
-# _validate imports NumPy: bound on first use, so that importing this module stays light.
-_CHECK = None
-
-
-def _validate():
-    global _CHECK
-    from . import _validate as module
-    _CHECK = module.check
-    return module
+# _validate imports NumPy: bound lazily, so that importing this module stays light.
+validate = lazy_module("cryptoplan.model._validate")
 
 
 @dataclass(frozen=True)
@@ -143,7 +138,7 @@ class Domain:
             If ``x`` is not numeric.
         """
         lo, hi = self.bounds()
-        return (_CHECK or _validate().check)(name or self.name, x, lo, hi, lo_open=self.lo_open,
+        return validate.check(name or self.name, x, lo, hi, lo_open=self.lo_open,
                                              hi_open=self.hi_open, integer=self.integer, scalar=scalar)
 
     def contains(self, x: float) -> bool:
@@ -202,7 +197,7 @@ def number_text(x: float) -> str:
     The shortest form (``%g``) where it is exact, the whole number where ``%g`` would round
     it (:func:`cryptoplan.model._validate.number_text`).
     """
-    return _validate().number_text(x)
+    return validate.number_text(x)
 
 
 # ------------------------------------------------------------------ engineering limits

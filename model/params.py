@@ -22,9 +22,14 @@ from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
+
 from .datafiles import data_path
 from ._text import value_text
 from .domains import KEY_REUSE, MAX_MESSAGE_KB
+from .lazy import lazy_module
+
+
+np = lazy_module("numpy")      # json_depth only: importing the parameters stays light
 
 __all__ = [
     "Parameters", "ParameterFileError", "MissingParameterFile", "current_parameters", "using_parameters", "binding",
@@ -221,7 +226,6 @@ def json_depth(data: bytes) -> int:
     Vectorized (one regular-expression pass and a cumulative sum), so a hostile file is
     measured in linear time without recursion.
     """
-    import numpy as np
     a = np.frombuffer(_JSON_STRING.sub(b'""', data), dtype=np.uint8)
     opens = (a == 0x5B) | (a == 0x7B)
     closes = (a == 0x5D) | (a == 0x7D)

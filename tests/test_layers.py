@@ -102,14 +102,24 @@ def _imports(module: str, path: Path):
                 if target in MODULES:
                     found.append((target, key.value, node.lineno))
     for node in ast.walk(tree):
-        # importlib.import_module("cryptoplan.x.y") / __import__("cryptoplan.x.y"): an import too
+        # importlib.import_module("cryptoplan.x.y") / __import__("cryptoplan.x.y") /
+        # lazy_module("cryptoplan.x.y") or lazy_loader.load(...) (bound at a module's top, loaded
+        # on first use): imports too
         if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
                 and isinstance(node.args[0].value, str)
-                and (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
-                     or isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__"))):
+                and (isinstance(node.func, ast.Attribute) and node.func.attr in ("import_module", "load")
+                     or isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__",
+                                                                             "lazy_module"))):
             target = _own(node.args[0].value)
             if target:
                 found.append((target, None, node.lineno))
+    for node in tree.body:          # name = lazy_module("cryptoplan..."): an alias of that module
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args
+                and isinstance(node.value.args[0], ast.Constant) and isinstance(node.value.args[0].value, str)
+                and _own(node.value.args[0].value) == node.value.args[0].value):
+            for g in node.targets:
+                if isinstance(g, ast.Name):
+                    aliases[g.id] = node.value.args[0].value
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             # alias._x, and the dotted form cryptoplan.model.domains._x after `import cryptoplan...`
@@ -149,6 +159,7 @@ def test_the_scan_sees_the_packages():
     # the scan must find what it checks: each package's modules and known edges
     assert {"cryptoplan.model.queueing.erlang", "cryptoplan.addin.convert", "cryptoplan.workbook.engine", "cryptoplan.cli"} <= MODULES.keys()
     assert ("cryptoplan.model.queueing._erlang_kernels", "erlang_c_from_b") in {(t, n) for t, n, _ in GRAPH["cryptoplan.model.queueing.mmc"]}
+    assert ("cryptoplan.workbook.charts", None) in {(t, n) for t, n, _ in GRAPH["cryptoplan.workbook.plan_report"]}
     assert any(t == "cryptoplan.addin.convert" for t, _, _ in GRAPH["cryptoplan.workbook.catalog_functions"])
 
 
@@ -215,6 +226,11 @@ def test_the_import_graph_has_no_cycle():
     ("import importlib\nimportlib.import_module('cryptoplan.workbook.recalculation')\n", "upward"),
     ("import cryptoplan.model.queueing._erlang_kernels\ncryptoplan.model.queueing._erlang_kernels._erlang_b_kernel(1, 2)\n", "private"),
     ("from .queueing import _erlang_kernels\ngetattr(_erlang_kernels, '_erlang_b_kernel')\n", "private"),
+    # a module bound lazily at the top is an import, and its private names are private
+    ("from .lazy import lazy_module\nr = lazy_module('cryptoplan.workbook.recalculation')\n", "upward"),
+    ("import lazy_loader\nr = lazy_loader.load('cryptoplan.workbook.recalculation')\n", "upward"),
+    ("from .lazy import lazy_module\nk = lazy_module('cryptoplan.model.queueing._erlang_kernels')\nk._erlang_b_kernel(1, 2)\n",
+     "private"),
 ])
 def test_the_checks_fail_on_a_violation(tmp_path, monkeypatch, bad, expect):
     """A model module that imports the workbook, or a private name of a sibling, is caught."""

@@ -43,6 +43,12 @@ from .engine.ops import expand
 from .engine.values import (
     BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NUM, STR, Val, not_computed,
 )
+from cryptoplan.model.lazy import lazy_module
+
+# the catalog, the cell contract and the parameter sets: loaded when a catalog function is first made
+catalog = lazy_module("cryptoplan.addin.catalog")
+convert = lazy_module("cryptoplan.addin.convert")
+model_params = lazy_module("cryptoplan.model.params")
 
 __all__ = ["catalog_functions", "default_functions", "callable_function", "ERROR_TEXT_CODE"]
 
@@ -361,9 +367,6 @@ def _catalog_fn(spec) -> Fn:
     k = spec.params_arg
     if k is None:
         return _catalog_core(spec)
-    from cryptoplan.addin import convert
-    from cryptoplan.model.params import using_parameters
-
     inner = _catalog_core(convert.without_params(spec)).impl
 
     def impl(ctx, *raw):
@@ -382,7 +385,7 @@ def _catalog_fn(spec) -> Fn:
             return _error(ctx, spec.name, error)
         if params is None:
             return inner(ctx, *rest)
-        with using_parameters(params):
+        with model_params.using_parameters(params):
             return inner(ctx, *rest)
 
     return Fn(spec.name, impl, "r*", 0, len(spec.args), udf=True)
@@ -395,26 +398,218 @@ def _error(ctx, name, text) -> Val:
     return _finish(out, 1, 1, 1, ctx, name)
 
 
-def _catalog_core(spec) -> Fn:
-    from cryptoplan.addin import convert
+class _Const:
+    """An argument left to its default: the same value for every element."""
 
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def converted(self, i):
+        return self.value
+
+    def given(self, i):
+        return self.value
+
+    leaf = converted
+
+    def vector(self, arrays, first, scalar):
+        return self.value
+
+
+class _Whole:
+    """A whole-range argument (a table of rates, workloads): converted once per scenario.
+
+    ``conv[s]`` is scenario ``s``'s converted value (None: the add-in refuses it), ``grids[s]``
+    the cells as given, ``scenario[i]`` element ``i``'s scenario.
+    """
+
+    __slots__ = ("conv", "grids", "scenario")
+
+    def __init__(self, conv, grids, scenario):
+        self.conv, self.grids, self.scenario = conv, grids, scenario
+
+    def converted(self, i):
+        return self.conv[self.scenario[i]]
+
+    def given(self, i):
+        return self.grids[self.scenario[i] if len(self.grids) > 1 else 0]
+
+    leaf = converted
+
+    def vector(self, arrays, first, scalar):
+        return self.converted(first)
+
+
+class _Numeric:
+    """A number or integer argument: numbers in column ``column`` of the group's arrays; other
+    cells (empty: the default, numeric text...) converted once each, ``consts[code[i]]``."""
+
+    __slots__ = ("column", "integer", "val", "code", "consts")
+
+    def __init__(self, column, integer, val, code, consts):
+        self.column, self.integer, self.val, self.code, self.consts = column, integer, val, code, consts
+
+    def converted(self, i):
+        """Element ``i``'s converted value, or _COLUMN for a number in the numeric column."""
+        c = self.code[i]
+        return self.consts[c] if c >= 0 else _COLUMN
+
+    def given(self, i):
+        return _py(self.val, i)
+
+    def leaf(self, i):
+        x = self.converted(i)
+        if x is not _COLUMN:
+            return x
+        x = float(self.val.num.flat[i])
+        return int(x) if self.integer else x
+
+    def vector(self, arrays, first, scalar):
+        """The group's argument: a constant, or its column (a scalar if the same for the whole group)."""
+        x = self.converted(first)
+        if x is not _COLUMN:
+            return x
+        col = arrays[self.column]
+        one = scalar or bool((col == col[0]).all())
+        if self.integer:
+            return int(col[0]) if one else col.astype(np.int64)
+        return float(col[0]) if one else col
+
+
+class _Categorical:
+    """A text, bool or number-or-text argument: one converted value per element (a call each)."""
+
+    __slots__ = ("value", "val")
+
+    def __init__(self, value, val):
+        self.value, self.val = value, val
+
+    def converted(self, i):
+        return self.value[i]
+
+    def given(self, i):
+        return _py(self.val, i)
+
+    leaf = converted
+
+    def vector(self, arrays, first, scalar):
+        return self.value[first]
+
+
+def _whole_item(a, v, E, per):
+    """(:class:`_Whole`, elements it allows on the fast path, its group-key column)."""
+    grids = [_grid(v, s) for s in range(v.n)]
+    conv = []
+    for g in grids:
+        try:
+            single_empty = len(g) == 1 and len(g[0]) == 1 and g[0][0] is None
+            if any(convert.is_error_text(x) for row in g for x in row):
+                raise convert.CellError("error in vector")
+            conv.append(convert.convert_cell(a, None) if single_empty else convert.whole_argument(a, g))
+        except convert.CellError:
+            conv.append(None)
+    scen = np.arange(E) // per
+    sidx = scen if v.n > 1 else np.zeros(E, dtype=np.int64)
+    ok = np.array([conv[s] is not None for s in range(v.n)])[sidx]
+    return _Whole(conv, grids, sidx), ok, sidx
+
+
+def _numeric_item(a, v, o, oidx, column):
+    """(:class:`_Numeric`, fast elements, group-key column, the numbers' column) of a number argument.
+
+    Numbers in a column at once; any other cell converted by the add-in's own rule, each
+    distinct value once.
+    """
+    ok_ = o.kind.reshape(-1)
+    x = o.num.reshape(-1)
+    isnum = ok_ == NUM
+    ok_o = isnum & convert.accepted_numbers(a, x)
+    other = np.nonzero(~isnum)[0]
+    conv, okc = convert.convert_values(a, [_py(o, i) for i in other.tolist()])
+    ok_o[other] = okc
+    consts, codes = [], {}
+    cix = np.full(ok_.size, -1, dtype=np.int64)
+    for i, c, good in zip(other.tolist(), conv, okc.tolist()):
+        if good:
+            cix[i] = codes.setdefault((type(c), c), len(codes))
+            if cix[i] == len(consts):
+                consts.append(c)
+    item = _Numeric(column, a.kind == "integer", v, _Gather(cix, oidx), consts)
+    return item, ok_o[oidx], (cix + 1)[oidx], np.where(isnum & ok_o, x, 0.0)[oidx]
+
+
+def _categorical_item(a, v, o, oidx):
+    """(:class:`_Categorical`, fast elements, group-key column) of a text, bool or mixed argument."""
+    conv, ok_o = convert.convert_values(a, [_py(o, i) for i in range(o.kind.size)])
+    codes = {}
+    ocode = np.array([codes.setdefault((type(c), c) if ok_o[i] else None, len(codes))
+                      for i, c in enumerate(conv)], dtype=np.int64)
+    pyvals = np.empty(len(conv), dtype=object)
+    pyvals[:] = conv
+    return _Categorical(_Gather(pyvals, oidx), v), ok_o[oidx], ocode[oidx]
+
+
+def _layout(args, positions, vals, ovals, vec_vals, n, rows, cols):
+    """One argument record per argument, the elements every argument allows on the fast path,
+    the group keys' columns and the numeric columns (each E = n x rows x cols long)."""
+    E, per = n * rows * cols, rows * cols
+    fast = np.ones(E, dtype=bool)
+    numcols, keys_parts, layout = [], [], []
+    for (what, j), a in zip(positions, args):
+        if what == "default" or (what == "vec" and vec_vals[j] is None):
+            layout.append(_Const(a.default))
+            continue
+        if what == "vec":
+            item, ok, key = _whole_item(a, vec_vals[j], E, per)
+        else:
+            # per-element work is done on the argument as given (often one cell for all
+            # scenarios), then spread to the E elements by index
+            o = ovals[j]
+            if o.num.shape[1:] != (rows, cols) and o.shape != (1, 1):
+                o = expand(o, rows, cols)
+            oidx = np.broadcast_to(np.arange(o.num.size).reshape(o.num.shape), (n, rows, cols)).reshape(-1)
+            if a.kind in ("number", "integer"):
+                item, ok, key, column = _numeric_item(a, vals[j], o, oidx, len(numcols))
+                numcols.append(column)
+            else:
+                item, ok, key = _categorical_item(a, vals[j], o, oidx)
+        fast &= ok
+        keys_parts.append(key)
+        layout.append(item)
+    return layout, fast, keys_parts, numcols
+
+
+def _split_arguments(ctx, args, given):
+    """Each argument's value: whole-range ones apart, the rest listed for broadcasting.
+
+    Returns (element values, {index: whole value}, [("vec" | "default" | "elem", index)]).
+    """
+    vals, vec_vals, positions = [], {}, []
+    for j, (a, x) in enumerate(zip(args, given)):
+        v = _arg_val(ctx, x)
+        if a.kind in convert.WHOLE_KINDS:
+            vec_vals[j] = v
+            positions.append(("vec", j))
+        elif v is None:
+            positions.append(("default", j))
+        else:
+            positions.append(("elem", len(vals)))
+            vals.append(v)
+    return vals, vec_vals, positions
+
+
+def _catalog_core(spec) -> Fn:
+    """The engine function of a catalog entry: vectorized over scenarios and cells, grouped by
+    the arguments that are not numbers, with exactly the add-in's cell semantics."""
     args = spec.args
 
     def impl(ctx, *raw):
         given = list(raw) + [MISSING] * (len(args) - len(raw))
         if spec.result == "table":
             return _table_result(ctx, spec, given, convert)
-        vals, vec_vals, positions = [], {}, []
-        for j, (a, x) in enumerate(zip(args, given)):
-            v = _arg_val(ctx, x)
-            if a.kind in convert.WHOLE_KINDS:
-                vec_vals[j] = v
-                positions.append(("vec", j))
-            elif v is None:
-                positions.append(("default", j))
-            else:
-                positions.append(("elem", len(vals)))
-                vals.append(v)
+        vals, vec_vals, positions = _split_arguments(ctx, args, given)
         # an omitted required argument (=ERLANGC(,10)): Excel hands the add-in an empty value
         omitted = [a.name for a, x in zip(args, given) if x is MISSING and a.required]
         if omitted:
@@ -436,76 +631,7 @@ def _catalog_core(spec) -> Fn:
             vals = [v.broadcast(nv) for v in vals]
             n = nv
         E = n * rows * cols
-        per = rows * cols
-        fast = np.ones(E, dtype=bool)
-        numcols, keys_parts = [], []
-        layout = []
-        for (what, j), a in zip(positions, args):
-            if what == "default":
-                layout.append(("const", a.default))
-                continue
-            if what == "vec":
-                v = vec_vals[j]
-                if v is None:
-                    layout.append(("const", a.default))
-                    continue
-                grids = [_grid(v, s) for s in range(v.n)]
-                conv = []
-                for g in grids:
-                    try:
-                        single_empty = len(g) == 1 and len(g[0]) == 1 and g[0][0] is None
-                        if any(convert.is_error_text(x) for row in g for x in row):
-                            raise convert.CellError("error in vector")
-                        conv.append(convert.convert_cell(a, None) if single_empty else
-                                    convert.whole_argument(a, g))
-                    except convert.CellError:
-                        conv.append(None)
-                scen = np.arange(E) // per
-                sidx = scen if v.n > 1 else np.zeros(E, dtype=np.int64)
-                ok = np.array([conv[s] is not None for s in range(v.n)])[sidx]
-                fast &= ok
-                keys_parts.append(sidx)
-                layout.append(("vec", j, conv, grids, sidx))
-                continue
-            v = vals[j]
-            o = ovals[j]
-            # per-element work is done on the argument as given (often one cell for all
-            # scenarios), then spread to the E elements by index
-            if o.num.shape[1:] != (rows, cols) and o.shape != (1, 1):
-                o = expand(o, rows, cols)
-            oidx = np.broadcast_to(np.arange(o.num.size).reshape(o.num.shape),
-                                   (n, rows, cols)).reshape(-1)
-            ok_ = o.kind.reshape(-1)
-            if a.kind in ("number", "integer"):
-                # numbers in a column at once; any other cell (empty: the default, numeric
-                # text, ...) converted by the add-in's own rule, each distinct value once
-                x = o.num.reshape(-1)
-                isnum = ok_ == NUM
-                ok_o = isnum & convert.accepted_numbers(a, x)
-                other = np.nonzero(~isnum)[0]
-                conv, okc = convert.convert_values(a, [_py(o, i) for i in other.tolist()])
-                ok_o[other] = okc
-                consts, codes = [], {}
-                cix = np.full(ok_.size, -1, dtype=np.int64)
-                for i, c, good in zip(other.tolist(), conv, okc.tolist()):
-                    if good:
-                        cix[i] = codes.setdefault((type(c), c), len(codes))
-                        if cix[i] == len(consts):
-                            consts.append(c)
-                fast &= ok_o[oidx]
-                keys_parts.append((cix + 1)[oidx])
-                layout.append(("num", len(numcols), a.kind, v, _Gather(cix, oidx), consts))
-                numcols.append(np.where(isnum & ok_o, x, 0.0)[oidx])
-            else:  # text, bool, number_or_text: categorical (one value per call)
-                conv, ok_o = convert.convert_values(a, [_py(o, i) for i in range(ok_.size)])
-                codes = {}
-                ocode = np.array([codes.setdefault((type(c), c) if ok_o[i] else None, len(codes))
-                                  for i, c in enumerate(conv)], dtype=np.int64)
-                fast &= ok_o[oidx]
-                keys_parts.append(ocode[oidx])
-                pyvals = np.empty(len(conv), dtype=object)
-                pyvals[:] = conv
-                layout.append(("cat", _Gather(pyvals, oidx), v))
+        layout, fast, keys_parts, numcols = _layout(args, positions, vals, ovals, vec_vals, n, rows, cols)
         keys = _group_ids(keys_parts, E)
         try:
             fn = spec.model_function()
@@ -513,60 +639,19 @@ def _catalog_core(spec) -> Fn:
             fn = None
             fast[:] = False
 
-        def converted(item, i):
-            """Element ``i``'s converted argument, or _COLUMN for a number in a numeric column."""
-            if item[0] == "const":
-                return item[1]
-            if item[0] == "vec":
-                return item[2][item[4][i]]
-            if item[0] == "cat":
-                return item[1][i]
-            c = item[4][i]
-            return item[5][c] if c >= 0 else _COLUMN     # a converted cell (empty: the default)
-
         def call_vec(key, arrays, scalar):
             first = int(key_first[key])
-            argv = []
-            for item in layout:
-                x = converted(item, first)
-                if x is not _COLUMN:
-                    argv.append(x)
-                else:
-                    col = arrays[item[1]]
-                    # an argument that is the same for the whole group goes in as a scalar
-                    one = scalar or bool((col == col[0]).all())
-                    if item[2] == "integer":
-                        argv.append(int(col[0]) if one else col.astype(np.int64))
-                    else:
-                        argv.append(float(col[0]) if one else col)
+            argv = [item.vector(arrays, first, scalar) for item in layout]
             with np.errstate(all="ignore"):
                 return fn(*argv)
 
         def call_one(i):
-            argv = []
-            for item in layout:
-                if item[0] == "const":
-                    argv.append(item[1])
-                elif item[0] == "vec":
-                    argv.append(item[3][item[4][i] if len(item[3]) > 1 else 0])
-                elif item[0] == "cat":
-                    argv.append(_py(item[2], i))
-                else:
-                    argv.append(_py(item[3], i))
-            return convert.call(spec, tuple(argv))
+            return convert.call(spec, tuple(item.given(i) for item in layout))
 
         def call_leaf(i):
             """One fast element: the model directly, errors as the add-in's text."""
-            argv = []
-            for item in layout:
-                x = converted(item, i)
-                if x is not _COLUMN:
-                    argv.append(x)
-                else:
-                    x = float(item[3].num.flat[i])
-                    argv.append(int(x) if item[2] == "integer" else x)
             try:
-                return convert.cell_result(spec, fn(*argv))
+                return convert.cell_result(spec, fn(*[item.leaf(i) for item in layout]))
             except Exception as exc:  # noqa: BLE001 - exactly what convert.call returns
                 return convert.error_text(convert.error_code_for(exc), spec.name, convert.error_message(exc))
 
@@ -658,13 +743,8 @@ def catalog_functions() -> dict:
     """
     global _CATALOG_CACHE
     if _CATALOG_CACHE is None:
-        try:
-            from cryptoplan.addin.catalog import CALC_PREFIX as PREFIX
-            from cryptoplan.addin.catalog import CATALOG
-        except ImportError:  # pragma: no cover - the add-in ships with cryptoplan
-            CATALOG, PREFIX = (), ""
-        fns = {spec.name: _catalog_fn(spec) for spec in CATALOG}
-        _CATALOG_CACHE = {**fns, **{PREFIX + name: fn for name, fn in fns.items()}}
+        fns = {spec.name: _catalog_fn(spec) for spec in catalog.CATALOG}
+        _CATALOG_CACHE = {**fns, **{catalog.CALC_PREFIX + name: fn for name, fn in fns.items()}}
     return dict(_CATALOG_CACHE)
 
 

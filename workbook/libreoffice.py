@@ -15,6 +15,10 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from cryptoplan.model.lazy import lazy_module
+
+
+calc = lazy_module("cryptoplan.addin.calc")   # when an add-in is installed
 
 __all__ = ["soffice", "convert", "profile", "install_extension"]
 
@@ -57,9 +61,8 @@ def install_extension(folder, oxt, *, timeout: float = 300.0) -> None:
     profile (``UNO_SHARED_PACKAGES_CACHE``, given again by :func:`convert`) the install
     stays in ``folder``.
     """
-    from cryptoplan.addin.calc import install
     (Path(folder) / "shared").mkdir(parents=True, exist_ok=True)
-    install(oxt, shared=True, timeout=timeout,
+    calc.install(oxt, shared=True, timeout=timeout,
             env=[f"UserInstallation={Path(folder).resolve().as_uri()}", _shared_cache(folder)])
 
 

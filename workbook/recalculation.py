@@ -31,6 +31,7 @@ import numpy as np
 
 from cryptoplan.addin.errors import ErrorText
 
+from . import engine     # lazy package: format_number loads the engine's functions on first use
 from .engine import (
     MAX_CELLS, CellWrite, Engine, EngineError, FunctionRegistry, OutputError, Package, WorkbookFileError,
     cell_name, index_to_col, write_package,
@@ -38,6 +39,11 @@ from .engine import (
 from .engine.values import (
     ERR_CIRCULAR, ERR_UNSUPPORTED, ERROR_TEXT, NOT_COMPUTED, STR, ExcelError, Val, number_to_text,
 )
+from cryptoplan.model.lazy import lazy_module
+
+# the add-in catalog's functions (the model) and the parameter file: loaded on first use
+catalog_functions = lazy_module("cryptoplan.workbook.catalog_functions")
+model_params = lazy_module("cryptoplan.model.params")
 
 __all__ = [
     "recalc", "recalc_report", "recalculate", "open_workbook", "OpenWorkbook", "Recalculation", "Output", "Problem",
@@ -167,8 +173,7 @@ def load_engine(path, *, n: int = 1, functions: FunctionRegistry | None = None,
     except WorkbookFileError as exc:
         raise RecalcError(str(exc)) from None
     if functions is None:
-        from .catalog_functions import default_functions
-        functions = default_functions()
+        functions = catalog_functions.default_functions()
         check_environment_parameters()
     return Engine(pkg, functions=functions, n=n)
 
@@ -184,10 +189,9 @@ def check_environment_parameters() -> None:
     RecalcError
         The file is missing, not a regular file, too large or deep, not JSON or invalid.
     """
-    from cryptoplan.model.params import ParameterFileError, current_parameters
     try:
-        current_parameters()
-    except ParameterFileError as exc:
+        model_params.current_parameters()
+    except model_params.ParameterFileError as exc:
         raise RecalcError(f"{exc}" if "CRYPTOPLAN_PARAMS" in str(exc)
                           else f"CRYPTOPLAN_PARAMS: {exc}") from None
 
@@ -265,36 +269,20 @@ def find_outputs(engine: Engine) -> list[tuple[str, tuple, tuple]]:
         if sh is None:
             return []
     si = sh.index
-    cells = sorted((r, c) for (s, r, c) in engine.formulas if s == si)
-    cells += sorted((r, c) for (s, r, c) in engine.spill_owner if s == si)
-    cells = sorted(set(cells))
+    cells = sorted({(r, c) for (s, r, c) in (*engine.formulas, *engine.spill_owner) if s == si})
     by_row: dict[int, list[int]] = {}
     for r, c in cells:
         by_row.setdefault(r, []).append(c)
-    names_of: dict[tuple, list[str]] = {}
-    for scope, name in engine.names():
-        try:
-            key = engine.locate(name if scope is None else f"'{engine.sheets[scope].name}'!{name}")
-        except EngineError:
-            continue
-        names_of.setdefault(key, []).append(name)
+    names_of = _names_by_cell(engine)
     out = []
     for r in sorted(by_row):
-        cols = by_row[r]
-        outs = [c for c in cols if not (computed_labels and _is_text_formula(engine, (si, r, c))
-                                        and any(x > c for x in cols))]
-        # a cell that only repeats the row's first output's text (the template's message column,
-        # =IF(ISNUMBER(B5),"",B5), which lets a long error text overflow) adds nothing
-        outs = outs[:1] + [c for c in outs[1:] if not _echoes(engine, (si, r, c), (si, r, outs[0]))]
+        outs = _row_outputs(engine, si, r, by_row[r], computed_labels)
         label = _label(engine, si, r, outs[0], computed_labels) if outs else None
         for i, c in enumerate(outs):
             key = (si, r, c)
             names = tuple(sorted(names_of.get(key, ())))
-            k = label
-            if k and i > 0:
-                k = f"{label} [{_header(engine, si, r, c)}]"
-            k = k or (names[0] if names else f"{sh.name}!{cell_name(r, c)}")
-            out.append([k, key, names])
+            k = f"{label} [{_header(engine, si, r, c)}]" if label and i > 0 else label
+            out.append([k or (names[0] if names else f"{sh.name}!{cell_name(r, c)}"), key, names])
     # disambiguate repeated labels with the cell address
     counts: dict[str, int] = {}
     for item in out:
@@ -303,6 +291,28 @@ def find_outputs(engine: Engine) -> list[tuple[str, tuple, tuple]]:
         if counts[item[0]] > 1:
             item[0] = f"{item[0]} ({sh.name}!{cell_name(item[1][1], item[1][2])})"
     return [tuple(x) for x in out]
+
+
+def _names_by_cell(engine: Engine) -> dict[tuple, list[str]]:
+    """``{(sheet, row, col): [defined names]}`` of every name that locates a single cell."""
+    names_of: dict[tuple, list[str]] = {}
+    for scope, name in engine.names():
+        try:
+            key = engine.locate(name if scope is None else f"'{engine.sheets[scope].name}'!{name}")
+        except EngineError:
+            continue
+        names_of.setdefault(key, []).append(name)
+    return names_of
+
+
+def _row_outputs(engine: Engine, si: int, r: int, cols: list[int], computed_labels: bool) -> list[int]:
+    """The output columns of row ``r``: formula cells that are neither a computed label (text
+    with another formula to its right, on a Results sheet) nor an echo of the row's first output."""
+    outs = [c for c in cols if not (computed_labels and _is_text_formula(engine, (si, r, c))
+                                    and any(x > c for x in cols))]
+    # a cell that only repeats the row's first output's text (the template's message column,
+    # =IF(ISNUMBER(B5),"",B5), which lets a long error text overflow) adds nothing
+    return outs[:1] + [c for c in outs[1:] if not _echoes(engine, (si, r, c), (si, r, outs[0]))]
 
 
 def _echoes(engine, key, first) -> bool:
@@ -381,7 +391,6 @@ def format_value(value, number_format: str = "General") -> str:
 
 
 def _format(x: float, fmt: str) -> str:
-    from .engine import format_number
     if fmt.lower() in ("general", "@", ""):
         return number_to_text(x)
     sections = _split_sections(fmt)
@@ -399,7 +408,7 @@ def _format(x: float, fmt: str) -> str:
     elif x == 0 and len(sections) > 2:
         chosen = sections[2]
     chosen = _BRACKET.sub("", chosen).replace("\\", "").replace("_)", "").replace("*", "")
-    return format_number(x, chosen)
+    return engine.format_number(x, chosen)
 
 
 def _split_sections(fmt: str) -> list[str]:
@@ -426,7 +435,6 @@ def _python_value(v: Val, s: int = 0):
 
 
 def _problems(engine: Engine, output_keys: set) -> list[Problem]:
-    from .catalog_functions import ERROR_TEXT_CODE
     affected = set()
     for key in output_keys:
         for origin, _d in engine.origins(key, limit=50):
@@ -434,7 +442,7 @@ def _problems(engine: Engine, output_keys: set) -> list[Problem]:
     out = []
     for key in sorted(engine.diagnostics):
         for d in engine.diagnostics[key]:
-            if d.code == ERROR_TEXT_CODE:
+            if d.code == catalog_functions.ERROR_TEXT_CODE:
                 kind, msg = "error-text", d.message
             elif d.code == ERR_UNSUPPORTED:
                 kind, msg = "unsupported", d.message

@@ -13,6 +13,7 @@ from pathlib import Path
 from cryptoplan.model.calibration.calibrate import RMF_COLUMNS, CalibrationError, RmfRow, rmf_rows
 
 from .engine import csv_text
+from .engine.package import Package, WorkbookFileError
 
 __all__ = ["RMF_SHEET", "HEADER_ROW", "read_rmf_sheet"]
 
@@ -32,8 +33,6 @@ def read_rmf_sheet(path) -> list[RmfRow]:
         Not a workbook, no such sheet, no header row, or a line that is not a report line
         (naming the workbook, the sheet, the row and what is accepted).
     """
-    from .engine.package import Package, WorkbookFileError
-
     path = str(path)
     where = f"{path}, sheet {RMF_SHEET},"
     if not Path(path).is_file():

@@ -13,6 +13,11 @@ import math
 import os
 
 import numpy as np
+from ..lazy import lazy_module
+
+# loaded on first use: scipy.special (160 ms) for a large server count, the pool for large arrays
+futures = lazy_module("concurrent.futures")
+special = lazy_module("scipy.special")
 
 __all__ = ["RECURRENCE_SERVERS", "erlang_b_scalar", "erlang_b_array", "erlang_c_from_b",
            "poisson_pmf_scalar", "poisson_pmf_array"]
@@ -118,8 +123,7 @@ def erlang_b_scalar(a: float, c: float) -> float:
         return 0.0
     if c <= RECURRENCE_SERVERS and c == int(c):
         return _erlang_b_recurrence_s(a, int(c))
-    from scipy.special import gammaincc
-    q = float(gammaincc(c + 1.0, a))
+    q = float(special.gammaincc(c + 1.0, a))
     if q < _CF_BELOW and a > c + 1.0:
         return _erlang_b_cf_s(a, c)
     return poisson_pmf_scalar(c, a) / q
@@ -127,11 +131,10 @@ def erlang_b_scalar(a: float, c: float) -> float:
 
 # ------------------------------------------------------------------ array path
 def _stirlerr(n: np.ndarray) -> np.ndarray:
-    from scipy.special import gammaln
     nn = n * n
     big = (_S0 - (_S1 - (_S2 - (_S3 - _S4 / nn) / nn) / nn) / nn) / n
     small = np.where(n <= 15.0, n, 1.0)
-    small = gammaln(small + 1.0) - (small + 0.5) * np.log(small) + small - _LN_SQRT_2PI
+    small = special.gammaln(small + 1.0) - (small + 0.5) * np.log(small) + small - _LN_SQRT_2PI
     return np.where(n <= 15.0, small, big)
 
 
@@ -194,8 +197,7 @@ def _erlang_b_cf(a: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def _erlang_b_kernel(a: np.ndarray, c: np.ndarray) -> np.ndarray:
-    from scipy.special import gammaincc
-    q = gammaincc(c + 1.0, a)
+    q = special.gammaincc(c + 1.0, a)
     deep = (q < _CF_BELOW) & (a > c + 1.0)
     if not deep.any():
         return poisson_pmf_array(c, a) / q
@@ -233,8 +235,7 @@ def erlang_b_array(a: np.ndarray, c: np.ndarray) -> np.ndarray:
     if a.size < _PARALLEL_MIN or _WORKERS == 1:
         return _erlang_b_kernel(a, c)
     if _pool is None:
-        from concurrent.futures import ThreadPoolExecutor
-        _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="cryptoplan-erlang")
+        _pool = futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="cryptoplan-erlang")
     af, cf = a.reshape(-1), c.reshape(-1)
     bounds = np.linspace(0, af.size, _WORKERS + 1).astype(int)
     parts = [_pool.submit(_erlang_b_kernel, af[i:j], cf[i:j]) for i, j in zip(bounds[:-1], bounds[1:])]

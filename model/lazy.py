@@ -1,0 +1,44 @@
+"""The one way cryptoplan defers an import: :func:`lazy_module`, bound at a module's top.
+
+A module that needs a costly dependency only in some of its functions (SciPy's special
+functions beyond the Erlang recurrence, lmfit for a fit, openpyxl and matplotlib for files
+and charts, the model for a command line that must answer ``--help`` at once) names it at its
+top, where a reader sees it::
+
+    special = lazy_module("scipy.special")
+
+and the import runs on the first attribute access (``special.gammaincc(...)``).  It is
+:func:`lazy_loader.load` (scientific-python SPEC 1), plus what a real import of a submodule
+does and ``lazy_loader.load`` does not: the module is also bound on its parent package, so
+``import a.b`` followed by ``a.b.x`` works whoever imported ``a.b`` first.  Until it runs, the
+module in ``sys.modules`` is a placeholder whose class is importlib's ``_LazyModule``; the
+start-up tests check ``type(sys.modules[name]) is types.ModuleType`` for "really loaded".
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import lazy_loader
+
+
+__all__ = ["lazy_module"]
+
+
+def lazy_module(name: str) -> types.ModuleType:
+    """Module ``name`` (``"scipy.special"``, ``"cryptoplan.workbook.sweeps"``), imported on first use.
+
+    The parent packages of a submodule are imported at once (finding a submodule needs its
+    parent's path): keep them light, as cryptoplan's own packages are.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        On first use, if there is no such module.
+    """
+    module = lazy_loader.load(name, suppress_warning=True)
+    parent, _, child = name.rpartition(".")
+    if parent and parent in sys.modules and child not in vars(sys.modules[parent]):   # no __getattr__
+        setattr(sys.modules[parent], child, module)
+    return module

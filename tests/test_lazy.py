@@ -1,0 +1,41 @@
+"""model/lazy.py: the one way an import is deferred (tests in a fresh interpreter: what is loaded)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def _run(code: str) -> list[str]:
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+def test_the_module_runs_on_first_use_and_not_before():
+    out = _run("import sys, types\n"
+               "from cryptoplan.model.lazy import lazy_module\n"
+               "t = lazy_module('tomllib')\n"          # stdlib, not imported by the interpreter itself
+               "print(type(sys.modules['tomllib']) is types.ModuleType)\n"
+               "print(t.loads('a = 1')['a'])\n"
+               "print(type(sys.modules['tomllib']) is types.ModuleType)\n")
+    assert out == ["False", "1", "True"]
+
+
+def test_a_submodule_is_bound_on_its_parent_as_an_import_would_bind_it():
+    # lazy_loader.load alone leaves xml.dom without its minidom attribute: `import xml.dom.minidom`
+    # then `xml.dom.minidom.parseString` would fail in a process where the lazy module came first
+    out = _run("from cryptoplan.model.lazy import lazy_module\n"
+               "m = lazy_module('xml.dom.minidom')\n"
+               "import xml.dom.minidom\n"
+               "print(xml.dom.minidom is m, xml.dom.minidom.parseString('<a/>').documentElement.tagName)\n")
+    assert out == ["True", "a"]
+
+
+def test_a_missing_module_fails_when_used():
+    from cryptoplan.model.lazy import lazy_module
+    missing = lazy_module("cryptoplan_no_such_module")
+    with pytest.raises(ModuleNotFoundError, match="cryptoplan_no_such_module"):
+        missing.anything
