@@ -9,9 +9,10 @@ module                    commands
 :mod:`.plan_command`      ``plan`` (every workload of a TOML plan file)
 ========================  =========================================================
 
-The command modules import click and the standard library only; each command loads
-the model, the formula engine or openpyxl when it runs, so ``cryptoplan --help`` and
-usage errors answer without loading NumPy or SciPy (``tests/bench_cli.py`` times it).
+The command modules import click and the standard library; the model, the formula engine
+and openpyxl are bound at their tops with :func:`~cryptoplan.model.lazy.lazy_module` and load when a command
+runs, so ``cryptoplan --help`` and usage errors answer without loading NumPy or SciPy
+(``tests/bench_cli.py`` times it).
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ from .workbook_commands import (
     calc_addin_command, functions_command, recalc_command, retarget_command, sweep_command,
     template_command,
 )
+from cryptoplan.model.lazy import lazy_module
 
 __all__ = ["main"]
+
+model_params = lazy_module("cryptoplan.model.params")
 
 
 class _Main(click.Group):
@@ -45,8 +49,7 @@ class _Main(click.Group):
         try:
             return super().invoke(ctx)
         except ValueError as exc:
-            from cryptoplan.model.params import ParameterFileError
-            if not isinstance(exc, ParameterFileError):
+            if not isinstance(exc, model_params.ParameterFileError):
                 raise
             text = str(exc)
             named = "CRYPTOPLAN_PARAMS" in text or not os.environ.get("CRYPTOPLAN_PARAMS")

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from cryptoplan import model     # lazy: its functions import on first use
+
+from .errors import UnusableInput
+from cryptoplan.model.lazy import lazy_module
+
+ams = lazy_module("cryptoplan.model.zos.ams")
+recalculation = lazy_module("cryptoplan.workbook.recalculation")
+template = lazy_module("cryptoplan.workbook.template")
 
 __all__ = ["demo"]
 
@@ -17,11 +26,6 @@ __all__ = ["demo"]
                    "did not write is refused.")
 def demo(out_dir):
     """The main job: build the template workbook, recalculate the example plan, print key results."""
-    from pathlib import Path
-
-    from cryptoplan.workbook.recalculation import RecalcError, recalc_report
-    from cryptoplan.workbook.template import write_template
-
     folder = Path(out_dir)
     marker = folder / ".cryptoplan-demo"
     names = ("planner.xlsx", "planner-recalculated.xlsx")
@@ -30,14 +34,13 @@ def demo(out_dir):
                                "choose another --out folder")
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text("cryptoplan demo output: rewritten by every `cryptoplan demo` run\n")
-    template = write_template(folder / names[0], force=True)
+    book = template.write_template(folder / names[0], force=True)
     recalculated = folder / names[1]
     try:
-        rec = recalc_report(template, output=recalculated, in_place=False)
-    except RecalcError as exc:      # e.g. $CRYPTOPLAN_PARAMS names an unusable file
-        from .errors import UnusableInput
+        rec = recalculation.recalc_report(book, output=recalculated, in_place=False)
+    except recalculation.RecalcError as exc:      # e.g. $CRYPTOPLAN_PARAMS names an unusable file
         raise UnusableInput(str(exc)) from None
-    click.echo(f"template: {template}  recalculated without Excel: {recalculated}\n")
+    click.echo(f"template: {book}  recalculated without Excel: {recalculated}\n")
     click.echo(f"Key results ({rec.outputs[0].sheet} sheet, the template's default inputs):")
     shown = [o for o in rec.outputs if o.text().strip()]
     width = max(len(o.key) for o in shown)
@@ -58,7 +61,6 @@ def demo(out_dir):
                "CPU fitted on z14, z16 by the published z14->z15 ratios)")
     click.echo(f"{'policy':20s} {'key':>10s} {'txn/s':>9s} {'CPU us z14':>11s} {'CPU us z16':>11s} "
                f"{'cop ms/txn':>11s}")
-    from cryptoplan.model.zos.ams import ams_card_demands_ms
     for p, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
         for size in (1024, 2048, 4096):
             x = model.ams_throughput(p, kt, size, kb, reuse, requesters=d["Requesters"],
@@ -66,7 +68,7 @@ def demo(out_dir):
             c14, c16 = (model.ams_cost_us(p, kt, size, kb, reuse, requesters=d["Requesters"],
                                           coprocessors=d["Coprocessors"], accelerators=d["Accelerators"],
                                           platform=plat) for plat in ("z14", "z16"))
-            dm = ams_card_demands_ms(p, kt, size, reuse)
+            dm = ams.ams_card_demands_ms(p, kt, size, reuse)
             click.echo(f"{p + ('' if reuse is None else f' K={reuse}'):20s} {kt + str(size):>10s} {x:9.0f} "
                        f"{c14:11.1f} {c16:11.1f} {dm['coprocessor']:11.3f}")
 

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from pathlib import Path
 
 import click
+
+from cryptoplan.workbook.engine.atomic import OutputError, atomic_target, check_destination
 
 __all__ = ["UnusableInput", "check_output_file", "writing", "report_folder"]
 
@@ -35,7 +38,6 @@ def check_output_file(path, option: str) -> None:
         Naming ``option``, the path and the reason (its folder is missing, the name is too
         long, it is a folder, device, FIFO or link).
     """
-    from cryptoplan.workbook.engine.atomic import OutputError, check_destination
     try:
         check_destination(path)
     except OutputError as exc:
@@ -54,7 +56,6 @@ def writing(path):
     click.ClickException
         The file cannot be written (read-only folder, full file system...); nothing is left behind.
     """
-    from cryptoplan.workbook.engine.atomic import OutputError, atomic_target
     try:
         with atomic_target(path) as tmp:
             yield tmp
@@ -72,7 +73,6 @@ def report_folder(path, option: str = "--report"):
     click.ClickException
         The folder cannot be created (read-only parent, name too long...).
     """
-    from pathlib import Path
     folder = Path(path)
     if os.path.lexists(folder) and not os.path.isdir(folder):
         raise click.UsageError(f"{option}: {folder} exists and is not a folder")

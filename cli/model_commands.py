@@ -1,21 +1,38 @@
 """The model's commands: ``capacity``, ``fit``, ``calibrate``, ``crossval``.
 
-Only click and the standard library are imported here; NumPy, SciPy and the model
-load when a command runs, so ``cryptoplan --help`` starts in a blink.
+Only click and the standard library load with this module; NumPy, the model, the fit and
+matplotlib are bound at the top with :func:`~cryptoplan.model.lazy.lazy_module` and load when a command first
+uses them, so ``cryptoplan --help`` starts in a blink (``tests/test_cli.py`` checks it).
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import json
 import math
 import os
 import sys
+from pathlib import Path
 
 import click
 
 from cryptoplan import model     # lazy: its functions import on first use
 
 from .errors import check_output_file, report_folder, writing
+from cryptoplan.model.lazy import lazy_module
+
+np = lazy_module("numpy")
+tqdm = lazy_module("tqdm")
+C = lazy_module("cryptoplan.model.calibration.calibrate")
+F = lazy_module("cryptoplan.model.calibration.fit")
+smf_reader = lazy_module("cryptoplan.model.calibration.smf")
+datafiles = lazy_module("cryptoplan.model.datafiles")
+figures = lazy_module("cryptoplan.model.figures")
+model_params = lazy_module("cryptoplan.model.params")
+tls = lazy_module("cryptoplan.model.zos.tls")
+site_rmf = lazy_module("cryptoplan.workbook.site_rmf")
+charts = lazy_module("cryptoplan.workbook.charts")
 
 __all__ = ["capacity", "fit", "calibrate", "crossval", "Finite"]
 
@@ -68,8 +85,6 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
     """Servers needed for each request rate, and the queueing at that count (M/M/c sizing)."""
-    import numpy as np
-
     lam = np.asarray(rates)
     s = service_ms / 1000.0
     try:
@@ -98,6 +113,63 @@ def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
                    f"{r['wait_probability']:>8.4f} {r['mean_wait_ms_mmc']:>12.4f} {r['mean_wait_ms_mgc']:>12.4f}")
 
 
+def _refuse_outputs(out_path, report_dir, force) -> None:
+    """Refuse, before any work, an ``--out`` file or ``--report`` folder the command may not write."""
+    if out_path:
+        check_output_file(out_path, "--out")
+    if out_path and Path(out_path).exists() and not force:
+        raise click.UsageError(f"{out_path} exists; use --force to overwrite it")
+    if report_dir and os.path.lexists(report_dir) and not os.path.isdir(report_dir):
+        raise click.UsageError(f"--report: {report_dir} exists and is not a folder")
+    if report_dir and os.path.isdir(report_dir) and any(Path(report_dir).iterdir()) and not force:
+        raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
+
+
+_GROUP_TITLES = {"ams": "crypto + AMS", "tls": "TLS channel costs", "handshake": "TLS handshakes",
+                 "roundtrip": "TLS round trips"}
+
+
+def _fit_text(doc: dict, rows: list[dict]) -> str:
+    """What ``cryptoplan fit`` prints: each group's fit report, the parameters read from the
+    figures, how many figures the fit reproduces, and every figure with its model value."""
+    ok = sum(r["within_tolerance"] for r in rows)
+    within10 = sum(abs(r["relative_error"] or 0) <= 0.10 for r in rows)
+    n_free = sum(p["source"].startswith("fit") for p in doc["parameters"].values())
+    out = [f"fit: {n_free} free parameters, {len(rows)} figures, {doc['nfev']} evaluations, {doc['seconds']:.2f} s"]
+    units = {name: p["unit"] for name, p in doc["parameters"].items()}
+    out += [solution.report(_GROUP_TITLES.get(group, group), units) for group, solution in doc["solutions"].items()]
+    out.append("[[read from the figures, not fitted]]")
+    out += [f"    {name:22s} {p['value']:12.6g} {p['unit']:6s} {p['source']}"
+            for name, p in doc["parameters"].items() if not p["source"].startswith("fit")]
+    out.append(f"within the figure's tolerance: {ok}/{len(rows)}; within 10%: {within10}/{len(rows)}")
+    by_source: dict = {}
+    for r in rows:
+        if r["relative_error"] is not None:
+            by_source.setdefault(r["source"], []).append(abs(r["relative_error"]))
+    out.append("median absolute relative error by source:")
+    out += [f"  {src:45s} {np.median(errs):7.1%}  ({len(errs)} figures)" for src, errs in sorted(by_source.items())]
+    for r in rows:
+        mark = "ok " if r["within_tolerance"] else "   "
+        out.append(f"  {mark}{r['id']:44s} published {r['published']:>10.4g}  model {r['model']:>10.4g}")
+        if r["reason"]:
+            out.append(f"       why: {r['reason']}")
+    return "\n".join(out) + "\n"
+
+
+def _check_parameter_file(doc: dict, table) -> None:
+    """``fit --check``: exit 1, naming the differences, when the parameter file in force is not
+    what this fit gives (within refitting's allowances)."""
+    with table:
+        diffs = F.fit_differences(doc, model_params.load_params())
+    if diffs:
+        click.echo(f"check: {model_params.params_path()} is not what this fit gives:")
+        for d in diffs:
+            click.echo(f"  {d}")
+        click.echo("refit with `cryptoplan fit --out FILE --force` and commit the file")
+        sys.exit(1)
+    click.echo(f"check: {model_params.params_path()} is this fit's result (within refitting's allowances)")
+
+
 @click.command()
 @click.option("--figures", "figures_path", type=click.Path(exists=True, dir_okay=False),
               help="Figures table to fit (default: data/figures.csv).")
@@ -111,60 +183,19 @@ def capacity(service_ms, rates, max_utilization, max_wait_ms, scv, as_json):
                    "and exit 1 if they differ by more than refitting explains.")
 def fit(figures_path, out_path, report_dir, force, check):
     """Re-fit the crypto/AMS and TLS parameters to the published figures (or to --figures)."""
-    import numpy as np
-
-    import contextlib
-    from pathlib import Path
-
-    if out_path:
-        check_output_file(out_path, "--out")
-    if out_path and Path(out_path).exists() and not force:
-        raise click.UsageError(f"{out_path} exists; use --force to overwrite it")
-    if report_dir and os.path.lexists(report_dir) and not os.path.isdir(report_dir):
-        raise click.UsageError(f"--report: {report_dir} exists and is not a folder")
-    if report_dir and os.path.isdir(report_dir) and any(Path(report_dir).iterdir()) and not force:
-        raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
-
-    from cryptoplan.model.calibration import fit as F
-    from cryptoplan.model.figures import using_figures
+    _refuse_outputs(out_path, report_dir, force)
     if check:       # the file to compare with, refused (as recalc refuses it) before a fit is spent
-        from cryptoplan.model.params import load_params
-        load_params()
+        model_params.load_params()
     if figures_path:
         _check_figure_table(figures_path)
-    table = using_figures(figures_path) if figures_path else contextlib.nullcontext()
+    table = figures.using_figures(figures_path) if figures_path else contextlib.nullcontext()
     with table:
         click.echo("fitting the crypto/AMS, TLS and round-trip models to the published figures "
                    "(a few seconds) ...", err=True)
         doc = F.fit()
         values = {k: v["value"] for k, v in doc["parameters"].items()}
         rows = F.figure_table(values)
-    ok = sum(r["within_tolerance"] for r in rows)
-    within10 = sum(abs(r["relative_error"] or 0) <= 0.10 for r in rows)
-    n_free = sum(p["source"].startswith("fit") for p in doc["parameters"].values())
-    click.echo(f"fit: {n_free} free parameters, {len(rows)} figures, {doc['nfev']} evaluations, "
-               f"{doc['seconds']:.2f} s")
-    units = {name: p["unit"] for name, p in doc["parameters"].items()}
-    titles = {"ams": "crypto + AMS", "tls": "TLS channel costs", "handshake": "TLS handshakes", "roundtrip": "TLS round trips"}
-    for group, solution in doc["solutions"].items():
-        click.echo(solution.report(titles.get(group, group), units))
-    click.echo("[[read from the figures, not fitted]]")
-    for name, p in doc["parameters"].items():
-        if not p["source"].startswith("fit"):
-            click.echo(f"    {name:22s} {p['value']:12.6g} {p['unit']:6s} {p['source']}")
-    click.echo(f"within the figure's tolerance: {ok}/{len(rows)}; within 10%: {within10}/{len(rows)}")
-    by_source = {}
-    for r in rows:
-        if r["relative_error"] is not None:
-            by_source.setdefault(r["source"], []).append(abs(r["relative_error"]))
-    click.echo("median absolute relative error by source:")
-    for src, errs in sorted(by_source.items()):
-        click.echo(f"  {src:45s} {np.median(errs):7.1%}  ({len(errs)} figures)")
-    for r in rows:
-        mark = "ok " if r["within_tolerance"] else "   "
-        click.echo(f"  {mark}{r['id']:44s} published {r['published']:>10.4g}  model {r['model']:>10.4g}")
-        if r["reason"]:
-            click.echo(f"       why: {r['reason']}")
+    click.echo(_fit_text(doc, rows), nl=False)
     if out_path:
         text = F.params_text({"parameters": doc["parameters"],
                               "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"],
@@ -180,16 +211,7 @@ def fit(figures_path, out_path, report_dir, force, check):
             raise click.ClickException(f"--report: cannot write into {folder} ({exc.strerror or exc})") from None
         click.echo(f"wrote report to {report_dir}")
     if check:
-        from cryptoplan.model.params import load_params, params_path
-        with table:
-            diffs = F.fit_differences(doc, load_params())
-        if diffs:
-            click.echo(f"check: {params_path()} is not what this fit gives:")
-            for d in diffs:
-                click.echo(f"  {d}")
-            click.echo("refit with `cryptoplan fit --out FILE --force` and commit the file")
-            sys.exit(1)
-        click.echo(f"check: {params_path()} is this fit's result (within refitting's allowances)")
+        _check_parameter_file(doc, table)
 
 
 @click.command()
@@ -222,26 +244,14 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
     sets the ones the SMF task statistics measure directly, and writes a parameter file
     for CRYPTOPLAN_PARAMS.
     """
-    from pathlib import Path
-
-    from cryptoplan.model.calibration import calibrate as C
-    from cryptoplan.model.calibration import fit as F
-    from cryptoplan.model.calibration.smf import SmfError, read_smf_folder
     if not (rmf_path or cpu_path or smf_dir):
         raise click.UsageError("give at least one of --rmf, --cpu and --smf: the site numbers to calibrate on")
-    check_output_file(out_path, "--out")
-    if Path(out_path).exists() and not force:
-        raise click.UsageError(f"{out_path} exists; use --force to overwrite it")
-    if report_dir and os.path.lexists(report_dir) and not os.path.isdir(report_dir):
-        raise click.UsageError(f"--report: {report_dir} exists and is not a folder")
-    if report_dir and os.path.isdir(report_dir) and any(Path(report_dir).iterdir()) and not force:
-        raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
+    _refuse_outputs(out_path, report_dir, force)
     obs, rows, smf, measured = [], [], None, {}
     try:
         if rmf_path:
             if rmf_path.lower().endswith((".xlsx", ".xlsm")):
-                from cryptoplan.workbook.site_rmf import read_rmf_sheet
-                rows = read_rmf_sheet(rmf_path)
+                rows = site_rmf.read_rmf_sheet(rmf_path)
             else:
                 rows = C.read_rmf_crypto(rmf_path)
             obs += C.rmf_observations(rows, key_type, key_size, path=rmf_path)
@@ -251,12 +261,12 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
         if cpu_path:
             obs += C.cpu_observations(C.read_cpu_table(cpu_path), platform, path=cpu_path)
         if smf_dir:
-            tasks, channels, _ = read_smf_folder(smf_dir)
+            tasks, channels, _ = smf_reader.read_smf_folder(smf_dir)
             smf = C.smf_summary(tasks, channels, platform, path=smf_dir)
             obs += smf["observations"]
             measured = C.smf_measured(smf)
         cal = C.calibrate(obs, rows, measured)
-    except (C.CalibrationError, SmfError) as exc:
+    except (C.CalibrationError, smf_reader.SmfError) as exc:
         raise click.UsageError(str(exc)) from None
     text = _calibration_text(cal, smf)
     click.echo(text, nl=False)
@@ -272,7 +282,7 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
             Path(tmp).write_text(text, encoding="utf-8")
         if cal.residuals:
             with writing(folder / "calibration.png") as tmp:
-                _calibration_png(cal, tmp)
+                charts.calibration_chart(cal.residuals, tmp)
             click.echo(f"wrote {folder / 'report.txt'} and {folder / 'calibration.png'}")
         else:
             click.echo(f"wrote {folder / 'report.txt'} (no site number the model predicts: no chart)")
@@ -348,45 +358,14 @@ def _calibration_text(cal, smf=None) -> str:
     return "\n".join(out) + "\n"
 
 
-def _calibration_png(cal, path) -> None:
-    import matplotlib
-    import numpy as np
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    rows = cal.residuals
-    labels = [f"{r['label'].split(': ', 1)[-1]}  ({r['site']:.3g} {r['quantity'].rsplit(', ', 1)[-1]})"
-              for r in rows]
-    # the labels' width (about 0.075 inch a character at 10 pt) beside a 5-inch plot
-    fig, ax = plt.subplots(figsize=(5.5 + 0.075 * max(len(x) for x in labels), 0.45 * len(rows) + 2.4))
-    y = np.arange(len(rows))[::-1]
-    before = [100 * (r["before"] / r["site"] - 1) for r in rows]
-    after = [100 * (r["after"] / r["site"] - 1) for r in rows]
-    ax.axvline(0, color="black", lw=1)
-    ax.hlines(y, before, after, color="0.7", lw=1)
-    ax.scatter(before, y, marker="x", s=50, color="tab:orange", label="published parameters", zorder=3)
-    ax.scatter(after, y, marker="o", s=40, color="tab:blue", label="calibrated parameters", zorder=3)
-    ax.set_yticks(y, labels)
-    ax.set_ylim(-0.6, len(rows) - 0.4)
-    ax.set_xlabel("model vs the site's value (%)")
-    fig.suptitle("Site numbers (RMF, SMF, measured CPU): the model before and after calibration", fontsize=11)
-    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, frameon=False)
-    ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(path, dpi=110, format="png")     # the path may be a temporary file's (.tmp)
-    plt.close(fig)
-
-
 def _check_figure_table(path) -> None:
     """A --figures table is the published table with values changed: same ids, nothing added."""
-    from cryptoplan.model.datafiles import data_path
-    from cryptoplan.model.figures import FigureTableError, load_figures
     try:
-        mine = load_figures(path)
-    except FigureTableError as exc:
+        mine = figures.load_figures(path)
+    except figures.FigureTableError as exc:
         raise click.UsageError(str(exc)) from None
-    packaged = data_path("figures.csv")
-    published = load_figures(packaged)
+    packaged = datafiles.data_path("figures.csv")
+    published = figures.load_figures(packaged)
     new = [i for i in mine if i not in published]
     gone = [i for i in published if i not in mine]
     if new:
@@ -402,49 +381,23 @@ def _check_figure_table(path) -> None:
 
 
 def _fit_report(folder, rows):
-    import csv
-    import numpy as np
-
-
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """The fit report: ``figures.csv`` (published against model) and one chart per figure family."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "figures.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    families = {}
-    for r in rows:
-        families.setdefault(f"{r['quantity']} [{r['unit']}]", []).append(r)
-    for fam, rs in families.items():
-        fig, ax = plt.subplots(figsize=(7, 0.4 * len(rs) + 1.5))
-        y = np.arange(len(rs))
-        ax.barh(y - 0.2, [r["published"] for r in rs], 0.4, label="published")
-        ax.barh(y + 0.2, [r["model"] for r in rs], 0.4, label="model")
-        ax.set_yticks(y, [r["id"] for r in rs], fontsize=7)
-        ax.set_title(fam)
-        ax.legend()
-        fig.tight_layout()
-        name = "".join(ch if ch.isalnum() else "_" for ch in fam).strip("_")
-        fig.savefig(folder / f"{name}.png", dpi=100)
-        plt.close(fig)
+    charts.figure_family_charts(folder, rows)
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def crossval(as_json):
     """Leave-one-out: each figure predicted by a fit made without it."""
-    import numpy as np
-
-    from tqdm import tqdm
-
-    from cryptoplan.model.calibration.fit import crossvalidate, targets
-    from cryptoplan.model.zos.tls import roundtrip_figure_ids
-    total = len(targets()) + len(roundtrip_figure_ids())
-    with tqdm(total=total, desc="leave-one-out refits", unit="fit", file=sys.stderr,
+    total = len(F.targets()) + len(tls.roundtrip_figure_ids())
+    with tqdm.tqdm(total=total, desc="leave-one-out refits", unit="fit", file=sys.stderr,
               disable=None, leave=False) as bar:
-        rows = crossvalidate(progress=bar.update)
+        rows = F.crossvalidate(progress=bar.update)
     if as_json:
         json.dump(rows, sys.stdout, indent=2)
         click.echo()

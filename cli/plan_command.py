@@ -1,6 +1,7 @@
 """``cryptoplan plan FILE``: every workload of a TOML plan on the shared cards and processors.
 
-Only click and the standard library are imported at the top; the model loads when the command runs.
+Only click and the standard library load with this module; the model and the report are bound
+at the top with :func:`~cryptoplan.model.lazy.lazy_module` and load when the command runs.
 """
 
 from __future__ import annotations
@@ -9,7 +10,14 @@ import json
 
 import click
 
+from cryptoplan.workbook.engine.atomic import OutputError
+
 from .model_commands import Finite
+from cryptoplan.model.lazy import lazy_module
+
+plans = lazy_module("cryptoplan.model.zos.plan")
+plan_report = lazy_module("cryptoplan.workbook.plan_report")
+plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
 
 __all__ = ["plan_command"]
 
@@ -37,25 +45,21 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months):
     horizon; per workload: CPU per unit of its rate and its queueing delay.  The plan file's
     format: the README's section on ``cryptoplan plan``.
     """
-    from cryptoplan.model.zos.plan import PlanError, plan, read_plan
-    from cryptoplan.workbook.engine.atomic import OutputError
-    from cryptoplan.workbook.plan_report import plan_json, plan_text, write_plan_report
     try:
         if plan_file.lower().endswith((".xlsx", ".xlsm")):
-            from cryptoplan.workbook.plan_sheet import read_plan_workbook
-            system, workloads = read_plan_workbook(plan_file)
+            system, workloads = plan_sheet.read_plan_workbook(plan_file)
         else:
-            system, workloads = read_plan(plan_file)
-        result = plan(system, workloads, growth=growth, months=months)
-    except PlanError as exc:
+            system, workloads = plans.read_plan(plan_file)
+        result = plans.plan(system, workloads, growth=growth, months=months)
+    except plans.PlanError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(plan_json(result), indent=2, allow_nan=False))
+        click.echo(json.dumps(plan_report.plan_json(result), indent=2, allow_nan=False))
     else:
-        click.echo(plan_text(result, plan_file), nl=False)
+        click.echo(plan_report.plan_text(result, plan_file), nl=False)
     if report_dir:
         try:
-            written = write_plan_report(result, workloads, report_dir, plan_file, force=force)
+            written = plan_report.write_plan_report(result, workloads, report_dir, plan_file, force=force)
         except OutputError as exc:
             raise click.UsageError(str(exc)) from None
         click.echo(f"wrote {', '.join(written)}", err=as_json)

@@ -1,7 +1,8 @@
 """The workbook's commands: ``template``, ``recalc``, ``sweep``, ``functions``, ``calc-addin``, ``retarget``.
 
-Only click and the standard library are imported here; the formula engine, openpyxl
-and the model load when a command runs.
+Only click, the standard library and the engine's constants load with this module; the
+formula engine, openpyxl and the model are bound at the top with :func:`~cryptoplan.model.lazy.lazy_module` and
+load when a command first uses them.
 """
 
 from __future__ import annotations
@@ -9,10 +10,20 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 
 import click
 
 from cryptoplan.workbook.engine import DEFAULT_CHUNK, MAX_CELLS
+from cryptoplan.workbook.engine.atomic import OutputError, atomic_target, check_destination
+from cryptoplan.model.lazy import lazy_module
+
+calc = lazy_module("cryptoplan.addin.calc")
+catalog = lazy_module("cryptoplan.addin.catalog")
+recalculation = lazy_module("cryptoplan.workbook.recalculation")
+retargeting = lazy_module("cryptoplan.workbook.retarget")
+sweeps = lazy_module("cryptoplan.workbook.sweeps")
+template = lazy_module("cryptoplan.workbook.template")
 
 __all__ = ["template_command", "recalc_command", "sweep_command", "functions_command",
            "calc_addin_command", "retarget_command"]
@@ -30,19 +41,16 @@ def template_command(output, force, png_dir):
 
     Missing folders in OUTPUT's path are created.  Exit code 1 if it cannot be written.
     """
-    from cryptoplan.workbook.engine import OutputError
-    from cryptoplan.workbook.template import CHART_SHEETS, render_pngs, write_template
-
     try:
-        dest = write_template(output, force=force)
+        dest = template.write_template(output, force=force)
     except (FileExistsError, OutputError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {dest}")
     if png_dir:
-        click.echo(f"rendering {', '.join(CHART_SHEETS)} with headless LibreOffice "
+        click.echo(f"rendering {', '.join(template.CHART_SHEETS)} with headless LibreOffice "
                    "(about 10-20 s: it starts, lays out the sheet, prints it)...", err=True)
         try:
-            for png in render_pngs(png_dir):
+            for png in template.render_pngs(png_dir):
                 click.echo(f"wrote {png}")
         except RuntimeError as exc:
             raise click.ClickException(str(exc)) from None
@@ -84,22 +92,20 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
     usage; 3 some output could not be computed (unsupported function, circular
     reference); 4 unusable file or input name (nothing written).
     """
-    from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, RecalcError, parse_assignment, recalc_report
-
     if in_place and output:
         raise click.UsageError("give either -o/--output or --in-place, not both")
     if output and os.path.exists(output) and not force and not (
             os.path.exists(workbook) and os.path.samefile(output, workbook)):
         raise click.UsageError(f"{output} exists; use --force to overwrite it")
     try:
-        inputs = dict(parse_assignment(s) for s in sets)
+        inputs = dict(recalculation.parse_assignment(s) for s in sets)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        rec = recalc_report(workbook, inputs, output=output, in_place=in_place, max_cells=max_cells)
-    except RecalcError as exc:
+        rec = recalculation.recalc_report(workbook, inputs, output=output, in_place=in_place, max_cells=max_cells)
+    except recalculation.RecalcError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_BAD_FILE)
+        sys.exit(recalculation.EXIT_BAD_FILE)
     if as_json:
         click.echo(json.dumps(rec.to_json(), indent=2))
     else:
@@ -142,11 +148,6 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
     codes as cryptoplan recalc: 0 all computed, 1 some values are errors,
     2 usage, 3 some output could not be computed, 4 unusable file/name.
     """
-    from cryptoplan.workbook.engine import OutputError, check_destination
-    from cryptoplan.workbook.recalculation import EXIT_BAD_FILE, EXIT_NOT_COMPUTED, RecalcError, parse_assignment
-    from cryptoplan.workbook.sweeps import (count_scenarios, iter_sweep, parse_vary, plot_format, with_progress,
-                                           write_sweep)
-
     if plot and not ys:
         raise click.UsageError("--plot needs at least one --y OUTPUT")
     if not output.lower().endswith((".csv", ".xlsx")):
@@ -157,10 +158,10 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
         if os.path.exists(target) and not force:
             raise click.UsageError(f"{target} exists; use --force to overwrite it")
     try:
-        pairs = [parse_vary(v) for v in varies]
-        fixed = dict(parse_assignment(a) for a in sets)
+        pairs = [sweeps.parse_vary(v) for v in varies]
+        fixed = dict(recalculation.parse_assignment(a) for a in sets)
         if plot:
-            plot_format(plot)
+            sweeps.plot_format(plot)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     if len(fixed) != len(sets):
@@ -180,7 +181,7 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
             check_destination(target)
         except OutputError as exc:
             raise click.UsageError(str(exc)) from None
-    total = count_scenarios(vary, zip_inputs)
+    total = sweeps.count_scenarios(vary, zip_inputs)
     if progress is None:
         progress = total >= 100_000 and sys.stderr.isatty()
 
@@ -192,29 +193,28 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
                     part.resolve(y)
             yield part
     try:
-        chunks = checked(iter_sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, fixed=fixed,
+        chunks = checked(sweeps.iter_sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, fixed=fixed,
                                     chunk_size=chunk_size))
         if progress:
-            chunks = with_progress(chunks, total)
-        written = write_sweep(chunks, output, keep=bool(plot))
+            chunks = sweeps.with_progress(chunks, total)
+        written = sweeps.write_sweep(chunks, output, keep=bool(plot))
         if plot:
             written.result.plot(plot, list(ys))
-    except RecalcError as exc:
+    except recalculation.RecalcError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_BAD_FILE)
+        sys.exit(recalculation.EXIT_BAD_FILE)
     except KeyError as exc:
         raise click.UsageError(str(exc.args[0])) from None
     except OutputError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_BAD_FILE)
+        sys.exit(recalculation.EXIT_BAD_FILE)
     click.echo(f"{written.scenarios:,} scenarios x {written.outputs} outputs -> {output}", err=True)
     if plot:
         click.echo(f"plot -> {plot}", err=True)
     code = written.exit_code
     if written.errors:
-        from cryptoplan.workbook.sweeps import error_summary
-        click.echo(error_summary(written.errors, written.scenarios) + f" (their text is in {output})", err=True)
-    if code == EXIT_NOT_COMPUTED:
+        click.echo(sweeps.error_summary(written.errors, written.scenarios) + f" (their text is in {output})", err=True)
+    if code == recalculation.EXIT_NOT_COMPUTED:
         click.echo("some outputs could not be computed (see cryptoplan recalc on one scenario)",
                    err=True)
     sys.exit(code)
@@ -225,15 +225,14 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
 @click.option("--markdown", is_flag=True, help="Print the README's function table.")
 def functions_command(as_json: bool, markdown: bool) -> None:
     """List the Excel functions: arguments with help and defaults, unit of the result."""
-    from cryptoplan.addin.catalog import as_dicts, markdown_table, text_listing
 
     if as_json:
-        json.dump(as_dicts(), sys.stdout, indent=2)
+        json.dump(catalog.as_dicts(), sys.stdout, indent=2)
         click.echo()
     elif markdown:
-        click.echo(markdown_table())
+        click.echo(catalog.markdown_table())
     else:
-        click.echo(text_listing())
+        click.echo(catalog.text_listing())
 
 
 @click.command("calc-addin")
@@ -253,10 +252,7 @@ def calc_addin_command(output, install, shared, force):
     libreoffice-script-provider-python) of this Python's version.  Restart
     LibreOffice after installing.
     """
-    import tempfile
 
-    from cryptoplan.addin import calc
-    from cryptoplan.workbook.engine import OutputError, atomic_target
 
     if not install and not output:
         raise click.UsageError("nothing to do: give -o/--output FILE, or leave --install on")
@@ -304,14 +300,11 @@ def retarget_command(workbook, to, output, in_place, force):
     LibreOffice 7.4 reads only its own spelling from .xlsx files.  Every formula
     is rewritten, everything else copied unchanged.  cryptoplan recalc reads both.
     """
-    from cryptoplan.workbook.engine import OutputError
-    from cryptoplan.workbook.retarget import retarget
-
     if bool(output) == bool(in_place):
         raise click.UsageError("give exactly one of -o/--output FILE and --in-place")
     dest = workbook if in_place else output
     try:
-        n = retarget(workbook, dest, to, force=force or in_place)
+        n = retargeting.retarget(workbook, dest, to, force=force or in_place)
     except FileExistsError as exc:
         raise click.UsageError(str(exc)) from None
     except (ValueError, OutputError) as exc:

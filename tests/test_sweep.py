@@ -545,12 +545,15 @@ def test_exit_1_says_once_how_many_outputs_are_errors_and_which(tmp_path, monkey
 def test_the_sweep_plot_has_units_steps_distinct_lines_and_its_parameter_source(tmp_path, monkeypatch):
     """Issue 33: x axis with its unit, card counts as steps, lines that coincide still told
     apart (marker and dash differ), and the parameter file named on the figure."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
     monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
     figures = []
-    monkeypatch.setattr(plt, "close", lambda fig=None: figures.append(fig))
+    save = Figure.savefig       # the figure the chart saves, kept to read its axes
+
+    def saving(fig, *args, **kwargs):
+        figures.append(fig)
+        return save(fig, *args, **kwargs)
+    monkeypatch.setattr(Figure, "savefig", saving)
     book = _template(tmp_path)
     res = sweep(book, {"TxRate": [500, 1000, 2000, 4000], "Policy": ["integrity", "privacy"]})
     res.plot(tmp_path / "p.png", ["Accelerators required", "Coprocessor utilization (RMF summary)"])

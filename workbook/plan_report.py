@@ -16,6 +16,9 @@ import numpy as np
 
 from cryptoplan.model.zos.plan import MAX_MONTHS, POOLS, PlanResult, plan
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_target
+from cryptoplan.model.lazy import lazy_module
+
+charts = lazy_module("cryptoplan.workbook.charts")   # matplotlib: on first chart
 
 __all__ = ["plan_text", "plan_json", "write_plan_report", "growth_curve", "REPORT_FILES"]
 
@@ -132,69 +135,12 @@ def growth_curve(system, workloads, months) -> dict:
     return {p: np.asarray(r.resources[p].utilization, dtype=float) for p in POOLS}
 
 
-def _utilization_png(result: PlanResult, path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    names = list(result.workloads)
-    fig, ax = plt.subplots(figsize=(7.5, 3.4))
-    y = np.arange(len(POOLS))[::-1]
-    left = np.zeros(len(POOLS))
-    colors = plt.get_cmap("tab10")
-    for i, n in enumerate(names):
-        v = np.array([min(float(result.resources[p].by_workload[n]), 2.0) for p in POOLS]) * 100
-        ax.barh(y, v, left=left, color=colors(i % 10), label=n, edgecolor="white", linewidth=0.5)
-        left += v
-    rest = np.array([float(result.resources[p].other) for p in POOLS]) * 100
-    ax.barh(y, rest, left=left, color="0.75", label="other LPARs / MSTR administration", hatch="//",
-            edgecolor="white", linewidth=0.5)
-    target = result.system.max_utilization * 100
-    ax.axvline(target, color="black", ls="--", lw=1)
-    ax.text(target, y[0] + 0.45, f" target {target:.0f}%", va="bottom", fontsize=8)
-    ax.axvline(100, color="tab:red", lw=1)
-    ax.set_yticks(y, [_LABEL[p] for p in POOLS])
-    ax.set_xlabel("utilization (% of the installed pool, RMF summary)")
-    ax.set_xlim(0, max(105.0, float((left + rest).max()) * 1.05))
-    ax.set_title("Utilization by workload, at the planned rates", fontsize=11)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(4, len(names) + 1), fontsize=8, frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format="png")
-    plt.close(fig)
-
-
-def _growth_png(result: PlanResult, workloads, path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def _growth_months(result: PlanResult) -> np.ndarray:
+    """The growth chart's months: far enough to show the first crossing, if it comes within 10 years."""
     h = result.system.horizon_months
-    # far enough to show the first crossing, if it comes within 10 years
     first = min((float(result.resources[p].months_to_target) for p in POOLS), default=math.inf)
     end = float(np.clip(1.2 * first if math.isfinite(first) else 0.0, max(2.0 * h, 24.0), 120.0))
-    t = np.linspace(0.0, end, 121)
-    curves = growth_curve(result.system, workloads, t)
-    fig, ax = plt.subplots(figsize=(7.5, 3.4))
-    for p in POOLS:
-        u = np.where(np.isfinite(curves[p]), curves[p], np.nan) * 100
-        line, = ax.plot(t, u, label=_LABEL[p], lw=2)
-        cross = float(result.resources[p].months_to_target)
-        if 0 < cross <= end:
-            ax.plot([cross], [result.system.max_utilization * 100], "o", color=line.get_color())
-            ax.annotate(f"{cross:.0f} mo", (cross, result.system.max_utilization * 100), textcoords="offset points",
-                        xytext=(4, -12), fontsize=8, color=line.get_color())
-    target = result.system.max_utilization * 100
-    ax.axhline(target, color="black", ls="--", lw=1, label=f"target {target:.0f}%")
-    ax.axvline(h, color="0.5", ls=":", lw=1)
-    ax.text(h, 3, f" horizon {h:g} months", va="bottom", fontsize=8, color="0.3")
-    ax.set_xlabel("months ahead (each workload at its yearly growth)")
-    ax.set_ylabel("utilization (%)")
-    ax.set_xlim(0, end)
-    ax.set_ylim(0, max(105.0, ax.get_ylim()[1]))
-    ax.set_title("Growth: when each resource reaches its target", fontsize=11)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, format="png")
-    plt.close(fig)
+    return np.linspace(0.0, end, 121)
 
 
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:46em;margin:1.5em auto;color:#222;font-size:11pt}
@@ -270,9 +216,10 @@ def write_plan_report(result: PlanResult, workloads, folder, source: str = "", f
     except OSError as e:
         raise OutputError(f"cannot create the report folder {folder}: {e.strerror or e}") from None
     with atomic_target(targets[1]) as tmp:
-        _utilization_png(result, tmp)
+        charts.utilization_chart(result, _LABEL, tmp)
     with atomic_target(targets[2]) as tmp:
-        _growth_png(result, workloads, tmp)
+        months = _growth_months(result)
+        charts.growth_chart(result, _LABEL, months, growth_curve(result.system, workloads, months), tmp)
     with atomic_target(targets[0]) as tmp:
         Path(tmp).write_text(_plan_html(result, source), encoding="utf-8")
     return [str(t) for t in targets]

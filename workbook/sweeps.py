@@ -37,6 +37,13 @@ from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, is_error_value,
     parse_value, check_utf8, find_outputs, load_engine,
 )
+from cryptoplan.model.lazy import lazy_module
+
+# loaded on first use: a sweep that writes CSV needs neither openpyxl nor matplotlib
+charts = lazy_module("cryptoplan.workbook.charts")
+openpyxl = lazy_module("openpyxl")
+template = lazy_module("cryptoplan.workbook.template")
+tqdm = lazy_module("tqdm")
 
 __all__ = ["sweep", "iter_sweep", "write_sweep", "count_scenarios", "SweepResult", "parse_vary", "grid_values",
            "MAX_SCENARIOS", "DEFAULT_CHUNK", "with_progress", "Written", "plot_format"]
@@ -64,23 +71,8 @@ def grid_values(start: float, stop: float, step: float) -> list[float]:
 
 
 def plot_format(path) -> str:
-    """The image format a ``--plot`` file name asks for (its extension; none: png).
-
-    Checked before a sweep is computed, so a name matplotlib cannot write (``out.txt``)
-    is refused at once, not after minutes.
-
-    Raises
-    ------
-    ValueError
-        Naming the file and the formats accepted.
-    """
-    from matplotlib.backend_bases import FigureCanvasBase
-    suffix = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or "png"
-    supported = FigureCanvasBase.get_supported_filetypes()
-    if suffix not in supported:
-        raise ValueError(f"--plot {os.fspath(path)}: a plot is an image; end the name in .png (or "
-                         f"{', '.join('.' + f for f in sorted(supported) if f != 'png')}), not .{suffix}")
-    return suffix
+    """The image format a ``--plot`` file name asks for: :func:`cryptoplan.workbook.charts.plot_format`."""
+    return charts.plot_format(path)
 
 
 def parse_vary(text: str) -> tuple[str, list]:
@@ -246,54 +238,10 @@ class SweepResult:
         coincide stay visible; the x axis names the input's unit and the figure says which
         parameter file produced the values.
         """
-        import textwrap
-
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        image_format = charts.plot_format(path)
         x = x or next(iter(self.inputs))
-        xs = self.inputs[x]
-        others = [k for k in self.inputs if k != x and len(set(map(str, self.inputs[k]))) > 1]
-        groups: dict = {}
-        for i in range(self.n):
-            groups.setdefault(tuple(self.inputs[o][i] for o in others), []).append(i)
-        units = self._units()
-        fig, axes = plt.subplots(len(ys), 1, sharex=True, squeeze=False,
-                                 figsize=(8, 1.9 + 2.6 * len(ys)))
-        markers, dashes = "os^Dv<>p", ("-", "--", ":", "-.")
-        for ax, yk in zip(axes[:, 0], ys):
-            k = self.resolve(yk)
-            col = self.outputs[k]
-            for g, (gkey, idx) in enumerate(groups.items()):
-                px = [float(xs[i]) if isinstance(xs[i], (int, float)) else np.nan for i in idx]
-                # error values and error text are gaps, never plotted as numbers
-                py = [float(col[i]) if isinstance(col[i], (int, float)) and not isinstance(col[i], bool)
-                      else np.nan for i in idx]
-                label = ", ".join(f"{o}={v}" for o, v in zip(others, gkey)) or None
-                finite = [v for v in py if np.isfinite(v)]
-                counts = bool(finite) and all(float(v).is_integer() for v in finite)
-                # the first line filled and wider, the others hollow and thinner: a line that
-                # coincides with another shows through it
-                ax.plot(px, py, marker=markers[g % len(markers)], ms=6 if g == 0 else 5, label=label,
-                        linestyle=dashes[g % len(dashes)], drawstyle="steps-post" if counts else "default",
-                        linewidth=2.6 if g == 0 else 1.3, markerfacecolor=None if g == 0 else "none",
-                        zorder=2 + g)
-            unit = units.get(k)
-            if unit == "%":
-                from matplotlib.ticker import PercentFormatter
-                ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0))
-            ax.set_ylabel("\n".join(textwrap.wrap(k + (f" ({unit})" if unit else ""), 28)), fontsize=8)
-            ax.grid(True, alpha=0.3)
-            if others and len(ax.lines) <= 12:
-                ax.legend(fontsize=7)
-        axes[-1, 0].set_xlabel(x + (f" ({units[x]})" if units.get(x) else ""))
-        axes[0, 0].set_title(f"{os.path.basename(self.path)}: sweep over {x}")
-        fig.text(0.01, 0.005, f"model parameters: {self.params_source()}", fontsize=7, color="0.3")
-        fig.tight_layout(rect=(0, 0.02, 1, 1))
-        suffix = plot_format(path)
         with atomic_target(path) as tmp:
-            fig.savefig(tmp, dpi=110, format=suffix)
-        plt.close(fig)
+            charts.sweep_chart(self, tmp, ys, x, self._units(), image_format)
 
     def _units(self) -> dict:
         """``{input or output key: unit}`` for the plot's axes.
@@ -301,12 +249,9 @@ class SweepResult:
         An input's unit is the template's (Inputs sheet, column Unit); an output's is the text
         its cell's number format prints after the number (``"µs"``, ``"cards"``) or ``%``.
         """
-        from cryptoplan.workbook.template import INPUTS
-
-        units = {inp.name: inp.unit for inp in INPUTS if inp.unit}
+        units = {inp.name: inp.unit for inp in template.INPUTS if inp.unit}
         try:
-            from openpyxl import load_workbook
-            wb = load_workbook(self.path, read_only=True)
+            wb = openpyxl.load_workbook(self.path, read_only=True)
         except Exception:        # noqa: BLE001 - a plot without output units is still a plot
             return units
         try:
@@ -346,8 +291,7 @@ class SweepResult:
 def _stored_params_file(path) -> str | None:
     """The value of the workbook's ``ParamsFile`` input cell, if it has one and it is not empty."""
     try:
-        from openpyxl import load_workbook
-        wb = load_workbook(path)
+        wb = openpyxl.load_workbook(path)
         dn = wb.defined_names.get("ParamsFile")
         if dn is None:
             return None
@@ -596,8 +540,7 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
 
 def with_progress(chunks, total: int):
     """Pass ``chunks`` through, advancing a progress bar by each chunk's scenarios."""
-    from tqdm import tqdm
-    with tqdm(total=total, desc="sweep", unit="scenario", unit_scale=True, file=sys.stderr,
+    with tqdm.tqdm(total=total, desc="sweep", unit="scenario", unit_scale=True, file=sys.stderr,
               leave=False) as bar:
         for res in chunks:
             bar.update(res.n)
@@ -682,16 +625,14 @@ def _writer(tmp, suffix: str):
                 fh.write("".join(map(_ROW.format, map(",".join, zip(*cols)))))
             yield write
         return
-    from openpyxl import Workbook
-    from openpyxl.cell import WriteOnlyCell
-    wb = Workbook(write_only=True)
+    wb = openpyxl.Workbook(write_only=True)
     ws = wb.create_sheet("Sweep")
 
     def cell(v):
         v = _xlsx(v)
         if not isinstance(v, str):
             return v
-        c = WriteOnlyCell(ws, value=ooxml_string(v))   # openpyxl escapes the rest
+        c = openpyxl.cell.WriteOnlyCell(ws, value=ooxml_string(v))   # openpyxl escapes the rest
         c.data_type = "s"    # text stays text: never a formula, whatever it starts with
         return c
 
