@@ -28,6 +28,7 @@ from cryptoplan.model import domains as D
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import CIPHERS, KEY_TYPES, MODES, POLICIES
 from cryptoplan.workbook import template
+from cryptoplan.workbook.template._builder import CATALOG_BY_NAME
 from cryptoplan.cli import main
 
 # Excel built-ins the template may use: name -> (min args, max args), from Excel's
@@ -503,7 +504,7 @@ def test_calibration_is_dynamic_array(path, wb):
         assert isinstance(v, ArrayFormula) and v.text == f"={name}({_blank_as_empty('ParamsFile')})"
         rows = len(getattr(model, name.lower())()) + 1
         assert int(re.search(r"(\d+)$", v.ref).group(1)) == row + rows - 1   # sized to the table
-        width = len(template._CATALOG[name].columns)
+        width = len(CATALOG_BY_NAME[name].columns)
         top = int(coord[1:])
         assert _spill_of(wb, sheet, f"{openpyxl.utils.get_column_letter(width)}{top + rows - 1}") == \
             (openpyxl.utils.get_column_letter(width), row + rows - 1)     # every cell of the table shown
@@ -546,7 +547,7 @@ def test_write_refuses_to_overwrite_and_is_atomic(tmp_path, monkeypatch):
     assert r.exit_code != 0 and "--force" in r.output
     assert dest.read_bytes() == b"precious"
     # a failure while building leaves neither the target nor a temp file behind
-    monkeypatch.setattr(template, "_add_dynamic_array_metadata",
+    monkeypatch.setattr(template.output, "_add_dynamic_array_metadata",
                         lambda *a: (_ for _ in ()).throw(RuntimeError("boom")))
     with pytest.raises(RuntimeError):
         template.write_template(dest, force=True)
@@ -608,7 +609,7 @@ def test_printed_sheets_keep_to_their_tables(path):
     room_cm = sum((cal.row_dimensions[r].height or 15) for r in range(top, header)) * 2.54 / 72
     assert chart.height < room_cm, (chart.height, room_cm)
     for name in ("relative_error", "within_tolerance"):     # header words are not broken mid-word
-        letter = openpyxl.utils.get_column_letter(template._CATALOG["MODEL_FIGURES"].columns.index(name) + 1)
+        letter = openpyxl.utils.get_column_letter(CATALOG_BY_NAME["MODEL_FIGURES"].columns.index(name) + 1)
         assert cal.column_dimensions[letter].width >= len(name) - 1
 
 

@@ -16,7 +16,7 @@ from .recalculation import RecalcError, load_engine
 
 __all__ = ["read_plan_workbook", "PLAN_NAMES"]
 
-#: The defined names of the Workloads table and the System block (template.py writes them).
+#: The defined names of the Workloads table and the System block (the template package writes them, template/plan.py).
 PLAN_NAMES = ("PlanWorkloads", "PlanSystem")
 
 
