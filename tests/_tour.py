@@ -15,7 +15,9 @@ def recording():
     """Record the ids passed to model.figures.figure while the block runs."""
     seen: set[str] = set()
     modules = [m for m in (__import__(f"cryptoplan.model.{n}", fromlist=["_"]) for n in
-                           ("figures", "calibration.fit", "zos.tls", "zos.channel", "zos.ams._scenario",
+                           ("figures", "calibration.free", "calibration.targets", "calibration.scoring",
+                            "calibration.report", "calibration.fitting", "calibration.crossval",
+                            "zos.tls", "zos.channel", "zos.ams._scenario",
                             "zos.ams._operations", "zos.ams._cpu", "zos.crypto",
                             "calibration.planning", "params", "domains"))
                if hasattr(m, "figure")]
@@ -27,11 +29,11 @@ def recording():
 
     for m in modules:
         m.figure = spy
-    from cryptoplan.model.calibration import fit
+    from cryptoplan.model.calibration import targets
     from cryptoplan.model.zos.ams import _cpu, _operations
     _cpu._factor_table.cache_clear()   # cached per figures table: read them again, seen
     _operations._generation_table.cache_clear()
-    fit._targets.cache_clear()        # built once per figures table, likewise
+    targets._targets.cache_clear()    # built once per figures table, likewise
     try:
         yield seen
     finally:
@@ -42,13 +44,14 @@ def recording():
 def tour() -> set[str]:
     """Ids read by the fit, the figure table and every public planning function."""
     from cryptoplan.model.calibration import fit as F
+    from cryptoplan.model.calibration.free import initial
     from cryptoplan.model.zos import tls as T
     from cryptoplan.model.params import CIPHERS, load_params
     with recording() as seen:
         values = {k: v["value"] for k, v in load_params()["parameters"].items()}
         F.derived_parameters()
         for name in F.FREE:  # bounds and starts of the fit (some from range rows)
-            F._initial(name)
+            initial(name)
         F.figure_table(values)
         model.defaults()
         ciphers = (None, *CIPHERS)

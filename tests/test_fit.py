@@ -16,6 +16,10 @@ import pytest
 from numpy.testing import assert_allclose
 
 import cryptoplan.model.calibration.fit as F
+import cryptoplan.model.calibration.fitting as fitting
+import cryptoplan.model.calibration.free as free
+import cryptoplan.model.calibration.scoring as scoring
+import cryptoplan.model.calibration.targets as targets_module
 from cryptoplan.model.zos.crypto import crypto_op_ms
 from cryptoplan.model.datafiles import data_path
 from cryptoplan.model.figures import figure, load_figures
@@ -112,13 +116,13 @@ def test_perturbed_starts_find_no_fit_with_fewer_misses(fresh_fit, monkeypatch, 
     out of tolerance than the committed starting points do (counted over all 81 predicted
     figures, round trips included; measured: 26 for both, losses within 0.02% of the
     committed fit's).  It does not claim the committed loss is the lowest there is."""
-    plain = F._initial
+    plain = free.initial
 
     def moved(name, exclude=()):
         x0, lo, hi = plain(name, exclude)
         return min(max(x0 * factor, lo), hi), lo, hi
 
-    monkeypatch.setattr(F, "_initial", moved)
+    monkeypatch.setattr(fitting, "initial", moved)   # the name fit() reads
     assert _misses(F.fit()) >= _misses(fresh_fit)
 
 
@@ -320,10 +324,10 @@ def test_crossval_workers_see_a_site_table(scaled_figures):
 
 
 def test_ams_grid_equals_the_public_functions():
-    # the fit evaluates seed 001's scenarios in one vectorized batch (fit._AmsGrid); each value
+    # the fit evaluates seed 001's scenarios in one vectorized batch (targets._AmsGrid); each value
     # must be what the public scalar functions give
     from cryptoplan.model.zos import ams
-    grid = F._AmsGrid()
+    grid = targets_module._AmsGrid()
     g = grid.current()
     for row, i in grid.index.items():
         pol, kt, n, kb, reuse = row
@@ -342,7 +346,7 @@ def test_ams_grid_equals_the_public_functions():
 def test_ams_grid_follows_the_parameters():
     # the grid's arrays are recomputed when the parameters in force change, and only then
     from cryptoplan.model.zos import ams
-    grid = F._AmsGrid()
+    grid = targets_module._AmsGrid()
     base = {n: p["value"] for n, p in committed()["parameters"].items()}
     i = grid.index[("privacy", "RSA", 4096, 64.0, None)]
     for scale in (1.0, 1.7, 0.6):
@@ -358,7 +362,8 @@ def test_tls_table_is_the_scalar_model():
     model.tls.tls_cost_us called one condition at a time, under random parameter values."""
     import itertools
 
-    from cryptoplan.model.calibration.fit import FREE, _TlsTable
+    from cryptoplan.model.calibration.free import FREE
+    from cryptoplan.model.calibration.targets import _TlsTable
     from cryptoplan.model.zos.tls import tls_cost_us
     rng = np.random.default_rng(20261123)
     base = {n: p["value"] for n, p in committed()["parameters"].items()}
@@ -378,7 +383,7 @@ def test_tls_table_is_the_scalar_model():
 
 
 def test_vectorized_residuals_are_the_scalar_definition():
-    """fit._Scorer (one array pass per evaluation) against fit._residual figure by figure.
+    """scoring.Scorer (one array pass per evaluation) against scoring._residual figure by figure.
 
     Model values: each figure's target, its bounds' ends and points just outside and inside
     them, a random spread around the target, zero and negatives (the 1e3 floor); every kind
@@ -388,7 +393,7 @@ def test_vectorized_residuals_are_the_scalar_definition():
     rng = np.random.default_rng(11)
     figs = [figure(t.figure_id) for t in F.targets()]
     assert {f.kind for f in figs} >= {"exact", "range"} and len({f.unit for f in figs}) >= 3
-    score = F._Scorer(figs)
+    score = scoring.Scorer(figs)
     probes = []
     for f in figs:
         lo, hi = f.bounds()
@@ -399,12 +404,12 @@ def test_vectorized_residuals_are_the_scalar_definition():
     values = np.array([p + [p[0]] * (width - len(p)) for p in probes])
     for k in range(width):
         got = score(values[:, k])
-        want = np.array([F._residual(f, v) for f, v in zip(figs, values[:, k])])
+        want = np.array([scoring._residual(f, v) for f, v in zip(figs, values[:, k])])
         assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def test_each_source_is_evaluated_once_per_fit_evaluation():
-    """fit._predictions evaluates the AMS grid, the TLS table and the handshake targets' (empty)
+    """targets.predictions evaluates the AMS grid, the TLS table and the handshake targets' (empty)
     source once for all their targets, and gives what each target's own predict() gives."""
     import dataclasses
 
@@ -420,7 +425,7 @@ def test_each_source_is_evaluated_once_per_fit_evaluation():
 
     wrap = {}
     copies = [dataclasses.replace(t, source=wrap.setdefault(t.source, counting(t.source))) for t in tlist]
-    assert list(F._predictions(copies)) == want
+    assert list(targets_module.predictions(copies)) == want
     assert len(counts) == 3 and set(counts.values()) == {1}, counts
 
 
@@ -433,15 +438,15 @@ def test_parameter_sets_evaluate_as_each_one_alone(group):
     may differ).  Sets: the committed values scaled by 0.7..1.3 at random (inside the bounds
     the fit uses)."""
     rng = np.random.default_rng(5)
-    names, tlist = F._group(group)
+    names, tlist = scoring.group_members(group)
     base = {k: v["value"] for k, v in committed()["parameters"].items()}
     x = np.array([base[n] for n in names])
-    lo, hi = np.array([F._free_bounds(n) for n in names]).T
+    lo, hi = np.array([free.free_bounds(n) for n in names]).T
     sets = np.clip(x[:, None] * rng.uniform(0.7, 1.3, (len(names), 6)), lo[:, None], hi[:, None])
-    together = F._residuals({**base, **dict(zip(names, sets))}, tlist)
+    together = scoring.residuals({**base, **dict(zip(names, sets))}, tlist)
     assert together.shape == (6, len(tlist))
     for j in range(6):
-        alone = F._residuals({**base, **dict(zip(names, sets[:, j]))}, tlist)
+        alone = scoring.residuals({**base, **dict(zip(names, sets[:, j]))}, tlist)
         assert alone.shape == (1, len(tlist))
         assert_allclose(together[j], alone[0], rtol=1e-12, atol=1e-12)
 

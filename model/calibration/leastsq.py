@@ -61,6 +61,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from ..lazy import lazy_module
+
+# lmfit takes ~0.4 s to import: loaded on first use, as the planning functions never fit
+lmfit = lazy_module("lmfit")
 
 __all__ = ["Solution", "solve", "jacobian", "standard_errors", "at_bound", "LOSSES"]
 
@@ -255,8 +259,6 @@ def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: b
     -------
     Solution
     """
-    import lmfit   # here: the planning functions never fit, and lmfit takes ~0.4 s to import
-
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
     names = tuple(params)

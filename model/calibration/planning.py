@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..figures import figure
 from ..params import load_params, params_path
+from .report import figure_table
 
 __all__ = ["model_parameters", "model_figures", "defaults"]
 
@@ -26,7 +27,7 @@ def model_parameters() -> list[dict]:
 
 
 def model_figures() -> list[dict]:
-    """Published vs model for every figure a model predicts (see :func:`cryptoplan.model.calibration.fit.figure_table`).
+    """Published vs model for every figure a model predicts (:func:`~cryptoplan.model.calibration.report.figure_table`).
 
     Returns
     -------
@@ -36,7 +37,6 @@ def model_figures() -> list[dict]:
         0; ``reason`` is empty where the model meets the figure.  The spreadsheet table
         (``MODEL_FIGURES``) shows an absent value as the text ``n/a``, never a blank.
     """
-    from .fit import figure_table
     return figure_table({k: v["value"] for k, v in load_params()["parameters"].items()})
 
 

@@ -15,6 +15,10 @@ import numpy as np
 from ..figures import figure, table_in_force
 from ..zos.tls import ROUNDTRIP_PARAMS, roundtrip_points
 from .leastsq import solve
+from ..lazy import lazy_module
+
+# lmfit takes ~0.4 s to import: loaded on first use, as planning calls need not load the optimizer
+lmfit = lazy_module("lmfit")
 
 __all__ = ["fit_roundtrip"]
 
@@ -54,8 +58,6 @@ def _roundtrip_times(x, mode_attls, kb):
 
 @lru_cache(maxsize=32)
 def _fit_roundtrip(table: str, exclude: tuple) -> dict:
-    import lmfit   # here: planning calls need not load the optimizer
-
     every = roundtrip_points()
     pts = [p for p in every if p[3] not in exclude]
     attls = np.array([m == "ATTLS" for m, _, _, _ in pts])

@@ -154,6 +154,7 @@ class TaskStatistics:
 
     @property
     def requests_per_s(self) -> np.ndarray:
+        """Requests served per second of the interval, all tasks of this type together."""
         return self.requests / self.interval_s
 
     @property

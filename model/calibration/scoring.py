@@ -1,0 +1,170 @@
+"""How the fit scores a prediction: tolerance-scaled log-ratio residuals and the fit's costs.
+
+A residual is the log-ratio of the model's value to the figure, divided by the figure's
+tolerance carried over to the compared quantity (:func:`_residual`, the scalar definition;
+:class:`Scorer`, the same over arrays; see :mod:`cryptoplan.model.calibration.fit` for the
+formula), 0 inside a range or bound.  :func:`residuals` scores a sub-model's targets under
+given parameter values, :func:`group_members` says which parameters and targets a sub-model
+has, and :func:`fit_cost` and :func:`roundtrip_cost` are the costs the two fits minimise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..figures import figure
+from ..params import using_values
+from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
+from .free import FREE, GROUPS
+from .targets import Target, predictions, targets
+
+__all__ = ["Scorer", "residuals", "group_members", "fit_cost", "roundtrip_cost"]
+
+
+def _to_ratio(fig, v: float) -> float:
+    """The compared quantity of a value in the figure's unit: a ratio for a percentage."""
+    if fig.unit == "pct_change":
+        return 1.0 + v / 100.0
+    if fig.unit in ("pct_of_baseline", "pct"):
+        return v / 100.0
+    return v
+
+
+def _log_tolerance(fig, ref: float) -> float:
+    """The row's tolerance as a log-ratio, at the compared value ``ref``.
+
+    A tolerance is relative to the printed number.  For a percentage change
+    ``v`` the fit compares the ratio ``1 + v/100``, whose relative tolerance is
+    ``t |v| / |100 + v|`` (a 2% tolerance on -45% is 0.9 points of 55%, i.e.
+    1.6% of the ratio), with ``|v|`` floored at one point so a change printed
+    as 0 still has a width; other units compare the number itself.
+    """
+    t = fig.tolerance  # > 0 for every row (tests/test_figures_table.py)
+    if fig.unit == "pct_change":
+        return t * max(abs(ref), 1.0) / abs(100.0 + ref)
+    return t
+
+
+def _residual(fig, model: float) -> float:
+    """Log-ratio of model to figure in units of the figure's tolerance (0 inside a range or bound)."""
+    m = _to_ratio(fig, model)
+    if m <= 0:
+        return 1e3
+    if fig.kind in ("range", "upper_bound", "lower_bound"):
+        # from the printed ends, as for a range: |r| <= 1 is then within the row's bounds()
+        lo, hi = fig.low, fig.high
+        if fig.kind != "lower_bound" and model > hi:
+            ref = hi
+        elif fig.kind != "upper_bound" and model < lo:
+            ref = lo
+        else:
+            return 0.0
+    else:
+        ref = fig.target()
+    return math.log(m / _to_ratio(fig, ref)) / _log_tolerance(fig, ref)
+
+
+class Scorer:
+    """:func:`_residual` for a fixed list of figures, over an array of model values.
+
+    The figures' units, kinds, ends, targets and tolerances are read once into arrays;
+    a fit evaluation then costs a few array operations instead of a Python call per
+    figure.  tests/test_fit.py compares it with :func:`_residual` element by element.
+    """
+
+    def __init__(self, figs):
+        unit = np.array([f.unit for f in figs], dtype=object)
+        kind = np.array([f.kind for f in figs], dtype=object)
+        self.div = np.where(np.isin(unit, ("pct_change", "pct_of_baseline", "pct")), 100.0, 1.0)
+        self.change = unit == "pct_change"
+        self.offset = np.where(self.change, 1.0, 0.0)
+        self.bounded = np.isin(kind, ("range", "upper_bound", "lower_bound"))
+        self.has_hi = self.bounded & (kind != "lower_bound")
+        self.has_lo = self.bounded & (kind != "upper_bound")
+        self.lo = np.array([np.nan if f.low is None else f.low for f in figs], dtype=float)
+        self.hi = np.array([np.nan if f.high is None else f.high for f in figs], dtype=float)
+        self.target = np.array([f.target() for f in figs], dtype=float)
+        self.tol = np.array([f.tolerance for f in figs], dtype=float)
+
+    def __call__(self, model) -> np.ndarray:
+        """The residuals (in tolerances) of ``model``, one value per figure, or (figures, k)."""
+        model = np.asarray(model, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            above = self.has_hi & (model > self.hi)
+            below = self.has_lo & ~above & (model < self.lo)
+            ref = np.where(above, self.hi, np.where(below, self.lo, self.target))
+            m = model / self.div + self.offset
+            ltol = np.where(self.change, self.tol * np.maximum(np.abs(ref), 1.0) / np.abs(100.0 + ref),
+                            self.tol)
+            r = np.log(m / (ref / self.div + self.offset)) / ltol
+        r = np.where(self.bounded & ~above & ~below, 0.0, r)
+        return np.where(m <= 0, 1e3, r)
+
+
+def group_members(group: str, exclude=()) -> tuple[list[str], list[Target]]:
+    """A sub-model's free parameter names and its targets, less the ``exclude`` figure ids.
+
+    Parameters
+    ----------
+    group : str
+        A value of :data:`~cryptoplan.model.calibration.free.GROUPS` (``"ams"``, ``"tls"``,
+        ``"handshake"``).
+    exclude : sequence of str
+        Figure ids left out.
+
+    Returns
+    -------
+    tuple
+        ``(names, targets)``: the parameter names in :data:`~cryptoplan.model.calibration.free.FREE`'s
+        order, and the :class:`~cryptoplan.model.calibration.targets.Target` list.
+    """
+    gnames = [n for n in FREE if GROUPS[FREE[n].submodel] == group]
+    tlist = [t for t in targets() if t.group == group and t.figure_id not in set(exclude)]
+    return gnames, tlist
+
+
+def residuals(values: dict, tlist, score=None) -> np.ndarray:
+    """Tolerance-scaled residual of each target under ``values`` (:mod:`cryptoplan.model.calibration.fit`).
+
+    Shape (k, targets): ``values`` may give parameters as arrays of k values, k parameter
+    sets evaluated at once (:func:`cryptoplan.model.calibration.leastsq.jacobian`); k = 1 otherwise.
+    ``score``: the targets' :class:`Scorer`, when the caller has built it already.
+    """
+    score = score or Scorer([figure(t.figure_id) for t in tlist])
+    with using_values(values):
+        got = np.stack(np.broadcast_arrays(*predictions(tlist)), axis=-1)
+    return score(got).reshape(-1, len(tlist))
+
+
+def fit_cost(values: dict) -> float:
+    """The fit's robust cost at ``values``: :math:`\\sum_g \\tfrac12 \\sum_i \\ln(1 + r_i^2)`.
+
+    The quantity :func:`~cryptoplan.model.calibration.fitting.fit` minimises, summed over the sub-models it fits
+    with the Cauchy loss (the round-trip model is fitted separately: see
+    :func:`roundtrip_cost`).  Evaluated, not optimised: for the committed
+    parameters it must equal the cost recorded with them, to rounding, as long
+    as neither the figures nor the model have changed.
+    """
+    total = 0.0
+    for group in dict.fromkeys(GROUPS.values()):
+        r = residuals(values, group_members(group)[1])
+        total += 0.5 * float(np.sum(np.log1p(r * r)))
+    return total
+
+
+def roundtrip_cost(values: dict) -> float:
+    """The round-trip fit's cost at ``values``: :math:`\\tfrac12 \\sum_i ((\\hat y_i / y_i - 1)/\\tau_i)^2`.
+
+    Over every published round trip (:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip` minimises it),
+    :math:`\\tau_i` the row's tolerance.
+    """
+    total = 0.0
+    with using_values(values):
+        for fid in roundtrip_figure_ids():
+            f = figure(fid)
+            c = f.conditions
+            rel = float(tls_roundtrip_us(c["mode"], c["cipher"], float(c["message_kb"]))) / f.target() - 1.0
+            total += 0.5 * (rel / f.tolerance) ** 2
+    return total

@@ -1,0 +1,438 @@
+"""The fit's targets: each published figure paired with the model's prediction of it.
+
+A :class:`Target` reads its value from arrays a *source* computes once per parameter set:
+seed 001's AMS scenarios and the z14 report's message costs (:class:`_AmsGrid`), the channel
+CPU costs of seeds 000 and 002 and the 32 KB reference (:class:`_TlsTable`, one matrix
+product), and seed 003's handshake statements (three scalar calls).  :func:`targets` lists
+them per figures table in force; :func:`predictions` evaluates each source once for all its
+targets, :func:`predict_all` under given parameter values.
+
+Parameters may be given as arrays of *k* values (:func:`cryptoplan.model.params.using_values`,
+the fit's finite differences): a prediction is then an array of *k* values, one per set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from types import SimpleNamespace
+from typing import Callable
+
+import numpy as np
+
+from ..figures import figure, table_in_force
+from ..params import binding, param, using_values
+from ..zos import ams, tls
+from .free import FREE
+
+__all__ = ["Target", "targets", "predictions", "predict_all"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A published figure and the model's prediction of it: ``of(source())``.
+
+    ``source`` computes the arrays a group of targets reads (the AMS grid, the TLS cost
+    table) under the parameters in force; ``of`` reads this target's value from them.  A
+    fit evaluation calls each source once for all its targets (:func:`predictions`).
+    When :func:`cryptoplan.model.params.using_values` gives parameters as arrays of *k* values (the
+    fit's finite differences), ``of`` returns *k* predictions, one per parameter set.
+    """
+
+    figure_id: str
+    source: Callable[[], object]
+    of: Callable[[object], float]
+    how: str  # what the prediction computes, for the report
+    group: str = "ams"  # the sub-model whose parameters it constrains
+
+    def predict(self):
+        """The model's value of the figure under the parameters in force.
+
+        A float; an array of *k* values when the parameters in force are arrays of *k*.
+        """
+        v = np.asarray(self.of(self.source()), dtype=float)
+        return float(v.reshape(-1)[0]) if v.size == 1 else v
+
+
+# ----------------------------------------------------------------- targets
+class _AmsGrid:
+    """Seed 001's measured scenarios and the z14 report's message costs, in one vectorized pass.
+
+    The AMS targets ask for throughput and cost of about forty (policy, key,
+    size, reuse) scenarios, the RMF example's demands and seven message costs.
+    The scenarios are validated once (:class:`cryptoplan.model.zos.ams.AmsWorkload`); each
+    parameter set in force (:func:`cryptoplan.model.params.binding`) is evaluated with a
+    few array calls, and the targets read from those arrays.  The values are
+    those of the scalar calls (tests/test_fit.py compares them).
+    """
+
+    _POLICIES = (("integrity", None), ("privacy", None), ("confidentiality", 1), ("confidentiality", 32))
+    _MESSAGES = tuple((p, kb, r) for p, r in (("integrity", None), ("privacy", None), ("confidentiality", 32))
+                      for kb in (2.0, 4096.0))
+
+    def __init__(self):
+        rows = [(p, "RSA", n, kb, r) for p, r in self._POLICIES for n in (1024, 2048, 4096)
+                for kb in (2.0, 64.0, 4096.0)]
+        rows += [("integrity", "NISTECC", n, kb, None) for n in (192, 224, 521) for kb in (2.0, 64.0, 4096.0)]
+        self.index = {r: i for i, r in enumerate(rows)}
+        # scenarios down a column, (n, 1): parameters given as arrays of k values (the fit's
+        # finite differences) broadcast along the trailing axis, so results are (n, k)
+        cols = [[[v] for v in c] for c in zip(*rows)]
+        reuse = [[1 if r is None else r] for [r] in cols[4]]
+        self.grid = ams.AmsWorkload(cols[0], cols[1], cols[2], cols[3], reuse)
+        # seed 001's RMF example (model.ams.RMF_EXAMPLE): a named configuration, one of the grid's
+        cfg = ams.RMF_EXAMPLE
+        if cfg["recipients"] != 1:
+            raise RuntimeError("the RMF example is not one of the fit's scenarios (one recipient each)")
+        self.rmf = self.index[(cfg["policy"], cfg["key_type"], cfg["key_size"], float(cfg["message_kb"]), None)]
+        self.rmf_cards = (cfg["coprocessors"], cfg["accelerators"])
+        self.msg_index = {m: i for i, m in enumerate(self._MESSAGES)}
+        pol, kb, r = zip(*self._MESSAGES)
+        self.messages = ams.AmsWorkload([[v] for v in pol], "RSA", 2048, [[v] for v in kb],
+                                        [[1 if v is None else v] for v in r], platform="z14")
+        self.bound = None
+
+    def _refresh(self):
+        bound = binding()
+        if self.bound is not None and bound[0] is self.bound[0] and bound[1] is self.bound[1]:
+            return       # same parameters as the last call of this evaluation
+        got = self.grid.closed_loop()
+        self.x, self.cost = got["throughput"], got["cost_us"]
+        self.msg = self.messages.message_cost_us()
+        # the RMF example at the rate that sends the report's ME requests: CRT rate, utilizations
+        # and mean EXEC TIME are predictions.  The quantities of ams.ams_plan, computed here without
+        # its overload check: the fit may try parameters under which the example's one accelerator
+        # would be saturated.  Its workload is one of the grid's scenarios.
+        d = {k: v[self.rmf] for k, v in got["demands"].items() if k != "requests"}
+        req = {f: v[self.rmf] for f, v in got["demands"]["requests"].items()}
+        cop, acc = self.rmf_cards
+        tx = figure("s001_rmf_me2048_rate").target() / req["RSA_ME"]
+        self.plan = SimpleNamespace(
+            accelerator_crt_rate=tx * req["RSA_CRT"],
+            accelerator_utilization=tx * d["accelerator_ms"] / 1000.0 / acc,
+            coprocessor_utilization=tx * d["coprocessor_ms"] / 1000.0 / cop,
+            accelerator_exec_ms=d["accelerator_ms"] / (req["RSA_ME"] + req["RSA_CRT"]))
+        self.bound = bound
+
+    def current(self):
+        """The arrays (``x``, ``cost``, ``msg``, ``plan``) under the parameters in force."""
+        self._refresh()
+        return self
+
+
+def targets() -> list[Target]:
+    """Every figure the crypto and AMS models predict, with how.
+
+    Built once per figures table in force (:func:`cryptoplan.model.figures.table_in_force`): the
+    targets keep arrays computed under one parameter set until the parameters change.
+    """
+    return list(_targets(table_in_force()))
+
+
+@lru_cache(maxsize=4)
+def _targets(table: str) -> tuple[Target, ...]:
+    """The targets under the figures table ``table`` (the caller's, in force).
+
+    The AMS targets are built as functions of :class:`_AmsGrid`'s arrays ``g``
+    (scenario indices resolved once, here) and evaluated on :meth:`_AmsGrid.current`.
+    """
+    grid = _AmsGrid()
+
+    def tput(pol, kt, n, kb, reuse=None):
+        i = grid.index[(pol, kt, n, float(kb), reuse)]
+        return lambda g: g.x[i]
+
+    def cost(pol, kt, n, kb, reuse=None):
+        i = grid.index[(pol, kt, n, float(kb), reuse)]
+        return lambda g: g.cost[i]
+
+    def msg_us(pol, kb, reuse=None):
+        i = grid.msg_index[(pol, float(kb), reuse)]
+        return lambda g: g.msg[i]
+
+    def pct(a, b):
+        return lambda g: 100.0 * (a(g) / b(g) - 1.0)
+
+    def share(a, b):
+        return lambda g: 100.0 * a(g) / b(g)
+
+    def rmf(attr, scale=1.0):
+        return lambda g: scale * getattr(g.plan, attr)
+
+    def of_param(name):
+        return lambda g: param(name)
+
+    def largest(fs):
+        return lambda g: np.maximum.reduce([f(g) for f in fs])
+
+    def smallest(fs):
+        return lambda g: np.minimum.reduce([f(g) for f in fs])
+
+    rsa_policies = [("integrity", None), ("privacy", None), ("confidentiality", 1)]
+
+    def worst_cost_change(kb, n_from, n_to):
+        return largest([pct(cost(p, "RSA", n_to, kb, r), cost(p, "RSA", n_from, kb, r)) for p, r in rsa_policies])
+
+    def base_plus_two(m):
+        return lambda g: param("mq_base_us") + 2 * m(g)
+
+    spec = [
+        ("s001_rmf_cex8c_exec_ms", of_param("cop_rsa_ms_2048"), "coprocessor sign time, RSA 2048"),
+        ("s001_rmf_me2048_exec_ms", of_param("acc_me_ms_2048"), "ME time, RSA 2048"),
+        ("s001_rmf_crt2048_exec_ms", of_param("acc_crt_ms_2048"), "CRT time, RSA 2048"),
+        ("s001_rmf_cex8a_exec_ms", rmf("accelerator_exec_ms"),
+         "mean EXEC TIME of the accelerator's request mix, RMF example configuration"),
+        ("s001_rmf_crt2048_rate", rmf("accelerator_crt_rate"),
+         "CRT requests/s, RMF example configuration at the report's ME rate"),
+        ("s001_rmf_cex8a_util", rmf("accelerator_utilization", 100.0),
+         "accelerator summary utilization, RMF example configuration"),
+        ("s001_rmf_cex8c_util", rmf("coprocessor_utilization", 100.0),
+         "coprocessor utilization per card, RMF example configuration"),
+        ("s001_2k_integrity_tput_1024", tput("integrity", "RSA", 1024, 2), "X, 1 requester"),
+        ("s001_2k_integrity_tput_4096", tput("integrity", "RSA", 4096, 2), "X, 1 requester"),
+        ("s001_2k_integrity_tput_change",
+         pct(tput("integrity", "RSA", 4096, 2), tput("integrity", "RSA", 1024, 2)), "X(4096)/X(1024)"),
+        ("s001_2k_conf32_tput_4096",
+         share(tput("confidentiality", "RSA", 4096, 2, 32), tput("confidentiality", "RSA", 1024, 2, 32)),
+         "X(4096)/X(1024), reuse 32"),
+        ("s001_64k_conf32_tput_4096",
+         share(tput("confidentiality", "RSA", 4096, 64, 32), tput("confidentiality", "RSA", 1024, 64, 32)),
+         "X(4096)/X(1024), reuse 32"),
+        ("s001_4m_tput_keysize",
+         smallest([pct(tput("privacy", "RSA", n, 4096), tput("privacy", "RSA", 1024, 4096)) for n in (2048, 4096)]),
+         "largest drop over 2048 and 4096 vs 1024, Privacy 4MB"),
+        ("s001_2k_tput_rsa1024_vs_ecc192",
+         pct(tput("integrity", "RSA", 1024, 2), tput("integrity", "NISTECC", 192, 2)), "2KB"),
+        ("s001_tput_ecc521_vs_rsa4096",
+         largest([pct(tput("integrity", "NISTECC", 521, kb), tput("integrity", "RSA", 4096, kb))
+                  for kb in (2, 64, 4096)]), "max over 2KB, 64KB, 4MB"),
+        ("s001_2k_cost_1024_to_2048", worst_cost_change(2, 1024, 2048), "max over policies"),
+        ("s001_2k_cost_2048_to_4096", worst_cost_change(2, 2048, 4096), "max over policies"),
+        ("s001_64k_cost_1024_to_2048", worst_cost_change(64, 1024, 2048), "max over policies"),
+        ("s001_64k_cost_2048_to_4096", worst_cost_change(64, 2048, 4096), "max over policies"),
+        ("s001_4m_cost_keysize", largest([worst_cost_change(4096, 1024, n) for n in (2048, 4096)]),
+         "max over policies and 2048/4096 vs 1024"),
+        ("ref_ams_txn_cost_2k_confidentiality_z14", base_plus_two(msg_us("confidentiality", 2, 32)),
+         "base + 2 messages"),
+    ]
+    for pol, reuse in (("integrity", None), ("privacy", None), ("confidentiality", 32)):
+        for kb, tag in ((2, "2k"), (4096, "4m")):
+            spec.append((f"ref_ams_cost_{tag}_{pol}_z14", msg_us(pol, kb, reuse),
+                         "asymmetric ops x cost + per-KB hashing/encryption"))
+    t = [Target(fid, grid.current, fn, how) for fid, fn, how in spec]
+    return tuple(t + _tls_targets() + _handshake_targets())
+
+
+def _handshake_targets() -> list[Target]:
+    """Seed 003's three statements on the key exchange and the card that signs, which
+    :func:`cryptoplan.model.zos.tls.handshake_cpu_factor` composes from two parameters: DHE vs ECDHE
+    ("up to 97% reduction"), and the coprocessor's savings over accelerators for ECDHE (98%)
+    and for DHE (53%) from the same note.  Read directly, the first two put the third at 59.5%."""
+    def change(a: dict, b: dict):
+        return lambda _: 100.0 * (tls.handshake_cpu_factor(**a) / tls.handshake_cpu_factor(**b) - 1.0)
+
+    acc = {"card_mode": "accelerator"}
+    spec = [
+        ("s003_ecdhe_vs_dhe_cost", change({}, {"key_exchange": "DHE"}), "ECDHE vs DHE, full handshakes"),
+        ("s003_coproc_vs_accel_ecdhe_cost_note", change({}, acc), "coprocessor vs accelerators, ECDHE"),
+        ("s003_coproc_vs_accel_dhe_cost_note", change({"key_exchange": "DHE"}, {"key_exchange": "DHE", **acc}),
+         "coprocessor vs accelerators, DHE"),
+    ]
+    return [Target(fid, _nothing, fn, how, group="handshake") for fid, fn, how in spec]
+
+
+def _nothing() -> None:
+    """The handshake targets' source: they call the model function itself (three scalar calls)."""
+    return None
+
+
+def _extreme(values, fid):
+    """The value farthest from the middle of a range figure (inside iff all are)."""
+    v = np.asarray(values, dtype=float)          # (conditions, ...)
+    far = np.argmax(np.abs(v - figure(fid).target()), axis=0)
+    return np.take_along_axis(v, np.expand_dims(far, 0), axis=0)[0]
+
+
+class _TlsTable:
+    """The channel CPU costs the TLS targets ask for, as one matrix product per parameter set.
+
+    :func:`cryptoplan.model.zos.tls.tls_cost_us` is, for a given mode, cipher, size, address space and
+    platform, linear in the TLS parameters other than the z14/z15 ratio ``g``, which
+    multiplies it on z14, plus a renegotiation cost that depends on published figures only:
+
+    .. math:: c_k(\\theta) = g_k\\,(A\\theta)_k + R_k .
+
+    Each condition's row of :math:`A` is taken once from the model itself (the model at the
+    unit vectors); the values are recomputed only when the parameters in force change
+    (:func:`cryptoplan.model.params.binding`), so an evaluation of the fit costs one product instead of
+    sixty scalar model calls.  tests/test_fit.py compares it with the scalar calls.
+    """
+
+    def __init__(self):
+        self.linear = tuple(n for n in FREE if FREE[n].submodel == "tls" and n != "tls_z14_vs_z15")
+        self.index, self.rows, self.reneg, self.z14 = {}, [], [], []
+        self.bound, self.values = None, None
+
+    def _register(self, k) -> int:
+        mode, cipher, kb, space, plat, rk = k
+        # the model at every unit vector at once: parameter j is row j of the identity
+        unit = np.eye(len(self.linear))
+        with using_values({**dict(zip(self.linear, unit)), "tls_z14_vs_z15": 1.0}):
+            parts = tls.tls_cost_parts_us(mode, cipher, kb, "z15")
+        row = list(np.broadcast_to(parts["MSTR"] + parts["CHIN"] + parts["TCPIP"] if space == "total"
+                                   else parts[space], (len(self.linear),)))
+        reneg = (float(tls.renegotiation_cost_us(cipher, kb, rk, plat))
+                 if mode == "SSLCIPH" and space in ("total", "CHIN") else 0.0)
+        self.index[k] = len(self.rows)
+        self.rows.append(row)
+        self.reneg.append(reneg)
+        self.z14.append(plat == "z14")
+        self.bound = None
+        return self.index[k]
+
+    def at(self, mode, cipher, kb, space=None, platform="z15", sslrkeyc=0) -> int:
+        """Index of a condition's cost in :meth:`current` (registered on first use)."""
+        k = (mode, cipher, float(kb), "total" if space is None else space, platform, sslrkeyc)
+        i = self.index.get(k)
+        return self._register(k) if i is None else i
+
+    def current(self) -> np.ndarray:
+        """Every registered condition's cost (µs) under the parameters in force.
+
+        Shape (conditions,), or (conditions, k) when the parameters are arrays of k sets.
+        """
+        bound = binding()
+        if self.bound is None or bound[0] is not self.bound[0] or bound[1] is not self.bound[1]:
+            theta = np.stack(np.broadcast_arrays(*[param(n) for n in self.linear]))
+            g14 = param("tls_z14_vs_z15")
+            z14 = np.reshape(self.z14, (-1,) + (1,) * (theta.ndim - 1))
+            reneg = np.reshape(self.reneg, z14.shape)
+            self.values = np.where(z14, g14, 1.0) * (np.asarray(self.rows) @ theta) + reneg
+            self.bound = bound
+        return self.values
+
+    def cost(self, mode, cipher, kb, space=None, platform="z15", sslrkeyc=0) -> float:
+        """One condition's cost (µs) under the parameters in force."""
+        i = self.at(mode, cipher, kb, space, platform, sslrkeyc)
+        return self.current()[i]
+
+
+def _tls_targets() -> list[Target]:
+    """The TLS figures' targets.  Each is built as a function of the table's cost vector ``v``
+    (indices resolved once, here), evaluated on :meth:`_TlsTable.current`."""
+    table = _TlsTable()
+
+    def cost(mode, cipher, kb, space=None, platform="z15", sslrkeyc=0):
+        i = table.at(mode, cipher, kb, space, platform, sslrkeyc)
+        return lambda v: v[i]
+
+    def change(pair, kb, space=None, platform="z15"):
+        ssl, at = pair
+        a, b = table.at("ATTLS", at, kb, space, platform), table.at("SSLCIPH", ssl, kb, space, platform)
+        return lambda v: 100.0 * (v[a] / v[b] - 1.0)
+
+    def ratio(pair, kb, space, platform="z15"):
+        ssl, at = pair
+        a, b = table.at("ATTLS", at, kb, space, platform), table.at("SSLCIPH", ssl, kb, space, platform)
+        return lambda v: v[a] / v[b]
+
+    def lowest(fs):
+        return lambda v: np.minimum.reduce([f(v) for f in fs])
+
+    def extreme(fs, fid):
+        return lambda v: _extreme([f(v) for f in fs], fid)
+
+    # seed 002's cipher table: (MQ SSLCIPH cipher, AT-TLS cipher) per type
+    tls12 = ("TLS_RSA_WITH_AES_256_CBC_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA")
+    tls13hw = ("TLS_AES_256_GCM_SHA384",) * 2
+    tls13sw = ("TLS_CHACHA20_POLY1305_SHA256",) * 2
+    pairs = (tls12, tls13hw, tls13sw)
+    # seed 000 names NULL_SHA and TLS_RSA_WITH_AES_256_CBC_SHA, for both modes
+    aes0 = ("TLS_RSA_WITH_AES_256_CBC_SHA",) * 2
+    null0 = ("NULL_SHA",) * 2
+    t = []
+
+    def add(fid, fn, how):
+        t.append(Target(fid, table.current, fn, how, group="tls"))
+
+    for tag, kb in (("2k", 2.0), ("16k", 16.0), ("64k", 64.0), ("1m", 1024.0)):
+        add(f"s000_{tag}_total_cost", change(aes0, kb), "AT-TLS vs SSLCIPH, AES-256-CBC")
+        add(f"s000_{tag}_chin_cost", change(aes0, kb, "CHIN"), "CHIN, AES-256-CBC")
+        if tag == "2k":
+            add("s000_2k_tcpip_cost", ratio(aes0, 2.0, "TCPIP"), "TCPIP ratio, AES-256-CBC")
+        else:
+            add(f"s000_{tag}_tcpip_cost_nullsha", ratio(null0, kb, "TCPIP"), "TCPIP ratio, NULL_SHA")
+            add(f"s000_{tag}_tcpip_cost_aes256", ratio(aes0, kb, "TCPIP"), "TCPIP ratio, AES")
+    sizes = (("2k", 2.0), ("16k", 16.0), ("32k", 32.0), ("64k", 64.0), ("1m", 1024.0))
+    for tag, kb in sizes:
+        add(f"s002_{tag}_total_cost", lowest([change(p, kb) for p in pairs]),
+            "largest reduction over the three cipher types")
+        add(f"s002_{tag}_chin_cost", lowest([change(p, kb, "CHIN") for p in pairs]),
+            "largest CHIN reduction over the three cipher types")
+        if tag != "2k":
+            for space in ("chin", "tcpip"):
+                ms = cost("ATTLS", tls13sw[1], kb, space.upper())
+                add(f"s002_{tag}_chacha_attls_{space}_ms", lambda v, ms=ms: ms(v) / 1000.0,
+                    "AT-TLS CHACHA20 CPU in that address space")
+    add("s002_2k_tcpip_cost_hw",
+        extreme([ratio(tls12, 2.0, "TCPIP"), ratio(tls13hw, 2.0, "TCPIP")], "s002_2k_tcpip_cost_hw"),
+        "TCPIP ratio, both hardware ciphers")
+    add("s002_2k_tcpip_cost_chacha", ratio(tls13sw, 2.0, "TCPIP"), "TCPIP ratio, CHACHA20")
+    for fid, pair in (("s002_cost_range_tls12hw", tls12), ("s002_cost_range_tls13hw", tls13hw),
+                      ("s002_cost_range_tls13sw", tls13sw)):
+        add(fid, extreme([change(pair, kb) for _, kb in sizes], fid), "every size inside the published range")
+    ciphers32 = ("TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384",
+                 "TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA256")
+    add("ref_32k_no_reneg_range_us",
+        extreme([cost("SSLCIPH", c, 32.0, platform=p) for c in ciphers32 for p in ("z14", "z15")],
+                "ref_32k_no_reneg_range_us"),
+        "SSLCIPH total at 32KB, four ciphers on z14 and z15, no renegotiation")
+    rkeyc = figure("ref_32k_cfg_sslrkeyc_mb").target() * 1024 * 1024
+    for stem, c in (("ecdhe_ecdsa", ciphers32[0]), ("ecdhe_rsa", ciphers32[1]),
+                    ("rsa_aes128gcm", ciphers32[2]), ("rsa_aes256cbc", ciphers32[3])):
+        for plat in ("z14", "z15"):
+            add(f"ref_32k_{stem}_{plat}_us", cost("SSLCIPH", c, 32.0, sslrkeyc=rkeyc, platform=plat),
+                "SSLCIPH total at 32KB with SSLRKEYC 1MB renegotiation")
+    return t
+
+
+def predict_all(values: dict, tlist=None) -> dict:
+    """Model prediction of every target under the given parameter values.
+
+    Parameters
+    ----------
+    values : dict
+        Parameter name -> value (:func:`cryptoplan.model.params.using_values`).
+    tlist : list of Target, optional
+        The targets to predict; default every one (:func:`targets`).
+
+    Returns
+    -------
+    dict
+        Figure id -> the model's value, a float in the figure's unit.
+    """
+    out = {}
+    with using_values(values):
+        for t in tlist or targets():
+            out[t.figure_id] = float(t.predict())
+    return out
+
+
+def predictions(tlist):
+    """Each target's prediction under the parameters in force, each source evaluated once.
+
+    Parameters
+    ----------
+    tlist : iterable of Target
+
+    Yields
+    ------
+    numpy.ndarray
+        One per target, in order, in the figure's unit: a 0-d array, or *k* values when the
+        parameters in force are arrays of *k*.
+    """
+    arrays = {}
+    for t in tlist:
+        if t.source not in arrays:
+            arrays[t.source] = t.source()
+        yield np.asarray(t.of(arrays[t.source]), dtype=float)
