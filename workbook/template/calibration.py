@@ -9,6 +9,8 @@ functions (:meth:`Builder.dynamic_array <cryptoplan.workbook.template._builder.B
 
 from __future__ import annotations
 
+import textwrap
+
 from openpyxl.chart import Reference, ScatterChart, Series
 from openpyxl.chart.shapes import GraphicalProperties
 from openpyxl.formatting.rule import CellIsRule
@@ -27,8 +29,9 @@ _BOOLEAN = '"TRUE";"TRUE";"FALSE"'
 
 
 def _row_lines(text: str, chars: int) -> int:
-    """Lines a wrapped cell of ``chars`` characters per line needs for ``text``."""
-    return max(1, -(-len(text or "") // chars))
+    """Lines a wrapped cell of ``chars`` characters per line needs for ``text``, wrapped at words
+    as the spreadsheet wraps it (a word longer than a line is broken)."""
+    return max(1, len(textwrap.wrap(text or "", chars)))
 
 
 def add_calibration(b: Builder):
@@ -48,8 +51,8 @@ def add_calibration(b: Builder):
         cell.font, cell.fill = HEADER_FONT, HEADER_FILL
         cell.alignment = Alignment(wrap_text=True, vertical="center")
     first, last = top + 1, top + len(ids)
-    widths = {"source": 24, "quantity": 18, "conditions": 30, "unit": 12, "published": 12, "model": 12,
-              "relative_error": 14, "within_tolerance": 17, "reason": 64, "id": 30}
+    widths = {"source": 24, "quantity": 18, "conditions": 30, "unit": 15, "published": 12, "model": 12,
+              "relative_error": 14, "within_tolerance": 17, "reason": 64, "id": 40}
     set_widths(ws, {col[k]: w for k, w in widths.items()})
     for name, fmt in (("published", "General"), ("model", "0.0000"), ("relative_error", "0.0%")):
         for r in range(first, last + 1):
@@ -66,7 +69,7 @@ def add_calibration(b: Builder):
     for r, fid in enumerate(ids, first):
         f = figure(fid)
         cond = "; ".join(f"{k}={v}" for k, v in f.conditions.items() if v)
-        lines = max(_row_lines(cond, widths["conditions"] - 2), _row_lines(misses.get(fid, ""), widths["reason"] + 4),
+        lines = max(_row_lines(cond, widths["conditions"] - 4), _row_lines(misses.get(fid, ""), widths["reason"]),
                     _row_lines(fid, widths["id"] - 1))
         ws.row_dimensions[r].height = 13 * lines + 2
     ws.conditional_formatting.add(f"{col['within_tolerance']}{first}:{col['within_tolerance']}{last}", CellIsRule(
@@ -126,7 +129,7 @@ def add_parameters(b: Builder):
     ws["A1"] = "Model parameters in force"
     ws["A1"].font = TITLE_FONT
     ws["A2"] = ("MODEL_PARAMETERS(ParamsFile) (on the hidden Tables sheet) gives one row per parameter: its value, standard error "
-                "(empty where the fit holds it at a bound or it is derived), unit and sub-model.")
+                "(n/a where the fit holds it at a bound or it is derived), unit and sub-model.")
     ws["A2"].font = NOTE_FONT
     par = CATALOG_BY_NAME["MODEL_PARAMETERS"]
     doc = load_params()["parameters"]

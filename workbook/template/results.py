@@ -20,7 +20,7 @@ _TLS_OPT = (Name("SSLRKEYC"), Name("Platform"))
 _PLAN = (Name("PlanWorkloads"), Name("PlanSystem"))
 _PLAN_AT = (Name("PlanGrowth"), Name("PlanMonths"))
 _FIRST_ROW = 5                 # the first result row (under the header row 4)
-_WIDTHS = {"A": 44, "B": 28, "C": 62, "D": 48, "E": 26}
+_WIDTHS = {"A": 52, "B": 28, "C": 62, "D": 48, "E": 26}
 
 
 def add_results(b: Builder):

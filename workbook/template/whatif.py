@@ -34,7 +34,7 @@ def add_whatif(b: Builder):
     key_size = _key_size_table(b, ws, required[2] + 2)
     anchor = key_size[2] + 2
     _charts(ws, limit, required, key_size, anchor)
-    set_widths(ws, {"A": 17, "B": 14, "C": 15, "D": 15, "E": 15, "F": 15, "G": 3, "H": 10,
+    set_widths(ws, {"A": 17, "B": 14, "C": 15, "D": 15, "E": 15, "F": 15, "G": 3, "H": 24,
                     "I": 12, "J": 12, "K": 12, "L": 12})
     for r in (limit[0], required[0], key_size[0]):
         ws.row_dimensions[r].height = 30
@@ -173,4 +173,5 @@ def _charts(ws, limit: tuple, required: tuple, key_size: tuple, anchor: int):
     ]
     charts[3].x_axis.scaling.min = 0
     for i, ch in enumerate(charts):
+        ch.width = 10.5     # cm: two side by side within the printed columns A-D and E-H
         ws.add_chart(ch, f"{'A' if i % 2 == 0 else 'E'}{anchor + 15 * (i // 2)}")
