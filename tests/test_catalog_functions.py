@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from numpy.testing import assert_array_equal
 
-from cryptoplan.workbook.catalog_functions import _group_ids, _unique_rows
+from cryptoplan.workbook._grouped import _unique_rows
+from cryptoplan.workbook._grouped import group_ids as _group_ids
 
 _FEW = st.sampled_from([0.0, -0.0, 1.0, 2.5, 1e300, -7.0])
 

@@ -36,14 +36,14 @@ import os
 
 import numpy as np
 
-from cryptoplan.addin.errors import ErrorText
+from cryptoplan.model.lazy import lazy_module
 
+from ._grouped import ERROR_TEXT_CODE, Out, broadcast_args, finish, first_of_groups, group_ids, run_groups
 from .engine import MISSING, Fn, FunctionRegistry, Ref, RefList, native_functions
 from .engine.ops import expand
 from .engine.values import (
     BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NUM, STR, Val, not_computed,
 )
-from cryptoplan.model.lazy import lazy_module
 
 # the catalog, the cell contract and the parameter sets: loaded when a catalog function is first made
 catalog = lazy_module("cryptoplan.addin.catalog")
@@ -52,8 +52,6 @@ model_params = lazy_module("cryptoplan.model.params")
 
 __all__ = ["catalog_functions", "default_functions", "callable_function", "ERROR_TEXT_CODE"]
 
-#: Diagnostic code for an add-in error *text* (the add-in returns text, not error values).
-ERROR_TEXT_CODE = STR
 
 
 # ---------------------------------------------------------------- helpers
@@ -123,111 +121,6 @@ def _grid(v: Val, s: int) -> list:
     return [[_py(vs, i * c + j) for j in range(c)] for i in range(r)]
 
 
-def _result_element(x):
-    """(num, kind, text) of one Python result."""
-    if isinstance(x, (bool, np.bool_)):
-        return float(x), BOOL, None
-    if isinstance(x, str):
-        return 0.0, STR, x
-    if x is None:
-        return 0.0, EMPTY, None
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return 0.0, ERR_VALUE, None
-    if not math.isfinite(f):
-        return 0.0, ERR_NUM, None
-    return f, NUM, None
-
-
-class _Out:
-    """Flat result buffers for E elements."""
-
-    def __init__(self, E):
-        self.num = np.zeros(E)
-        self.kind = np.zeros(E, dtype=np.int8)
-        self.text = None
-        self.errors = 0             # elements holding the add-in's error text
-        self.first_error = None
-
-    def put(self, i, x):
-        num, kind, text = _result_element(x)
-        self.num[i] = num
-        self.kind[i] = kind
-        if text is not None:
-            if self.text is None:
-                self.text = np.empty(self.num.shape, dtype=object)
-            self.text[i] = text
-            if isinstance(text, ErrorText):     # a failed element: counted by its type
-                self.errors += 1
-                self.first_error = self.first_error or text
-
-    def put_all(self, idx, values):
-        """Python results ``values`` (an object array) at elements ``idx``; error texts at once."""
-        if all(isinstance(v, ErrorText) for v in values.tolist()):
-            if self.text is None:
-                self.text = np.empty(self.num.shape, dtype=object)
-            self.num[idx] = 0.0
-            self.kind[idx] = STR
-            self.text[idx] = values
-            self.errors += len(idx)
-            self.first_error = self.first_error or (values[0] if len(values) else None)
-            return
-        for i, v in zip(idx.tolist(), values.tolist()):
-            self.put(i, v)
-
-    def put_many(self, idx, arr):
-        self.num[idx] = arr
-        self.kind[idx] = NUM
-
-
-def _run_groups(E, fast, keys, numcols, call_vec, call_one, out: _Out, call_leaf=None, call_failed=None):
-    """Evaluate elements: slow ones one by one, fast ones in vectorized groups.
-
-    ``keys[i]``: hashable group key of element i (its text/categorical args);
-    ``numcols``: list of float arrays (E,); ``call_vec(key, arrays, scalar)``
-    returns an array/scalar for the group's unique rows; ``call_one(i)`` the
-    Python result of (slow) element i; ``call_leaf(i)`` that of a fast
-    element whose vectorized call failed (default ``call_one``);
-    ``call_failed(exc_type, messages)`` the Python results of elements the vector call
-    reported failed, given their messages (see :func:`_evaluate_rows`; without it such
-    elements go to ``call_leaf``).  Each distinct argument tuple is evaluated once.
-    """
-    call_leaf = call_leaf or call_one
-    idx_fast = np.nonzero(fast)[0]
-    for i in np.nonzero(~fast)[0]:
-        out.put(i, call_one(int(i)))
-    if not len(idx_fast):
-        return
-    gk = np.asarray(keys)[idx_fast]
-    for key in np.unique(gk).tolist():
-        members = idx_fast[gk == key]
-        if numcols:
-            X = np.column_stack([c[members] for c in numcols])
-            uniq, first, inv = _unique_rows(X)
-        else:
-            uniq = np.zeros((1, 0))
-            first = np.zeros(1, dtype=np.int64)
-            inv = np.zeros(len(members), dtype=np.int64)
-        res = np.zeros(len(uniq))
-        ok = np.zeros(len(uniq), dtype=bool)
-        failed: list | None = [] if call_failed is not None else None
-        _evaluate_rows(key, uniq, np.arange(len(uniq)), call_vec, res, ok, failed)
-        good = ok[inv]
-        out.put_many(members[good], res[inv[good]])
-        if good.all():
-            continue
-        # one result per failing unique row, spread to its members through the inverse index
-        per_row = np.empty(len(uniq), dtype=object)
-        told = np.zeros(len(uniq), dtype=bool)
-        for exc_type, rows, messages in failed or ():
-            per_row[rows] = call_failed(exc_type, messages)
-            told[rows] = True
-        for u in np.nonzero(~ok & ~told)[0].tolist():
-            per_row[u] = call_leaf(int(members[first[u]]))
-        out.put_all(members[~good], per_row[inv[~good]])
-
-
 _COLUMN = object()      # marks an argument taken from a numeric column
 
 
@@ -242,123 +135,6 @@ class _Gather:
 
     def __getitem__(self, i):
         return self.values[self.index[i]]
-
-
-def _group_ids(parts, E) -> np.ndarray:
-    """One integer group id per element from the per-argument key columns (small codes >= 0).
-
-    Mixed-radix: ``id = ((p0 * m1) + p1) * m2 + ...`` with ``m_j`` one more than part ``j``'s
-    largest code, so equal ids mean equal code tuples without sorting rows; the ids are
-    compressed (1-D ``unique``) only if the product of the radices would pass 2**62.
-    """
-    ids = np.zeros(E, dtype=np.int64)
-    span = 1
-    for p in parts:
-        p = np.asarray(p, dtype=np.int64)
-        m = int(p.max()) + 1 if p.size else 1
-        if span * m >= 2 ** 62:
-            ids = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
-            span = int(ids.max()) + 1 if ids.size else 1
-        ids = ids * m + p
-        span *= m
-    return ids
-
-
-def _unique_rows(X: np.ndarray):
-    """``(unique rows, index of each one's first occurrence, inverse)`` of a 2-D float array.
-
-    What ``np.unique(X, axis=0, return_index=True, return_inverse=True)`` returns (rows in
-    lexicographic order), by a stable ``lexsort`` of the columns instead of sorting rows as
-    opaque byte strings: several times faster for the scenario counts of a sweep.
-    """
-    if X.shape[1] == 1:
-        u, first, inv = np.unique(X[:, 0], return_index=True, return_inverse=True)
-        return u[:, None], first, inv.reshape(-1)
-    order = np.lexsort(X.T[::-1])
-    Xs = X[order]
-    starts = np.empty(len(X), dtype=bool)
-    starts[:1] = True
-    np.any(Xs[1:] != Xs[:-1], axis=1, out=starts[1:])
-    inv = np.empty(len(X), dtype=np.int64)
-    inv[order] = np.cumsum(starts) - 1
-    return Xs[starts], order[starts], inv
-
-
-def _first_of_groups(keys, fast) -> dict:
-    idx = np.nonzero(fast)[0]
-    if not len(idx):
-        return {}
-    g, first = np.unique(keys[idx], return_index=True)
-    return dict(zip(g.tolist(), idx[first].tolist()))
-
-
-def _evaluate_rows(key, uniq, rows, call_vec, res, ok, failed=None):
-    """Evaluate ``rows`` of ``uniq`` in one vector call; set aside the elements that fail.
-
-    An error that says which elements failed and why (``exc.mask`` over the call's elements
-    or 0-d for a single-valued argument, ``exc.element_message(i)``: the model's
-    :class:`~cryptoplan.model.ArgumentError` and :class:`~cryptoplan.model.UnstableQueueError`)
-    records those in ``failed`` (a list of ``(exception type, rows, messages)``: each row's
-    message is what a call with that element alone raises) and the rest are computed in one
-    more call.  Any other failure leaves the remaining rows not ``ok``: the caller evaluates
-    them one by one, each with its own message.
-    """
-    while len(rows):
-        try:
-            arrays = [uniq[rows, j] for j in range(uniq.shape[1])]
-            arr = np.asarray(call_vec(key, arrays, len(rows) == 1))
-            if arr.dtype == object or arr.dtype.kind not in "fiub":
-                return
-            if arr.ndim == 0:
-                arr = np.broadcast_to(arr, (len(rows),))
-            elif arr.shape != (len(rows),):
-                return
-            arr = arr.astype(float)
-            fin = np.isfinite(arr)
-            res[rows[fin]] = arr[fin]
-            ok[rows[fin]] = True  # non-finite ones go element by element (exact error text)
-            return
-        except Exception as exc:  # noqa: BLE001 - any failure: its elements are set aside
-            mask = getattr(exc, "mask", None)
-            message = getattr(exc, "element_message", None)
-            if failed is None or mask is None or message is None:
-                return
-            mask = np.asarray(mask, dtype=bool)
-            if mask.shape == ():      # a single-valued argument is bad: for every element
-                if mask:
-                    failed.append((type(exc), rows, [message(0)] * len(rows)))
-                return
-            if mask.shape != (len(rows),) or not mask.any():
-                return
-            bad = np.nonzero(mask)[0]
-            failed.append((type(exc), rows[bad], [message(k) for k in bad.tolist()]))
-            rows = rows[~mask]
-
-
-def _broadcast_args(vals):
-    """Align element-wise arguments to one Excel shape; None if they do not fit."""
-    rows = cols = 1
-    for v in vals:
-        r, c = v.shape
-        if r != 1:
-            if rows not in (1, r):
-                return None
-            rows = r
-        if c != 1:
-            if cols not in (1, c):
-                return None
-            cols = c
-    n = max(v.n for v in vals) if vals else 1
-    return [expand(v, rows, cols).broadcast(n, rows, cols) for v in vals], n, rows, cols
-
-
-def _finish(out: _Out, n, rows, cols, ctx, name):
-    kind = out.kind.reshape(n, rows, cols)
-    val = Val(out.num.reshape(n, rows, cols), kind,
-              None if out.text is None else out.text.reshape(n, rows, cols))
-    if out.errors:
-        ctx.diag(name, ERROR_TEXT_CODE, out.first_error, out.errors)
-    return val
 
 
 # ------------------------------------------------------------ the catalog
@@ -393,9 +169,9 @@ def _catalog_fn(spec) -> Fn:
 
 def _error(ctx, name, text) -> Val:
     """One add-in error text as the whole result."""
-    out = _Out(1)
+    out = Out(1)
     out.put(0, text)
-    return _finish(out, 1, 1, 1, ctx, name)
+    return finish(out, 1, 1, 1, ctx, name)
 
 
 class _Const:
@@ -621,7 +397,7 @@ def _catalog_core(spec) -> Fn:
             if bad.any():
                 return Val.error(int(v.kind[bad].flat[0]))
         ovals = list(vals)
-        b = _broadcast_args(vals) if vals else ([], max([1] + [v.n for v in vec_vals.values()
+        b = broadcast_args(vals) if vals else ([], max([1] + [v.n for v in vec_vals.values()
                                                                if v is not None]), 1, 1)
         if b is None:  # ranges that do not fit together: the add-in's own message
             return _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert)
@@ -632,7 +408,7 @@ def _catalog_core(spec) -> Fn:
             n = nv
         E = n * rows * cols
         layout, fast, keys_parts, numcols = _layout(args, positions, vals, ovals, vec_vals, n, rows, cols)
-        keys = _group_ids(keys_parts, E)
+        keys = group_ids(keys_parts, E)
         try:
             fn = spec.model_function()
         except AttributeError:  # the add-in reports a missing model function as error text
@@ -659,13 +435,13 @@ def _catalog_core(spec) -> Fn:
             """Elements the vector call reported failed: the add-in's text for each message."""
             return convert.error_texts(exc_type, spec.name, messages)
 
-        out = _Out(E)
+        out = Out(E)
         if E == 1:      # one scenario, one cell (a plain recalculation): no grouping to do
             out.put(0, call_leaf(0) if fast[0] else call_one(0))
-            return _finish(out, n, rows, cols, ctx, spec.name)
-        key_first = _first_of_groups(keys, fast)
-        _run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed)
-        return _finish(out, n, rows, cols, ctx, spec.name)
+            return finish(out, n, rows, cols, ctx, spec.name)
+        key_first = first_of_groups(keys, fast)
+        run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed)
+        return finish(out, n, rows, cols, ctx, spec.name)
 
     return Fn(spec.name, impl, "r*", 0, len(args), udf=True)
 
@@ -686,10 +462,10 @@ def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert):
                 argv.append(_grid(vals[j], s))
         r = convert.call(spec, tuple(argv))
         out[s, 0, 0] = r if not isinstance(r, list) else r[0][0]
-    res = _Out(n)
+    res = Out(n)
     for s in range(n):
         res.put(s, out[s, 0, 0])
-    return _finish(res, n, 1, 1, ctx, spec.name)
+    return finish(res, n, 1, 1, ctx, spec.name)
 
 
 def _table_result(ctx, spec, given, convert) -> Val:
@@ -718,12 +494,12 @@ def _table_result(ctx, spec, given, convert) -> Val:
 
 def _table_val(rows) -> Val:
     if not isinstance(rows, list):
-        o = _Out(1)
+        o = Out(1)
         o.put(0, rows)
         return Val(o.num.reshape(1, 1, 1), o.kind.reshape(1, 1, 1),
                    None if o.text is None else o.text.reshape(1, 1, 1))
     r, c = len(rows), max(len(x) for x in rows)
-    o = _Out(r * c)
+    o = Out(r * c)
     for i, row in enumerate(rows):
         for j in range(c):
             o.put(i * c + j, row[j] if j < len(row) else "")
@@ -782,7 +558,7 @@ def callable_function(name: str, func, *, value_error=ERR_NUM, type_error=ERR_VA
     def impl(ctx, *raw):
         vals = [_arg_val(ctx, x) for x in raw]
         vals = [Val.empty() if v is None else v for v in vals]
-        b = _broadcast_args(vals) if vals else ([], 1, 1, 1)
+        b = broadcast_args(vals) if vals else ([], 1, 1, 1)
         if b is None:
             ctx.diag(name, ERR_VALUE, "argument ranges do not fit together")
             return Val.error(ERR_VALUE)
@@ -807,8 +583,8 @@ def callable_function(name: str, func, *, value_error=ERR_NUM, type_error=ERR_VA
             code = int(err[not_computed(err)][0])
             return Val.error(code, (n, rows, cols))
         fast &= err == 0
-        keys = _group_ids(keys_parts, E)
-        key_first = _first_of_groups(keys, fast)
+        keys = group_ids(keys_parts, E)
+        key_first = first_of_groups(keys, fast)
         messages = []
 
         def call_vec(key, arrays, scalar):
@@ -843,10 +619,10 @@ def callable_function(name: str, func, *, value_error=ERR_NUM, type_error=ERR_VA
                 return _ErrorCode(ERR_VALUE)
 
         out = _CodeOut(E)
-        _run_groups(E, fast, keys, numcols, call_vec, call_one, out)
+        run_groups(E, fast, keys, numcols, call_vec, call_one, out)
         for code, msg in messages[:1]:
             ctx.diag(name, code, msg, len(messages))
-        return _finish(out, n, rows, cols, ctx, name)
+        return finish(out, n, rows, cols, ctx, name)
 
     return Fn(name.upper(), impl, "r*", 0, None, udf=True)
 
@@ -855,7 +631,7 @@ class _ErrorCode(int):
     pass
 
 
-class _CodeOut(_Out):
+class _CodeOut(Out):
     def put(self, i, x):
         if isinstance(x, _ErrorCode):
             self.num[i] = 0.0
