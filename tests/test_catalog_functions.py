@@ -104,3 +104,21 @@ def test_every_cell_kind_converts_as_the_add_in_converts_it(tmp_path_factory, na
         else:
             assert not isinstance(have, str), (s, cell, have)
             assert_allclose(have, want, rtol=1e-13, atol=0)   # vector vs scalar model call
+
+
+def test_an_argument_past_the_catalog_entry_is_an_error_not_ignored(tmp_path):
+    """=ERLANGC(1,2,3): the catalog entry takes two arguments; the third was once dropped in
+    silence (the function declared an unlimited count).  Excel refuses such a formula; the
+    engine gives #VALUE! naming the function and the counts."""
+    import openpyxl
+    from cryptoplan.workbook.recalculation import recalc_report
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Results"
+    ws["A1"], ws["B1"] = "extra", "=ERLANGC(1,2,3)"
+    ws["A2"], ws["B2"] = "plain", "=ERLANGC(1,2)"
+    wb.save(tmp_path / "b.xlsx")
+    rec = recalc_report(tmp_path / "b.xlsx")
+    out = rec.as_dict()
+    assert out["extra"] == "#VALUE!" and isinstance(out["plain"], float)
+    assert [p.message for p in rec.problems] == ["#VALUE! ERLANGC() takes 0 to 2 arguments, got 3"]

@@ -73,3 +73,20 @@ def test_the_category_modules_partition_the_native_functions():
             seen[name] = m
     assert sorted(seen) == sorted(SUPPORTED)
     assert seen["VLOOKUP"].endswith(".lookup") and seen["POISSON.DIST"].endswith(".statistical")
+
+
+def test_resolve_name_is_a_deprecated_alias_giving_the_old_tuples(tmp_path):
+    """Engine.resolve_name (tagged tuples, before the node classes) stays one release, warning."""
+    import openpyxl
+    from openpyxl.workbook.defined_name import DefinedName
+    from cryptoplan.workbook.engine import Engine, Package, native_functions
+    wb = openpyxl.Workbook()
+    wb.active.title = "S"
+    wb.defined_names["Block"] = DefinedName("Block", attr_text="S!$B$2:$C$4")
+    wb.save(tmp_path / "n.xlsx")
+    eng = Engine(Package(str(tmp_path / "n.xlsx")), native_functions())
+    with pytest.warns(DeprecationWarning, match="defined_name"):
+        old = eng.resolve_name("Block", None)
+    assert old == (("ref", "S", 2, 2, 4, 3), None)
+    node, home = eng.defined_name("Block", None)
+    assert (node.sheet, node.r1, node.c1, node.r2, node.c2, home) == ("S", 2, 2, 4, 3, None)

@@ -40,6 +40,7 @@ from cryptoplan.model.lazy import lazy_module
 
 from ._grouped import ERROR_TEXT_CODE, Out, broadcast_args, finish, first_of_groups, group_ids, run_groups
 from .engine import MISSING, Fn, FunctionRegistry, Ref, RefList, native_functions
+from .engine.arguments import REF
 from .engine.ops import expand
 from .engine.values import (
     BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NUM, STR, Val, not_computed,
@@ -164,7 +165,7 @@ def _catalog_fn(spec) -> Fn:
         with model_params.using_parameters(params):
             return inner(ctx, *rest)
 
-    return Fn(spec.name, impl, "r*", 0, len(spec.args), udf=True)
+    return Fn(spec.name, impl, (REF,), 0, len(spec.args), udf=True, rest=(REF,))
 
 
 def _error(ctx, name, text) -> Val:
@@ -443,7 +444,7 @@ def _catalog_core(spec) -> Fn:
         run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed)
         return finish(out, n, rows, cols, ctx, spec.name)
 
-    return Fn(spec.name, impl, "r*", 0, len(args), udf=True)
+    return Fn(spec.name, impl, (REF,), 0, len(args), udf=True, rest=(REF,))
 
 
 def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert):
@@ -624,7 +625,7 @@ def callable_function(name: str, func, *, value_error=ERR_NUM, type_error=ERR_VA
             ctx.diag(name, code, msg, len(messages))
         return finish(out, n, rows, cols, ctx, name)
 
-    return Fn(name.upper(), impl, "r*", 0, None, udf=True)
+    return Fn(name.upper(), impl, (REF,), 0, None, udf=True, rest=(REF,))
 
 
 class _ErrorCode(int):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from cryptoplan.model.zos.plan import PlanError, system_from_rows, workloads_from_rows
 
 from .engine import EngineError, ExcelError
+from .engine.nodes import Reference
 from .recalculation import RecalcError, load_engine
 
 __all__ = ["read_plan_workbook", "PLAN_NAMES"]
@@ -22,14 +23,14 @@ PLAN_NAMES = ("PlanWorkloads", "PlanSystem")
 
 def _block(engine, path, name) -> list:
     """The evaluated cells of the range a defined name refers to, as rows of Python values."""
-    found = engine.resolve_name(name, None)
-    ast = None if found is None else found[0]
-    if ast is None or ast[0] != "ref" or ast[1] is None:
+    found = engine.defined_name(name, None)
+    ref = None if found is None else found[0]
+    if not isinstance(ref, Reference) or ref.sheet is None:
         raise PlanError(f"{path}: no defined name {name} referring to a range (the template's Workloads "
                         "sheet defines PlanWorkloads and PlanSystem)")
-    _, sheet, r1, c1, r2, c2 = ast
+    r1, c1, r2, c2 = ref.r1, ref.c1, ref.r2, ref.c2
     try:
-        si = engine.sheet_named(sheet)
+        si = engine.sheet_named(ref.sheet)
     except EngineError as exc:
         raise PlanError(f"{path}: {name}: {exc}") from None
     rows = []

@@ -23,10 +23,24 @@ The add-in's functions join through the registry (``cryptoplan.workbook.catalog_
 Modules
 -------
 :mod:`.core`
-    :class:`Engine` (dependency graph, evaluation over the scenario axis), :class:`Fn` and
-    :class:`FunctionRegistry` (how a function is declared), :class:`Ref`.
+    :class:`Engine`: the workbook's formulas, their dependency graph, evaluation over the
+    scenario axis, inputs and values.
 :mod:`.parser`
-    Formula text to an abstract syntax tree (:func:`parse`), A1 references.
+    Formula text to a syntax tree (:func:`parse`), A1 references.
+:mod:`.nodes`
+    The syntax tree's node classes (:class:`~.nodes.Reference`, :class:`~.nodes.Call` ...).
+:mod:`.compiler`
+    Syntax tree to Python closures, once per formula.
+:mod:`.graph`
+    The evaluation order (Tarjan's strongly connected components) and the cycles.
+:mod:`.context`
+    :class:`~.context.Ctx`, what a compiled formula and the functions it calls are given,
+    and the diagnostics it records.
+:mod:`.arguments`
+    How a function is declared (:class:`Fn`, :class:`ArgKind`, :class:`FunctionRegistry`)
+    and receives its arguments.
+:mod:`.references`
+    :class:`Ref`, :class:`RefList` and the reference operators (range, intersection, union).
 :mod:`.values`
     :class:`Val`, the value of a cell over the scenario axis (kind, number, text, error code).
 :mod:`.ops`
@@ -34,7 +48,9 @@ Modules
 :mod:`.functions`
     The native Excel functions, one module per Excel category (:func:`native_functions`).
 :mod:`.package`
-    Reading (safe XML, size limits) and writing the OOXML package.
+    Reading the OOXML package (safe XML, size limits).
+:mod:`.writer`
+    Writing it back with the computed values (only the changed cells differ).
 :mod:`.atomic`
     Atomic file replacement for every file the engine (and cryptoplan) writes.
 :mod:`.limits`
@@ -48,13 +64,15 @@ import lazy_loader
 # name -> submodule; imported on first use (PEP 562), so reading a limit or the atomic writer
 # (the command line's option defaults) does not load the parser, NumPy or the functions
 _EXPORTS = {
-    "Engine": "core", "EngineError": "core", "Fn": "core", "FunctionRegistry": "core", "Ref": "core",
-    "RefList": "core", "ScenarioSplit": "core", "MISSING": "core",
+    "Engine": "core", "EngineError": "core",
+    "Fn": "arguments", "ArgKind": "arguments", "FunctionRegistry": "arguments",
+    "ScenarioSplit": "arguments", "MISSING": "arguments",
+    "Ref": "references", "RefList": "references",
     "native_functions": "functions", "SUPPORTED": "functions", "format_number": "functions",
     "parse": "parser", "FormulaError": "parser", "cell_name": "parser", "split_cell": "parser",
     "index_to_col": "parser",
-    "Package": "package", "CellWrite": "package", "write_package": "package",
-    "WorkbookFileError": "package", "ooxml_string": "package",
+    "Package": "package", "WorkbookFileError": "package",
+    "CellWrite": "writer", "write_package": "writer", "ooxml_string": "writer",
     "Val": "values", "ExcelError": "values", "ERROR_CODES": "values", "csv_text": "values",
     "not_computed": "values",
     "atomic_target": "atomic", "check_destination": "atomic", "OutputError": "atomic",

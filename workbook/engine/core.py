@@ -4,20 +4,22 @@ Design
 ------
 * A workbook package is read by :class:`~cryptoplan.workbook.engine.package.Package`
   (safe XML, size and cell limits).
-* Each formula is tokenized by openpyxl's Excel tokenizer, parsed into an AST
-  (:mod:`cryptoplan.workbook.engine.parser`) and compiled into a tree of Python closures.
+* Each formula is tokenized by openpyxl's Excel tokenizer, parsed into a syntax tree
+  (:mod:`cryptoplan.workbook.engine.parser`, :mod:`~cryptoplan.workbook.engine.nodes`) and
+  compiled into a tree of Python closures (:mod:`cryptoplan.workbook.engine.compiler`).
 * The static references of every formula (cells, ranges, defined names) give
   a dependency graph; Tarjan's algorithm orders it (precedents first) and
-  finds circular references.  References that are only known at run time
-  (``OFFSET``, ``INDIRECT``, ``INDEX`` used as a reference) are evaluated on
-  demand, with a re-entrancy check that also reports dynamic cycles.
+  finds circular references (:mod:`cryptoplan.workbook.engine.graph`).  References that
+  are only known at run time (``OFFSET``, ``INDIRECT``, ``INDEX`` used as a reference) are
+  evaluated on demand, with a re-entrancy check that also reports dynamic cycles.
 * Values are :class:`~cryptoplan.workbook.engine.values.Val`: NumPy arrays whose first
   axis is the scenario axis, so one pass over the formulas evaluates every
   scenario of a sweep; a value that does not depend on a varied input keeps
   ``n = 1`` and costs nothing extra.  A formula whose reference target itself
   varies by scenario (``OFFSET(A1, TxRate, 0)``) is evaluated scenario by
   scenario (:class:`ScenarioSplit`) -- correct, only slower for that cell.
-* Functions come from a :class:`FunctionRegistry`: the native Excel functions
+* Functions come from a :class:`FunctionRegistry` of :class:`Fn`
+  (:mod:`cryptoplan.workbook.engine.arguments`): the native Excel functions
   of :mod:`cryptoplan.workbook.engine.functions` plus the UDFs (by default those of the
   add-in catalog, see :mod:`cryptoplan.workbook.catalog_functions`).
 
@@ -34,458 +36,40 @@ Whole-column/row references are clipped to the sheet's used area.
 from __future__ import annotations
 
 import re
-
 import sys
+import warnings
 import traceback
-from dataclasses import dataclass
 
 import numpy as np
 
-from .ops import binary_op, compare, concat, percent, unary_minus
+from .arguments import MISSING, Fn, FunctionRegistry, ScenarioSplit
+from .compiler import Compiler
+from .context import Ctx, Diagnostic
+from .graph import dependency_order
+from .nodes import BadReference, Name, Reference, as_tuple
+from .ops import expand
 from .package import Cell, Package, SheetData
-from .parser import FormulaError, MAX_COL, MAX_ROW, cell_name, deep_recursion, parse, parse_ref
+from .parser import (
+    FormulaError, MAX_COL, MAX_ROW, cell_name, deep_recursion, parse, parse_area, parse_ref,
+)
+from .references import Ref, RefList
 from .values import (
-    BOOL, EMPTY, ERR_CIRCULAR, ERR_INTERNAL, ERR_NAME, ERR_NULL, ERR_REF, ERR_UNSUPPORTED,
-    ERR_VALUE, ERROR_TEXT, NUM, NOT_COMPUTED, STR, ExcelError, Val,
+    BOOL, EMPTY, ERR_CIRCULAR, ERR_INTERNAL, ERR_NA, ERR_NAME, ERR_REF, ERR_UNSUPPORTED, NUM, STR,
+    ExcelError, Val,
 )
 
-__all__ = ["Engine", "Ref", "Ctx", "Fn", "FunctionRegistry", "ScenarioSplit", "Diagnostic",
+# Ref, RefList, Fn, FunctionRegistry, ScenarioSplit, MISSING, Ctx and Diagnostic live in
+# .references, .arguments and .context; they are named here too, where the engine's callers
+# have always found them.
+__all__ = ["Engine", "Ref", "RefList", "Ctx", "Fn", "FunctionRegistry", "ScenarioSplit", "Diagnostic",
            "MISSING", "EngineError"]
+
+#: Largest block of cells one reference may read (a memory guard).
+MAX_BLOCK_CELLS = 5_000_000
 
 
 class EngineError(Exception):
     """A request the engine cannot carry out (unknown name or sheet, formula cell set ...)."""
-
-
-class ScenarioSplit(Exception):
-    """Raised by a function that cannot handle scenario-varying arguments at once.
-
-    The engine then evaluates the formula once per scenario.
-    """
-
-
-class _Missing:
-    __slots__ = ()
-
-    def __repr__(self):
-        return "MISSING"
-
-
-#: An omitted function argument (``IF(A1,,2)``).
-MISSING = _Missing()
-
-
-@dataclass(frozen=True, slots=True)
-class Ref:
-    """A rectangular reference ``sheet!r1c1:r2c2`` (1-based, inclusive)."""
-
-    sheet: int
-    r1: int
-    c1: int
-    r2: int
-    c2: int
-
-    @property
-    def rows(self) -> int:
-        return self.r2 - self.r1 + 1
-
-    @property
-    def cols(self) -> int:
-        return self.c2 - self.c1 + 1
-
-
-class RefList(tuple):
-    """A union of references (``(A1, B2:C3)``)."""
-
-
-@dataclass(slots=True)
-class Diagnostic:
-    """Why a cell holds an error or could not be computed."""
-
-    function: str
-    code: int
-    message: str
-    scenarios: int = 1  # how many scenarios show it
-
-    def text(self) -> str:
-        return f"{self.function}: {ERROR_TEXT[self.code]} {self.message}".strip()
-
-
-class Fn:
-    """A function the engine can call.
-
-    Parameters
-    ----------
-    name : str
-        Excel name, upper case, without ``_xlfn.``.
-    impl : callable
-        ``impl(ctx, *args) -> Val | Ref``.
-    params : str
-        One letter per parameter, the last one repeating if followed by ``*``:
-        ``v`` a value (a reference is reduced by implicit intersection in a
-        normal formula, kept whole in an array formula), ``r`` raw (a
-        :class:`Ref` or :class:`Val` as is), ``a`` raw and evaluated in array
-        mode (``SUMPRODUCT``), ``l`` lazy (a zero-argument callable).
-    min_args, max_args : int
-        Accepted argument counts (``max_args=None``: unlimited).
-    kindfn : callable, optional
-        ``kindfn(i) -> letter`` for functions whose parameter kinds alternate
-        (``IFS``, ``SUMIFS``); overrides ``params``.
-    volatile : bool
-        Recalculated on every change (``NOW``, ``OFFSET``); makes the writer
-        ask Excel for a full recalculation on load.
-    udf : bool
-        A cryptoplan add-in function (not native Excel).
-    """
-
-    __slots__ = ("name", "impl", "params", "repeat", "min_args", "max_args", "volatile", "udf",
-                 "kindfn")
-
-    def __init__(self, name, impl, params="", min_args=None, max_args=None, volatile=False,
-                 udf=False, kindfn=None):
-        self.name = name
-        self.kindfn = kindfn
-        self.impl = impl
-        self.repeat = params.endswith("*")
-        self.params = params.rstrip("*")
-        self.min_args = len(self.params) if min_args is None else min_args
-        self.max_args = None if self.repeat else (len(self.params) if max_args is None else max_args)
-        self.volatile = volatile
-        self.udf = udf
-
-    def kind(self, i: int) -> str:
-        if self.kindfn is not None:
-            return self.kindfn(i)
-        if i < len(self.params):
-            return self.params[i]
-        return self.params[-1] if self.params else "v"
-
-
-class FunctionRegistry(dict):
-    """``{NAME: Fn}``.  :func:`cryptoplan.workbook.engine.functions.native_functions` and
-    :func:`~cryptoplan.workbook.catalog_functions.default_functions` make one;
-    :func:`cryptoplan.workbook.catalog_functions.callable_function` wraps a plain Python callable as an ``Fn``."""
-
-    def copy(self) -> "FunctionRegistry":
-        return FunctionRegistry(self)
-
-
-class Ctx:
-    """Evaluation context of one formula cell."""
-
-    __slots__ = ("engine", "sheet", "row", "col", "array", "scen", "_arr", "cell_diags")
-
-    def __init__(self, engine, sheet, row, col, array=False, scen=None, diags=None):
-        self.engine = engine
-        self.sheet = sheet
-        self.row = row
-        self.col = col
-        self.array = array
-        self.scen = scen
-        self._arr = None
-        self.cell_diags = diags if diags is not None else []
-
-    @property
-    def n(self) -> int:
-        return 1 if self.scen is not None else self.engine.n
-
-    def as_array(self) -> "Ctx":
-        if self.array:
-            return self
-        if self._arr is None:
-            self._arr = Ctx(self.engine, self.sheet, self.row, self.col, True, self.scen,
-                            self.cell_diags)
-        return self._arr
-
-    def where(self) -> str:
-        return f"{self.engine.sheets[self.sheet].name}!{cell_name(self.row, self.col)}"
-
-    def diag(self, function: str, code: int, message: str, count: int = 1) -> None:
-        """Record why ``function`` produced error ``code`` in this cell."""
-        self.cell_diags.append(Diagnostic(function, code, message, count))
-
-    def value(self, x) -> Val:
-        """A raw result as a value: references are read (implicit intersection unless array)."""
-        if isinstance(x, Val):
-            return x
-        if isinstance(x, Ref):
-            if self.array or (x.r1 == x.r2 and x.c1 == x.c2):
-                return self.engine.read(x, self.scen)
-            return self.intersect(x)
-        if isinstance(x, RefList):
-            if len(x) == 1:
-                return self.value(x[0])
-            return Val.error(ERR_VALUE)
-        if x is MISSING:
-            return Val.empty()
-        raise TypeError(f"unexpected value {x!r}")  # pragma: no cover
-
-    def intersect(self, ref: Ref) -> Val:
-        r, c = ref.r1, ref.c1
-        if ref.rows > 1:
-            if not ref.r1 <= self.row <= ref.r2:
-                return Val.error(ERR_VALUE)
-            r = self.row
-        if ref.cols > 1:
-            if not ref.c1 <= self.col <= ref.c2:
-                return Val.error(ERR_VALUE)
-            c = self.col
-        return self.engine.read(Ref(ref.sheet, r, c, r, c), self.scen)
-
-
-# =================================================================== compiler
-def _const(v: Val):
-    return lambda ctx: v
-
-
-def _array_const(rows) -> Val:
-    r, c = len(rows), len(rows[0])
-    num = np.zeros((1, r, c))
-    kind = np.zeros((1, r, c), dtype=np.int8)
-    text = None
-    for i, row in enumerate(rows):
-        for j, x in enumerate(row):
-            if isinstance(x, tuple):
-                kind[0, i, j] = x[1]
-            elif isinstance(x, bool):
-                kind[0, i, j] = BOOL
-                num[0, i, j] = float(x)
-            elif isinstance(x, str):
-                if text is None:
-                    text = np.empty((1, r, c), dtype=object)
-                kind[0, i, j] = STR
-                text[0, i, j] = x
-            else:
-                num[0, i, j] = x
-    return Val(num, kind, text)
-
-
-class _Compiler:
-    """AST -> closure.  Also collects the static references of the formula."""
-
-    def __init__(self, engine: "Engine", sheet: int):
-        self.engine = engine
-        self.sheet = sheet
-        self.refs: list[Ref] = []
-        self.dynamic = False
-        self.functions: set[str] = set()
-
-    def compile(self, node):
-        t = node[0]
-        if t == "n":
-            return _const(Val.number(node[1]))
-        if t == "s":
-            return _const(Val.string(node[1]))
-        if t == "b":
-            return _const(Val.boolean(node[1]))
-        if t == "e":
-            return _const(Val.error(node[1]))
-        if t == "arr":
-            return _const(_array_const(node[1]))
-        if t == "missing":
-            return lambda ctx: MISSING
-        if t == "ref":
-            return self._ref(node)
-        if t == "name":
-            return self._name(node)
-        if t == "bad":
-            code = node[2]
-            text = node[1]
-
-            def bad(ctx):
-                if code in NOT_COMPUTED:
-                    ctx.diag("reference", code, f"unsupported reference {text!r} (external "
-                             "workbook, 3-D or table reference)")
-                return Val.error(code)
-            return bad
-        if t == "neg":
-            f = self.compile(node[1])
-            return lambda ctx: unary_minus(ctx.value(f(ctx)))
-        if t == "pct":
-            f = self.compile(node[1])
-            return lambda ctx: percent(ctx.value(f(ctx)))
-        if t == "op":
-            return self._op(node)
-        if t == "call":
-            return self._call(node)
-        raise FormulaError(f"unknown node {t}")  # pragma: no cover
-
-    # ---------------------------------------------------------- references
-    def _sheet_index(self, name):
-        if name is None:
-            return self.sheet
-        return self.engine.sheet_index.get(name.lower())
-
-    def _ref(self, node):
-        _, sname, r1, c1, r2, c2 = node
-        si = self._sheet_index(sname)
-        if si is None or self.engine.sheets[si].kind != "worksheet":
-            what = "no sheet" if si is None else f"{self.engine.sheets[si].kind} (not evaluated)"
-            return self._bad_ref(f"{what} {sname!r}")
-        ref = Ref(si, r1, c1, r2, c2)
-        self.refs.append(ref)
-        return lambda ctx: ref
-
-    @staticmethod
-    def _bad_ref(message):
-        def bad(ctx):
-            ctx.diag("reference", ERR_REF, message)
-            return Val.error(ERR_REF)
-        return bad
-
-    def _name(self, node):
-        _, sname, name = node
-        scope = self.sheet if sname is None else self._sheet_index(sname)
-        target = self.engine.resolve_name(name, scope)
-        if target is None:
-            msg = f"unknown name {name}"
-
-            def unknown(ctx):
-                ctx.diag(name, ERR_NAME, msg)
-                return Val.error(ERR_NAME)
-            return unknown
-        ast, home = target
-        sub = _Compiler(self.engine, home if home is not None else self.sheet)
-        key = (name.upper(), home)
-        name = self.engine._name_case.get((home, name.upper()), name)      # as the workbook writes it
-        stack = self.engine._name_stack          # the names being compiled, in order
-        if key in stack:
-            path = list(stack.values())
-            path = path[path.index(stack[key]):] + [name]
-            return self._bad_ref(f"defined name {name} refers to itself" if len(path) == 2 else
-                                 f"defined names {' -> '.join(path)} refer to each other in a circle")
-        stack[key] = name
-        try:
-            f = sub.compile(ast)
-        finally:
-            stack.pop(key, None)
-        self.refs.extend(sub.refs)
-        self.dynamic |= sub.dynamic
-        self.functions |= sub.functions
-        return f
-
-    # ----------------------------------------------------------- operators
-    def _op(self, node):
-        _, op, a, b = node
-        fa, fb = self.compile(a), self.compile(b)
-        if op in ("+", "-", "*", "/", "^"):
-            return lambda ctx: binary_op(op, ctx.value(fa(ctx)), ctx.value(fb(ctx)))
-        if op in ("=", "<>", "<", "<=", ">", ">="):
-            return lambda ctx: compare(op, ctx.value(fa(ctx)), ctx.value(fb(ctx)))
-        if op == "&":
-            return lambda ctx: concat(ctx.value(fa(ctx)), ctx.value(fb(ctx)))
-        if op == ":":
-            return lambda ctx: _range_join(ctx, fa(ctx), fb(ctx))
-        if op == " ":
-            return lambda ctx: _intersection(fa(ctx), fb(ctx))
-        if op == ",":
-            return lambda ctx: _union(fa(ctx), fb(ctx))
-        raise FormulaError(f"unknown operator {op!r}")  # pragma: no cover
-
-    # ---------------------------------------------------------- functions
-    def _call(self, node):
-        _, name, args = node
-        self.functions.add(name)
-        spec = self.engine.functions.get(name)
-        argfs = [self.compile(a) for a in args]
-        if spec is None:
-            def unsupported(ctx):
-                ctx.diag(name, ERR_UNSUPPORTED, f"unsupported function {name}()")
-                return Val.error(ERR_UNSUPPORTED)
-            return unsupported
-        if spec.volatile or name in ("OFFSET", "INDIRECT"):
-            self.dynamic = True
-        nargs = len(argfs)
-        if nargs < spec.min_args or (spec.max_args is not None and nargs > spec.max_args):
-            expected = (f"{spec.min_args}" if spec.max_args == spec.min_args else
-                        f"{spec.min_args} to {spec.max_args if spec.max_args is not None else 'any'}")
-
-            def badcount(ctx):
-                ctx.diag(name, ERR_VALUE, f"{name}() takes {expected} arguments, got {nargs}")
-                return Val.error(ERR_VALUE)
-            return badcount
-        kinds = [spec.kind(i) for i in range(nargs)]
-        kinds = ["m" if a[0] == "missing" else k for k, a in zip(kinds, args)]
-        impl = spec.impl
-
-        def call(ctx):
-            vals = []
-            for k, f in zip(kinds, argfs):
-                if k == "m":
-                    vals.append(MISSING)
-                elif k == "v":
-                    x = f(ctx)
-                    vals.append(x if x is MISSING else ctx.value(x))
-                elif k == "r":
-                    vals.append(f(ctx))
-                elif k == "a":
-                    vals.append(f(ctx.as_array()))
-                else:  # lazy
-                    vals.append(_Lazy(f, ctx))
-            return impl(ctx, *vals)
-        call.__name__ = name
-        return call
-
-
-class _Lazy:
-    """A lazily evaluated argument (IF, IFERROR, CHOOSE ...)."""
-
-    __slots__ = ("f", "ctx")
-
-    def __init__(self, f, ctx):
-        self.f = f
-        self.ctx = ctx
-
-    def raw(self):
-        return self.f(self.ctx)
-
-    def val(self) -> Val:
-        x = self.f(self.ctx)
-        return Val.empty() if x is MISSING else self.ctx.value(x)
-
-
-def _as_ref(x):
-    if isinstance(x, Ref):
-        return x
-    if isinstance(x, RefList) and len(x) == 1:
-        return x[0]
-    return None
-
-
-def _range_join(ctx, a, b):
-    ra, rb = _as_ref(a), _as_ref(b)
-    if ra is None or rb is None:
-        if isinstance(a, Val) and a.has_errors():
-            return a
-        if isinstance(b, Val) and b.has_errors():
-            return b
-        return Val.error(ERR_VALUE)
-    if ra.sheet != rb.sheet:
-        return Val.error(ERR_VALUE)
-    return Ref(ra.sheet, min(ra.r1, rb.r1), min(ra.c1, rb.c1), max(ra.r2, rb.r2), max(ra.c2, rb.c2))
-
-
-def _intersection(a, b):
-    ra, rb = _as_ref(a), _as_ref(b)
-    if ra is None or rb is None:
-        return Val.error(ERR_VALUE)
-    r1, c1 = max(ra.r1, rb.r1), max(ra.c1, rb.c1)
-    r2, c2 = min(ra.r2, rb.r2), min(ra.c2, rb.c2)
-    if ra.sheet != rb.sheet or r1 > r2 or c1 > c2:
-        return Val.error(ERR_NULL)
-    return Ref(ra.sheet, r1, c1, r2, c2)
-
-
-def _union(a, b):
-    parts = []
-    for x in (a, b):
-        if isinstance(x, Ref):
-            parts.append(x)
-        elif isinstance(x, RefList):
-            parts.extend(x)
-        else:
-            return Val.error(ERR_VALUE)
-    return RefList(parts)
 
 
 # ===================================================================== engine
@@ -520,35 +104,13 @@ class Engine:
         self.sheets: list[SheetData] = package.sheets
         self.sheet_index = {s.name.lower(): s.index for s in self.sheets}
         self.n = n
-        self._name_stack: dict = {}     # (NAME, home sheet) -> name as written, while compiling it
-        self._names: dict = {}
-        self._name_case: dict = {}
-        for name, local, text in package.defined_names:
-            if name.lower().startswith("_xlnm."):
-                continue
-            if local is not None and not 0 <= local < len(self.sheets):
-                continue
-            self._names[(local, name.upper())] = text
-            self._name_case[(local, name.upper())] = name
-        self._name_ast: dict = {}
-        # formula cells
+        self._names: dict = {}          # (local sheet or None, NAME) -> formula text
+        self._name_case: dict = {}      # (local sheet or None, NAME) -> name as written
+        self._name_ast: dict = {}       # (local sheet or None, NAME) -> parsed formula
+        self._read_defined_names(package.defined_names)
         self.formulas: dict[tuple, Cell] = {}
         self.spill_owner: dict[tuple, tuple] = {}
-        for sh in self.sheets:
-            for (r, c), cell in sh.cells.items():
-                if cell.formula is not None:
-                    self.formulas[(sh.index, r, c)] = cell
-        for key, cell in list(self.formulas.items()):
-            if cell.ftype in ("array", "dataTable") and cell.fref:
-                try:
-                    from .parser import parse_area
-                    r1, c1, r2, c2 = parse_area(cell.fref.replace("$", ""))
-                except (TypeError, ValueError):
-                    continue
-                for r in range(r1, r2 + 1):
-                    for c in range(c1, c2 + 1):
-                        if (key[0], r, c) != key:
-                            self.spill_owner[(key[0], r, c)] = key
+        self._find_formulas()
         self._compiled: dict[tuple, object] = {}
         self._deps: dict[tuple, list] = {}
         self._dynamic: set = set()
@@ -568,19 +130,54 @@ class Engine:
         self._formula_sets = {si: set(v) for si, v in self._formula_index.items()}
         self.cycles: list[list[tuple]] = []
 
+    def _read_defined_names(self, defined_names) -> None:
+        """Keep the package's defined names, except Excel's own (``_xlnm.``) and those local
+        to a sheet that does not exist."""
+        for name, local, text in defined_names:
+            if name.lower().startswith("_xlnm."):
+                continue
+            if local is not None and not 0 <= local < len(self.sheets):
+                continue
+            self._names[(local, name.upper())] = text
+            self._name_case[(local, name.upper())] = name
+
+    def _find_formulas(self) -> None:
+        """The formula cells, and the cells an array formula or a data table spills into."""
+        for sh in self.sheets:
+            for (r, c), cell in sh.cells.items():
+                if cell.formula is not None:
+                    self.formulas[(sh.index, r, c)] = cell
+        for key, cell in list(self.formulas.items()):
+            if cell.ftype in ("array", "dataTable") and cell.fref:
+                try:
+                    r1, c1, r2, c2 = parse_area(cell.fref.replace("$", ""))
+                except (TypeError, ValueError):
+                    continue
+                for r in range(r1, r2 + 1):
+                    for c in range(c1, c2 + 1):
+                        if (key[0], r, c) != key:
+                            self.spill_owner[(key[0], r, c)] = key
+
     # ------------------------------------------------------------ addressing
     def sheet_named(self, name: str) -> int:
+        """Index of the sheet called ``name`` (any case); :class:`EngineError` if none."""
         si = self.sheet_index.get(name.lower())
         if si is None:
             raise EngineError(f"no sheet {name!r} (sheets: {', '.join(s.name for s in self.sheets)})")
         return si
 
     def where(self, key) -> str:
+        """A cell key ``(sheet, row, col)`` as ``Sheet!A1``."""
         si, r, c = key
         return f"{self.sheets[si].name}!{cell_name(r, c)}"
 
-    def resolve_name(self, name: str, scope: int | None):
-        """(AST, home sheet) of a defined name seen from sheet ``scope``, or None."""
+    def defined_name(self, name: str, scope: int | None):
+        """(syntax tree, home sheet) of a defined name seen from sheet ``scope``, or None.
+
+        The tree is a :mod:`~cryptoplan.workbook.engine.nodes` node, parsed once (a formula
+        that does not parse is a :class:`~cryptoplan.workbook.engine.nodes.BadReference` to
+        ``#REF!``); the home sheet is the name's own, None for a workbook-wide name.
+        """
         name = name.upper()
         for key in ((scope, name), (None, name)):
             if key in self._names:
@@ -589,9 +186,18 @@ class Engine:
                     try:
                         self._name_ast[key] = parse(text)
                     except FormulaError:
-                        self._name_ast[key] = ("bad", text, ERR_REF)
+                        self._name_ast[key] = BadReference(text, ERR_REF)
                 return self._name_ast[key], key[0]
         return None
+
+    def resolve_name(self, name: str, scope: int | None):
+        """Deprecated (until 0.2): :meth:`defined_name` with the tree in the tagged-tuple form the
+        parser returned before the node classes (:func:`~cryptoplan.workbook.engine.nodes.as_tuple`):
+        a reference is ``("ref", sheet, r1, c1, r2, c2)``."""
+        warnings.warn("Engine.resolve_name is deprecated and will be removed in 0.2: use Engine.defined_name "
+                      "(node classes, not tagged tuples)", DeprecationWarning, stacklevel=2)
+        found = self.defined_name(name, scope)
+        return None if found is None else (as_tuple(found[0]), found[1])
 
     def names(self) -> list[tuple[int | None, str]]:
         """Defined names as ``(local sheet index or None, name as written)``."""
@@ -599,7 +205,13 @@ class Engine:
                       key=lambda t: (t[0] is not None, t[0] or 0, t[1]))
 
     def name_text(self, name: str, scope: int | None = None) -> str | None:
+        """The formula text of the defined name ``name`` of ``scope`` (None: workbook-wide)."""
         return self._names.get((scope, name.upper()))
+
+    def name_as_written(self, name: str, scope: int | None) -> str:
+        """The defined name ``name`` of ``scope`` spelt as the workbook writes it (``name`` if
+        there is no such name)."""
+        return self._name_case.get((scope, name.upper()), name)
 
     def locate(self, target: str) -> tuple[int, int, int]:
         """Cell of an input: a defined name (``TxRate``, ``Inputs!TxRate``) or ``Sheet!A1``.
@@ -611,37 +223,39 @@ class Engine:
         """
         target = target.strip()
         node = parse_ref(target)
-        if node[0] == "ref":
-            _, sname, r1, c1, r2, c2 = node
-            if sname is None:
+        if isinstance(node, Reference):
+            if node.sheet is None:
                 raise EngineError(f"{target!r}: give the sheet as well (Sheet!A1) or a defined name")
-            si = self.sheet_named(sname)
-            if (r1, c1) != (r2, c2):
+            si = self.sheet_named(node.sheet)
+            if (node.r1, node.c1) != (node.r2, node.c2):
                 raise EngineError(f"{target!r} is a range; --set takes one cell")
-            return si, r1, c1
-        if node[0] == "name":
-            _, sname, name = node
-            scope = None if sname is None else self.sheet_named(sname)
-            target_ast = self.resolve_name(name, scope)
-            if target_ast is None:
-                known = ", ".join(sorted({n for _, n in self._names})) or "none"
-                cellish = re.fullmatch(r"\$?[A-Za-z]{1,4}\$?\d+", name) is not None
-                hint = (" and not a cell inside a sheet (columns A to XFD, rows 1 to 1,048,576)"
-                        if cellish else "")
-                raise EngineError(f"{target!r}: no defined name {name!r} in the workbook{hint} "
-                                  f"(names: {known})")
-            ast, home = target_ast
-            if ast[0] != "ref":
-                raise EngineError(f"name {name} is {self.name_text(name, home)!r}, not one cell")
-            _, sname2, r1, c1, r2, c2 = ast
-            if sname2 is None:
-                raise EngineError(f"name {name} has no sheet in its reference")
-            si = self.sheet_named(sname2)
-            if (r1, c1) != (r2, c2):
-                raise EngineError(f"name {name} refers to a range ({self.name_text(name, home)}); "
-                                  "--set takes one cell")
-            return si, r1, c1
+            return si, node.r1, node.c1
+        if isinstance(node, Name):
+            return self._locate_name(target, node)
         raise EngineError(f"{target!r} is neither a defined name nor a Sheet!A1 cell")
+
+    def _locate_name(self, target: str, node: Name) -> tuple[int, int, int]:
+        """The cell a defined name refers to (:meth:`locate`)."""
+        name = node.name
+        scope = None if node.sheet is None else self.sheet_named(node.sheet)
+        found = self.defined_name(name, scope)
+        if found is None:
+            known = ", ".join(sorted({n for _, n in self._names})) or "none"
+            cellish = re.fullmatch(r"\$?[A-Za-z]{1,4}\$?\d+", name) is not None
+            hint = (" and not a cell inside a sheet (columns A to XFD, rows 1 to 1,048,576)"
+                    if cellish else "")
+            raise EngineError(f"{target!r}: no defined name {name!r} in the workbook{hint} "
+                              f"(names: {known})")
+        tree, home = found
+        if not isinstance(tree, Reference):
+            raise EngineError(f"name {name} is {self.name_text(name, home)!r}, not one cell")
+        if tree.sheet is None:
+            raise EngineError(f"name {name} has no sheet in its reference")
+        si = self.sheet_named(tree.sheet)
+        if (tree.r1, tree.c1) != (tree.r2, tree.c2):
+            raise EngineError(f"name {name} refers to a range ({self.name_text(name, home)}); "
+                              "--set takes one cell")
+        return si, tree.r1, tree.c1
 
     # ---------------------------------------------------------------- inputs
     def set_input(self, target, values) -> tuple[int, int, int]:
@@ -701,6 +315,7 @@ class Engine:
         return got
 
     def cell_value(self, si: int, r: int, c: int) -> Val:
+        """The value of one cell: evaluated, an input, or the file's constant (empty if none)."""
         key = (si, r, c)
         v = self.values.get(key)
         if v is not None:
@@ -723,67 +338,62 @@ class Engine:
         return v
 
     def read(self, ref: Ref, scen: int | None = None) -> Val:
-        """The value of a reference (shape ``(n, rows, cols)``), clipped to the used area."""
+        """The value of a reference (shape ``(n, rows, cols)``), clipped to the used area.
+
+        A block none of whose cells is a formula or an input is read once and cached.
+        """
         if ref.r1 == ref.r2 and ref.c1 == ref.c2:
             v = self.cell_value(ref.sheet, ref.r1, ref.c1)
             return v if scen is None else v.scenario(scen)
         cached = self._block_cache.get(ref)
         if cached is not None:
             return cached if scen is None else cached.scenario(scen)
+        r2, c2 = self._clipped_corner(ref)
+        coords = self._cells_in_block(ref, r2, c2)
+        fset = self._formula_sets.get(ref.sheet, ())
+        constant = True
+        vals = []
+        for (r, c) in coords:
+            if (r, c) in fset or (ref.sheet, r, c) in self.overrides:
+                constant = False
+            v = self.cell_value(ref.sheet, r, c)
+            vals.append(v if scen is None else v.scenario(scen))
+        out = _block_value(ref.r1, ref.c1, r2 - ref.r1 + 1, c2 - ref.c1 + 1, coords, vals)
+        if constant and scen is None:
+            self._block_cache[ref] = out
+        return out
+
+    def _clipped_corner(self, ref: Ref) -> tuple[int, int]:
+        """The bottom-right corner of ``ref``, whole columns or rows clipped to the sheet's used
+        area (at least one cell); :class:`EngineError` for a block over :data:`MAX_BLOCK_CELLS`."""
         sh = self.sheets[ref.sheet]
-        r2 = min(ref.r2, max(sh.max_row, ref.r1))
-        c2 = min(ref.c2, max(sh.max_col, ref.c1))
         if ref.r2 == MAX_ROW or ref.c2 == MAX_COL:
-            # whole columns/rows: clip to the used area (at least one cell)
             r2 = max(ref.r1, min(ref.r2, sh.max_row))
             c2 = max(ref.c1, min(ref.c2, sh.max_col))
         else:
             r2, c2 = ref.r2, ref.c2
-        rows, cols = r2 - ref.r1 + 1, c2 - ref.c1 + 1
-        if rows * cols > 5_000_000:
+        cells = (r2 - ref.r1 + 1) * (c2 - ref.c1 + 1)
+        if cells > MAX_BLOCK_CELLS:
             raise EngineError(f"reference {self.where((ref.sheet, ref.r1, ref.c1))}:"
-                              f"{cell_name(r2, c2)} has {rows * cols:,} cells, over the limit")
+                              f"{cell_name(r2, c2)} has {cells:,} cells, over the limit")
+        return r2, c2
+
+    def _cells_in_block(self, ref: Ref, r2: int, c2: int) -> list[tuple[int, int]]:
+        """``(row, col)`` of the block's cells that hold something: a stored cell, a formula
+        cell or an input; by walking the block when it is small, else the sheet's cells."""
+        sh = self.sheets[ref.sheet]
         fset = self._formula_sets.get(ref.sheet, ())
-        # cells that exist in the block
-        if rows * cols <= 4 * len(sh.cells) + 64:
-            coords = [(r, c) for r in range(ref.r1, r2 + 1) for c in range(ref.c1, c2 + 1)
-                      if (r, c) in sh.cells or (r, c) in fset
-                      or (ref.sheet, r, c) in self.overrides]
-        else:
-            coords = [(r, c) for (r, c) in sh.cells
-                      if ref.r1 <= r <= r2 and ref.c1 <= c <= c2]
-            coords += [(r, c) for (r, c) in fset if ref.r1 <= r <= r2 and ref.c1 <= c <= c2
-                       and (r, c) not in sh.cells]
-            coords += [(r, c) for (s, r, c) in self.overrides if s == ref.sheet
-                       and ref.r1 <= r <= r2 and ref.c1 <= c <= c2 and (r, c) not in sh.cells]
-        constant = True
-        vals = []
-        n = 1
-        for (r, c) in coords:
-            key = (ref.sheet, r, c)
-            if (r, c) in fset or key in self.overrides:
-                constant = False
-            v = self.cell_value(ref.sheet, r, c)
-            if scen is not None:
-                v = v.scenario(scen)
-            vals.append(v)
-            if v.n > n:
-                n = v.n
-        num = np.zeros((n, rows, cols))
-        kind = np.full((n, rows, cols), EMPTY, dtype=np.int8)
-        text = None
-        for (r, c), v in zip(coords, vals):
-            i, j = r - ref.r1, c - ref.c1
-            num[:, i, j] = v.num[:, 0, 0]
-            kind[:, i, j] = v.kind[:, 0, 0]
-            if v.text is not None:
-                if text is None:
-                    text = np.empty((n, rows, cols), dtype=object)
-                text[:, i, j] = v.text[:, 0, 0]
-        out = Val(num, kind, text)
-        if constant and scen is None:
-            self._block_cache[ref] = out
-        return out
+        r1, c1 = ref.r1, ref.c1
+        if (r2 - r1 + 1) * (c2 - c1 + 1) <= 4 * len(sh.cells) + 64:
+            return [(r, c) for r in range(r1, r2 + 1) for c in range(c1, c2 + 1)
+                    if (r, c) in sh.cells or (r, c) in fset
+                    or (ref.sheet, r, c) in self.overrides]
+        coords = [(r, c) for (r, c) in sh.cells if r1 <= r <= r2 and c1 <= c <= c2]
+        coords += [(r, c) for (r, c) in fset if r1 <= r <= r2 and c1 <= c <= c2
+                   and (r, c) not in sh.cells]
+        coords += [(r, c) for (s, r, c) in self.overrides if s == ref.sheet
+                   and r1 <= r <= r2 and c1 <= c <= c2 and (r, c) not in sh.cells]
+        return coords
 
     def value(self, target: str | tuple) -> Val:
         """The (evaluated) value of a cell given as ``Sheet!A1``, a name or a key."""
@@ -792,22 +402,23 @@ class Engine:
 
     # ---------------------------------------------------------- compilation
     def compiled(self, key):
+        """The compiled closure of the formula cell ``key`` (compiled on first use).
+
+        Compiling also records the cell's precedents (formula cells its static references
+        cover), the functions it calls and whether it is dynamic.  A formula that does not
+        parse compiles to ``#NAME?`` (a data table to the unsupported-function code).
+        """
         f = self._compiled.get(key)
         if f is None:
             cell = self.formulas[key]
-            comp = _Compiler(self, key[0])
+            comp = Compiler(self, key[0])
             try:
                 if cell.ftype == "dataTable":
                     raise FormulaError("data tables (What-If Analysis > Data Table, TABLE()) "
                                        "are not supported; use cryptoplan sweep")
-                ast = parse(cell.formula)
-                f = comp.compile(ast)
+                f = comp.compile(parse(cell.formula))
             except FormulaError as exc:
-                msg = str(exc)
-
-                def f(ctx, msg=msg, code=ERR_UNSUPPORTED if "TABLE" in msg else ERR_NAME):
-                    ctx.diag("formula", code, msg)
-                    return Val.error(code)
+                f = _formula_error(str(exc))
             self._compiled[key] = f
             deps = []
             for ref in comp.refs:
@@ -819,6 +430,7 @@ class Engine:
         return f
 
     def _formula_cells_in(self, ref: Ref) -> list:
+        """The formula cells (spilled cells as their array formula's) that ``ref`` covers."""
         idx = self._formula_index.get(ref.sheet)
         if not idx:
             return []
@@ -845,59 +457,19 @@ class Engine:
 
     # ------------------------------------------------------------ evaluation
     def order(self, roots=None) -> list[tuple]:
-        """Formula cells in evaluation order (precedents first); records cycles."""
+        """Formula cells in evaluation order (precedents first); records cycles in :attr:`cycles`."""
         roots = list(self.formulas) if roots is None else [self.spill_owner.get(k, k) for k in roots
                                                            if k in self.formulas or k in self.spill_owner]
         for k in roots:
             self.compiled(k)
-        index: dict = {}
-        low: dict = {}
-        onstack: set = set()
-        stack: list = []
-        order: list = []
-        counter = 0
         self.cycles = []
-        for root in roots:
-            if root in index:
-                continue
-            work = [(root, 0)]
-            while work:
-                v, i = work.pop()
-                if i == 0:
-                    index[v] = low[v] = counter
-                    counter += 1
-                    stack.append(v)
-                    onstack.add(v)
-                    self.compiled(v)
-                deps = self._deps[v]
-                recurse = False
-                while i < len(deps):
-                    w = deps[i]
-                    i += 1
-                    if w not in index:
-                        work.append((v, i))
-                        work.append((w, 0))
-                        recurse = True
-                        break
-                    if w in onstack:
-                        low[v] = min(low[v], index[w])
-                if recurse:
-                    continue
-                if low[v] == index[v]:
-                    comp = []
-                    while True:
-                        w = stack.pop()
-                        onstack.discard(w)
-                        comp.append(w)
-                        if w == v:
-                            break
-                    if len(comp) > 1 or v in self._deps[v]:
-                        self.cycles.append(comp)
-                    order.extend(comp)
-                if work:
-                    u, _ = work[-1]
-                    low[u] = min(low[u], low[v])
+        order, self.cycles = dependency_order(roots, self._precedents)
         return order
+
+    def _precedents(self, key) -> list:
+        """The formula cells the formula ``key`` refers to statically (compiling it first)."""
+        self.compiled(key)
+        return self._deps[key]
 
     def evaluate(self, roots=None, iterate=None) -> None:
         """Evaluate every formula cell (or those ``roots`` need), precedents first.
@@ -908,6 +480,7 @@ class Engine:
             self._evaluate_order(roots, iterate)
 
     def _evaluate_order(self, roots, iterate) -> None:
+        """Order the formulas, give the cells of each cycle ``#CIRCULAR!``, evaluate the rest."""
         self.values = {}
         self.state = {}
         self.diagnostics = {}
@@ -925,6 +498,8 @@ class Engine:
                 self._evaluate(key)
 
     def _evaluate(self, key) -> None:
+        """Evaluate the formula cell ``key`` once: its value (spilled for an array formula) and
+        why it holds errors; a cell met again while it is being evaluated is a cycle."""
         st = self.state.get(key, _PENDING)
         if st == _DONE:
             return
@@ -933,30 +508,9 @@ class Engine:
         self.state[key] = _ACTIVE
         cell = self.formulas[key]
         f = self.compiled(key)
-        si, r, c = key
         diags: list[Diagnostic] = []
         array = cell.ftype == "array"
-        try:
-            try:
-                res = self._result(f, Ctx(self, si, r, c, array, None, diags), array)
-            except ScenarioSplit:
-                parts = []
-                for s in range(self.n):
-                    parts.append(self._result(f, Ctx(self, si, r, c, array, s, diags), array))
-                res = _stack(parts)
-        except _Cycle as cyc:
-            res = Val.error(ERR_CIRCULAR)
-            diags.append(Diagnostic("circular reference", ERR_CIRCULAR,
-                                    f"through {self.where(cyc.key)} (via a run-time reference)"))
-        except RecursionError:
-            res = Val.error(ERR_INTERNAL)
-            diags.append(Diagnostic("engine", ERR_INTERNAL, "formula nesting too deep"))
-        except Exception as exc:  # an engine bug must not abort the whole workbook
-            res = Val.error(ERR_INTERNAL)
-            tb = traceback.extract_tb(sys.exc_info()[2])[-1]
-            diags.append(Diagnostic("engine", ERR_INTERNAL,
-                                    f"internal error {type(exc).__name__}: {exc} "
-                                    f"({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno}); please report it"))
+        res = self._run(f, key, array, diags)
         if array:
             self._spill(key, cell, res)
         else:
@@ -968,7 +522,35 @@ class Engine:
                 self.diagnostics[key] = kept
         self.state[key] = _DONE
 
+    def _run(self, f, key, array: bool, diags: list) -> Val:
+        """The result of the compiled formula ``f`` of cell ``key``, for every scenario at once
+        or, if a function asks (:class:`ScenarioSplit`), one by one.  A failure is an error
+        value, and ``diags`` says why: a cycle through a run-time reference, nesting too
+        deep, or an engine bug (which must not abort the whole workbook)."""
+        si, r, c = key
+        try:
+            try:
+                return self._result(f, Ctx(self, si, r, c, array, None, diags), array)
+            except ScenarioSplit:
+                return _stack([self._result(f, Ctx(self, si, r, c, array, s, diags), array)
+                               for s in range(self.n)])
+        except _Cycle as cyc:
+            diags.append(Diagnostic("circular reference", ERR_CIRCULAR,
+                                    f"through {self.where(cyc.key)} (via a run-time reference)"))
+            return Val.error(ERR_CIRCULAR)
+        except RecursionError:
+            diags.append(Diagnostic("engine", ERR_INTERNAL, "formula nesting too deep"))
+            return Val.error(ERR_INTERNAL)
+        except Exception as exc:  # an engine bug must not abort the whole workbook
+            tb = traceback.extract_tb(sys.exc_info()[2])[-1]
+            diags.append(Diagnostic("engine", ERR_INTERNAL,
+                                    f"internal error {type(exc).__name__}: {exc} "
+                                    f"({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno}); please report it"))
+            return Val.error(ERR_INTERNAL)
+
     def _result(self, f, ctx: Ctx, array: bool) -> Val:
+        """What the formula ``f`` shows in ``ctx``: a value, its top-left element unless in an
+        array formula, with 0 for an empty result."""
         x = f(ctx)
         if x is MISSING:
             return Val.number(0.0)
@@ -986,7 +568,7 @@ class Engine:
         return x
 
     def _spill(self, key, cell, res: Val) -> None:
-        from .parser import parse_area
+        """Spread an array formula's result over its range (``#N/A`` where it is too small)."""
         si, r0, c0 = key
         area = parse_area((cell.fref or cell_name(r0, c0)).replace("$", ""))
         if area is None:
@@ -1001,7 +583,7 @@ class Engine:
                 jj = 0 if vc == 1 else j
                 k = (si, r1 + i, c1 + j)
                 if ii >= vr or jj >= vc:
-                    self.values[k] = Val.error(14)  # #N/A outside the array
+                    self.values[k] = Val.error(ERR_NA)  # outside the array
                 else:
                     self.values[k] = Val(res.num[:, ii:ii + 1, jj:jj + 1],
                                          res.kind[:, ii:ii + 1, jj:jj + 1],
@@ -1030,6 +612,8 @@ class Engine:
         return out[:limit]
 
     def uses_udf_or_volatile(self) -> bool:
+        """Whether a formula calls an add-in function or a volatile one (Excel must then
+        recalculate the file on load)."""
         for key in self.formulas:
             self.compiled(key)
             for name in self._uses.get(key, ()):
@@ -1039,16 +623,19 @@ class Engine:
         return False
 
 
+
 class _Cycle(Exception):
+    """A formula cell met again while it is being evaluated (through a run-time reference)."""
+
     def __init__(self, key):
         super().__init__(key)
         self.key = key
 
 
 def _stack(parts: list[Val]) -> Val:
+    """One value from the results of the scenarios evaluated one by one (scenario axis)."""
     rows = max(p.shape[0] for p in parts)
     cols = max(p.shape[1] for p in parts)
-    from .ops import expand
     parts = [expand(p, rows, cols) for p in parts]
     num = np.concatenate([p.num for p in parts])
     kind = np.concatenate([p.kind for p in parts])
@@ -1090,3 +677,32 @@ def _column(vals: list) -> Val:
             if not np.isfinite(num[i]).all():
                 raise EngineError(f"input value {x!r} is not a finite number")
     return Val(num, kind, text)
+
+
+def _block_value(r1: int, c1: int, rows: int, cols: int, coords: list, vals: list) -> Val:
+    """The value of a block whose top-left cell is ``(r1, c1)``: the cells at ``coords`` hold
+    ``vals`` (one-cell values), the others are empty."""
+    n = max([v.n for v in vals], default=1)
+    num = np.zeros((n, rows, cols))
+    kind = np.full((n, rows, cols), EMPTY, dtype=np.int8)
+    text = None
+    for (r, c), v in zip(coords, vals):
+        i, j = r - r1, c - c1
+        num[:, i, j] = v.num[:, 0, 0]
+        kind[:, i, j] = v.kind[:, 0, 0]
+        if v.text is not None:
+            if text is None:
+                text = np.empty((n, rows, cols), dtype=object)
+            text[:, i, j] = v.text[:, 0, 0]
+    return Val(num, kind, text)
+
+
+def _formula_error(message: str):
+    """The closure of a formula that cannot be evaluated (does not parse, or a data table):
+    ``#NAME?``, the unsupported-function code for a data table, and why."""
+    code = ERR_UNSUPPORTED if "TABLE" in message else ERR_NAME
+
+    def error(ctx):
+        ctx.diag("formula", code, message)
+        return Val.error(code)
+    return error

@@ -1,34 +1,16 @@
-"""Reading and writing the xlsx/xlsm package (the ZIP of XML parts) safely.
+"""Reading the xlsx/xlsm package (the ZIP of XML parts) safely: :class:`Package`.
 
-Reading
-    Every XML part is parsed with :mod:`defusedxml` (no DTDs, no entity
-    declarations, no external references), every part is read with a size cap
-    (so a ZIP bomb cannot exhaust memory) and a sheet is read as a stream that
-    stops at :data:`MAX_CELLS` cells.  Macro sheets, VBA projects, ActiveX and
-    OLE parts are never interpreted: macros never run.
+Every XML part is parsed with :mod:`defusedxml` (no DTDs, no entity
+declarations, no external references), every part is read with a size cap
+(so a ZIP bomb cannot exhaust memory) and a sheet is read as a stream that
+stops at :data:`MAX_CELLS` cells.  Macro sheets, VBA projects, ActiveX and
+OLE parts are never interpreted: macros never run.
 
-Writing
-    The output is the *input package* with only two kinds of change, so that
-    defined names, styles, validation, conditional formats, charts, pivot
-    caches and a ``vbaProject.bin`` stay byte-identical:
-
-    * in each worksheet part, the ``<c>`` elements of formula cells get their
-      cached value (``<v>`` with ``t="str"``/``"b"``/``"e"`` as the value's type
-      requires) next to their untouched ``<f>``; cells changed by ``--set``
-      get the new constant (text as an inline string, so a value such as
-      ``"=1+1"`` stays text and is never written as a formula);
-    * ``xl/workbook.xml``'s ``<calcPr>`` gets ``fullCalcOnLoad="1"`` when asked.
-
-    The edit is textual (regular expressions over the ``<sheetData>`` element
-    of a part that was first validated by the defused parser), not a
-    parse-and-reserialize, which would rename namespace prefixes that Excel
-    relies on.  The new package goes to a temporary file in the destination
-    folder and is renamed over the destination with :func:`os.replace`.
+Writing the package back, with the computed values, is :mod:`.writer`'s.
 """
 
 from __future__ import annotations
 
-import bisect
 import datetime as _dt
 import io
 import math
@@ -43,16 +25,18 @@ from defusedxml.ElementTree import fromstring as _safe_fromstring
 from defusedxml.ElementTree import iterparse as _safe_iterparse
 from xml.etree.ElementTree import ParseError
 
-from .parser import FormulaError, cell_name, split_cell
+import lazy_loader
+
 from .limits import MAX_CELLS
+from .parser import FormulaError, cell_name, split_cell
 from .values import ERROR_CODES, ERR_VALUE, ExcelError
 
-# XML character data: the three characters xml.sax.saxutils.escape replaces (importing that
-# module pulls in urllib.request, http.client, email and ssl: 40 ms of every recalc's start-up).
-_XML_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+# openpyxl (0.15 s), for its formula translator only: loaded when a workbook has shared formulas
+openpyxl = lazy_loader.load("openpyxl")
 
 __all__ = ["WorkbookFileError", "Package", "SheetData", "Cell", "MAX_CELLS", "MAX_PART_BYTES",
-           "write_package"]
+           "is_date_format", "xml_untext"]
 
 #: Largest uncompressed size of one part of the package (bytes).
 MAX_PART_BYTES = 256 * 1024 * 1024
@@ -151,6 +135,18 @@ def _attr(el, name: str, default=None):
         if _local(k) == name:
             return val
     return default
+
+
+def _related_part(rels: dict, type_suffix: str) -> str | None:
+    """The first part of a relationships table whose type ends with ``type_suffix``."""
+    return next((p for t, p in rels.values() if t.endswith(type_suffix)), None)
+
+
+def _sheet_kind(rel_type: str) -> str:
+    """``worksheet``, ``chartsheet``, ``macrosheet`` or ``dialogsheet`` from a sheet's
+    relationship type (a worksheet if it has none)."""
+    kind = rel_type.rsplit("/", 1)[-1].lower() if rel_type else "worksheet"
+    return "macrosheet" if kind in ("xlmacrosheet", "xlintlmacrosheet") else kind
 
 
 class Package:
@@ -286,19 +282,42 @@ class Package:
 
     # ----------------------------------------------------------------- load
     def _load(self) -> None:
-        root_rels = self._rels("")
-        wb_part = next((p for t, p in root_rels.values() if t.endswith(_T_OFFICEDOC)), None)
-        if wb_part is None:
-            wb_part = "xl/workbook.xml"
-        if not self.has(wb_part):
-            raise WorkbookFileError(f"{self.path}: not an Excel workbook (no {wb_part}; "
-                                    "is it a Word or PowerPoint file?)")
+        """Read the package: the workbook part (sheets, defined names), the number formats,
+        the shared strings, then the cells of every worksheet."""
+        wb_part = self._workbook_part_name()
         self._check_content_types()
         self.workbook_part = wb_part
         root = self.xml(wb_part)
         if _local(root.tag) != "workbook":
             raise WorkbookFileError(f"{self.path}: {wb_part} is not a workbook part")
         rels = self._rels(wb_part)
+        self._read_workbook(root, rels)
+        self._load_number_formats(_related_part(rels, "/styles"))
+        sst_part = _related_part(rels, _T_SST)
+        self.shared_strings = self._load_sst(sst_part) if sst_part and self.has(sst_part) else []
+        total = 0
+        for sh in self.sheets:
+            if sh.kind != "worksheet":
+                continue
+            if not sh.part or not self.has(sh.part):
+                raise WorkbookFileError(f"{self.path}: sheet {sh.name!r} has no part in the package")
+            total = self._load_sheet(sh, total)
+
+    def _workbook_part_name(self) -> str:
+        """The workbook part the package's relationships name (``xl/workbook.xml`` if none);
+        refused if absent (a Word or PowerPoint file)."""
+        wb_part = _related_part(self._rels(""), _T_OFFICEDOC)
+        if wb_part is None:
+            wb_part = "xl/workbook.xml"
+        if not self.has(wb_part):
+            raise WorkbookFileError(f"{self.path}: not an Excel workbook (no {wb_part}; "
+                                    "is it a Word or PowerPoint file?)")
+        return wb_part
+
+    def _read_workbook(self, root, rels: dict) -> None:
+        """From the workbook part: the date system, the sheets in order (with their parts and
+        kinds) and the defined names; a workbook without sheets, or with a defined name that
+        is a cell reference, is refused."""
         self.date1904 = False
         self.sheets: list[SheetData] = []
         self.defined_names: list[tuple[str, int | None, str]] = []
@@ -308,25 +327,17 @@ class Package:
                 self.date1904 = el.get("date1904") in ("1", "true")
             elif tag == "sheets":
                 for sh in el:
-                    if _local(sh.tag) != "sheet":
-                        continue
-                    rid = _attr(sh, "id")
-                    typ, part = rels.get(rid, ("", None))
-                    kind = typ.rsplit("/", 1)[-1].lower() if typ else "worksheet"
-                    if kind == "xlmacrosheet":
-                        kind = "macrosheet"
-                    elif kind == "xlintlmacrosheet":
-                        kind = "macrosheet"
-                    self.sheets.append(SheetData(name=sh.get("name", ""), part=part or "",
-                                                 index=len(self.sheets), kind=kind))
+                    if _local(sh.tag) == "sheet":
+                        typ, part = rels.get(_attr(sh, "id"), ("", None))
+                        self.sheets.append(SheetData(name=sh.get("name", ""), part=part or "",
+                                                     index=len(self.sheets), kind=_sheet_kind(typ)))
             elif tag == "definedNames":
                 for dn in el:
-                    if _local(dn.tag) != "definedName":
-                        continue
-                    local = dn.get("localSheetId")
-                    self.defined_names.append((dn.get("name", ""),
-                                               int(local) if local is not None else None,
-                                               (dn.text or "").strip()))
+                    if _local(dn.tag) == "definedName":
+                        local = dn.get("localSheetId")
+                        self.defined_names.append((dn.get("name", ""),
+                                                   int(local) if local is not None else None,
+                                                   (dn.text or "").strip()))
         if not self.sheets:
             raise WorkbookFileError(f"{self.path}: the workbook has no sheets")
         for name, _, _ in self.defined_names:
@@ -334,21 +345,14 @@ class Package:
                 raise WorkbookFileError(
                     f"{self.path}: defined name {name!r} is a cell reference, which Excel does not allow "
                     "as a name (a formula =" + name + " would read the cell, not the name); rename it")
-        styles_part = next((p for t, p in rels.values() if t.endswith("/styles")), None)
+
+    def _load_number_formats(self, styles_part: str | None) -> None:
+        """The number format of each cell style, and the styles that show a date or a time."""
         self._style_formats = []
         self.number_formats = self._load_styles(styles_part) if styles_part and self.has(styles_part) else []
         #: cell styles (cellXfs indices) that show a date or a time
         self.date_styles = frozenset(i for i, (fid, code) in enumerate(self._style_formats)
                                      if fid in _DATE_FORMAT_IDS or is_date_format(code))
-        sst_part = next((p for t, p in rels.values() if t.endswith(_T_SST)), None)
-        self.shared_strings = self._load_sst(sst_part) if sst_part and self.has(sst_part) else []
-        total = 0
-        for sh in self.sheets:
-            if sh.kind != "worksheet":
-                continue
-            if not sh.part or not self.has(sh.part):
-                raise WorkbookFileError(f"{self.path}: sheet {sh.name!r} has no part in the package")
-            total = self._load_sheet(sh, total)
 
     def _load_styles(self, part: str) -> list[str]:
         """Number format code of each cell style (``cellXfs`` index)."""
@@ -382,54 +386,14 @@ class Package:
         return out
 
     def _load_sheet(self, sh: SheetData, total: int) -> int:
+        """Read the cells of worksheet ``sh`` into ``sh.cells``; ``total`` is the count of cells
+        read so far (the limit is on the workbook), the new count is returned."""
         data = self.read(sh.part)
-        # quick pre-count of <c> elements, so a huge sheet is refused before parsing it
-        if total + data.count(b"<c") - data.count(b"<col") - data.count(b"<cfRule") \
-                - data.count(b"<cols") > self.max_cells:
-            approx = total + sum(1 for _ in _C_TAG.finditer(data))
-            if approx > self.max_cells:
-                raise WorkbookFileError(
-                    f"{self.path}: more than {self.max_cells:,} cells (sheet {sh.name!r} holds "
-                    f"about {approx - total:,}); the engine's limit is {self.max_cells:,} cells "
-                    "(--max-cells)")
-        row = 0
-        col = 0
+        self._precount_cells(sh, data, total)
         shared: dict[str, tuple[str, int, int]] = {}
         pending: list[tuple[int, int, str]] = []
-        cells = sh.cells
         try:
-            for event, el in _safe_iterparse(io.BytesIO(data), events=("start", "end"),
-                                             forbid_dtd=True):
-                tag = _local(el.tag)
-                if event == "start":
-                    if tag == "row":
-                        r = el.get("r")
-                        row = int(r) if r is not None else row + 1
-                        col = 0
-                    continue
-                if tag != "c":
-                    if tag == "row":
-                        el.clear()
-                    continue
-                ref = el.get("r")
-                if ref is not None:
-                    row, col = split_cell(ref)
-                else:
-                    col += 1
-                total += 1
-                if total > self.max_cells:
-                    raise WorkbookFileError(
-                        f"{self.path}: more than {self.max_cells:,} cells (sheet {sh.name!r} "
-                        f"reaches {cell_name(row, col)}); the engine's limit is "
-                        f"{self.max_cells:,} cells (--max-cells)")
-                cell = self._cell(el, sh, row, col, shared, pending)
-                if cell is not None:
-                    cells[(row, col)] = cell
-                    if row > sh.max_row:
-                        sh.max_row = row
-                    if col > sh.max_col:
-                        sh.max_col = col
-                el.clear()
+            total = self._read_cells(sh, data, total, shared, pending)
         except DefusedXmlException as exc:
             raise WorkbookFileError(f"{self.path}: unsafe XML in {sh.part} refused "
                                     f"({type(exc).__name__}: DTDs and entity declarations "
@@ -439,20 +403,74 @@ class Package:
         except FormulaError as exc:
             raise WorkbookFileError(f"{self.path}: sheet {sh.name!r}: {exc}") from None
         if pending:
-            from openpyxl.formula.translate import Translator
-            for r, c, si in pending:
-                if si not in shared:
-                    raise WorkbookFileError(f"{self.path}: {sh.name}!{cell_name(r, c)} uses shared "
-                                            f"formula {si} that has no master cell")
-                text, mr, mc = shared[si]
-                try:
-                    t = Translator("=" + text, origin=cell_name(mr, mc)).translate_formula(
-                        cell_name(r, c))
-                except Exception as exc:  # openpyxl raises several types here
-                    raise WorkbookFileError(f"{self.path}: {sh.name}!{cell_name(r, c)}: cannot "
-                                            f"expand shared formula ({exc})") from None
-                cells[(r, c)].formula = t[1:]
+            self._expand_shared_formulas(sh, shared, pending)
         return total
+
+    def _precount_cells(self, sh: SheetData, data: bytes, total: int) -> None:
+        """Refuse a sheet that would take the workbook over the cell limit before parsing it,
+        from a quick count of its ``<c>`` elements."""
+        if total + data.count(b"<c") - data.count(b"<col") - data.count(b"<cfRule") \
+                - data.count(b"<cols") > self.max_cells:
+            approx = total + sum(1 for _ in _C_TAG.finditer(data))
+            if approx > self.max_cells:
+                raise WorkbookFileError(
+                    f"{self.path}: more than {self.max_cells:,} cells (sheet {sh.name!r} holds "
+                    f"about {approx - total:,}); the engine's limit is {self.max_cells:,} cells "
+                    "(--max-cells)")
+
+    def _read_cells(self, sh: SheetData, data: bytes, total: int, shared: dict, pending: list) -> int:
+        """Stream the sheet's XML into ``sh.cells`` (and its used area); shared formulas' masters
+        go to ``shared``, the cells that use them to ``pending``.  Returns the new cell count."""
+        row = 0
+        col = 0
+        cells = sh.cells
+        for event, el in _safe_iterparse(io.BytesIO(data), events=("start", "end"), forbid_dtd=True):
+            tag = _local(el.tag)
+            if event == "start":
+                if tag == "row":
+                    r = el.get("r")
+                    row = int(r) if r is not None else row + 1
+                    col = 0
+                continue
+            if tag != "c":
+                if tag == "row":
+                    el.clear()
+                continue
+            ref = el.get("r")
+            if ref is not None:
+                row, col = split_cell(ref)
+            else:
+                col += 1
+            total += 1
+            if total > self.max_cells:
+                raise WorkbookFileError(
+                    f"{self.path}: more than {self.max_cells:,} cells (sheet {sh.name!r} "
+                    f"reaches {cell_name(row, col)}); the engine's limit is "
+                    f"{self.max_cells:,} cells (--max-cells)")
+            cell = self._cell(el, sh, row, col, shared, pending)
+            if cell is not None:
+                cells[(row, col)] = cell
+                if row > sh.max_row:
+                    sh.max_row = row
+                if col > sh.max_col:
+                    sh.max_col = col
+            el.clear()
+        return total
+
+    def _expand_shared_formulas(self, sh: SheetData, shared: dict, pending: list) -> None:
+        """Give each cell that uses a shared formula its own text, translated from the master
+        cell's as Excel does (relative references move with the cell)."""
+        for r, c, si in pending:
+            if si not in shared:
+                raise WorkbookFileError(f"{self.path}: {sh.name}!{cell_name(r, c)} uses shared "
+                                        f"formula {si} that has no master cell")
+            text, mr, mc = shared[si]
+            try:
+                t = openpyxl.formula.translate.Translator("=" + text, origin=cell_name(mr, mc)).translate_formula(cell_name(r, c))
+            except Exception as exc:  # openpyxl raises several types here
+                raise WorkbookFileError(f"{self.path}: {sh.name}!{cell_name(r, c)}: cannot "
+                                        f"expand shared formula ({exc})") from None
+            sh.cells[(r, c)].formula = t[1:]
 
     def _cell(self, el, sh, row, col, shared, pending):
         t = el.get("t", "n")
@@ -553,250 +571,3 @@ def _iso_to_serial(v: str, date1904: bool) -> float:
     d = _dt.datetime.fromisoformat(v.strip().rstrip("Z"))
     base = _dt.datetime(1904, 1, 1) if date1904 else _dt.datetime(1899, 12, 30)
     return (d - base).total_seconds() / 86400.0
-
-
-# =================================================================== writing
-@dataclass(slots=True)
-class CellWrite:
-    """What to write into one cell.
-
-    ``mode``: ``"cached"`` keeps the cell's ``<f>`` and writes ``value`` as its
-    cached value (``value=None`` removes any cached value: not computed);
-    ``"constant"`` replaces the cell's content with the constant ``value``;
-    ``"spill"`` writes ``value`` in a cell covered by an array formula.
-    """
-
-    mode: str
-    value: object = None
-
-
-_CELL_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)c\b([^>]*?)(/>|>(.*?)</\1c>)", re.S)
-_ROW_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)row\b([^>]*?)(/>|>(.*?)</\1row>)", re.S)
-_ATTR_RE = re.compile(r"""([\w:.-]+)\s*=\s*("[^"]*"|'[^']*')""")
-_F_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)f\b[^>]*?(?:/>|>.*?</\1f>)", re.S)
-_EXT_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)extLst\b.*?</\1extLst>", re.S)
-_SHEETDATA_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)sheetData\b[^>]*?(?:/>|>(.*?)</\1sheetData>)", re.S)
-
-
-def _num_text(x: float) -> str:
-    if x == math.floor(x) and abs(x) < 1e15:
-        return str(int(x))
-    return repr(float(x))
-
-
-# What XML cannot hold, and CR: XML may hold it but every parser reads it back as LF (XML 1.0,
-# 2.11 end-of-line handling), so "\r=1+1" would come back "\n=1+1"; Excel writes it _x000D_.
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b-\x1f\ufffe\uffff\ud800-\udfff]")
-_XML_ESCAPE_LIKE = re.compile("_(x[0-9A-Fa-f]{4}_)")
-
-
-def ooxml_string(value: str) -> str:
-    """Text with the characters XML cannot hold written as Excel's ``_xHHHH_``.
-
-    Excel stores a control character such as U+0001 in a cell as ``_x0001_``
-    (ECMA-376 Part 1, 22.9.2.19, ST_Xstring) and reads it back as the
-    character; literal text of that shape is protected as ``_x005F_xHHHH_``.
-    The file stays well-formed XML and the text survives a round trip
-    (:func:`xml_untext` reads it back).
-    """
-    value = _XML_ESCAPE_LIKE.sub(r"_x005F_\1", value)
-    return _XML_ILLEGAL.sub(lambda m: f"_x{ord(m.group()):04X}_", value)
-
-
-def xml_text(value: str) -> str:
-    """Text for an OOXML string element: :func:`ooxml_string`, then XML-escaped."""
-    return ooxml_string(value).translate(_XML_ESCAPES)
-
-
-def _value_xml(value, prefix: str):
-    """(t attribute or None, inner XML) for a cached value."""
-    if isinstance(value, ExcelError):
-        return "e", f"<{prefix}v>{xml_text(str(value))}</{prefix}v>"
-    if isinstance(value, bool):
-        return "b", f"<{prefix}v>{int(value)}</{prefix}v>"
-    if isinstance(value, str):
-        return "str", f"<{prefix}v>{xml_text(value)}</{prefix}v>"
-    if value is None:
-        return None, ""
-    return None, f"<{prefix}v>{_num_text(float(value))}</{prefix}v>"
-
-
-def _constant_xml(value, prefix: str):
-    if isinstance(value, str):
-        sp = ' xml:space="preserve"' if value != value.strip() or "\n" in value else ""
-        return "inlineStr", f"<{prefix}is><{prefix}t{sp}>{xml_text(value)}</{prefix}t></{prefix}is>"
-    return _value_xml(value, prefix)
-
-
-def _rebuild_cell(prefix: str, attrs: str, inner: str | None, w: CellWrite, ref: str | None) -> str:
-    pairs = [(k, v) for k, v in _ATTR_RE.findall(attrs) if k != "t"]
-    if ref is not None and not any(k == "r" for k, _ in pairs):
-        pairs.insert(0, ("r", f'"{ref}"'))
-    inner = inner or ""
-    if w.mode == "cached":
-        m = _F_RE.search(inner)
-        f = m.group(0) if m else ""
-        t, v = _value_xml(w.value, prefix)
-    elif w.mode == "spill":
-        m = _F_RE.search(inner)
-        f = m.group(0) if m else ""
-        t, v = _value_xml(w.value, prefix)
-    else:
-        f = ""
-        t, v = _constant_xml(w.value, prefix)
-    ext = _EXT_RE.search(inner)
-    body = f + v + (ext.group(0) if ext else "")
-    if t is not None:
-        pairs.append(("t", f'"{t}"'))
-    attr_text = "".join(f" {k}={v}" for k, v in pairs)
-    if not body:
-        return f"<{prefix}c{attr_text}/>"
-    return f"<{prefix}c{attr_text}>{body}</{prefix}c>"
-
-
-def _rewrite_sheet(xml: bytes, writes: dict) -> bytes:
-    """Apply ``{(row, col): CellWrite}`` to a worksheet part's XML text."""
-    text = xml.decode("utf-8")
-    m = _SHEETDATA_RE.search(text)
-    if m is None:
-        raise WorkbookFileError("worksheet part has no <sheetData>")
-    prefix = m.group(1)
-    body = m.group(2) or ""
-    # writes indexed by row, rows not yet reached in order: each row's writes are found in
-    # O(1) and the rows to create in O(log n), so a sheet of n rows is rewritten in O(n log n)
-    # (scanning every write per row was quadratic: 100,000 formula rows took minutes)
-    remaining = {}
-    for (r, c), w in writes.items():
-        remaining.setdefault(r, {})[c] = w
-    pending = sorted(remaining)
-    out = []
-    pos = 0
-    row = 0
-    for rm in _ROW_RE.finditer(body):
-        rattrs = dict((k, v[1:-1]) for k, v in _ATTR_RE.findall(rm.group(2)))
-        new_row = int(rattrs["r"]) if "r" in rattrs else row + 1
-        # rows that must be created before this one
-        out.append(body[pos:rm.start()])
-        out.append(_new_rows(prefix, remaining, pending, new_row))
-        row = new_row
-        pos = rm.end()
-        wanted = remaining.pop(row, {})
-        if not wanted:
-            out.append(rm.group(0))
-            continue
-        rprefix = rm.group(1)
-        inner = rm.group(4) or ""
-        cells_out = []
-        cpos = 0
-        col = 0
-        for cm in _CELL_RE.finditer(inner):
-            cattrs = dict((k, v[1:-1]) for k, v in _ATTR_RE.findall(cm.group(2)))
-            if "r" in cattrs:
-                _, col_new = split_cell(cattrs["r"])
-            else:
-                col_new = col + 1
-            cells_out.append(inner[cpos:cm.start()])
-            for c in sorted(k for k in wanted if col < k < col_new):
-                cells_out.append(_rebuild_cell(cm.group(1), "", None, wanted.pop(c),
-                                               cell_name(row, c)))
-            col = col_new
-            if col in wanted:
-                w = wanted.pop(col)
-                cells_out.append(_rebuild_cell(cm.group(1), cm.group(2), cm.group(4), w,
-                                               cell_name(row, col)))
-            else:
-                cells_out.append(cm.group(0))
-            cpos = cm.end()
-        cells_out.append(inner[cpos:])
-        for c in sorted(wanted):
-            cells_out.append(_rebuild_cell(rprefix, "", None, wanted[c], cell_name(row, c)))
-        out.append(f"<{rprefix}row{rm.group(2)}>{''.join(cells_out)}</{rprefix}row>")
-    out.append(body[pos:])
-    out.append(_new_rows(prefix, remaining, pending, None))
-    new_body = "".join(out)
-    if m.group(2) is None:  # <sheetData/>
-        new = f"<{prefix}sheetData>{new_body}</{prefix}sheetData>"
-    else:
-        new = text[m.start():m.start(2)] + new_body + text[m.end(2):m.end()]
-    return (text[:m.start()] + new + text[m.end():]).encode("utf-8")
-
-
-def _new_rows(prefix: str, remaining: dict, pending: list, before: int | None) -> str:
-    """Rows to create (written to but absent from the sheet) before row ``before`` (None: all).
-
-    ``remaining`` maps row -> {col: CellWrite} for the rows not yet written; ``pending`` is its
-    keys in ascending order, consumed from the front (rows already passed are gone from it).
-    """
-    stop = len(pending) if before is None else bisect.bisect_left(pending, before)
-    out = []
-    for r in pending[:stop]:
-        cols = remaining.pop(r, None)
-        if not cols:
-            continue                       # an existing row already took its writes
-        cells = "".join(_rebuild_cell(prefix, "", None, cols[c], cell_name(r, c)) for c in sorted(cols))
-        out.append(f'<{prefix}row r="{r}">{cells}</{prefix}row>')
-    del pending[:stop]
-    return "".join(out)
-
-
-_CALCPR_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)calcPr\b([^>]*?)(/>|>)", re.S)
-_AFTER_CALCPR = ("oleSize", "customWorkbookViews", "pivotCaches", "smartTagPr", "smartTagTypes",
-                 "webPublishing", "fileRecoveryPr", "webPublishObjects", "extLst")
-
-
-def _set_full_calc(xml: bytes) -> bytes:
-    text = xml.decode("utf-8")
-    m = _CALCPR_RE.search(text)
-    if m:
-        attrs = [(k, v) for k, v in _ATTR_RE.findall(m.group(2)) if k != "fullCalcOnLoad"]
-        attrs.append(("fullCalcOnLoad", '"1"'))
-        new = f"<{m.group(1)}calcPr" + "".join(f" {k}={v}" for k, v in attrs) + m.group(3)
-        return (text[:m.start()] + new + text[m.end():]).encode("utf-8")
-    wm = re.search(r"<((?:[A-Za-z_][\w.-]*:)?)workbook\b", text)
-    prefix = wm.group(1) if wm else ""
-    element = f'<{prefix}calcPr fullCalcOnLoad="1"/>'
-    for tag in _AFTER_CALCPR:
-        mm = re.search(rf"<{re.escape(prefix)}{tag}\b", text)
-        if mm:
-            return (text[:mm.start()] + element + text[mm.start():]).encode("utf-8")
-    end = text.rfind(f"</{prefix}workbook>")
-    return (text[:end] + element + text[end:]).encode("utf-8")
-
-
-def write_package(pkg: Package, out_path, sheet_writes: dict, full_calc_on_load: bool) -> None:
-    """Write ``pkg`` to ``out_path`` with cell writes applied (atomically).
-
-    Parameters
-    ----------
-    pkg : Package
-        The opened input package (its parts are copied; only the changed
-        worksheet parts and, if ``full_calc_on_load``, the workbook part differ).
-    out_path : path
-        Destination.  A temporary file in the same folder is written first and
-        renamed over it with :func:`os.replace`; on any error nothing is left.
-    sheet_writes : dict
-        ``{worksheet part name: {(row, col): CellWrite}}``.
-    full_calc_on_load : bool
-        Set ``<calcPr fullCalcOnLoad="1">`` so Excel recalculates on open.
-    """
-    from .atomic import atomic_target
-    with atomic_target(os.fspath(out_path)) as tmp, open(tmp, "wb") as fh, zipfile.ZipFile(fh, "w") as zout:
-        for info in pkg.zip.infolist():
-            name = info.filename
-            if info.is_dir():
-                zout.writestr(info, b"")
-                continue
-            data = pkg.read(name)
-            if name in sheet_writes and sheet_writes[name]:
-                try:
-                    data = _rewrite_sheet(data, sheet_writes[name])
-                except UnicodeDecodeError:
-                    raise WorkbookFileError(f"{pkg.path}: {name} is not UTF-8 encoded") from None
-            elif name == pkg.workbook_part and full_calc_on_load:
-                data = _set_full_calc(data)
-            zinfo = zipfile.ZipInfo(name, date_time=info.date_time)
-            zinfo.compress_type = info.compress_type
-            zinfo.external_attr = info.external_attr
-            zinfo.create_system = info.create_system
-            zinfo.comment = info.comment
-            zout.writestr(zinfo, data)

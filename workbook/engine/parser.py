@@ -8,15 +8,24 @@ shunting-yard algorithm), with Excel's operator precedence::
     :  (range)  >  ' ' (intersection)  >  , (union, inside parentheses)
     >  - + (prefix)  >  %  >  ^  >  * /  >  + -  >  &  >  = <> < <= > >=
 
-Nodes are tuples, first element the node type:
+The tree's nodes are the classes of :mod:`.nodes`, one per kind:
 
-``("n", float)``, ``("s", str)``, ``("b", bool)``, ``("e", code)``,
-``("arr", rows)`` (array constant, rows of Python values),
-``("ref", sheet, r1, c1, r2, c2)`` (1-based, sheet ``None`` = own sheet),
-``("name", sheet, NAME)``, ``("bad", text, code)`` (a reference the engine
-cannot follow: ``#REF!``, external workbook, 3-D or structured reference),
-``("op", op, left, right)``, ``("neg", x)``, ``("pct", x)``,
-``("call", NAME, args)``, ``("missing",)`` (an omitted argument).
+=======================================  ====================================================
+formula text                             node
+=======================================  ====================================================
+``2.5``, ``"a"``, ``TRUE``, ``#N/A``     ``Number``, ``Text``, ``Boolean``, ``ErrorValue``
+``{1,2;"a",TRUE}``                       ``ArrayConst`` (rows of Python values)
+``A1``, ``'My sheet'!A1:B2``, ``A:A``    ``Reference`` (1-based corners; sheet ``None``:
+                                         the formula's own)
+``TxRate``, ``Inputs!TxRate``            ``Name`` (upper case)
+``#REF!``, ``[1]Sheet1!A1``, ``T[Col]``  ``BadReference`` (a reference the engine cannot
+                                         follow: ``#REF!``, external workbook, 3-D or table)
+``a+b``, ``a&b``, ``a:b``, ``a b``       ``BinaryOp`` (the space is the intersection, the
+                                         comma of ``(a,b)`` the union)
+``-a``, ``a%``                           ``Negate``, ``Percent``
+``SUM(a,,b)``                            ``Call`` (name upper case, ``_xlfn.`` removed);
+                                         ``Omitted`` for the empty argument
+=======================================  ====================================================
 """
 
 from __future__ import annotations
@@ -27,10 +36,14 @@ import re
 import sys
 from contextlib import contextmanager
 
+from .nodes import (
+    OMITTED, ArrayConst, BadReference, BinaryOp, Boolean, Call, ErrorValue, Name, Negate, Number,
+    Percent, Reference, Text,
+)
 from .values import ERR_REF, ERR_UNSUPPORTED, ERROR_CODES
 
-__all__ = ["FormulaError", "parse", "parse_ref", "col_to_index", "index_to_col", "cell_name",
-           "split_cell", "MAX_ROW", "MAX_COL", "strip_function_prefix"]
+__all__ = ["FormulaError", "parse", "parse_ref", "parse_area", "col_to_index", "index_to_col", "cell_name",
+           "split_cell", "MAX_ROW", "MAX_COL", "strip_function_prefix", "deep_recursion"]
 
 
 
@@ -68,6 +81,7 @@ class FormulaError(ValueError):
 
 
 def col_to_index(col: str) -> int:
+    """Column letters to the 1-based column number: ``"A"`` -> 1, ``"AA"`` -> 27."""
     n = 0
     for ch in col.upper():
         n = n * 26 + (ord(ch) - 64)
@@ -75,6 +89,7 @@ def col_to_index(col: str) -> int:
 
 
 def index_to_col(i: int) -> str:
+    """1-based column number to its letters: 27 -> ``"AA"``."""
     s = ""
     while i > 0:
         i, r = divmod(i - 1, 26)
@@ -83,6 +98,7 @@ def index_to_col(i: int) -> str:
 
 
 def cell_name(row: int, col: int) -> str:
+    """``(3, 2)`` -> ``"B3"``."""
     return f"{index_to_col(col)}{row}"
 
 
@@ -139,6 +155,7 @@ def parse_area(text: str):
 
 
 def _split_sheet(text: str):
+    """``'My sheet'!A1`` -> ``("My sheet", "A1")``; ``(None, text)`` without a sheet."""
     m = _SHEET_RE.match(text)
     if not m:
         return None, text
@@ -150,14 +167,14 @@ def parse_ref(text: str):
     """A reference operand (as the tokenizer returns it) -> AST node."""
     text = text.strip()
     if text.startswith("["):
-        return ("bad", text, ERR_UNSUPPORTED)  # external workbook reference
+        return BadReference(text, ERR_UNSUPPORTED)  # external workbook reference
     if "[" in text:
-        return ("bad", text, ERR_UNSUPPORTED)  # structured (table) reference
+        return BadReference(text, ERR_UNSUPPORTED)  # structured (table) reference
     sheet, rest = _split_sheet(text)
     if sheet is not None and ":" in sheet:
-        return ("bad", text, ERR_UNSUPPORTED)  # 3-D reference Sheet1:Sheet3!A1
+        return BadReference(text, ERR_UNSUPPORTED)  # 3-D reference Sheet1:Sheet3!A1
     if "#REF!" in rest.upper():
-        return ("bad", text, ERR_REF)
+        return BadReference(text, ERR_REF)
     # Sheet1!A1:Sheet1!B2 -> same-sheet area
     if "!" in rest and ":" in rest:
         left, right = rest.split(":", 1)
@@ -165,24 +182,26 @@ def parse_ref(text: str):
         if s2 is not None and s2.lower() == (sheet or "").lower():
             rest = f"{left}:{r2}"
         else:
-            return ("bad", text, ERR_UNSUPPORTED)
+            return BadReference(text, ERR_UNSUPPORTED)
     area = parse_area(rest)
     if area is not None:
-        return ("ref", sheet, *area)
+        return Reference(sheet, *area)
     if ":" in rest:  # e.g. Name1:Name2 or A1:Name
         left, right = rest.split(":", 1)
         pre = "" if sheet is None else _quote(sheet) + "!"
-        return ("op", ":", parse_ref(pre + left), parse_ref(pre + right))
+        return BinaryOp(":", parse_ref(pre + left), parse_ref(pre + right))
     if _NAME_RE.match(rest) and rest.upper() not in ("TRUE", "FALSE"):
-        return ("name", sheet, rest.upper())
-    return ("bad", text, ERR_REF)
+        return Name(sheet, rest.upper())
+    return BadReference(text, ERR_REF)
 
 
 def _quote(sheet: str) -> str:
+    """A sheet name quoted as a formula writes it: ``'It''s'``."""
     return "'" + sheet.replace("'", "''") + "'"
 
 
 _PREFIXES = ("_xlfn._xlws.", "_xlfn.", "_xlws.", "_xludf.", "_xlpm.")
+_PREFIXES_UPPER = tuple(p.upper() for p in _PREFIXES)
 
 
 def strip_function_prefix(name: str) -> str:
@@ -190,18 +209,33 @@ def strip_function_prefix(name: str) -> str:
     if "!" in name:  # add-in function stored with its workbook: [1]!F or 'addin.xlam'!F
         name = name.rsplit("!", 1)[1]
     name = name.upper()
-    for p in _PREFIXES:
-        if name.startswith(p.upper()):
+    for p in _PREFIXES_UPPER:
+        if name.startswith(p):
             name = name[len(p):]
     return name
 
 
+def _ends_range(t: Token) -> bool:
+    """A range operand or a closing parenthesis: what white space intersects on its left."""
+    return ((t.type == Token.OPERAND and t.subtype == Token.RANGE)
+            or (t.subtype == Token.CLOSE and t.type in (Token.FUNC, Token.PAREN)))
+
+
+def _starts_range(t: Token) -> bool:
+    """A range operand or an opening parenthesis: what white space intersects on its right."""
+    return ((t.type == Token.OPERAND and t.subtype == Token.RANGE)
+            or (t.subtype == Token.OPEN and t.type in (Token.FUNC, Token.PAREN)))
+
+
+#: Infix operators: (left binding power, right binding power); higher binds tighter.
 _INFIX = {":": (10, 11), " ": (9, 10), ",": (8, 9), "^": (5, 6), "*": (4, 5), "/": (4, 5),
           "+": (3, 4), "-": (3, 4), "&": (2, 3), "=": (1, 2), "<>": (1, 2), "<": (1, 2),
           "<=": (1, 2), ">": (1, 2), ">=": (1, 2)}
 
 
 class _Parser:
+    """Precedence climbing over the tokens of one formula (:func:`parse`)."""
+
     def __init__(self, formula: str):
         self.formula = formula
         try:
@@ -209,6 +243,7 @@ class _Parser:
         except TokenizerError as exc:
             raise FormulaError(str(exc)) from None
         self.toks = self._clean(items)
+        self.toks.append(None)      # the end: what peek() gives there (next() refuses it)
         self.i = 0
 
     @staticmethod
@@ -219,11 +254,7 @@ class _Parser:
             if t.type == Token.WSPACE:
                 prev = out[-1] if out else None
                 nxt = items[j + 1] if j + 1 < len(items) else None
-                if (prev is not None and nxt is not None
-                        and ((prev.type == Token.OPERAND and prev.subtype == Token.RANGE)
-                             or (prev.subtype == Token.CLOSE and prev.type in (Token.FUNC, Token.PAREN)))
-                        and ((nxt.type == Token.OPERAND and nxt.subtype == Token.RANGE)
-                             or (nxt.subtype == Token.OPEN and nxt.type in (Token.FUNC, Token.PAREN)))):
+                if prev is not None and nxt is not None and _ends_range(prev) and _starts_range(nxt):
                     out.append(Token(" ", Token.OP_IN))
                 continue
             if t.type == Token.FUNC and t.subtype == Token.OPEN and ":" in t.value:
@@ -241,9 +272,11 @@ class _Parser:
         return out
 
     def peek(self):
-        return self.toks[self.i] if self.i < len(self.toks) else None
+        """The next token (None at the end), not consumed."""
+        return self.toks[self.i]
 
     def next(self):
+        """The next token, consumed; :class:`FormulaError` at the end."""
         t = self.peek()
         if t is None:
             raise FormulaError(f"unexpected end of formula {self.formula!r}")
@@ -251,10 +284,11 @@ class _Parser:
         return t
 
     def parse(self):
-        if not self.toks:
+        """The formula's tree (after checking Excel's limit on nested functions)."""
+        if self.toks[0] is None:
             raise FormulaError("empty formula")
         depth = deepest = 0
-        for t in self.toks:    # Excel's limit on nested functions, checked before recursing
+        for t in self.toks[:-1]:    # Excel's limit on nested functions, checked before recursing
             if t.type == Token.FUNC and t.subtype == Token.OPEN:
                 depth += 1
                 deepest = max(deepest, depth)
@@ -269,9 +303,11 @@ class _Parser:
         return node
 
     def expr(self, min_prec: int):
+        """An expression whose infix operators bind at least as tightly as ``min_prec``."""
         lhs = self.unary()
+        toks = self.toks
         while True:
-            t = self.peek()
+            t = toks[self.i]
             if t is None or t.type != Token.OP_IN or t.value not in _INFIX:
                 return lhs
             lp, rp = _INFIX[t.value]
@@ -279,51 +315,56 @@ class _Parser:
                 return lhs
             self.i += 1
             rhs = self.expr(rp)
-            lhs = ("op", t.value, lhs, rhs)
+            lhs = BinaryOp(t.value, lhs, rhs)
 
     def unary(self):
-        t = self.peek()
+        """Prefix signs, then an operand with its postfix ``%`` and reference operators."""
+        toks = self.toks
+        t = toks[self.i]
         if t is not None and t.type == Token.OP_PRE:
             self.i += 1
             operand = self.unary()
-            return ("neg", operand) if t.value == "-" else operand
+            return Negate(operand) if t.value == "-" else operand
         node = self.primary()
         # range / intersection operators bind tighter than prefix minus
         while True:
-            t = self.peek()
+            t = toks[self.i]
             if t is not None and t.type == Token.OP_POST:
                 self.i += 1
-                node = ("pct", node)
+                node = Percent(node)
                 continue
             if t is not None and t.type == Token.OP_IN and t.value in (":", " "):
                 lp, rp = _INFIX[t.value]
                 self.i += 1
-                node = ("op", t.value, node, self.primary_postfix(rp))
+                node = BinaryOp(t.value, node, self.primary_postfix(rp))
                 continue
             return node
 
     def primary_postfix(self, min_prec):
+        """An operand and the reference operators (``:``, intersection) binding to it."""
         node = self.primary()
+        toks = self.toks
         while True:
-            t = self.peek()
+            t = toks[self.i]
             if t is not None and t.type == Token.OP_IN and t.value in (":", " ") \
                     and _INFIX[t.value][0] >= min_prec:
                 self.i += 1
-                node = ("op", t.value, node, self.primary_postfix(_INFIX[t.value][1]))
+                node = BinaryOp(t.value, node, self.primary_postfix(_INFIX[t.value][1]))
                 continue
             return node
 
     def primary(self):
+        """An operand: a constant, a reference, a function call, a parenthesis or an array."""
         t = self.next()
         if t.type == Token.OPERAND:
             if t.subtype == Token.NUMBER:
-                return ("n", float(t.value))
+                return Number(float(t.value))
             if t.subtype == Token.TEXT:
-                return ("s", t.value[1:-1].replace('""', '"'))
+                return Text(t.value[1:-1].replace('""', '"'))
             if t.subtype == Token.LOGICAL:
-                return ("b", t.value.upper() == "TRUE")
+                return Boolean(t.value.upper() == "TRUE")
             if t.subtype == Token.ERROR:
-                return ("e", ERROR_CODES.get(t.value.upper(), ERR_REF))
+                return ErrorValue(ERROR_CODES.get(t.value.upper(), ERR_REF))
             return parse_ref(t.value)
         if t.type == Token.FUNC and t.subtype == Token.OPEN:
             return self.call(strip_function_prefix(t.value[:-1]))
@@ -338,26 +379,29 @@ class _Parser:
         raise FormulaError(f"unexpected {t.value!r} in formula {self.formula!r}")
 
     def call(self, name: str):
+        """The arguments of a call to ``name`` (an empty one is :data:`~.nodes.OMITTED`)."""
         args = []
-        t = self.peek()
+        toks = self.toks
+        t = toks[self.i]
         if t is not None and t.type == Token.FUNC and t.subtype == Token.CLOSE:
             self.i += 1
-            return ("call", name, ())
+            return Call(name, ())
         while True:
-            t = self.peek()
+            t = toks[self.i]
             if t is not None and ((t.type == Token.SEP and t.subtype == Token.ARG)
                                   or (t.type == Token.FUNC and t.subtype == Token.CLOSE)):
-                args.append(("missing",))
+                args.append(OMITTED)
             else:
                 args.append(self.expr(0))
             t = self.next()
             if t.type == Token.SEP and t.subtype == Token.ARG:
                 continue
             if t.type == Token.FUNC and t.subtype == Token.CLOSE:
-                return ("call", name, tuple(args))
+                return Call(name, tuple(args))
             raise FormulaError(f"expected ',' or ')' in {name}(...) in formula {self.formula!r}")
 
     def array(self):
+        """An array constant ``{1,2;3,4}``: constants only, rows of one length."""
         rows, row = [], []
         while True:
             t = self.next()
@@ -374,7 +418,7 @@ class _Parser:
             elif t.subtype == Token.LOGICAL:
                 row.append(t.value.upper() == "TRUE")
             elif t.subtype == Token.ERROR:
-                row.append(("e", ERROR_CODES.get(t.value.upper(), ERR_REF)))
+                row.append(ErrorValue(ERROR_CODES.get(t.value.upper(), ERR_REF)))
             else:
                 raise FormulaError(f"array constants hold only constants: {self.formula!r}")
             t = self.next()
@@ -388,7 +432,7 @@ class _Parser:
                 rows.append(tuple(row))
                 if len({len(r) for r in rows}) != 1:
                     raise FormulaError(f"array constant rows differ in length: {self.formula!r}")
-                return ("arr", tuple(rows))
+                return ArrayConst(tuple(rows))
             raise FormulaError(f"bad array constant in formula {self.formula!r}")
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from . import aggregates, dates, information, logical, lookup, mathematical, statistical, text  # noqa: F401  (they register)
 from .base import NATIVE
 from .text import format_number
-from ..core import FunctionRegistry
+from ..arguments import FunctionRegistry
 
 __all__ = ["NATIVE", "SUPPORTED", "native_functions", "format_number"]
 

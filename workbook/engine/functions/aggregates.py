@@ -6,10 +6,11 @@ import re
 
 import numpy as np
 
-from ..core import MISSING, Fn, Ref, RefList
+from ..arguments import ARRAY, MISSING, REF, VALUE, Fn
 from ..ops import (
     approx_equal, first_error, to_num,
 )
+from ..references import Ref, RefList
 from ..values import (
     BOOL, EMPTY, ERR_DIV0, ERR_NUM, ERR_VALUE, ERROR_CODES, NUM, STR,
     ExcelError, Val, text_to_number,
@@ -102,10 +103,11 @@ def _reduce(ctx, args, how):
 
 for _name, _how in {"SUM": "sum", "COUNT": "count", "PRODUCT": "product", "AVERAGE": "average",
                     "MIN": "min", "MAX": "max", "SUMSQ": "sumsq", "MEDIAN": "median"}.items():
-    NATIVE[_name] = Fn(_name, (lambda how: lambda ctx, *a: _reduce(ctx, a, how))(_how), "r*", 1)
+    NATIVE[_name] = Fn(_name, (lambda how: lambda ctx, *a: _reduce(ctx, a, how))(_how), (), 1,
+                       rest=(REF,))
 
 
-@register("COUNTA", "r*", 1)
+@register("COUNTA", rest=(REF,), min_args=1)
 def _counta(ctx, *args):
     total = None
     for a in args:
@@ -124,7 +126,7 @@ def _counta(ctx, *args):
     return Val.numbers(np.asarray(total, float).reshape(-1, 1, 1))
 
 
-@register("COUNTBLANK", "r")
+@register("COUNTBLANK", REF)
 def _countblank(ctx, a):
     v = ctx.engine.read(a, ctx.scen) if isinstance(a, Ref) else a
     blank = (v.kind == EMPTY)
@@ -133,7 +135,7 @@ def _countblank(ctx, a):
     return Val.numbers(blank.reshape(v.n, -1).sum(axis=1).astype(float).reshape(-1, 1, 1))
 
 
-@register("SUMPRODUCT", "a*", 1)
+@register("SUMPRODUCT", rest=(ARRAY,), min_args=1)
 def _sumproduct(ctx, *args):
     vals = []
     for a in args:
@@ -311,17 +313,17 @@ def _ifs_reduce(ctx, how, target, pairs, same_size=False):
     return Val.numbers(r.reshape(n, 1, 1), None if e is None else e.reshape(-1, 1, 1))
 
 
-@register("COUNTIF", "rv")
+@register("COUNTIF", REF, VALUE)
 def _countif(ctx, rng, crit):
     return _ifs_reduce(ctx, "count", None, [(rng, crit)])
 
 
-@register("SUMIF", "rvr", 2, 3)
+@register("SUMIF", REF, VALUE, REF, min_args=2)
 def _sumif(ctx, rng, crit, target=MISSING):
     return _ifs_reduce(ctx, "sum", rng if target is MISSING else target, [(rng, crit)])
 
 
-@register("AVERAGEIF", "rvr", 2, 3)
+@register("AVERAGEIF", REF, VALUE, REF, min_args=2)
 def _averageif(ctx, rng, crit, target=MISSING):
     return _ifs_reduce(ctx, "average", rng if target is MISSING else target, [(rng, crit)])
 
@@ -343,11 +345,10 @@ def _ifs_fn(how, with_target):
     return impl
 
 
-NATIVE["COUNTIFS"] = Fn("COUNTIFS", _ifs_fn("count", False), "rv*", 2,
-                       kindfn=lambda i: "r" if i % 2 == 0 else "v")
+# COUNTIFS(range, criterion, ...); SUMIFS(sum range, range, criterion, ...)
+NATIVE["COUNTIFS"] = Fn("COUNTIFS", _ifs_fn("count", False), (), 2, rest=(REF, VALUE))
 for _name, _how in {"SUMIFS": "sum", "AVERAGEIFS": "average", "MAXIFS": "max", "MINIFS": "min"}.items():
-    NATIVE[_name] = Fn(_name, _ifs_fn(_how, True), "rrv*", 3,
-                       kindfn=lambda i: "r" if i == 0 or i % 2 == 1 else "v")
+    NATIVE[_name] = Fn(_name, _ifs_fn(_how, True), (REF,), 3, rest=(REF, VALUE))
 
 #: The Excel functions this module adds to the registry, by name.
 FUNCTIONS = tuple(sorted(set(NATIVE) - _BEFORE))

@@ -1,12 +1,22 @@
-"""What the native function modules share: the registry they fill and the registration helpers."""
+"""What the native function modules share: the registry they fill and the registration helpers.
+
+A category module declares a function with :func:`register` (or :func:`register_numeric` for an
+element-wise numeric one), giving the :class:`~cryptoplan.workbook.engine.arguments.ArgKind` of
+each parameter::
+
+    @register("MATCH", VALUE, REF, VALUE, min_args=2)
+    def _match(ctx, lookup, arr, mtype=MISSING): ...
+"""
 
 from __future__ import annotations
 
 import re
 
+import lazy_loader
 import numpy as np
 
-from ..core import MISSING, Fn, FunctionRegistry, Ref, RefList
+from ..arguments import MISSING, ArgKind, Fn, FunctionRegistry, VALUE
+from ..references import Ref, RefList
 from ..ops import (
     expand, align, first_error, to_num,
 )
@@ -21,21 +31,30 @@ __all__ = ["NATIVE", "register", "register_numeric", "error_array", "align_all",
 NATIVE = FunctionRegistry()
 
 
-def register(name, params="", min_args=None, max_args=None, volatile=False, aliases=()):
+def register(name: str, *params: ArgKind, rest: tuple[ArgKind, ...] = (), min_args: int | None = None,
+             max_args: int | None = None, volatile: bool = False, aliases: tuple[str, ...] = ()):
+    """Decorator: register ``impl(ctx, *args)`` in :data:`NATIVE` as ``name`` (and ``aliases``).
+
+    ``params`` are the kinds of the parameters, ``rest`` those of any further arguments taken
+    in turn; the counts default to every parameter required (see
+    :class:`~cryptoplan.workbook.engine.arguments.Fn`).
+    """
     def deco(impl):
         for nm in (name, *aliases):
-            NATIVE[nm] = Fn(nm, impl, params, min_args, max_args, volatile)
+            NATIVE[nm] = Fn(nm, impl, params, min_args, max_args, volatile, rest=rest)
         return impl
     return deco
 
 
 def error_array(mask, code):
+    """An int8 array of ``code`` where ``mask`` holds (0 elsewhere), or None if it never does."""
     if mask is None or not np.any(mask):
         return None
     return np.where(mask, code, 0).astype(np.int8)
 
 
 def align_all(vals):
+    """The values broadcast to their common array shape (rows, columns)."""
     rows = max(v.shape[0] for v in vals)
     cols = max(v.shape[1] for v in vals)
     return [expand(v, rows, cols) for v in vals]
@@ -53,6 +72,7 @@ def coerce_numbers(*vals):
 
 
 def or_default(x, default):
+    """``x``, or the value of the Python ``default`` for an omitted argument."""
     return Val.from_python(default) if x is MISSING else x
 
 
@@ -73,9 +93,8 @@ def register_numeric(name, f, nargs, defaults=(), aliases=()):
         with np.errstate(all="ignore"):
             r, e2 = f(*xs)
         return Val.numbers(r, first_error(err, e2))
-    NATIVE[name] = Fn(name, impl, "v" * nargs, min_args, nargs)
-    for a in aliases:
-        NATIVE[a] = Fn(a, impl, "v" * nargs, min_args, nargs)
+    for nm in (name, *aliases):
+        NATIVE[nm] = Fn(nm, impl, (VALUE,) * nargs, min_args, nargs)
 
 
 
@@ -84,6 +103,8 @@ class NotARange(Exception):
 
 
 def range_value(ctx, a, like: Ref | None = None) -> Val:
+    """The value of a ``REF`` argument: a reference read whole (resized to ``like``'s shape if
+    given, as ``SUMIF``'s sum range is), a value as is; :class:`NotARange` for a union."""
     if isinstance(a, Ref):
         if like is not None:
             a = Ref(a.sheet, a.r1, a.c1, a.r1 + like.rows - 1, a.c1 + like.cols - 1)
@@ -94,6 +115,8 @@ def range_value(ctx, a, like: Ref | None = None) -> Val:
 
 
 def wildcard_regex(s):
+    """Excel's criteria wildcards as a regular expression: ``*`` any text, ``?`` one
+    character, ``~`` escapes them; whole text, any case."""
     out = []
     i = 0
     while i < len(s):
@@ -139,15 +162,9 @@ def select(mask, err, a: Val, b: Val) -> Val:
     return Val(num, kind, text)
 
 
-class _LazySpecial:
-    """``scipy.special``, imported on first use: its import (0.2 s with SciPy 1.17, most of it
-    the array-API layer loading numpy.f2py, numpy.random and numpy.testing) is most of a
-    ``cryptoplan recalc`` start, and only the statistical functions below need it."""
-
-    def __getattr__(self, name):
-        from scipy import special
-        return getattr(special, name)
-
-
-#: ``scipy.special``, imported on first attribute access.
-special = _LazySpecial()
+#: ``scipy.special``, imported on first attribute access (lazy_loader): its import (0.2 s with
+#: SciPy 1.17, most of it the array-API layer loading numpy.f2py, numpy.random and numpy.testing)
+#: would be most of a ``cryptoplan recalc`` start, and only the statistical functions need it.
+#: Binding it imports the ``scipy`` package itself (20 ms, NumPy aside), as any submodule's
+#: lookup does.
+special = lazy_loader.load("scipy.special", suppress_warning=True)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..core import Fn
+from ..arguments import Fn
 from ..values import (
     ERR_NUM, Val,
 )
@@ -25,8 +25,8 @@ def _now_serial():
     return (d - _dt.datetime(1899, 12, 30)).total_seconds() / 86400.0
 
 
-NATIVE["NOW"] = Fn("NOW", lambda ctx: Val.number(_now_serial()), "", volatile=True)
-NATIVE["TODAY"] = Fn("TODAY", lambda ctx: Val.number(math.floor(_now_serial())), "", volatile=True)
+NATIVE["NOW"] = Fn("NOW", lambda ctx: Val.number(_now_serial()), volatile=True)
+NATIVE["TODAY"] = Fn("TODAY", lambda ctx: Val.number(math.floor(_now_serial())), volatile=True)
 
 
 def _days_from_civil(y, m, d):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import MISSING, Fn, Ref, RefList
+from ..arguments import MISSING, REF, VALUE, Fn
 from ..ops import (
     to_num,
 )
+from ..references import Ref, RefList
 from ..values import (
     BOOL, EMPTY, ERR_NA, ERR_NULL, NUM, STR,
     Val, not_computed,
@@ -43,34 +44,34 @@ for _name, _test in {
     "ISLOGICAL": lambda k, x: k == BOOL,
     "ISBLANK": lambda k, x: k == EMPTY,
 }.items():
-    NATIVE[_name] = Fn(_name, _is(_test), "v")
+    NATIVE[_name] = Fn(_name, _is(_test), (VALUE,))
 
 
-@register("ISEVEN", "v")
+@register("ISEVEN", VALUE)
 def _iseven(ctx, x):
     n, e = to_num(x)
     return Val.bools(np.trunc(n) % 2 == 0, e)
 
 
-@register("ISODD", "v")
+@register("ISODD", VALUE)
 def _isodd(ctx, x):
     n, e = to_num(x)
     return Val.bools(np.trunc(n) % 2 == 1, e)
 
 
-@register("ISREF", "r")
+@register("ISREF", REF)
 def _isref(ctx, x):
     return Val.boolean(isinstance(x, (Ref, RefList)))
 
 
-@register("ERROR.TYPE", "v")
+@register("ERROR.TYPE", VALUE)
 def _error_type(ctx, x):
     k = x.kind.astype(float)
     is_err = (k >= ERR_NULL) & (k < ERR_NULL + 8)
     return Val.numbers(np.where(is_err, k - ERR_NULL + 1, 0), error_array(~is_err, ERR_NA))
 
 
-@register("N", "v")
+@register("N", VALUE)
 def _n(ctx, x):
     k = x.kind
     num = np.where((k == NUM) | (k == BOOL), x.num, 0.0)
@@ -78,7 +79,7 @@ def _n(ctx, x):
     return Val.numbers(num, e if e.any() else None)
 
 
-@register("T", "v")
+@register("T", VALUE)
 def _t(ctx, x):
     k = x.kind
     t = np.full(k.shape, "", dtype=object)
@@ -88,7 +89,7 @@ def _t(ctx, x):
     return Val.texts(t, e if e.any() else None)
 
 
-@register("TYPE", "v")
+@register("TYPE", VALUE)
 def _type(ctx, x):
     k = x.kind
     code = np.select([k == NUM, k == STR, k == BOOL, k >= ERR_NULL, k == EMPTY], [1, 2, 4, 16, 1], 1)

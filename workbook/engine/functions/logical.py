@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import MISSING, Fn, Ref, RefList
+from ..arguments import LAZY, MISSING, REF, VALUE, Fn
 from ..ops import (
     compare, first_error, to_bool, to_num,
 )
+from ..references import Ref, RefList
 from ..values import (
     BOOL, ERR_NA, ERR_NULL, ERR_VALUE, NUM, Val,
 )
@@ -24,7 +25,7 @@ _BEFORE = frozenset(NATIVE)
 
 
 
-@register("IF", "vll", 1, 3)
+@register("IF", VALUE, LAZY, LAZY, min_args=1)
 def _if(ctx, cond, then=MISSING, other=None):
     if cond is MISSING:
         cond = Val.empty()
@@ -63,12 +64,12 @@ def _catch(ctx, value, alt, codes):
 _ALL_ERRORS = [c for c in range(ERR_NULL, ERR_NULL + 8)]
 
 
-@register("IFERROR", "vl")
+@register("IFERROR", VALUE, LAZY)
 def _iferror(ctx, value, alt):
     return _catch(ctx, value, alt, _ALL_ERRORS)
 
 
-@register("IFNA", "vl")
+@register("IFNA", VALUE, LAZY)
 def _ifna(ctx, value, alt):
     return _catch(ctx, value, alt, [ERR_NA])
 
@@ -87,7 +88,8 @@ def _ifs(ctx, *args):
     return result
 
 
-NATIVE["IFS"] = Fn("IFS", _ifs, "vl*", 2, kindfn=lambda i: "v" if i % 2 == 0 else "l")
+# IFS(condition, value, condition, value, ...)
+NATIVE["IFS"] = Fn("IFS", _ifs, (), 2, rest=(VALUE, LAZY))
 
 
 def _values_for_logic(ctx, args):
@@ -139,43 +141,43 @@ def _logic(ctx, args, how):
     return Val.bools(acc.reshape(n, 1, 1), None if e is None else e.reshape(-1, 1, 1))
 
 
-@register("AND", "r*", 1)
+@register("AND", rest=(REF,), min_args=1)
 def _and(ctx, *args):
     return _logic(ctx, args, "and")
 
 
-@register("OR", "r*", 1)
+@register("OR", rest=(REF,), min_args=1)
 def _or(ctx, *args):
     return _logic(ctx, args, "or")
 
 
-@register("XOR", "r*", 1)
+@register("XOR", rest=(REF,), min_args=1)
 def _xor(ctx, *args):
     return _logic(ctx, args, "xor")
 
 
-@register("NOT", "v")
+@register("NOT", VALUE)
 def _not(ctx, x):
     b, e = to_bool(x)
     return Val.bools(b == 0, e)
 
 
-@register("TRUE", "")
+@register("TRUE")
 def _true(ctx):
     return Val.boolean(True)
 
 
-@register("FALSE", "")
+@register("FALSE")
 def _false(ctx):
     return Val.boolean(False)
 
 
-@register("NA", "")
+@register("NA")
 def _na(ctx):
     return Val.error(ERR_NA)
 
 
-@register("SWITCH", "vl*", 3)
+@register("SWITCH", VALUE, rest=(LAZY,), min_args=3)
 def _switch(ctx, expr, *rest):
     pairs = rest[:len(rest) - len(rest) % 2]
     default = rest[-1] if len(rest) % 2 else None

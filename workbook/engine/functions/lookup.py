@@ -2,176 +2,35 @@
 
 from __future__ import annotations
 
-import bisect
-
 import numpy as np
 
-from ..core import MISSING, Ref, RefList, ScenarioSplit
-from ..ops import (
-    approx15, approx_equal, first_error, to_bool, to_num, to_text,
-)
+from ..arguments import ARRAY, LAZY, MISSING, REF, VALUE, ScenarioSplit
+from ..nodes import Name, Reference
+from ..ops import first_error, to_bool, to_num, to_text
 from ..parser import MAX_COL, MAX_ROW, parse_ref
-from ..values import (
-    BOOL, EMPTY, ERR_NA, ERR_NULL, ERR_REF, ERR_VALUE, NUM, STR,
-    Val,
-)
-from .base import (
-    NATIVE, error_array, or_default, range_value, register,
-    select, wildcard_regex,
-)
+from ..references import Ref, RefList
+from ..values import ERR_NA, ERR_REF, ERR_VALUE, Val
+from ._search import positions
+from .base import NATIVE, error_array, or_default, range_value, register, select
 
 __all__ = ["FUNCTIONS"]
 
 _BEFORE = frozenset(NATIVE)
 
-
-def _flat_vector(v: Val):
-    """(kinds, nums, texts) of a one-row or one-column value, or None if 2-D."""
-    r, c = v.shape
-    if r != 1 and c != 1:
-        return None
-    return v.kind.reshape(v.n, -1), v.num.reshape(v.n, -1), \
-        (None if v.text is None else v.text.reshape(v.n, -1))
-
-
-def _norm_key(k, x, t):
-    if k == NUM:
-        return ("n", float(approx15(np.asarray(x))))
-    if k == STR:
-        return ("s", t.lower())
-    if k == BOOL:
-        return ("b", bool(x))
-    return None
-
-
-class _Table:
-    """A lookup vector (constant across scenarios) with indexes built on demand."""
-
-    def __init__(self, kinds, nums, texts):
-        self.k = kinds
-        self.x = nums
-        self.t = texts
-        self._exact = None
-        self._sorted = {}
-
-    def exact(self):
-        if self._exact is None:
-            d = {}
-            for i in range(len(self.k)):
-                key = _norm_key(self.k[i], self.x[i], None if self.t is None else self.t[i])
-                if key is not None and key not in d:
-                    d[key] = i
-            self._exact = d
-        return self._exact
-
-    def last_exact(self, key):
-        for i in range(len(self.k) - 1, -1, -1):
-            if _norm_key(self.k[i], self.x[i], None if self.t is None else self.t[i]) == key:
-                return i
-        return -1
-
-    def typed(self, kind):
-        if kind not in self._sorted:
-            pos = [i for i in range(len(self.k)) if self.k[i] == kind]
-            if kind == STR:
-                vals = [self.t[i].lower() for i in pos]
-            else:
-                vals = [float(self.x[i]) for i in pos]
-            self._sorted[kind] = (pos, vals)
-        return self._sorted[kind]
-
-
-def _lookup_one(table: _Table, k, x, t, mode, search=1):
-    """Position (0-based) of one lookup value or -1.
-
-    ``mode``: 0 exact, 1 largest <= (sorted ascending), -1 smallest >= (sorted
-    descending), 2 wildcard, and for XLOOKUP "next_smaller"/"next_larger".
-    """
-    if k == EMPTY:
-        k, x = NUM, 0.0
-    key = _norm_key(k, x, t)
-    if key is None:
-        return -1
-    if mode in (0, 2):
-        if k == STR and (mode == 2 or mode == 0) and any(ch in t for ch in "*?~") and mode != "plain":
-            rx = wildcard_regex(t)
-            rng = range(len(table.k)) if search >= 0 else range(len(table.k) - 1, -1, -1)
-            for i in rng:
-                if table.k[i] == STR and rx.match(table.t[i]):
-                    return i
-            return -1
-        if search < 0:
-            return table.last_exact(key)
-        return table.exact().get(key, -1)
-    pos, vals = table.typed(k)
-    v = t.lower() if k == STR else float(x)
-    if mode == 1:
-        i = bisect.bisect_right(vals, v) - 1
-        if i >= 0 and k == NUM and i + 1 < len(vals) and approx_equal(vals[i + 1], v):
-            i += 1
-        return pos[i] if i >= 0 else -1
-    if mode == -1:
-        # descending: last position with value >= v
-        best = -1
-        for j, w in enumerate(vals):
-            if w >= v or (k == NUM and approx_equal(w, v)):
-                best = j
-            else:
-                break
-        return pos[best] if best >= 0 else -1
-    if mode in ("next_smaller", "next_larger"):
-        best, bestv = -1, None
-        order = range(len(vals)) if search >= 0 else range(len(vals) - 1, -1, -1)
-        for j in order:
-            w = vals[j]
-            if k == NUM and approx_equal(w, v):
-                return pos[j]
-            if k == STR and w == v:
-                return pos[j]
-            if mode == "next_smaller" and w < v and (bestv is None or w > bestv):
-                best, bestv = j, w
-            if mode == "next_larger" and w > v and (bestv is None or w < bestv):
-                best, bestv = j, w
-        return pos[best] if best >= 0 else -1
-    raise ValueError(mode)  # pragma: no cover
-
-
-def _positions(lookup: Val, vec: Val, mode, search=1):
-    """Positions (n,) (-1: not found) and lookup errors for each scenario."""
-    flat = _flat_vector(vec)
-    if flat is None:
-        return None, None
-    kinds, nums, texts = flat
-    if vec.n > 1:
-        raise ScenarioSplit()
-    table = _Table(kinds[0], nums[0], None if texts is None else texts[0])
-    lk = lookup.kind.reshape(lookup.n, -1)[:, 0]
-    lx = lookup.num.reshape(lookup.n, -1)[:, 0]
-    lt = None if lookup.text is None else lookup.text.reshape(lookup.n, -1)[:, 0]
-    n = lookup.n
-    pos = np.full(n, -1, dtype=np.int64)
-    cache = {}
-    for s in range(n):
-        k = int(lk[s])
-        if k >= ERR_NULL:
-            continue
-        key = (k, float(lx[s]), None if lt is None or k != STR else lt[s])
-        p = cache.get(key)
-        if p is None:
-            p = _lookup_one(table, k, lx[s], key[2], mode, search)
-            cache[key] = p
-        pos[s] = p
-    err = np.where(lk >= ERR_NULL, lk, 0).astype(np.int8)
-    return pos, (err if err.any() else None)
+#: XMATCH's and XLOOKUP's match_mode -> the mode :func:`._search.positions` takes.
+_X_MATCH_MODES = {0: 0, -1: "next_smaller", 1: "next_larger", 2: 2}
 
 
 def _int_arg(v: Val):
+    """An argument as whole numbers per scenario (truncated), shape ``(n,)``, and its errors."""
     x, e = to_num(v)
     return np.trunc(x).reshape(v.n, -1)[:, 0].astype(np.int64), (None if e is None else e.reshape(v.n, -1)[:, 0])
 
 
-@register("MATCH", "vrv", 2, 3)
+@register("MATCH", VALUE, REF, VALUE, min_args=2)
 def _match(ctx, lookup, arr, mtype=MISSING):
+    """MATCH(lookup_value, lookup_array, [match_type]): the 1-based position of the value
+    (match_type 0 exact, 1 largest <= in ascending data, -1 smallest >= in descending)."""
     vec = range_value(ctx, arr) if not isinstance(arr, RefList) else None
     if vec is None:
         return Val.error(ERR_NA)
@@ -179,22 +38,24 @@ def _match(ctx, lookup, arr, mtype=MISSING):
     if t.shape[0] > 1 and len(set(t.tolist())) > 1:
         raise ScenarioSplit()
     mode = 0 if t[0] == 0 else (1 if t[0] > 0 else -1)
-    pos, err = _positions(lookup, vec, mode)
+    pos, err = positions(lookup, vec, mode)
     if pos is None:
         return Val.error(ERR_NA)
     e = first_error(err, te, error_array(pos < 0, ERR_NA))
     return Val.numbers((pos + 1).astype(float).reshape(-1, 1, 1), None if e is None else e.reshape(-1, 1, 1))
 
 
-@register("XMATCH", "vrvv", 2, 4)
+@register("XMATCH", VALUE, REF, VALUE, VALUE, min_args=2)
 def _xmatch(ctx, lookup, arr, match_mode=MISSING, search_mode=MISSING):
+    """XMATCH(lookup_value, lookup_array, [match_mode], [search_mode]): the 1-based position
+    (match_mode 0 exact, -1 next smaller, 1 next larger, 2 wildcard)."""
     vec = range_value(ctx, arr)
     mm, _ = _int_arg(or_default(match_mode, 0.0))
     sm, _ = _int_arg(or_default(search_mode, 1.0))
-    mode = {0: 0, -1: "next_smaller", 1: "next_larger", 2: 2}.get(int(mm[0]))
+    mode = _X_MATCH_MODES.get(int(mm[0]))
     if mode is None:
         return Val.error(ERR_VALUE)
-    pos, err = _positions(lookup, vec, mode, int(sm[0]))
+    pos, err = positions(lookup, vec, mode, int(sm[0]))
     if pos is None:
         return Val.error(ERR_VALUE)
     e = first_error(err, error_array(pos < 0, ERR_NA))
@@ -214,6 +75,8 @@ def _gather(tab: Val, rows, cols) -> Val:
 
 
 def _vhlookup(ctx, lookup, table, idx, approx, vertical):
+    """VLOOKUP (``vertical``) or HLOOKUP: the value in column (row) ``idx`` of the row (column)
+    whose first cell matches; exact or, by default, approximate in ascending data."""
     tab = range_value(ctx, table)
     if isinstance(table, RefList):
         return Val.error(ERR_REF)
@@ -224,7 +87,7 @@ def _vhlookup(ctx, lookup, table, idx, approx, vertical):
     mode = 1 if ap[0] else 0
     first = Val(tab.num[:, :, :1], tab.kind[:, :, :1], None if tab.text is None else tab.text[:, :, :1]) \
         if vertical else Val(tab.num[:, :1, :], tab.kind[:, :1, :], None if tab.text is None else tab.text[:, :1, :])
-    pos, err = _positions(lookup, first, mode)
+    pos, err = positions(lookup, first, mode)
     ci, ce = _int_arg(idx)
     width = tab.shape[1] if vertical else tab.shape[0]
     bad_lo = ci < 1
@@ -247,53 +110,35 @@ def _vhlookup(ctx, lookup, table, idx, approx, vertical):
     return out
 
 
-@register("VLOOKUP", "vrvv", 3, 4)
+@register("VLOOKUP", VALUE, REF, VALUE, VALUE, min_args=3)
 def _vlookup(ctx, lookup, table, idx, approx=MISSING):
+    """VLOOKUP(lookup_value, table_array, col_index_num, [range_lookup])."""
     return _vhlookup(ctx, lookup, table, idx, approx, True)
 
 
-@register("HLOOKUP", "vrvv", 3, 4)
+@register("HLOOKUP", VALUE, REF, VALUE, VALUE, min_args=3)
 def _hlookup(ctx, lookup, table, idx, approx=MISSING):
+    """HLOOKUP(lookup_value, table_array, row_index_num, [range_lookup])."""
     return _vhlookup(ctx, lookup, table, idx, approx, False)
 
 
-@register("XLOOKUP", "vrrlvv", 3, 6)
+@register("XLOOKUP", VALUE, REF, REF, LAZY, VALUE, VALUE, min_args=3)
 def _xlookup(ctx, lookup, arr, ret, if_not_found=MISSING, match_mode=MISSING, search_mode=MISSING):
+    """XLOOKUP(lookup_value, lookup_array, return_array, [if_not_found], [match_mode],
+    [search_mode]): the row (or column) of ``return_array`` where the value is found."""
     vec = range_value(ctx, arr)
     rv = range_value(ctx, ret)
-    mm, _ = _int_arg(or_default(match_mode, 0.0))
-    sm, _ = _int_arg(or_default(search_mode, 1.0))
-    if mm.shape[0] > 1 or sm.shape[0] > 1:
-        if len(set(mm.tolist())) > 1 or len(set(sm.tolist())) > 1:
-            raise ScenarioSplit()
-    mode = {0: 0, -1: "next_smaller", 1: "next_larger", 2: 2}.get(int(mm[0]))
-    search = int(sm[0])
-    if mode is None or search not in (1, -1, 2, -2):
+    modes = _xlookup_modes(match_mode, search_mode)
+    if modes is None:
         return Val.error(ERR_VALUE)
-    if abs(search) == 2 and mode == 0:
-        search = 1 if search > 0 else -1
-    pos, err = _positions(lookup, vec, mode, 1 if search > 0 else -1)
+    pos, err = positions(lookup, vec, *modes)
     if pos is None:
         return Val.error(ERR_VALUE)
-    vr, vc = vec.shape
     n = pos.shape[0]
     found = pos >= 0
-    p = np.where(found, pos, 0)
-    if vc == 1 and vr > 1 or (vr == 1 and vc == 1 and rv.shape[0] >= 1 and rv.shape[1] == 1):
-        if rv.shape[0] != vr:
-            return Val.error(ERR_VALUE)
-        s = np.arange(n) if rv.n > 1 else np.zeros(n, dtype=np.int64)
-        num = rv.num[s, p, :][:, None, :]
-        kind = rv.kind[s, p, :][:, None, :]
-        text = None if rv.text is None else rv.text[s, p, :][:, None, :]
-    else:
-        if rv.shape[1] != vc:
-            return Val.error(ERR_VALUE)
-        s = np.arange(n) if rv.n > 1 else np.zeros(n, dtype=np.int64)
-        num = rv.num[s, :, p][:, :, None]
-        kind = rv.kind[s, :, p][:, :, None]
-        text = None if rv.text is None else rv.text[s, :, p][:, :, None]
-    out = Val(num.astype(float), kind.astype(np.int8), text)
+    out = _returned(rv, vec.shape, np.where(found, pos, 0))
+    if out is None:
+        return Val.error(ERR_VALUE)
     if (~found).any():
         nf = Val.error(ERR_NA) if if_not_found is MISSING else if_not_found.val()
         out = select(found.reshape(n, 1, 1), None, out, nf)
@@ -302,22 +147,57 @@ def _xlookup(ctx, lookup, arr, ret, if_not_found=MISSING, match_mode=MISSING, se
     return out
 
 
-@register("INDEX", "rvvv", 2, 4)
+def _xlookup_modes(match_mode, search_mode):
+    """XLOOKUP's ``(mode, direction)`` for :func:`._search.positions` (None for an invalid
+    one); search modes 2 and -2 (binary search) search as 1 and -1 do."""
+    mm, _ = _int_arg(or_default(match_mode, 0.0))
+    sm, _ = _int_arg(or_default(search_mode, 1.0))
+    if mm.shape[0] > 1 or sm.shape[0] > 1:
+        if len(set(mm.tolist())) > 1 or len(set(sm.tolist())) > 1:
+            raise ScenarioSplit()
+    mode = _X_MATCH_MODES.get(int(mm[0]))
+    search = int(sm[0])
+    if mode is None or search not in (1, -1, 2, -2):
+        return None
+    return mode, 1 if search > 0 else -1
+
+
+def _returned(rv: Val, vec_shape: tuple[int, int], p: np.ndarray) -> Val | None:
+    """The row (lookup vector a column) or column (a row) of ``rv`` at position ``p`` of each
+    scenario; None if ``rv`` does not match the lookup vector's length."""
+    vr, vc = vec_shape
+    n = p.shape[0]
+    s = np.arange(n) if rv.n > 1 else np.zeros(n, dtype=np.int64)
+    if vc == 1 and vr > 1 or (vr == 1 and vc == 1 and rv.shape[0] >= 1 and rv.shape[1] == 1):
+        if rv.shape[0] != vr:
+            return None
+        num = rv.num[s, p, :][:, None, :]
+        kind = rv.kind[s, p, :][:, None, :]
+        text = None if rv.text is None else rv.text[s, p, :][:, None, :]
+    else:
+        if rv.shape[1] != vc:
+            return None
+        num = rv.num[s, :, p][:, :, None]
+        kind = rv.kind[s, :, p][:, :, None]
+        text = None if rv.text is None else rv.text[s, :, p][:, :, None]
+    return Val(num.astype(float), kind.astype(np.int8), text)
+
+
+@register("INDEX", REF, VALUE, VALUE, VALUE, min_args=2)
 def _index(ctx, arr, row, col=MISSING, area=MISSING):
+    """INDEX(array, row, [column], [area]): the cell (row 0: the whole column, column 0: the
+    whole row) of a reference -- a reference itself -- or of an array value."""
     if isinstance(arr, RefList):
-        a, ae = _int_arg(or_default(area, 1.0))
+        a, _ = _int_arg(or_default(area, 1.0))
         if a.shape[0] > 1:
             raise ScenarioSplit()
         if not 1 <= a[0] <= len(arr):
             return Val.error(ERR_REF)
         arr = arr[a[0] - 1]
-    if isinstance(arr, Ref):
-        R, C = arr.rows, arr.cols
-    else:
-        R, C = arr.shape
+    R, C = (arr.rows, arr.cols) if isinstance(arr, Ref) else arr.shape
     r, re_ = _int_arg(or_default(row, 0.0) if row is not MISSING else Val.number(0.0))
     if col is MISSING:
-        if R == 1 and C > 1:
+        if R == 1 and C > 1:        # INDEX(row vector, n): the n-th column
             c, ce = r, re_
             r, re_ = np.zeros_like(c), None
         else:
@@ -325,22 +205,32 @@ def _index(ctx, arr, row, col=MISSING, area=MISSING):
     else:
         c, ce = _int_arg(col)
     err = first_error(re_, ce)
-    uniform = r.shape[0] == 1 and c.shape[0] == 1
-    if uniform:
+    if r.shape[0] == 1 and c.shape[0] == 1:
         if err is not None and err[0]:
             return Val.error(int(err[0]))
-        ri, ci = int(r[0]), int(c[0])
-        if ri < 0 or ci < 0 or ri > R or ci > C:
-            return Val.error(ERR_REF)
-        if isinstance(arr, Ref):
-            r1 = arr.r1 + ri - 1 if ri else arr.r1
-            r2 = r1 if ri else arr.r2
-            c1 = arr.c1 + ci - 1 if ci else arr.c1
-            c2 = c1 if ci else arr.c2
-            return Ref(arr.sheet, r1, c1, r2, c2)
-        rs = slice(ri - 1, ri) if ri else slice(None)
-        cs = slice(ci - 1, ci) if ci else slice(None)
-        return Val(arr.num[:, rs, cs], arr.kind[:, rs, cs], None if arr.text is None else arr.text[:, rs, cs])
+        return _index_one(arr, int(r[0]), int(c[0]), R, C)
+    return _index_each(ctx, arr, r, c, R, C, err)
+
+
+def _index_one(arr, ri: int, ci: int, R: int, C: int):
+    """INDEX with the same row and column in every scenario: a reference into a reference, a
+    slice of a value (0 takes the whole row or column); ``#REF!`` outside."""
+    if ri < 0 or ci < 0 or ri > R or ci > C:
+        return Val.error(ERR_REF)
+    if isinstance(arr, Ref):
+        r1 = arr.r1 + ri - 1 if ri else arr.r1
+        r2 = r1 if ri else arr.r2
+        c1 = arr.c1 + ci - 1 if ci else arr.c1
+        c2 = c1 if ci else arr.c2
+        return Ref(arr.sheet, r1, c1, r2, c2)
+    rs = slice(ri - 1, ri) if ri else slice(None)
+    cs = slice(ci - 1, ci) if ci else slice(None)
+    return Val(arr.num[:, rs, cs], arr.kind[:, rs, cs], None if arr.text is None else arr.text[:, rs, cs])
+
+
+def _index_each(ctx, arr, r, c, R: int, C: int, err):
+    """INDEX with a row or column that varies by scenario: one element per scenario
+    (``#REF!`` outside; a whole row or column, 0, is evaluated scenario by scenario)."""
     if (r == 0).any() or (c == 0).any():
         raise ScenarioSplit()
     tab = ctx.engine.read(arr, ctx.scen) if isinstance(arr, Ref) else arr
@@ -356,8 +246,10 @@ def _index(ctx, arr, row, col=MISSING, area=MISSING):
     return out
 
 
-@register("CHOOSE", "vl*", 2)
+@register("CHOOSE", VALUE, rest=(LAZY,), min_args=2)
 def _choose(ctx, idx, *choices):
+    """CHOOSE(index_num, value1, [value2], ...): the chosen value, only it evaluated when the
+    index is the same in every scenario."""
     i, e = _int_arg(idx)
     if i.shape[0] == 1 and (e is None or not e[0]):
         k = int(i[0])
@@ -379,8 +271,10 @@ def _choose(ctx, idx, *choices):
     return out
 
 
-@register("ROW", "r", 0, 1)
+@register("ROW", REF, min_args=0)
 def _row(ctx, ref=MISSING):
+    """ROW([reference]): the row number (of the formula's cell without an argument; every
+    row of a range in an array formula)."""
     if ref is MISSING:
         return Val.number(ctx.row)
     if not isinstance(ref, Ref):
@@ -390,8 +284,9 @@ def _row(ctx, ref=MISSING):
     return Val.number(ref.r1)
 
 
-@register("COLUMN", "r", 0, 1)
+@register("COLUMN", REF, min_args=0)
 def _column(ctx, ref=MISSING):
+    """COLUMN([reference]): the column number, as :func:`_row` gives the row."""
     if ref is MISSING:
         return Val.number(ctx.col)
     if not isinstance(ref, Ref):
@@ -401,8 +296,9 @@ def _column(ctx, ref=MISSING):
     return Val.number(ref.c1)
 
 
-@register("ROWS", "r")
+@register("ROWS", REF)
 def _rows(ctx, x):
+    """ROWS(array): the number of rows."""
     if isinstance(x, Ref):
         return Val.number(x.rows)
     if isinstance(x, Val):
@@ -410,8 +306,9 @@ def _rows(ctx, x):
     return Val.error(ERR_VALUE)
 
 
-@register("COLUMNS", "r")
+@register("COLUMNS", REF)
 def _columns(ctx, x):
+    """COLUMNS(array): the number of columns."""
     if isinstance(x, Ref):
         return Val.number(x.cols)
     if isinstance(x, Val):
@@ -420,6 +317,8 @@ def _columns(ctx, x):
 
 
 def _uniform_ints(*vals):
+    """Whole-number arguments that are the same in every scenario (None for an omitted one):
+    ``(ints, None)``, or ``(None, error code)``; :class:`ScenarioSplit` if one varies."""
     out = []
     for v in vals:
         if v is MISSING:
@@ -434,8 +333,10 @@ def _uniform_ints(*vals):
     return out, None
 
 
-@register("OFFSET", "rvvvv", 3, 5, volatile=True)
+@register("OFFSET", REF, VALUE, VALUE, VALUE, VALUE, min_args=3, volatile=True)
 def _offset(ctx, ref, rows, cols, height=MISSING, width=MISSING):
+    """OFFSET(reference, rows, cols, [height], [width]): a reference moved and resized
+    (``#REF!`` off the sheet)."""
     if not isinstance(ref, Ref):
         return Val.error(ERR_VALUE)
     ints, err = _uniform_ints(rows, cols, height, width)
@@ -452,8 +353,9 @@ def _offset(ctx, ref, rows, cols, height=MISSING, width=MISSING):
     return Ref(ref.sheet, r1, c1, r1 + h - 1, c1 + w - 1)
 
 
-@register("INDIRECT", "vv", 1, 2, volatile=True)
+@register("INDIRECT", VALUE, VALUE, min_args=1, volatile=True)
 def _indirect(ctx, text, a1=MISSING):
+    """INDIRECT(ref_text, [a1]): the reference (A1 style, or a defined name) the text names."""
     t, e = to_text(text)
     if t.shape[0] > 1 and len(set(t.reshape(-1).tolist())) > 1:
         raise ScenarioSplit()
@@ -466,24 +368,22 @@ def _indirect(ctx, text, a1=MISSING):
             return Val.error(16)
     node = parse_ref(str(t.reshape(-1)[0]))
     eng = ctx.engine
-    if node[0] == "name":
-        target = eng.resolve_name(node[2], ctx.sheet if node[1] is None else eng.sheet_index.get(node[1].lower()))
+    if isinstance(node, Name):
+        target = eng.defined_name(node.name, ctx.sheet if node.sheet is None else eng.sheet_index.get(node.sheet.lower()))
         if target is None:
             return Val.error(ERR_REF)
         node = target[0]
-        if node[0] != "ref":
-            return Val.error(ERR_REF)
-    if node[0] != "ref":
+    if not isinstance(node, Reference):
         return Val.error(ERR_REF)
-    _, sname, r1, c1, r2, c2 = node
-    si = ctx.sheet if sname is None else eng.sheet_index.get(sname.lower())
+    si = ctx.sheet if node.sheet is None else eng.sheet_index.get(node.sheet.lower())
     if si is None or eng.sheets[si].kind != "worksheet":
         return Val.error(ERR_REF)
-    return Ref(si, r1, c1, r2, c2)
+    return Ref(si, node.r1, node.c1, node.r2, node.c2)
 
 
-@register("TRANSPOSE", "a")
+@register("TRANSPOSE", ARRAY)
 def _transpose(ctx, x):
+    """TRANSPOSE(array): rows as columns."""
     v = ctx.engine.read(x, ctx.scen) if isinstance(x, Ref) else ctx.value(x)
     return Val(v.num.transpose(0, 2, 1), v.kind.transpose(0, 2, 1),
                None if v.text is None else v.text.transpose(0, 2, 1))

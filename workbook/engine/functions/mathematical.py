@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from ..core import Fn
+from ..arguments import Fn
 from ..ops import (
-    approx15, approx_equal, first_error,
+    approx15, approx_equal, binary_op, first_error,
 )
 from ..values import (
     ERR_DIV0, ERR_NULL, ERR_NUM, Val,
@@ -42,7 +42,6 @@ register_numeric("LOG", _log, 2, (10.0,))
 
 def _power(x, y):
     v = Val.numbers(x)
-    from ..ops import binary_op
     r = binary_op("^", v, Val.numbers(y))
     e = np.where(r.kind >= ERR_NULL, r.kind, 0).astype(np.int8)
     return r.num, (e if e.any() else None)
@@ -51,7 +50,7 @@ def _power(x, y):
 register_numeric("POWER", _power, 2)
 register_numeric("INT", lambda x: (np.floor(approx15(x)), None), 1)
 register_numeric("SIGN", lambda x: (np.sign(x), None), 1)
-NATIVE["PI"] = Fn("PI", lambda ctx: Val.number(math.pi), "")
+NATIVE["PI"] = Fn("PI", lambda ctx: Val.number(math.pi))
 
 
 def _mod(a, b):

@@ -7,10 +7,11 @@ import re
 
 import numpy as np
 
-from ..core import MISSING, Fn, Ref, RefList, ScenarioSplit
+from ..arguments import MISSING, REF, VALUE, Fn, ScenarioSplit
 from ..ops import (
-    approx15, first_error, to_bool, to_num, to_text,
+    approx15, concat, first_error, to_bool, to_num, to_text,
 )
+from ..references import Ref, RefList
 from ..values import (
     BOOL, ERR_NULL, ERR_VALUE, STR,
     Val, number_to_text, text_to_number,
@@ -25,9 +26,15 @@ __all__ = ["FUNCTIONS", "format_number"]
 _BEFORE = frozenset(NATIVE)
 
 
-def _text_fn(name, f, params, min_args=None, defaults=()):
-    """Element-wise text function; ``params`` letters: t text, n number, b bool."""
-    nargs = len(params)
+def _text_fn(name, f, coercions, min_args=None, defaults=()):
+    """Register ``name``, the element-wise function ``f`` over Python strings and numbers.
+
+    ``coercions`` gives, per parameter, how the argument is coerced before ``f`` gets it:
+    ``to_text``, ``to_num`` or ``to_bool`` (of :mod:`cryptoplan.workbook.engine.ops`).  The
+    parameters from ``min_args`` on (by default the last ``len(defaults)``) are optional and
+    take ``defaults`` when omitted.
+    """
+    nargs = len(coercions)
     min_args = nargs - len(defaults) if min_args is None else min_args
 
     def impl(ctx, *args):
@@ -40,13 +47,8 @@ def _text_fn(name, f, params, min_args=None, defaults=()):
                 vals.append(a)
         vals = align_all(vals)
         conv, errs = [], []
-        for p, v in zip(params, vals):
-            if p == "t":
-                x, e = to_text(v)
-            elif p == "n":
-                x, e = to_num(v)
-            else:
-                x, e = to_bool(v)
+        for coerce, v in zip(coercions, vals):
+            x, e = coerce(v)
             conv.append(x)
             errs.append(e)
         err = first_error(*errs)
@@ -71,7 +73,7 @@ def _text_fn(name, f, params, min_args=None, defaults=()):
             return "", ERR_VALUE
 
     element_wise = np.frompyfunc(guarded, nargs, 2)     # one C loop, broadcasting the arguments
-    NATIVE[name] = Fn(name, impl, "v" * nargs, min_args, nargs)
+    NATIVE[name] = Fn(name, impl, (VALUE,) * nargs, min_args, nargs)
 
 
 _NUMBER_TYPES = frozenset({int, float, np.float64, np.int64})
@@ -162,25 +164,25 @@ def _substitute(s, old, new, inst):
     return s[:idx] + new + s[idx + len(old):]
 
 
-_text_fn("LEN", lambda s: float(len(s)), "t")
-_text_fn("LEFT", _left, "tn", defaults=(1.0,))
-_text_fn("RIGHT", _right, "tn", defaults=(1.0,))
-_text_fn("MID", _mid, "tnn")
-_text_fn("UPPER", lambda s: s.upper(), "t")
-_text_fn("LOWER", lambda s: s.lower(), "t")
-_text_fn("PROPER", lambda s: s.title(), "t")
-_text_fn("TRIM", lambda s: re.sub(" +", " ", s.strip(" ")), "t")
-_text_fn("VALUE", _value, "t")
-_text_fn("EXACT", lambda a, b: a == b, "tt")
+_text_fn("LEN", lambda s: float(len(s)), (to_text,))
+_text_fn("LEFT", _left, (to_text, to_num), defaults=(1.0,))
+_text_fn("RIGHT", _right, (to_text, to_num), defaults=(1.0,))
+_text_fn("MID", _mid, (to_text, to_num, to_num))
+_text_fn("UPPER", lambda s: s.upper(), (to_text,))
+_text_fn("LOWER", lambda s: s.lower(), (to_text,))
+_text_fn("PROPER", lambda s: s.title(), (to_text,))
+_text_fn("TRIM", lambda s: re.sub(" +", " ", s.strip(" ")), (to_text,))
+_text_fn("VALUE", _value, (to_text,))
+_text_fn("EXACT", lambda a, b: a == b, (to_text, to_text))
 def _rept(s, n):
     _need(n >= 0 and len(s) * int(n) <= 32767)
     return s * int(n)
 
 
-_text_fn("REPT", _rept, "tn")
-_text_fn("FIND", lambda a, b, st: _find(a, b, st, True), "ttn", defaults=(1.0,))
-_text_fn("SEARCH", lambda a, b, st: _find(a, b, st, False), "ttn", defaults=(1.0,))
-_text_fn("SUBSTITUTE", _substitute, "tttt", min_args=3, defaults=("",))
+_text_fn("REPT", _rept, (to_text, to_num))
+_text_fn("FIND", lambda a, b, st: _find(a, b, st, True), (to_text, to_text, to_num), defaults=(1.0,))
+_text_fn("SEARCH", lambda a, b, st: _find(a, b, st, False), (to_text, to_text, to_num), defaults=(1.0,))
+_text_fn("SUBSTITUTE", _substitute, (to_text, to_text, to_text, to_text), min_args=3, defaults=("",))
 
 
 def _concat_impl(ctx, *args, ranges=False):
@@ -207,7 +209,6 @@ def _concat_impl(ctx, *args, ranges=False):
         if acc is None:
             acc = v
         else:
-            from ..ops import concat
             acc = concat(acc, v)
     if acc is None:
         return Val.string("")
@@ -215,11 +216,13 @@ def _concat_impl(ctx, *args, ranges=False):
     return Val.texts(t, e)
 
 
-NATIVE["CONCATENATE"] = Fn("CONCATENATE", lambda ctx, *a: _concat_impl(ctx, *a), "v*", 1)
-NATIVE["CONCAT"] = Fn("CONCAT", lambda ctx, *a: _concat_impl(ctx, *a, ranges=True), "r*", 1)
+NATIVE["CONCATENATE"] = Fn("CONCATENATE", lambda ctx, *a: _concat_impl(ctx, *a), (), 1,
+                           rest=(VALUE,))
+NATIVE["CONCAT"] = Fn("CONCAT", lambda ctx, *a: _concat_impl(ctx, *a, ranges=True), (), 1,
+                      rest=(REF,))
 
 
-@register("TEXTJOIN", "vvr*", 3)
+@register("TEXTJOIN", VALUE, VALUE, rest=(REF,), min_args=3)
 def _textjoin(ctx, delim, ignore_empty, *args):
     d, de = to_text(delim)
     ig, ie = to_bool(ignore_empty)
@@ -330,7 +333,7 @@ def _text_impl(ctx, value, fmt):
     return Val.texts(out, first_error(fe, err if err.any() else None))
 
 
-NATIVE["TEXT"] = Fn("TEXT", _text_impl, "vv")
+NATIVE["TEXT"] = Fn("TEXT", _text_impl, (VALUE, VALUE))
 
 #: The Excel functions this module adds to the registry, by name.
 FUNCTIONS = tuple(sorted(set(NATIVE) - _BEFORE))

@@ -1,0 +1,115 @@
+"""The evaluation context of a formula cell, and the diagnostics it records.
+
+A compiled formula is a closure ``f(ctx)`` (:mod:`.compiler`); every function the formula
+calls gets the same :class:`Ctx` as its first argument.  The context knows the cell (for
+implicit intersection and ``ROW()``), whether the formula is evaluated as an array formula,
+which scenario is evaluated when a function asked for one at a time, and it collects the
+:class:`Diagnostic` of each error a function produces, so that a report can say why a cell
+holds ``#VALUE!``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .arguments import MISSING
+from .parser import cell_name
+from .references import Ref, RefList
+from .values import ERR_VALUE, ERROR_TEXT, Val
+
+__all__ = ["Ctx", "Diagnostic"]
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    """Why a cell holds an error or could not be computed."""
+
+    function: str
+    code: int
+    message: str
+    scenarios: int = 1  # how many scenarios show it
+
+    def text(self) -> str:
+        """``"FUNCTION: #ERROR! message"``."""
+        return f"{self.function}: {ERROR_TEXT[self.code]} {self.message}".strip()
+
+
+class Ctx:
+    """Evaluation context of one formula cell: what a compiled closure ``f(ctx)`` is given.
+
+    Attributes
+    ----------
+    engine : Engine
+    sheet, row, col : int
+        The cell (sheet index, 1-based row and column).
+    array : bool
+        Array mode (an array formula, an ``ARRAY`` argument): ranges are read whole.
+    scen : int or None
+        The one scenario evaluated (after a :class:`ScenarioSplit`), or None: all of them.
+    cell_diags : list of Diagnostic
+        Why the cell's errors arose, as functions report them (:meth:`diag`).
+    """
+
+    __slots__ = ("engine", "sheet", "row", "col", "array", "scen", "_arr", "cell_diags")
+
+    def __init__(self, engine, sheet, row, col, array=False, scen=None, diags=None):
+        self.engine = engine
+        self.sheet = sheet
+        self.row = row
+        self.col = col
+        self.array = array
+        self.scen = scen
+        self._arr = None
+        self.cell_diags = diags if diags is not None else []
+
+    @property
+    def n(self) -> int:
+        """Scenarios evaluated at once: 1 after a split, else the engine's."""
+        return 1 if self.scen is not None else self.engine.n
+
+    def as_array(self) -> "Ctx":
+        """This context in array mode (made once, shared)."""
+        if self.array:
+            return self
+        if self._arr is None:
+            self._arr = Ctx(self.engine, self.sheet, self.row, self.col, True, self.scen,
+                            self.cell_diags)
+        return self._arr
+
+    def where(self) -> str:
+        """The cell as ``Sheet!A1``."""
+        return f"{self.engine.sheets[self.sheet].name}!{cell_name(self.row, self.col)}"
+
+    def diag(self, function: str, code: int, message: str, count: int = 1) -> None:
+        """Record why ``function`` produced error ``code`` in this cell."""
+        self.cell_diags.append(Diagnostic(function, code, message, count))
+
+    def value(self, x) -> Val:
+        """A raw result as a value: references are read (implicit intersection unless array)."""
+        if isinstance(x, Val):
+            return x
+        if isinstance(x, Ref):
+            if self.array or (x.r1 == x.r2 and x.c1 == x.c2):
+                return self.engine.read(x, self.scen)
+            return self.intersect(x)
+        if isinstance(x, RefList):
+            if len(x) == 1:
+                return self.value(x[0])
+            return Val.error(ERR_VALUE)
+        if x is MISSING:
+            return Val.empty()
+        raise TypeError(f"unexpected value {x!r}")  # pragma: no cover
+
+    def intersect(self, ref: Ref) -> Val:
+        """Implicit intersection: the cell of ``ref`` in this cell's row or column
+        (``#VALUE!`` if there is none)."""
+        r, c = ref.r1, ref.c1
+        if ref.rows > 1:
+            if not ref.r1 <= self.row <= ref.r2:
+                return Val.error(ERR_VALUE)
+            r = self.row
+        if ref.cols > 1:
+            if not ref.c1 <= self.col <= ref.c2:
+                return Val.error(ERR_VALUE)
+            c = self.col
+        return self.engine.read(Ref(ref.sheet, r, c, r, c), self.scen)
