@@ -15,8 +15,11 @@ from pathlib import Path
 
 import click
 
-from cryptoplan.workbook.engine.atomic import OutputError, atomic_target, check_destination
+from cryptoplan.model.lazy import lazy_module
 
+
+
+atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
 __all__ = ["UnusableInput", "check_output_file", "writing", "report_folder"]
 
 
@@ -39,8 +42,8 @@ def check_output_file(path, option: str) -> None:
         long, it is a folder, device, FIFO or link).
     """
     try:
-        check_destination(path)
-    except OutputError as exc:
+        atomic.check_destination(path)
+    except atomic.OutputError as exc:
         raise click.UsageError(f"{option}: {exc}") from None
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -57,9 +60,9 @@ def writing(path):
         The file cannot be written (read-only folder, full file system...); nothing is left behind.
     """
     try:
-        with atomic_target(path) as tmp:
+        with atomic.atomic_target(path) as tmp:
             yield tmp
-    except OutputError as exc:
+    except atomic.OutputError as exc:
         raise click.ClickException(str(exc)) from None
 
 

@@ -10,14 +10,14 @@ import json
 
 import click
 
-from cryptoplan.workbook.engine.atomic import OutputError
+from cryptoplan.model.lazy import lazy_module
 
 from .model_commands import Finite
-from cryptoplan.model.lazy import lazy_module
 
 plans = lazy_module("cryptoplan.model.zos.plan")
 plan_report = lazy_module("cryptoplan.workbook.plan_report")
 plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
+atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
 
 __all__ = ["plan_command"]
 
@@ -60,6 +60,6 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months):
     if report_dir:
         try:
             written = plan_report.write_plan_report(result, workloads, report_dir, plan_file, force=force)
-        except OutputError as exc:
+        except atomic.OutputError as exc:
             raise click.UsageError(str(exc)) from None
         click.echo(f"wrote {', '.join(written)}", err=as_json)

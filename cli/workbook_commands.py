@@ -10,20 +10,20 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 
 import click
 
-from cryptoplan.workbook.engine import DEFAULT_CHUNK, MAX_CELLS
-from cryptoplan.workbook.engine.atomic import OutputError, atomic_target, check_destination
 from cryptoplan.model.lazy import lazy_module
+from cryptoplan.workbook.engine import DEFAULT_CHUNK, MAX_CELLS
 
+atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
 calc = lazy_module("cryptoplan.addin.calc")
 catalog = lazy_module("cryptoplan.addin.catalog")
 recalculation = lazy_module("cryptoplan.workbook.recalculation")
 retargeting = lazy_module("cryptoplan.workbook.retarget")
 sweeps = lazy_module("cryptoplan.workbook.sweeps")
 template = lazy_module("cryptoplan.workbook.template")
+tempfile = lazy_module("tempfile")
 
 __all__ = ["template_command", "recalc_command", "sweep_command", "functions_command",
            "calc_addin_command", "retarget_command"]
@@ -43,7 +43,7 @@ def template_command(output, force, png_dir):
     """
     try:
         dest = template.write_template(output, force=force)
-    except (FileExistsError, OutputError) as exc:
+    except (FileExistsError, atomic.OutputError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {dest}")
     if png_dir:
@@ -178,8 +178,8 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
         if not os.path.isdir(folder):
             raise click.UsageError(f"cannot write {target}: the folder {folder} does not exist")
         try:
-            check_destination(target)
-        except OutputError as exc:
+            atomic.check_destination(target)
+        except atomic.OutputError as exc:
             raise click.UsageError(str(exc)) from None
     total = sweeps.count_scenarios(vary, zip_inputs)
     if progress is None:
@@ -205,7 +205,7 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
         sys.exit(recalculation.EXIT_BAD_FILE)
     except KeyError as exc:
         raise click.UsageError(str(exc.args[0])) from None
-    except OutputError as exc:
+    except atomic.OutputError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(recalculation.EXIT_BAD_FILE)
     click.echo(f"{written.scenarios:,} scenarios x {written.outputs} outputs -> {output}", err=True)
@@ -269,7 +269,7 @@ def calc_addin_command(output, install, shared, force):
         raise click.ClickException(str(exc)) from None
     try:
         if output:
-            with atomic_target(output) as tmp:
+            with atomic.atomic_target(output) as tmp:
                 with open(tmp, "wb") as fh:
                     fh.write(data)
             click.echo(f"wrote {output}")
@@ -281,7 +281,7 @@ def calc_addin_command(output, install, shared, force):
                 calc.install(oxt, shared=shared)
             click.echo("installed the cryptoplan add-in " + ("for every user" if shared else "for you")
                        + "; restart LibreOffice, then try =ERLANGC(9;10) in Calc (0.6687...)")
-    except (OutputError, FileNotFoundError, RuntimeError) as exc:
+    except (atomic.OutputError, FileNotFoundError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
 
 
@@ -307,7 +307,7 @@ def retarget_command(workbook, to, output, in_place, force):
         n = retargeting.retarget(workbook, dest, to, force=force or in_place)
     except FileExistsError as exc:
         raise click.UsageError(str(exc)) from None
-    except (ValueError, OutputError) as exc:
+    except (ValueError, atomic.OutputError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"wrote {dest}: {n} formula{'s' if n != 1 else ''} spelt for "
                f"{'LibreOffice Calc' if to == 'calc' else 'Excel'}")
