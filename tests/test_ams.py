@@ -1000,3 +1000,18 @@ def test_unstable_queue_error_pickles_as_its_message():
     exc = UnstableQueueError("cards would be 120% busy", mask=np.array([True]), element_message=lambda k: "x")
     back = pickle.loads(pickle.dumps(exc))
     assert type(back) is UnstableQueueError and str(back) == str(exc) and back.mask is None
+
+
+def test_rsa_beats_nistecc_at_the_smaller_comparable_key_sizes():
+    """Seed 001 (A. Sharkey, "MQ for z/OS: Impact of key-size on AMS performance"): "For the
+    smaller key-sizes, including ... RSA of 2048-bits, the performance is better than the
+    comparable key-size for NISTECC" (comparable: rows s001_equiv_nistecc192_rsa and
+    s001_equiv_nistecc224_rsa), and NISTECC 521 beats RSA 4096 (row s001_tput_ecc521_vs_rsa4096).
+    Integrity at 2 KB on the measured configuration, the figures' own conditions."""
+    def rate(kt, bits):
+        return float(ams_throughput("integrity", kt, bits, 2.0))
+    assert rate("RSA", 1024) > rate("NISTECC", 192)
+    assert rate("RSA", 2048) > rate("NISTECC", 224)
+    assert rate("NISTECC", 521) > rate("RSA", 4096)
+    # whole 64-bit words: a 224-bit curve costs what a 256-bit one does
+    assert rate("NISTECC", 224) == pytest.approx(rate("NISTECC", 256), rel=1e-12)

@@ -104,7 +104,9 @@ def test_the_coprocessor_sign_has_a_fixed_part_the_rmf_example_and_the_1024_bit_
 
 @pytest.mark.parametrize("n", ECC_KEY_SIZES)
 def test_nistecc_time_is_power_law_from_192_bits(n):
-    expected = fitted("cop_ecc_ms_192") * (n / 192.0) ** fitted("exp_ecc")
+    # in whole 64-bit words (crypto.py's docstring): 224 bits cost 256, 521 cost 576
+    words = 64.0 * np.ceil(n / 64.0)
+    expected = fitted("cop_ecc_ms_192") * (words / 192.0) ** fitted("exp_ecc")
     assert_allclose(crypto_op_ms("sign", "NISTECC", n), expected, rtol=1e-12)
     assert_allclose(crypto_op_ms("verify", "NISTECC", n), expected, rtol=1e-12)
 
@@ -129,7 +131,10 @@ def test_rsa_time_increases_with_key_size(op, pair):
        pair=st.lists(st.sampled_from(ECC_KEY_SIZES), min_size=2, max_size=2, unique=True))
 def test_ecc_time_increases_with_key_size(op, pair):
     small, large = sorted(pair)
-    assert crypto_op_ms(op, "NISTECC", large) > crypto_op_ms(op, "NISTECC", small)
+    if -(-small // 64) == -(-large // 64):      # the same number of 64-bit words: the same time
+        assert crypto_op_ms(op, "NISTECC", large) == crypto_op_ms(op, "NISTECC", small)
+    else:
+        assert crypto_op_ms(op, "NISTECC", large) > crypto_op_ms(op, "NISTECC", small)
 
 
 @pytest.mark.parametrize("name, fid", [("exp_private", "ref_scaling_private_exponent"),
