@@ -173,7 +173,7 @@ class Arg:
 
 @dataclass(frozen=True)
 class Function:
-    """One Excel function: a thin wrapper over ``model.<model>``.
+    """One Excel function: a thin wrapper over ``cryptoplan.model.<model>``.
 
     Parameters
     ----------
