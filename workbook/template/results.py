@@ -8,6 +8,8 @@ row also shows its error message in full, and rows get the heights their wrapped
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from openpyxl.styles import Alignment, Font
 
 from ._builder import (AMS_ARGS, F_CARDS, F_CPS, F_MS, F_PCT, F_RATIO, F_STARTS, F_TPS, F_US, NOTE_FONT,
@@ -29,11 +31,11 @@ def add_results(b: Builder):
     row = _FIRST_ROW
     where = {}                   # result label -> its value cell (B<row>), for the rows below it
     for spec in _result_rows():
-        if spec[0] == "section":
-            heading(ws, row, spec[1])
-        elif spec[0] == "bottleneck":
+        if isinstance(spec, Section):
+            heading(ws, row, spec.title)
+        elif isinstance(spec, Bottleneck):
             _bottleneck_row(b, ws, row, where)
-        elif spec[0] == "verdict":
+        elif isinstance(spec, Verdict):
             _verdict_row(b, ws, row, where)
         else:
             _function_row(b, ws, row, spec, where)
@@ -65,15 +67,39 @@ def _results_sheet(b: Builder):
 
 
 # ------------------------------------------------------------------ the rows, as data
+class Section(NamedTuple):
+    """A section heading row."""
+
+    title: str
+
+
+class Result(NamedTuple):
+    """A catalog function's row: the label, the function and its arguments, the value's number
+    format and the note beside it."""
+
+    label: str
+    function: str
+    args: tuple
+    number_format: str
+    note: str
+
+
+class Verdict(NamedTuple):
+    """The row that says whether the installed cards meet the targets (:func:`_verdict_row`)."""
+
+
+class Bottleneck(NamedTuple):
+    """The row that names the busier card type (:func:`_bottleneck_row`)."""
+
+
 def _result_rows() -> list:
     """The Results sheet's rows, top to bottom.
 
     Returns
     -------
-    list of tuple
-        ``("section", heading)``, ``("verdict",)``, ``("bottleneck",)`` or
-        ``(label, function, arguments, number format, note)``; an argument :class:`Cell`
-        may name an earlier row's value cell as ``{acc_req}`` or ``{cop_req}``.
+    list of Section, Result, Verdict or Bottleneck
+        A :class:`Result`'s argument :class:`Cell` may name an earlier row's value cell as
+        ``{acc_req}`` or ``{cop_req}``.
     """
     return [*_ams_rows(), *_channel_rows(), *_system_rows(), *_handshake_rows()]
 
@@ -83,53 +109,53 @@ def _ams_rows() -> list:
     n = Name
     req = (n("Requesters"), n("Coprocessors"), n("Accelerators"), n("Recipients"))
     return [
-        ("section", "MQ AMS at the planned rate (TxRate)"),
-        ("AMS CPU per transaction at TxRate, total", "AMS_COST_AT_RATE_US",
+        Section("MQ AMS at the planned rate (TxRate)"),
+        Result("AMS CPU per transaction at TxRate, total", "AMS_COST_AT_RATE_US",
          (n("TxRate"), *AMS_ARGS, n("Recipients"), "total", n("Platform")), F_US,
          "General-CP microseconds per request/reply (2 MQPUT + 2 MQGET) at TxRate."),
-        ("  application (MQ API, CPACF hashing/encryption)", "AMS_COST_AT_RATE_US",
+        Result("  application (MQ API, CPACF hashing/encryption)", "AMS_COST_AT_RATE_US",
          (n("TxRate"), *AMS_ARGS, n("Recipients"), "application", n("Platform")), F_US,
          "Charged to the application address space."),
-        ("  AMSM (asymmetric operations)", "AMS_COST_AT_RATE_US",
+        Result("  AMSM (asymmetric operations)", "AMS_COST_AT_RATE_US",
          (n("TxRate"), *AMS_ARGS, n("Recipients"), "AMSM", n("Platform")), F_US,
          "AMS task handling of sign/verify/encrypt/decrypt requests."),
-        ("  MSTR (queue manager administration)", "AMS_COST_AT_RATE_US",
+        Result("  MSTR (queue manager administration)", "AMS_COST_AT_RATE_US",
          (n("TxRate"), *AMS_ARGS, n("Recipients"), "MSTR", n("Platform")), F_US,
          "MSTR's administration CPU per second spread over TxRate."),
-        ("Processors required at TxRate", "PROCESSORS_REQUIRED",
+        Result("Processors required at TxRate", "PROCESSORS_REQUIRED",
          (n("TxRate"), *AMS_ARGS, n("MaxUtilization"), n("Recipients"), n("Platform")), F_CPS,
          "Fewest CPs within MaxUtilization for the AMS work (compare with Processors)."),
-        ("Accelerators required", "ACCELERATORS_REQUIRED",
+        Result("Accelerators required", "ACCELERATORS_REQUIRED",
          (n("TxRate"), *AMS_ARGS, n("MaxUtilization"), n("MaxWaitMs"), n("Recipients")), F_CARDS,
          "Fewest accelerators within MaxUtilization (and MaxWaitMs if given)."),
-        ("Coprocessors required", "COPROCESSORS_REQUIRED",
+        Result("Coprocessors required", "COPROCESSORS_REQUIRED",
          (n("TxRate"), *AMS_ARGS, n("MaxUtilization"), n("MaxWaitMs"), n("Recipients")), F_CARDS,
          "Fewest coprocessors within MaxUtilization (and MaxWaitMs if given)."),
-        ("Accelerator utilization at the required count", "CARD_UTILIZATION",
+        Result("Accelerator utilization at the required count", "CARD_UTILIZATION",
          (n("TxRate"), *AMS_ARGS, "accelerator", Cell("IF(ISNUMBER(B{acc_req}),MAX(1,B{acc_req}),B{acc_req})"), n("Recipients")), F_PCT,
          "RMF summary utilization with the accelerators required above: always within the target."),
-        ("Coprocessor utilization at the required count", "CARD_UTILIZATION",
+        Result("Coprocessor utilization at the required count", "CARD_UTILIZATION",
          (n("TxRate"), *AMS_ARGS, "coprocessor", Cell("IF(ISNUMBER(B{cop_req}),MAX(1,B{cop_req}),B{cop_req})"), n("Recipients")), F_PCT,
          "RMF summary utilization with the coprocessors required above."),
-        ("section", "The installed cards (Coprocessors, Accelerators)"),
-        ("Accelerator utilization (RMF summary)", "CARD_UTILIZATION",
+        Section("The installed cards (Coprocessors, Accelerators)"),
+        Result("Accelerator utilization (RMF summary)", "CARD_UTILIZATION",
          (n("TxRate"), *AMS_ARGS, "accelerator", n("Accelerators"), n("Recipients")), F_PCT,
          "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
-        ("Coprocessor utilization (RMF summary)", "CARD_UTILIZATION",
+        Result("Coprocessor utilization (RMF summary)", "CARD_UTILIZATION",
          (n("TxRate"), *AMS_ARGS, "coprocessor", n("Coprocessors"), n("Recipients")), F_PCT,
          "Requests x EXEC TIME per card, as RMF prints it; #NUM! when they cannot keep up."),
-        ("verdict",),
-        ("Accelerator queueing delay per transaction", "CRYPTO_WAIT_MS",
+        Verdict(),
+        Result("Accelerator queueing delay per transaction", "CRYPTO_WAIT_MS",
          (n("TxRate"), *AMS_ARGS, "accelerator", n("Accelerators"), n("Recipients")), F_MS,
          "Mean wait for the accelerators, summed over a transaction's requests (M/G/c, the ME/CRT mix)."),
-        ("Coprocessor queueing delay per transaction", "CRYPTO_WAIT_MS",
+        Result("Coprocessor queueing delay per transaction", "CRYPTO_WAIT_MS",
          (n("TxRate"), *AMS_ARGS, "coprocessor", n("Coprocessors"), n("Recipients")), F_MS,
          "Mean wait for the coprocessors, summed over a transaction's requests (M/G/c)."),
-        ("bottleneck",),
-        ("section", "MQ AMS with Requesters in a closed loop"),
-        ("Most the requesters reach", "AMS_THROUGHPUT", (*AMS_ARGS, *req, n("Processors"), n("Platform")), F_TPS,
+        Bottleneck(),
+        Section("MQ AMS with Requesters in a closed loop"),
+        Result("Most the requesters reach", "AMS_THROUGHPUT", (*AMS_ARGS, *req, n("Processors"), n("Platform")), F_TPS,
          "Requesters each with one request/reply outstanding; capped by CPs and cards (MVA)."),
-        ("AMS CPU per transaction at that rate, total", "AMS_COST_US",
+        Result("AMS CPU per transaction at that rate, total", "AMS_COST_US",
          (*AMS_ARGS, *req, "total", n("Platform"), n("Processors")), F_US,
          "As above, with MSTR's per-second cost spread over the closed-loop rate."),
     ]
@@ -139,22 +165,22 @@ def _channel_rows() -> list:
     """MQ channel TLS: CPU by address space, round trip, channel throughput and starts."""
     n = Name
     return [
-        ("section", "MQ channel TLS (Mode, Cipher)"),
-        ("Channel CPU per transaction, total", "TLS_COST_US", (*_TLS, "total", *_TLS_OPT), F_US,
+        Section("MQ channel TLS (Mode, Cipher)"),
+        Result("Channel CPU per transaction, total", "TLS_COST_US", (*_TLS, "total", *_TLS_OPT), F_US,
          "MSTR + CHIN + TCPIP."),
-        ("  MSTR (channel share)", "TLS_COST_US", (*_TLS, "MSTR", *_TLS_OPT), F_US,
+        Result("  MSTR (channel share)", "TLS_COST_US", (*_TLS, "MSTR", *_TLS_OPT), F_US,
          "Queue manager: weakly constrained by the published figures (fitted near 0): read with CHIN."),
-        ("  CHIN (channel initiator)", "TLS_COST_US", (*_TLS, "CHIN", *_TLS_OPT), F_US,
+        Result("  CHIN (channel initiator)", "TLS_COST_US", (*_TLS, "CHIN", *_TLS_OPT), F_US,
          "SSLCIPH encryption (and SSLRKEYC renegotiation) runs here."),
-        ("  TCPIP (AT-TLS)", "TLS_COST_US", (*_TLS, "TCPIP", *_TLS_OPT), F_US, "AT-TLS decryption runs here."),
-        ("Round trip per transaction", "TLS_ROUNDTRIP_US",
+        Result("  TCPIP (AT-TLS)", "TLS_COST_US", (*_TLS, "TCPIP", *_TLS_OPT), F_US, "AT-TLS decryption runs here."),
+        Result("Round trip per transaction", "TLS_ROUNDTRIP_US",
          (n("Mode"), n("Cipher"), n("MessageKB")), F_US, "As seen by the requester."),
-        ("Channel throughput (ChannelPairs, SSLTASKS, CHIDISPS)", "CHANNEL_THROUGHPUT",
+        Result("Channel throughput (ChannelPairs, SSLTASKS, CHIDISPS)", "CHANNEL_THROUGHPUT",
          (*_TLS, n("ChannelPairs"), 1, n("SSLTASKS"), n("CHIDISPS"), n("Platform")), F_TPS,
          "One requester per pair; SSLCIPH queues for SSLTASKS, AT-TLS has an SRB per socket (MVA)."),
-        ("Channel starts per second", "CHANNEL_START_RATE", (n("Mode"), n("Cipher"), n("Platform")),
+        Result("Channel starts per second", "CHANNEL_START_RATE", (n("Mode"), n("Cipher"), n("Platform")),
          F_STARTS, "Sustainable rate of channel starts (TLS handshakes); z15 and z16 only."),
-        ("CPU per channel start", "CHANNEL_START_COST_US", (n("Mode"), n("Cipher"), "total", n("Platform")),
+        Result("CPU per channel start", "CHANNEL_START_COST_US", (n("Mode"), n("Cipher"), "total", n("Platform")),
          F_US, "Including the TLS handshake; z15 and z16 only."),
     ]
 
@@ -162,16 +188,16 @@ def _channel_rows() -> list:
 def _system_rows() -> list:
     """The whole system of the Workloads sheet (PLAN_VALUE): utilization, counts required, months to target."""
     return [
-        ("section", "The whole system (Workloads sheet; details on the Plan sheet)"),
-        *[(f"{label} utilization (all workloads)", "PLAN_VALUE", (*_PLAN, pool, "utilization", *_PLAN_AT), F_PCT,
+        Section("The whole system (Workloads sheet; details on the Plan sheet)"),
+        *[Result(f"{label} utilization (all workloads)", "PLAN_VALUE", (*_PLAN, pool, "utilization", *_PLAN_AT), F_PCT,
            f"RMF utilization of the {pool} with every workload of the Workloads sheet.")
           for label, pool in (("Processor", "processors"), ("Coprocessor", "coprocessors"),
                               ("Accelerator", "accelerators"))],
-        *[(f"{label} required (all workloads)", "PLAN_VALUE", (*_PLAN, pool, "required", *_PLAN_AT), fmt,
+        *[Result(f"{label} required (all workloads)", "PLAN_VALUE", (*_PLAN, pool, "required", *_PLAN_AT), fmt,
            f"Fewest {pool} within the target for every workload together.")
           for label, pool, fmt in (("Processors", "processors", F_CPS), ("Coprocessors", "coprocessors", F_CARDS),
                                    ("Accelerators", "accelerators", F_CARDS))],
-        *[(f"Months until the {pool} reach the target", "PLAN_VALUE", (*_PLAN, pool, "months_to_target", *_PLAN_AT),
+        *[Result(f"Months until the {pool} reach the target", "PLAN_VALUE", (*_PLAN, pool, "months_to_target", *_PLAN_AT),
            '0.0 "months"', "Each workload at its growth_per_year; #N/A if never within 100 years.")
           for pool in ("processors", "coprocessors", "accelerators")],
     ]
@@ -180,10 +206,10 @@ def _system_rows() -> list:
 def _handshake_rows() -> list:
     """TLS handshake CPU factors relative to a full ECDHE-RSA TLS 1.2 handshake."""
     return [
-        ("section", "TLS handshake (relative to a full ECDHE-RSA TLS 1.2 handshake)"),
-        ("CPU factor, TLS 1.3 full handshake", "HANDSHAKE_CPU_FACTOR", ("ECDHE", "RSA", "TLS1.3"),
+        Section("TLS handshake (relative to a full ECDHE-RSA TLS 1.2 handshake)"),
+        Result("CPU factor, TLS 1.3 full handshake", "HANDSHAKE_CPU_FACTOR", ("ECDHE", "RSA", "TLS1.3"),
          F_RATIO, "Multiplier on the baseline handshake CPU."),
-        ("CPU factor, resumed TLS 1.2 handshake", "HANDSHAKE_CPU_FACTOR",
+        Result("CPU factor, resumed TLS 1.2 handshake", "HANDSHAKE_CPU_FACTOR",
          ("ECDHE", "RSA", "TLS1.2", True), F_RATIO, "Abbreviated handshake (session reuse)."),
     ]
 
@@ -236,13 +262,12 @@ def _verdict_row(b: Builder, ws, row: int, where: dict):
                     "(once the model accepts the installed counts).")
 
 
-def _function_row(b: Builder, ws, row: int, spec: tuple, where: dict):
+def _function_row(b: Builder, ws, row: int, spec: Result, where: dict):
     """A catalog function's row: label, value, note, its error message in full, the function's name.
 
-    ``spec`` is ``(label, function, arguments, number format, note)``; the row's value cell is
-    recorded in ``where`` under its label.
+    The row's value cell is recorded in ``where`` under its label.
     """
-    label, fname, args, fmt, note = spec
+    label, fname, args, fmt, note = spec.label, spec.function, spec.args, spec.number_format, spec.note
     refs = {k: where[v][1:] for k, v in (("acc_req", "Accelerators required"),
                                          ("cop_req", "Coprocessors required")) if v in where}
     args = tuple(Cell(a.format(**refs)) if isinstance(a, Cell) else a for a in args)
