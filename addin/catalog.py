@@ -588,6 +588,7 @@ def markdown_table() -> str:
 
 
 def text_listing() -> str:
+    """The catalog as plain text: each function's signature, category, unit, help and arguments (``cryptoplan functions``)."""
     out = []
     for f in CATALOG:
         out.append(f"{f.signature_text()}  [{f.category}]  -> {f.unit}")

@@ -316,6 +316,7 @@ def range_argument(arg: Arg, value) -> tuple:
 
 
 def vector_argument(arg: Arg, value) -> list:
+    """A whole-range argument as a flat list of converted cells; an empty cell is a CellError naming its position."""
     out = []
     for i, v in enumerate(x for row in to_grid(value) for x in row):
         if _empty(v):
@@ -329,6 +330,7 @@ def vector_argument(arg: Arg, value) -> list:
 
 
 def error_code_for(exc: Exception) -> str:
+    """The Excel error code (``#VALUE!``, ``#NUM!`` ...) a cell shows for ``exc``."""
     if isinstance(exc, CellError):
         return exc.code
     return _code_of(type(exc))
@@ -395,6 +397,7 @@ def _table(spec: Function, grids: list):
 
 
 def error_message(exc: Exception) -> str:
+    """The message a cell shows for ``exc``: its own text for a ValueError or TypeError, else an internal error to report."""
     if isinstance(exc, (ValueError, TypeError)):
         return str(exc)
     return f"internal error ({type(exc).__name__}: {exc}); please report it"

@@ -211,6 +211,10 @@ def _packaged_table() -> str:
 
 
 def figure(fid: str, path=None) -> Figure:
+    """The published figure ``fid`` of the figures table in force (``path``: another table).
+
+    Raises KeyError naming the id when the table has no such row.
+    """
     try:
         return load_figures(path)[fid]
     except KeyError:

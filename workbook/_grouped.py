@@ -171,6 +171,7 @@ def _unique_rows(X: np.ndarray):
 
 
 def first_of_groups(keys, fast) -> dict:
+    """``{group key: index of its first fast element}``: the element whose arguments stand for the group."""
     idx = np.nonzero(fast)[0]
     if not len(idx):
         return {}
@@ -239,6 +240,7 @@ def broadcast_args(vals):
 
 
 def finish(out: Out, n, rows, cols, ctx, name):
+    """The engine value (n, rows, cols) of collected results; error texts recorded as one diagnostic of ``name``."""
     kind = out.kind.reshape(n, rows, cols)
     val = Val(out.num.reshape(n, rows, cols), kind,
               None if out.text is None else out.text.reshape(n, rows, cols))

@@ -233,6 +233,7 @@ def check_utf8(what: str, text: str) -> None:
 
 
 def parse_value(value: str):
+    """A ``--set NAME=VALUE`` value: empty is None, a number reads as float, anything else stays text."""
     check_utf8("the value", value)
     if value == "":
         return None

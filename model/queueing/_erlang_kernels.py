@@ -63,6 +63,7 @@ def _bd0_s(x: float, m: float) -> float:
 
 
 def poisson_pmf_scalar(x: float, m: float) -> float:
+    """Poisson probability :math:`e^{-m} m^x / x!` for one ``x >= 1``, by Loader's saddle-point form (no overflow)."""
     if m == 0.0:
         return 0.0
     return math.exp(-_stirlerr_s(x) - _bd0_s(x, m) - _LN_SQRT_2PI) / math.sqrt(x)
@@ -168,6 +169,7 @@ def _bd0(x: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def poisson_pmf_array(x: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Poisson probability :math:`e^{-m} m^x / x!` elementwise, ``x >= 1``, Loader's saddle-point form; 0 where ``m`` is 0."""
     zero = m == 0.0
     mm = np.where(zero, 1.0, m)
     p = np.exp(-_stirlerr(x) - _bd0(x, mm) - _LN_SQRT_2PI) / np.sqrt(x)

@@ -71,6 +71,7 @@ def erlang_c_stable(a, c):
 
 
 def unwrap(x):
+    """A 0-d array as its scalar; anything else unchanged."""
     if isinstance(x, np.ndarray) and x.ndim == 0:
         return x[()]
     return x

@@ -123,6 +123,7 @@ def align(a: Val, b: Val):
 
 
 def expand(v: Val, r: int, c: int) -> Val:
+    """``v`` spread to ``r`` x ``c`` as Excel expands a row, a column or a single cell (#N/A outside a larger range)."""
     vr, vc = v.shape
     if (vr, vc) == (r, c):
         return v
@@ -155,6 +156,7 @@ def approx15(x: np.ndarray) -> np.ndarray:
 
 
 def approx_equal(a, b):
+    """Spreadsheet equality of numbers: equal, or within a relative 2**-48 (LibreOffice's approxEqual)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     return (a == b) | (np.abs(a - b) <= _EPS * np.maximum(np.abs(a), np.abs(b)))
@@ -192,11 +194,13 @@ def binary_op(op: str, a: Val, b: Val) -> Val:
 
 
 def unary_minus(a: Val) -> Val:
+    """``-a`` (text that reads as a number converted, other text #VALUE!)."""
     x, e = to_num(a)
     return Val.numbers(-x, e)
 
 
 def percent(a: Val) -> Val:
+    """``a%``: ``a / 100``."""
     x, e = to_num(a)
     return Val.numbers(x / 100.0, e)
 
@@ -266,6 +270,7 @@ def _num_cmp(op: str, x, y):
 
 
 def concat(a: Val, b: Val) -> Val:
+    """``a & b``: both as text, broadcast as Excel does; errors pass through."""
     a, b = align(a, b)
     ta, ea = to_text(a)
     tb, eb = to_text(b)

@@ -113,6 +113,8 @@ class Cell:
 
 @dataclass
 class SheetData:
+    """One sheet of the package: its name, part, index, kind and cells ``{(row, col): Cell}``."""
+
     name: str
     part: str
     index: int

@@ -63,10 +63,12 @@ ARGUMENT = object()        # checked's "where" for a plain function argument: no
 
 
 def where(workload) -> str:
+    """Where an input sits, for messages: ``system`` or ``workload 'name'``."""
     return "system" if workload is None else f"workload {workload!r}"
 
 
 def prefixed(workload, e) -> str:
+    """Message ``e`` prefixed with :func:`where` (not for a plain function argument)."""
     return str(e) if workload is ARGUMENT else f"{where(workload)}: {e}"
 
 
@@ -79,6 +81,7 @@ def checked(domain: Domain, value, workload, key, *, scalar=True):
 
 
 def choice(value, allowed, workload, key, normalize=None):
+    """``value`` normalized to one of ``allowed`` (or by ``normalize``); PlanError naming where and ``key`` otherwise."""
     try:
         return normalize(value) if normalize else normalize_choice(key, value, allowed)
     except (ValueError, TypeError) as e:

@@ -258,6 +258,7 @@ _FMT_RE = re.compile(r"^(?P<pre>[^0#.,%]*?)(?P<int>[#0,]*0|#)(?:\.(?P<dec>[0#]+)
 
 
 def format_number(x: float, fmt: str) -> str:
+    """``x`` as Excel's TEXT shows it in number format ``fmt`` (the common formats: see docs/batch.md)."""
     f = fmt.strip()
     if f.lower() in ("general", ""):
         return number_to_text(x)
