@@ -13,6 +13,11 @@ does and ``lazy_loader.load`` does not: the module is also bound on its parent p
 ``import a.b`` followed by ``a.b.x`` works whoever imported ``a.b`` first.  Until it runs, the
 module in ``sys.modules`` is a placeholder whose class is importlib's ``_LazyModule``; the
 start-up tests check ``type(sys.modules[name]) is types.ModuleType`` for "really loaded".
+
+A placeholder's first use is not thread-safe before Python 3.12.3 (CPython issue 114763: a
+second thread can see the module half executed and get an AttributeError).  Code that hands
+work to threads touches the modules the threads need first, in its own thread (the Erlang
+kernels' thread pool does, for ``scipy.special``).
 """
 
 from __future__ import annotations

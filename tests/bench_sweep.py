@@ -34,7 +34,9 @@ from pathlib import Path
 
 from _revision import cli_module, source_tree
 
-GRIDS = (("within capacity", 2000.0, 0), ("half saturated", 4000.0, 1))
+# TxRate tops: the template's installed coprocessors carry about 1,650 txn/s (since the 2048-bit
+# sign got its fixed part), so 1,600 stays within capacity and 3,200 saturates about half the grid
+GRIDS = (("within capacity", 1600.0, 0), ("half saturated", 3200.0, 1))
 
 
 def _run(tree, template, top, n, out, code) -> tuple[float, int]:

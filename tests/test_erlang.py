@@ -376,3 +376,26 @@ def test_scalar_and_array_paths_agree(a, c):
     assert_allclose(erlang_b(np.array([a]), np.array([c]))[0], erlang_b(a, c), rtol=MONO, atol=1e-300)
     if a < c:
         assert_allclose(erlang_c(np.array([a]), np.array([c]))[0], erlang_c(a, c), rtol=MONO, atol=1e-300)
+
+
+def test_the_threaded_kernel_works_in_a_fresh_interpreter():
+    """Large arrays beyond the recurrence run on a thread pool whose workers need scipy.special,
+    bound lazily: loaded by the calling thread first (a lazy module's concurrent first use raised
+    AttributeError in a worker, Python < 3.12.3).  Compared with the same kernel run serially."""
+    import subprocess
+    import sys
+    code = ("import numpy as np\n"
+            "from cryptoplan.model import erlang_b\n"
+            "from cryptoplan.model.queueing import _erlang_kernels as k\n"
+            "a = np.linspace(100.0, 4000.0, 200_000); c = np.full(a.size, 5000.0)\n"
+            "threaded = erlang_b(a, c)\n"
+            "np.testing.assert_allclose(threaded, k._erlang_b_kernel(a, c), rtol=1e-14)\n"
+            "print('ok', k._pool is not None)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["ok", str(k_workers() > 1)]
+
+
+def k_workers() -> int:
+    from cryptoplan.model.queueing import _erlang_kernels
+    return _erlang_kernels._WORKERS

@@ -236,6 +236,9 @@ def erlang_b_array(a: np.ndarray, c: np.ndarray) -> np.ndarray:
         return _erlang_b_recurrence(a, c)
     if a.size < _PARALLEL_MIN or _WORKERS == 1:
         return _erlang_b_kernel(a, c)
+    # scipy.special is bound lazily (lazy_module): load it here, in this thread; a lazy module's
+    # first use from several threads at once is not thread-safe before Python 3.12.3
+    special.gammaincc
     if _pool is None:
         _pool = futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="cryptoplan-erlang")
     af, cf = a.reshape(-1), c.reshape(-1)
