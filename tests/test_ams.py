@@ -52,13 +52,14 @@ def P(name: str) -> float:
 
 def op_ms(op: str, n: int) -> float:
     """RSA operation time at n bits: t(2048) (s + (1 - s) (n/2048)^alpha), s the fixed share of the
-    coprocessor's sign (model/zos/crypto.py docstring; MODEL.md card mapping), 0 for the accelerator."""
+    coprocessor's sign, and for the accelerator's operations the fixed time per request over the
+    function's 2048-bit time (model/zos/crypto.py docstring; MODEL.md card mapping)."""
     t0, alpha = {"sign": ("cop_rsa_ms_2048", "exp_private"),
                  "verify": ("acc_me_ms_2048", "exp_public"),
                  "cert_check": ("acc_me_ms_2048", "exp_public"),
                  "key_encrypt": ("acc_me_ms_2048", "exp_public"),
                  "key_decrypt": ("acc_crt_ms_2048", "exp_private")}[op]
-    s = P("cop_rsa_fixed_share") if op == "sign" else 0.0
+    s = P("cop_rsa_fixed_share") if op == "sign" else P("acc_fixed_ms") / P(t0)
     return P(t0) * (s + (1 - s) * (n / 2048.0) ** P(alpha))
 
 
@@ -166,16 +167,39 @@ def test_integrity_relies_primarily_on_coprocessor_with_me():
     assert d["ops"].get("RSA_CRT", 0) == 0
 
 
-@pytest.mark.parametrize("bits", [2048, 4096])
+@pytest.mark.parametrize("bits", RSA_KEY_SIZES)
 def test_privacy_relies_almost_equally_and_more_on_crt(bits):
     # seed 001: Privacy "relies almost equally between coprocessor and accelerator ...
-    # more heavily on CRT than ME"; "almost equally" read as card times within 25% of each
-    # other (measured: accelerator / coprocessor 1.14 at 2048 bits, 1.23 at 4096; it was 1.43
-    # and 1.21 before the coprocessor's sign had its fixed part).  At 1024 bits the model gives
-    # 0.58 (the coprocessor's fixed part dominates a short sign): issue 32 keeps that open.
+    # more heavily on CRT than ME": the accelerator's share of the card time per transaction
+    # is a half within row s001_privacy_accelerator_share's tolerance (0.10, a number word),
+    # at every key size (the blog charts each).  Before the accelerator's requests had their
+    # fixed part the share was 0.37 at 1024 bits (issue 32 item 2).
+    row = figure("s001_privacy_accelerator_share")
     d = ams_card_demands_ms("privacy", "RSA", bits)
-    assert 0.8 <= d["accelerator"] / d["coprocessor"] <= 1.25
+    share = d["accelerator"] / (d["accelerator"] + d["coprocessor"])
+    assert abs(share / row.target() - 1) <= row.tolerance
     assert _fn_time(d, "RSA_CRT") > _fn_time(d, "RSA_ME") > 0
+
+
+def test_4mb_key_size_drop_privacy_as_published_and_reuse_1_bounded_by_the_linear_cost():
+    # seed 001: at 4MB larger keys "still can affect the transaction rates by up to 30% (AMS
+    # Privacy)".  Privacy's own drop (1024 -> 4096 bits) is 30% within the row's tolerance
+    # (0.167: "30" printed without significant trailing zero).  Over the policies the largest
+    # drop is Confidentiality with key reuse 1 (data/misses.csv, s001_4m_tput_keysize); the
+    # reason's arithmetic rests on two facts of the model checked here: reuse 1 adds exactly
+    # 32 times the 1024 -> 4096-bit time per transaction that reuse 32 adds, and the time per
+    # transaction is linear in message size on one machine (z14, where the CPU model is fitted;
+    # z16 applies z15's per-size changes, -12/-8.8/-7.4%, which bend it by 0.3%).
+    row = figure("s001_4m_tput_keysize")
+    def x(policy, bits, kb, reuse=None):
+        return ams_throughput(policy, "RSA", bits, kb, reuse)
+    privacy = 100 * (x("privacy", 4096, 4096) / x("privacy", 1024, 4096) - 1)
+    assert abs((1 + privacy / 100) / (1 + row.target() / 100) - 1) <= row.tolerance
+    for kb in (2.0, 64.0, 4096.0):
+        added = [1000 / x("confidentiality", 4096, kb, k) - 1000 / x("confidentiality", 1024, kb, k) for k in (1, 32)]
+        assert_allclose(added[0], 32 * added[1], rtol=1e-9)
+    t = [1000 / ams_throughput("confidentiality", "RSA", 1024, kb, 32, platform="z14") for kb in (2.0, 64.0, 4096.0)]
+    assert_allclose((t[2] - t[1]) / (4096 - 64), (t[1] - t[0]) / (64 - 2), rtol=1e-9)
 
 
 def test_confidentiality_relies_on_crt_with_less_me_and_no_coprocessor():

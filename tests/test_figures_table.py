@@ -41,7 +41,7 @@ SITE_PREFIX = "site:"
 NUMBER_WORDS = {
     "half": 0.5, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "double": 2, "doubling": 2, "doubles": 2, "twice": 2,
-    "triple": 3, "tripling": 3,
+    "triple": 3, "tripling": 3, "equally": 0.5,
 }
 
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..params import load_params, using_values
+from ..zos.crypto import CARD_FUNCTIONS
 from .cpu_table import CPU_COLUMNS, CpuRow, cpu_observations, read_cpu_table
 from .leastsq import jacobian, solve
 from .observations import MEASUREMENT_RTOL, CalibrationError, Observation
@@ -71,6 +72,8 @@ __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "rmf_rows", "PRIOR_SIGMA", "MEASUREME
 # site rows must shrink a parameter's uncertainty to refit it: see the module docstring.
 PRIOR_SIGMA = math.log(2.0)
 IDENTIFIED_SHRINK = 10.0
+# the parameters holding a card time's part that does not grow with the key (crypto module docstring)
+_FIXED_PARTS = frozenset(p for law in CARD_FUNCTIONS.values() for p in (law.fixed_share, law.fixed_ms) if p)
 
 
 @dataclass
@@ -159,8 +162,8 @@ def _why_unidentified(name: str, sd: float, column) -> str:
     """Why the site rows do not identify ``name``: its Jacobian ``column`` and posterior ``sd``."""
     if not np.any(np.abs(column) > 1e-9):
         why = "no site number depends on it"
-        if name.startswith("exp_") or name == "cop_rsa_fixed_share":
-            why += (" (a key-length exponent, or the share of a sign that does not grow with the key, "
+        if name.startswith("exp_") or name in _FIXED_PARTS:
+            why += (" (a key-length exponent, or the part of a card time that does not grow with the key, "
                     "has no effect at the reference key length, RSA 2048 or ECC 192 bits)")
         elif name == "tls_z14_vs_z15":
             why += " (it scales z14 costs only)"

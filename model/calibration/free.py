@@ -71,6 +71,9 @@ FREE = {
     "cop_rsa_fixed_share": Free(low=0.0, high=0.95, unit="1", submodel="crypto",
                                 description="share of the coprocessor's RSA-2048 sign time that does not "
                                             "grow with the modulus (CCA secure-key handling)"),
+    "acc_fixed_ms": Free(low=0.0, high=0.1, unit="ms", submodel="crypto",
+                         description="accelerator time per RSA request (ME or CRT) that does not grow with the "
+                                     "modulus (adapter handling)"),
     "cop_ecc_ms_192": Free(low=0.01, high=20.0, unit="ms", submodel="crypto",
                            description="coprocessor time per NISTECC-192 sign or verify"),
     "exp_ecc": Free(low=0.0, high=4.0, unit="1", submodel="crypto",

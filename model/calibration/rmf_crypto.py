@@ -179,9 +179,10 @@ def rmf_observations(rows, key_type: str = "RSA", key_size: int = 2048, path: st
 
 def _card_observation(label, value, sigma, function, bits, factor) -> Observation:
     """A card time (ms) observed on a card of generation ``factor``: ``function`` at ``bits``."""
-    _, t0, alpha, fixed = CARD_FUNCTIONS[function]
+    law = CARD_FUNCTIONS[function]
+    fixed = tuple(p for p in (law.fixed_share, law.fixed_ms) if p)
     return Observation(label, value, sigma, lambda: float(function_ms(function, bits)) * factor,
-                       (t0, alpha) + ((fixed,) if fixed else ()))
+                       (law.time, law.exponent) + fixed)
 
 
 # A card line's UTIL% and RATE x EXEC TIME agree to RMF's printed rounding (UTIL% to 0.1, EXEC

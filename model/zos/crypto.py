@@ -7,8 +7,8 @@ Modulus-Exponent (ME) form; the private-key *key_decrypt* runs on the
 accelerator in Chinese-Remainder-Theorem (CRT) form; NISTECC signatures and
 verifications run on the coprocessor only, and NISTECC keys cannot encrypt.
 
-Service time scales as a power of the key size (RSA modulus or curve size),
-above a fixed part for the coprocessor's RSA sign:
+Service time scales as a power of the key size (RSA modulus or curve size)
+above a part that does not grow with it:
 
 .. math::
 
@@ -17,18 +17,30 @@ above a fixed part for the coprocessor's RSA sign:
 with :math:`n_0` = 2048 bits for RSA (where RMF gives the measured times) and
 192 bits for NISTECC, :math:`\\alpha` of the private-key operations fitted
 within the textbook band (row ``ref_scaling_private_exponent``) and of the
-public-key ones within theirs (``ref_scaling_public_exponent``; the seed-001
-figures put it at the band's flat edge, 1.6: ``cryptoplan fit`` marks it "at
-bound").  :math:`s_f` is 0 except for the coprocessor's RSA sign (CCA_RSA),
-where the fitted ``cop_rsa_fixed_share`` (about a quarter of the 2048-bit
-time) is the work a secure-key sign does whatever the modulus: the CCA verb
-and the private-key token, which the coprocessor unwraps under its master key
-for every request, where an accelerator is handed a clear key.  Seed 001 needs
-it: the RMF example's 0.596 ms per 2048-bit sign and Integrity's 1342 -> 122
-transactions/s from 1024 to 4096 bits cannot both hold with a pure power law
-(the 1024-bit sign would have to be too short for the 1342/s), and without it
-the fit had put a 0.05 ms "handling time" outside the card on every request,
-longer than a 1024-bit sign, to make up the difference.
+public-key ones within theirs (``ref_scaling_public_exponent``).  The part
+that does not grow, :math:`s_f\\,t_f(n_0)`, is:
+
+* for the coprocessor's RSA sign (CCA_RSA), the fitted share
+  ``cop_rsa_fixed_share`` (about a fifth of the 2048-bit time): the work a
+  secure-key sign does whatever the modulus, the CCA verb and the private-key
+  token, which the coprocessor unwraps under its master key for every request,
+  where an accelerator is handed a clear key.  Seed 001 needs it: the RMF
+  example's 0.596 ms per 2048-bit sign and Integrity's 1342 -> 122
+  transactions/s from 1024 to 4096 bits cannot both hold with a pure power law
+  (the 1024-bit sign would have to be too short for the 1342/s), and without it
+  the fit had put a 0.05 ms "handling time" outside the card on every request,
+  longer than a 1024-bit sign, to make up the difference;
+* for the accelerator's RSA functions (ME and CRT), one fitted time per
+  request, ``acc_fixed_ms`` (about 0.02 ms; :math:`s_f = t_{fixed} /
+  t_f(n_0)`): the request's trip through the adapter (AP queue, firmware
+  dispatch) whatever the modulus.  Seed 001 needs it: without it the fit put
+  the public-key exponent at its band's flat edge (1.6), and Privacy at 1024
+  bits sent 37% of its card time to the accelerator, where the blog's charts
+  show it relying "almost equally" on both cards at every key size (row
+  ``s001_privacy_accelerator_share``; the ME and CRT times of 1024-bit keys
+  are not published, so this sentence and the 1024-bit rates are what place
+  it: ``cryptoplan fit`` shows how loosely);
+* 0 for NISTECC.
 
 For NISTECC the size :math:`n` is the curve size rounded up to whole 64-bit words
 (:data:`ECC_WORD_BITS`): multi-precision arithmetic works on whole machine words, so a
@@ -51,24 +63,39 @@ References
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .._validate import as_array
 from ..domains import KEY_SIZE
 from ..params import normalize_choice, normalize_key, normalize_key_type, param
 
-__all__ = ["OPERATIONS", "CARD_FUNCTIONS", "ECC_WORD_BITS", "operation_function", "crypto_op_ms",
+__all__ = ["OPERATIONS", "CardFunction", "CARD_FUNCTIONS", "ECC_WORD_BITS", "operation_function", "crypto_op_ms",
            "function_ms"]
 
 # cert_check: the public-key check of a CA's signature on a certificate AMS validates
 OPERATIONS = ("sign", "verify", "key_encrypt", "key_decrypt", "cert_check")
-# Card function -> (card, parameter holding its time at the reference size, exponent parameter,
-# parameter holding the share of that time that does not grow with the key, or None: 0)
+
+
+class CardFunction(NamedTuple):
+    """A Crypto Express function's service-time law (module docstring): the card that runs it,
+    the parameters holding its time at the reference size and its exponent, and the parameter
+    holding the part that does not grow with the key, as a share of that time or in ms (at most
+    one of the two; neither: 0)."""
+
+    card: str
+    time: str
+    exponent: str
+    fixed_share: str | None = None
+    fixed_ms: str | None = None
+
+
 CARD_FUNCTIONS = {
-    "CCA_RSA": ("coprocessor", "cop_rsa_ms_2048", "exp_private", "cop_rsa_fixed_share"),
-    "RSA_ME": ("accelerator", "acc_me_ms_2048", "exp_public", None),
-    "RSA_CRT": ("accelerator", "acc_crt_ms_2048", "exp_private", None),
-    "CCA_ECC": ("coprocessor", "cop_ecc_ms_192", "exp_ecc", None),
+    "CCA_RSA": CardFunction("coprocessor", "cop_rsa_ms_2048", "exp_private", fixed_share="cop_rsa_fixed_share"),
+    "RSA_ME": CardFunction("accelerator", "acc_me_ms_2048", "exp_public", fixed_ms="acc_fixed_ms"),
+    "RSA_CRT": CardFunction("accelerator", "acc_crt_ms_2048", "exp_private", fixed_ms="acc_fixed_ms"),
+    "CCA_ECC": CardFunction("coprocessor", "cop_ecc_ms_192", "exp_ecc"),
 }
 _REF_BITS = {"RSA": 2048.0, "NISTECC": 192.0}
 #: Word size (bits) of the coprocessor's multi-precision arithmetic for NISTECC: a modelling
@@ -95,16 +122,20 @@ def operation_function(operation, key_type) -> str:
 
 def function_ms(function: str, key_bits):
     """Service time (ms) of a card function at ``key_bits`` (array allowed)."""
-    _, t0, alpha, fixed = CARD_FUNCTIONS[function]
+    law = CARD_FUNCTIONS[function]
     ref = _REF_BITS["NISTECC" if function == "CCA_ECC" else "RSA"]
     bits = np.asarray(key_bits, dtype=float)
     if function == "CCA_ECC":       # the card's arithmetic works on whole words (module docstring)
         bits = ECC_WORD_BITS * np.ceil(bits / ECC_WORD_BITS)
-    grows = (bits / ref) ** param(alpha)
-    if fixed is None:
-        return param(t0) * grows
-    s = param(fixed)
-    return param(t0) * (s + (1.0 - s) * grows)
+    grows = (bits / ref) ** param(law.exponent)
+    t0 = param(law.time)
+    if law.fixed_ms is not None:
+        fixed = param(law.fixed_ms)
+        return fixed + (t0 - fixed) * grows
+    if law.fixed_share is not None:
+        s = param(law.fixed_share)
+        return t0 * (s + (1.0 - s) * grows)
+    return t0 * grows
 
 
 def crypto_op_ms(operation, key_type="RSA", key_size=2048):
@@ -127,7 +158,7 @@ def crypto_op_ms(operation, key_type="RSA", key_size=2048):
 
     .. math:: t(n) = t(n_0)\\,\\big(s + (1 - s)\\,(n / n_0)^{\\alpha}\\big)
 
-    (:math:`s > 0` for the coprocessor's RSA sign only: see the module docstring).
+    (:math:`s > 0` for the RSA functions, 0 for NISTECC: see the module docstring).
     """
     kt = normalize_key_type(key_type)
     shape = np.shape(as_array("key_size", key_size)) if isinstance(key_size, (list, tuple)) else np.shape(key_size)

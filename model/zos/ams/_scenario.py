@@ -33,7 +33,7 @@ CARD_RMF_FUNCTIONS = ("summary", "ME", "CRT")
 # Crypto Express generations: the card times are fitted to CEX8S (seed 001's z16)
 CARD_GENERATIONS = ("CEX6S", "CEX7S", "CEX8S")
 FUNCTIONS = tuple(CARD_FUNCTIONS)   # CCA_RSA, RSA_ME, RSA_CRT, CCA_ECC
-ON_CARD = {c: np.array([CARD_FUNCTIONS[f][0] == c for f in FUNCTIONS]) for c in CARD_MODES}
+ON_CARD = {c: np.array([CARD_FUNCTIONS[f].card == c for f in FUNCTIONS]) for c in CARD_MODES}
 
 # The measured configuration's card and processor counts (model.planning.defaults reads the same rows).
 _MEASURED = {"coprocessors": "s001_cfg_coprocessors_per_lpar",

@@ -81,7 +81,7 @@ def _ams_profile(w: Workload, system: System) -> Profile:
     parts = model.cpu_parts_us()
     classes = {}
     for pool, card in CARD_POOLS.items():
-        on = np.array([CARD_FUNCTIONS[f][0] == card for f in _FUNCTIONS])
+        on = np.array([CARD_FUNCTIONS[f].card == card for f in _FUNCTIONS])
         classes[pool] = (half * req[on].astype(float), t[on].astype(float),
                          tuple(f for f, o in zip(_FUNCTIONS, on) if o))
     qm = str(a["queue_manager"]).strip() or "QM1"
