@@ -509,7 +509,7 @@ CATALOG: tuple = (
        "channel starts/s"),
     _f("CHANNEL_START_COST_US", "channel_start_cost_us", PLANNING, "CPU per channel start "
        "(including the TLS handshake), in total or for one address space.",
-       [MODE, CIPHER_OPT, TLS_SPACE, START_PLATFORM], "CPU us per channel start"),
+       [MODE, CIPHER_OPT, TLS_SPACE, START_PLATFORM, PARAMS_FILE], "CPU us per channel start"),
     _f("CHANNEL_START_CARD_UTILIZATION", "channel_start_card_utilization", PLANNING, "Utilization "
        "of the Crypto Express cards of one mode by MQ (SSLCIPH) channel starts at a start rate; "
        "#NUM! if they cannot keep up.", [START_RATE, CIPHER, CARD_START, CARDS], "fraction (0..1)"),

@@ -46,7 +46,7 @@ __all__ = ["roundtrip_points", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_
            "channel_start_card_utilization", "handshake_card_utilization", "handshake_cpu_factor",
            "handshake_latency_factor",
            "ocsp_cpu_us", "KEY_EXCHANGES", "CIPHER_FAMILIES", "PLATFORMS",
-           "START_PLATFORMS"]
+           "START_PLATFORMS", "HANDSHAKE_FLIGHTS"]
 
 KEY_EXCHANGES = ("RSA", "ECDHE", "DHE")
 _RT_IDS = {"SSLCIPH": "s002_rt_sslciph_{}_us", "ATTLS": "s002_rt_attls_{}_us"}
@@ -164,7 +164,12 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     only the gap between the total and the CHIN savings constrains MSTR, and
     weakly: the fit puts its terms near 0, with standard errors larger than
     the values, and the queue manager's share into CHIN.  Read MSTR + CHIN
-    together.
+    together.  A value near 0 is what z/OS's accounting leads one to expect:
+    the channels' MQPUT and MQGET run as program calls under the channel
+    initiator's tasks, so their CPU is charged to CHIN (the caller's home
+    address space), and non-persistent messages write no log; what the queue
+    manager address space itself spends per message is small and, as seed 000
+    says, "not affected by the level of encryption".
 
     Platforms: the parameters are those of seed 002's z15 and the z15 report
     (``g = 1``); z14 multiplies everything by the fitted z14/z15 CPU ratio ``g``
@@ -273,6 +278,23 @@ def tls_cost_us(mode, cipher, message_kb, address_space=None, sslrkeyc=0, platfo
 
 START_PLATFORMS = ("z15", "z16")
 
+# Flights of a full handshake with client authentication (MQ's SSLCAUTH REQUIRED): the
+# protocol's message flow, not a measurement.  TLS 1.2 (RFC 5246, section 7.3, figure 1):
+# ClientHello; ServerHello ... ServerHelloDone; Certificate ... Finished; ChangeCipherSpec,
+# Finished.  TLS 1.3 (RFC 8446, section 2, figure 1): ClientHello; ServerHello ... Finished;
+# Certificate, CertificateVerify, Finished.
+HANDSHAKE_FLIGHTS = {"TLS1.2": 4, "TLS1.3": 3}
+
+
+def _handshake_records_tcpip_us(protocol: str) -> float:
+    """TCPIP CPU (µs, both LPARs) to carry a full handshake's flights as ordinary records.
+
+    One flight is sent by one LPAR and received by the other, as one message of a channel
+    request/reply transaction is, so it costs half the fitted TCPIP cost per transaction
+    (``tls_tcpip_us``, :func:`tls_cost_parts_us`).
+    """
+    return HANDSHAKE_FLIGHTS[protocol] * 0.5 * param("tls_tcpip_us")
+
 
 def _start_platform(platform) -> str:
     """Machine of a channel-start figure: the reference table has z15 and z16 columns only."""
@@ -288,17 +310,27 @@ def channel_start_cost_us(mode, cipher=None, address_space=None, platform="z16")
     * SSLCIPH total: the reference table's CPU per start for the cipher on the
       platform (``ref_start_cpu_*_{z15,z16}_ms``: 4,000 channel pairs, 3
       dedicated CPs); TLS 1.3 has no row and uses the ratio below.
-    * TCPIP: unprotected and SSLCIPH 30 µs (``s002_start_cost_tcpip_none_us``,
-      SSLCIPH's "small increase" is not quantified); AT-TLS 210 / 530 / 690 µs
-      for TLS 1.2 / TLS 1.3 hardware / software (``s002_start_cost_tcpip_attls_*``).
-    * CHIN unprotected: the TLS 1.2 SSLCIPH total less TCPIP, halved, because
-      SSLCIPH TLS 1.2 "results in the channel initiator cost doubling"
+    * TCPIP unprotected: 30 µs (``s002_start_cost_tcpip_none_us``); AT-TLS
+      210 / 530 / 690 µs for TLS 1.2 / TLS 1.3 hardware / software
+      (``s002_start_cost_tcpip_attls_*``: the handshake runs in TCPIP).
+    * TCPIP with SSLCIPH: MQ "does see a small increase in TCPIP costs" (seed
+      002, not quantified there).  The handshake runs in the channel initiator,
+      so TCPIP only carries its records: :data:`HANDSHAKE_FLIGHTS` flights
+      more, each sent by one LPAR and received by the other as a message of a
+      request/reply transaction is, at the fitted TCPIP cost per message
+      (half of ``tls_tcpip_us``, both LPARs; the certificates' bytes are not
+      counted, so this is a lower estimate):
+
+      .. math:: TCPIP_{SSLCIPH} = TCPIP_{none} + \frac{F_{protocol}}{2}\, t_0
+
+    * CHIN unprotected: the TLS 1.2 SSLCIPH total less its TCPIP, halved,
+      because SSLCIPH TLS 1.2 "results in the channel initiator cost doubling"
       (``s002_start_cost_chin_tls12``); AT-TLS leaves CHIN at that value ("the
       impact is primarily in the TCPIP address space").
     * CHIN with a TLS 1.3 SSLCIPH cipher: the unprotected CHIN cost times 3
       (hardware) or 3.5 (CHACHA20) (``s002_start_cost_chin_tls13hw`` /
       ``_tls13sw``, measured on seed 002's z15 and applied to the platform's
-      unprotected cost); TCPIP as unprotected.
+      unprotected cost).
 
     The TCPIP costs and the ratios are seed 002's (a z15) on both platforms:
     only the SSLCIPH totals have a column per platform.
@@ -319,7 +351,8 @@ def channel_start_cost_us(mode, cipher=None, address_space=None, platform="z16")
         raise ValueError("no MSTR cost is published for channel starts: use total, CHIN or TCPIP")
     tcp_none = figure("s002_start_cost_tcpip_none_us").target()
     tls12_total = figure(f"ref_start_cpu_rsa_aes256cbc_{plat}_ms").target() * 1000.0
-    chin_none = (tls12_total - tcp_none) / figure("s002_start_cost_chin_tls12").target()
+    chin_none = ((tls12_total - tcp_none - _handshake_records_tcpip_us("TLS1.2"))
+                 / figure("s002_start_cost_chin_tls12").target())
     if m == "none":
         chin, tcp = chin_none, tcp_none
     else:
@@ -329,15 +362,15 @@ def channel_start_cost_us(mode, cipher=None, address_space=None, platform="z16")
             fid = {"tls12": "tls12", "null": "tls12", "tls13hw": "tls13hw", "tls13sw": "tls13sw"}[fam]
             chin, tcp = chin_none, figure(f"s002_start_cost_tcpip_attls_{fid}_us").target()
         else:
+            tcp = tcp_none + _handshake_records_tcpip_us(CIPHERS[c][0])
             if fam.startswith("tls13"):
                 # "three times" / "3.5 times that of an unsecured channel" (seed 002)
                 chin = chin_none * figure(f"s002_start_cost_chin_{fam}").target()
-                tcp = tcp_none
             else:
                 stem = ("ecdhe_ecdsa" if "ECDHE_ECDSA" in c else "ecdhe_rsa" if "ECDHE_RSA" in c
                         else "rsa_aes256cbc")
                 total = figure(f"ref_start_cpu_{stem}_{plat}_ms").target() * 1000.0
-                chin, tcp = total - tcp_none, tcp_none
+                chin = total - tcp
     return {"CHIN": chin, "TCPIP": tcp, "total": chin + tcp}[space]
 
 
