@@ -289,6 +289,15 @@ def validate_params(doc, path="the parameter file") -> None:
         if not ok:
             raise ParameterFileError(f"{path}: parameter {name!r} must have a 'value' that is a finite "
                                      f"number >= {lo:g} (got {value_text(v)})")
+    for name, (limit, why) in _BELOW.items():
+        if name not in params:
+            continue
+        v = params[name]["value"]
+        cap = params[limit]["value"] if isinstance(limit, str) and limit in params else limit
+        if isinstance(cap, (int, float)) and not v < cap:
+            what = f"{limit} ({value_text(cap)})" if isinstance(limit, str) else value_text(cap)
+            raise ParameterFileError(f"{path}: parameter {name!r} must be less than {what} "
+                                     f"(got {value_text(v)}): {why}")
 
 
 def _finite(v) -> bool:
@@ -302,6 +311,14 @@ def _finite(v) -> bool:
 # Parameters with a floor above 0: a task's elapsed time is at least its CPU time; a
 # certificate takes at least one check.
 _MINIMUM = {"chin_task_elapsed_ratio": 1.0, "ams_cert_checks": 1.0}
+# Parameters bounded by another (or by a number): the part of a card time that does not grow
+# with the modulus is less than the whole time at 2048 bits, else a card time would fall as
+# keys grow (cryptoplan.model.zos.crypto.function_ms).
+_BELOW = {
+    "acc_fixed_ms": ("acc_me_ms_2048", "the accelerator's fixed time per request is part of "
+                                       "its RSA-2048 ME time"),
+    "cop_rsa_fixed_share": (1.0, "a share of the coprocessor's RSA-2048 sign time"),
+}
 
 
 @lru_cache(maxsize=1)

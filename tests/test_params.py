@@ -180,6 +180,27 @@ def test_a_bad_parameter_value_names_the_file_and_the_parameter(tmp_path, monkey
         model.ams_throughput("integrity", "RSA", 2048, 2.0)
 
 
+@pytest.mark.parametrize("name, value, limit", [("acc_fixed_ms", 0.08, "acc_me_ms_2048"),
+                                                 ("cop_rsa_fixed_share", 1.0, "1")])
+def test_a_fixed_card_time_above_its_whole_is_refused(tmp_path, monkeypatch, name, value, limit):
+    # acc_fixed_ms could reach 0.1 ms (its fit bound) above the RSA-2048 ME time (0.046 ms):
+    # ME and CRT times would then fall as keys grow, and a large enough one go negative
+    from cryptoplan import model
+    from cryptoplan.model.zos.crypto import function_ms
+    doc = _doc()
+    doc["parameters"][name]["value"] = value
+    path = tmp_path / "site.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(path))
+    with pytest.raises(ValueError, match=rf"site.json: parameter '{name}' must be less than {limit}"):
+        model.ams_throughput("integrity", "RSA", 2048, 2.0)
+    # the shipped values are inside: the card times grow with the modulus
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS")
+    for fn in ("RSA_ME", "RSA_CRT", "CCA_RSA"):
+        t = [float(function_ms(fn, n)) for n in (1024, 2048, 4096)]
+        assert 0 < t[0] < t[1] < t[2], (fn, t)
+
+
 def test_missing_unknown_and_non_json_parameter_files_are_named(tmp_path, monkeypatch):
     from cryptoplan import model
     doc = _doc()
