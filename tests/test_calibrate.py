@@ -307,3 +307,17 @@ def test_a_line_whose_util_disagrees_with_rate_x_exec_time_is_named_on_stderr(tm
     assert "line 2 (CEX8C 01)" in warnings[0] and str(path) in warnings[0]
     assert f"UTIL% {float(fields[6]):.1f}" in warnings[0] and f"{implied:.1f}%" in warnings[0]
     assert "<- disagree" in res.stdout
+
+
+def test_a_calibration_that_breaks_a_parameter_relation_is_refused_not_written():
+    # validate_params refuses acc_fixed_ms above the RSA-2048 ME time (tests/test_params.py);
+    # calibrate checks its result the same way, so it never hands the CLI a file that would
+    # not load
+    from cryptoplan.model.calibration.calibrate import calibrate
+    from cryptoplan.model.calibration.observations import CalibrationError
+    me = load_params()["parameters"]["acc_me_ms_2048"]["value"]
+    bad = {"acc_fixed_ms": {"value": 2.0 * me, "stderr": 0.0, "note": "a test value"}}
+    with pytest.raises(CalibrationError, match="'acc_fixed_ms' must be less than acc_me_ms_2048"):
+        calibrate([], measured=bad)
+    ok = {"acc_fixed_ms": {"value": 0.5 * me, "stderr": 0.0, "note": "a test value"}}
+    assert calibrate([], measured=ok).parameters["acc_fixed_ms"]["value"] == 0.5 * me

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..params import load_params, using_values
+from ..params import ParameterFileError, load_params, using_values, validate_params
 from ..zos.crypto import CARD_FUNCTIONS
 from .cpu_table import CPU_COLUMNS, CpuRow, cpu_observations, read_cpu_table
 from .leastsq import jacobian, solve
@@ -291,7 +291,12 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
     residuals = [{"label": o.label, "quantity": o.quantity, "site": o.value, "before": b, "after": a}
                  for o, b, a in zip(observations, before, after)]
     lost, reproduced_before = _contradicted(published, values)
-    return Calibration(parameters=_parameter_section(doc, identified, measured, published, values, stderr),
+    section = _parameter_section(doc, identified, measured, published, values, stderr)
+    try:   # the file written must load: the same checks as any parameter file
+        validate_params({"parameters": section}, "the calibrated parameters")
+    except ParameterFileError as e:
+        raise CalibrationError(f"{e}; the site numbers cannot be met with a valid parameter set") from None
+    return Calibration(parameters=section,
                        identified=identified, unidentified=unidentified, moved=moved,
                        residuals=residuals, consistency=util_consistency(rows), contradicted=lost,
                        reproduced_before=reproduced_before, cost=cost, measured=direct, solution=solution)
