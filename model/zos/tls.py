@@ -321,7 +321,7 @@ def channel_start_cost_us(mode, cipher=None, address_space=None, platform="z16")
       (half of ``tls_tcpip_us``, both LPARs; the certificates' bytes are not
       counted, so this is a lower estimate):
 
-      .. math:: TCPIP_{SSLCIPH} = TCPIP_{none} + \frac{F_{protocol}}{2}\, t_0
+      .. math:: TCPIP_{SSLCIPH} = TCPIP_{none} + \\frac{F_{protocol}}{2}\\, t_0
 
     * CHIN unprotected: the TLS 1.2 SSLCIPH total less its TCPIP, halved,
       because SSLCIPH TLS 1.2 "results in the channel initiator cost doubling"
