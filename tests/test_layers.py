@@ -251,3 +251,18 @@ def test_an_addin_module_importing_the_engine_is_caught(tmp_path, monkeypatch):
     monkeypatch.setitem(GRAPH, "cryptoplan.addin.probe", _imports("cryptoplan.addin.probe", path))
     with pytest.raises(AssertionError):
         test_the_addin_and_the_engine_do_not_know_each_other()
+
+
+def test_docstrings_hold_no_control_characters():
+    # a non-raw docstring turns "\frac" into a form feed and "\b" into a backspace (both valid
+    # escapes, so Python does not warn); the math then reads wrong in help() and the docs
+    bad = []
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False) or ""
+                found = sorted({repr(c) for c in doc if ord(c) < 32 and c not in "\n\t"})
+                if found:
+                    bad.append((name, getattr(node, "name", "<module>"), found))
+    assert not bad, bad
