@@ -569,6 +569,21 @@ def test_cli_writes_new_file(tmp_path):
     assert Path(out).stat().st_size > 10_000
 
 
+def test_workloads_prints_two_pages_wide_each_with_the_names(path):
+    """The Workloads table's 24 columns printed on one page came out at about a third of full
+    size; it prints on two landscape pages (common and AMS keys, then the other kinds' keys), each
+    repeating name and kind.  tests/test_template_libreoffice.py counts the pages LibreOffice prints."""
+    from cryptoplan.workbook.template.plan import WORKLOADS_PRINT_SCALE
+    ws = openpyxl.load_workbook(path)["Workloads"]
+    assert ws.page_setup.orientation == "landscape"
+    assert not ws.sheet_properties.pageSetUpPr.fitToPage      # Excel ignores manual breaks under fit-to-page
+    assert ws.page_setup.scale == WORKLOADS_PRINT_SCALE >= 40
+    assert [b.id for b in ws.col_breaks.brk] == [12]          # after column L (flow): M (mode) starts page 2
+    assert (ws["L16"].value, ws["M16"].value) == ("flow", "mode")
+    assert str(ws.print_title_cols).replace("$", "") == "A:B"
+    assert (ws["A16"].value, ws["B16"].value) == ("name", "kind")
+
+
 def test_results_prints_as_one_landscape_page_a_manager_can_read(path):
     """Issue 33: Results fits one landscape page, restates the scenario, and the internal
     Function column is not printed (it sits right of the print area)."""

@@ -12,6 +12,7 @@ both.
 """
 
 import struct
+import subprocess
 import zlib
 
 import openpyxl
@@ -133,6 +134,31 @@ def test_chart_png_rendered(soffice, tmp_path):
         assert saturated > {"what-if.png": 1500, "calibration.png": 600, "plan.png": 1000}[png.name], \
             (png.name, saturated)
         assert len(colours) > 100
+
+
+def test_workloads_prints_on_two_readable_pages_in_libreoffice(soffice, lo_profile, tmp_path):
+    """LibreOffice's own print of the Workloads sheet (its PDF export, page footers "Workloads -
+    page P of N"): two pages, the second starting at the channel keys, both with the names."""
+    pdftotext = require_tool("pdftotext")
+    src = template.write_template(tmp_path / "planner.xlsx")
+    profile = (lo_profile / "user").as_uri()
+    r = subprocess.run([soffice, f"-env:UserInstallation={profile}", "--headless", "--norestore",
+                        "--convert-to", "pdf", "--outdir", str(tmp_path), str(src)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    text = subprocess.run([pdftotext, "-layout", str(tmp_path / "planner.pdf"), "-"], capture_output=True,
+                          text=True, timeout=120, check=True).stdout
+    pages = [p for p in text.split("\f") if "Workloads - page" in p]
+    assert len(pages) == 2, [p[-60:] for p in pages]
+    # each page's table header line: name and kind, then that page's keys
+    heads = [next(line.split() for line in p.splitlines() if line.split()[:2] == ["name", "kind"])
+             for p in pages]
+    assert heads[0][2:] == ["rate", "growth_per_year", "policy", "key_type", "key_size", "message_kb",
+                            "key_reuse", "recipients", "queue_manager", "flow"], heads[0]
+    assert heads[1][2:] == ["mode", "cipher", "sslrkeyc", "resumed_share", "fips", "card_mode",
+                            "sysplex_tickets", "cpu_us", "address_space", "card", "exec_ms", "utilization"], heads[1]
+    for page in pages:
+        assert "payments" in page and "restart-storm" in page      # the names on both
 
 
 def test_a_recalculated_copy_shows_numbers_in_libreoffice_without_the_add_in(soffice, lo_profile, tmp_path):

@@ -17,6 +17,7 @@ from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.pagebreak import Break
 
 from cryptoplan.model import domains as D
 from cryptoplan.model.params import KEY_TYPES, MODES, POLICIES
@@ -57,6 +58,7 @@ _PLAN_EXAMPLE = (
      "cipher": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "resumed_share": 0.6},
     {"name": "restart-storm", "kind": "channel_starts", "rate": 10, "cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"},
 )
+WORKLOADS_PRINT_SCALE = 45     # %: the wider half of the Workloads table fits A4 landscape
 PLAN_ROWS = 20                 # workload rows of the table (empty ones are skipped)
 _PLAN_HEAD = 16                # the Workloads table's header row
 _PLAN_SYSTEM_FIRST = 5
@@ -82,6 +84,12 @@ def add_workloads(b: Builder):
     ws.column_dimensions["C"].width = 16
     ws.freeze_panes = f"C{first}"
     print_setup(ws, f"A1:{_COL[_PLAN_COLUMNS[-1]]}{last}")
+    # Two pages wide, readable: the common and AMS columns, then the other kinds' columns, each
+    # page with the name and kind.  A fixed scale, as Excel ignores manual breaks under fit-to-page.
+    ws.sheet_properties.pageSetUpPr.fitToPage = False
+    ws.page_setup.scale = WORKLOADS_PRINT_SCALE
+    ws.col_breaks.append(Break(id=_PLAN_COLUMNS.index("flow") + 1))
+    ws.print_title_cols = "A:B"
 
 
 def _system_block(b: Builder, ws):
