@@ -554,8 +554,8 @@ CATALOG: tuple = (
        ("name", "value", "stderr", "unit", "submodel", "description")),
     _f("MODEL_FIGURES", "model_figures", PLANNING, "Published measurements beside the model's "
        "values, as a table with a header row (spills).", [PARAMS_FILE], "table", "table",
-       ("source", "quantity", "conditions", "unit", "published", "model", "relative_error",
-        "within_tolerance", "reason", "id")),
+       ("source", "quantity", "conditions", "unit", "published", "model", "relative_error", "kind",
+        "accepted_low", "accepted_high", "within_tolerance", "reason", "id")),
 )
 
 _BY_NAME = {f.name: f for f in CATALOG}

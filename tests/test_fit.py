@@ -7,6 +7,7 @@ reproduce within their printed-precision tolerance, each with its reason.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import warnings
@@ -206,6 +207,39 @@ def test_within_tolerance_agrees_with_bounds():
     for r in model_figures():
         lo, hi = figure(r["id"]).bounds()
         assert r["within_tolerance"] == (lo <= r["model"] <= hi), r["id"]
+
+
+def test_accepted_interval_is_the_figures_tolerance_read_from_the_table():
+    """The interval MODEL_FIGURES shows (accepted_low, accepted_high) is the row's value +- its
+    tolerance times |value| (a range widened outward; an open end n/a), recomputed here from the
+    figures.csv row itself, not from Figure.bounds; within_tolerance is the model inside it."""
+    rows = {r["id"]: r for r in model_figures()}
+    with open(data_path("figures.csv"), encoding="utf-8", newline="") as fh:
+        table = {r["id"]: r for r in csv.DictReader(fh)}
+    kinds = set()
+    for fid, r in rows.items():
+        row, kinds = table[fid], kinds | {table[fid]["kind"]}
+        t = float(row["tolerance"])
+        if row["kind"] == "range":
+            lo, hi = float(row["low"]), float(row["high"])
+            want = (lo - t * abs(lo), hi + t * abs(hi))
+        elif row["kind"] in ("upper_bound", "lower_bound"):
+            v = float(row["high"] or row["value"]) if row["kind"] == "upper_bound" else float(row["low"] or row["value"])
+            want = (None, v + t * abs(v)) if row["kind"] == "upper_bound" else (v - t * abs(v), None)
+        else:
+            v = float(row["value"])
+            want = (v - t * abs(v), v + t * abs(v))
+        got = (r["accepted_low"], r["accepted_high"])
+        assert [g is None for g in got] == [w is None for w in want], fid
+        assert_allclose([g for g in got if g is not None], [w for w in want if w is not None], rtol=1e-12,
+                        err_msg=fid)
+        inside = (got[0] is None or got[0] <= r["model"]) and (got[1] is None or r["model"] <= got[1])
+        assert r["within_tolerance"] == inside, fid
+    assert {"exact", "approximate", "up_to", "range"} <= kinds
+    # the 2c row as a reader checks it: "up to 30%" printed with a trailing zero, +-5 points
+    r = rows["s001_4m_tput_keysize"]
+    assert_allclose((r["accepted_low"], r["accepted_high"]), (-35.01, -24.99), rtol=0, atol=1e-9)
+    assert r["kind"] == "up_to"
 
 
 # ------------------------------------------------------------ CRYPTOPLAN_PARAMS

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -62,8 +63,9 @@ def figure_table(values: dict) -> list[dict]:
         One per figure (:func:`figure_table_ids`' order): ``id``, ``source``, ``quantity``,
         ``conditions``, ``unit``, ``kind``, ``published``, ``low``, ``high``, ``model`` (in the
         figure's unit), ``residual`` (model - published), ``relative_error`` (None where the
-        published value is 0), ``tolerance``, ``within_tolerance`` (``low <= model <= high`` of
-        the figure's bounds) and ``reason``.
+        published value is 0), ``tolerance``, ``accepted_low`` and ``accepted_high`` (the
+        interval the model must fall in, :meth:`~cryptoplan.model.figures.Figure.bounds`; None
+        for an open end), ``within_tolerance`` (the model inside it) and ``reason``.
     """
     preds = predict_all(values)
     with using_values(values):
@@ -83,7 +85,8 @@ def figure_table(values: dict) -> list[dict]:
                      "unit": f.unit, "kind": f.kind, "published": pub, "low": f.low, "high": f.high,
                      "model": model, "residual": model - pub,
                      "relative_error": (model - pub) / abs(pub) if pub else None,
-                     "tolerance": f.tolerance, "within_tolerance": ok,
+                     "tolerance": f.tolerance, "accepted_low": lo if math.isfinite(lo) else None,
+                     "accepted_high": hi if math.isfinite(hi) else None, "within_tolerance": ok,
                      "reason": "" if ok else misses.get(fid, "not listed in data/misses.csv")})
     return rows
 

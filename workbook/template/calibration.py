@@ -26,6 +26,7 @@ from ._builder import (CATALOG_BY_NAME, HEADER_FILL, HEADER_FONT, NOTE_FONT, SER
 __all__ = ["add_calibration", "add_parameters"]
 
 _BOOLEAN = '"TRUE";"TRUE";"FALSE"'
+F_BOUND = "#,##0.0###"          # the accepted interval's ends: four decimals at most, not General's ten
 
 
 def _row_lines(text: str, chars: int) -> int:
@@ -38,9 +39,12 @@ def add_calibration(b: Builder):
     """Published figures beside the model (MODEL_FIGURES), and a model-vs-published chart."""
     ws = titled_sheet(b, "Calibration", "Calibration: published measurements vs the model",
                       "MODEL_FIGURES(ParamsFile) (on the hidden Tables sheet) gives one row per published figure the models predict: "
-                      "its source document (report and page), the model's value and relative error. "
-                      "within_tolerance FALSE is highlighted; the reason column says why the model cannot meet "
-                      "it.", "I")
+                      "its source document (report and page), the model's value and relative error, and the "
+                      "interval the model must fall in (accepted_low to accepted_high, set by how the figure "
+                      "is printed: the tolerance rules of cryptoplan's data/README.md; an up_to figure is "
+                      "compared on the model's extreme over its conditions). within_tolerance FALSE is "
+                      "highlighted; the reason column says why the model cannot meet it.", "I")
+    ws.row_dimensions[2].height = 44                # the note's three lines
     fig = CATALOG_BY_NAME["MODEL_FIGURES"]
     ids = figure_table_ids()
     top = 22
@@ -52,9 +56,11 @@ def add_calibration(b: Builder):
         cell.alignment = Alignment(wrap_text=True, vertical="center")
     first, last = top + 1, top + len(ids)
     widths = {"source": 24, "quantity": 18, "conditions": 30, "unit": 15, "published": 12, "model": 12,
-              "relative_error": 14, "within_tolerance": 17, "reason": 64, "id": 40}
+              "relative_error": 14, "kind": 12, "accepted_low": 14, "accepted_high": 14, "within_tolerance": 17,
+              "reason": 64, "id": 40}
     set_widths(ws, {col[k]: w for k, w in widths.items()})
-    for name, fmt in (("published", "General"), ("model", "0.0000"), ("relative_error", "0.0%")):
+    for name, fmt in (("published", "General"), ("model", "0.0000"), ("relative_error", "0.0%"),
+                      ("accepted_low", F_BOUND), ("accepted_high", F_BOUND)):
         for r in range(first, last + 1):
             ws[f"{col[name]}{r}"].number_format = fmt
     for name in fig.columns:
