@@ -197,9 +197,13 @@ def fit(figures_path, out_path, report_dir, force, check):
         rows = F.figure_table(values)
     click.echo(_fit_text(doc, rows), nl=False)
     if out_path:
-        text = F.params_text({"parameters": doc["parameters"],
-                              "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"],
-                                      "nfev": doc["nfev"]}})
+        written = {"parameters": doc["parameters"],
+                   "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]}}
+        try:        # as calibrate does: never write a file the models would refuse to load
+            model_params.validate_params(written, "the fitted parameters")
+        except model_params.ParameterFileError as exc:
+            raise click.ClickException(f"{exc}; {out_path} not written") from None
+        text = F.params_text(written)
         with writing(out_path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
         click.echo(f"wrote {out_path}")

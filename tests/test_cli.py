@@ -64,6 +64,45 @@ def test_fit_check_fails_on_a_stale_parameter_file(fresh_fit, monkeypatch, tmp_p
     assert "acc_crt_ms_2048: fresh" in res.output and "cost at the committed parameters" in res.output
 
 
+def test_fit_never_writes_a_parameter_file_the_models_would_refuse(fresh_fit, monkeypatch, tmp_path):
+    # a fit (e.g. to a --figures table) that put the accelerator's fixed time above its whole
+    # RSA-2048 ME time would have been written, then refused by every later load; it is
+    # refused before writing, naming the parameter, the value and the limit (as calibrate does)
+    import copy
+
+    import cryptoplan.model.calibration.fit as F
+    bad = copy.deepcopy(fresh_fit)
+    me = bad["parameters"]["acc_me_ms_2048"]["value"]
+    bad["parameters"]["acc_fixed_ms"]["value"] = 2.0 * me
+    monkeypatch.setattr(F, "fit", lambda: bad)
+    out = tmp_path / "p.json"
+    res = CliRunner().invoke(main, ["fit", "--out", str(out)])
+    assert res.exit_code == 1, res.output
+    assert "'acc_fixed_ms' must be less than acc_me_ms_2048" in res.output
+    assert f"{2.0 * me:g}"[:6] in res.output and f"{out} not written" in res.output
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(F, "fit", lambda: fresh_fit)           # the real fit is written
+    assert CliRunner().invoke(main, ["fit", "--out", str(out)]).exit_code == 0 and out.is_file()
+
+
+def test_write_params_refuses_what_would_not_load(fresh_fit, tmp_path):
+    import copy
+    import json
+
+    from cryptoplan.model.calibration.fit import write_params
+    from cryptoplan.model.params import ParameterFileError, validate_params
+    doc = {"parameters": copy.deepcopy(fresh_fit["parameters"])}
+    doc["parameters"]["cop_rsa_fixed_share"]["value"] = 1.0
+    with pytest.raises(ParameterFileError, match="'cop_rsa_fixed_share' must be less than 1"):
+        write_params(doc, tmp_path / "bad.json")
+    assert list(tmp_path.iterdir()) == []
+    doc["parameters"]["cop_rsa_fixed_share"]["value"] = 0.5
+    write_params(doc, tmp_path / "good.json")
+    written = json.loads((tmp_path / "good.json").read_text(encoding="utf-8"))
+    validate_params(written)                                    # loads: no error
+    assert written["parameters"]["cop_rsa_fixed_share"]["value"] == 0.5
+
+
 def test_every_command_is_registered():
     # The README and the issues promise these commands; a refactor once dropped four of them.
     res = CliRunner().invoke(main, ["--help"])

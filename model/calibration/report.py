@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..datafiles import data_path
 from ..figures import figure, source_label
-from ..params import using_values
+from ..params import using_values, validate_params
 from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
 from .free import FREE, free_bounds
 from .scoring import fit_cost, roundtrip_cost
@@ -202,7 +202,14 @@ def write_params(doc: dict, path) -> None:
 
     The command line writes through ``cryptoplan.workbook.engine.atomic_target`` instead
     (its temporary files are swept after a kill); this is the model layer's own writer.
+
+    Raises
+    ------
+    cryptoplan.model.params.ParameterFileError
+        The document is one the models would refuse to load
+        (:func:`~cryptoplan.model.params.validate_params`); nothing is written.
     """
+    validate_params(doc, f"the parameters for {path}")
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
     try:
