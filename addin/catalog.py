@@ -552,10 +552,12 @@ CATALOG: tuple = (
     _f("MODEL_PARAMETERS", "model_parameters", PLANNING, "The fitted model parameters as a table "
        "with a header row (spills).", [PARAMS_FILE], "table", "table",
        ("name", "value", "stderr", "unit", "submodel", "description")),
+    # columns are only ever appended: a workbook holds the table in a fixed-width range and its
+    # sheets refer to the cells by position (kind and the accepted interval came after id)
     _f("MODEL_FIGURES", "model_figures", PLANNING, "Published measurements beside the model's "
        "values, as a table with a header row (spills).", [PARAMS_FILE], "table", "table",
-       ("source", "quantity", "conditions", "unit", "published", "model", "relative_error", "kind",
-        "accepted_low", "accepted_high", "within_tolerance", "reason", "id")),
+       ("source", "quantity", "conditions", "unit", "published", "model", "relative_error",
+        "within_tolerance", "reason", "id", "kind", "accepted_low", "accepted_high")),
 )
 
 _BY_NAME = {f.name: f for f in CATALOG}

@@ -413,3 +413,14 @@ def test_xlwings_conf_names_the_udf_module():
     assert all(line.startswith(b'"') for line in data.splitlines() if line)  # no comments
     mod = importlib.import_module(conf["UDF MODULES"])
     assert mod is udfs
+
+
+def test_model_figures_columns_only_grow_at_the_end():
+    """A workbook written by an older template holds MODEL_FIGURES in a 10-column range and its
+    Calibration sheet reads the cells by position: a column inserted in the middle pushed
+    within_tolerance, reason and id out of that range and put text under the TRUE/FALSE
+    highlight.  The ten columns the table had before the accepted interval came first."""
+    assert catalog.get("MODEL_FIGURES").columns[:10] == (
+        "source", "quantity", "conditions", "unit", "published", "model", "relative_error",
+        "within_tolerance", "reason", "id")
+    assert catalog.get("MODEL_FIGURES").columns[10:] == ("kind", "accepted_low", "accepted_high")

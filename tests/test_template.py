@@ -496,7 +496,9 @@ def _spill_of(wb, sheet, coord):
 
 def test_calibration_is_dynamic_array(path, wb):
     """The table functions spill on the hidden Tables sheet; the shown tables are plain
-    references (LibreOffice recomputes array formulas on load: issue 33's #NAME?)."""
+    references (LibreOffice recomputes array formulas on load: issue 33's #NAME?).  Calibration
+    shows MODEL_FIGURES' columns in its own order (the accepted interval beside published)."""
+    from cryptoplan.workbook.template.calibration import CALIBRATION_COLUMNS
     for sheet, coord, name in (("Calibration", "A22", "MODEL_FIGURES"), ("Parameters", "A4", "MODEL_PARAMETERS")):
         col, row = _spill_of(wb, sheet, coord)
         v = wb["Tables"][f"{col}{row}"].value
@@ -504,10 +506,14 @@ def test_calibration_is_dynamic_array(path, wb):
         assert isinstance(v, ArrayFormula) and v.text == f"={name}({_blank_as_empty('ParamsFile')})"
         rows = len(getattr(model, name.lower())()) + 1
         assert int(re.search(r"(\d+)$", v.ref).group(1)) == row + rows - 1   # sized to the table
-        width = len(CATALOG_BY_NAME[name].columns)
+        columns = CATALOG_BY_NAME[name].columns
+        shown = CALIBRATION_COLUMNS if sheet == "Calibration" else columns
+        assert sorted(shown) == sorted(columns)                          # every column, once
         top = int(coord[1:])
-        assert _spill_of(wb, sheet, f"{openpyxl.utils.get_column_letter(width)}{top + rows - 1}") == \
-            (openpyxl.utils.get_column_letter(width), row + rows - 1)     # every cell of the table shown
+        for j, c in enumerate(shown, 1):        # the header and the last row of each shown column
+            src = openpyxl.utils.get_column_letter(columns.index(c) + 1)
+            for r in (0, rows - 1):
+                assert _spill_of(wb, sheet, f"{openpyxl.utils.get_column_letter(j)}{top + r}") == (src, row + r)
         assert not any(isinstance(c.value, ArrayFormula) for r in wb[sheet].iter_rows() for c in r
                        if c.value is not None and "MODEL_" in str(getattr(c.value, "text", "")))
     with zipfile.ZipFile(path) as z:
@@ -623,8 +629,9 @@ def test_printed_sheets_keep_to_their_tables(path):
     header = next(r for r in range(top, 60) if "Tables!" in str(cal.cell(r, 1).value or ""))
     room_cm = sum((cal.row_dimensions[r].height or 15) for r in range(top, header)) * 2.54 / 72
     assert chart.height < room_cm, (chart.height, room_cm)
-    for name in ("relative_error", "within_tolerance"):     # header words are not broken mid-word
-        letter = openpyxl.utils.get_column_letter(CATALOG_BY_NAME["MODEL_FIGURES"].columns.index(name) + 1)
+    from cryptoplan.workbook.template.calibration import CALIBRATION_COLUMNS
+    for name in ("relative_error", "within_tolerance", "accepted_low", "accepted_high"):  # not broken mid-word
+        letter = openpyxl.utils.get_column_letter(CALIBRATION_COLUMNS.index(name) + 1)
         assert cal.column_dimensions[letter].width >= len(name) - 1
 
 

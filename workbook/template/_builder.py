@@ -152,8 +152,11 @@ class Builder:
                 for cell in row:
                     cell.number_format = number_format
 
-    def dynamic_array(self, ws, coord: str, name: str, height: int, width: int, *args):
+    def dynamic_array(self, ws, coord: str, name: str, height: int, width: int, *args, order=None):
         """A spilling table function of ``args`` (header row + ``height - 1`` rows), shown at ``coord``.
+
+        ``order``: the table's columns (0-based) in the order the sheet shows them; default all,
+        as the function gives them.
 
         The spilling formula itself stands on the hidden sheet ``Tables`` (its own block of
         rows, ``height`` x ``width`` being the range older Excel shows); the cells at ``coord``
@@ -173,10 +176,11 @@ class Builder:
         tables[t_coord] = ArrayFormula(f"{t_coord}:{get_column_letter(width)}{t_top + height - 1}", formula)
         self.dynamic_arrays.append((tables.title, t_coord))
         top, left = ws[coord].row, ws[coord].column
+        shown = range(width) if order is None else order
         for i in range(height):
-            for j in range(width):
-                src = f"Tables!{get_column_letter(1 + j)}{t_top + i}"
-                self.native(ws, f"{get_column_letter(left + j)}{top + i}", _shown(src, anchor=i == j == 0))
+            for j, k in enumerate(shown):
+                src = f"Tables!{get_column_letter(1 + k)}{t_top + i}"
+                self.native(ws, f"{get_column_letter(left + j)}{top + i}", _shown(src, anchor=i == k == 0))
 
     def _tables_sheet(self):
         """The hidden sheet ``Tables`` holding the spilling table functions (created on first use)."""

@@ -23,7 +23,12 @@ from cryptoplan.model.params import load_params
 from ._builder import (CATALOG_BY_NAME, HEADER_FILL, HEADER_FONT, NOTE_FONT, SERIES_FONT, TITLE_FONT, WRAP_TOP,
                        Builder, print_setup, set_widths, titled_sheet)
 
-__all__ = ["add_calibration", "add_parameters"]
+__all__ = ["add_calibration", "add_parameters", "CALIBRATION_COLUMNS"]
+
+#: MODEL_FIGURES' columns in the order the Calibration sheet shows them: the verdict's inputs
+#: (kind, published, the accepted interval, model) side by side.
+CALIBRATION_COLUMNS = ("source", "quantity", "conditions", "unit", "kind", "published", "accepted_low",
+                       "accepted_high", "model", "relative_error", "within_tolerance", "reason", "id")
 
 _BOOLEAN = '"TRUE";"TRUE";"FALSE"'
 F_BOUND = "#,##0.0###"          # the accepted interval's ends: four decimals at most, not General's ten
@@ -48,8 +53,9 @@ def add_calibration(b: Builder):
     fig = CATALOG_BY_NAME["MODEL_FIGURES"]
     ids = figure_table_ids()
     top = 22
-    b.dynamic_array(ws, f"A{top}", "MODEL_FIGURES", len(ids) + 1, len(fig.columns))
-    col = {name: get_column_letter(i) for i, name in enumerate(fig.columns, 1)}
+    b.dynamic_array(ws, f"A{top}", "MODEL_FIGURES", len(ids) + 1, len(fig.columns),
+                    order=[fig.columns.index(c) for c in CALIBRATION_COLUMNS])
+    col = {name: get_column_letter(i) for i, name in enumerate(CALIBRATION_COLUMNS, 1)}
     for c in range(1, len(fig.columns) + 1):       # formats persist under the spilled header
         cell = ws.cell(top, c)
         cell.font, cell.fill = HEADER_FONT, HEADER_FILL
@@ -63,7 +69,7 @@ def add_calibration(b: Builder):
                       ("accepted_low", F_BOUND), ("accepted_high", F_BOUND)):
         for r in range(first, last + 1):
             ws[f"{col[name]}{r}"].number_format = fmt
-    for name in fig.columns:
+    for name in CALIBRATION_COLUMNS:
         for r in range(first, last + 1):
             ws[f"{col[name]}{r}"].alignment = WRAP_TOP
     for r in range(first, last + 1):   # LibreOffice shows a boolean as 1/0 without a boolean format
@@ -80,7 +86,7 @@ def add_calibration(b: Builder):
         ws.row_dimensions[r].height = 13 * lines + 2
     ws.conditional_formatting.add(f"{col['within_tolerance']}{first}:{col['within_tolerance']}{last}", CellIsRule(
         operator="equal", formula=["0"], fill=PatternFill("solid", fgColor="FFC7CE"), font=Font(color="9C0006")))
-    _model_vs_published(b, ws, fig.columns, col, top, first, last)
+    _model_vs_published(b, ws, CALIBRATION_COLUMNS, col, top, first, last)
     ws.freeze_panes = f"A{first}"
     print_setup(ws, f"A1:{get_column_letter(len(fig.columns))}{last}")
     ws.print_title_rows = f"{top}:{top}"
