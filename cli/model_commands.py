@@ -196,24 +196,24 @@ def fit(figures_path, out_path, report_dir, force, check):
         values = {k: v["value"] for k, v in doc["parameters"].items()}
         rows = F.figure_table(values)
     click.echo(_fit_text(doc, rows), nl=False)
-    if out_path:
-        written = {"parameters": doc["parameters"],
-                   "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]}}
-        try:        # as calibrate does: never write a file the models would refuse to load
-            model_params.validate_params(written, "the fitted parameters")
-        except model_params.ParameterFileError as exc:
-            raise click.ClickException(f"{exc}; {out_path} not written") from None
-        text = F.params_text(written)
-        with writing(out_path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        click.echo(f"wrote {out_path}")
-    if report_dir:
+    if report_dir:          # first: a fit refused below is one whose residuals a reader wants
         folder = report_folder(report_dir)
         try:
             _fit_report(folder, rows)
         except OSError as exc:
             raise click.ClickException(f"--report: cannot write into {folder} ({exc.strerror or exc})") from None
         click.echo(f"wrote report to {report_dir}")
+    if out_path:
+        written = {"parameters": doc["parameters"],
+                   "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]}}
+        try:        # as calibrate does: never write values the models would refuse to load
+            model_params.validate_params(written, "the fitted parameters", names=False)
+        except model_params.ParameterFileError as exc:
+            raise click.ClickException(f"{exc}; {out_path} not written") from None
+        text = F.params_text(written)
+        with writing(out_path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        click.echo(f"wrote {out_path}")
     if check:
         _check_parameter_file(doc, table)
 

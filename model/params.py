@@ -256,13 +256,15 @@ def _read(path: str) -> dict:
     return doc
 
 
-def validate_params(doc, path="the parameter file") -> None:
+def validate_params(doc, path="the parameter file", *, names: bool = True) -> None:
     """Check a parameter document: every parameter the models use, each a finite number >= 0.
 
     The names are the packaged ``data/params.json``'s (what ``cryptoplan fit`` writes): a file
     that lacks one or adds one is an error naming them, as is a value that is not a real
     number (text, true/false, null, a list), not finite, or negative (every parameter is a
-    time, a CPU cost, a count, an exponent or a ratio; a few have a floor above 0).
+    time, a CPU cost, a count, an exponent or a ratio; a few have a floor above 0), or one
+    that breaks a relation between two parameters.  ``names=False`` skips the comparison of
+    names (a fit writing the packaged file defines them: a parameter added to the fit is new).
 
     Raises
     ------
@@ -272,7 +274,7 @@ def validate_params(doc, path="the parameter file") -> None:
     if not isinstance(doc, dict) or not isinstance(doc.get("parameters"), dict):
         raise ParameterFileError(f"{path}: not a cryptoplan parameter file (no 'parameters' object)")
     params = doc["parameters"]
-    reference = _reference_names()
+    reference = _reference_names() if names else None
     if reference is not None:
         missing = sorted(reference - set(params))
         unknown = sorted(set(params) - reference)

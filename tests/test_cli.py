@@ -69,20 +69,28 @@ def test_fit_never_writes_a_parameter_file_the_models_would_refuse(fresh_fit, mo
     # RSA-2048 ME time would have been written, then refused by every later load; it is
     # refused before writing, naming the parameter, the value and the limit (as calibrate does)
     import copy
+    import json
 
     import cryptoplan.model.calibration.fit as F
     bad = copy.deepcopy(fresh_fit)
     me = bad["parameters"]["acc_me_ms_2048"]["value"]
     bad["parameters"]["acc_fixed_ms"]["value"] = 2.0 * me
     monkeypatch.setattr(F, "fit", lambda: bad)
-    out = tmp_path / "p.json"
-    res = CliRunner().invoke(main, ["fit", "--out", str(out)])
+    out, report = tmp_path / "p.json", tmp_path / "report"
+    res = CliRunner().invoke(main, ["fit", "--out", str(out), "--report", str(report)])
     assert res.exit_code == 1, res.output
     assert "'acc_fixed_ms' must be less than acc_me_ms_2048" in res.output
     assert f"{2.0 * me:g}"[:6] in res.output and f"{out} not written" in res.output
-    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["report"]   # the report, to read
     monkeypatch.setattr(F, "fit", lambda: fresh_fit)           # the real fit is written
     assert CliRunner().invoke(main, ["fit", "--out", str(out)]).exit_code == 0 and out.is_file()
+    # a parameter added to the fit (a new model term) is written: the fit defines the names
+    grown = copy.deepcopy(fresh_fit)
+    grown["parameters"]["a_new_term_us"] = dict(grown["parameters"]["acc_fixed_ms"], value=1.5)
+    monkeypatch.setattr(F, "fit", lambda: grown)
+    res = CliRunner().invoke(main, ["fit", "--out", str(out), "--force"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text(encoding="utf-8"))["parameters"]["a_new_term_us"]["value"] == 1.5
 
 
 def test_write_params_refuses_what_would_not_load(fresh_fit, tmp_path):

@@ -206,10 +206,11 @@ def write_params(doc: dict, path) -> None:
     Raises
     ------
     cryptoplan.model.params.ParameterFileError
-        The document is one the models would refuse to load
-        (:func:`~cryptoplan.model.params.validate_params`); nothing is written.
+        A value or a relation the models would refuse to load
+        (:func:`~cryptoplan.model.params.validate_params`; the names are the document's own);
+        nothing is written.
     """
-    validate_params(doc, f"the parameters for {path}")
+    validate_params(doc, f"the parameters for {path}", names=False)
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
     try:
