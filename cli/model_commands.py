@@ -150,7 +150,9 @@ def _fit_text(doc: dict, rows: list[dict]) -> str:
     out += [f"  {src:45s} {np.median(errs):7.1%}  ({len(errs)} figures)" for src, errs in sorted(by_source.items())]
     for r in rows:
         mark = "ok " if r["within_tolerance"] else "   "
-        out.append(f"  {mark}{r['id']:44s} published {r['published']:>10.4g}  model {r['model']:>10.4g}")
+        lo, hi = ("" if v is None else f"{v:.4g}" for v in (r["accepted_low"], r["accepted_high"]))
+        out.append(f"  {mark}{r['id']:44s} published {r['published']:>10.4g}  model {r['model']:>10.4g}"
+                   f"  accepts {lo:>9s} .. {hi:<9s} {r['kind']}")
         if r["reason"]:
             out.append(f"       why: {r['reason']}")
     return "\n".join(out) + "\n"

@@ -46,6 +46,10 @@ def test_fit_prints_per_source_errors(fresh_fit, monkeypatch):
     assert "median absolute relative error by source" in res.output
     assert "AMS key-size blog (Sharkey, 2024)" in res.output     # data/sources.csv, not a file name
     assert "is this fit's result" in res.output
+    # each figure with the interval its tolerance accepts: "up to 30%" printed with a trailing
+    # zero, tolerance 5/30 of 30 points (data/README.md, rule 1): -35.01 .. -24.99
+    line = next(l for l in res.output.splitlines() if "s001_4m_tput_keysize" in l)
+    assert line.split("accepts")[1].split() == ["-35.01", "..", "-24.99", "up_to"], line
 
 
 def test_fit_check_fails_on_a_stale_parameter_file(fresh_fit, monkeypatch, tmp_path, params_file):
