@@ -635,6 +635,21 @@ def test_printed_sheets_keep_to_their_tables(path):
         assert cal.column_dimensions[letter].width >= len(name) - 1
 
 
+def test_plan_sheet_text_does_not_run_together(wb):
+    """On the printed Plan page the Growth factor's note ran into its value ("1.00on every
+    rate") and the workloads' queueing numbers stood at the right edge of the status-wide
+    column, far from their header: the notes are indented, the last column left-aligned."""
+    from cryptoplan.model.zos.plan import WORKLOAD_COLUMNS
+    ws = wb["Plan"]
+    for r in (4, 5):
+        assert ws.cell(r, 3).alignment.horizontal == "left" and ws.cell(r, 3).alignment.indent >= 1
+    from cryptoplan.workbook.template.plan import PLAN_ROWS, PLAN_TABLE_TOP as top
+    col, row = _spill_of(wb, "Plan", f"A{top}")                 # the table shown there
+    assert "PLAN_WORKLOADS" in wb["Tables"][f"{col}{row}"].value.text
+    last = openpyxl.utils.get_column_letter(len(WORKLOAD_COLUMNS))
+    assert all(ws[f"{last}{r}"].alignment.horizontal == "left" for r in range(top + 1, top + PLAN_ROWS + 1))
+
+
 def test_plan_headers_fit_their_columns(wb):
     """Issue 33's raw headers broken mid-word ("required_at_ho/rizon"): each column of the Plan
     sheet's tables is at least as wide as its longest header name."""

@@ -62,6 +62,7 @@ WORKLOADS_PRINT_SCALE = 45     # %: the wider half of the Workloads table fits A
 PLAN_ROWS = 20                 # workload rows of the table (empty ones are skipped)
 _PLAN_HEAD = 16                # the Workloads table's header row
 _PLAN_SYSTEM_FIRST = 5
+PLAN_TABLE_TOP = 14            # the Plan sheet's PLAN_WORKLOADS header row
 _PLAN_MONTHS = tuple(range(0, 37, 3))
 F_MONTHS = '0.0 "months"'
 #: The Workloads table's column letters by key.
@@ -182,9 +183,10 @@ def add_plan(b: Builder):
         cell = ws.cell(r, 2, value)
         cell.style, cell.number_format = "Input", fmt
         ws.cell(r, 3, note).font = NOTE_FONT
+        ws.cell(r, 3).alignment = Alignment(horizontal="left", indent=1)   # not run into the value
         b.wb.defined_names[name] = DefinedName(name, attr_text=f"Plan!$B${r}")
     args = (n("PlanWorkloads"), n("PlanSystem"), n("PlanGrowth"), n("PlanMonths"))
-    top = 14
+    top = PLAN_TABLE_TOP
     _plan_tables(b, ws, args, top)
     g0 = top + PLAN_ROWS + 3
     last = _growth_table(b, ws, g0)
@@ -220,6 +222,8 @@ def _plan_tables(b: Builder, ws, args: tuple, top: int):
         for key, fmt in (("rate", "#,##0.0"), ("cpu_us", F_US), ("processors", F_PCT), ("coprocessors", F_PCT),
                          ("accelerators", F_PCT), ("queueing_ms", F_MS)):
             ws[f"{wc[key]}{r}"].number_format = fmt
+        # the last column is as wide as the status text above it: its numbers sit under their header
+        ws[f"{wc[WORKLOAD_COLUMNS[-1]]}{r}"].alignment = Alignment(horizontal="left")
 
 
 def _growth_table(b: Builder, ws, g0: int) -> int:
