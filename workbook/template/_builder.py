@@ -229,14 +229,21 @@ def set_widths(ws, widths: dict):
         ws.column_dimensions[col].width = w
 
 
-def print_setup(ws, area: str, landscape: bool = True):
-    """Print ``area`` on A4, one page wide, without gridlines, the page number in the footer."""
+def print_setup(ws, area: str, landscape: bool = True, scale: int | None = None):
+    """Print ``area`` on A4, one page wide, without gridlines, the page number in the footer.
+
+    ``scale`` (percent) prints at that fixed size instead of fitting one page wide, for a sheet
+    with manual page breaks (Excel ignores them under fit-to-page).
+    """
     ws.print_area = area
     ws.page_setup.orientation = "landscape" if landscape else "portrait"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = scale is None
+    if scale is None:
+        ws.page_setup.fitToWidth = 1
+        ws.page_setup.fitToHeight = 0
+    else:
+        ws.page_setup.scale = scale
     ws.print_options.gridLines = False
     ws.oddFooter.center.text = "&A - page &P of &N"
     ws.oddHeader.left.text = "cryptoplan capacity planner"

@@ -84,11 +84,9 @@ def add_workloads(b: Builder):
     set_widths(ws, {**widths, "A": 22, "C": 16})
     ws.column_dimensions["C"].width = 16
     ws.freeze_panes = f"C{first}"
-    print_setup(ws, f"A1:{_COL[_PLAN_COLUMNS[-1]]}{last}")
     # Two pages wide, readable: the common and AMS columns, then the other kinds' columns, each
-    # page with the name and kind.  A fixed scale, as Excel ignores manual breaks under fit-to-page.
-    ws.sheet_properties.pageSetUpPr.fitToPage = False
-    ws.page_setup.scale = WORKLOADS_PRINT_SCALE
+    # page with the name and kind
+    print_setup(ws, f"A1:{_COL[_PLAN_COLUMNS[-1]]}{last}", scale=WORKLOADS_PRINT_SCALE)
     ws.col_breaks.append(Break(id=_PLAN_COLUMNS.index("flow") + 1))
     ws.print_title_cols = "A:B"
 
