@@ -80,6 +80,8 @@ _EXPORTS = {
     "Workload": "zos.plan",
     "PlanError": "zos.plan",
     "PlanResult": "zos.plan",
+    "DailyProfile": "zos.plan",
+    "Window": "zos.plan",
     "plan": "zos.plan",
     "plan_resources": "zos.plan",
     "plan_workloads": "zos.plan",

@@ -47,6 +47,8 @@ __all__ = [
     "ROUNDTRIP_US", "TASK_ELAPSED_RATIO",
     # a plan
     "POOL_CARDS", "WORKLOAD_RATE", "WORKLOAD_UTIL", "GROWTH_PER_YEAR", "GROWTH", "MONTHS", "HORIZON_MONTHS",
+    "PEAK_DAY_FACTOR", "FAILOVER_MAX_UTILIZATION", "SITE_FAILOVER_FACTOR", "LEAD_TIME_MONTHS", "MSU_PER_PROCESSOR",
+    "PROFILE_FACTOR", "DURATION_MINUTES",
 ]
 
 
@@ -268,10 +270,28 @@ MAX_WAIT_MS = Domain("max_wait_ms", 0.0, lo_open=True, unit="ms")
 POOL_CARDS = Domain("cards", 0.0, 64.0, integer=True, unit="cards")
 WORKLOAD_RATE = Domain("rate", 0.0, 1e12, unit="per second")
 WORKLOAD_UTIL = Domain("utilization", 0.0, 1.0, unit="fraction")
-GROWTH_PER_YEAR = Domain("growth_per_year", -1.0, 100.0, lo_open=True, unit="fraction per year")
+# A fraction per year: 10 (+1,000% a year) is far past any workload's growth; 50 is a percent typed
+# where a fraction belongs.
+GROWTH_PER_YEAR = Domain("growth_per_year", -1.0, 10.0, lo_open=True, unit="fraction per year")
 GROWTH = Domain("growth", 0.0, 1e6, unit="factor")
 MONTHS = Domain("months", 0.0, 1200.0, unit="months")
 HORIZON_MONTHS = Domain("horizon_months", 0.0, 1200.0, unit="months")
+# The busiest day of the year over the average day (RMF's daily totals): 1 is no peak day; beyond
+# 100 the "average" day is not one.  Engineering limits of this tool.
+PEAK_DAY_FACTOR = Domain("peak_day_factor", 1.0, 100.0, unit="factor")
+# A pool's utilization with one card failed: below 1 (at 1 the queue is unstable).
+FAILOVER_MAX_UTILIZATION = Domain("failover_max_utilization", 0.0, 1.0, lo_open=True, hi_open=True,
+                                  unit="fraction")
+# Another site's share arriving: a factor on the marked workloads, 1 (none) to 100.
+SITE_FAILOVER_FACTOR = Domain("site_failover_factor", 1.0, 100.0, unit="factor")
+# Months from ordering a card (or processor capacity) to having it installed: up to 10 years.
+LEAD_TIME_MONTHS = Domain("lead_time_months", 0.0, 120.0, unit="months")
+# MSU per processor at full use (the machine's MSU rating over its processors).
+MSU_PER_PROCESSOR = Domain("msu_per_processor", 0.0, 1e5, lo_open=True, unit="MSU")
+# A daily profile's factor on a rate for one interval (normalized to mean 1 afterwards).
+PROFILE_FACTOR = Domain("factors", 0.0, 1e6, unit="factor")
+# A workload that runs in a window of the day (a channel-start storm): its length.
+DURATION_MINUTES = Domain("duration_minutes", 0.0, 1440.0, lo_open=True, unit="minutes")
 START_RATE = Domain("start_rate", 0.0, unit="starts/s")
 HANDSHAKE_RATE = Domain("handshake_rate", 0.0, unit="handshakes/s")
 RESUMED_SHARE = Domain("resumed_share", 0.0, 1.0, unit="fraction")

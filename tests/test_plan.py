@@ -129,16 +129,22 @@ def test_one_channel_start_workload_is_the_channel_start_functions(cipher):
 @pytest.mark.parametrize("mode,cipher", [("none", None), ("SSLCIPH", "TLS_RSA_WITH_AES_256_CBC_SHA256"),
                                          ("ATTLS", "TLS_AES_256_GCM_SHA384"),
                                          ("SSLCIPH", "TLS_CHACHA20_POLY1305_SHA256")])
-def test_one_channel_workload_is_tls_cost_times_rate(mode, cipher):
+@pytest.mark.parametrize("ends,flow,share", [("both", "request_reply", 1.0), ("local", "request_reply", 0.5),
+                                             (None, None, 0.5), ("both", "one_way", 0.5), ("local", "one_way", 0.25)])
+def test_one_channel_workload_is_tls_cost_times_rate(mode, cipher, ends, flow, share):
+    # tls_cost_us is the published cost of a request/reply transaction at both queue managers'
+    # ends; one end is half of it (docs/models.md: no figure splits sender and receiver), a
+    # one-way message half a transaction
     s = System(processors=5, coprocessors=1, accelerators=1, platform="z15")
-    args = {"mode": mode, "message_kb": 32.0}
+    args = {"mode": mode, "message_kb": 32.0, "ends": ends, "flow": flow}
     if cipher:
         args["cipher"] = cipher
     r = plan(s, [Workload("ch", "channel", 3000.0, args=args)])
-    total = tls_cost_us(mode, cipher or "NULL_SHA", 32.0, "total", 0, "z15")
+    total = share * tls_cost_us(mode, cipher or "NULL_SHA", 32.0, "total", 0, "z15")
     assert_allclose(r.workloads["ch"].cpu_us["total"], total, rtol=EXACT)
     assert_allclose(r.resources["processors"].busy, 3000.0 * total / 1e6, rtol=EXACT)
     assert r.resources["coprocessors"].utilization == 0.0 and r.resources["accelerators"].utilization == 0.0
+    assert r.workloads["ch"].unit == ("messages/s" if flow == "one_way" else "transactions/s")
 
 
 # ----------------------------------------------------------------- together

@@ -123,44 +123,56 @@ def utilization_chart(result, labels: dict, path) -> None:
     ax.set_xlabel("utilization (% of the installed pool, RMF summary)")
     over = bool((total >= 100.0).any())
     ax.set_xlim(0, max(105.0, float(total.max()) * (1.3 if over else 1.05)))
-    ax.set_title("Utilization by workload, at the planned rates", fontsize=11)
+    ax.set_title("Utilization by workload, at each resource's peak interval", fontsize=11)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(4, len(names) + 1), fontsize=8,
               frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110, format="png")
 
 
-def growth_chart(result, labels: dict, months, curves: dict, path) -> None:
-    """Each pool's utilization as the workloads grow, with the month it reaches its target (PNG).
+def growth_chart(result, labels: dict, months, curves: dict, path, orders=()) -> None:
+    """Each pool's utilization at its peak as the workloads grow, with the month it reaches its
+    target, the horizon and the purchase timeline's order dates (PNG).
 
     ``months`` (the x axis) and ``curves`` (pool -> utilization fraction at each month) come
-    from :func:`~cryptoplan.workbook.plan_report.growth_curve`.  The legend sits below the
-    axes, where no line runs.
+    from :func:`~cryptoplan.workbook.plan_report.growth_curve`; ``orders`` are the plan's
+    :class:`~cryptoplan.model.zos.plan.Purchase` list (a triangle on the axis at each order month,
+    in the pool's colour).  The legend sits below the axes, where no line runs.
     """
     h = result.system.horizon_months
     end = float(months[-1])
     target = result.system.max_utilization * 100
     fig = Figure(figsize=(7.5, 3.8))
     ax = fig.subplots()
+    colour = {}
     for p in labels:
         u = np.where(np.isfinite(curves[p]), curves[p], np.nan) * 100
         line, = ax.plot(months, u, label=labels[p], lw=2)
+        colour[p] = line.get_color()
         cross = float(result.resources[p].months_to_target)
         if 0 < cross <= end:
             ax.plot([cross], [target], "o", color=line.get_color())
             ax.annotate(f"{cross:.0f} mo", (cross, target), textcoords="offset points",
                         xytext=(4, -12), fontsize=8, color=line.get_color())
     ax.axhline(target, color="black", ls="--", lw=1, label=f"target {target:.0f}%")
-    ax.axvline(h, color="0.5", ls=":", lw=1)
+    ax.axvline(h, color="0.3", ls="-.", lw=1.5)
     top = max(105.0, ax.get_ylim()[1])
-    ax.text(h, top * 0.97, f" horizon {h:g} months", va="top", fontsize=8, color="0.3")
+    ax.text(h, top * 0.97, f" horizon {h:g} months", va="top", fontsize=8, color="0.2")
+    ordered = False
+    for o in orders:
+        if o.order_by_month <= end:
+            ax.plot([o.order_by_month], [0], marker="^", ms=10, color=colour.get(o.resource, "black"),
+                    clip_on=False, zorder=5, label=None if ordered else "order by (timeline)")
+            ax.annotate(f"order {o.add}", (o.order_by_month, 0), textcoords="offset points", xytext=(3, 8),
+                        fontsize=7, color=colour.get(o.resource, "black"))
+            ordered = True
     ax.set_xlabel("months ahead (each workload at its yearly growth)")
     ax.set_ylabel("utilization (%)")
     ax.set_xlim(0, end)
     ax.set_ylim(0, top)
-    ax.set_title("Growth: when each resource reaches its target", fontsize=11)
+    ax.set_title("Growth: when each resource's peak reaches its target", fontsize=11)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(labels) + 1, frameon=False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110, format="png")
 

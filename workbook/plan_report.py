@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import html
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 
 from cryptoplan.model.zos.plan import MAX_MONTHS, POOLS, PlanResult, plan
+from cryptoplan.model.zos.plan.evaluate import count_text
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_target
 from cryptoplan.model.lazy import lazy_module
 
 charts = lazy_module("cryptoplan.workbook.charts")   # matplotlib: on first chart
 
-__all__ = ["plan_text", "plan_json", "write_plan_report", "growth_curve", "REPORT_FILES"]
+__all__ = ["plan_text", "plan_json", "write_plan_report", "growth_curve", "timeline_lines", "verdict_lines",
+           "params_source", "REPORT_FILES"]
 
 REPORT_FILES = ("plan.html", "utilization.png", "growth.png")
 _LABEL = {"processors": "General processors", "coprocessors": "Coprocessors (CEXnC)",
@@ -52,28 +55,54 @@ def _ms(x) -> str:
     return "0" if x == 0 else "<0.001" if x < 0.001 else f"{x:.3g}"
 
 
+def params_source() -> str:
+    """Which parameter file the models use: ``CRYPTOPLAN_PARAMS``, else the packaged fit."""
+    env = os.environ.get("CRYPTOPLAN_PARAMS")
+    return f"{env} (CRYPTOPLAN_PARAMS)" if env else "the packaged fit (cryptoplan data/params.json)"
+
+
 def _scenario(result: PlanResult) -> list[str]:
+    """What the answers are for, in the words a printed page needs (CLI header, HTML, Plan sheet)."""
     s = result.system
-    return [f"{s.processors} general processors, {s.coprocessors} coprocessors, {s.accelerators} accelerators "
-            f"({s.platform}, {s.card_generation})",
-            f"utilization target {s.max_utilization:.0%}"
+    n = result.intervals
+    day = ("one interval, the whole day (no daily profile)" if n == 1 else
+           f"{n} intervals of {1440 // n} minutes (RMF INTVAL {1440 // n}), judged at each resource's peak")
+    site = [name for name, w in result.workloads.items() if w.site_failover]
+    fail = ("one card failed: each card pool within "
+            f"{s.failover_max_utilization:.0%} with one card out" if s.failover == "one_card" else "none")
+    return [f"Scenario: growth x{float(result.growth):g} on every rate, {float(result.months):g} months ahead; "
+            f"{day}; busiest day x{s.peak_day_factor:g} the average day",
+            f"Failover: {fail}; site failover x{s.site_failover_factor:g}"
+            + (f" on {', '.join(site)}" if site else " (no workload marked)")
+            + f"; lead time {s.lead_time_months:g} months; horizon {s.horizon_months:g} months",
+            f"{s.processors} general processors, {s.coprocessors} coprocessors, {s.accelerators} accelerators "
+            f"({s.platform}, {s.card_generation}); utilization target {s.max_utilization:.0%}"
             + (f", card wait target {s.max_wait_ms:g} ms per request" if s.max_wait_ms is not None else "")
-            + "; other LPARs keep each coprocessor "
-            f"{s.other_coprocessor_util:.0%} and each accelerator {s.other_accelerator_util:.0%} busy; "
-            f"horizon {s.horizon_months:g} months"]
+            + f"; other LPARs keep each coprocessor {s.other_coprocessor_util:.0%} and each accelerator "
+            f"{s.other_accelerator_util:.0%} busy",
+            f"Model parameters: {params_source()}"]
+
+
+def _count(x, pool) -> str:
+    return str(count_text(x, pool))
 
 
 def _resource_rows(result: PlanResult) -> list[list[str]]:
     rows = []
     for pool in POOLS:
         r = result.resources[pool]
-        rows.append([_LABEL[pool], f"{r.installed}", _pct(r.utilization), _ms(r.wait_ms), f"{r.required:.0f}",
-                     _headroom(r.headroom), _months(r.months_to_target), f"{r.required_at_horizon:.0f}"])
+        f = r.failover
+        rows.append([_LABEL[pool], f"{r.installed}", _pct(r.utilization), str(r.peak_interval),
+                     _pct(r.average_utilization), _ms(r.wait_ms), _count(r.required, pool), _headroom(r.headroom),
+                     _months(r.months_to_target), _count(r.required_at_horizon, pool),
+                     "-" if f is None else _shown(f.utilization, "none left", lambda v: f"{100 * v:.1f}%"),
+                     "-" if f is None else _count(f.required, pool),
+                     "-" if f is None else _months(f.months_to_limit)])
     return rows
 
 
-_RESOURCE_HEAD = ["resource", "installed", "utilization", "wait ms/request", "required now", "headroom",
-                  "months to target", "required at horizon"]
+_RESOURCE_HEAD = ["resource", "installed", "peak", "at", "day average", "wait ms", "required", "headroom",
+                  "months to target", "at horizon", "one card out", "required", "months to limit"]
 _WORKLOAD_HEAD = ["workload", "kind", "rate", "CPU µs/unit", "processors", "coprocessors", "accelerators",
                   "queueing ms/unit"]
 
@@ -82,7 +111,7 @@ def _workload_rows(result: PlanResult) -> list[list[str]]:
     rows = []
     for name, w in result.workloads.items():
         shares = [_pct(result.resources[p].by_workload[name]) for p in POOLS]
-        rows.append([name, w.kind, f"{float(w.rate):g} {w.unit}", f"{float(w.cpu_us['total']):.1f}", *shares,
+        rows.append([name, w.kind, f"{float(w.rate):,.6g} {w.unit}", f"{float(w.cpu_us['total']):.1f}", *shares,
                      _ms(w.queueing_ms)])
     return rows
 
@@ -98,19 +127,45 @@ def _check_scalar(result: PlanResult) -> None:
         raise ValueError("a report describes one scenario: evaluate the plan with scalar rates, growth and months")
 
 
+def timeline_lines(result: PlanResult) -> list[str]:
+    """The purchase timeline as sentences, earliest order first."""
+    if not result.timeline:
+        return [f"nothing to add within the {result.system.horizon_months:g}-month horizon"]
+    return [p.text() for p in result.timeline]
+
+
+def verdict_lines(result: PlanResult) -> list[str]:
+    """Each pool's status, then each card pool's with one card failed."""
+    out = [str(result.resources[p].status) for p in POOLS]
+    out += [str(result.resources[p].failover.status) for p in POOLS if result.resources[p].failover is not None]
+    return out
+
+
 def plan_text(result: PlanResult, source: str = "") -> str:
-    """The report ``cryptoplan plan`` prints: scenario, resources, workloads, RMF rows, verdict."""
+    """The report ``cryptoplan plan`` prints: scenario, resources, verdicts, the purchase timeline,
+    warnings, workloads, RMF rows."""
     _check_scalar(result)
     acc = result.resources["accelerators"]
     out = [f"Plan{f' {source}' if source else ''}", *("  " + line for line in _scenario(result)), ""]
     out += _table(_RESOURCE_HEAD, _resource_rows(result)) + [""]
-    out += [f"  {result.resources[p].status}" for p in POOLS] + [""]
-    out.append("Each workload's share of each resource's utilization:")
+    out += [f"  {line}" for line in verdict_lines(result)] + [""]
+    out.append(f"Purchase timeline (order {result.system.lead_time_months:g} months before each is needed; months "
+               "from the scenario):")
+    out += [f"  {line}" for line in timeline_lines(result)] + [""]
+    if result.warnings:
+        out.append("Warnings:")
+        out += [f"  {w}" for w in result.warnings] + [""]
+    out.append("Each workload's share of each resource's utilization (at that resource's peak):")
     out += _table(_WORKLOAD_HEAD, _workload_rows(result), text_columns=2) + [""]
+    out += [f"  {name}: {w.meaning}" for name, w in result.workloads.items()] + [""]
     other = {p: result.resources[p].other for p in POOLS}
     out.append("Not from these workloads: processors " + _pct(other["processors"])
                + " (MQ MSTR administration), coprocessors " + _pct(other["coprocessors"])
                + ", accelerators " + _pct(other["accelerators"]) + " (other LPARs)")
+    cpu = result.resources["processors"]
+    if cpu.msu is not None:
+        out.append(f"Processors at the peak: {float(cpu.busy):.2f} CPs busy = {float(cpu.msu):,.0f} MSU "
+                   f"({result.system.msu_per_processor:g} MSU per processor)")
     out.append(f"Accelerator RMF rows (this LPAR): ME {_pct(acc.rows['ME'])}, CRT {_pct(acc.rows['CRT'])}, "
                f"other functions {_pct(acc.rows['other'])}; mean EXEC TIME {float(acc.exec_ms):.3f} ms")
     cop = result.resources["coprocessors"]
@@ -125,8 +180,11 @@ def plan_text(result: PlanResult, source: str = "") -> str:
 
 
 def plan_json(result: PlanResult) -> dict:
-    """The ``--json`` document: ``{"resources": {pool: {...}}, "workloads": {name: {...}}, ...}``."""
-    return result.to_dict()
+    """The ``--json`` document: ``{"scenario", "resources": {pool: {...}}, "workloads": {name: {...}},
+    "timeline", "warnings", ...}``."""
+    doc = result.to_dict()
+    doc["scenario"]["params"] = params_source()
+    return doc
 
 
 def growth_curve(system, workloads, months) -> dict:
@@ -136,18 +194,19 @@ def growth_curve(system, workloads, months) -> dict:
 
 
 def _growth_months(result: PlanResult) -> np.ndarray:
-    """The growth chart's months: far enough to show the first crossing, if it comes within 10 years."""
+    """The growth chart's months: past the horizon and the first crossing, if it comes within 10 years."""
     h = result.system.horizon_months
     first = min((float(result.resources[p].months_to_target) for p in POOLS), default=math.inf)
-    end = float(np.clip(1.2 * first if math.isfinite(first) else 0.0, max(2.0 * h, 24.0), 120.0))
+    end = float(np.clip(1.2 * first if math.isfinite(first) else 0.0, max(1.25 * h, 24.0), max(120.0, 1.25 * h)))
     return np.linspace(0.0, end, 121)
 
 
-_CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:46em;margin:1.5em auto;color:#222;font-size:11pt}
+_CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:64em;margin:1.5em auto;color:#222;font-size:11pt}
 h1{font-size:16pt;margin-bottom:.2em}h2{font-size:12.5pt;margin:1.1em 0 .3em}
 table{border-collapse:collapse;font-size:9.5pt;width:100%}th,td{border-bottom:1px solid #ccc;padding:3px 6px}
 th{background:#eef;text-align:left}td.n{text-align:right}p.s{margin:.2em 0}
-.charts{display:flex;gap:1%}.charts img{width:49.5%}
+.charts{display:flex;gap:1%}.charts img{width:49.5%}.cols{display:flex;gap:2%}.cols>div{flex:1}
+ul{margin:.2em 0;padding-left:1.2em}li{margin:.1em 0}.scn{background:#f4f4fa;padding:2px 6px}
 .bad{color:#b00;font-weight:bold}.ok{color:#070}
 @page{size:A4 landscape;margin:9mm}
 @media print{body{margin:0;max-width:none;font-size:8.5pt}h1{font-size:13pt}h2{font-size:10pt;margin:.5em 0 .2em;
@@ -161,31 +220,46 @@ def _html_table(head, rows, text_columns=1) -> str:
     return f"<table><tr>{th}</tr>{body}</table>"
 
 
+def _bad(text: str) -> bool:
+    return any(w in text for w in ("overloaded", "over the", "none is left", "none installed"))
+
+
 def _plan_html(result: PlanResult, source: str) -> str:
     status = []
-    for p in POOLS:
-        r = result.resources[p]
-        bad = bool(np.any(r.overloaded)) or float(r.utilization) > result.system.max_utilization
+    for line in verdict_lines(result):
+        bad = _bad(line)
         status.append(f"<p class=s><span class={'bad' if bad else 'ok'}>{'&#9888;' if bad else '&#10003;'}</span> "
-                      f"{html.escape(str(r.status))}</p>")
+                      f"{html.escape(line)}</p>")
+    buy = "".join(f"<li class={'bad' if p.order_now else ''}>{html.escape(p.text())}</li>" for p in result.timeline or ())
+    buy = f"<ul>{buy}</ul>" if buy else f"<p class=s>{html.escape(timeline_lines(result)[0])}</p>"
+    warn = ("<h2>Warnings</h2>" + "".join(f"<p class=s>&#9888; {html.escape(w)}</p>" for w in result.warnings)
+            if result.warnings else "")
     acc = result.resources["accelerators"]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>cryptoplan: {html.escape(source)}</title>
 <style>{_CSS}</style></head><body>
 <h1>Crypto capacity plan{': ' + html.escape(source) if source else ''}</h1>
-{''.join(f'<p class=s>{html.escape(line)}</p>' for line in _scenario(result))}
-<h2>Verdict</h2>
+<div class=scn>{''.join(f'<p class=s>{html.escape(line)}</p>' for line in _scenario(result))}</div>
+<div class=cols><div>
+<h2>Verdict (peak interval)</h2>
 {''.join(status)}
 <p class=s>Busiest: <b>{html.escape(str(result.bottleneck))}</b>; reaches its target first as the workloads grow:
 <b>{html.escape(str(result.binds_first))}</b>.</p>
+</div><div>
+<h2>What to buy, by when (lead time {result.system.lead_time_months:g} months)</h2>
+{buy}
+{warn}
+</div></div>
 <h2>Resources</h2>
 {_html_table(_RESOURCE_HEAD, _resource_rows(result))}
-<p class=s>Headroom: the factor on every rate that brings the resource to its target. Accelerator RMF rows
-(this LPAR): ME {_pct(acc.rows['ME'])}, CRT {_pct(acc.rows['CRT'])}, other functions {_pct(acc.rows['other'])}.</p>
+<p class=s>Peak: the busiest interval of the busiest day; day average: the average day. Headroom: the factor on
+every rate that brings the peak to its target. One card out: the pool with one card failed (its load and other
+LPARs' share on the others). Accelerator RMF rows (this LPAR): ME {_pct(acc.rows['ME'])}, CRT {_pct(acc.rows['CRT'])},
+other functions {_pct(acc.rows['other'])}.</p>
 <h2>Workloads</h2>
 {_html_table(_WORKLOAD_HEAD, _workload_rows(result), text_columns=2)}
-<div class=charts><img src="utilization.png" alt="stacked utilization by workload">
-<img src="growth.png" alt="utilization over the months ahead, with the target line"></div>
+<div class=charts><img src="utilization.png" alt="stacked utilization by workload at each resource's peak">
+<img src="growth.png" alt="utilization over the months ahead, with the target line, horizon and order dates"></div>
 <p class=s style="font-size:8.5pt;color:#555">Utilization is RMF's: requests x EXEC TIME per card (summary row),
 CPU seconds per second per processor. Waits: M/G/c on each pool's mixture of requests. Made by cryptoplan.</p>
 </body></html>
@@ -219,7 +293,8 @@ def write_plan_report(result: PlanResult, workloads, folder, source: str = "", f
         charts.utilization_chart(result, _LABEL, tmp)
     with atomic_target(targets[2]) as tmp:
         months = _growth_months(result)
-        charts.growth_chart(result, _LABEL, months, growth_curve(result.system, workloads, months), tmp)
+        charts.growth_chart(result, _LABEL, months, growth_curve(result.system, workloads, months), tmp,
+                            orders=result.timeline or ())
     with atomic_target(targets[0]) as tmp:
         Path(tmp).write_text(_plan_html(result, source), encoding="utf-8")
     return [str(t) for t in targets]

@@ -1,8 +1,10 @@
 """Every workload on the system's shared processors and Crypto Express pools: :func:`plan`.
 
 Loads add per pool; each pool's wait is one M/G/c on the mixture of every workload's requests;
-counts required now and at the horizon, headroom and months to target follow (the package
-documentation has the formulas).
+the plan is evaluated in every interval of its busiest day (:mod:`.daily`) and each pool is
+judged at its peak interval: counts required now and at the horizon, with one card failed,
+headroom, months to target (:mod:`.crossing`) and the purchase timeline (:mod:`.timeline`)
+follow (the package documentation has the formulas).
 """
 
 from __future__ import annotations
@@ -15,36 +17,79 @@ import numpy as np
 from ..._text import value_text
 from ...domains import GROWTH, MONTHS
 from ...queueing.mgc import mgc_wait_by_scv
-from .inputs import ARGUMENT, CARD_POOLS, MAX_MONTHS, POOLS, RATE_UNITS, PlanError, System, Workload, checked
+from .crossing import months_to_reach
+from .daily import daily_factors, day_intervals, interval_label, interval_minutes
+from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, MAX_MONTHS, POOLS, RATE_UNITS, PlanError, System, Workload,
+                     checked)
 from .profiles import PROFILES
+from .timeline import Purchase, plan_warnings, purchase_timeline
 
-__all__ = ["plan", "PlanResult", "ResourceResult", "WorkloadResult"]
+__all__ = ["plan", "PlanResult", "ResourceResult", "WorkloadResult", "FailoverResult"]
+
 
 # ----------------------------------------------------------------------------- results
 @dataclass(frozen=True)
+class FailoverResult:
+    """A card pool with one of its cards failed, at its peak interval (arrays like the scenarios).
+
+    Attributes
+    ----------
+    utilization : the remaining cards' utilization: this LPAR's load and other LPARs' share of
+        every card spread over :math:`k - 1` cards, :math:`(L + u_o k)/(k - 1)` (inf: the only
+        card failed and work is sent to the pool; 0: no load).
+    required : the fewest cards that keep it within ``failover_max_utilization`` with one out:
+        :math:`\\max(2, \\lceil (L + F)/(F - u_o) \\rceil)` where there is load, else 0.
+    required_at_horizon : the same at the horizon.
+    months_to_limit : months until the workloads' growth brings the installed cards, one out,
+        to the limit (0: over it now; inf: never within :data:`MAX_MONTHS`).
+    status : one sentence per scenario ("if one coprocessor fails, the other 1 runs at 106%:
+        overloaded").
+    """
+
+    utilization: object
+    required: object
+    required_at_horizon: object
+    months_to_limit: object
+    status: object
+
+
+@dataclass(frozen=True)
 class ResourceResult:
-    """One pool at the planned rates (arrays shaped like the scenarios; floats for one).
+    """One pool at the planned rates, judged at its peak interval (arrays shaped like the
+    scenarios; floats for one).
 
     Attributes
     ----------
     installed : servers (processors or cards).
-    utilization : RMF's summary utilization per server, other LPARs included (fraction; may exceed 1,
-        see ``overloaded``; inf when the pool has no servers and gets work).
-    busy : servers' worth of this LPAR's work (CPU seconds per second, or cards' worth).
-    by_workload : workload name -> its share of the utilization (fraction of the pool).
+    utilization : RMF's summary utilization per server in the pool's peak interval of the busiest
+        day, other LPARs included (fraction; may exceed 1, see ``overloaded``; inf when the pool
+        has no servers and gets work).  Without daily profiles and a peak-day factor of 1 this is
+        the daily average.
+    peak_interval : the start of that interval, ``"HH:MM"`` (``"00:00"``: the plan has one
+        interval, the whole day).
+    average_utilization : the average day's 24-hour average utilization (no peak-day factor).
+    busy : servers' worth of this LPAR's work in the peak interval (CPU seconds per second, or
+        cards' worth).
+    by_workload : workload name -> its share of the utilization in the peak interval.
     other : the share other LPARs keep busy (cards) or work that follows no rate (processors: MSTR
         administration), a fraction of the pool.
-    rate : requests per second this LPAR sends (cards), or jobs per second (processors).
+    rate : requests per second this LPAR sends (cards), or jobs per second (processors), at the peak.
     exec_ms : mean service time per request or job (ms): RMF's average EXEC TIME for cards.
     scv : squared coefficient of variation of that service time (the pooled mix).
-    wait_ms : mean queueing per request or job (ms); NaN where ``overloaded`` (see ``status``).
-    required : smallest count keeping utilization <= the target at these rates.
-    headroom : common growth factor of every rate that brings the pool to its target (inf: no
-        load grows on it, or too little for the factor to be a float; below 1: over target now).
-    months_to_target : months until the workloads' yearly growth brings it to its target (0: at or
-        over it now; inf: not within :data:`MAX_MONTHS`).
+    wait_ms : mean queueing per request or job at the peak (ms); NaN where ``overloaded``.
+    required : smallest count keeping utilization <= the target in every interval (and the wait
+        within ``max_wait_ms`` if given).  A float: above :data:`~.inputs.INSTALLABLE` it is no
+        count to order (see ``status``).
+    headroom : common growth factor of every rate that brings the peak to its target (inf: no
+        load grows on it; below 1: over target now).
+    months_to_target : months until the workloads' yearly growth brings the peak interval to the
+        target with every installed server (0: at or over it now; inf: not within
+        :data:`MAX_MONTHS`).
     required_at_horizon : the count required at the system's ``horizon_months``.
     overloaded : utilization >= 1 (the rate cannot be carried).
+    failover : card pools with the system's ``failover = "one_card"``: :class:`FailoverResult`;
+        else None.
+    msu : processors with the system's ``msu_per_processor``: the peak's demand in MSU; else None.
     rows, row_rates : accelerators only: RMF's by-function rows ``{"ME", "CRT", "other"}`` -> utilization
         and requests per second
     row_shares : accelerators only: ``{"ME", "CRT"}`` -> workload name -> its part of that row
@@ -55,6 +100,8 @@ class ResourceResult:
 
     installed: int
     utilization: object
+    peak_interval: object
+    average_utilization: object
     busy: object
     by_workload: dict
     other: object
@@ -67,6 +114,8 @@ class ResourceResult:
     months_to_target: object
     required_at_horizon: object
     overloaded: object
+    failover: FailoverResult | None
+    msu: object
     rows: dict
     row_rates: dict
     row_shares: dict
@@ -80,31 +129,42 @@ class WorkloadResult:
     Attributes
     ----------
     kind, unit : the kind and what its rate counts.
-    rate : the rate at the scenario (growth and months applied).
+    rate : the rate at the scenario (growth and months applied): the average day's average, or,
+        for a workload in a window, the rate while it runs.
+    peak_rate : its highest rate in any interval of the busiest day (profile, peak-day and site
+        factors applied).
+    meaning : the rate in words a planner checks ("300 request/reply transactions/s = 600
+        messages put and got").
     cpu_us : CPU µs per unit by address space, and ``"total"``; an AMS workload's ``"MSTR"`` is its
         queue manager's administration per second spread over that queue manager's AMS rate.
     requests : card pool -> requests per unit.
     card_ms : card pool -> card time (EXEC TIME) per unit, ms.
-    queueing_ms : queueing delay per unit (processor wait + each pool's wait x its requests), ms;
-        NaN where a pool it uses is overloaded.
-    processors_busy : processors' worth of its CPU (CPU seconds per second).
+    queueing_ms : queueing delay per unit in the worst interval of the day (processor wait + each
+        pool's wait x its requests), ms; NaN where a pool it uses is overloaded.
+    processors_busy : processors' worth of its CPU in the processors' peak interval.
+    site_failover : its rate carries the system's ``site_failover_factor``.
     """
 
     kind: str
     unit: str
     rate: object
+    peak_rate: object
+    meaning: object
     cpu_us: dict
     requests: dict
     card_ms: dict
     queueing_ms: object
     processors_busy: object
+    site_failover: bool = False
 
 
 @dataclass(frozen=True)
 class PlanResult:
     """A plan's answers: ``resources`` (pool -> :class:`ResourceResult`), ``workloads`` (name ->
     :class:`WorkloadResult`), ``bottleneck`` (the busiest pool) and ``binds_first`` (the pool whose
-    target the workloads' growth reaches first), for ``system`` at ``growth`` and ``months``."""
+    target the workloads' growth reaches first), for ``system`` at ``growth`` and ``months``;
+    ``intervals`` of the day it was evaluated in, the purchase ``timeline`` (a list of
+    :class:`~.timeline.Purchase`; None for arrays of scenarios) and ``warnings`` (sentences)."""
 
     system: System
     resources: dict
@@ -113,41 +173,86 @@ class PlanResult:
     binds_first: object
     growth: object
     months: object
+    intervals: int = 1
+    timeline: list | None = None
+    warnings: tuple = ()
+
+    def scenario(self) -> dict:
+        """What the answers are for: growth, months, the day's intervals, failover, lead time."""
+        s = self.system
+        return {"growth": _num(self.growth), "months": _num(self.months), "intervals": self.intervals,
+                "interval_minutes": interval_minutes(self.intervals), "peak_day_factor": s.peak_day_factor,
+                "failover": s.failover, "failover_max_utilization": s.failover_max_utilization,
+                "site_failover_factor": s.site_failover_factor, "lead_time_months": s.lead_time_months,
+                "horizon_months": s.horizon_months, "max_utilization": s.max_utilization}
 
     def to_dict(self) -> dict:
-        """JSON-ready: numbers as floats or lists, inf and NaN as None (each pool's ``status`` says why)."""
-        def num(x):
-            a = np.asarray(x)
-            if a.dtype.kind in "US":
-                return a.tolist()
-            a = a.astype(float)
-            out = np.where(np.isfinite(a), a, np.nan).tolist()
-            return (None if math.isnan(out) else out) if a.ndim == 0 else _nan_to_none(out)
+        """JSON-ready: numbers as floats or lists, inf and NaN as None (each pool's ``status`` says
+        why); a count beyond what can be installed as the text ``"more than N"``."""
         res = {}
         for pool, r in self.resources.items():
-            d = {k: num(getattr(r, k)) for k in ("utilization", "busy", "other", "rate", "exec_ms", "scv", "wait_ms",
-                                                 "required", "headroom", "months_to_target", "required_at_horizon")}
+            d = {k: _num(getattr(r, k)) for k in ("utilization", "busy", "other", "rate", "exec_ms", "scv", "wait_ms",
+                                                  "headroom", "months_to_target")}
+            d["required"] = _count(r.required, pool)
+            d["required_at_horizon"] = _count(r.required_at_horizon, pool)
             d["installed"] = r.installed
+            d["peak"] = {"interval": np.asarray(r.peak_interval).tolist(), "utilization": _num(r.utilization),
+                         "average_utilization": _num(r.average_utilization)}
+            if r.failover is not None:
+                f = r.failover
+                d["one_card_failed"] = {"utilization": _num(f.utilization), "required": _count(f.required, pool),
+                                        "required_at_horizon": _count(f.required_at_horizon, pool),
+                                        "months_to_limit": _num(f.months_to_limit),
+                                        "status": np.asarray(f.status).tolist()}
+            if r.msu is not None:
+                d["msu"] = _num(r.msu)
             d["overloaded"] = np.asarray(r.overloaded).tolist()
-            d["by_workload"] = {n: num(v) for n, v in r.by_workload.items()}
+            d["by_workload"] = {n: _num(v) for n, v in r.by_workload.items()}
             d["status"] = np.asarray(r.status).tolist()
             if r.rows:
-                d["rows"] = {n: num(v) for n, v in r.rows.items()}
-                d["row_rates"] = {n: num(v) for n, v in r.row_rates.items()}
-                d["row_shares"] = {row: {n: num(v) for n, v in by.items()} for row, by in r.row_shares.items()}
+                d["rows"] = {n: _num(v) for n, v in r.rows.items()}
+                d["row_rates"] = {n: _num(v) for n, v in r.row_rates.items()}
+                d["row_shares"] = {row: {n: _num(v) for n, v in by.items()} for row, by in r.row_shares.items()}
             res[pool] = d
         wl = {}
         for name, w in self.workloads.items():
-            wl[name] = {"kind": w.kind, "unit": w.unit, "rate": num(w.rate),
-                        "cpu_us": {k: num(v) for k, v in w.cpu_us.items()},
-                        "requests": {k: num(v) for k, v in w.requests.items()},
-                        "card_ms": {k: num(v) for k, v in w.card_ms.items()},
-                        "queueing_ms": num(w.queueing_ms), "processors_busy": num(w.processors_busy)}
+            wl[name] = {"kind": w.kind, "unit": w.unit, "rate": _num(w.rate), "peak_rate": _num(w.peak_rate),
+                        "meaning": np.asarray(w.meaning).tolist(),
+                        "cpu_us": {k: _num(v) for k, v in w.cpu_us.items()},
+                        "requests": {k: _num(v) for k, v in w.requests.items()},
+                        "card_ms": {k: _num(v) for k, v in w.card_ms.items()},
+                        "queueing_ms": _num(w.queueing_ms), "processors_busy": _num(w.processors_busy),
+                        "site_failover": w.site_failover}
         return {"system": {k: getattr(self.system, k) for k in self.system.__dataclass_fields__},
-                "growth": num(self.growth), "months": num(self.months),
+                "scenario": self.scenario(), "growth": _num(self.growth), "months": _num(self.months),
                 "bottleneck": np.asarray(self.bottleneck).tolist(),
                 "binds_first": np.asarray(self.binds_first).tolist(),
-                "resources": res, "workloads": wl}
+                "resources": res, "workloads": wl,
+                "timeline": None if self.timeline is None else [p.to_dict() for p in self.timeline],
+                "warnings": list(self.warnings)}
+
+
+def _num(x):
+    a = np.asarray(x)
+    if a.dtype.kind in "US":
+        return a.tolist()
+    a = a.astype(float)
+    out = np.where(np.isfinite(a), a, np.nan).tolist()
+    return (None if math.isnan(out) else out) if a.ndim == 0 else _nan_to_none(out)
+
+
+def count_text(n, pool: str):
+    """A count required as a planner reads it: a whole number, or ``"more than N"`` beyond what an
+    LPAR can have of that pool (:data:`~.inputs.INSTALLABLE`)."""
+    n = float(n)
+    return int(n) if n <= INSTALLABLE[pool] else f"more than {INSTALLABLE[pool]}"
+
+
+def _count(x, pool: str):
+    a = np.asarray(x, dtype=float)
+    if a.ndim == 0:
+        return count_text(a, pool)
+    return np.vectorize(lambda v: count_text(v, pool), otypes=[object])(a).tolist()
 
 
 def _nan_to_none(x):
@@ -164,9 +269,16 @@ def _out(x):
 
 def _counts(load, other, target):
     """Smallest whole k >= 1 with load / k + other <= target (0 where there is no load)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         k = np.ceil(load / (target - other) - 1e-12)
     return np.where(load > 0, np.maximum(k, 1.0), 0.0)
+
+
+def _failover_counts(load, other, limit):
+    """Smallest whole k >= 2 with (load + other k)/(k - 1) <= limit (0 where there is no load)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        k = np.ceil((load + limit) / (limit - other) - 1e-12)
+    return np.where(load > 0, np.maximum(k, 2.0), 0.0)
 
 
 def _meet_wait(k0, r, m1, scv, unknown, other, target_ms):
@@ -178,7 +290,7 @@ def _meet_wait(k0, r, m1, scv, unknown, other, target_ms):
     with k (at the pool's mean service time).
     """
     k = np.array(k0, dtype=float, copy=True)
-    busy = (r > 0) & (m1 > 0)
+    busy = (r > 0) & (m1 > 0) & np.isfinite(k)
     for _ in range(10_000):
         todo = busy & (k >= 1)
         if not todo.any():
@@ -195,46 +307,10 @@ def _meet_wait(k0, r, m1, scv, unknown, other, target_ms):
     return k
 
 
-def _months(loads, growth, fixed, capacity):
-    """Months t >= 0 at which :math:`f(t) = \\sum_i L_i (1 + g_i)^{t/12} + B` first reaches capacity.
-
-    ``loads`` (W, *S), ``growth`` (W,), ``fixed`` and ``capacity`` (*S).  :math:`f` is a sum of
-    exponentials, convex, so it crosses the capacity from below once; Newton's method started
-    to the right of the crossing (where :math:`f \\ge` capacity and, by convexity,
-    :math:`f' > 0`) descends monotonically onto it.  The start is :data:`MAX_MONTHS`, or the
-    crossing of the slowest-growing bound :math:`(\\sum_i L_i) e^{r_{min} t}` when every rate
-    grows, which is never left of the root.  0 where already there, inf where not by
-    :data:`MAX_MONTHS`.
-    """
-    r = np.log1p(np.asarray(growth, dtype=float)) / 12.0
-    # workloads that grow alike add up first: fewer exponentials per step
-    uniq, inv = np.unique(r, return_inverse=True)
-    if uniq.size < r.size:
-        loads = np.stack([loads[inv == j].sum(axis=0) for j in range(uniq.size)])
-        r = uniq
-    flat_l = loads.reshape(loads.shape[0], -1)
-    cap = np.asarray(capacity, dtype=float).reshape(-1)
-    fx = np.broadcast_to(np.asarray(fixed, dtype=float), capacity.shape).reshape(-1)
-    rr = r.reshape(-1, 1)
-    now = flat_l.sum(axis=0) + fx
-    late = np.sum(flat_l * np.exp(rr * MAX_MONTHS), axis=0) + fx
-    out = np.where(now >= cap, 0.0, np.inf)
-    todo = np.flatnonzero((now < cap) & (late >= cap))
-    if todo.size:
-        ld, c, b = flat_l[:, todo], cap[todo], fx[todo]
-        t = np.full(todo.size, MAX_MONTHS)
-        if r.min() > 0:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                bound = np.log((c - b) / ld.sum(axis=0)) / r.min()
-            t = np.where(np.isfinite(bound), np.clip(bound, 0.0, MAX_MONTHS), t)
-        for _ in range(100):
-            e = ld * np.exp(rr * t)
-            step = (e.sum(axis=0) + b - c) / np.maximum((e * rr).sum(axis=0), 1e-300)
-            t = np.maximum(t - step, 0.0)
-            if np.all(np.abs(step) <= 1e-9 * np.maximum(t, 1.0)):
-                break
-        out[todo] = t
-    return out.reshape(capacity.shape)
+def _peak(x, idx):
+    """``x`` (..., I) at each scenario's peak interval ``idx`` (...)."""
+    x = np.broadcast_to(np.asarray(x), idx.shape + (np.shape(x)[-1],))
+    return np.take_along_axis(x, idx[..., None], axis=-1)[..., 0]
 
 
 def _status(pool, util, target, installed, required):
@@ -243,16 +319,47 @@ def _status(pool, util, target, installed, required):
     with np.errstate(invalid="ignore"):
         cat = np.select([(k == 0) & (req > 0), u >= 1.0, u > target], [0, 1, 2], 3)
         pct = np.where(np.isfinite(u), np.round(u * 100.0), -1.0)
-    keys, first, inv = np.unique(np.stack([cat, pct, k, req]), axis=1, return_index=True, return_inverse=True)
+    req = np.minimum(req, INSTALLABLE[pool] + 1.0)       # beyond: one sentence, "more than N"
+    keys, inv = np.unique(np.stack([cat, pct, k, req]), axis=1, return_inverse=True)
     goal = f"{100 * target:.0f}%"
 
     def text(c, p, kk, n):
         busy = f"{p:.0f}% busy"
-        return (f"{pool}: none installed and work sent to them: {n:.0f} needed" if c == 0 else
-                f"{pool}: overloaded, {busy} with {kk:.0f}: the rate cannot be carried; {n:.0f} needed for the "
+        need = count_text(n, pool)
+        return (f"{pool}: none installed and work sent to them: {need} needed" if c == 0 else
+                f"{pool}: overloaded, {busy} with {kk:.0f}: the rate cannot be carried; {need} needed for the "
                 f"{goal} target" if c == 1 else
-                f"{pool}: {busy}, over the {goal} target: {n:.0f} needed" if c == 2 else
+                f"{pool}: {busy}, over the {goal} target: {need} needed" if c == 2 else
                 f"{pool}: {busy}, within the {goal} target")
+    texts = np.array([text(*col) for col in keys.T], dtype=object)
+    out = texts[inv.reshape(-1)].reshape(np.shape(util))
+    return out.item() if out.ndim == 0 else out
+
+
+def _failover_status(pool, util, limit, installed, required):
+    """One sentence per scenario on a card pool with one card failed."""
+    one = CARD_POOLS[pool]
+    u, req = (np.asarray(a, dtype=float).ravel() for a in np.broadcast_arrays(util, required))
+    k = installed
+    with np.errstate(invalid="ignore"):
+        cat = np.select([req == 0, k <= 1, u >= 1.0, u > limit], [0, 1, 2, 3], 4)
+        pct = np.where(np.isfinite(u), np.round(u * 100.0), -1.0)
+    req = np.minimum(req, INSTALLABLE[pool] + 1.0)
+    keys, inv = np.unique(np.stack([cat, pct, req]), axis=1, return_inverse=True)
+    lim = f"{100 * limit:.0f}%"
+    rest = f"the other {k - 1}" if k > 2 else "the other one"
+
+    def text(c, p, n):
+        need = count_text(n, pool)
+        return (f"if one {one} fails: no work of this LPAR on the {pool}" if c == 0 else
+                f"if {'the only' if k == 1 else 'a'} {one} fails, none is left: {need} needed to survive one "
+                "failing" if c == 1 else
+                f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p:.0f}%: overloaded; {need} needed "
+                f"to stay within {lim}" if c == 2 else
+                f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p:.0f}%, over the {lim} failover "
+                f"limit: {need} needed" if c == 3 else
+                f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p:.0f}%, within the {lim} failover "
+                "limit")
     texts = np.array([text(*col) for col in keys.T], dtype=object)
     out = texts[inv.reshape(-1)].reshape(np.shape(util))
     return out.item() if out.ndim == 0 else out
@@ -274,8 +381,10 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
     Returns
     -------
     PlanResult
-        See the module documentation for the formulas.  Never raises for an overloaded resource:
-        its ``status`` and ``overloaded`` say so and ``required`` gives the count that carries it.
+        Each pool judged at the peak interval of the busiest day (see the module documentation
+        for the formulas).  Never raises for an overloaded resource: its ``status`` and
+        ``overloaded`` say so and ``required`` gives the count that carries it.  The purchase
+        timeline is computed for one scenario (scalar rates, growth and months) only.
 
     Raises
     ------
@@ -303,14 +412,19 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
         raise PlanError("the rates, growth and months are arrays of shapes that do not broadcast: "
                         + ", ".join(str(np.shape(b)) for b in (g, t, *base))) from None
     names = [w.name for w in workloads]
+    n_int = day_intervals(workloads)
+    site = np.array([system.site_failover_factor if w.site_failover else 1.0 for w in workloads])
+    day = daily_factors(workloads, n_int) * site[:, None]                          # (W, I), average day
+    busiest = (day * system.peak_day_factor).reshape((len(workloads),) + (1,) * len(shape) + (n_int,))
 
     def rates_at(months_ahead):
-        # (W, *shape): each workload's rate; a measured utilization grows like a rate of 1
+        # (W, *shape): each workload's rate as given; a measured utilization grows like a rate of 1
         return np.stack([np.broadcast_to(b * g * (1.0 + yg) ** (months_ahead / 12.0), shape)
                          for b, yg in zip(base, yearly)])
 
-    lam = rates_at(t)
-    lam_h = rates_at(t + system.horizon_months)
+    lam_avg = rates_at(t)
+    lam = lam_avg[..., None] * busiest                                               # (W, *S, I)
+    lam_h = rates_at(t + system.horizon_months)[..., None] * busiest
 
     # ---- processors: CPU per unit, MSTR administration once per queue manager
     cpu_unit = np.array([sum(p.cpu_us.values()) for p in profiles])                 # µs per unit
@@ -319,19 +433,26 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
         if p.queue_manager is not None:
             admin[p.queue_manager] = max(admin.get(p.queue_manager, 0.0), p.mstr_per_s)
     fixed_cpu = sum(admin.values()) / 1e6                                          # processors' worth
-    cpu_load = lam * cpu_unit.reshape((-1,) + (1,) * len(shape)) / 1e6               # (W, *S)
-    pools = {}
-    pools["processors"] = _pool_cpu(system, lam, cpu_unit, cpu_load, fixed_cpu)
+    cpu_load = lam * cpu_unit.reshape((-1,) + (1,) * (len(shape) + 1)) / 1e6       # (W, *S, I)
+    pools = {"processors": _pool_cpu(system, lam, cpu_unit, cpu_load, fixed_cpu)}
     for pool in CARD_POOLS:
         pools[pool] = _pool_card(system, pool, lam, profiles, names)
 
-    resources = {pool: _resource(system, pool, d, names, yearly, lam, lam_h, shape) for pool, d in pools.items()}
+    resources, peaks = {}, {}
+    for pool, d in pools.items():
+        resources[pool], peaks[pool] = _resource(system, pool, d, names, yearly, lam, lam_h, shape)
 
-    wl = _workload_results(workloads, profiles, lam, admin, cpu_unit, cpu_load, pools, resources, shape)
+    wl = _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_load, pools, peaks, shape)
 
     bottleneck, binds = _verdicts(resources, shape)
+    timeline = None
+    if shape == ():
+        timeline = purchase_timeline(system, {p: pools[p]["loads"] for p in POOLS}, yearly,
+                                     {p: pools[p]["fixed"] for p in POOLS}, resources)
+    warnings = plan_warnings(system, workloads, profiles, wl, resources, timeline)
     return PlanResult(system=system, resources=resources, workloads=wl, bottleneck=bottleneck,
-                      binds_first=binds, growth=_out(g), months=_out(t))
+                      binds_first=binds, growth=_out(g), months=_out(t), intervals=n_int, timeline=timeline,
+                      warnings=tuple(warnings))
 
 
 def _workload_list(workloads) -> list:
@@ -354,46 +475,84 @@ def _workload_list(workloads) -> list:
     return workloads
 
 
-def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> ResourceResult:
-    """One pool's answers from its station ``d`` (:func:`_pool_cpu` / :func:`_pool_card`): utilization,
-    shares, counts required now and at the horizon (utilization and wait targets), headroom, months."""
+def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
+    """One pool's answers from its station ``d`` (:func:`_pool_cpu` / :func:`_pool_card`), judged at its
+    peak interval: utilization, shares, counts required now and at the horizon (utilization and wait
+    targets, one card failed), headroom, months.  Returns the result and the peak interval's index."""
     target = system.max_utilization
     k = system.installed(pool)
     other = system.other(pool)
     fixed = d["fixed"]
-    var = d["loads"].sum(axis=0)
+    var_all = d["loads"].sum(axis=0)                                   # (*S, I)
+    util_all = d["util"]
+    with np.errstate(invalid="ignore"):
+        idx = np.argmax(np.where(np.isnan(util_all), np.inf, util_all) if k else var_all, axis=-1)
+    var = _peak(var_all, idx)
     # a load too small for its factor to be a float (subnormal rates) has unbounded headroom
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         room = (target - other) * k - fixed
         headroom = np.where(var > 0, np.maximum(room, 0.0) / np.where(var > 0, var, 1.0), np.inf)
-        util = np.where(k > 0, (var + fixed) / max(k, 1) + other, np.where(var + fixed > 0, np.inf, 0.0))
+        util = _peak(util_all, idx)
+        avg = var_all.mean(axis=-1) / system.peak_day_factor + fixed
+        avg_util = np.where(k > 0, avg / max(k, 1) + other, np.where(avg > 0, np.inf, 0.0))
     if k == 0:
         headroom = np.where(var > 0, 0.0, np.inf)
-    months_to = _months(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape).astype(float))
-    required = _counts(var + fixed, other, target)
-    required_h = _counts(d["loads_at"](lam_h).sum(axis=0) + fixed, other, target)
+    months_to = months_to_reach(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape))
+    loads_h = d["loads_at"](lam_h).sum(axis=0)
+    required = _counts(var_all + fixed, other, target)
+    required_h = _counts(loads_h + fixed, other, target)
     if pool in CARD_POOLS and system.max_wait_ms is not None:
         required = _meet_wait(required, *d["mix"](lam), other, system.max_wait_ms)
         required_h = _meet_wait(required_h, *d["mix"](lam_h), other, system.max_wait_ms)
+    required, required_h = required.max(axis=-1), required_h.max(axis=-1)
     overloaded = util >= 1.0
-    by = {n: _out(np.where(k > 0, ld / max(k, 1), np.where(ld > 0, np.inf, 0.0))) for n, ld in zip(names, d["loads"])}
+    failover = None
+    if pool in CARD_POOLS and system.failover == "one_card":
+        failover = _failover(system, pool, d["loads"], var, var_all, loads_h, yearly, shape)
+    msu = None
+    if pool == "processors" and system.msu_per_processor is not None:
+        msu = _out((var + fixed) * system.msu_per_processor)
+    by = {n: _out(np.where(k > 0, _peak(ld, idx) / max(k, 1), np.where(_peak(ld, idx) > 0, np.inf, 0.0)))
+          for n, ld in zip(names, d["loads"])}
+    n_int = var_all.shape[-1]
+    labels = np.array([interval_label(j, n_int) for j in range(n_int)], dtype=object)
     return ResourceResult(
-        installed=k, utilization=_out(util), busy=_out(var + fixed), by_workload=by,
-        other=_out(np.broadcast_to(other + (fixed / k if k else 0.0), shape)), rate=_out(d["rate"]),
-        exec_ms=_out(d["exec_ms"]), scv=_out(d["scv"]), wait_ms=_out(np.where(overloaded, np.nan, d["wait_ms"])),
-        required=_out(required.astype(np.int64)), headroom=_out(headroom), months_to_target=_out(months_to),
-        required_at_horizon=_out(required_h.astype(np.int64)),
-        overloaded=_out(overloaded), rows={k_: _out(v) for k_, v in d.get("rows", {}).items()},
-        row_rates={k_: _out(v) for k_, v in d.get("row_rates", {}).items()},
-        row_shares={row: {w_: _out(v) for w_, v in b.items()} for row, b in d.get("row_shares", {}).items()},
-        status=_status(pool, util, target, k, required))
+        installed=k, utilization=_out(util), peak_interval=_out(labels[idx]), average_utilization=_out(avg_util),
+        busy=_out(var + fixed), by_workload=by,
+        other=_out(np.broadcast_to(other + (fixed / k if k else 0.0), shape)), rate=_out(_peak(d["rate"], idx)),
+        exec_ms=_out(_peak(d["exec_ms"], idx)), scv=_out(_peak(d["scv"], idx)),
+        wait_ms=_out(np.where(overloaded, np.nan, _peak(d["wait_ms"], idx))),
+        required=_out(required), headroom=_out(headroom), months_to_target=_out(months_to),
+        required_at_horizon=_out(required_h), overloaded=_out(overloaded), failover=failover, msu=msu,
+        rows={k_: _out(_peak(v, idx)) for k_, v in d.get("rows", {}).items()},
+        row_rates={k_: _out(_peak(v, idx)) for k_, v in d.get("row_rates", {}).items()},
+        row_shares={row: {w_: _out(_peak(v, idx)) for w_, v in b.items()} for row, b in d.get("row_shares", {}).items()},
+        status=_status(pool, util, target, k, required)), idx
 
 
-def _workload_results(workloads, profiles, lam, admin, cpu_unit, cpu_load, pools, resources, shape) -> dict:
+def _failover(system, pool, loads, var, var_all, loads_h, yearly, shape) -> FailoverResult:
+    """The card pool with one card out, at its peak interval (see :class:`FailoverResult`)."""
+    k, other, lim = system.installed(pool), system.other(pool), system.failover_max_utilization
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = (np.where(var > 0, np.inf, 0.0) if k <= 1 else (var + other * k) / (k - 1))
+    required = _failover_counts(var_all, other, lim).max(axis=-1)
+    required_h = _failover_counts(loads_h, other, lim).max(axis=-1)
+    some = var_all.max(axis=-1) > 0
+    if k >= 2:
+        months = months_to_reach(loads, yearly, 0.0, np.broadcast_to(lim * (k - 1) - other * k, shape))
+    else:
+        months = np.zeros(shape)
+    months = np.where(some, months, np.inf)
+    return FailoverResult(utilization=_out(util), required=_out(required), required_at_horizon=_out(required_h),
+                          months_to_limit=_out(months), status=_failover_status(pool, util, lim, k, required))
+
+
+def _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_load, pools, peaks, shape) -> dict:
     """Each workload's rate, CPU by address space (MSTR's administration spread over its queue
-    manager's AMS rate), card requests and queueing delay per unit."""
+    manager's AMS rate, on the average day), card requests and queueing delay per unit (the worst
+    interval's)."""
     qm_rate = {}
-    for p, l in zip(profiles, lam):
+    for p, l in zip(profiles, lam_avg):
         if p.queue_manager is not None:      # in request/reply transactions per second
             qm_rate[p.queue_manager] = qm_rate.get(p.queue_manager, 0.0) + l * p.txn_per_unit
     for qm, rate in qm_rate.items():
@@ -403,7 +562,8 @@ def _workload_results(workloads, profiles, lam, admin, cpu_unit, cpu_load, pools
             raise PlanError(f"the AMS rate of queue manager {qm} ({float(np.ravel(rate)[np.argmax(np.ravel(tiny))]):g}/s) "
                             f"is too small to spread its administration ({admin[qm]:g} µs/s) over: "
                             "give 0 or a rate of at least 1e-300 transactions/s")
-    cpu_wait = np.where(resources["processors"].overloaded, np.nan, pools["processors"]["wait_ms"])
+    over = {p: np.asarray(pools[p]["util"]) >= 1.0 for p in POOLS}                # per interval
+    cpu_wait = np.where(over["processors"], np.nan, pools["processors"]["wait_ms"])
     wl = {}
     for i, (w, p) in enumerate(zip(workloads, profiles)):
         cpu = {k_: _out(np.broadcast_to(v, shape)) for k_, v in p.cpu_us.items()}
@@ -418,12 +578,50 @@ def _workload_results(workloads, profiles, lam, admin, cpu_unit, cpu_load, pools
             n, tt, _ = p.classes[pool]
             reqs[pool] = float(n.sum())
             card_ms[pool] = float(np.dot(n, tt))
-            pw = np.where(resources[pool].overloaded, np.nan, pools[pool]["wait_ms"])
+            pw = np.where(over[pool], np.nan, pools[pool]["wait_ms"])
             delay = delay + np.where(reqs[pool] > 0, reqs[pool] * pw, 0.0)
-        wl[w.name] = WorkloadResult(kind=w.kind, unit=p.unit or RATE_UNITS[w.kind], rate=_out(lam[i]), cpu_us=cpu,
-                                    requests=reqs, card_ms=card_ms, queueing_ms=_out(delay),
-                                    processors_busy=_out(cpu_load[i]))
+        active = lam[i] > 0
+        worst = np.max(np.where(active | ~active.any(axis=-1, keepdims=True), delay, 0.0), axis=-1)
+        wl[w.name] = WorkloadResult(kind=w.kind, unit=p.unit or RATE_UNITS[w.kind], rate=_out(lam_avg[i]),
+                                    peak_rate=_out(lam[i].max(axis=-1)), meaning=rate_meaning(w, p, lam_avg[i]),
+                                    cpu_us=cpu, requests=reqs, card_ms=card_ms, queueing_ms=_out(worst),
+                                    processors_busy=_out(_peak(cpu_load[i], peaks["processors"])),
+                                    site_failover=w.site_failover)
     return wl
+
+
+def rate_meaning(w: Workload, p, rate) -> str:
+    """A workload's rate in words a planner checks, e.g. "300 request/reply transactions/s = 600
+    messages put and got (each message put once and got once)"."""
+    r = np.asarray(rate, dtype=float)
+    one = r.ndim == 0
+
+    def n(x):
+        return f"{float(x):,.6g}" if one else "N"
+    when = ""
+    if w.window is not None:
+        when = (f", from {interval_label(w.window.start, 1440)} for {w.window.minutes:g} minutes "
+                "(the rate while it runs)")
+    elif w.profile is not None:
+        when = f", the daily average (profile {w.profile.name})"
+    if w.kind == "ams":
+        if p.txn_per_unit < 1:
+            return f"{n(r)} messages/s, each put (protected) once and got once{when}"
+        return f"{n(r)} request/reply transactions/s = {n(2 * r) if one else '2N'} messages put and got{when}"
+    if w.kind == "channel":
+        end = "this LPAR's end" if w.arg("ends") == "local" else "both ends (sender and receiver)"
+        if p.txn_per_unit < 1:
+            return f"{n(r)} one-way messages/s over the channel, CPU of {end}{when}"
+        return (f"{n(r)} request/reply transactions/s = {n(2 * r) if one else '2N'} messages over the channel, "
+                f"CPU of {end}{when}")
+    if w.kind == "handshakes":
+        share = float(w.arg("resumed_share") or 0.0)
+        return f"{n(r)} TLS handshakes/s, {share:.0%} of them resumed{when}"
+    if w.kind == "channel_starts":
+        return f"{n(r)} MQ channel starts/s{when}"
+    if p.util_form:
+        return f"a measured utilization of {float(w.args['utilization']):.1%} of each {w.arg('card')} server{when}"
+    return f"{n(r)} {p.unit or RATE_UNITS[w.kind]} measured{when}"
 
 
 def _verdicts(resources, shape) -> tuple:
@@ -457,7 +655,7 @@ def _pool_cpu(system, lam, cpu_unit, cpu_load, fixed):
     wait = np.zeros(shape)
     if ok.any():
         wait[ok] = mgc_wait_by_scv(lam_tot[ok], m1[ok], k, scv[ok]) * 1000.0
-    return {"loads": cpu_load, "fixed": fixed, "rate": n, "exec_ms": m1 * 1000.0, "scv": scv, "wait_ms": wait,
+    return {"loads": cpu_load, "fixed": fixed, "rate": n, "exec_ms": m1 * 1000.0, "scv": scv, "wait_ms": wait, "util": util,
             "loads_at": lambda lam_h: lam_h * cpu_unit.reshape((-1,) + (1,) * len(shape)) / 1e6}
 
 
@@ -489,12 +687,12 @@ def _pool_card(system, pool, lam, profiles, names):
     r, m1, scv, unknown = mix(lam)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam_tot = r + np.where(m1 > 0, (unknown + other * k) / np.where(m1 > 0, m1 / 1000.0, 1.0), 0.0)
-    util = np.where(k > 0, loads.sum(axis=0) / max(k, 1) + other, np.inf)
+    util = np.where(k > 0, loads.sum(axis=0) / max(k, 1) + other, np.where(loads.sum(axis=0) > 0, np.inf, 0.0))
     ok = (util < 1.0) & (r > 0)
     wait = np.zeros(shape)
     if ok.any():
         wait[ok] = mgc_wait_by_scv(lam_tot[ok], m1[ok] / 1000.0, k, scv[ok]) * 1000.0
-    out = {"loads": loads, "fixed": 0.0, "rate": r, "exec_ms": m1, "scv": scv, "wait_ms": wait,
+    out = {"loads": loads, "fixed": 0.0, "rate": r, "exec_ms": m1, "scv": scv, "wait_ms": wait, "util": util,
            "loads_at": lambda lam_h: lam_h * unit_load, "mix": mix}
     if pool == "accelerators":
         # RMF's ME and CRT rows, and each workload's part of them (utilization of the pool)

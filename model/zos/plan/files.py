@@ -12,13 +12,84 @@ import tomllib
 from pathlib import Path
 
 from ..._text import value_text
+from .daily import DailyProfile, Window
 from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, PlanError, System, Workload)
 from .profiles import PROFILES
 
-__all__ = ["read_plan", "plan_from_dict", "workloads_from_rows", "system_from_rows", "MAX_PLAN_BYTES"]
+__all__ = ["read_plan", "plan_from_dict", "workloads_from_rows", "system_from_rows", "profiles_from_rows",
+           "workload_from_mapping", "system_from_mapping", "profile_from_mapping", "MAX_PLAN_BYTES", "PROFILE_KEYS"]
+
+#: The keys of a ``[profile.NAME]`` table.
+PROFILE_KEYS = ("factors", "interval_minutes")
+
+def profile_from_mapping(name, d, where: str) -> DailyProfile:
+    """A ``[profile.NAME]`` table (``factors``, optional ``interval_minutes``) as a :class:`DailyProfile`."""
+    if not isinstance(d, dict):
+        raise PlanError(f"{where}: profile {name!r} must be a table with factors = [...]")
+    for key in d:
+        if key not in PROFILE_KEYS:
+            raise PlanError(f"{where}: profile {name!r}: unknown key {key!r}; accepted: {', '.join(PROFILE_KEYS)}")
+    if "factors" not in d:
+        raise PlanError(f"{where}: profile {name!r}: factors is required (24, 48 or 96 numbers from 00:00)")
+    try:
+        prof = DailyProfile(str(name), d["factors"])
+    except PlanError as e:
+        raise PlanError(f"{where}: {e}") from None
+    minutes = d.get("interval_minutes")
+    if minutes is not None and (isinstance(minutes, bool) or minutes != prof.minutes):
+        raise PlanError(f"{where}: profile {name!r}: interval_minutes is {minutes!r} but its {len(prof.factors)} "
+                        f"factors are {prof.minutes}-minute intervals (24: 60, 48: 30, 96: 15)")
+    return prof
+
+
+def system_from_mapping(d: dict, where: str) -> System:
+    """A System from a mapping of its keys (a TOML ``[system]`` table, a workbook's System block)."""
+    for key in d:
+        if key not in SYSTEM_KEYS:
+            raise PlanError(f"{where}: system: unknown key {key!r}; accepted: {', '.join(SYSTEM_KEYS)}")
+    for key in SYSTEM_REQUIRED:
+        if key not in d:
+            raise PlanError(f"{where}: system: {key} is required")
+    try:
+        return System(**d)
+    except PlanError as e:
+        raise PlanError(f"{where}: {e}") from None
+
+
+def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
+    """A Workload from a mapping of its keys (a TOML ``[[workload]]`` table, a Workloads row).
+
+    ``profile`` names one of ``profiles`` (name -> :class:`DailyProfile`); ``start`` and
+    ``duration_minutes`` make a :class:`~.daily.Window`; the kind's own keys are its arguments.
+    """
+    for key in ("name", "kind"):
+        if key not in d:
+            raise PlanError(f"{where}: {key} is required")
+    name = d["name"]
+    label = f"{where}: workload {name!r}" if isinstance(name, str) else where
+    prof = d.get("profile")
+    if prof is not None:
+        if not isinstance(prof, str) or prof.strip() not in profiles:
+            known = ", ".join(profiles) or "none is defined"
+            raise PlanError(f"{label}: profile {prof!r} is not a profile of the plan ({known})")
+        prof = profiles[prof.strip()]
+    window = None
+    if d.get("start") is not None or d.get("duration_minutes") is not None:
+        if d.get("start") is None or d.get("duration_minutes") is None:
+            raise PlanError(f"{label}: a window takes both start (\"HH:MM\") and duration_minutes")
+        window = Window.checked(d["start"], d["duration_minutes"], label)
+    site = d.get("site_failover", False)
+    args = {k: v for k, v in d.items() if k not in WORKLOAD_KEYS}
+    try:
+        return Workload(name, d["kind"], d.get("rate"), d.get("growth_per_year", 0.0), args, profile=prof,
+                        window=window, site_failover=site)
+    except PlanError as e:
+        raise PlanError(f"{where}: {e}") from None
+
 
 def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
-    """A plan document (a ``[system]`` table and ``[[workload]]`` tables) as ``(System, [Workload])``.
+    """A plan document (``[system]``, ``[[workload]]`` and optional ``[profile.NAME]`` tables) as
+    ``(System, [Workload])``.
 
     Every key is checked: an unknown one is an error naming ``source``, the workload, the key and
     what is accepted.  The format is the README's "Plan files" section.
@@ -28,21 +99,16 @@ def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
     if not isinstance(doc, dict):
         fail("a plan is a table with [system] and [[workload]]")
     for key in doc:
-        if key not in ("system", "workload"):
-            fail(f"unknown table {key!r}: a plan has [system] and [[workload]] only")
+        if key not in ("system", "workload", "profile"):
+            fail(f"unknown table {key!r}: a plan has [system], [[workload]] and [profile.NAME] only")
     sysdoc = doc.get("system")
     if not isinstance(sysdoc, dict):
         fail("[system] is required (processors, coprocessors, accelerators, ...)")
-    for key in sysdoc:
-        if key not in SYSTEM_KEYS:
-            fail(f"system: unknown key {key!r}; accepted: {', '.join(SYSTEM_KEYS)}")
-    for key in SYSTEM_REQUIRED:
-        if key not in sysdoc:
-            fail(f"system: {key} is required")
-    try:
-        system = System(**sysdoc)
-    except PlanError as e:
-        fail(str(e))
+    system = system_from_mapping(sysdoc, source)
+    pdocs = doc.get("profile", {})
+    if not isinstance(pdocs, dict):
+        fail("profiles are tables [profile.NAME] with factors = [...]")
+    profiles = {str(n).strip(): profile_from_mapping(n, pd, source) for n, pd in pdocs.items()}
     wdocs = doc.get("workload")
     if not isinstance(wdocs, list) or not wdocs:
         fail("at least one [[workload]] table is required")
@@ -50,15 +116,9 @@ def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
     for n, wd in enumerate(wdocs, 1):
         if not isinstance(wd, dict):
             fail(f"workload {n} is not a table")
-        for key in ("name", "kind"):
-            if key not in wd:
-                fail(f"workload {wd.get('name', n)!r}: {key} is required")
-        args = {k: v for k, v in wd.items() if k not in WORKLOAD_KEYS}
-        try:
-            workloads.append(Workload(wd["name"], wd["kind"], wd.get("rate"), wd.get("growth_per_year", 0.0),
-                                      args))
-        except PlanError as e:
-            fail(str(e))
+        if "name" not in wd or "kind" not in wd:
+            fail(f"workload {wd.get('name', n)!r}: {'name' if 'name' not in wd else 'kind'} is required")
+        workloads.append(workload_from_mapping(wd, source, profiles))
     names = [w.name for w in workloads]
     dup = next((x for x in names if names.count(x) > 1), None)
     if dup is not None:
@@ -68,6 +128,10 @@ def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
             PROFILES[w.kind](w, system)
         except PlanError as e:
             fail(str(e))
+    used = {w.profile.name for w in workloads if w.profile is not None}
+    unused = [n for n in profiles if n not in used]
+    if unused:
+        fail(f"profile {unused[0]!r} is defined but no workload uses it (profile = \"{unused[0]}\")")
     return system, workloads
 
 
@@ -121,13 +185,16 @@ def _table_rows(rows, where: str) -> list:
     return out
 
 
-def workloads_from_rows(rows, where: str = "the workloads table") -> list:
+def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict | None = None) -> list:
     """Workloads from a table: a header row of keys (``name``, ``kind``, ``rate``,
-    ``growth_per_year`` and the kinds' arguments, :data:`KIND_ARGUMENTS`), then one row each.
+    ``growth_per_year``, ``profile``, ``start``, ``duration_minutes``, ``site_failover`` and the
+    kinds' arguments, :data:`KIND_ARGUMENTS`), then one row each, read as a TOML
+    ``[[workload]]`` table is (:func:`workload_from_mapping`).
 
     Empty rows are skipped (a table with room to add); an empty cell is a key not given.  A header
     that is no key is an error unless its whole column is empty (a column for notes would be
-    silently ignored, so it is refused).
+    silently ignored, so it is refused).  ``profiles``: name -> :class:`DailyProfile`
+    (:func:`profiles_from_rows`).
     """
     rows = _table_rows(rows, where)
     if not rows or not rows[0]:
@@ -144,24 +211,22 @@ def workloads_from_rows(rows, where: str = "the workloads table") -> list:
                 continue
             if h is None or not isinstance(h, str) or h not in known:
                 raise PlanError(f"{where}, row {i}: a value under the column {h!r}, which names no workload key; "
-                                f"the keys: name, kind, rate, growth_per_year and each kind's arguments")
+                                f"the keys: {', '.join(WORKLOAD_KEYS)} and each kind's arguments")
             d[h] = _cell(v)
         if "name" not in d:
             raise PlanError(f"{where}, row {i}: name is required")
         if "kind" not in d:
             raise PlanError(f"{where}, row {i} ({d['name']}): kind is required")
-        args = {k: v for k, v in d.items() if k not in WORKLOAD_KEYS}
-        try:
-            out.append(Workload(str(d["name"]), d["kind"], d.get("rate"), d.get("growth_per_year", 0.0), args))
-        except PlanError as e:
-            raise PlanError(f"{where}, row {i}: {e}") from None
+        d["name"] = str(d["name"])
+        out.append(workload_from_mapping(d, f"{where}, row {i}", profiles or {}))
     if not out:
         raise PlanError(f"{where}: no workload (every row under the header is empty)")
     return out
 
 
 def system_from_rows(rows, where: str = "the system block") -> System:
-    """A System from rows of (key, value): keys as :class:`System` names them; empty rows skipped."""
+    """A System from rows of (key, value): keys as :class:`System` names them; empty rows skipped
+    (read as a TOML ``[system]`` table is, :func:`system_from_mapping`)."""
     d = {}
     for i, row in enumerate(_table_rows(rows, where), 1):
         if all(_blank(v) for v in row):
@@ -176,7 +241,38 @@ def system_from_rows(rows, where: str = "the system block") -> System:
                 raise PlanError(f"{where}, row {i}: {key} has no value")
             continue                      # an optional key left empty: its default
         d[key] = value
-    for key in SYSTEM_REQUIRED:
-        if key not in d:
-            raise PlanError(f"{where}: {key} is required")
-    return System(**d)
+    return system_from_mapping(d, where)
+
+
+def profiles_from_rows(rows, where: str = "the profiles table") -> dict:
+    """Daily profiles from a table: a header row of profile names, under each its 24, 48 or 96
+    factors from 00:00 (empty cells below the last factor, and empty columns, are skipped).
+
+    Returns
+    -------
+    dict
+        Name -> :class:`DailyProfile`.
+    """
+    rows = _table_rows(rows, where)
+    if not rows:
+        return {}
+    out = {}
+    for c, head in enumerate(rows[0]):
+        col = [r[c] if c < len(r) else None for r in rows[1:]]
+        while col and _blank(col[-1]):
+            col.pop()
+        if _blank(head):
+            if col:
+                raise PlanError(f"{where}, column {c + 1}: factors under no profile name")
+            continue
+        name = str(_cell(head))
+        if name in out:
+            raise PlanError(f"{where}: the profile name {name!r} is used twice")
+        blank = next((j for j, v in enumerate(col) if _blank(v)), None)
+        if blank is not None:
+            raise PlanError(f"{where}, profile {name!r}: factor {blank + 1} is empty; give 24, 48 or 96 numbers")
+        try:
+            out[name] = DailyProfile(name, [_cell(v) for v in col])
+        except PlanError as e:
+            raise PlanError(f"{where}: {e}") from None
+    return out

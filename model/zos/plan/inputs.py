@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..ams import AMS_PLATFORMS, CARD_GENERATIONS
-from ...domains import (GROWTH_PER_YEAR, HORIZON_MONTHS, MAX_UTILIZATION, MAX_WAIT_MS, OTHER_LPAR_UTIL, POOL_CARDS,
-                        PROCESSORS, WORKLOAD_RATE, Domain)
+from ...domains import (FAILOVER_MAX_UTILIZATION, GROWTH_PER_YEAR, HORIZON_MONTHS, LEAD_TIME_MONTHS, MAX_UTILIZATION,
+                        MAX_WAIT_MS, MSU_PER_PROCESSOR, OTHER_LPAR_UTIL, PEAK_DAY_FACTOR, POOL_CARDS, PROCESSORS,
+                        SITE_FAILOVER_FACTOR, WORKLOAD_RATE, Domain)
 from ...params import normalize_choice
+from .daily import DailyProfile, Window
+from .errors import PlanError
 
 __all__ = ["System", "Workload", "PlanError", "KINDS", "POOLS", "CARD_POOLS", "MAX_MONTHS", "KIND_ARGUMENTS",
-           "RATE_UNITS", "SYSTEM_KEYS", "SYSTEM_REQUIRED", "WORKLOAD_KEYS", "ARGUMENT", "checked", "choice"]
+           "RATE_UNITS", "SYSTEM_KEYS", "SYSTEM_REQUIRED", "WORKLOAD_KEYS", "ARGUMENT", "checked", "choice",
+           "FAILOVER_MODES", "INSTALLABLE"]
 
 KINDS = ("ams", "channel", "handshakes", "channel_starts", "measured")
 
@@ -30,11 +36,23 @@ CARD_POOLS = {"coprocessors": "coprocessor", "accelerators": "accelerator"}
 MAX_MONTHS = 1200.0
 
 
+#: What the plan keeps within a limit when a card fails: "one_card" (each card pool with one card
+#: out), or "none".
+FAILOVER_MODES = ("one_card", "none")
+
+
+#: The most servers of each pool an LPAR can have (the domains' upper bounds): a count required
+#: beyond it is "more than N", not a number to order.
+INSTALLABLE = {"processors": int(PROCESSORS.high), "coprocessors": int(POOL_CARDS.high),
+               "accelerators": int(POOL_CARDS.high)}
+
+
 # Each kind's arguments and their defaults (None: required).  Names as the Python functions name them.
 KIND_ARGUMENTS = {
     "ams": {"policy": None, "key_type": "RSA", "key_size": 2048, "message_kb": None, "key_reuse": None,
             "recipients": 1, "queue_manager": "QM1", "flow": "request_reply"},
-    "channel": {"mode": None, "cipher": None, "message_kb": None, "sslrkeyc": 0},
+    "channel": {"mode": None, "cipher": None, "message_kb": None, "sslrkeyc": 0, "flow": "request_reply",
+                "ends": "local"},
     "handshakes": {"cipher": None, "resumed_share": 0.0, "fips": False, "card_mode": None,
                    "sysplex_tickets": False, "cpu_us": None, "address_space": "TCPIP"},
     "channel_starts": {"cipher": None, "mode": "SSLCIPH"},
@@ -53,10 +71,6 @@ _DERIVED = {"key_exchange": "it follows from cipher", "certificate": "it follows
             "other_lpar_util": "set other_coprocessor_util/other_accelerator_util in the system",
             "tx_rate": "the workload's rate is `rate`", "handshake_rate": "the workload's rate is `rate`",
             "start_rate": "the workload's rate is `rate`"}
-
-
-class PlanError(ValueError):
-    """A plan's input is wrong: the message names the workload (or the system), the key and the value."""
 
 
 ARGUMENT = object()        # checked's "where" for a plain function argument: no prefix
@@ -112,6 +126,23 @@ class System:
     max_wait_ms : float, optional
         Target on the mean queueing of one request at each card pool (ms, > 0): the counts
         required meet it as well as ``max_utilization``.  None: the utilization target only.
+    peak_day_factor : float
+        The busiest day of the year over the average day, 1..100: every rate of the plan's day
+        is multiplied by it (the workloads' ``rate`` is an average day's).
+    failover : {"one_card", "none"}
+        ``"one_card"``: every card pool must stay within ``failover_max_utilization`` with one of
+        its cards out (its share, and other LPARs' share of it, spread over the others).
+    failover_max_utilization : float
+        The utilization a pool may reach with one card failed, (0, 1).
+    site_failover_factor : float
+        Another site's share arriving: a factor, 1..100, on the workloads marked
+        ``site_failover`` (the plan is for the day it has arrived).
+    lead_time_months : float
+        Months from ordering a card (or processor capacity) to having it installed, 0..120: each
+        purchase is to be ordered that long before it is needed.
+    msu_per_processor : float, optional
+        MSU of one processor at full use (the machine's rating over its processors): the
+        processors' demand is also given in MSU.
     """
 
     processors: int
@@ -124,6 +155,12 @@ class System:
     other_accelerator_util: float = 0.0
     horizon_months: float = 12.0
     max_wait_ms: float | None = None
+    peak_day_factor: float = 1.0
+    failover: str = "one_card"
+    failover_max_utilization: float = 0.9
+    site_failover_factor: float = 1.0
+    lead_time_months: float = 6.0
+    msu_per_processor: float | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -142,6 +179,23 @@ class System:
         set_(self, "horizon_months", checked(HORIZON_MONTHS, self.horizon_months, None, "horizon_months"))
         if self.max_wait_ms is not None:
             set_(self, "max_wait_ms", checked(MAX_WAIT_MS, self.max_wait_ms, None, "max_wait_ms"))
+        set_(self, "peak_day_factor", checked(PEAK_DAY_FACTOR, self.peak_day_factor, None, "peak_day_factor"))
+        set_(self, "failover", choice(self.failover, FAILOVER_MODES, None, "failover"))
+        set_(self, "failover_max_utilization", checked(FAILOVER_MAX_UTILIZATION, self.failover_max_utilization, None,
+                                                       "failover_max_utilization"))
+        if self.failover != "none":
+            for key in ("other_coprocessor_util", "other_accelerator_util"):
+                v = getattr(self, key)
+                if v >= self.failover_max_utilization:
+                    raise PlanError(f"system: {key} ({v:g}) leaves no room below failover_max_utilization "
+                                    f"({self.failover_max_utilization:g}): no number of shared cards survives "
+                                    "one failing (or set failover = \"none\")")
+        set_(self, "site_failover_factor", checked(SITE_FAILOVER_FACTOR, self.site_failover_factor, None,
+                                                   "site_failover_factor"))
+        set_(self, "lead_time_months", checked(LEAD_TIME_MONTHS, self.lead_time_months, None, "lead_time_months"))
+        if self.msu_per_processor is not None:
+            set_(self, "msu_per_processor", checked(MSU_PER_PROCESSOR, self.msu_per_processor, None,
+                                                    "msu_per_processor"))
 
     def installed(self, pool: str) -> int:
         """Servers of a pool: ``"processors"``, ``"coprocessors"`` or ``"accelerators"``."""
@@ -170,10 +224,19 @@ class Workload:
         requests per second on its card (with ``exec_ms``) or units of work per second
         (with ``cpu_us``); >= 0.  ``measured`` with ``utilization`` takes no rate.
     growth_per_year : float
-        Yearly growth of the rate as a fraction (0.2 = +20% a year), (-1, 100].
+        Yearly growth of the rate as a fraction (0.2 = +20% a year), (-1, 10]: 50 is refused
+        (a percent where a fraction belongs).
     args : dict
         The kind's arguments (:data:`KIND_ARGUMENTS`), named as the Python functions name
         them; an unknown one is an error.
+    profile : DailyProfile, optional
+        How the rate spreads over the day (``rate`` stays the daily average).
+    window : Window, optional
+        The workload runs only in this window of the day (a channel-start storm); ``rate`` is
+        then the rate while it runs.  Not with ``profile``.
+    site_failover : bool
+        The workload is multiplied by the system's ``site_failover_factor`` (another site's share
+        of it arrives here).
     """
 
     name: str
@@ -181,20 +244,37 @@ class Workload:
     rate: object = None
     growth_per_year: float = 0.0
     args: dict = field(default_factory=dict)
+    profile: DailyProfile | None = None
+    window: Window | None = None
+    site_failover: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
             raise PlanError(f"a workload's name must be non-empty text (got {self.name!r})")
         object.__setattr__(self, "name", self.name.strip())
         object.__setattr__(self, "kind", choice(self.kind, KINDS, self.name, "kind"))
-        object.__setattr__(self, "growth_per_year",
-                           checked(GROWTH_PER_YEAR, self.growth_per_year, self.name, "growth_per_year"))
+        try:
+            g = GROWTH_PER_YEAR.check(self.growth_per_year, "growth_per_year", scalar=True)
+        except (ValueError, TypeError) as e:
+            raise PlanError(f"workload {self.name!r}: {e}; growth_per_year is a fraction per year "
+                            "(0.5 = +50% a year, 2 = three times the rate after a year)") from None
+        object.__setattr__(self, "growth_per_year", g)
+        if self.profile is not None and not isinstance(self.profile, DailyProfile):
+            raise PlanError(f"workload {self.name!r}: profile must be a DailyProfile (got {type(self.profile).__name__})")
+        if self.window is not None and not isinstance(self.window, Window):
+            raise PlanError(f"workload {self.name!r}: window must be a Window (got {type(self.window).__name__})")
+        if self.profile is not None and self.window is not None:
+            raise PlanError(f"workload {self.name!r}: a profile and a window (start, duration_minutes) are two "
+                            "ways to spread a rate over the day: give one")
+        if not isinstance(self.site_failover, (bool, np.bool_)):
+            raise PlanError(f"workload {self.name!r}: site_failover must be true or false (got {self.site_failover!r})")
+        object.__setattr__(self, "site_failover", bool(self.site_failover))
         allowed = KIND_ARGUMENTS[self.kind]
         for key in self.args:
             if key not in allowed:
                 why = f" ({_DERIVED[key]})" if key in _DERIVED else ""
                 raise PlanError(f"workload {self.name!r}: unknown key {key!r} for kind {self.kind}{why}; "
-                                f"accepted: name, kind, rate, growth_per_year, {', '.join(allowed)}")
+                                f"accepted: {', '.join(WORKLOAD_KEYS)}, {', '.join(allowed)}")
         missing = [k for k, v in allowed.items() if v is None and self.args.get(k) is None
                    and k not in _OPTIONAL_NONE.get(self.kind, ())]
         if missing:
@@ -227,4 +307,4 @@ SYSTEM_KEYS = tuple(System.__dataclass_fields__)
 SYSTEM_REQUIRED = ("processors", "coprocessors", "accelerators")
 
 
-WORKLOAD_KEYS = ("name", "kind", "rate", "growth_per_year")
+WORKLOAD_KEYS = ("name", "kind", "rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover")

@@ -21,7 +21,7 @@ from ...params import CIPHERS, normalize_choice, normalize_cipher, normalize_mod
 from ..tls import channel_start_card_ms, channel_start_cost_us, handshake_cpu_factor, tls_cost_us
 from .inputs import CARD_POOLS, KIND_ARGUMENTS, PlanError, System, Workload, checked, choice
 
-__all__ = ["Profile", "PROFILES", "handshake_baseline_cpu_us"]
+__all__ = ["Profile", "PROFILES", "END_SHARE", "handshake_baseline_cpu_us"]
 
 _FUNCTIONS = tuple(CARD_FUNCTIONS)
 
@@ -39,6 +39,7 @@ class Profile:
     util_form: bool = False  # a measured utilization: the "rate" is 1 unit that is the load
     unit: str | None = None  # what the rate counts, where not the kind's (RATE_UNITS)
     txn_per_unit: float = 1.0  # request/reply transactions per unit (a one-way message: half of one)
+    notes: tuple = ()        # what the plan assumed for this workload that a planner must read
 
 
 def _no_cards():
@@ -90,8 +91,16 @@ def _ams_profile(w: Workload, system: System) -> Profile:
                    queue_manager=qm, unit="messages/s" if half < 1 else None, txn_per_unit=half)
 
 
+#: Share of a channel's published CPU (both queue managers' ends) that one end carries: the
+#: sending and receiving ends each put and get one message of a request/reply pair and encrypt
+#: or decrypt the same bytes; no published figure splits them, so each end is taken as half.
+END_SHARE = {"both": 1.0, "local": 0.5}
+
+
 def _channel_profile(w: Workload, system: System) -> Profile:
     mode, cipher, kb, rk = (w.arg(k) for k in ("mode", "cipher", "message_kb", "sslrkeyc"))
+    flow = choice(w.arg("flow"), ("request_reply", "one_way"), w.name, "flow")
+    ends = choice(w.arg("ends"), tuple(END_SHARE), w.name, "ends")
     try:
         if cipher is None and normalize_mode(mode) != "none":
             raise PlanError(f"workload {w.name!r}: cipher is required for mode {normalize_mode(mode)}")
@@ -101,7 +110,11 @@ def _channel_profile(w: Workload, system: System) -> Profile:
         raise
     except (ValueError, TypeError) as e:
         raise PlanError(f"workload {w.name!r}: {e}") from None
-    return Profile(cpu_us=cpu, classes=_no_cards(), busy={p: 0.0 for p in CARD_POOLS})
+    # a one-way message is half a request/reply transaction; this LPAR's end is half of both
+    half = 0.5 if flow == "one_way" else 1.0
+    share = half * END_SHARE[ends]
+    return Profile(cpu_us={k: share * v for k, v in cpu.items()}, classes=_no_cards(),
+                   busy={p: 0.0 for p in CARD_POOLS}, unit="messages/s" if half < 1 else None, txn_per_unit=half)
 
 
 def _cipher_handshake(cipher: str) -> tuple:
@@ -136,7 +149,13 @@ def _handshake_profile(w: Workload, system: System) -> Profile:
     cpu = base * ((1.0 - share) * full + share * resumed)
     classes = {p: (np.array([1.0 - share]) if times[p] > 0 else np.zeros(1), np.array([times[p]]),
                    ("handshake",)) for p in CARD_POOLS}
-    return Profile(cpu_us={space: cpu}, classes=classes, busy={p: 0.0 for p in CARD_POOLS})
+    notes = ()
+    if a["card_mode"] is None and card_mode == "accelerator":
+        on_cop = handshake_cpu_factor(resumption=False, **{**kw, "card_mode": "coprocessor"})
+        notes = (f"no coprocessors installed, so its handshakes use the accelerators (card_mode); "
+                 f"a full handshake then costs {full / on_cop:.3g} times the CPU it costs with a coprocessor"
+                 + (" (the (EC)DHE server's RSA signature runs in software)" if full > on_cop else ""),)
+    return Profile(cpu_us={space: cpu}, classes=classes, busy={p: 0.0 for p in CARD_POOLS}, notes=notes)
 
 
 def _start_profile(w: Workload, system: System) -> Profile:

@@ -1,0 +1,113 @@
+"""Months until growing loads reach a capacity: a bracketed root of the peak interval's load.
+
+A pool's load at :math:`t` months, in interval :math:`j` of the day, with workload :math:`i`
+growing at :math:`g_i` a year:
+
+.. math::
+
+    f_j(t) = \\sum_i L_{ij}\\, e^{r_i t} + B, \\qquad r_i = \\tfrac{1}{12}\\ln(1 + g_i), \\qquad
+    f(t) = \\max_j f_j(t)
+
+Each :math:`f_j` is a sum of exponentials, convex whatever the signs of :math:`r_i`, and so is
+their maximum.  A convex function below the capacity :math:`c` at :math:`t = 0` that reaches it
+stays above it afterwards, so :math:`\\{t : f(t) \\ge c\\}` is an interval
+:math:`[t^*, \\infty)` and :math:`t^*` is bracketed by :math:`[0, T]` whenever
+:math:`f(0) < c \\le f(T)` (:math:`T` = :data:`~.inputs.MAX_MONTHS`).  Each step keeps a
+bracket :math:`[a, b]` with :math:`f(a) < c \\le f(b)`: a Newton step from :math:`b` (by
+convexity its tangent lies below :math:`f`, so the step lands at or right of :math:`t^*`, never
+past :math:`a`) and a bisection of what is left, so the bracket at least halves every step and
+shrinks quadratically near the root.  It stops when the bracket is narrower than
+:data:`TOLERANCE_MONTHS`; the answer is its right end, where the capacity is reached.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .inputs import MAX_MONTHS
+
+__all__ = ["months_to_reach", "TOLERANCE_MONTHS"]
+
+#: Width of the final bracket (months): far below the 0.05 months a plan is checked to.
+TOLERANCE_MONTHS = 1e-7
+
+
+def _combine(loads, r):
+    """Workloads with the same growth summed: fewer exponentials per evaluation."""
+    uniq, inv = np.unique(r, return_inverse=True)
+    if uniq.size == r.size:
+        return loads, r
+    out = np.zeros((uniq.size,) + loads.shape[1:])
+    np.add.at(out, inv, loads)
+    return out, uniq
+
+
+def months_to_reach(loads, growth, fixed, capacity) -> np.ndarray:
+    """First :math:`t \\in [0, T]` with :math:`\\max_j \\sum_i L_{ij} (1 + g_i)^{t/12} + B \\ge c`.
+
+    Parameters
+    ----------
+    loads : array_like, shape (W, *S, I)
+        Each workload's load in each interval of the day at :math:`t = 0` (servers' worth, >= 0),
+        broadcast against ``capacity`` over the middle axes.
+    growth : array_like, shape (W,)
+        Yearly growth of each workload, fractions in (-1, 10].
+    fixed : float or array_like, shape (*S)
+        Load that does not grow (MQ MSTR's administration).
+    capacity : array_like, shape (*S)
+        The load that is the limit (servers x target, less other LPARs' share).
+
+    Returns
+    -------
+    ndarray, shape (*S)
+        Months (0: at or over it already; ``inf``: not by :data:`~.inputs.MAX_MONTHS`, or
+        no load at all).
+    """
+    r = np.log1p(np.asarray(growth, dtype=float)) / 12.0
+    loads = np.asarray(loads, dtype=float)
+    cap = np.asarray(capacity, dtype=float)
+    shape = np.broadcast_shapes(cap.shape, loads.shape[1:-1], np.shape(fixed))
+    w, n_int = loads.shape[0], loads.shape[-1]
+    L = np.broadcast_to(loads, (w,) + shape + (n_int,)).reshape(w, -1, n_int)
+    L, r = _combine(L, r)
+    c = np.broadcast_to(cap, shape).reshape(-1)
+    b = np.broadcast_to(np.asarray(fixed, dtype=float), shape).reshape(-1)
+    rr = r.reshape(-1, 1, 1)
+
+    def f(t, idx):
+        """(value, slope) of the peak interval's load at months ``t`` for the scenarios ``idx``."""
+        e = L[:, idx, :] * np.exp(rr * t.reshape(1, -1, 1))
+        v = e.sum(axis=0)
+        j = np.argmax(v, axis=-1)
+        pick = np.arange(idx.size)
+        return v[pick, j] + b[idx], (e * rr).sum(axis=0)[pick, j]
+
+    every = np.arange(c.size)
+    now, _ = f(np.zeros(c.size), every)
+    late, slope_late = f(np.full(c.size, MAX_MONTHS), every)
+    total = L.sum(axis=(0, 2))
+    out = np.where(now >= c, 0.0, np.inf)          # no load at all: the fixed part now, or never
+    idx = np.flatnonzero((now < c) & (late >= c) & (total > 0))
+    if idx.size:
+        lo = np.zeros(idx.size)
+        hi = np.full(idx.size, MAX_MONTHS)
+        v_hi, d_hi = late[idx], slope_late[idx]
+        cc = c[idx]
+        for _ in range(200):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                newton = hi - (v_hi - cc) / d_hi
+            newton = np.where(np.isfinite(newton) & (newton > lo) & (newton < hi), newton, hi)
+            v_n, d_n = f(newton, idx)
+            # the tangent's zero is never left of the root (up to rounding: then it is a lower end)
+            up = v_n >= cc
+            hi, v_hi, d_hi = np.where(up, newton, hi), np.where(up, v_n, v_hi), np.where(up, d_n, d_hi)
+            lo = np.where(up, lo, newton)
+            mid = 0.5 * (lo + hi)
+            v_m, d_m = f(mid, idx)
+            up = v_m >= cc
+            hi, v_hi, d_hi = np.where(up, mid, hi), np.where(up, v_m, v_hi), np.where(up, d_m, d_hi)
+            lo = np.where(up, lo, mid)
+            if np.all(hi - lo <= TOLERANCE_MONTHS):
+                break
+        out[idx] = hi
+    return out.reshape(shape)

@@ -1,0 +1,9 @@
+"""The one exception a plan's inputs raise: :class:`PlanError`."""
+
+from __future__ import annotations
+
+__all__ = ["PlanError"]
+
+
+class PlanError(ValueError):
+    """A plan's input is wrong: the message names the workload (or the system), the key and the value."""

@@ -1,0 +1,170 @@
+"""What to buy and when: the purchase timeline of a plan, and the warnings a planner must read.
+
+For a pool with :math:`k` servers installed, each further server :math:`n = k + 1, \\dots, N`
+(:math:`N` the count required at the horizon, for the utilization target and, for card pools
+with ``failover = "one_card"``, to survive one card failing) must be installed by the month
+:math:`n - 1` servers stop being enough: the first month the peak interval reaches
+
+.. math::
+
+    (U_{max} - u_o)(n - 1) \\quad\\text{(target)}, \\qquad
+    F (n - 2) - u_o (n - 1) \\quad\\text{(one of } n - 1 \\text{ cards failed)}
+
+(:func:`~.crossing.months_to_reach`), and ordered ``lead_time_months`` before that; an order
+date already past is "order now", and "late" by how much the lead time overruns the need.
+Months count from the plan's scenario (``months``; 0: now).  Servers needed at the same month
+are one purchase.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tls import channel_start_rate
+from .crossing import months_to_reach
+from .inputs import CARD_POOLS, INSTALLABLE, POOLS
+
+__all__ = ["Purchase", "purchase_timeline", "plan_warnings"]
+
+_ONE = {"processors": "processor", "coprocessors": "coprocessor", "accelerators": "accelerator"}
+
+
+@dataclass(frozen=True)
+class Purchase:
+    """Servers of one pool to add by one month.
+
+    Attributes
+    ----------
+    resource : ``"processors"``, ``"coprocessors"`` or ``"accelerators"``.
+    add : how many (installed count before it: ``after - add``).
+    after : the pool's count once they are in.
+    install_by_month : months from the scenario by which they must be in service.
+    order_by_month : ``install_by_month - lead_time_months``, or 0 when that has passed.
+    order_now : the order date has passed (or is now).
+    late_by_months : how much later than needed they arrive if ordered now (0: in time).
+    reason : ``"target"`` (the utilization target) or ``"one card failed"``.
+    """
+
+    resource: str
+    add: int
+    after: int
+    install_by_month: float
+    order_by_month: float
+    order_now: bool
+    late_by_months: float
+    reason: str
+
+    def to_dict(self) -> dict:
+        """JSON-ready (the keys of ``cryptoplan plan --json``'s ``timeline``)."""
+        return {"resource": self.resource, "add": self.add, "after": self.after,
+                "install_by_month": round(self.install_by_month, 3), "order_by_month": round(self.order_by_month, 3),
+                "order_now": self.order_now, "late_by_months": round(self.late_by_months, 3), "reason": self.reason}
+
+    def text(self) -> str:
+        """"order 1 coprocessor by month 24.0, installed by month 30.0 (target)"."""
+        what = f"{self.add} {_ONE[self.resource]}{'s' if self.add != 1 else ''}"
+        order = "order now" if self.order_now else f"order by month {self.order_by_month:.1f}"
+        late = f", {self.late_by_months:.1f} months late even so" if self.late_by_months > 0 else ""
+        need = "needed now" if self.install_by_month == 0 else f"installed by month {self.install_by_month:.1f}"
+        return f"{order} {what} ({self.after} in all), {need}{late}: {self.reason}"
+
+
+def _crossings(system, pool, loads, yearly, fixed, counts) -> tuple:
+    """(months, reason) at which each of ``counts`` servers stops being enough."""
+    k = np.asarray(counts, dtype=float)
+    other, target = system.other(pool), system.max_utilization
+    lw = loads[:, None, :]                                    # (W, 1, I): one scenario, a count axis
+    t_target = months_to_reach(lw, yearly, fixed, (target - other) * k)
+    if pool not in CARD_POOLS or system.failover != "one_card":
+        return t_target, np.full(k.shape, "target", dtype=object)
+    lim = system.failover_max_utilization
+    has = loads.sum() > 0
+    cap = np.where(k >= 2, lim * (k - 1) - other * k, 0.0)
+    t_fail = months_to_reach(lw, yearly, 0.0, cap) if has else np.full(k.shape, math.inf)
+    first = t_fail < t_target
+    return np.where(first, t_fail, t_target), np.where(first, "one card failed", "target").astype(object)
+
+
+def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict) -> list:
+    """The purchases each pool needs up to the horizon, earliest first (one scenario).
+
+    Parameters
+    ----------
+    system : System
+    loads : dict
+        Pool -> load of each workload in each interval at the scenario, shape (W, I).
+    yearly : array_like, shape (W,)
+        Each workload's growth per year.
+    fixed : dict
+        Pool -> load that does not grow.
+    resources : dict
+        Pool -> :class:`~.evaluate.ResourceResult` (its counts required at the horizon).
+
+    Returns
+    -------
+    list of Purchase
+    """
+    out = []
+    horizon, lead = system.horizon_months, system.lead_time_months
+    for pool in POOLS:
+        r = resources[pool]
+        need = float(r.required_at_horizon)
+        if r.failover is not None:
+            need = max(need, float(r.failover.required_at_horizon))
+        k = r.installed
+        last = int(min(need, INSTALLABLE[pool]))
+        if last <= k:
+            continue
+        counts = np.arange(k, last)                 # n - 1 for each n = k + 1 .. last
+        when, why = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts)
+        # the wait target (max_wait_ms) can need a card before its utilization crossing: by the
+        # horizon at the latest, which is what the counts at the horizon say
+        late_wait = when > horizon
+        when = np.where(late_wait, horizon, when)
+        why = np.where(late_wait, "wait target", why)
+        for t, reason in sorted(set(zip(when.tolist(), why.tolist())), key=lambda x: (x[0], x[1])):
+            add = int(np.sum((when == t) & (why == reason)))
+            order = t - lead
+            prev = sum(p.add for p in out if p.resource == pool)
+            out.append(Purchase(resource=pool, add=add, after=k + prev + add, install_by_month=float(t),
+                                order_by_month=float(max(order, 0.0)), order_now=bool(order <= 0),
+                                late_by_months=float(max(-order, 0.0)), reason=str(reason)))
+    return sorted(out, key=lambda p: (p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
+
+
+def plan_warnings(system, workloads, profiles, workload_results, resources, timeline) -> list:
+    """Sentences a planner must read beside the numbers: what the plan assumed or could not do."""
+    out = []
+    for w, p in zip(workloads, profiles):
+        out.extend(f"workload {w.name!r}: {note}" for note in p.notes)
+        if w.kind == "channel_starts":
+            try:
+                most = channel_start_rate(w.arg("mode"), w.arg("cipher"), system.platform)
+            except ValueError as e:
+                out.append(f"workload {w.name!r}: cannot check its start rate against the channel initiator's: {e}")
+                continue
+            peak = np.max(np.asarray(workload_results[w.name].peak_rate, dtype=float))
+            if peak > most:
+                out.append(f"workload {w.name!r}: {peak:,.4g} channel starts/s at its peak is above the "
+                           f"{most:,.4g}/s one channel initiator was measured to sustain ({w.arg('mode')}, "
+                           f"{system.platform}, 3 dedicated CPs): the starts queue in CHIN and take longer than "
+                           "the plan's window")
+    marked = [w.name for w in workloads if w.site_failover]
+    if system.site_failover_factor != 1.0 and not marked:
+        out.append(f"site_failover_factor is {system.site_failover_factor:g} but no workload is marked "
+                   "site_failover = true: it changes nothing")
+    for pool in POOLS:
+        r = resources[pool]
+        need = np.max(np.asarray(r.required_at_horizon, dtype=float))
+        if r.failover is not None:
+            need = max(need, np.max(np.asarray(r.failover.required_at_horizon, dtype=float)))
+        if need > INSTALLABLE[pool]:
+            out.append(f"{pool}: more than {INSTALLABLE[pool]} needed by the horizon: more than one LPAR can "
+                       "have; the timeline stops there")
+    if timeline and any(p.reason == "wait target" for p in timeline):
+        out.append("the wait target (max_wait_ms) needs cards the utilization target does not: their install "
+                   "month is given as the horizon, the latest it can be")
+    return out

@@ -1,0 +1,128 @@
+"""Months to target (model/zos/plan/crossing.py): right by construction, checked by substitution.
+
+Expected values come from:
+
+* substitution: the plan evaluated at the returned month (``plan(..., months=m)``) reaches the
+  target within 0.05 months on either side, for random mixes of growth (hypothesis);
+* the issue's walkthrough (issue 42): a month-by-month evaluation of the plan gave 47.6, 19.0 and
+  16.6 months; the test evaluates the plan on a 0.01-month grid itself and checks both agree;
+* a brute-force grid of the peak load for the bare root finder.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from cryptoplan.model.zos.plan import DailyProfile, PlanError, System, Workload, plan, plan_from_dict
+from cryptoplan.model.zos.plan.crossing import months_to_reach
+
+
+@pytest.fixture(autouse=True)
+def _default_params(monkeypatch):
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+
+
+WALKTHROUGH = System(processors=4, coprocessors=2, accelerators=1, other_coprocessor_util=0.1)
+
+
+def _walkthrough():
+    return [Workload("new-onboarding", "ams", 100, 2.0, {"policy": "privacy", "message_kb": 2}),
+            Workload("flat", "ams", 400, 0.0, {"policy": "integrity", "message_kb": 64})]
+
+
+def test_walkthrough_months_are_the_month_by_month_crossings():
+    # issue 42: 107.7 months for all three resources before; a month-by-month evaluation gives
+    # 47.6 (processors), 19.0 (coprocessors), 16.6 (accelerators)
+    r = plan(WALKTHROUGH, _walkthrough())
+    got = [r.resources[p].months_to_target for p in ("processors", "coprocessors", "accelerators")]
+    assert_allclose(got, [47.6, 19.0, 16.6], atol=0.1)
+    grid = np.arange(0.0, 60.0, 0.01)
+    curve = plan(WALKTHROUGH, _walkthrough(), months=grid)
+    for pool, m in zip(("processors", "coprocessors", "accelerators"), got):
+        first = grid[np.argmax(np.asarray(curve.resources[pool].utilization) >= 0.7)]
+        assert abs(first - m) <= 0.011
+
+
+@st.composite
+def mixes(draw):
+    n = draw(st.integers(1, 5))
+    growth = [draw(st.one_of(st.just(0.0), st.floats(0.0, 10.0))) for _ in range(n)]
+    growth[draw(st.integers(0, n - 1))] = draw(st.floats(0.05, 10.0))   # something grows
+    rates = [draw(st.floats(5.0, 400.0)) for _ in range(n)]
+    policies = [draw(st.sampled_from(["privacy", "integrity", "confidentiality"])) for _ in range(n)]
+    sizes = [draw(st.sampled_from([2.0, 64.0, 1024.0])) for _ in range(n)]
+    profiled = [draw(st.booleans()) for _ in range(n)]
+    factors = draw(st.lists(st.floats(0.0, 10.0), min_size=24, max_size=24).filter(lambda f: sum(f) > 0.1))
+    return growth, rates, policies, sizes, profiled, factors
+
+
+def _mix(growth, rates, policies, sizes, profiled, factors):
+    prof = DailyProfile("day", factors)
+    return [Workload(f"w{i}", "ams", r, g, {"policy": p, "message_kb": kb, "key_reuse": 32 if p == "confidentiality"
+                                             else None}, profile=prof if on else None)
+            for i, (g, r, p, kb, on) in enumerate(zip(growth, rates, policies, sizes, profiled))]
+
+
+@settings(max_examples=60, deadline=None)
+@given(mixes(), st.integers(1, 16), st.integers(1, 8), st.integers(1, 8))
+def test_evaluating_the_plan_at_the_month_returned_gives_the_target(mix, cps, cops, accs):
+    s = System(processors=cps, coprocessors=cops, accelerators=accs, other_coprocessor_util=0.05)
+    ws = _mix(*mix)
+    r = plan(s, ws)
+    for pool, res in r.resources.items():
+        m = res.months_to_target
+        if m == 0:
+            assert res.utilization >= s.max_utilization * (1 - 1e-12)
+        elif np.isinf(m):
+            assert plan(s, ws, months=1200.0).resources[pool].utilization < s.max_utilization
+        else:
+            before = plan(s, ws, months=max(m - 0.05, 0.0)).resources[pool].utilization
+            after = plan(s, ws, months=min(m + 0.05, 1200.0)).resources[pool].utilization
+            assert before < s.max_utilization <= after, (pool, m, before, after)
+            assert_allclose(plan(s, ws, months=m).resources[pool].utilization, s.max_utilization, rtol=1e-6)
+
+
+def test_the_root_finder_is_the_first_crossing_of_the_peak_on_a_grid():
+    # the grid's first month at or over capacity is within one step (0.01 months) after the root
+    rng = np.random.default_rng(7)
+    loads = rng.uniform(0.0, 1.0, (4, 6, 24))
+    growth = np.array([0.0, 0.3, 2.5, -0.5])          # one workload shrinks: still convex
+    cap = rng.uniform(5.0, 30.0, 6)
+    m = months_to_reach(loads, growth, 0.2, cap)
+    grid = np.linspace(0.0, 1200.0, 120_001)            # 0.01 months
+    for j in range(6):
+        f = (loads[:, j, :, None] * (1 + growth[:, None, None]) ** (grid / 12.0)).sum(axis=0).max(axis=0) + 0.2
+        above = f >= cap[j]
+        expect = grid[np.argmax(above)] if above.any() else np.inf
+        assert abs(m[j] - expect) <= 0.01 + 1e-9 or (np.isinf(m[j]) and np.isinf(expect))
+
+
+def test_no_load_and_a_fixed_load_over_capacity():
+    assert months_to_reach(np.zeros((1, 1)), [0.5], 0.0, 1.0) == np.inf
+    assert months_to_reach(np.zeros((1, 1)), [0.5], 2.0, 1.0) == 0.0
+
+
+def test_a_percent_typed_as_a_fraction_is_refused():
+    with pytest.raises(PlanError, match=r"growth_per_year.*50.*fraction per year \(0\.5 = \+50% a year"):
+        Workload("a", "ams", 100, 50, {"policy": "privacy", "message_kb": 2})
+    doc = {"system": {"processors": 4, "coprocessors": 2, "accelerators": 1},
+           "workload": [{"name": "a", "kind": "ams", "rate": 100, "growth_per_year": 50, "policy": "privacy",
+                         "message_kb": 2}]}
+    with pytest.raises(PlanError, match="site.toml: workload 'a': growth_per_year"):
+        plan_from_dict(doc, "site.toml")
+
+
+def test_counts_beyond_what_can_be_installed_are_a_status_not_an_overflow():
+    # issue 42: --months 1200 with fast growth printed -9223372036854775808 cards required
+    r = plan(WALKTHROUGH, _walkthrough(), months=1200.0)
+    d = r.to_dict()
+    for pool in ("coprocessors", "accelerators"):
+        assert d["resources"][pool]["required"] == "more than 64"
+        assert d["resources"][pool]["one_card_failed"]["required"] == "more than 64"
+        assert "more than 64 needed" in r.resources[pool].status
+    assert d["resources"]["processors"]["required"] == "more than 256"
+    assert all(np.isfinite(r.resources[p].months_to_target) for p in r.resources)

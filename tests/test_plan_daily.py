@@ -1,0 +1,218 @@
+"""The busiest day (model/zos/plan/daily.py) and one card failed (evaluate.py's failover).
+
+Expected values come from arithmetic written out here: a plan's loads are linear in its rates,
+so a profiled workload's utilization in an interval is the flat plan's at the profile's factor
+times that rate, and the day's average is the flat plan's; a window's share of an interval is
+the minutes it covers over the interval's minutes; a pool with one of its k cards failed carries
+its load and other LPARs' share of k cards on k - 1 (checked by substituting the counts back).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from cryptoplan.model.zos.plan import DailyProfile, PlanError, System, Window, Workload, plan, plan_from_dict
+from cryptoplan.model.zos.plan.daily import interval_label
+
+EXACT = 1e-12
+
+
+@pytest.fixture(autouse=True)
+def _default_params(monkeypatch):
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+
+
+def pay(rate=300.0, **kw):
+    return Workload("pay", "ams", rate, 0.0, {"policy": "privacy", "message_kb": 2.0}, **kw)
+
+
+def stmt(rate=100.0, **kw):
+    return Workload("stmt", "ams", rate, 0.0, {"policy": "integrity", "message_kb": 64.0}, **kw)
+
+
+S = System(processors=8, coprocessors=4, accelerators=3, other_coprocessor_util=0.05, failover="none")
+
+
+# ----------------------------------------------------------------- profiles
+def test_a_profile_is_normalized_to_mean_one_and_names_its_interval():
+    p = DailyProfile("online", [0, 2] * 12)
+    assert_allclose(np.mean(p.factors), 1.0, rtol=EXACT)
+    assert p.factors[1] == 2.0 and p.minutes == 60
+    assert DailyProfile("q", [1] * 96).minutes == 15 and DailyProfile("h", [1] * 48).minutes == 30
+
+
+@pytest.mark.parametrize("factors,words", [([1] * 23, "24 .hourly., 48 .half-hourly. or 96"),
+                                           ([0] * 24, "every factor is 0"),
+                                           ([1] * 23 + [-1], r"factor 24 \(23:00\).*factors must be in"),
+                                           ([1] * 23 + ["x"], "factor 24 .23:00. must be a number"),
+                                           ([1] * 23 + [True], "must be a number"),
+                                           ("24 ones", "must be a list")])
+def test_a_bad_profile_is_named(factors, words):
+    with pytest.raises(PlanError, match=words):
+        DailyProfile("online", factors)
+
+
+def test_a_profiled_workload_peaks_where_its_profile_does_and_averages_the_flat_plan():
+    f = np.ones(24)
+    f[9] = 5.0                                          # 09:00 the busiest hour
+    prof = DailyProfile("online", f)
+    flat = plan(S, [pay(), stmt()])
+    day = plan(S, [pay(profile=prof), stmt()])
+    for pool in ("coprocessors", "accelerators"):
+        r, r0 = day.resources[pool], flat.resources[pool]
+        assert r.peak_interval == "09:00"
+        # the average day's utilization is the flat plan's (loads are linear in the rates)
+        assert_allclose(r.average_utilization, r0.utilization, rtol=1e-12)
+        # at 09:00 pay runs at 5 / mean(f) times its average, stmt as always
+        k = S.installed(pool)
+        expect = (r0.by_workload["pay"] * 5.0 / f.mean() + r0.by_workload["stmt"]) + S.other(pool)
+        assert_allclose(r.utilization, expect, rtol=1e-12)
+        assert_allclose(r.by_workload["pay"], r0.by_workload["pay"] * 5.0 / f.mean(), rtol=1e-12)
+        assert k == r.installed
+
+
+def test_the_peak_day_factor_scales_the_peak_not_the_average():
+    s = System(processors=8, coprocessors=4, accelerators=3, peak_day_factor=1.5, failover="none")
+    r, r0 = plan(s, [pay()]), plan(System(processors=8, coprocessors=4, accelerators=3, failover="none"), [pay()])
+    acc, acc0 = r.resources["accelerators"], r0.resources["accelerators"]
+    assert_allclose(acc.utilization, 1.5 * acc0.utilization, rtol=1e-12)
+    assert_allclose(acc.average_utilization, acc0.utilization, rtol=1e-12)
+    assert acc.required >= acc0.required
+
+
+def test_counts_and_months_are_for_the_peak_interval():
+    f = [1.0] * 24
+    f[14] = 8.0
+    prof = DailyProfile("p", f)
+    r = plan(S, [pay(rate=500.0, profile=prof)])
+    peak_rate = 500.0 * 8.0 / np.mean(f)
+    alone = plan(S, [pay(rate=peak_rate)])
+    for pool in ("processors", "coprocessors", "accelerators"):
+        assert r.resources[pool].required == alone.resources[pool].required
+        assert_allclose(r.resources[pool].utilization, alone.resources[pool].utilization, rtol=1e-12)
+    assert r.workloads["pay"].peak_rate == pytest.approx(peak_rate, rel=1e-12)
+    assert r.workloads["pay"].rate == 500.0
+
+
+# ----------------------------------------------------------------- windows (storms)
+@pytest.mark.parametrize("start,minutes,n,expect", [
+    (7 * 60, 10.0, 96, {28: 10 / 15}),
+    (7 * 60 + 10, 20.0, 96, {28: 5 / 15, 29: 15 / 15}),
+    (23 * 60 + 50, 20.0, 96, {95: 10 / 15, 0: 10 / 15}),     # past midnight: the same day's first minutes
+    (7 * 60, 90.0, 24, {7: 1.0, 8: 0.5}),
+])
+def test_a_window_covers_its_minutes_of_each_interval(start, minutes, n, expect):
+    got = Window(start, minutes).fractions(n)
+    want = np.zeros(n)
+    for j, v in expect.items():
+        want[j] = v
+    assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert_allclose(got.sum() * 1440 / n, minutes, rtol=1e-12)
+
+
+def test_a_storm_runs_at_its_rate_in_its_window_only():
+    storm = Workload("storm", "channel_starts", 30.0, args={"cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"},
+                     window=Window.checked("07:00", 15, "test"))
+    r = plan(S, [storm])
+    alone = plan(S, [Workload("storm", "channel_starts", 30.0, args={"cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"})])
+    cop = r.resources["coprocessors"]
+    assert cop.peak_interval == "07:00" and r.intervals == 96
+    assert_allclose(cop.utilization, alone.resources["coprocessors"].utilization, rtol=1e-12)
+    assert_allclose(cop.average_utilization - 0.05, (alone.resources["coprocessors"].utilization - 0.05) / 96,
+                    rtol=1e-9)
+
+
+@pytest.mark.parametrize("start", ["7", "24:00", "07:60", "seven", None])
+def test_a_bad_start_is_named(start):
+    doc = {"system": {"processors": 4, "coprocessors": 2, "accelerators": 1},
+           "workload": [{"name": "s", "kind": "channel_starts", "rate": 5, "cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256",
+                         "start": start, "duration_minutes": 10}]}
+    with pytest.raises(PlanError, match=r"p.toml.*'s'.*(start must be a time of day|takes both start)"):
+        plan_from_dict(doc, "p.toml")
+
+
+def test_interval_labels():
+    assert [interval_label(j, 96) for j in (0, 1, 95)] == ["00:00", "00:15", "23:45"]
+    assert interval_label(13, 24) == "13:00"
+
+
+def test_plan_file_profiles_are_checked_and_used():
+    base = {"system": {"processors": 4, "coprocessors": 2, "accelerators": 1, "failover": "none"},
+            "profile": {"online": {"factors": [1] * 96, "interval_minutes": 15}},
+            "workload": [{"name": "a", "kind": "ams", "rate": 10, "policy": "privacy", "message_kb": 2,
+                          "profile": "online"}]}
+    s, ws = plan_from_dict(base, "p.toml")
+    assert ws[0].profile.minutes == 15
+    for change, words in (
+            ({"profile": {"online": {"factors": [1] * 24, "interval_minutes": 15}}}, "interval_minutes is 15 but"),
+            ({"profile": {"online": {"factors": [1] * 24, "colour": 1}}}, "unknown key 'colour'"),
+            ({"profile": {"online": {"factors": [1] * 24}, "night": {"factors": [1] * 24}}}, "'night' is defined but"),
+            ({"profile": {}}, "profile 'online' is not a profile of the plan")):
+        with pytest.raises(PlanError, match=words):
+            plan_from_dict({**base, **change}, "p.toml")
+
+
+# ----------------------------------------------------------------- one card failed
+@settings(max_examples=80, deadline=None)
+@given(st.floats(10.0, 3000.0), st.integers(0, 12), st.floats(0.0, 0.5), st.floats(0.55, 0.95))
+def test_the_failover_count_is_the_fewest_cards_that_survive_one_failing(rate, cards, other, limit):
+    s = System(processors=64, coprocessors=cards, accelerators=cards, other_coprocessor_util=other,
+               other_accelerator_util=other, failover_max_utilization=limit, max_utilization=0.99)
+    r = plan(s, [pay(rate)])
+    for pool in ("coprocessors", "accelerators"):
+        f = r.resources[pool].failover
+        n = int(f.required)
+        assert n >= 2
+
+        def util(k):          # substitute a count back: the failover utilization with k installed
+            s2 = System(processors=64, coprocessors=k, accelerators=k, other_coprocessor_util=other,
+                        other_accelerator_util=other, failover_max_utilization=limit)
+            return plan(s2, [pay(rate)]).resources[pool].failover.utilization
+        if n <= 64:
+            assert util(n) <= limit * (1 + 1e-12)
+            if n > 2:
+                assert util(n - 1) > limit
+        if cards >= 2:
+            load = r.resources[pool].busy
+            assert_allclose(f.utilization, (load + other * cards) / (cards - 1), rtol=1e-12)
+        assert (f.utilization <= limit) == (cards >= n) or cards < 2
+
+
+def test_one_card_is_never_enough_with_failover_on():
+    s = System(processors=8, coprocessors=1, accelerators=1)
+    r = plan(s, [pay(5.0)])
+    acc = r.resources["accelerators"]
+    assert acc.required == 1 and acc.failover.required == 2
+    assert acc.failover.utilization == np.inf and acc.failover.months_to_limit == 0.0
+    assert acc.failover.status == "if the only accelerator fails, none is left: 2 needed to survive one failing"
+    assert plan(System(processors=8, coprocessors=1, accelerators=1, failover="none"), [pay(5.0)]).resources[
+        "accelerators"].failover is None
+
+
+def test_the_failover_status_says_how_busy_the_rest_run():
+    s = System(processors=8, coprocessors=2, accelerators=2)
+    r = plan(s, [pay(1500.0)])
+    f = r.resources["accelerators"].failover
+    pct = round(100 * f.utilization)
+    assert f.status.startswith(f"if one accelerator fails, the other one runs at {pct}%")
+    assert ("overloaded" in f.status) == (f.utilization >= 1.0)
+
+
+def test_other_lpars_above_the_failover_limit_are_refused():
+    with pytest.raises(PlanError, match="other_coprocessor_util .0.9. leaves no room below failover_max_utilization"):
+        System(processors=4, coprocessors=2, accelerators=1, other_coprocessor_util=0.9, max_utilization=0.95)
+
+
+def test_the_site_failover_factor_multiplies_only_the_marked_workloads():
+    s = System(processors=8, coprocessors=4, accelerators=3, site_failover_factor=2.0, failover="none")
+    r = plan(s, [pay(site_failover=True), stmt()])
+    r0 = plan(System(processors=8, coprocessors=4, accelerators=3, failover="none"), [pay(), stmt()])
+    for pool in ("coprocessors", "accelerators"):
+        assert_allclose(r.resources[pool].by_workload["pay"], 2 * r0.resources[pool].by_workload["pay"], rtol=1e-12)
+        assert_allclose(r.resources[pool].by_workload["stmt"], r0.resources[pool].by_workload["stmt"], rtol=1e-12)
+    unused = plan(s, [pay(), stmt()])
+    assert any("no workload is marked site_failover" in w for w in unused.warnings)

@@ -1,0 +1,103 @@
+"""The purchase timeline and the plan's warnings (model/zos/plan/timeline.py).
+
+Expected values come from substitution: each purchase's install month is checked by evaluating
+the plan at that month with the count before it (it must still meet the target and the failover
+limit 0.05 months before, and fail one of them 0.05 months after), over random plans
+(hypothesis); order dates are install dates less the lead time, written out here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cryptoplan.model.zos.plan import System, Window, Workload, plan
+
+
+@pytest.fixture(autouse=True)
+def _default_params(monkeypatch):
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+
+
+def _system(cops, accs, lead, horizon, failover="one_card"):
+    return System(processors=16, coprocessors=cops, accelerators=accs, lead_time_months=lead,
+                  horizon_months=horizon, failover=failover, other_coprocessor_util=0.05)
+
+
+def _meets(s, ws, pool, count, months):
+    """Does ``count`` servers of ``pool`` meet the target (and the failover limit) at ``months``?"""
+    s2 = System(**{**{k: getattr(s, k) for k in s.__dataclass_fields__}, pool: count})
+    r = plan(s2, ws, months=months).resources[pool]
+    ok = r.utilization <= s.max_utilization * (1 + 1e-9)
+    if r.failover is not None:
+        ok = ok and r.failover.utilization <= s.failover_max_utilization * (1 + 1e-9)
+    return ok
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(20.0, 800.0), st.floats(0.05, 3.0), st.integers(1, 4), st.integers(1, 4), st.floats(0.0, 12.0),
+       st.sampled_from(["one_card", "none"]))
+def test_each_purchase_is_installed_when_the_count_before_it_stops_being_enough(rate, growth, cops, accs, lead,
+                                                                             failover):
+    s = _system(cops, accs, lead, 36.0, failover)
+    ws = [Workload("pay", "ams", rate, growth, {"policy": "privacy", "message_kb": 2.0}),
+          Workload("flat", "ams", 100.0, 0.0, {"policy": "integrity", "message_kb": 64.0})]
+    r = plan(s, ws)
+    for p in r.timeline:
+        before = p.after - p.add          # servers in place until these arrive
+        t = p.install_by_month
+        assert 0.0 <= t <= s.horizon_months
+        assert p.order_by_month == pytest.approx(max(t - lead, 0.0))
+        assert p.order_now == (t - lead <= 0) and p.late_by_months == pytest.approx(max(lead - t, 0.0))
+        if t > 0.05:
+            assert _meets(s, ws, p.resource, before, t - 0.05)
+        assert not _meets(s, ws, p.resource, before + p.add - 1, min(t + 0.05, 1200.0))
+    for pool in ("coprocessors", "accelerators", "processors"):
+        bought = sum(p.add for p in r.timeline if p.resource == pool)
+        need = r.resources[pool].required_at_horizon
+        if r.resources[pool].failover is not None:
+            need = max(need, r.resources[pool].failover.required_at_horizon)
+        assert r.resources[pool].installed + bought == max(r.resources[pool].installed, need)
+
+
+def test_order_now_when_the_date_has_passed():
+    s = _system(2, 1, 6.0, 24.0)
+    r = plan(s, [Workload("pay", "ams", 100, 2.0, {"policy": "privacy", "message_kb": 2})])
+    first = r.timeline[0]
+    assert first.resource == "accelerators" and first.install_by_month == 0.0 and first.order_now
+    assert first.reason == "one card failed" and first.text().startswith("order now 1 accelerator (2 in all), needed now")
+    d = r.to_dict()["timeline"][0]
+    assert set(d) >= {"resource", "add", "install_by_month", "order_by_month"}
+
+
+def test_an_array_of_scenarios_has_no_timeline():
+    r = plan(_system(2, 1, 6.0, 24.0), [Workload("pay", "ams", [100, 200], 0.5, {"policy": "privacy",
+                                                                                  "message_kb": 2})])
+    assert r.timeline is None and r.to_dict()["timeline"] is None
+
+
+def test_a_storm_above_what_the_channel_initiator_sustains_is_a_warning():
+    storm = Workload("storm", "channel_starts", 1000.0, args={"cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"},
+                     window=Window.checked("07:00", 15, "t"))
+    r = plan(_system(8, 2, 6.0, 12.0), [storm])
+    assert any("'storm': 1,000 channel starts/s at its peak is above the 150/s" in w for w in r.warnings)
+    calm = plan(_system(8, 2, 6.0, 12.0), [Workload("storm", "channel_starts", 10.0,
+                                                      args={"cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"})])
+    assert not calm.warnings
+
+
+def test_handshakes_moved_off_coprocessors_are_a_warning():
+    web = Workload("web", "handshakes", 50.0, args={"cipher": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"})
+    r = plan(_system(0, 2, 6.0, 12.0), [web])
+    assert any("'web': no coprocessors installed" in w and "runs in software" in w for w in r.warnings)
+    assert not plan(_system(2, 2, 6.0, 12.0), [web]).warnings
+
+
+def test_msu_is_the_processors_demand_times_the_rating():
+    s = System(processors=4, coprocessors=2, accelerators=2, msu_per_processor=120.0)
+    r = plan(s, [Workload("pay", "ams", 300, 0.0, {"policy": "privacy", "message_kb": 2})])
+    cpu = r.resources["processors"]
+    assert cpu.msu == pytest.approx(cpu.busy * 120.0, rel=1e-12)
+    assert np.isfinite(r.to_dict()["resources"]["processors"]["msu"])
