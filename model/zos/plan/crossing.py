@@ -14,9 +14,10 @@ stays above it afterwards, so :math:`\\{t : f(t) \\ge c\\}` is an interval
 :math:`[t^*, \\infty)` and :math:`t^*` is bracketed by :math:`[0, T]` whenever
 :math:`f(0) < c \\le f(T)` (:math:`T` = :data:`~.inputs.MAX_MONTHS`).  Each step keeps a
 bracket :math:`[a, b]` with :math:`f(a) < c \\le f(b)`: a Newton step from :math:`b` (by
-convexity its tangent lies below :math:`f`, so the step lands at or right of :math:`t^*`, never
-past :math:`a`) and a bisection of what is left, so the bracket at least halves every step and
-shrinks quadratically near the root.  It stops when the bracket is narrower than
+convexity its tangent lies below :math:`f`, so the step lands at or right of :math:`t^*`) and a
+chord step from :math:`a` (the chord over :math:`[a, b]` lies above :math:`f`, so it lands at or
+left of :math:`t^*`), or a bisection where the chord gains too little, so both ends close in
+superlinearly.  It stops when the bracket is narrower than
 :data:`TOLERANCE_MONTHS`; the answer is its right end, where the capacity is reached.
 """
 
@@ -88,26 +89,33 @@ def months_to_reach(loads, growth, fixed, capacity) -> np.ndarray:
     total = L.sum(axis=(0, 2))
     out = np.where(now >= c, 0.0, np.inf)          # no load at all: the fixed part now, or never
     idx = np.flatnonzero((now < c) & (late >= c) & (total > 0))
-    if idx.size:
-        lo = np.zeros(idx.size)
-        hi = np.full(idx.size, MAX_MONTHS)
-        v_hi, d_hi = late[idx], slope_late[idx]
-        cc = c[idx]
-        for _ in range(200):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                newton = hi - (v_hi - cc) / d_hi
-            newton = np.where(np.isfinite(newton) & (newton > lo) & (newton < hi), newton, hi)
-            v_n, d_n = f(newton, idx)
-            # the tangent's zero is never left of the root (up to rounding: then it is a lower end)
-            up = v_n >= cc
-            hi, v_hi, d_hi = np.where(up, newton, hi), np.where(up, v_n, v_hi), np.where(up, d_n, d_hi)
-            lo = np.where(up, lo, newton)
-            mid = 0.5 * (lo + hi)
-            v_m, d_m = f(mid, idx)
-            up = v_m >= cc
-            hi, v_hi, d_hi = np.where(up, mid, hi), np.where(up, v_m, v_hi), np.where(up, d_m, d_hi)
-            lo = np.where(up, lo, mid)
-            if np.all(hi - lo <= TOLERANCE_MONTHS):
-                break
-        out[idx] = hi
+    lo, v_lo = np.zeros(idx.size), now[idx]
+    hi, v_hi, d_hi = np.full(idx.size, MAX_MONTHS), late[idx], slope_late[idx]
+    cc = c[idx]
+    todo = np.arange(idx.size)
+    for _ in range(200):
+        if not todo.size:
+            break
+        a, b_, fa, fb, db, ct = lo[todo], hi[todo], v_lo[todo], v_hi[todo], d_hi[todo], cc[todo]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = b_ - (fb - ct) / db                 # the tangent at b: never left of the root
+            chord = a + (ct - fa) * (b_ - a) / (fb - fa)  # the chord over [a, b]: never right of it
+        newton = np.where(np.isfinite(newton) & (newton > a) & (newton < b_), newton, b_)
+        chord = np.where(np.isfinite(chord) & (chord > a) & (chord < newton), chord, a)
+        # a step that gains too little (a flat start) is replaced by the bisection of what is left
+        mid = 0.5 * (chord + newton)
+        slow = (newton - chord) > 0.5 * (b_ - a)
+        probe = np.where(slow, mid, chord)
+        sub = idx[todo]
+        v_n, d_n = f(newton, sub)
+        v_p, d_p = f(probe, sub)
+        # (up to rounding a probe can land on the wrong side: then it bounds the other end)
+        for t, v, d in ((newton, v_n, d_n), (probe, v_p, d_p)):
+            up = v >= ct
+            b_, fb, db = np.where(up, np.minimum(t, b_), b_), np.where(up & (t <= b_), v, fb), np.where(
+                up & (t <= b_), d, db)
+            a, fa = np.where(~up, np.maximum(t, a), a), np.where(~up & (t >= a), v, fa)
+        lo[todo], hi[todo], v_lo[todo], v_hi[todo], d_hi[todo] = a, b_, fa, fb, db
+        todo = todo[(b_ - a) > TOLERANCE_MONTHS]
+    out[idx] = hi
     return out.reshape(shape)
