@@ -10,6 +10,8 @@ Expected values: the model's own plan of the same file (the command must print w
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import re
 from pathlib import Path
 
@@ -67,6 +69,58 @@ def test_json_has_the_documented_shape_and_the_models_numbers(plan_file):
             assert got["queueing_ms"] is None
         else:
             assert got["queueing_ms"] == pytest.approx(q, rel=1e-12)
+
+
+def test_json_carries_the_peak_one_card_failed_the_timeline_the_scenario_and_warnings(plan_file):
+    # issue 42's "Done when": per resource months_to_target, peak {interval, utilization,
+    # average_utilization}, one_card_failed {utilization, required, months_to_limit} for card
+    # pools; at the top timeline, scenario and warnings.  The reference is plan() itself.
+    doc = json.loads(CliRunner().invoke(main, ["plan", plan_file, "--json", "--months", "3"]).output)
+    system, workloads = read_plan(plan_file)
+    want = plan(system, workloads, months=3.0)
+    for pool, r in doc["resources"].items():
+        w = want.resources[pool]
+        assert r["months_to_target"] == pytest.approx(w.months_to_target, rel=1e-12)
+        assert r["peak"] == {"interval": w.peak_interval, "utilization": pytest.approx(w.utilization, rel=1e-12),
+                             "average_utilization": pytest.approx(w.average_utilization, rel=1e-12)}
+        if pool == "processors":
+            assert "one_card_failed" not in r
+        else:
+            f = r["one_card_failed"]
+            assert f["utilization"] == pytest.approx(w.failover.utilization, rel=1e-12)
+            assert f["required"] == int(w.failover.required)
+            assert f["months_to_limit"] == pytest.approx(w.failover.months_to_limit, rel=1e-12)
+    assert doc["timeline"] == [p.to_dict() for p in want.timeline] and doc["timeline"]
+    for p in doc["timeline"]:
+        assert set(p) >= {"resource", "add", "install_by_month", "order_by_month"}
+    sc = doc["scenario"]
+    assert (sc["growth"], sc["months"], sc["intervals"], sc["interval_minutes"]) == (1.0, 3.0, 96, 15.0)
+    assert (sc["failover"], sc["lead_time_months"]) == (system.failover, system.lead_time_months)
+    assert "params" in sc and doc["warnings"] == list(want.warnings)
+
+
+def test_the_text_and_page_state_the_scenario(plan_file):
+    out = CliRunner().invoke(main, ["plan", plan_file, "--growth", "1.5", "--months", "6"]).output
+    assert "Scenario: growth x1.5 on every rate, 6 months ahead; 96 intervals of 15 minutes" in out
+    assert "lead time 6 months; horizon 36 months" in out and "Model parameters:" in out
+    assert CliRunner().invoke(main, ["plan", plan_file, "--months", "6", "--report", "rep"]).exit_code == 0
+    page = Path("rep/plan.html").read_text(encoding="utf-8")
+    assert "6 months ahead" in page and "What to buy, by when" in page and "if one coprocessor fails" in page
+
+
+def test_the_page_prints_on_one_a4_landscape_page(plan_file, tmp_path):
+    # the manager prints it: Chromium's print of the page, counted by poppler
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian's chromium is needed (.ci/run installs it)"
+    assert CliRunner().invoke(main, ["plan", plan_file, "--report", "rep"]).exit_code == 0
+    pdf = tmp_path / "plan.pdf"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+                    f"--print-to-pdf={pdf}", str(Path("rep/plan.html").resolve())], check=True,
+                   capture_output=True, timeout=180)
+    info = subprocess.run(["pdfinfo", str(pdf)], check=True, capture_output=True, text=True).stdout
+    assert re.search(r"^Pages:\s+1$", info, re.M), info
+    w, h = map(float, re.search(r"Page size:\s+([\d.]+) x ([\d.]+) pts", info).groups())
+    assert w > h and abs(w - 841.9) < 1 and abs(h - 595.3) < 1      # A4 landscape
 
 
 def test_growth_and_months_options_scale_the_rates(plan_file):

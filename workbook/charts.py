@@ -108,7 +108,7 @@ def utilization_chart(result, labels: dict, path) -> None:
         ax.barh(y, v, left=left, color=colors(i % 10), label=n, edgecolor="white", linewidth=0.5)
         left += v
     rest = np.array([float(result.resources[p].other) for p in pools]) * 100
-    ax.barh(y, rest, left=left, color="0.75", label="other LPARs / MSTR administration", hatch="//",
+    ax.barh(y, rest, left=left, color="0.75", label="other LPARs / MSTR admin.", hatch="//",
             edgecolor="white", linewidth=0.5)
     total = left + rest
     target = result.system.max_utilization * 100
