@@ -126,3 +126,14 @@ def test_counts_beyond_what_can_be_installed_are_a_status_not_an_overflow():
         assert "more than 64 needed" in r.resources[pool].status
     assert d["resources"]["processors"]["required"] == "more than 256"
     assert all(np.isfinite(r.resources[p].months_to_target) for p in r.resources)
+
+
+def test_a_subnormal_profile_factor_gives_a_plan_not_an_overflow():
+    # found by the property above: an interval whose rate is 1e-311 of the others' made the
+    # M/G/c correction overflow (RuntimeWarning, then NaN)
+    prof = DailyProfile("day", [0.0] * 22 + [1.0, 2.225073858507e-311])
+    ws = [Workload("a", "ams", 5.0, 1.0, {"policy": "integrity", "message_kb": 2.0}, profile=prof),
+          Workload("b", "ams", 5.0, 0.0, {"policy": "privacy", "message_kb": 2.0}, profile=prof)]
+    r = plan(System(processors=1, coprocessors=1, accelerators=4), ws)
+    for res in r.resources.values():
+        assert np.isfinite(res.wait_ms) and res.peak_interval == "22:00"

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cryptoplan.model.zos.plan import System, Window, Workload, plan
+from cryptoplan.model.zos.plan.inputs import INSTALLABLE
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +37,7 @@ def _meets(s, ws, pool, count, months):
     return ok
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.floats(20.0, 800.0), st.floats(0.05, 3.0), st.integers(1, 4), st.integers(1, 4), st.floats(0.0, 12.0),
        st.sampled_from(["one_card", "none"]))
 def test_each_purchase_is_installed_when_the_count_before_it_stops_being_enough(rate, growth, cops, accs, lead,
@@ -59,7 +60,19 @@ def test_each_purchase_is_installed_when_the_count_before_it_stops_being_enough(
         need = r.resources[pool].required_at_horizon
         if r.resources[pool].failover is not None:
             need = max(need, r.resources[pool].failover.required_at_horizon)
-        assert r.resources[pool].installed + bought == max(r.resources[pool].installed, need)
+        # the timeline stops at what an LPAR can have, and a warning says so
+        assert r.resources[pool].installed + bought == min(max(r.resources[pool].installed, need), INSTALLABLE[pool])
+        assert (need > INSTALLABLE[pool]) == any(w.startswith(f"{pool}: more than") for w in r.warnings)
+
+
+def test_a_timeline_past_what_can_be_installed_stops_there_with_a_warning():
+    # found by the property above: 509 transactions/s growing x4 a year needs more than 64
+    # accelerators by month 36
+    s = _system(1, 1, 0.0, 36.0)
+    ws = [Workload("pay", "ams", 509.0, 3.0, {"policy": "privacy", "message_kb": 2.0})]
+    r = plan(s, ws)
+    assert sum(p.add for p in r.timeline if p.resource == "accelerators") == 63
+    assert "accelerators: more than 64 needed by the horizon" in " ".join(r.warnings)
 
 
 def test_order_now_when_the_date_has_passed():

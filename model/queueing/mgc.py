@@ -106,12 +106,13 @@ def mgc_wait(arrival_rate, service_time, servers, service_scv=0.0, arrival_scv=1
     if m == "allen-cunneen":
         return unwrap(wq * (ca2 + cs2) / 2.0)
     rho = a / c
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         corr = (1.0 - rho) * (c - 1.0) * (np.sqrt(4.0 + 5.0 * c) - 2.0) / (16.0 * rho * c)
     # rho == 0 means no traffic and no wait: the correction's 0/0 is irrelevant.
-    corr = np.where(rho > 0.0, corr, 0.0)
     # Cosmetatos's correction grows like 1/rho and can exceed the M/M/c wait at low
-    # load; constant service never waits longer than exponential service, so cap there.
+    # load; constant service never waits longer than exponential service, so cap there:
+    # a correction of 1 already reaches the cap (a subnormal rho's infinite one likewise).
+    corr = np.where(rho > 0.0, np.minimum(corr, 1.0), 0.0)
     wq_md = np.minimum(0.5 * wq * (1.0 + corr), wq)
     out = cs2 * wq + (1.0 - cs2) * wq_md
     return float(out) if is_scalar(arrival_rate, service_time, servers, service_scv) else unwrap(np.asarray(out))

@@ -13,6 +13,7 @@ import numpy as np
 from ..._validate import index_text, UnstableQueueError
 from ...domains import CARDS, MAX_UTILIZATION, PLANNED_TX_RATE, PROCESSORS, SERVICE_SCV
 from ...queueing.mgc import mgc_wait_by_scv
+from ..stations import count_needed, pooled_wait, request_mix
 from ._closed import as_scalars, station_demands
 from ._scenario import (AMS_ADDRESS_SPACES, FUNCTIONS, ON_CARD, other_utilization, resource_count, RESOURCES,
     validated_scenario)
@@ -24,36 +25,28 @@ def request_scv(req, t, card) -> np.ndarray:
     """Squared coefficient of variation of the service time of a card type's request mix.
 
     Each function's time is constant (seed 001: EXEC TIME "remains similar
-    regardless of message size"), so the mix is a discrete distribution:
+    regardless of message size"), so the mix is a discrete distribution
+    (:func:`~cryptoplan.model.zos.stations.request_mix`):
 
     .. math:: c_s^2 = \\frac{\\sum_f p_f t_f^2}{(\\sum_f p_f t_f)^2} - 1, \\qquad
               p_f = n_f / \\sum_g n_g
     """
-    on = ON_CARD[card].astype(float)
-    n = np.tensordot(on, req, axes=1)
-    m1 = np.tensordot(on, req * t, axes=1)
-    m2 = np.tensordot(on, req * t * t, axes=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, np.maximum(m2 * n / np.where(m1 > 0, m1 * m1, 1.0) - 1.0, 0.0), 0.0)
-
-
-def _mgc(lam, s, c, scv):
-    """M/G/c mean wait (s): Cosmetatos for scv <= 1, Allen-Cunneen above (see model.mgc)."""
-    return mgc_wait_by_scv(lam, s, c, scv)
+    on = ON_CARD[card].astype(float).reshape((-1,) + (1,) * (np.ndim(req) - 1))
+    return request_mix(on * req, t)[2]
 
 
 def card_wait_ms(lam, per_txn, card_ms, other, cards, scv):
     """Mean queueing per transaction (ms) at one card type: M/G/c on this LPAR's requests and
-    other LPARs' (taken at the same mean service time, so that their utilization is ``other``).
+    other LPARs' (taken at the same mean service time, so that their utilization is ``other``;
+    :func:`~cryptoplan.model.zos.stations.pooled_wait`).
 
-    .. math:: \\lambda_{tot} = \\lambda n \\frac{\\lambda D + u_{other} c}{\\lambda D}, \\qquad
-              W = n\\, W_q^{M/G/c}(\\lambda_{tot}, D / n, c_s^2)
+    .. math:: \\lambda_{tot} = \\lambda n + u_{other} c / s, \\qquad
+              W = n\\, W_q^{M/G/c}(\\lambda_{tot}, s, c_s^2), \\qquad s = D / n
     """
-    own = lam * card_ms / 1000.0                       # cards' worth of this LPAR's work
     with np.errstate(invalid="ignore", divide="ignore"):
         s_ms = np.where(per_txn > 0, card_ms / np.where(per_txn > 0, per_txn, 1.0), 0.0)
-        total = np.where(own > 0, lam * per_txn * (own + other * cards) / np.where(own > 0, own, 1.0), 0.0)
-    return _mgc(total, s_ms / 1000.0, cards, scv) * per_txn * 1000.0
+    own = np.where(card_ms > 0, lam * per_txn, 0.0)
+    return pooled_wait(own, s_ms / 1000.0, scv, cards, np.where(card_ms > 0, other, 0.0)) * per_txn * 1000.0
 
 
 @dataclass(frozen=True)
@@ -120,14 +113,6 @@ def whole_count(k, what, lam):
                          "second) and the targets")
     out = k.astype(np.int64)
     return int(out) if out.ndim == 0 else out
-
-
-def count_needed(load, other, max_u):
-    """Smallest whole count k >= 1 with load / k + other <= max_u (load in servers' worth)."""
-    room = max_u - other
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = np.ceil(load / np.where(room > 0, room, np.nan) - 1e-12)
-    return np.where(load > 0, np.maximum(k, 1.0), 0.0)
 
 
 def overload_error(name, util, count, needed, lam, unit):
@@ -259,7 +244,7 @@ def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, re
     cpu_s = d["cpu_ms"] / 1000.0
     with np.errstate(invalid="ignore", divide="ignore"):
         lam_cpu = np.where(cpu_s > 0, busy / np.where(cpu_s > 0, cpu_s, 1.0), 0.0)
-    w_cpu = _mgc(lam_cpu, cpu_s, procs, 1.0) * 1000.0
+    w_cpu = mgc_wait_by_scv(lam_cpu, cpu_s, procs, 1.0) * 1000.0
 
     fn = {f: i for i, f in enumerate(FUNCTIONS)}
     me_rate, crt_rate = lam * req[fn["RSA_ME"]], lam * req[fn["RSA_CRT"]]

@@ -29,8 +29,9 @@ from .inputs import MAX_MONTHS
 
 __all__ = ["months_to_reach", "TOLERANCE_MONTHS"]
 
-#: Width of the final bracket (months): far below the 0.05 months a plan is checked to.
-TOLERANCE_MONTHS = 1e-7
+#: Width of the final bracket (months): far below the 0.05 months a plan is checked to, and within
+#: a few ulps of months up to 1,200.
+TOLERANCE_MONTHS = 1e-10
 
 
 def _combine(loads, r):

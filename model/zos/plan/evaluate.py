@@ -16,7 +16,7 @@ import numpy as np
 
 from ..._text import value_text
 from ...domains import GROWTH, MONTHS
-from ...queueing.mgc import mgc_wait_by_scv
+from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
 from .crossing import months_to_reach
 from .daily import daily_factors, day_intervals, interval_label, interval_minutes
 from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, MAX_MONTHS, POOLS, RATE_UNITS, PlanError, System, Workload,
@@ -267,20 +267,6 @@ def _out(x):
     return x.item() if x.ndim == 0 else x
 
 
-def _counts(load, other, target):
-    """Smallest whole k >= 1 with load / k + other <= target (0 where there is no load)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        k = np.ceil(load / (target - other) - 1e-12)
-    return np.where(load > 0, np.maximum(k, 1.0), 0.0)
-
-
-def _failover_counts(load, other, limit):
-    """Smallest whole k >= 2 with (load + other k)/(k - 1) <= limit (0 where there is no load)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        k = np.ceil((load + limit) / (limit - other) - 1e-12)
-    return np.where(load > 0, np.maximum(k, 2.0), 0.0)
-
-
 def _meet_wait(k0, r, m1, scv, unknown, other, target_ms):
     """Smallest counts k >= k0 whose M/G/c wait per request is at most ``target_ms``.
 
@@ -295,9 +281,8 @@ def _meet_wait(k0, r, m1, scv, unknown, other, target_ms):
         todo = busy & (k >= 1)
         if not todo.any():
             break
-        kk, rr, mm = k[todo], r[todo], m1[todo] / 1000.0
-        lam_tot = rr + (unknown[todo] + other * kk) / mm
-        w = mgc_wait_by_scv(lam_tot, mm, kk, scv[todo]) * 1000.0
+        kk = k[todo]
+        w = pooled_wait(r[todo], m1[todo] / 1000.0, scv[todo], kk, other, unknown[todo]) * 1000.0
         over = np.zeros_like(busy)
         over[todo] = w > target_ms
         if not over.any():
@@ -499,8 +484,8 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
         headroom = np.where(var > 0, 0.0, np.inf)
     months_to = months_to_reach(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape))
     loads_h = d["loads_at"](lam_h).sum(axis=0)
-    required = _counts(var_all + fixed, other, target)
-    required_h = _counts(loads_h + fixed, other, target)
+    required = count_needed(var_all + fixed, other, target)
+    required_h = count_needed(loads_h + fixed, other, target)
     if pool in CARD_POOLS and system.max_wait_ms is not None:
         required = _meet_wait(required, *d["mix"](lam), other, system.max_wait_ms)
         required_h = _meet_wait(required_h, *d["mix"](lam_h), other, system.max_wait_ms)
@@ -535,8 +520,8 @@ def _failover(system, pool, loads, var, var_all, loads_h, yearly, shape) -> Fail
     k, other, lim = system.installed(pool), system.other(pool), system.failover_max_utilization
     with np.errstate(divide="ignore", invalid="ignore"):
         util = (np.where(var > 0, np.inf, 0.0) if k <= 1 else (var + other * k) / (k - 1))
-    required = _failover_counts(var_all, other, lim).max(axis=-1)
-    required_h = _failover_counts(loads_h, other, lim).max(axis=-1)
+    required = failover_count_needed(var_all, other, lim).max(axis=-1)
+    required_h = failover_count_needed(loads_h, other, lim).max(axis=-1)
     some = var_all.max(axis=-1) > 0
     if k >= 2:
         months = months_to_reach(loads, yearly, 0.0, np.broadcast_to(lim * (k - 1) - other * k, shape))
@@ -654,7 +639,7 @@ def _pool_cpu(system, lam, cpu_unit, cpu_load, fixed):
     ok = util < 1.0
     wait = np.zeros(shape)
     if ok.any():
-        wait[ok] = mgc_wait_by_scv(lam_tot[ok], m1[ok], k, scv[ok]) * 1000.0
+        wait[ok] = pooled_wait(n[ok], m1[ok], scv[ok], k, 0.0, fixed) * 1000.0
     return {"loads": cpu_load, "fixed": fixed, "rate": n, "exec_ms": m1 * 1000.0, "scv": scv, "wait_ms": wait, "util": util,
             "loads_at": lambda lam_h: lam_h * cpu_unit.reshape((-1,) + (1,) * len(shape)) / 1e6}
 
@@ -678,20 +663,15 @@ def _pool_card(system, pool, lam, profiles, names):
     def mix(rates):
         """(requests/s, mean EXEC ms, SCV, cards' worth with no request count) at these rates."""
         r = (rates * req_unit).sum(axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            m1 = np.where(r > 0, (rates * t1).sum(axis=0) / np.where(r > 0, r, 1.0), 0.0)
-            m2 = np.where(r > 0, (rates * t2).sum(axis=0) / np.where(r > 0, r, 1.0), 0.0)
-            scv = np.where(m1 > 0, np.maximum(m2 / np.where(m1 > 0, m1 * m1, 1.0) - 1.0, 0.0), 0.0)
+        m1, scv = mix_from_moments(r, (rates * t1).sum(axis=0), (rates * t2).sum(axis=0))
         return r, m1, scv, (rates * busy_unit.reshape(expand)).sum(axis=0)
 
     r, m1, scv, unknown = mix(lam)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam_tot = r + np.where(m1 > 0, (unknown + other * k) / np.where(m1 > 0, m1 / 1000.0, 1.0), 0.0)
     util = np.where(k > 0, loads.sum(axis=0) / max(k, 1) + other, np.where(loads.sum(axis=0) > 0, np.inf, 0.0))
     ok = (util < 1.0) & (r > 0)
     wait = np.zeros(shape)
     if ok.any():
-        wait[ok] = mgc_wait_by_scv(lam_tot[ok], m1[ok] / 1000.0, k, scv[ok]) * 1000.0
+        wait[ok] = pooled_wait(r[ok], m1[ok] / 1000.0, scv[ok], k, other, unknown[ok]) * 1000.0
     out = {"loads": loads, "fixed": 0.0, "rate": r, "exec_ms": m1, "scv": scv, "wait_ms": wait, "util": util,
            "loads_at": lambda lam_h: lam_h * unit_load, "mix": mix}
     if pool == "accelerators":
