@@ -17,6 +17,7 @@ runs, so ``cryptoplan --help`` and usage errors answer without loading NumPy or 
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -44,6 +45,28 @@ class _Main(click.Group):
     --check``, ``capacity``...); its :class:`~cryptoplan.model.params.ParameterFileError`
     becomes the one-line message ``recalc`` gives, exit code 4 (unusable file or input).
     """
+
+    def main(self, *args, **kwargs):
+        """Run the command; an unusable standard output is one line on standard error, exit 4.
+
+        Closed (``>&-``): Python has no ``sys.stdout`` and every answer would vanish; full or
+        failing (``> /dev/full``): the write raises.  Neither is a traceback or a silent exit 0.
+        """
+        if sys.stdout is None:
+            if sys.stderr is not None:
+                sys.stderr.write("error: standard output is closed: cryptoplan prints its answers there; "
+                                 "redirect it to a file or to /dev/null\n")
+            sys.exit(UnusableInput.exit_code)
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:        # a reader that stopped early (| head): as click does
+                sys.exit(1)
+            try:
+                sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
+            except (OSError, AttributeError):
+                pass
+            sys.exit(UnusableInput.exit_code)
 
     def invoke(self, ctx):
         try:

@@ -53,13 +53,17 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months):
         result = plans.plan(system, workloads, growth=growth, months=months)
     except plans.PlanError as exc:
         raise click.UsageError(str(exc)) from None
-    if as_json:
-        click.echo(json.dumps(plan_report.plan_json(result), indent=2, allow_nan=False))
-    else:
-        click.echo(plan_report.plan_text(result, plan_file), nl=False)
-    if report_dir:
+    text = (json.dumps(plan_report.plan_json(result), indent=2, allow_nan=False) + "\n" if as_json
+            else plan_report.plan_text(result, plan_file))
+    written, notes = None, []
+    if report_dir is not None:          # written first: a failing standard output does not lose it
         try:
-            written = plan_report.write_plan_report(result, workloads, report_dir, plan_file, force=force)
+            written = plan_report.write_plan_report(result, workloads, report_dir, plan_file, force=force,
+                                                    notes=notes)
         except atomic.OutputError as exc:
             raise click.UsageError(str(exc)) from None
+    click.echo(text, nl=False)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    if written:
         click.echo(f"wrote {', '.join(written)}", err=as_json)

@@ -14,6 +14,7 @@ import contextvars
 import json
 import math
 import os
+import sys
 import re
 import warnings
 from contextlib import contextmanager
@@ -140,6 +141,12 @@ def normalize_key(key_type, key_size) -> tuple[str, int]:
     return kt, int(size)
 
 
+def np_bool_types() -> tuple:
+    """NumPy's boolean scalar type, if NumPy is loaded (this module does not load it)."""
+    np = sys.modules.get("numpy")
+    return (np.bool_,) if np is not None else ()
+
+
 def normalize_key_reuse(key_reuse) -> float:
     """AMS Confidentiality key reuse: a whole number in :data:`~cryptoplan.model.domains.KEY_REUSE` or "unlimited" (inf).
 
@@ -147,6 +154,11 @@ def normalize_key_reuse(key_reuse) -> float:
     """
     if key_reuse is None:
         return 1.0
+    if isinstance(key_reuse, (bool, np_bool_types())) or not isinstance(key_reuse, (str, int, float)) and not hasattr(
+            key_reuse, "__float__"):
+        # TRUE is not 1 message per key, and a table or a list is no count at all
+        raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
+                         f"(got {value_text(key_reuse)})")
     if isinstance(key_reuse, str):
         if key_reuse.strip().lower() in ("unlimited", "inf", "infinite"):
             return float("inf")

@@ -10,7 +10,10 @@ matplotlib (about 0.1 s) loads when a chart is drawn, not when the command line 
 from __future__ import annotations
 
 import os
+import re
 import textwrap
+import warnings
+from contextlib import contextmanager
 
 import matplotlib
 import numpy as np
@@ -19,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
 __all__ = ["plot_format", "sweep_chart", "utilization_chart", "growth_chart", "calibration_chart",
-           "figure_family_charts"]
+           "figure_family_charts", "plain_text", "quiet_drawing", "MAX_LEGEND"]
 
 
 def plot_format(path) -> str:
@@ -89,6 +92,33 @@ def sweep_chart(sweep, path, ys: list[str], x: str, units: dict, image_format: s
     fig.savefig(path, dpi=110, format=image_format)
 
 
+#: Most entries in a chart's legend: beyond it the smallest workloads are one entry.
+MAX_LEGEND = 12
+
+
+def plain_text(name: str) -> str:
+    """A user's name as matplotlib shows it literally: ``$`` never starts mathtext, a leading ``_``
+    is not the "hide from the legend" mark (the legends here take explicit labels)."""
+    return str(name).replace("$", r"\$")
+
+
+@contextmanager
+def quiet_drawing(notes: list | None):
+    """Draw without matplotlib's warnings reaching the terminal as tracebacks of its own paths:
+    a glyph the font lacks becomes one note in ``notes`` (shown as a box in the image)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    if notes is not None:
+        glyphs = sorted({m.group(1) for w in caught for m in [re.search(r"Glyph (\d+)", str(w.message))] if m})
+        if glyphs:
+            notes.append("the chart font has no glyph for some characters of the names "
+                         f"({', '.join('U+%04X' % int(g) for g in glyphs[:5])}{'...' if len(glyphs) > 5 else ''}): "
+                         "they show as boxes in the images")
+        other = [str(w.message) for w in caught if not re.search(r"Glyph \d+", str(w.message))]
+        notes.extend(f"chart: {m.splitlines()[0][:120]}" for m in sorted(set(other)))
+
+
 def utilization_chart(result, labels: dict, path) -> None:
     """Stacked bars: each pool's utilization by workload at the planned rates (PNG).
 
@@ -97,19 +127,30 @@ def utilization_chart(result, labels: dict, path) -> None:
     "overloaded" at the end of its bar (bars are drawn up to 200%).
     """
     pools = list(labels)
-    names = list(result.workloads)
+    shares = {n: np.array([float(result.resources[p].by_workload[n]) for p in pools]) for n in result.workloads}
+    # the largest workloads by name, the rest as one bar: a legend of 2,000 names is no legend
+    ranked = sorted(shares, key=lambda n: -shares[n].max())
+    shown, folded = ranked[:MAX_LEGEND - 1] if len(ranked) > MAX_LEGEND else ranked, ranked[MAX_LEGEND - 1:]
+    if len(ranked) <= MAX_LEGEND:
+        folded = []
+    shown = [n for n in result.workloads if n in set(shown)]
     fig = Figure(figsize=(7.5, 3.4))
     ax = fig.subplots()
     y = np.arange(len(pools))[::-1]
     left = np.zeros(len(pools))
     colors = matplotlib.colormaps["tab10"]
-    for i, n in enumerate(names):
-        v = np.array([min(float(result.resources[p].by_workload[n]), 2.0) for p in pools]) * 100
-        ax.barh(y, v, left=left, color=colors(i % 10), label=n, edgecolor="white", linewidth=0.5)
+    handles, names = [], []
+    parts = [(n, shares[n]) for n in shown]
+    if folded:
+        parts.append((f"{len(folded)} other workloads", sum(shares[n] for n in folded)))
+    for i, (n, share) in enumerate(parts):
+        v = np.minimum(share, 2.0) * 100
+        handles.append(ax.barh(y, v, left=left, color=colors(i % 10), edgecolor="white", linewidth=0.5))
+        names.append(plain_text(n))
         left += v
     rest = np.array([float(result.resources[p].other) for p in pools]) * 100
-    ax.barh(y, rest, left=left, color="0.75", label="other LPARs / MSTR admin.", hatch="//",
-            edgecolor="white", linewidth=0.5)
+    handles.append(ax.barh(y, rest, left=left, color="0.75", hatch="//", edgecolor="white", linewidth=0.5))
+    names.append("other LPARs / MSTR admin.")
     total = left + rest
     target = result.system.max_utilization * 100
     ax.axvline(target, color="black", ls="--", lw=1)
@@ -124,8 +165,8 @@ def utilization_chart(result, labels: dict, path) -> None:
     over = bool((total >= 100.0).any())
     ax.set_xlim(0, max(105.0, float(total.max()) * (1.3 if over else 1.05)))
     ax.set_title("Utilization by workload, at each resource's peak interval", fontsize=11)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(4, len(names) + 1), fontsize=8,
-              frameon=False)
+    ax.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(4, len(names)),
+              fontsize=8, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110, format="png")
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from cryptoplan.model.zos.plan import MAX_MONTHS, POOLS, PlanResult, plan
 from cryptoplan.model.zos.plan.evaluate import count_text
-from cryptoplan.workbook.engine.atomic import OutputError, atomic_target
+from cryptoplan.workbook.engine.atomic import OutputError, atomic_files
 from cryptoplan.model.lazy import lazy_module
 
 charts = lazy_module("cryptoplan.workbook.charts")   # matplotlib: on first chart
@@ -267,35 +267,50 @@ CPU seconds per second per processor. Waits: M/G/c on each pool's mixture of req
 """
 
 
-def write_plan_report(result: PlanResult, workloads, folder, source: str = "", force: bool = False) -> list:
+def write_plan_report(result: PlanResult, workloads, folder, source: str = "", force: bool = False,
+                      notes: list | None = None) -> list:
     """Write ``plan.html``, ``utilization.png`` and ``growth.png`` into ``folder`` (created if missing).
 
-    Each file is written atomically; an existing one is replaced only with ``force``.
+    The three are written as one (:func:`~cryptoplan.workbook.engine.atomic.atomic_files`): every
+    target is checked first, all are drawn into temporary files, and only then renamed into
+    place, so a failure leaves the folder as it was (a folder this call created is removed).
+    An existing file is replaced only with ``force``.  What matplotlib would have warned about (a
+    glyph the font lacks) is appended to ``notes`` as a sentence.
 
     Raises
     ------
     OutputError
-        If a file exists (without ``force``) or the folder cannot be written.
+        If a file exists (without ``force``), a target is not a regular file, or the folder cannot
+        be written.
     """
     _check_scalar(result)
+    if not os.fspath(folder).strip():            # Path("") would be the current folder
+        raise OutputError("--report needs a folder name (got an empty one)")
     folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise OutputError(f"cannot write the report into {folder}: it is not a folder")
-    targets = [folder / n for n in REPORT_FILES]
-    if not force:
-        there = [str(t) for t in targets if t.exists() or t.is_symlink()]
-        if there:
-            raise OutputError(f"{there[0]} exists; use --force to replace the report's files")
     try:
+        if folder.exists() and not folder.is_dir():
+            raise OutputError(f"cannot write the report into {folder}: it is not a folder")
+        targets = [folder / n for n in REPORT_FILES]
+        if not force:
+            there = [str(t) for t in targets if t.exists() or t.is_symlink()]
+            if there:
+                raise OutputError(f"{there[0]} exists; use --force to replace the report's files")
+        made = not folder.exists()
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise OutputError(f"cannot create the report folder {folder}: {e.strerror or e}") from None
-    with atomic_target(targets[1]) as tmp:
-        charts.utilization_chart(result, _LABEL, tmp)
-    with atomic_target(targets[2]) as tmp:
-        months = _growth_months(result)
-        charts.growth_chart(result, _LABEL, months, growth_curve(result.system, workloads, months), tmp,
-                            orders=result.timeline or ())
-    with atomic_target(targets[0]) as tmp:
-        Path(tmp).write_text(_plan_html(result, source), encoding="utf-8")
+        raise OutputError(f"cannot create the report folder {str(folder)[:80]}: {e.strerror or e}") from None
+    try:
+        with atomic_files(targets) as (page, bars, growth), charts.quiet_drawing(notes):
+            charts.utilization_chart(result, _LABEL, bars)
+            months = _growth_months(result)
+            charts.growth_chart(result, _LABEL, months, growth_curve(result.system, workloads, months), growth,
+                                orders=result.timeline or ())
+            Path(page).write_text(_plan_html(result, source), encoding="utf-8")
+    except BaseException:
+        if made:
+            try:
+                folder.rmdir()              # only if empty: nothing of the user's is removed
+            except OSError:
+                pass
+        raise
     return [str(t) for t in targets]

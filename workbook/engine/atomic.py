@@ -12,7 +12,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-__all__ = ["atomic_target", "check_destination", "OutputError", "STALE_SECONDS"]
+__all__ = ["atomic_target", "atomic_files", "check_destination", "OutputError", "STALE_SECONDS"]
 
 # A temporary file of our own naming, ".NAME.PID.XXXXXXXX.tmp", whose process PID is no longer
 # running was left by a process that was killed (SIGKILL cannot be caught): the next write to NAME
@@ -176,3 +176,55 @@ def atomic_target(dest):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+@contextmanager
+def atomic_files(dests):
+    """Several files written as one: yield a temporary path for each of ``dests``, rename them
+    all onto their destinations once every one is written.
+
+    Every destination is checked (:func:`check_destination`) before anything is written, so a
+    FIFO or a link among them refuses the whole set; on any exception (a full disk, Ctrl-C,
+    SIGTERM, SIGHUP) every temporary file is removed and no destination has changed.  The
+    renames themselves come last, one after another.
+
+    Raises
+    ------
+    OutputError
+        If a destination is not a regular file, its folder is missing, or a write fails.
+    """
+    dests = [os.fspath(d) for d in dests]
+    for d in dests:
+        check_destination(d)
+        if not os.path.isdir(os.path.dirname(os.path.abspath(d))):
+            raise OutputError(f"cannot write {d}: the folder {os.path.dirname(os.path.abspath(d))} does not exist")
+    tmps = []
+    try:
+        with _signals_raise():
+            for d in dests:
+                folder = os.path.dirname(os.path.abspath(d))
+                _sweep_stale(folder, os.path.basename(d))
+                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(d)}.{os.getpid()}.", suffix=".tmp", dir=folder)
+                os.close(fd)
+                tmps.append(tmp)
+            yield list(tmps)
+            for d, tmp in zip(dests, tmps):
+                os.chmod(tmp, _mode_for(d))
+                check_destination(d)
+            for d, tmp in zip(dests, tmps):
+                os.replace(tmp, d)
+    except OSError as exc:
+        _remove(tmps)
+        raise OutputError(f"cannot write {', '.join(dests)}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(tmps)
+        raise
+
+
+def _remove(paths) -> None:
+    for p in paths:
+        try:
+            if os.path.lexists(p):
+                os.unlink(p)
+        except OSError:
+            pass

@@ -32,6 +32,7 @@ import numpy as np
 
 from ...domains import DURATION_MINUTES, PROFILE_FACTOR
 from .errors import PlanError
+from .naming import name_text
 
 __all__ = ["DailyProfile", "Window", "INTERVALS_PER_DAY", "day_intervals", "daily_factors", "interval_label",
            "parse_clock"]
@@ -63,8 +64,7 @@ class DailyProfile:
     factors: tuple
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise PlanError(f"a profile's name must be non-empty text (got {self.name!r})")
+        object.__setattr__(self, "name", name_text(self.name, "a profile's name"))
         where = f"profile {self.name!r}"
         f = self.factors
         if isinstance(f, (str, bytes, dict)) or not hasattr(f, "__len__"):
@@ -85,7 +85,6 @@ class DailyProfile:
         if not a.any():
             raise PlanError(f"{where}: every factor is 0; a profile spreads the daily rate, so at least one "
                             "interval must carry it")
-        object.__setattr__(self, "name", self.name.strip())
         object.__setattr__(self, "factors", tuple((a / a.mean()).tolist()))
 
     @property

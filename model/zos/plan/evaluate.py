@@ -303,13 +303,13 @@ def _status(pool, util, target, installed, required):
     u, k, req = (np.asarray(a, dtype=float).ravel() for a in np.broadcast_arrays(util, installed, required))
     with np.errstate(invalid="ignore"):
         cat = np.select([(k == 0) & (req > 0), u >= 1.0, u > target], [0, 1, 2], 3)
-        pct = np.where(np.isfinite(u), np.round(u * 100.0), -1.0)
+        pct = np.where(np.isfinite(u) & (u < 100.0), np.round(u * 100.0), -1.0)
     req = np.minimum(req, INSTALLABLE[pool] + 1.0)       # beyond: one sentence, "more than N"
     keys, inv = np.unique(np.stack([cat, pct, k, req]), axis=1, return_inverse=True)
     goal = f"{100 * target:.0f}%"
 
     def text(c, p, kk, n):
-        busy = f"{p:.0f}% busy"
+        busy = f"{p:.0f}% busy" if p >= 0 else "more than 100 times as busy as it can be"
         need = count_text(n, pool)
         return (f"{pool}: none installed and work sent to them: {need} needed" if c == 0 else
                 f"{pool}: overloaded, {busy} with {kk:.0f}: the rate cannot be carried; {need} needed for the "
@@ -328,7 +328,7 @@ def _failover_status(pool, util, limit, installed, required):
     k = installed
     with np.errstate(invalid="ignore"):
         cat = np.select([req == 0, k <= 1, u >= 1.0, u > limit], [0, 1, 2, 3], 4)
-        pct = np.where(np.isfinite(u), np.round(u * 100.0), -1.0)
+        pct = np.where(np.isfinite(u) & (u < 100.0), np.round(u * 100.0), -1.0)
     req = np.minimum(req, INSTALLABLE[pool] + 1.0)
     keys, inv = np.unique(np.stack([cat, pct, req]), axis=1, return_inverse=True)
     lim = f"{100 * limit:.0f}%"
@@ -336,14 +336,15 @@ def _failover_status(pool, util, limit, installed, required):
 
     def text(c, p, n):
         need = count_text(n, pool)
+        p = f"{p:.0f}%" if p >= 0 else "more than 100 times its capacity"
         return (f"if one {one} fails: no work of this LPAR on the {pool}" if c == 0 else
                 f"if {'the only' if k == 1 else 'a'} {one} fails, none is left: {need} needed to survive one "
                 "failing" if c == 1 else
-                f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p:.0f}%: overloaded; {need} needed "
+                f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p}: overloaded; {need} needed "
                 f"to stay within {lim}" if c == 2 else
-                f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p:.0f}%, over the {lim} failover "
+                f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p}, over the {lim} failover "
                 f"limit: {need} needed" if c == 3 else
-                f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p:.0f}%, within the {lim} failover "
+                f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p}, within the {lim} failover "
                 "limit")
     texts = np.array([text(*col) for col in keys.T], dtype=object)
     out = texts[inv.reshape(-1)].reshape(np.shape(util))

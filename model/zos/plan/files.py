@@ -8,6 +8,9 @@ an error naming the file (or range), the workload, the key and what is accepted.
 
 from __future__ import annotations
 
+import datetime
+import os
+import stat
 import tomllib
 from pathlib import Path
 
@@ -18,6 +21,10 @@ from .profiles import PROFILES
 
 __all__ = ["read_plan", "plan_from_dict", "workloads_from_rows", "system_from_rows", "profiles_from_rows",
            "workload_from_mapping", "system_from_mapping", "profile_from_mapping", "MAX_PLAN_BYTES", "PROFILE_KEYS"]
+
+# Keys whose value is a number (TRUE is not 1 there).
+_NUMERIC = {"rate", "growth_per_year", "duration_minutes", "key_size", "message_kb", "key_reuse", "recipients",
+            "sslrkeyc", "resumed_share", "cpu_us", "exec_ms", "utilization"}
 
 #: The keys of a ``[profile.NAME]`` table.
 PROFILE_KEYS = ("factors", "interval_minutes")
@@ -67,6 +74,17 @@ def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
             raise PlanError(f"{where}: {key} is required")
     name = d["name"]
     label = f"{where}: workload {name!r}" if isinstance(name, str) else where
+    for key, v in d.items():
+        # one value per key: a list would be scenarios a report cannot show, a table or a date no
+        # value of any key (a time of day is ``start``'s only)
+        if v is None or isinstance(v, datetime.time) and key == "start":
+            continue                # None: not given (a Python mapping; TOML has no null)
+        if not isinstance(v, (str, bool, int, float)):
+            raise PlanError(f"{label}: {key} must be a single {'number' if key in _NUMERIC else 'value'} "
+                            f"(got {value_text(v)}); a plan file describes one scenario (--growth and "
+                            "--months vary it; the Python API takes arrays)")
+        if isinstance(v, bool) and key in _NUMERIC:
+            raise PlanError(f"{label}: {key} must be a number (got {v!r})")
     prof = d.get("profile")
     if prof is not None:
         if not isinstance(prof, str) or prof.strip() not in profiles:
@@ -143,11 +161,24 @@ def read_plan(path) -> tuple:
     """Read a TOML plan file: ``(System, [Workload])``; errors name the file (see :func:`plan_from_dict`)."""
     p = Path(path)
     try:
-        data = p.read_bytes() if p.stat().st_size <= MAX_PLAN_BYTES else None
+        # a regular file only: a FIFO would block, /dev/zero reports size 0 and never ends
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise PlanError(f"{path}: not a regular file (a plan is a TOML file)")
+            if st.st_size > MAX_PLAN_BYTES:
+                raise PlanError(f"{path}: a plan file is at most {MAX_PLAN_BYTES:,} bytes")
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = f.read(MAX_PLAN_BYTES + 1)
+        finally:
+            os.close(fd)
     except OSError as e:
         raise PlanError(f"{path}: cannot read the plan file ({e.strerror or e})") from None
-    if data is None:
+    if len(data) > MAX_PLAN_BYTES:
         raise PlanError(f"{path}: a plan file is at most {MAX_PLAN_BYTES:,} bytes")
+    if data.startswith(b"\xef\xbb\xbf"):        # a UTF-8 byte-order mark, as Windows editors write
+        data = data[3:]
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:

@@ -15,13 +15,15 @@ from ..ams import AMS_PLATFORMS, CARD_GENERATIONS
 from ...domains import (FAILOVER_MAX_UTILIZATION, GROWTH_PER_YEAR, HORIZON_MONTHS, LEAD_TIME_MONTHS, MAX_UTILIZATION,
                         MAX_WAIT_MS, MSU_PER_PROCESSOR, OTHER_LPAR_UTIL, PEAK_DAY_FACTOR, POOL_CARDS, PROCESSORS,
                         SITE_FAILOVER_FACTOR, WORKLOAD_RATE, Domain)
+from ..._text import value_text
 from ...params import normalize_choice
 from .daily import DailyProfile, Window
 from .errors import PlanError
+from .naming import MAX_NAME, name_text
 
 __all__ = ["System", "Workload", "PlanError", "KINDS", "POOLS", "CARD_POOLS", "MAX_MONTHS", "KIND_ARGUMENTS",
            "RATE_UNITS", "SYSTEM_KEYS", "SYSTEM_REQUIRED", "WORKLOAD_KEYS", "ARGUMENT", "checked", "choice",
-           "FAILOVER_MODES", "INSTALLABLE"]
+           "FAILOVER_MODES", "INSTALLABLE", "MAX_NAME", "name_text"]
 
 KINDS = ("ams", "channel", "handshakes", "channel_starts", "measured")
 
@@ -74,6 +76,7 @@ _DERIVED = {"key_exchange": "it follows from cipher", "certificate": "it follows
 
 
 ARGUMENT = object()        # checked's "where" for a plain function argument: no prefix
+
 
 
 def where(workload) -> str:
@@ -249,10 +252,18 @@ class Workload:
     site_failover: bool = False
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise PlanError(f"a workload's name must be non-empty text (got {self.name!r})")
-        object.__setattr__(self, "name", self.name.strip())
+        object.__setattr__(self, "name", name_text(self.name, "a workload's name"))
         object.__setattr__(self, "kind", choice(self.kind, KINDS, self.name, "kind"))
+        for key, v in self.args.items():
+            if isinstance(v, str) and not v.strip():
+                raise PlanError(f"workload {self.name!r}: {key} is empty; give a value or leave the key out "
+                                f"(its default: {KIND_ARGUMENTS[self.kind].get(key, 'none')!r})"
+                                if key in KIND_ARGUMENTS.get(self.kind, {}) else
+                                f"workload {self.name!r}: {key} is empty")
+        qm = self.args.get("queue_manager")
+        if qm is not None:
+            object.__setattr__(self, "args", {**self.args, "queue_manager": name_text(
+                qm, f"workload {self.name!r}: queue_manager", limit=48)})
         try:
             g = GROWTH_PER_YEAR.check(self.growth_per_year, "growth_per_year", scalar=True)
         except (ValueError, TypeError) as e:

@@ -25,6 +25,12 @@ __all__ = ["Profile", "PROFILES", "END_SHARE", "handshake_baseline_cpu_us"]
 
 _FUNCTIONS = tuple(CARD_FUNCTIONS)
 
+# A measured CPU time per unit of work or per handshake, and a card request's EXEC TIME: engineering
+# limits of this tool far past any z/OS measurement (a second of CPU per unit, a minute per card
+# request), so that no product of a rate and a time overflows.
+MEASURED_CPU_US = Domain("cpu_us", 0.0, 1e6, unit="us")
+MEASURED_EXEC_MS = Domain("exec_ms", 0.0, 60_000.0, lo_open=True, unit="ms")
+
 
 # ----------------------------------------------------------------------------- profiles
 @dataclass(frozen=True)
@@ -141,7 +147,7 @@ def _handshake_profile(w: Workload, system: System) -> Profile:
         full = handshake_cpu_factor(resumption=False, **kw)
         resumed = handshake_cpu_factor(resumption=True, **kw) if share > 0 else 0.0
         base = handshake_baseline_cpu_us() if a["cpu_us"] is None else float(
-            Domain("cpu_us", 0.0, unit="us").check(a["cpu_us"], "cpu_us", scalar=True))
+            MEASURED_CPU_US.check(a["cpu_us"], "cpu_us", scalar=True))
         space = normalize_choice("address_space", a["address_space"], ("TCPIP", "application"))
         times = _card_times(cipher, system)
     except (ValueError, TypeError) as e:
@@ -193,9 +199,9 @@ def _measured_profile(w: Workload, system: System) -> Profile:
             busy[card] = load
         return Profile(cpu_us=cpu, classes=classes, busy=busy, util_form=True)
     if cpu_us is not None:
-        return Profile(cpu_us={"other": checked(Domain("cpu_us", 0.0, unit="us"), cpu_us, w.name, "cpu_us")},
+        return Profile(cpu_us={"other": checked(MEASURED_CPU_US, cpu_us, w.name, "cpu_us")},
                         classes=classes, busy=busy)
-    t = checked(Domain("exec_ms", 0.0, lo_open=True, unit="ms"), exec_ms, w.name, "exec_ms")
+    t = checked(MEASURED_EXEC_MS, exec_ms, w.name, "exec_ms")
     classes[card] = (np.array([1.0]), np.array([t]), ("measured",))
     return Profile(cpu_us=cpu, classes=classes, busy=busy)
 
