@@ -215,3 +215,74 @@ def test_growth_as_a_percent_is_refused_with_its_meaning(tmp_path):
 
 def test_a_plan_error_is_a_value_error():
     assert issubclass(PlanError, ValueError)
+
+
+# ----------------------------------------------------------------- the model API and the other commands
+@pytest.mark.parametrize("call", ["mva", "mva_response", "mva_throughput"])
+def test_1_an_array_of_think_times_is_named(call):
+    import numpy as np
+    from cryptoplan import model
+    with pytest.raises(ValueError, match=r"think_time must be a single number >= 0 \(got an array of shape \(3,\)\)"):
+        getattr(model, call)(7, 1.0, think_time=np.array([1., 2., 3.]))
+
+
+def test_2_shapes_that_do_not_broadcast_are_named():
+    import numpy as np
+    from cryptoplan.model import poisson_pmf
+    with pytest.raises(ValueError, match=r"k \(2, 2\), mean \(1, 3\)"):
+        poisson_pmf(np.ones((2, 2)), np.ones((1, 3)))
+
+
+def test_4_an_error_value_in_recalc_json_carries_its_message(tmp_path):
+    import json
+
+    import openpyxl
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Results"
+    ws["A1"], ws["B1"] = "wait", "=ERLANGC(9,10,1)"
+    wb.save(tmp_path / "e.xlsx")
+    res = CliRunner().invoke(main, ["recalc", str(tmp_path / "e.xlsx"), "--json"])
+    out = json.loads(res.output)["outputs"][0]
+    assert out["value"] == "#VALUE!" and "ERLANGC() takes" in out["message"]
+
+
+def test_21_22_a_date_cell_and_a_column_headed_twice_are_named():
+    import datetime
+
+    from cryptoplan.model.zos.plan import workloads_from_rows
+    with pytest.raises(PlanError, match=r"a cell holds a date or time \(2020-01-01 00:00:00\)"):
+        workloads_from_rows([["name", "kind", "rate"], ["a", "ams", datetime.datetime(2020, 1, 1)]], "W")
+    with pytest.raises(PlanError, match="columns 3 and 4 are both headed 'rate'"):
+        workloads_from_rows([["name", "kind", "rate", "rate"], ["a", "ams", 1, 2]], "W")
+
+
+def test_24_fit_check_of_a_file_without_its_fit_block_is_a_difference(tmp_path, monkeypatch):
+    import json
+    doc = json.loads((Path(__file__).resolve().parents[1] / "data" / "params.json").read_text())
+    doc.pop("fit")
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    res = CliRunner().invoke(main, ["fit", "--check"], env={"CRYPTOPLAN_PARAMS": str(tmp_path / "p.json")})
+    assert res.exit_code == 1 and "has no fit block" in res.output and "Traceback" not in res.output
+
+
+def test_25_a_chunk_larger_than_memory_names_chunk_size(tmp_path, monkeypatch):
+    import openpyxl
+
+    from cryptoplan.workbook import sweeps
+    from cryptoplan.workbook.engine.core import Engine
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Inputs"
+    ws["A1"], ws["B1"] = "x", 1
+    wb.create_sheet("Results")
+    wb["Results"]["A1"], wb["Results"]["B1"] = "y", "=Inputs!B1*2"
+    from openpyxl.workbook.defined_name import DefinedName
+    wb.defined_names["X"] = DefinedName("X", attr_text="Inputs!$B$1")
+    wb.save(tmp_path / "w.xlsx")
+
+    def no_memory(self, *a, **k):
+        raise MemoryError
+    monkeypatch.setattr(Engine, "evaluate", no_memory)
+    with pytest.raises(sweeps.RecalcError, match=r"does not fit in memory; give a smaller --chunk-size"):
+        list(sweeps.iter_sweep(tmp_path / "w.xlsx", {"X": [1, 2, 3]}))

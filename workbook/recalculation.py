@@ -131,13 +131,18 @@ class Recalculation:
         return EXIT_OK
 
     def to_json(self) -> dict:
+        # an error value that carries no text of its own (a formula Excel itself would refuse, such
+        # as a function given too many arguments) takes the problem reported at its cell
+        found = {}
+        for p in self.problems:
+            found.setdefault(p.where, p.message)
         return {
             "file": self.path,
             "written": self.written,
             "exit_code": self.exit_code,
             "outputs": [{"key": o.key, "cell": o.address, "value": _json_value(o.value),
                          "text": o.text(), "error": o.is_error,
-                         "message": getattr(o.value, "message", "") or None,
+                         "message": getattr(o.value, "message", "") or (found.get(o.address) if o.is_error else None),
                          "names": list(o.names)} for o in self.outputs],
             "problems": [{"cell": p.where, "function": p.function, "kind": p.kind,
                           "message": p.message, "affects_output": p.affects_output}

@@ -438,14 +438,19 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     outs = cells = name_map = None
     for start in range(0, n, chunk_size):
         m = min(chunk_size, n - start)
-        engine.resize(m)
-        part = _chunk_columns(objects, zip_inputs, start, m)
         try:
-            for name, col in zip(names, part):
-                engine.set_input(name, col if m > 1 else col[0])
-        except EngineError as exc:
-            raise RecalcError(f"{path}: {exc}") from None
-        engine.evaluate(roots)
+            engine.resize(m)
+            part = _chunk_columns(objects, zip_inputs, start, m)
+            try:
+                for name, col in zip(names, part):
+                    engine.set_input(name, col if m > 1 else col[0])
+            except EngineError as exc:
+                raise RecalcError(f"{path}: {exc}") from None
+            engine.evaluate(roots)
+        except MemoryError:
+            # every formula cell holds one value per scenario of the chunk: a smaller chunk fits
+            raise RecalcError(f"{path}: a chunk of {m:,} scenarios does not fit in memory; give a smaller "
+                              f"--chunk-size (chunk_size), e.g. {max(1, m // 8):,}") from None
         if outs is None:             # output keys need evaluated labels: after the first chunk
             outs = find_outputs(engine)
             cells = {key: f"{engine.sheets[cell[0]].name}!{cell_name(cell[1], cell[2])}" for key, cell, _ in outs}

@@ -145,7 +145,13 @@ def fit_differences(fresh: dict, committed: dict, *, sigmas: float = REFIT_SIGMA
         One line per disagreement, naming the parameter, both values and the allowance.
     """
     new, old = fresh["parameters"], committed["parameters"]
-    cost_c = float(committed["fit"]["cost"])
+    recorded = committed.get("fit")
+    if not isinstance(recorded, dict) or "cost" not in recorded:
+        # a site calibration's or a hand-written file: the models load it, but no fit made it
+        return ["the parameter file has no fit block (fit.cost): it is not the output of `cryptoplan fit`, "
+                "so there is no fit to compare (a calibrated or hand-written file; check it with "
+                "`cryptoplan calibrate` or compare against data/params.json)"]
+    cost_c = float(recorded["cost"])
     out = _recorded_cost_differences(committed)
     for name in sorted(set(new) ^ set(old)):
         out.append(f"{name}: only in the {'fresh fit' if name in new else 'committed file'}")

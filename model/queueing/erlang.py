@@ -81,7 +81,7 @@ def poisson_pmf(k, mean):
         return poisson_pmf_scalar(POISSON_K.check(k), POISSON_MEAN.check(mean))
     k = POISSON_K.check(k)
     mean = POISSON_MEAN.check(mean)
-    k, mean = np.broadcast_arrays(np.asarray(k, float), np.asarray(mean, float))
+    k, mean = (np.asarray(a, float) for a in broadcast(k=k, mean=mean))
     return _out(poisson_pmf_array(k, mean))
 
 

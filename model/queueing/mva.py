@@ -90,6 +90,9 @@ def _network(population, demands, servers, think_time):
             raise ValueError(f"servers must be whole numbers >= 1 or inf for a delay station "
                              f"(got {m[i]:g} at index {i})")
     z = THINK_TIME.check(think_time)
+    if np.ndim(z) != 0:
+        raise ValueError(f"think_time must be a single number {THINK_TIME.text()} (got an array of shape "
+                         f"{np.shape(z)}): one network has one think time; call mva once per think time")
     # One customer's cycle time is z + sum(d); below ~1e-300 its reciprocal
     # (the throughput) overflows a double, so such input is rejected, not returned as inf.
     if z + d.sum() < 1e-300:

@@ -211,6 +211,9 @@ def _table_rows(rows, where: str) -> list:
         raise PlanError(f"{where} must be a table of rows (got {value_text(rows)})") from None
     for r in out:
         for v in r:
+            if isinstance(v, (datetime.date, datetime.time)):
+                raise PlanError(f"{where}: a cell holds a date or time ({v.isoformat(sep=' ') if isinstance(v, datetime.datetime) else v.isoformat()}); "
+                                "the table takes numbers, text and TRUE/FALSE (a rate is a number per second)")
             if not (v is None or isinstance(v, (str, bool, int, float))) or (isinstance(v, int) and abs(v) > 2**63):
                 raise PlanError(f"{where}: a cell holds {value_text(v)}; the table takes numbers, text and TRUE/FALSE")
     return out
@@ -231,6 +234,12 @@ def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict
     if not rows or not rows[0]:
         raise PlanError(f"{where}: the first row must name the columns (name, kind, rate, ...)")
     head = [_cell(h) if not _blank(h) else None for h in rows[0]]
+    named = [h for h in head if h is not None]
+    twice = next((h for h in named if named.count(h) > 1), None)
+    if twice is not None:
+        cols = [i + 1 for i, h in enumerate(head) if h == twice]
+        raise PlanError(f"{where}: columns {cols[0]} and {cols[1]} are both headed {twice!r}; one column per key "
+                        "(the second would silently win)")
     known = set(WORKLOAD_KEYS) | {k for args in KIND_ARGUMENTS.values() for k in args}
     out = []
     for i, row in enumerate(rows[1:], 2):
