@@ -15,6 +15,7 @@ import click
 
 from cryptoplan.model.lazy import lazy_module
 from cryptoplan.workbook.engine import DEFAULT_CHUNK, MAX_CELLS
+from .errors import UnusableInput
 
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
 calc = lazy_module("cryptoplan.addin.calc")
@@ -307,7 +308,9 @@ def retarget_command(workbook, to, output, in_place, force):
         n = retargeting.retarget(workbook, dest, to, force=force or in_place)
     except FileExistsError as exc:
         raise click.UsageError(str(exc)) from None
-    except (ValueError, atomic.OutputError) as exc:
+    except atomic.OutputError as exc:
         raise click.ClickException(str(exc)) from None
+    except ValueError as exc:        # the workbook itself: unusable input, as recalc's exit code 4
+        raise UnusableInput(str(exc)) from None
     click.echo(f"wrote {dest}: {n} formula{'s' if n != 1 else ''} spelt for "
                f"{'LibreOffice Calc' if to == 'calc' else 'Excel'}")

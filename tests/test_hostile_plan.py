@@ -286,3 +286,70 @@ def test_25_a_chunk_larger_than_memory_names_chunk_size(tmp_path, monkeypatch):
     monkeypatch.setattr(Engine, "evaluate", no_memory)
     with pytest.raises(sweeps.RecalcError, match=r"does not fit in memory; give a smaller --chunk-size"):
         list(sweeps.iter_sweep(tmp_path / "w.xlsx", {"X": [1, 2, 3]}))
+
+
+# ----------------------------------------------------------------- retarget reads as recalc reads (cause 5)
+def _package(tmp_path, members, name="w.xlsx"):
+    import zipfile
+    p = tmp_path / name
+    with zipfile.ZipFile(p, "w") as z:
+        for n, data in members:
+            z.writestr(zipfile.ZipInfo(n), data)
+    return p
+
+
+_CT = b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>'
+
+
+@pytest.mark.parametrize("case,words", [
+    ("no content types", "no [Content_Types].xml"),
+    ("duplicate", "two members named xl/workbook.xml"),
+    ("encrypted", "encrypted"),
+])
+def test_5_retarget_refuses_what_recalc_refuses(tmp_path, case, words):
+    import warnings
+    from cryptoplan.workbook.retarget import retarget
+    if case == "no content types":
+        src = _package(tmp_path, [("xl/workbook.xml", b"<workbook/>")])
+    elif case == "duplicate":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # zipfile's own "Duplicate name" while building it
+            src = _package(tmp_path, [("[Content_Types].xml", _CT), ("xl/workbook.xml", b"<a/>"),
+                                      ("xl/workbook.xml", b"<b/>")])
+    else:
+        # the "encrypted" bit (general purpose flag bit 0) set in the local and central headers
+        src = _package(tmp_path, [("[Content_Types].xml", _CT), ("xl/workbook.xml", b"<a/>")])
+        data = bytearray(src.read_bytes())
+        for sig, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+            i = data.find(sig)
+            while i >= 0:
+                data[i + at] |= 0x1
+                i = data.find(sig, i + 4)
+        src.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=re.escape(words)):
+        retarget(src, tmp_path / "out.xlsx", "calc")
+    assert not (tmp_path / "out.xlsx").exists()
+    res = CliRunner().invoke(main, ["retarget", str(src), "--to", "calc", "-o", str(tmp_path / "o.xlsx")])
+    assert res.exit_code == 4 and "Traceback" not in res.output and not (tmp_path / "o.xlsx").exists()
+
+
+def test_5_retarget_caps_a_part_as_recalc_does(tmp_path, monkeypatch):
+    from cryptoplan.workbook import retarget as rt
+    from cryptoplan.workbook.engine import package
+    src = Path(__file__).resolve().parent / "data" / "planner-before-profiles.xlsx"
+    if not src.exists():
+        from cryptoplan.workbook.template import build_template
+        src = tmp_path / "planner.xlsx"
+        build_template(src)
+    monkeypatch.setattr(package, "MAX_PART_BYTES", 1000)
+    with pytest.raises(ValueError, match="over the 1,000-byte limit|bytes uncompressed, over the 1,000-byte"):
+        rt.retarget(src, tmp_path / "out.xlsx", "calc")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_10_a_fifo_is_no_workbook_for_retarget(tmp_path):
+    fifo = tmp_path / "w.xlsx"
+    os.mkfifo(fifo)
+    out = subprocess.run([_cli(), "retarget", str(fifo), "--to", "calc", "-o", str(tmp_path / "o.xlsx")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode in (2, 4) and "not a regular file" in out.stderr, out.stderr

@@ -22,6 +22,7 @@ from cryptoplan.addin.calc import EXPLAIN, PREFIX, retarget_formula
 from cryptoplan.addin.catalog import CATALOG
 
 from .engine import atomic_target
+from .engine.package import Package, WorkbookFileError
 
 __all__ = ["TARGETS", "retarget", "retarget_xml"]
 
@@ -117,19 +118,22 @@ def retarget(src, dest, to: str, *, force: bool = False) -> int:
         raise ValueError(f"to must be one of {', '.join(TARGETS)} (got {to!r})")
     if os.path.exists(dest) and not force:
         raise FileExistsError(f"{dest} exists; use --force to overwrite it")
+    # the package reader recalc uses: a regular file, a ZIP, Open XML content types, no
+    # encrypted or duplicate member, each part read with recalc's size cap
     try:
-        zin = zipfile.ZipFile(src)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ValueError(f"{src} is not an .xlsx workbook: {exc}") from None
+        pkg = Package(src)
+    except WorkbookFileError as exc:
+        raise ValueError(str(exc)) from None
     total = 0
-    with zin, atomic_target(dest) as tmp:
-        if "xl/workbook.xml" not in zin.namelist():
-            raise ValueError(f"{src} is not an .xlsx workbook (no xl/workbook.xml)")
-        with zipfile.ZipFile(tmp, "w") as zout:
-            for info in zin.infolist():
-                data = zin.read(info)
-                if _PARTS.match(info.filename):
-                    data, n = retarget_xml(data, to)
-                    total += n
-                zout.writestr(info, data)
+    try:
+        with pkg.zip, atomic_target(dest) as tmp:
+            with zipfile.ZipFile(tmp, "w") as zout:
+                for info in pkg.zip.infolist():
+                    data = pkg.read(info.filename)
+                    if _PARTS.match(info.filename):
+                        data, n = retarget_xml(data, to)
+                        total += n
+                    zout.writestr(info, data)
+    except WorkbookFileError as exc:
+        raise ValueError(str(exc)) from None
     return total

@@ -17,6 +17,7 @@ import math
 import os
 import posixpath
 import re
+import stat
 import zipfile
 from dataclasses import dataclass, field
 
@@ -172,8 +173,13 @@ class Package:
     def __init__(self, path, max_cells: int = MAX_CELLS):
         self.path = os.fspath(path)
         self.max_cells = max_cells
-        if not os.path.isfile(self.path):
-            raise WorkbookFileError(f"{self.path}: no such file")
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            raise WorkbookFileError(f"{self.path}: {'no such file' if isinstance(exc, FileNotFoundError) else exc.strerror or exc}") from None
+        if not stat.S_ISREG(st.st_mode):
+            # a FIFO would block the read, a device never end
+            raise WorkbookFileError(f"{self.path}: not a regular file (a workbook is an .xlsx/.xlsm file)")
         with open(self.path, "rb") as fh:
             head = fh.read(8)
         if head.startswith(b"\xd0\xcf\x11\xe0"):
