@@ -63,7 +63,7 @@ from cryptoplan.model.domains import Domain
 from cryptoplan.model.figures import figure
 from cryptoplan.model.queueing.mgc import MGC_METHODS
 from cryptoplan.model.zos.plan import (
-    RESOURCE_COLUMNS, RESOURCE_QUANTITIES, WORKLOAD_COLUMNS, WORKLOAD_QUANTITIES,
+    RESOURCE_COLUMNS, RESOURCE_QUANTITIES, TEXT_COLUMNS, TIMELINE_COLUMNS, WORKLOAD_COLUMNS, WORKLOAD_QUANTITIES,
 )
 from cryptoplan.model.params import (
     ADDRESS_SPACES, CIPHERS, ECC_KEY_SIZES, KEY_TYPES, MODES, POLICIES, RSA_KEY_SIZES,
@@ -408,6 +408,10 @@ PLAN_GROWTH = _a("growth", "number", "A factor on every workload's rate (what-if
                  domain=D.GROWTH)
 PLAN_MONTHS = _a("months", "number", "Months ahead, each workload at its growth_per_year; {range}.", "months",
                  0.0, domain=D.MONTHS)
+# after params_file: a formula of an older template, without it, means what it meant
+PLAN_PROFILES_RANGE = _a("profiles", "range", "The Profiles table: a header row of profile names, under each "
+                         "its 24, 48 or 96 factors from 00:00; empty: no daily profiles.", "", None)
+_PLAN_ARGS = (PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE)
 
 
 _HANDSHAKE_ARGS = (KEY_EXCHANGE, CERTIFICATE, PROTOCOL, RESUMPTION, SYSPLEX_TICKETS, FIPS,
@@ -533,22 +537,27 @@ CATALOG: tuple = (
        "checking offloaded, given the measured cost without it.",
        [CONNECTION_CPU, OCSP_SPACE], "CPU us per connection"),
     _f("PLAN_RESOURCES", "plan_resources", PLANNING, "Every workload of the Workloads table on the "
-       "shared processors, coprocessors and accelerators: utilization, counts required now and at the "
-       "horizon, headroom, months to target, wait (spills).",
-       [PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE], "table", "table",
-       RESOURCE_COLUMNS),
+       "shared processors, coprocessors and accelerators at each one's peak interval: utilization, counts "
+       "required, headroom, months to target, wait, one card failed (spills).",
+       _PLAN_ARGS, "table", "table", RESOURCE_COLUMNS),
     _f("PLAN_WORKLOADS", "plan_workloads", PLANNING, "Each workload of the Workloads table in the plan: "
-       "rate, CPU per unit, its share of each resource's utilization, queueing delay (spills).",
-       [PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE], "table", "table",
-       WORKLOAD_COLUMNS),
+       "rate, CPU per unit, its share of each resource's utilization, queueing delay, peak rate (spills).",
+       _PLAN_ARGS, "table", "table", WORKLOAD_COLUMNS),
+    _f("PLAN_TIMELINE", "plan_timeline", PLANNING, "What to buy by when: each purchase of processors or "
+       "cards up to the horizon, installed by and ordered by which month, and why (spills; no row: "
+       "nothing to add).", _PLAN_ARGS, "table", "table", TIMELINE_COLUMNS),
+    _f("PLAN_TEXT", "plan_text", PLANNING, "The plan's sentences: the scenario (growth, months, intervals, "
+       "failover, lead time, parameter file), each resource's verdict, one card failed, and the "
+       "warnings (spills, one column).", _PLAN_ARGS, "table", "table", TEXT_COLUMNS),
     _f("PLAN_VALUE", "plan_value", PLANNING, "One number of the plan: a resource's (utilization, required, "
        "months_to_target, ...) or a workload's (cpu_us, queueing_ms, share of a resource).",
        [PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE,
         _a("resource", "text", "processors, coprocessors, accelerators, or a workload's name."),
-        _a("quantity", "text", "For a resource: " + ", ".join(RESOURCE_QUANTITIES) + ". For a workload: "
-           + ", ".join(WORKLOAD_QUANTITIES) + ".", "", REQUIRED,
+        _a("quantity", "text", "Resource: " + ",".join(RESOURCE_QUANTITIES) + ". Workload: "
+           + ",".join(WORKLOAD_QUANTITIES) + ".", "", REQUIRED,
            tuple(dict.fromkeys(RESOURCE_QUANTITIES + WORKLOAD_QUANTITIES))),
-        PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE], "as the quantity (fraction, count, months, ms, µs)"),
+        PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE],
+       "as the quantity (fraction, count, months, ms, µs)"),
     _f("MODEL_PARAMETERS", "model_parameters", PLANNING, "The fitted model parameters as a table "
        "with a header row (spills).", [PARAMS_FILE], "table", "table",
        ("name", "value", "stderr", "unit", "submodel", "description")),

@@ -86,6 +86,8 @@ _EXPORTS = {
     "plan_resources": "zos.plan",
     "plan_workloads": "zos.plan",
     "plan_value": "zos.plan",
+    "plan_timeline": "zos.plan",
+    "plan_text": "zos.plan",
     "model_parameters": "calibration.planning",
     "model_figures": "calibration.planning",
     "defaults": "calibration.planning",

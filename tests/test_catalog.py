@@ -106,9 +106,11 @@ def test_arguments_follow_the_model_signature(spec):
         assert a.default == pdef or (a.default is REQUIRED and pdef is REQUIRED), (a.name, pdef)
     # parameters the catalog leaves out must have defaults
     assert all(p.default is not inspect.Parameter.empty for p in params[len(args):])
-    # params_file, where present, is the last argument and optional
+    # params_file, where present, is optional and the last argument but for ranges added after it (a
+    # plan's profiles: a formula of an older template, without them, means what it meant)
     k = spec.params_arg
-    assert k is None or (k == len(spec.args) - 1 and not spec.args[k].required)
+    assert k is None or (not spec.args[k].required and all(a.kind == "range" and not a.required
+                                                          for a in spec.args[k + 1:]))
 
 
 # Arguments at which every catalog function evaluates (those not listed take their defaults). Rates high enough that the integer results (cards, processors required) move.
@@ -118,8 +120,10 @@ _SAMPLE = {"operation": "sign", "policy": "privacy", "key_type": "RSA", "key_siz
            "connection_cpu_us": 100.0, "traffic": 3.0, "servers": 5, "arrival_rate": 1.0,
            "service_time": 1.0, "p": 0.9, "population": 3, "demands": [1.0, 2.0], "cards": 16,
            # a plan: the Workloads table and the System block as cells arrive (tuples of rows)
-           "workloads": (("name", "kind", "rate", "policy", "message_kb"), ("pay", "ams", 300.0, "privacy", 2.0)),
-           "system": (("processors", 4.0), ("coprocessors", 2.0), ("accelerators", 2.0)),
+           # (growing, so that PLAN_TIMELINE has purchases within the horizon)
+           "workloads": (("name", "kind", "rate", "policy", "message_kb", "growth_per_year"),
+                         ("pay", "ams", 300.0, "privacy", 2.0, 1.0)),
+           "system": (("processors", 4.0), ("coprocessors", 2.0), ("accelerators", 2.0), ("horizon_months", 60.0)),
            "resource": "accelerators", "quantity": "utilization"}
 
 

@@ -2,10 +2,14 @@
 
 Expected values: ``cryptoplan plan planner.xlsx`` (model.plan over the Workloads sheet, read by
 workbook.plan_sheet) against the Plan sheet as ``cryptoplan recalc`` evaluates it through the
-catalog functions PLAN_RESOURCES, PLAN_WORKLOADS and PLAN_VALUE; and ``cryptoplan sweep`` over
-the growth factor against model.plan with an array of growth factors.  LibreOffice with the Calc
-add-in evaluates the same cells in tests/test_calc_libreoffice.py (every formula cell of the
-template against ``cryptoplan recalc``, 1e-9 relative), which closes the chain.
+catalog functions PLAN_TEXT, PLAN_RESOURCES, PLAN_TIMELINE, PLAN_WORKLOADS and PLAN_VALUE; and
+``cryptoplan sweep`` over the growth factor against model.plan with an array of growth factors.
+LibreOffice with the Calc add-in evaluates the same cells in tests/test_calc_libreoffice.py
+(every formula cell of the template against ``cryptoplan recalc``, 1e-9 relative), which closes
+the chain; tests/test_template_libreoffice.py reads the Plan sheet's cached values as LibreOffice
+shows them without the add-in.  tests/data/planner-before-profiles.xlsx is the template as it was
+written before the Profiles table (commit 12672a2): its formulas, without the profiles argument,
+still recalculate to model.plan of its tables.
 """
 
 from __future__ import annotations
@@ -34,45 +38,151 @@ def planner(tmp_path, monkeypatch):
 
 
 def _plan_sheet(path):
+    """The Plan sheet's resources, workloads, sentences and timeline, and the stacked chart's series."""
+    from cryptoplan.workbook.template.plan import (PLAN_ROWS, PLAN_TABLE_TOP, RESOURCES_SHOWN, RESOURCES_TOP, TEXT_ROWS,
+                                                   TIMELINE_ROWS, WORKLOADS_SHOWN, _DATA, _TEXT_TOP, _TIMELINE_TOP)
     ws = openpyxl.load_workbook(path, data_only=True)["Plan"]
-    res = {ws.cell(r, 1).value: {k: ws.cell(r, c).value for c, k in enumerate(RESOURCE_COLUMNS, 1)}
-           for r in range(9, 12)}
+    res = {ws.cell(r, 1).value: {k: ws.cell(r, c).value for c, (k, _) in enumerate(RESOURCES_SHOWN, 1)}
+           for r in range(RESOURCES_TOP + 1, RESOURCES_TOP + 4)}
     wl = {}
-    for r in range(15, 35):
-        if ws.cell(r, 1).value in (None, "#N/A"):
+    for r in range(PLAN_TABLE_TOP + 1, PLAN_TABLE_TOP + PLAN_ROWS + 1):
+        if ws.cell(r, 1).value in (None, "", "#N/A"):
             break
-        wl[ws.cell(r, 1).value] = {k: ws.cell(r, c).value for c, k in enumerate(WORKLOAD_COLUMNS, 1)}
-    return res, wl
+        wl[ws.cell(r, 1).value] = {k: ws.cell(r, c).value for c, (k, _) in enumerate(WORKLOADS_SHOWN, 1)}
+    text = [ws.cell(r, 1).value for r in range(_TEXT_TOP + 1, _TEXT_TOP + TEXT_ROWS + 1)]
+    timeline = [ws.cell(r, 1).value for r in range(_TIMELINE_TOP + 1, _TIMELINE_TOP + TIMELINE_ROWS + 1)]
+    c0 = _DATA + 6                                 # the stacked chart's series: name, then a share per pool
+    stack = [[ws.cell(r, c0 + j).value for j in range(4)] for r in range(5, 5 + 2 + PLAN_ROWS)]
+    return res, wl, [t for t in text if t], [t for t in timeline if t], stack
+
+
+# what a table shows where the JSON has null (an infinite or undefined number): the word that says why
+_WORDS = {"overloaded", "never", "unbounded", "none installed", "none left"}
+
+
+def _same(got, want, what):
+    if want is None:
+        assert got in _WORDS, (what, got)
+    else:
+        assert_allclose(got, want, rtol=1e-12, err_msg=what)
+
+
+def _recalc_and_plan(planner, inputs, out="out.xlsx"):
+    """The Plan sheet of ``cryptoplan recalc`` with ``inputs``, and ``cryptoplan plan``'s JSON and text
+    of the same workbook at the same growth and months."""
+    res = CliRunner().invoke(main, ["recalc", planner, "-o", out, *inputs])
+    assert res.exit_code == 0, res.output
+    growth = {"PlanGrowth": 1.0, "PlanMonths": 0.0}
+    for i in range(0, len(inputs), 2):
+        k, v = inputs[i + 1].split("=")
+        growth[k] = float(v)
+    args = [out, "--growth", str(growth["PlanGrowth"]), "--months", str(growth["PlanMonths"])]
+    doc = json.loads(CliRunner().invoke(main, ["plan", *args, "--json"]).output)
+    text = CliRunner().invoke(main, ["plan", *args]).output
+    return _plan_sheet(out), doc, text
 
 
 @pytest.mark.parametrize("inputs", [[], ["--set", "Coprocessors=4", "--set", "Processors=8"],
                                     ["--set", "PlanMonths=18", "--set", "PlanGrowth=2.5"]])
 def test_the_plan_sheet_is_what_cryptoplan_plan_says(planner, inputs):
-    res = CliRunner().invoke(main, ["recalc", planner, "-o", "out.xlsx", *inputs])
-    assert res.exit_code == 0, res.output
-    sheet_res, sheet_wl = _plan_sheet("out.xlsx")
-    growth = {"PlanGrowth": 1.0, "PlanMonths": 0.0}
-    for i in range(0, len(inputs), 2):
-        k, v = inputs[i + 1].split("=")
-        growth[k] = float(v)
-    # the same workbook with the same inputs (out.xlsx keeps them), planned by the command line
-    args = ["plan", "out.xlsx" if inputs else planner, "--json", "--growth", str(growth["PlanGrowth"]),
-            "--months", str(growth["PlanMonths"])]
-    doc = json.loads(CliRunner().invoke(main, args).output)
+    (sheet_res, sheet_wl, text, timeline, stack), doc, cli = _recalc_and_plan(planner, inputs)
     assert set(sheet_res) == set(doc["resources"])
     for pool, row in sheet_res.items():
         want = doc["resources"][pool]
-        for key in ("installed", "utilization", "required", "required_at_horizon", "headroom", "months_to_target",
-                    "wait_ms"):
-            assert_allclose(row[key], want[key], rtol=1e-12, err_msg=f"{pool} {key}")
+        for key in ("installed", "utilization", "headroom", "months_to_target", "wait_ms"):
+            _same(row[key], want[key], f"{pool} {key}")
+        for key in ("required", "required_at_horizon"):      # a count, or "more than N"
+            assert row[key] == want[key], (pool, key)
+        assert row["peak_interval"] == want["peak"]["interval"]
+        _same(row["average_utilization"], want["peak"]["average_utilization"], f"{pool} day average")
         assert row["status"] == want["status"]
+        failed = want.get("one_card_failed")
+        if failed is None:
+            assert [row[k] for k in ("failover_utilization", "failover_required", "months_to_limit")] == ["n/a"] * 3
+        else:
+            _same(row["failover_utilization"], failed["utilization"], f"{pool} one card failed")
+            assert row["failover_required"] == failed["required"]
+            _same(row["months_to_limit"], failed["months_to_limit"], f"{pool} months to limit")
     assert list(sheet_wl) == list(doc["workloads"])
     for name, row in sheet_wl.items():
         want = doc["workloads"][name]
-        assert_allclose([row["rate"], row["cpu_us"], row["queueing_ms"]],
-                        [want["rate"], want["cpu_us"]["total"], want["queueing_ms"]], rtol=1e-12)
+        for got, key in ((row["rate"], "rate"), (row["cpu_us"], "cpu_us"), (row["queueing_ms"], "queueing_ms"),
+                         (row["peak_rate"], "peak_rate")):
+            _same(got, want[key]["total"] if key == "cpu_us" else want[key], f"{name} {key}")
+        assert row["meaning"] == want["meaning"]
         for pool in ("processors", "coprocessors", "accelerators"):
-            assert_allclose(row[pool], doc["resources"][pool]["by_workload"][name], rtol=1e-12)
+            _same(row[pool], doc["resources"][pool]["by_workload"][name], f"{name} {pool}")
+    # the sentences: the scenario, verdicts and warnings as the command line prints them
+    assert text[0].startswith("Scenario:") and text[1].startswith("Failover:")
+    for line in text:
+        line = line.removeprefix("Warning: ")
+        assert line.split("  ")[0] in cli, line
+    assert len([t for t in text if t.startswith("Warning: ")]) == len(doc["warnings"])
+    # the timeline: the command line's purchases, in its order
+    assert timeline == ([f"nothing to add within the {doc['system']['horizon_months']:g}-month horizon"]
+                        if not doc["timeline"] else [line.strip() for line in cli.splitlines()
+                                                     if line.strip().startswith("order ")])
+    assert len(timeline) == max(1, len(doc["timeline"]))
+    # the stacked chart: other LPARs, MQ MSTR and each workload, adding up to the table's utilization
+    for j, pool in enumerate(("processors", "coprocessors", "accelerators"), 1):
+        if doc["resources"][pool]["utilization"] is not None:
+            assert_allclose(sum(row[j] for row in stack), doc["resources"][pool]["utilization"], rtol=1e-12)
+        assert_allclose(stack[0][j] + stack[1][j], doc["resources"][pool]["other"], rtol=1e-12, atol=1e-300)
+    assert [row[0] for row in stack[2:] if row[0]] == list(doc["workloads"])
+
+
+def test_the_scenario_of_the_workloads_sheet_reaches_the_plan_sheet(planner):
+    """The profile, the storm's window, site failover, a shared card's other-LPAR share and the
+    lead time typed into the Workloads sheet: the Plan sheet says what the command line says, and its
+    stacked chart carries the other LPARs' share the table's utilization includes."""
+    from cryptoplan.workbook.template.plan import SYSTEM_ROW
+    wb = openpyxl.load_workbook(planner)
+    ws = wb["Workloads"]
+    for key, value in (("other_accelerator_util", 0.1), ("site_failover_factor", 1.5), ("lead_time_months", 9),
+                       ("peak_day_factor", 1.2), ("horizon_months", 36)):
+        ws[f"B{SYSTEM_ROW[key]}"] = value
+    wb.save("edited.xlsx")
+    (res, wl, text, timeline, stack), doc, cli = _recalc_and_plan("edited.xlsx", [], out="edited-out.xlsx")
+    system, workloads = read_plan_workbook("edited.xlsx")
+    want = plan(system, workloads)
+    assert want.intervals == 96 and "96 intervals of 15 minutes" in text[0] and "busiest day x1.2" in text[0]
+    assert "site failover x1.5 on payments" in text[1] and "lead time 9 months" in text[1]
+    assert wl["payments"]["meaning"].endswith("(profile online)")
+    assert "from 07:00 for 15 minutes" in wl["restart-storm"]["meaning"]
+    assert_allclose(wl["payments"]["peak_rate"], float(want.workloads["payments"].peak_rate), rtol=1e-12)
+    assert timeline == [p.text() for p in want.timeline] and timeline
+    assert any(t.startswith("if one") or t.startswith("if the only") for t in text)
+    acc = want.resources["accelerators"]
+    assert_allclose(res["accelerators"]["utilization"], acc.utilization, rtol=1e-12)
+    assert_allclose(stack[0][3], 0.1, rtol=1e-12)           # other LPARs, in the stacked chart too
+    assert_allclose(sum(row[3] for row in stack), acc.utilization, rtol=1e-12)
+
+
+def test_a_workbook_of_the_template_before_profiles_still_recalculates(tmp_path, monkeypatch):
+    """tests/data/planner-before-profiles.xlsx: PLAN_* formulas without the profiles argument (and
+    no PlanProfiles name) recalculate to model.plan of the workbook's tables, and cryptoplan plan
+    reads it."""
+    import shutil
+    from pathlib import Path
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(Path(__file__).parent / "data" / "planner-before-profiles.xlsx", "old.xlsx")
+    res = CliRunner().invoke(main, ["recalc", "old.xlsx", "-o", "old-out.xlsx"])
+    assert res.exit_code == 0, res.output
+    system, workloads = read_plan_workbook("old.xlsx")
+    assert all(w.profile is None and w.window is None for w in workloads)
+    want = plan(system, workloads)
+    ws = openpyxl.load_workbook("old-out.xlsx", data_only=True)["Plan"]
+    old_columns = RESOURCE_COLUMNS[:9]                      # its table is 9 columns wide at A8
+    got = {ws.cell(r, 1).value: {k: ws.cell(r, c).value for c, k in enumerate(old_columns, 1)} for r in range(9, 12)}
+    for pool, x in want.resources.items():
+        assert_allclose([got[pool]["utilization"], got[pool]["months_to_target"]],
+                        [x.utilization, x.months_to_target], rtol=1e-12)
+        assert got[pool]["required"] == x.required and got[pool]["status"] == x.status
+    names = [ws.cell(r, 1).value for r in range(15, 15 + len(workloads))]
+    assert names == [w.name for w in workloads]
+    out = CliRunner().invoke(main, ["plan", "old.xlsx"])
+    assert out.exit_code == 0 and "one interval, the whole day" in out.output, out.output
 
 
 def test_a_sweep_over_the_growth_factor_is_the_plans_capacity_curve(planner):
@@ -94,7 +204,7 @@ def test_the_template_opens_with_numbers_not_errors(planner):
     res = CliRunner().invoke(main, ["recalc", planner, "--json"])
     doc = json.loads(res.output)
     plan_rows = [o for o in doc["outputs"] if "all workloads" in o["key"] or o["key"].startswith("Months until")]
-    assert len(plan_rows) == 9 and not any(o["error"] for o in plan_rows), plan_rows
+    assert len(plan_rows) == 11 and not any(o["error"] for o in plan_rows), plan_rows
 
 
 def test_a_workbook_without_the_plan_names_is_refused_by_name(tmp_path):
@@ -109,7 +219,8 @@ def test_a_workbook_without_the_plan_names_is_refused_by_name(tmp_path):
 
 def test_a_bad_row_of_the_workloads_table_is_named(planner):
     wb = openpyxl.load_workbook(planner)
-    wb["Workloads"]["C18"] = -5             # statements' rate
+    from cryptoplan.workbook.template.plan import _PLAN_HEAD
+    wb["Workloads"][f"C{_PLAN_HEAD + 2}"] = -5             # statements' rate
     wb.save("bad.xlsx")
     res = CliRunner().invoke(main, ["plan", "bad.xlsx"])
     assert res.exit_code == 2

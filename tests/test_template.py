@@ -35,7 +35,8 @@ from cryptoplan.cli import main
 # function reference.  _xlfn. marks functions newer than Excel 2007 in the file format.
 BUILTINS = {"IF": (2, 3), "ISNUMBER": (1, 1), "ISBLANK": (1, 1), "AND": (1, 255), "OR": (1, 255), "LEFT": (1, 2),
             "NA": (0, 0), "IFERROR": (2, 2), "ERROR.TYPE": (1, 1), "MAX": (1, 255), "N": (1, 1),
-            "_xlfn.POISSON.DIST": (3, 3), "TEXT": (2, 2), "ISLOGICAL": (1, 1)}
+            "_xlfn.POISSON.DIST": (3, 3), "TEXT": (2, 2), "ISLOGICAL": (1, 1), "ROUND": (2, 2), "ISERROR": (1, 1),
+            "LEN": (1, 1), "ISNA": (1, 1), "SEARCH": (2, 3)}
 UDFS = {f.name: (sum(a.required for a in f.args), len(f.args)) for f in CATALOG}
 CELL = re.compile(r"^(?:(?:'[^']+'|[A-Za-z0-9_\-]+)!)?\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?$")
 BRIEF_NAMES = ["TxRate", "MessageKB", "Policy", "KeyType", "KeySize", "KeyReuse", "Requesters",
@@ -525,7 +526,8 @@ def test_calibration_is_dynamic_array(path, wb):
     assert 'PartName="/xl/metadata.xml"' in ct
     assert 'relationships/sheetMetadata" Target="metadata.xml"' in rels
     cm_cells = [(n, m) for n, x in sheets.items() for m in re.findall(r'<c r="([A-Z]+\d+)" cm="1"', x)]
-    assert len(cm_cells) == 4 and len({n for n, _ in cm_cells}) == 1   # Plan's two, Calibration, Parameters: on Tables
+    # Plan's four (text, resources, timeline, workloads), Calibration, Parameters: on Tables
+    assert len(cm_cells) == 6 and len({n for n, _ in cm_cells}) == 1
 
 
 def test_calibration_sources_and_chart(wb):
@@ -584,10 +586,11 @@ def test_workloads_prints_two_pages_wide_each_with_the_names(path):
     assert ws.page_setup.orientation == "landscape"
     assert not ws.sheet_properties.pageSetUpPr.fitToPage      # Excel ignores manual breaks under fit-to-page
     assert ws.page_setup.scale == WORKLOADS_PRINT_SCALE >= 40
-    assert [b.id for b in ws.col_breaks.brk] == [12]          # after column L (flow): M (mode) starts page 2
-    assert (ws["L16"].value, ws["M16"].value) == ("flow", "mode")
+    assert [b.id for b in ws.col_breaks.brk] == [16]          # after column P (flow): Q (mode) starts page 2
+    head = next(r for r in range(1, 60) if ws.cell(r, 1).value == "name")
+    assert (ws[f"P{head}"].value, ws[f"Q{head}"].value) == ("flow", "mode")
     assert str(ws.print_title_cols).replace("$", "") == "A:B"
-    assert (ws["A16"].value, ws["B16"].value) == ("name", "kind")
+    assert (ws[f"A{head}"].value, ws[f"B{head}"].value) == ("name", "kind")
 
 
 def test_results_prints_as_one_landscape_page_a_manager_can_read(path):
@@ -603,8 +606,14 @@ def test_results_prints_as_one_landscape_page_a_manager_can_read(path):
                                                           "Function"]
     # printed width in characters: the fit-to-page scale stays readable (>= ~70% on A4 landscape)
     assert sum(ws.column_dimensions[c].width for c in "ABCD") <= 190
-    assert ws["A3"].value == "Scenario" and "TxRate" in ws["B3"].value and "Coprocessors" in ws["B3"].value
+    # the whole system leads (its scenario line on row 3); the single-workload calculator follows
+    # under its own title, with its own scenario line
+    assert ws["A3"].value == "Whole system" and "PlanGrowth" in ws["B3"].value and "Coprocessors" in ws["B3"].value
     rows = [ws.cell(r, 1).value for r in range(5, ws.max_row + 1)]
+    title = next(i for i, v in enumerate(rows) if str(v).startswith("Single-workload calculator"))
+    assert rows[0].startswith("The whole system") and all("all workloads" not in str(v) for v in rows[title:])
+    assert rows[title + 1] == "Scenario" and "TxRate" in ws.cell(5 + title + 1, 2).value
+    assert ws.cell(5 + title, 1).font.sz >= 14
     # what is always computable leads: the counts required come before the installed cards' utilization
     assert rows.index("Accelerators required") < rows.index("Accelerator utilization (RMF summary)")
     assert rows.index("Coprocessor utilization at the required count") < rows.index("Verdict for the installed cards")
@@ -643,19 +652,25 @@ def test_plan_sheet_text_does_not_run_together(wb):
     ws = wb["Plan"]
     for r in (4, 5):
         assert ws.cell(r, 3).alignment.horizontal == "left" and ws.cell(r, 3).alignment.indent >= 1
-    from cryptoplan.workbook.template.plan import PLAN_ROWS, PLAN_TABLE_TOP as top
+    from cryptoplan.workbook.template.plan import PLAN_ROWS, PLAN_TABLE_TOP as top, WORKLOADS_SHOWN
     col, row = _spill_of(wb, "Plan", f"A{top}")                 # the table shown there
     assert "PLAN_WORKLOADS" in wb["Tables"][f"{col}{row}"].value.text
-    last = openpyxl.utils.get_column_letter(len(WORKLOAD_COLUMNS))
+    last = openpyxl.utils.get_column_letter(len(WORKLOADS_SHOWN))
     assert all(ws[f"{last}{r}"].alignment.horizontal == "left" for r in range(top + 1, top + PLAN_ROWS + 1))
+    # long text (the rate in words, the plan's sentences) stops at column O, left of the charts
+    assert all(ws.cell(r, 15).value == " " for r in range(1, top + PLAN_ROWS + 1))
+    assert all(a._from.col >= 15 for a in (ch.anchor for ch in ws._charts))
 
 
 def test_plan_headers_fit_their_columns(wb):
-    """Issue 33's raw headers broken mid-word ("required_at_ho/rizon"): each column of the Plan
-    sheet's tables is at least as wide as its longest header name."""
-    from cryptoplan.model.zos.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS
+    """Issue 33's raw headers broken mid-word ("required_at_ho/rizon"): each word of a header of the
+    Plan sheet's tables fits its column (they wrap between words)."""
+    from cryptoplan.workbook.template.plan import PLAN_TABLE_TOP, RESOURCES_SHOWN, RESOURCES_TOP, WORKLOADS_SHOWN
     ws = wb["Plan"]
-    for columns in (RESOURCE_COLUMNS, WORKLOAD_COLUMNS):
-        for i, name in enumerate(columns, 1):
+    for top, shown in ((RESOURCES_TOP, RESOURCES_SHOWN), (PLAN_TABLE_TOP, WORKLOADS_SHOWN)):
+        for i, (_, label) in enumerate(shown, 1):
             letter = openpyxl.utils.get_column_letter(i)
-            assert ws.column_dimensions[letter].width >= len(name), (letter, name)
+            if i > 1:                                  # the anchor shows the function's own header
+                assert ws[f"{letter}{top}"].value == label
+            assert ws[f"{letter}{top}"].alignment.wrap_text
+            assert all(ws.column_dimensions[letter].width >= len(w) + 1 for w in label.split()), (letter, label)

@@ -154,15 +154,20 @@ def test_workloads_prints_on_two_readable_pages_in_libreoffice(soffice, lo_profi
     # each page's table header line: name and kind, then that page's keys
     heads = [next(line.split() for line in p.splitlines() if line.split()[:2] == ["name", "kind"])
              for p in pages]
-    assert heads[0][2:] == ["rate", "growth_per_year", "policy", "key_type", "key_size", "message_kb",
-                            "key_reuse", "recipients", "queue_manager", "flow"], heads[0]
-    assert heads[1][2:] == ["mode", "cipher", "sslrkeyc", "resumed_share", "fips", "card_mode",
+    assert heads[0][2:] == ["rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover",
+                            "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients",
+                            "queue_manager", "flow"], heads[0]
+    assert heads[1][2:] == ["mode", "cipher", "sslrkeyc", "ends", "resumed_share", "fips", "card_mode",
                             "sysplex_tickets", "cpu_us", "address_space", "card", "exec_ms", "utilization"], heads[1]
+    # the first page also holds the System block and the Profiles table (24 hourly factors)
+    assert "failover_max_utilization" in pages[0] and "23:00" in pages[0] and "online" in pages[0]
     for page in pages:
         assert "payments" in page and "restart-storm" in page      # the names on both
 
 
 def test_a_recalculated_copy_shows_numbers_in_libreoffice_without_the_add_in(soffice, lo_profile, tmp_path):
+    from cryptoplan.workbook.template.plan import (PLAN_TABLE_TOP, RESOURCES_TOP, TEXT_ROWS, TIMELINE_ROWS, _TEXT_TOP,
+                                                   _TIMELINE_TOP)
     """Issue 33: a copy written by ``cryptoplan recalc -o`` showed #NAME? on Calibration,
     Parameters and Plan in LibreOffice without the add-in (LibreOffice recomputes array
     formulas on load).  Every visible sheet, as LibreOffice loads and saves it, holds no
@@ -184,7 +189,23 @@ def test_a_recalculated_copy_shows_numbers_in_libreoffice_without_the_add_in(sof
                for row in ws.iter_rows() for c in row
                if isinstance(c.value, str) and (c.value.startswith("#NAME") or c.value.startswith("Err:"))]
         assert not bad, (book.name, bad[:10])
-        for sheet, coord in (("Parameters", "B5"), ("Calibration", "I23"), ("Plan", "C9"), ("Results", "B6")):
+        for sheet, coord in (("Parameters", "B5"), ("Calibration", "I23"), ("Plan", f"C{RESOURCES_TOP + 1}"),
+                             ("Results", "B6")):
             want = ours[sheet][coord].value
             assert isinstance(want, float), (book.name, sheet, coord, want)
             assert lo[sheet][coord].value == pytest.approx(want, rel=1e-12), (book.name, sheet, coord)
+        # the Plan sheet's sentences (scenario with its profile intervals, verdicts with one card
+        # failed, warnings), its purchase timeline, the workloads' windows and profiles, the stacked
+        # chart's legend: the text cryptoplan computed, as LibreOffice shows it without the add-in
+        plan, mine = lo["Plan"], ours["Plan"]
+        cells = [f"A{r}" for r in range(_TEXT_TOP + 1, _TEXT_TOP + TEXT_ROWS + 1)]
+        cells += [f"A{r}" for r in range(_TIMELINE_TOP + 1, _TIMELINE_TOP + TIMELINE_ROWS + 1)]
+        cells += [f"K{r}" for r in range(PLAN_TABLE_TOP + 1, PLAN_TABLE_TOP + 7)]
+        cells += [f"Q{r}" for r in range(51, 51 + 8)] + [f"D{RESOURCES_TOP + r}" for r in (1, 2, 3)]
+        for coord in cells:
+            assert (plan[coord].value or "") == (mine[coord].value or ""), (book.name, coord)
+        text = " | ".join(str(plan[c].value or "") for c in cells)
+        for words in ("96 intervals of 15 minutes", "Failover: one card failed", "if the only accelerator fails",
+                      "order now 1 accelerator", "from 07:00 for 15 minutes", "(profile online)", "payments",
+                      "other LPARs", "08:00"):
+            assert words in text, (book.name, words)

@@ -1,38 +1,55 @@
-"""A plan read from a workbook: the template's Workloads table and System block, as evaluated.
+"""A plan read from a workbook: the template's Workloads table, System block and Profiles table, as evaluated.
 
-``cryptoplan plan planner.xlsx`` reads the two ranges the template names ``PlanWorkloads`` and
-``PlanSystem`` (the System block's first rows are formulas over the Inputs sheet, so the
-workbook is evaluated by the formula engine first) and plans them exactly as the Plan sheet's
-functions do: the same :func:`cryptoplan.model.zos.plan.workloads_from_rows` and
-:func:`~cryptoplan.model.zos.plan.system_from_rows` read the cells.
+``cryptoplan plan planner.xlsx`` reads the ranges the template names ``PlanWorkloads``,
+``PlanSystem`` and ``PlanProfiles`` (the System block's first rows are formulas over the Inputs
+sheet, so the cells those ranges depend on are evaluated by the formula engine first, and only
+those) and plans them exactly as the Plan sheet's functions do: the same
+:func:`cryptoplan.model.zos.plan.tables.read_tables` reads the cells.  A workbook of an older
+template has no ``PlanProfiles``: its workloads have no daily profile.
 """
 
 from __future__ import annotations
 
-from cryptoplan.model.zos.plan import PlanError, system_from_rows, workloads_from_rows
+from cryptoplan.model.zos.plan import PlanError
+from cryptoplan.model.zos.plan.tables import read_tables
 
 from .engine import EngineError, ExcelError
 from .engine.nodes import Reference
 from .recalculation import RecalcError, load_engine
 
-__all__ = ["read_plan_workbook", "PLAN_NAMES"]
+__all__ = ["read_plan_workbook", "PLAN_NAMES", "PROFILES_NAME"]
 
 #: The defined names of the Workloads table and the System block (the template package writes them, template/plan.py).
 PLAN_NAMES = ("PlanWorkloads", "PlanSystem")
+#: The defined name of the Profiles table (optional: older templates have none).
+PROFILES_NAME = "PlanProfiles"
 
 
-def _block(engine, path, name) -> list:
-    """The evaluated cells of the range a defined name refers to, as rows of Python values."""
+def _range(engine, path, name, required: bool = True):
+    """``(sheet index, r1, c1, r2, c2)`` of the range a defined name refers to; None for a missing
+    optional one."""
     found = engine.defined_name(name, None)
     ref = None if found is None else found[0]
     if not isinstance(ref, Reference) or ref.sheet is None:
+        if not required and found is None:
+            return None
         raise PlanError(f"{path}: no defined name {name} referring to a range (the template's Workloads "
-                        "sheet defines PlanWorkloads and PlanSystem)")
-    r1, c1, r2, c2 = ref.r1, ref.c1, ref.r2, ref.c2
+                        "sheet defines PlanWorkloads, PlanSystem and PlanProfiles)")
     try:
         si = engine.sheet_named(ref.sheet)
     except EngineError as exc:
         raise PlanError(f"{path}: {name}: {exc}") from None
+    return si, ref.r1, ref.c1, ref.r2, ref.c2
+
+
+def _cells(rng):
+    si, r1, c1, r2, c2 = rng
+    return [(si, r, c) for r in range(r1, r2 + 1) for c in range(c1, c2 + 1)]
+
+
+def _block(engine, path, name, rng) -> list:
+    """The evaluated cells of a range as rows of Python values."""
+    si, r1, c1, r2, c2 = rng
     rows = []
     for r in range(r1, r2 + 1):
         row = []
@@ -47,7 +64,11 @@ def _block(engine, path, name) -> list:
 
 
 def read_plan_workbook(path) -> tuple:
-    """``(System, [Workload])`` from a workbook's PlanSystem block and PlanWorkloads table.
+    """``(System, [Workload])`` from a workbook's PlanSystem block, PlanWorkloads table and (if it
+    has one) PlanProfiles table.
+
+    Only the formulas those ranges depend on are evaluated (the System block's references to the
+    Inputs sheet), not the workbook's results.
 
     Raises
     ------
@@ -57,9 +78,16 @@ def read_plan_workbook(path) -> tuple:
     """
     try:
         engine = load_engine(path)
-        engine.evaluate()
     except (RecalcError, EngineError) as exc:
         raise PlanError(f"{path}: {exc}") from None
-    workloads, system = (_block(engine, path, n) for n in PLAN_NAMES)
-    return (system_from_rows(system, f"{path}: PlanSystem"),
-            workloads_from_rows(workloads, f"{path}: PlanWorkloads"))
+    ranges = {n: _range(engine, path, n) for n in PLAN_NAMES}
+    profiles = _range(engine, path, PROFILES_NAME, required=False)
+    if profiles is not None:
+        ranges[PROFILES_NAME] = profiles
+    try:
+        engine.evaluate(roots=[k for rng in ranges.values() for k in _cells(rng)])
+    except (RecalcError, EngineError) as exc:
+        raise PlanError(f"{path}: {exc}") from None
+    blocks = {n: _block(engine, path, n, rng) for n, rng in ranges.items()}
+    return read_tables(blocks["PlanWorkloads"], blocks["PlanSystem"], blocks.get(PROFILES_NAME),
+                       where=(f"{path}: PlanWorkloads", f"{path}: PlanSystem", f"{path}: {PROFILES_NAME}"))

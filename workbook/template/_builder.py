@@ -24,7 +24,7 @@ from ._input_cells import MAY_BE_EMPTY, input_defaults
 __all__ = [
     "CATALOG_BY_NAME", "F_TPS", "F_US", "F_PCT", "F_MS", "F_CARDS", "F_CPS", "F_RATIO", "F_STARTS",
     "TITLE_FONT", "HEADER_FONT", "HEADER_FILL", "NOTE_FONT", "SERIES_FONT", "WRAP_TOP",
-    "Name", "Cell", "AMS_ARGS", "Builder", "heading", "header_row", "set_widths", "print_setup", "titled_sheet",
+    "Name", "Cell", "AMS_ARGS", "Builder", "shown", "heading", "header_row", "set_widths", "print_setup", "titled_sheet",
     "scatter_chart",
 ]
 
@@ -116,20 +116,21 @@ class Builder:
         return str(arg) if isinstance(arg, (Name, Cell, _Omitted)) else _literal(arg)
 
     @staticmethod
-    def _with_params(name: str, args: tuple) -> tuple:
-        """``args`` ending in the ParamsFile input when the function takes a parameter file."""
+    def _with_params(name: str, args: tuple, after: tuple = ()) -> tuple:
+        """``args``, then the ParamsFile input when the function takes a parameter file, then
+        ``after`` (the arguments a function gained after its params_file: a plan's profiles)."""
         k = CATALOG_BY_NAME[name].params_arg
         if k is None:
             return args
-        return (*args, *[_OMITTED] * (k - len(args)), Name("ParamsFile"))
+        return (*args, *[_OMITTED] * (k - len(args)), Name("ParamsFile"), *after)
 
-    def udf(self, ws, coord: str, name: str, *args, number_format: str | None = None):
+    def udf(self, ws, coord: str, name: str, *args, number_format: str | None = None, after: tuple = ()):
         """Write ``=NAME(args)`` to ``coord``.
 
-        A function that evaluates with a parameter file gets the ``ParamsFile`` input as its
-        last argument (arguments between left out: their defaults).
+        A function that evaluates with a parameter file gets the ``ParamsFile`` input after
+        ``args`` (arguments between left out: their defaults), then ``after``.
         """
-        args = self._with_params(name, args)
+        args = self._with_params(name, args, after)
         self.uses.update((str(a), name, arg.name) for a, arg in zip(args, CATALOG_BY_NAME[name].args)
                          if isinstance(a, Name))
         self.native(ws, coord, f"={name}({','.join(self._render(a) for a in args)})", number_format)
@@ -152,11 +153,13 @@ class Builder:
                 for cell in row:
                     cell.number_format = number_format
 
-    def dynamic_array(self, ws, coord: str, name: str, height: int, width: int, *args, order=None):
+    def dynamic_array(self, ws, coord: str, name: str, height: int, width: int, *args, order=None,
+                      after: tuple = ()) -> int:
         """A spilling table function of ``args`` (header row + ``height - 1`` rows), shown at ``coord``.
 
         ``order``: the table's columns (0-based) in the order the sheet shows them; default all,
-        as the function gives them.
+        as the function gives them.  ``after``: arguments after ParamsFile (see :meth:`udf`).
+        Returns the table's first row on the ``Tables`` sheet (:func:`shown` refers to its cells).
 
         The spilling formula itself stands on the hidden sheet ``Tables`` (its own block of
         rows, ``height`` x ``width`` being the range older Excel shows); the cells at ``coord``
@@ -165,7 +168,9 @@ class Builder:
         ``#NAME?`` even in a recalculated copy that carries its values; a plain formula keeps
         the value the copy carries (issue 33).  Given ParamsFile if the function takes it.
         """
-        args = self._with_params(name, args)
+        args = self._with_params(name, args, after)
+        self.uses.update((str(a), name, arg.name) for a, arg in zip(args, CATALOG_BY_NAME[name].args)
+                         if isinstance(a, Name))
         formula = f"={name}({','.join(self._render(a) for a in args)})"
         tables = self._tables_sheet()
         t_top = self._tables_next
@@ -181,6 +186,7 @@ class Builder:
             for j, k in enumerate(shown):
                 src = f"Tables!{get_column_letter(1 + k)}{t_top + i}"
                 self.native(ws, f"{get_column_letter(left + j)}{top + i}", _shown(src, anchor=i == k == 0))
+        return t_top
 
     def _tables_sheet(self):
         """The hidden sheet ``Tables`` holding the spilling table functions (created on first use)."""
@@ -191,6 +197,11 @@ class Builder:
                         "reference these cells).")
             self._tables_next = 3
         return self.wb["Tables"]
+
+
+def shown(t_top: int, row: int, column: int) -> str:
+    """The formula showing cell (``row``, ``column``), 0-based, of the table at ``t_top`` on Tables."""
+    return _shown(f"Tables!{get_column_letter(1 + column)}{t_top + row}")
 
 
 def _shown(src: str, anchor: bool = False) -> str:

@@ -12,9 +12,10 @@ from __future__ import annotations
 from openpyxl.chart import BarChart, Reference, Series
 from openpyxl.chart.data_source import StrRef
 from openpyxl.chart.series import SeriesLabel
+from openpyxl.chart.shapes import GraphicalProperties
 from openpyxl.formatting.rule import FormulaRule
-from openpyxl.styles import Alignment, Font
-from openpyxl.utils import get_column_letter
+from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.pagebreak import Break
@@ -22,12 +23,14 @@ from openpyxl.worksheet.pagebreak import Break
 from cryptoplan.model import domains as D
 from cryptoplan.model.params import KEY_TYPES, MODES, POLICIES
 from cryptoplan.model.zos.ams import CARD_GENERATIONS
-from cryptoplan.model.zos.plan import KINDS, RATE_UNITS, RESOURCE_COLUMNS, WORKLOAD_COLUMNS
-from ._builder import (F_MS, F_PCT, F_RATIO, F_US, HEADER_FILL, HEADER_FONT, NOTE_FONT, WRAP_TOP, Builder, Cell,
-                       Name, header_row, heading, print_setup, scatter_chart, set_widths, titled_sheet)
+from cryptoplan.model.zos.plan import (KINDS, RATE_UNITS, RESOURCE_COLUMNS, TEXT_COLUMNS, TIMELINE_COLUMNS,
+                                       WORKLOAD_COLUMNS)
+from cryptoplan.model.zos.plan.inputs import FAILOVER_MODES
+from ._builder import (F_MS, F_PCT, F_RATIO, F_US, HEADER_FILL, HEADER_FONT, NOTE_FONT, SERIES_FONT, WRAP_TOP, Builder,
+                       Cell, Name, header_row, heading, print_setup, scatter_chart, set_widths, titled_sheet)
 from ._input_cells import excel_validation
 
-__all__ = ["PLAN_ROWS", "F_MONTHS", "add_workloads", "add_plan"]
+__all__ = ["PLAN_ROWS", "F_MONTHS", "PLAN_ARGS", "PLAN_PROFILES", "add_workloads", "add_plan"]
 
 # The System block's keys: the first five follow the Inputs sheet, the rest are the plan's own.
 _PLAN_SYSTEM = (
@@ -35,65 +38,90 @@ _PLAN_SYSTEM = (
     ("coprocessors", "=Coprocessors", "Crypto Express coprocessors (Inputs: Coprocessors)."),
     ("accelerators", "=Accelerators", "Crypto Express accelerators (Inputs: Accelerators)."),
     ("platform", "=Platform", "Machine generation (Inputs: Platform)."),
-    ("max_utilization", "=MaxUtilization", "Target of every resource (Inputs: MaxUtilization)."),
+    ("max_utilization", "=MaxUtilization", "Target of every resource at its peak interval (Inputs: MaxUtilization)."),
     ("card_generation", "CEX8S", "CEX6S, CEX7S or CEX8S."),
     ("other_coprocessor_util", 0.0, "Share of each shared coprocessor other LPARs keep busy (their RMF)."),
     ("other_accelerator_util", 0.0, "Share of each shared accelerator other LPARs keep busy."),
-    ("horizon_months", 12, "Months ahead for the counts required at the horizon."),
+    ("horizon_months", 12, "Months ahead for the counts required at the horizon and the purchase timeline."),
     ("max_wait_ms", None, "Optional: mean queueing per card request (ms) the counts required also meet."),
+    ("peak_day_factor", 1, "The busiest day of the year over the average day (1 to 100): every rate of the plan's "
+                           "day is multiplied by it."),
+    ("failover", "one_card", "one_card: every card pool stays within failover_max_utilization with one card out; "
+                             "none: not checked."),
+    ("failover_max_utilization", 0.9, "The utilization a card pool may reach with one of its cards failed."),
+    ("site_failover_factor", 1, "The other site's share arriving (1 to 100): a factor on the workloads marked "
+                                "site_failover."),
+    ("lead_time_months", 6, "Months from ordering a card (or processor capacity) to having it installed."),
+    ("msu_per_processor", None, "Optional: MSU of one processor at full use; the processors' demand is also "
+                                "given in MSU."),
 )
-# The Workloads table: every key a kind takes, grouped by kind; a few example rows to start from.
-_PLAN_COLUMNS = ("name", "kind", "rate", "growth_per_year", "policy", "key_type", "key_size", "message_kb",
-                 "key_reuse", "recipients", "queue_manager", "flow", "mode", "cipher", "sslrkeyc", "resumed_share", "fips",
-                 "card_mode", "sysplex_tickets", "cpu_us", "address_space", "card", "exec_ms", "utilization")
+#: The System block's first row; its rows by key.
+_PLAN_SYSTEM_FIRST = 5
+SYSTEM_ROW = {key: r for r, (key, _, _) in enumerate(_PLAN_SYSTEM, _PLAN_SYSTEM_FIRST)}
+# The Workloads table: the keys every kind takes (a day's profile or window, site failover), then
+# every key a kind takes, grouped by kind; a few example rows to start from.
+_PLAN_COLUMNS = ("name", "kind", "rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover",
+                 "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients", "queue_manager", "flow",
+                 "mode", "cipher", "sslrkeyc", "ends", "resumed_share", "fips", "card_mode", "sysplex_tickets",
+                 "cpu_us", "address_space", "card", "exec_ms", "utilization")
 _PLAN_EXAMPLE = (
-    {"name": "payments", "kind": "ams", "rate": 150, "growth_per_year": 0.25, "policy": "privacy",
-     "key_type": "RSA", "key_size": 2048, "message_kb": 2},
+    {"name": "payments", "kind": "ams", "rate": 150, "growth_per_year": 0.25, "profile": "online",
+     "site_failover": True, "policy": "privacy", "key_type": "RSA", "key_size": 2048, "message_kb": 2},
     {"name": "statements", "kind": "ams", "rate": 100, "growth_per_year": 0.1, "policy": "integrity",
      "key_type": "RSA", "key_size": 2048, "message_kb": 64},
     {"name": "audit", "kind": "ams", "rate": 300, "policy": "confidentiality", "key_reuse": 32, "message_kb": 2},
-    {"name": "to-partner", "kind": "channel", "rate": 2000, "growth_per_year": 0.15, "mode": "ATTLS",
-     "cipher": "TLS_AES_256_GCM_SHA384", "message_kb": 2},
-    {"name": "cics-https", "kind": "handshakes", "rate": 100, "growth_per_year": 0.2,
+    {"name": "to-partner", "kind": "channel", "rate": 2000, "growth_per_year": 0.15, "profile": "online",
+     "mode": "ATTLS", "cipher": "TLS_AES_256_GCM_SHA384", "message_kb": 2},
+    {"name": "cics-https", "kind": "handshakes", "rate": 100, "growth_per_year": 0.2, "profile": "online",
      "cipher": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "resumed_share": 0.6},
-    {"name": "restart-storm", "kind": "channel_starts", "rate": 10, "cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"},
+    {"name": "restart-storm", "kind": "channel_starts", "rate": 10, "start": "07:00", "duration_minutes": 15,
+     "cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"},
 )
-WORKLOADS_PRINT_SCALE = 45     # %: the wider half of the Workloads table fits A4 landscape
+#: The Profiles table's example: an online day, hourly factors from 00:00 (any scale: each
+#: profile is divided by its mean, so a workload's rate stays its daily average).
+_PROFILE_EXAMPLE = ("online", (2, 1, 1, 1, 1, 2, 4, 8, 10, 10, 9, 8, 8, 9, 9, 8, 6, 4, 3, 3, 2, 2, 2, 2))
+WORKLOADS_PRINT_SCALE = 42     # %: each half of the Workloads table fits A4 landscape
 PLAN_ROWS = 20                 # workload rows of the table (empty ones are skipped)
-_PLAN_HEAD = 16                # the Workloads table's header row
-_PLAN_SYSTEM_FIRST = 5
-PLAN_TABLE_TOP = 14            # the Plan sheet's PLAN_WORKLOADS header row
-_PLAN_MONTHS = tuple(range(0, 37, 3))
+_PLAN_HEAD = _PLAN_SYSTEM_FIRST + len(_PLAN_SYSTEM) + 2     # the Workloads table's header row
+PROFILE_COLUMNS = 5            # profiles the Profiles table has room for
+PROFILE_HOURS = 24             # its rows: hourly factors (RMF INTVAL 60)
+_PROFILE_HEAD = _PLAN_HEAD + PLAN_ROWS + 3                 # the Profiles table's header row
+_PLAN_MONTHS = 17              # points of the growth chart, from 0 to its last month
 F_MONTHS = '0.0 "months"'
 #: The Workloads table's column letters by key.
 _COL = {name: get_column_letter(i) for i, name in enumerate(_PLAN_COLUMNS, 1)}
+#: The named ranges a plan is read from (PLAN_* functions, ``cryptoplan plan``).
+PLAN_ARGS = (Name("PlanWorkloads"), Name("PlanSystem"))
+PLAN_PROFILES = (Name("PlanProfiles"),)
 
 
 # ------------------------------------------------------------------ Workloads
 def add_workloads(b: Builder):
-    """The Workloads sheet: the System block (PlanSystem) and the Workloads table (PlanWorkloads)."""
+    """The Workloads sheet: the System block (PlanSystem), the Workloads table (PlanWorkloads) and the
+    Profiles table (PlanProfiles)."""
     ws = titled_sheet(b, "Workloads", "Workloads: everything that uses the cards and processors",
                       "One row per workload (kind: " + ", ".join(KINDS) + "); fill the columns its kind takes, "
                       "leave the rest empty. rate: " + "; ".join(f"{k} in {u}" for k, u in RATE_UNITS.items())
-                      + ". The Plan sheet and the Results sheet's last section compute from this sheet "
-                      "(cryptoplan plan reads it too).", "L")
+                      + " (the daily average; with start and duration_minutes, the rate while it runs). The Plan "
+                      "sheet and the Results sheet's first section compute from this sheet (cryptoplan plan "
+                      "reads it too).", "P")
     _system_block(b, ws)
     first, last = _workloads_table(b, ws)
-    widths = {c: max(11, len(k) + 3) for k, c in _COL.items()}
+    p_last = _profiles_table(b, ws)
+    widths = {c: max(10, len(k) + 2) for k, c in _COL.items()}
     widths.update({_COL["name"]: 16, _COL["kind"]: 15, _COL["cipher"]: 40, _COL["policy"]: 16})
-    set_widths(ws, {**widths, "A": 22, "C": 16})
-    ws.column_dimensions["C"].width = 16
+    set_widths(ws, {**widths, "A": 24, "C": 16})
     ws.freeze_panes = f"C{first}"
-    # Two pages wide, readable: the common and AMS columns, then the other kinds' columns, each
-    # page with the name and kind
-    print_setup(ws, f"A1:{_COL[_PLAN_COLUMNS[-1]]}{last}", scale=WORKLOADS_PRINT_SCALE)
+    # Two pages wide, readable: the common and AMS columns (with the System block and the
+    # Profiles table), then the other kinds' columns, each page with the name and kind
+    print_setup(ws, f"A1:{_COL[_PLAN_COLUMNS[-1]]}{p_last}", scale=WORKLOADS_PRINT_SCALE)
     ws.col_breaks.append(Break(id=_PLAN_COLUMNS.index("flow") + 1))
     ws.print_title_cols = "A:B"
 
 
 def _system_block(b: Builder, ws):
     """The System block (PlanSystem): a key and value per row, the Inputs sheet's own by formula, validated."""
-    heading(ws, 4, "System (PlanSystem): key, value")
+    heading(ws, _PLAN_SYSTEM_FIRST - 1, "System (PlanSystem): key, value")
     for r, (key, value, note) in enumerate(_PLAN_SYSTEM, _PLAN_SYSTEM_FIRST):
         ws.cell(r, 1, key)
         cell = ws.cell(r, 2, value)
@@ -102,22 +130,33 @@ def _system_block(b: Builder, ws):
         else:
             cell.style = "Input"
         ws.cell(r, 3, note).font = NOTE_FONT
+        ws.cell(r, 3).alignment = Alignment(horizontal="left", indent=1)
         ws.cell(r, 2).alignment = Alignment(horizontal="right")
     last_sys = _PLAN_SYSTEM_FIRST + len(_PLAN_SYSTEM) - 1
     b.wb.defined_names["PlanSystem"] = DefinedName("PlanSystem", attr_text=f"Workloads!$A${_PLAN_SYSTEM_FIRST}:$B${last_sys}")
-    for r, fmt in ((_PLAN_SYSTEM_FIRST + 4, "0%"), (_PLAN_SYSTEM_FIRST + 6, "0%"), (_PLAN_SYSTEM_FIRST + 7, "0%")):
-        ws.cell(r, 2).number_format = fmt
+    row = SYSTEM_ROW
+    for key in ("max_utilization", "other_coprocessor_util", "other_accelerator_util", "failover_max_utilization"):
+        ws.cell(row[key], 2).number_format = "0%"
     gen = DataValidation(type="list", formula1='"' + ",".join(CARD_GENERATIONS) + '"', allow_blank=False)
-    share = DataValidation(type="decimal", operator="between", formula1="0", formula2="0.99", allow_blank=False)
-    horizon = DataValidation(type="decimal", operator="between", formula1="0", formula2="1200", allow_blank=False)
-    wait = DataValidation(type="decimal", operator="greaterThan", formula1="0", allow_blank=True)
-    for dv, ref, text in ((gen, f"B{_PLAN_SYSTEM_FIRST + 5}", "CEX6S, CEX7S or CEX8S"),
-                          (share, f"B{_PLAN_SYSTEM_FIRST + 6}:B{_PLAN_SYSTEM_FIRST + 7}", "a share from 0 to 99%"),
-                          (horizon, f"B{_PLAN_SYSTEM_FIRST + 8}", "months, 0..1200"),
-                          (wait, f"B{last_sys}", "ms > 0, or empty for no wait target")):
+    fail = DataValidation(type="list", formula1='"' + ",".join(FAILOVER_MODES) + '"', allow_blank=False)
+    checks = [(gen, "card_generation", "CEX6S, CEX7S or CEX8S"),
+              (fail, "failover", "one_card (each card pool survives one card failing) or none")]
+    for key, domain, blank in (
+            ("other_coprocessor_util", D.OTHER_LPAR_UTIL.narrowed(0.0, 0.99, hi_open=False), False),
+            ("other_accelerator_util", D.OTHER_LPAR_UTIL.narrowed(0.0, 0.99, hi_open=False), False),
+            ("horizon_months", D.HORIZON_MONTHS, False), ("max_wait_ms", D.MAX_WAIT_MS, True),
+            ("peak_day_factor", D.PEAK_DAY_FACTOR, False),
+            ("failover_max_utilization", D.FAILOVER_MAX_UTILIZATION.narrowed(0.01, 0.99, lo_open=False,
+                                                                              hi_open=False), False),
+            ("site_failover_factor", D.SITE_FAILOVER_FACTOR, False),
+            ("lead_time_months", D.LEAD_TIME_MONTHS, False), ("msu_per_processor", D.MSU_PER_PROCESSOR.narrowed(0.001, lo_open=False), True)):
+        kind, op, f1, f2 = excel_validation(domain)
+        dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2, allow_blank=blank)
+        checks.append((dv, key, f"{key}: a number {domain.text()}" + (", or empty" if blank else "")))
+    for dv, key, text in checks:
         dv.error, dv.errorTitle, dv.showErrorMessage = text, "System", True
         ws.add_data_validation(dv)
-        dv.add(ref)
+        dv.add(f"B{row[key]}")
 
 
 def _workloads_table(b: Builder, ws) -> tuple:
@@ -135,23 +174,42 @@ def _workloads_table(b: Builder, ws) -> tuple:
     for r in range(first, last + 1):
         for c in range(1, len(_PLAN_COLUMNS) + 1):
             ws.cell(r, c).style = "Input"
+        # a time of day stays the text "07:00" (a time-formatted cell would reach the add-in as a date)
+        ws[f"{col['start']}{r}"].number_format = "@"
     for r, row in enumerate(_PLAN_EXAMPLE, first):
         for key, value in row.items():
             ws[f"{col[key]}{r}"] = value
     b.wb.defined_names["PlanWorkloads"] = DefinedName(
         "PlanWorkloads", attr_text=f"Workloads!$A${_PLAN_HEAD}:${col[_PLAN_COLUMNS[-1]]}${last}")
+    p0 = get_column_letter(2)
+    p1 = get_column_letter(1 + PROFILE_COLUMNS)
     lists = {"kind": KINDS, "policy": POLICIES, "key_type": KEY_TYPES, "mode": MODES,
              "card_mode": ("coprocessor", "accelerator"), "address_space": ("TCPIP", "application"),
-             "card": ("coprocessors", "accelerators", "processors"), "flow": ("request_reply", "one_way")}
+             "card": ("coprocessors", "accelerators", "processors"), "flow": ("request_reply", "one_way"),
+             "ends": ("local", "both"), "site_failover": ("TRUE", "FALSE")}
     for key, choices in lists.items():
         dv = DataValidation(type="list", formula1='"' + ",".join(choices) + '"', allow_blank=True)
         dv.error, dv.errorTitle, dv.showErrorMessage = f"{key}: one of {', '.join(choices)}", "Workloads", True
         dv.prompt, dv.showInputMessage = f"{key}: one of {', '.join(choices)}", True
         ws.add_data_validation(dv)
         dv.add(f"{col[key]}{first}:{col[key]}{last}")
+    # a profile: one of the names over the Profiles table
+    prof = DataValidation(type="list", formula1=f"${p0}${_PROFILE_HEAD}:${p1}${_PROFILE_HEAD}", allow_blank=True)
+    prof.error = f"profile: a name over the Profiles table (row {_PROFILE_HEAD})"
+    prof.errorTitle, prof.showErrorMessage = "Workloads", True
+    prof.prompt, prof.showInputMessage = "A profile of the Profiles table below; empty: the rate all day", True
+    ws.add_data_validation(prof)
+    prof.add(f"{col['profile']}{first}:{col['profile']}{last}")
+    start = DataValidation(type="textLength", operator="between", formula1="4", formula2="5", allow_blank=True)
+    start.error = 'start: a time of day as HH:MM, e.g. 07:00 (with duration_minutes)'
+    start.errorTitle, start.showErrorMessage = "Workloads", True
+    start.prompt, start.showInputMessage = "HH:MM: the window starts then and lasts duration_minutes", True
+    ws.add_data_validation(start)
+    start.add(f"{col['start']}{first}:{col['start']}{last}")
     for key, domain in (("rate", D.WORKLOAD_RATE), ("message_kb", D.MESSAGE_KB), ("recipients", D.RECIPIENTS),
                         ("resumed_share", D.RESUMED_SHARE), ("utilization", D.WORKLOAD_UTIL),
-                        ("sslrkeyc", D.SSLRKEYC)):
+                        ("sslrkeyc", D.SSLRKEYC),
+                        ("duration_minutes", D.DURATION_MINUTES.narrowed(1.0, lo_open=False))):
         kind, op, f1, f2 = excel_validation(domain)
         dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2, allow_blank=True)
         dv.error = f"{key}: {'a whole number' if domain.integer else 'a number'} {domain.text()}"
@@ -159,21 +217,92 @@ def _workloads_table(b: Builder, ws) -> tuple:
         ws.add_data_validation(dv)
         dv.add(f"{col[key]}{first}:{col[key]}{last}")
     for key, fmt in (("rate", "#,##0.0"), ("growth_per_year", "0%"), ("resumed_share", "0%"),
-                     ("utilization", "0%"), ("message_kb", "#,##0.0")):
+                     ("utilization", "0%"), ("message_kb", "#,##0.0"),
+                     ("site_failover", '"TRUE";"TRUE";"FALSE"')):      # Calc shows a boolean as 1 otherwise
         for r in range(first, last + 1):
             ws[f"{col[key]}{r}"].number_format = fmt
     return first, last
 
 
+def _profiles_table(b: Builder, ws) -> int:
+    """The Profiles table (PlanProfiles): a name over each column, 24 hourly factors under it.
+
+    Returns
+    -------
+    int
+        Its last row.
+    """
+    top = _PROFILE_HEAD
+    heading(ws, top - 2, "Profiles (PlanProfiles): how a rate spreads over the day")
+    ws.cell(top - 1, 1, "A name over each column, 24 hourly factors under it (RMF INTVAL 60; a 30- or 15-minute "
+                        "profile: use a plan file). Any scale: each profile is divided by its mean, so a "
+                        "workload's rate stays its daily average. A workload names its profile.").font = NOTE_FONT
+    last = top + PROFILE_HOURS
+    ws.cell(top, 1, "hour from").font = HEADER_FONT
+    ws.cell(top, 1).fill = HEADER_FILL
+    for c in range(2, 2 + PROFILE_COLUMNS):
+        for r in range(top, last + 1):
+            ws.cell(r, c).style = "Input"
+        ws.cell(top, c).font = Font(bold=True)
+    for h in range(PROFILE_HOURS):
+        ws.cell(top + 1 + h, 1, f"{h:02d}:00").alignment = Alignment(horizontal="right")
+    name, factors = _PROFILE_EXAMPLE
+    ws.cell(top, 2, name)
+    for h, f in enumerate(factors):
+        ws.cell(top + 1 + h, 2, f)
+    p1 = get_column_letter(1 + PROFILE_COLUMNS)
+    b.wb.defined_names["PlanProfiles"] = DefinedName("PlanProfiles", attr_text=f"Workloads!$B${top}:${p1}${last}")
+    kind, op, f1, f2 = excel_validation(D.PROFILE_FACTOR)
+    dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2, allow_blank=True)
+    dv.error, dv.errorTitle, dv.showErrorMessage = f"a factor {D.PROFILE_FACTOR.text()}", "Profiles", True
+    ws.add_data_validation(dv)
+    dv.add(f"B{top + 1}:{p1}{last}")
+    return last
+
+
 # ------------------------------------------------------------------ Plan
+# The Plan sheet's grid: A..N the text and the tables (N the wide status/meaning column), O a
+# narrow column of single spaces that stops long text running under the charts, P..W the charts
+# and the stacked chart's legend; from Y on, not printed, the charts' data.
+_TEXT_TOP = 7                  # PLAN_TEXT: the scenario, verdicts and warnings
+TEXT_ROWS = 16
+RESOURCES_TOP = _TEXT_TOP + TEXT_ROWS + 3
+_TIMELINE_TOP = RESOURCES_TOP + 6
+TIMELINE_ROWS = 8
+PLAN_TABLE_TOP = _TIMELINE_TOP + TIMELINE_ROWS + 3      # the PLAN_WORKLOADS header row
+_LEGEND_TOP = 51               # the stacked chart's legend (in cells, under the chart)
+_PLAN_LAST = max(PLAN_TABLE_TOP + PLAN_ROWS, _LEGEND_TOP + PLAN_ROWS + 2)      # the last printed row
+#: The resources table as the sheet shows it (as ``cryptoplan plan`` prints it), with its headers.
+RESOURCES_SHOWN = (("resource", "resource"), ("installed", "installed"), ("utilization", "peak utilization"),
+                   ("peak_interval", "peak at"), ("average_utilization", "day average"), ("wait_ms", "wait per request"),
+                   ("required", "required"), ("headroom", "headroom"), ("months_to_target", "months to target"),
+                   ("required_at_horizon", "required at horizon"), ("failover_utilization", "one card failed"),
+                   ("failover_required", "required, one failed"), ("months_to_limit", "months to failover limit"),
+                   ("status", "status"))
+#: The workloads table as the sheet shows it.
+WORKLOADS_SHOWN = (("name", "workload"), ("kind", "kind"), ("rate", "rate"), ("unit", "unit"),
+                   ("peak_rate", "peak rate"), ("cpu_us", "CPU µs per unit"), ("processors", "processors"),
+                   ("coprocessors", "coprocessors"), ("accelerators", "accelerators"),
+                   ("queueing_ms", "queueing ms per unit"), ("meaning", "the rate in words"))
+_DATA = 25                     # column Y: the charts' data, right of the print area
+# Series colours of the stacked chart (its legend is drawn in cells beside it, in these colours):
+# other LPARs, MQ MSTR, then one per workload row.
+_COLOURS = ("A6A6A6", "595959", "4472C4", "ED7D31", "70AD47", "FFC000", "5B9BD5", "C00000", "7030A0", "00B0F0",
+            "92D050", "FF66CC", "806000", "2F5597", "C55A11", "548235", "BF9000", "1F3864", "FF0000", "00B050",
+            "7F7F7F", "B4C7E7")
+
+
 def add_plan(b: Builder):
-    """The Plan sheet: the whole system at the planned rates (PLAN_RESOURCES, PLAN_WORKLOADS) and as
-    it grows (PLAN_VALUE over months), with the stacked utilization and growth charts."""
+    """The Plan sheet: the whole system at the planned rates, judged at each resource's peak
+    interval: the scenario, verdicts and warnings (PLAN_TEXT), the resources (PLAN_RESOURCES), what to
+    buy by when (PLAN_TIMELINE), the workloads (PLAN_WORKLOADS), the growth chart (PLAN_VALUE over
+    months, with the horizon and the order dates) and the stacked utilization chart, on one page."""
     n = Name
     ws = titled_sheet(b, "Plan", "Plan: every workload on the shared cards and processors",
-                      "From the Workloads sheet. Utilization is RMF's (requests x EXEC TIME per card; CPU seconds "
-                      "per second per processor). Headroom: the factor on every rate that reaches the target; "
-                      "months to target: at each workload's growth_per_year.", "I")
+                      "From the Workloads sheet, at each resource's peak interval of the busiest day. Utilization "
+                      "is RMF's (requests x EXEC TIME per card; CPU seconds per second per processor). Headroom: "
+                      "the factor on every rate that reaches the target; months: at each workload's "
+                      "growth_per_year; one card failed: the pool with one card out.", "N")
     for r, (label, name, value, fmt, note) in enumerate((
             ("Growth factor", "PlanGrowth", 1.0, "0.00", "on every rate: 1 = the rates of the Workloads sheet"),
             ("Months ahead", "PlanMonths", 0.0, "0.0", "0 = now; each workload grows at its growth_per_year")), 4):
@@ -183,89 +312,284 @@ def add_plan(b: Builder):
         ws.cell(r, 3, note).font = NOTE_FONT
         ws.cell(r, 3).alignment = Alignment(horizontal="left", indent=1)   # not run into the value
         b.wb.defined_names[name] = DefinedName(name, attr_text=f"Plan!$B${r}")
-    args = (n("PlanWorkloads"), n("PlanSystem"), n("PlanGrowth"), n("PlanMonths"))
-    top = PLAN_TABLE_TOP
-    _plan_tables(b, ws, args, top)
-    g0 = top + PLAN_ROWS + 3
-    last = _growth_table(b, ws, g0)
-    _plan_charts(b, ws, top, g0, last)
-    set_widths(ws, {"A": 18, "B": 14, "C": 14, "D": 16, "E": 20, "F": 14, "G": 17, "H": 14, "I": 62})
+    args = (*PLAN_ARGS, n("PlanGrowth"), n("PlanMonths"))
+    tops = _plan_tables(b, ws, args)
+    months = _growth_table(b, ws, tops["timeline"])
+    stack = _stack_data(b, ws, tops["resources"])
+    _plan_charts(ws, months, stack)
+    widths = {"A": 20, "B": 14, "C": 12, "D": 14, "E": 10, "F": 11, "G": 13, "H": 13, "I": 13, "J": 11,
+              "K": 10, "L": 10, "M": 10, "N": 46, "O": 1.5, "P": 3}
+    widths.update({get_column_letter(c): 11.5 for c in range(17, 24)})
+    set_widths(ws, widths)
+    for r in range(1, _PLAN_LAST + 1):
+        ws.cell(r, 15, " ")             # text stops here, not under the charts
     ws.freeze_panes = "A4"
-    print_setup(ws, f"A1:I{last + 17}")
+    print_setup(ws, f"A1:W{_PLAN_LAST}")
     ws.page_setup.fitToHeight = 1       # a manager prints it: one page
 
 
-def _plan_tables(b: Builder, ws, args: tuple, top: int):
-    """PLAN_RESOURCES (rows 8-11) and PLAN_WORKLOADS (from row ``top``) over ``args``, with their formats."""
-    heading(ws, 7, "Resources")
-    b.dynamic_array(ws, "A8", "PLAN_RESOURCES", 4, len(RESOURCE_COLUMNS), *args)
-    for c in range(1, len(RESOURCE_COLUMNS) + 1):
-        ws.cell(8, c).font, ws.cell(8, c).fill, ws.cell(8, c).alignment = HEADER_FONT, HEADER_FILL, WRAP_TOP
-    ws.row_dimensions[8].height = 30
-    rc = {k: get_column_letter(i) for i, k in enumerate(RESOURCE_COLUMNS, 1)}
-    for r in range(9, 12):
-        for key, fmt in (("utilization", F_PCT), ("headroom", F_RATIO), ("months_to_target", F_MONTHS),
-                         ("wait_ms", F_MS)):
-            ws[f"{rc[key]}{r}"].number_format = fmt
-    heading(ws, top - 1, "Workloads: each one's share of each resource's utilization")
-    b.dynamic_array(ws, f"A{top}", "PLAN_WORKLOADS", PLAN_ROWS + 1, len(WORKLOAD_COLUMNS), *args)
-    for c in range(1, len(WORKLOAD_COLUMNS) + 1):
-        ws.cell(top, c).font, ws.cell(top, c).fill, ws.cell(top, c).alignment = HEADER_FONT, HEADER_FILL, WRAP_TOP
-    # rows past the last workload: #N/A where the table is shown at its full size (Calc, older
-    # Excel); Excel 365 spills only the workloads.  Shown blank, and the chart's names skip them.
-    ws.conditional_formatting.add(f"A{top + 1}:{get_column_letter(len(WORKLOAD_COLUMNS))}{top + PLAN_ROWS}",
-                                  FormulaRule(formula=[f"ISNA(A{top + 1})"], font=Font(color="FFFFFF")))
-    wc = {k: get_column_letter(i) for i, k in enumerate(WORKLOAD_COLUMNS, 1)}
-    for r in range(top + 1, top + PLAN_ROWS + 1):
-        for key, fmt in (("rate", "#,##0.0"), ("cpu_us", F_US), ("processors", F_PCT), ("coprocessors", F_PCT),
-                         ("accelerators", F_PCT), ("queueing_ms", F_MS)):
-            ws[f"{wc[key]}{r}"].number_format = fmt
-        # the last column is as wide as the status text above it: its numbers sit under their header
-        ws[f"{wc[WORKLOAD_COLUMNS[-1]]}{r}"].alignment = Alignment(horizontal="left")
+def _table_head(ws, row: int, labels, anchor_kept: bool = True):
+    """A shown table's header row: styled, its labels (all but the anchor, which shows the function's
+    error if there is one) as the sheet names them."""
+    for c, label in enumerate(labels, 1):
+        cell = ws.cell(row, c)
+        if c > 1 or not anchor_kept:
+            cell.value = label
+        cell.font, cell.fill, cell.alignment = HEADER_FONT, HEADER_FILL, WRAP_TOP
+    ws.row_dimensions[row].height = 40
 
 
-def _growth_table(b: Builder, ws, g0: int) -> int:
-    """Each resource's utilization month by month (PLAN_VALUE over a column of months) under header row ``g0``.
+def _text_rows(ws, first: int, last: int):
+    """Rows of a one-column text table: its header row (the anchor, "text") invisible unless it is an
+    error, and rows past the table's end blank."""
+    hide = Font(color="FFFFFF")
+    ws.conditional_formatting.add(f"A{first}", FormulaRule(formula=[f'A{first}="text"'], font=hide))
+    ws.conditional_formatting.add(f"A{first + 1}:A{last}", FormulaRule(formula=[f"ISNA(A{first + 1})"], font=hide))
+
+
+def _plan_tables(b: Builder, ws, args: tuple) -> dict:
+    """PLAN_TEXT, PLAN_RESOURCES, PLAN_TIMELINE and PLAN_WORKLOADS over ``args``, with their formats.
 
     Returns
     -------
-    int
-        The table's last row.
+    dict
+        Each table's first row on the Tables sheet (``text``, ``resources``, ``timeline``, ``workloads``).
+    """
+    tops = {}
+    heading(ws, _TEXT_TOP - 1, "The plan in words: scenario, verdict at each resource's peak, warnings")
+    tops["text"] = b.dynamic_array(ws, f"A{_TEXT_TOP}", "PLAN_TEXT", TEXT_ROWS + 1, len(TEXT_COLUMNS), *args,
+                                   after=PLAN_PROFILES)
+    _text_rows(ws, _TEXT_TOP, _TEXT_TOP + TEXT_ROWS)
+    warn = Font(color="9C0006", bold=True)
+    bad = Font(color="9C0006")
+    for r in range(_TEXT_TOP + 1, _TEXT_TOP + TEXT_ROWS + 1):
+        ws.conditional_formatting.add(f"A{r}", FormulaRule(formula=[f'LEFT(A{r},8)="Warning:"'], font=warn,
+                                                           stopIfTrue=True))
+        ws.conditional_formatting.add(f"A{r}", FormulaRule(
+            formula=[f'OR(ISNUMBER(SEARCH("overloaded",A{r})),ISNUMBER(SEARCH("over the",A{r})),'
+                     f'ISNUMBER(SEARCH("none is left",A{r})))'], font=bad))
+        ws.cell(r, 1).alignment = Alignment(horizontal="left")
+
+    top = RESOURCES_TOP
+    heading(ws, top - 1, "Resources, each at its peak interval of the busiest day")
+    order = [RESOURCE_COLUMNS.index(k) for k, _ in RESOURCES_SHOWN]
+    tops["resources"] = b.dynamic_array(ws, f"A{top}", "PLAN_RESOURCES", 4, len(RESOURCE_COLUMNS), *args,
+                                        order=order, after=PLAN_PROFILES)
+    _table_head(ws, top, [label for _, label in RESOURCES_SHOWN])
+    for r in range(top + 1, top + 4):
+        for j, (key, _) in enumerate(RESOURCES_SHOWN, 1):
+            fmt = {"utilization": F_PCT, "average_utilization": F_PCT, "failover_utilization": F_PCT,
+                   "headroom": F_RATIO, "months_to_target": "0.0", "months_to_limit": "0.0",
+                   "wait_ms": F_MS}.get(key)
+            cell = ws.cell(r, j)
+            if fmt:
+                cell.number_format = fmt
+            cell.alignment = Alignment(horizontal="left" if key in ("resource", "status") else "right")
+
+    top = _TIMELINE_TOP
+    heading(ws, top - 1, "What to buy, by when (months from the scenario; lead_time_months before each is needed)")
+    tops["timeline"] = b.dynamic_array(ws, f"A{top}", "PLAN_TIMELINE", TIMELINE_ROWS + 1, len(TIMELINE_COLUMNS),
+                                       *args, order=[TIMELINE_COLUMNS.index("text")], after=PLAN_PROFILES)
+    # the table's header is "resource" (the anchor): shown as its sentences' title
+    ws.cell(top, 1).font = Font(bold=True, color="1F3864")
+    b.native(ws, f"A{top}", _anchor_or(f"Tables!A{tops['timeline']}", "purchases, earliest order first:"))
+    first = f"Tables!A{tops['timeline'] + 1}"
+    horizon = f"Workloads!$B${SYSTEM_ROW['horizon_months']}"
+    b.native(ws, f"A{top + 1}", f'=IF(ISERROR(Tables!A{tops["timeline"]}),"",IF(OR(ISERROR({first}),'
+                                f'ISBLANK({first})),"nothing to add within the "&{horizon}&"-month horizon",'
+                                f'{_value_of("Tables!" + get_column_letter(TIMELINE_COLUMNS.index("text") + 1) + str(tops["timeline"] + 1))}))')
+    for r in range(top + 1, top + TIMELINE_ROWS + 1):
+        ws.conditional_formatting.add(f"A{r}", FormulaRule(formula=[f'LEFT(A{r},9)="order now"'],
+                                                           font=Font(color="9C0006", bold=True)))
+
+    top = PLAN_TABLE_TOP
+    heading(ws, top - 1, "Workloads: each one's share of each resource's utilization at that resource's peak")
+    order = [WORKLOAD_COLUMNS.index(k) for k, _ in WORKLOADS_SHOWN]
+    tops["workloads"] = b.dynamic_array(ws, f"A{top}", "PLAN_WORKLOADS", PLAN_ROWS + 1, len(WORKLOAD_COLUMNS),
+                                        *args, order=order, after=PLAN_PROFILES)
+    _table_head(ws, top, [label for _, label in WORKLOADS_SHOWN])
+    for r in range(top + 1, top + PLAN_ROWS + 1):
+        for j, (key, _) in enumerate(WORKLOADS_SHOWN, 1):
+            fmt = {"rate": "#,##0.0", "peak_rate": "#,##0.0", "cpu_us": F_US, "processors": F_PCT,
+                   "coprocessors": F_PCT, "accelerators": F_PCT, "queueing_ms": F_MS}.get(key)
+            if fmt:
+                ws.cell(r, j).number_format = fmt
+        # the rate in words runs on over the empty columns to the right of it, in a smaller font
+        ws.cell(r, len(WORKLOADS_SHOWN)).alignment = Alignment(horizontal="left")
+        ws.cell(r, len(WORKLOADS_SHOWN)).font = Font(name="Calibri", size=8)
+    return tops
+
+
+def _value_of(src: str) -> str:
+    """Formula text: the value of a spilled cell, as :func:`~._builder.shown` shows it."""
+    return f'IF(ISBLANK({src}),"",IF(ISLOGICAL({src}),N({src}),{src}))'
+
+
+def _anchor_or(src: str, text: str) -> str:
+    """A table's anchor cell shown as ``text``, or as the function's error where it has one."""
+    return f'=IF(ISERROR({src}),{src},"{text}")'
+
+
+def _growth_table(b: Builder, ws, timeline_top: int) -> dict:
+    """The growth chart's data right of the print area: each resource's utilization month by month
+    (PLAN_VALUE over a column of months to 1.25 horizons, at least 24), the target, the horizon
+    and the order dates of the purchase timeline.
+
+    Returns
+    -------
+    dict
+        The ranges of the chart's series (rows and columns of its data).
     """
     n = Name
-    heading(ws, g0 - 1, "Growth: utilization months ahead, each workload at its growth_per_year")
-    header_row(ws, g0, ["months", "processors", "coprocessors", "accelerators", "target"])
-    for i, months in enumerate(_PLAN_MONTHS):
+    c0 = _DATA
+    col = {k: get_column_letter(c0 + i) for i, k in enumerate(("months", "processors", "coprocessors",
+                                                                "accelerators", "target"))}
+    g0 = 4
+    ws.cell(g0 - 1, c0, "Growth chart data (not printed): utilization at each resource's peak, months ahead").font = \
+        SERIES_FONT
+    header_row_at(ws, g0, c0, ["months", "processors", "coprocessors", "accelerators", "target"])
+    horizon = f"Workloads!$B${SYSTEM_ROW['horizon_months']}"
+    h = f"IF(ISNUMBER({horizon}),{horizon},12)"
+    for i in range(_PLAN_MONTHS):
         r = g0 + 1 + i
-        ws.cell(r, 1, months)
-        for c, pool in enumerate(("processors", "coprocessors", "accelerators"), 2):
-            b.udf(ws, f"{get_column_letter(c)}{r}", "PLAN_VALUE", n("PlanWorkloads"), n("PlanSystem"), pool,
-                  "utilization", n("PlanGrowth"), Cell(f"A{r}"), number_format=F_PCT)
-        b.native(ws, f"E{r}", "=MaxUtilization", F_PCT)
-    return g0 + len(_PLAN_MONTHS)
+        b.native(ws, f"{col['months']}{r}", f"=ROUND({i}*MAX(24,1.25*{h})/{_PLAN_MONTHS - 1},2)", "0.0")
+        for pool in ("processors", "coprocessors", "accelerators"):
+            b.udf(ws, f"{col[pool]}{r}", "PLAN_VALUE", *PLAN_ARGS, pool, "utilization", n("PlanGrowth"),
+                  Cell(f"{col['months']}{r}"), number_format=F_PCT, after=PLAN_PROFILES)
+        b.native(ws, f"{col['target']}{r}", "=MaxUtilization", F_PCT)
+    last = g0 + _PLAN_MONTHS
+    # the horizon: a vertical line from 0 to 100%
+    hz = last + 2
+    ws.cell(hz, c0, "horizon").font = SERIES_FONT
+    b.native(ws, f"{get_column_letter(c0 + 1)}{hz}", f'="horizon ("&{h}&" months)"')
+    for i, y in enumerate((0, 1)):
+        b.native(ws, f"{col['months']}{hz + 1 + i}", f"={h}", "0.0")
+        ws.cell(hz + 1 + i, c0 + 1, y).number_format = F_PCT
+    # the order dates: a marker on the axis at each purchase's order month (#N/A: no purchase, a gap)
+    od = hz + 4
+    ws.cell(od, c0, "order by").font = SERIES_FONT
+    ws.cell(od, c0 + 1, "order by (timeline)")
+    k = TIMELINE_COLUMNS.index("order_by_month")
+    for i in range(TIMELINE_ROWS):
+        src = f"Tables!{get_column_letter(k + 1)}{timeline_top + 1 + i}"
+        b.native(ws, f"{col['months']}{od + 1 + i}", f"=IF(ISNUMBER({src}),{src},{h})", "0.0")
+        b.native(ws, f"{get_column_letter(c0 + 1)}{od + 1 + i}", f"=IF(ISNUMBER({src}),0,NA())", F_PCT)
+    return {"col": col, "first": g0 + 1, "last": last, "head": g0, "horizon": hz, "orders": od}
 
 
-def _plan_charts(b: Builder, ws, top: int, g0: int, last: int):
-    """Stacked utilization by workload (from the spilled table at ``top``) and growth with the target line."""
+def header_row_at(ws, row: int, c0: int, labels):
+    """A header row from column ``c0``."""
+    for c, text in enumerate(labels, c0):
+        cell = ws.cell(row, c, text)
+        cell.font, cell.fill = HEADER_FONT, HEADER_FILL
+
+
+def _stack_data(b: Builder, ws, resources_top: int) -> dict:
+    """The stacked chart's series right of the print area (other LPARs, MQ MSTR administration, one
+    per workload row: its shares of each resource) and its legend in cells beside the chart: a
+    swatch in the series' colour and the name, only where there is a workload (or a share).
+
+    Returns
+    -------
+    dict
+        The rows and columns of the series.
+    """
+    c0 = _DATA + 6
+    r0 = 4
+    ws.cell(r0 - 1, c0, "Stacked chart data (not printed): each one's share of each resource at its peak").font = \
+        SERIES_FONT
+    header_row_at(ws, r0, c0, ["series", "processors", "coprocessors", "accelerators"])
+    name, p, c, a = (get_column_letter(c0 + i) for i in range(4))
+    k = RESOURCE_COLUMNS.index("other")
+    other = {pool: f"Tables!{get_column_letter(k + 1)}{resources_top + 1 + i}"
+             for i, pool in enumerate(("processors", "coprocessors", "accelerators"))}
+    # other LPARs (cards) and MQ MSTR administration (processors): the table's utilization less the workloads'
+    r = r0 + 1
+    b.native(ws, f"{name}{r}", f'="other LPARs (coprocessors "&TEXT(N({other["coprocessors"]}),"0.0%")&'
+                               f'", accelerators "&TEXT(N({other["accelerators"]}),"0.0%")&")"')
+    ws[f"{p}{r}"] = 0
+    b.native(ws, f"{c}{r}", f"=N({other['coprocessors']})", F_PCT)
+    b.native(ws, f"{a}{r}", f"=N({other['accelerators']})", F_PCT)
+    r += 1
+    b.native(ws, f"{name}{r}", f'="MQ MSTR administration (processors "&TEXT(N({other["processors"]}),"0.0%")&")"')
+    b.native(ws, f"{p}{r}", f"=N({other['processors']})", F_PCT)
+    ws[f"{c}{r}"] = 0
+    ws[f"{a}{r}"] = 0
+    shown = {k: get_column_letter(j) for j, (k, _) in enumerate(WORKLOADS_SHOWN, 1)}
+    for i in range(PLAN_ROWS):
+        r = r0 + 3 + i
+        src = PLAN_TABLE_TOP + 1 + i
+        b.native(ws, f"{name}{r}", f'=IF(LEN({shown["name"]}{src})>0,{shown["name"]}{src},"")')
+        for dst, pool in ((p, "processors"), (c, "coprocessors"), (a, "accelerators")):
+            b.native(ws, f"{dst}{r}", f"=N({shown[pool]}{src})", F_PCT)
+    last = r0 + 2 + PLAN_ROWS
+    # the legend, in cells: swatch (P) and name (Q) for each series that is there
+    l0 = _LEGEND_TOP - 1
+    ws.cell(l0, 16, "Legend of the chart above").font = Font(bold=True, color="1F3864")
+    for i, r in enumerate(range(r0 + 1, last + 1)):
+        lr = l0 + 1 + i
+        b.native(ws, f"Q{lr}", f'={name}{r}')
+        ws.conditional_formatting.add(f"P{lr}", FormulaRule(
+            formula=[f"LEN($Q${lr})>0"], fill=PatternFill(start_color=_COLOURS[i], end_color=_COLOURS[i],
+                                                          fill_type="solid")))
+    return {"name": name, "cols": (p, c, a), "first": r0 + 1, "last": last, "head": r0}
+
+
+def _plan_charts(ws, g: dict, st: dict):
+    """The growth chart (each resource's peak as the workloads grow, the target, the horizon, the
+    order dates) and the stacked utilization chart (each workload's share, other LPARs and MQ
+    MSTR: what the resources table's utilization adds up to), right of the tables."""
+    col = g["col"]
+    cx = column_index_from_string(col["months"])
+    x = Reference(ws, min_col=cx, min_row=g["first"], max_row=g["last"])
+    series = [(f"'Plan'!${col[k]}${g['head']}", Reference(ws, min_col=column_index_from_string(col[k]),
+                                                             min_row=g["first"], max_row=g["last"]))
+              for k in ("processors", "coprocessors", "accelerators", "target")]
+    ch = scatter_chart(ws, "Growth: each resource's peak utilization, months ahead", "months ahead",
+                       "utilization", x, series, y_fmt="0%")
+    target = ch.series[3]
+    target.marker.symbol = "none"
+    target.graphicalProperties.line.dashStyle = "dash"
+    target.graphicalProperties.line.solidFill = "000000"
+    hz = g["horizon"]
+    s = Series(Reference(ws, min_col=cx + 1, min_row=hz + 1, max_row=hz + 2),
+               Reference(ws, min_col=cx, min_row=hz + 1, max_row=hz + 2), title_from_data=False)
+    s.tx = SeriesLabel(strRef=StrRef(f"'Plan'!${get_column_letter(cx + 1)}${hz}"))
+    s.marker.symbol = "none"
+    s.smooth = False
+    s.graphicalProperties.line.solidFill = "7F7F7F"
+    s.graphicalProperties.line.dashStyle = "dashDot"
+    s.graphicalProperties.line.width = 25400
+    ch.series.append(s)
+    od = g["orders"]
+    o = Series(Reference(ws, min_col=cx + 1, min_row=od + 1, max_row=od + TIMELINE_ROWS),
+               Reference(ws, min_col=cx, min_row=od + 1, max_row=od + TIMELINE_ROWS), title_from_data=False)
+    o.tx = SeriesLabel(strRef=StrRef(f"'Plan'!${get_column_letter(cx + 1)}${od}"))
+    o.marker.symbol, o.marker.size = "triangle", 10
+    o.marker.graphicalProperties = GraphicalProperties(solidFill="C00000")
+    o.marker.graphicalProperties.line.solidFill = "C00000"
+    o.graphicalProperties.line.noFill = True
+    o.smooth = False
+    ch.series.append(o)
+    ch.y_axis.scaling.max = 1
+    ch.height, ch.width = 12.0, 16.5
+    ws.add_chart(ch, "P4")
+
     bar = BarChart()
     bar.type, bar.grouping, bar.overlap = "bar", "stacked", 100
-    bar.title = "Utilization by workload"
-    bar.height, bar.width = 7.5, 13.0
-    cats = Reference(ws, min_col=6, max_col=8, min_row=top)
-    for r in range(top + 1, top + PLAN_ROWS + 1):
-        s = Series(Reference(ws, min_col=6, max_col=8, min_row=r), title_from_data=False)
-        s.tx = SeriesLabel(strRef=StrRef(f"'Plan'!$J${r}"))
+    bar.title = "Utilization by workload at each resource's peak"
+    bar.height, bar.width = 8.5, 16.5
+    p, c, a = st["cols"]
+    first_col = column_index_from_string(p)
+    cats = Reference(ws, min_col=first_col, max_col=first_col + 2, min_row=st["head"])
+    for i, r in enumerate(range(st["first"], st["last"] + 1)):
+        s = Series(Reference(ws, min_col=first_col, max_col=first_col + 2, min_row=r), title_from_data=False)
+        s.tx = SeriesLabel(strRef=StrRef(f"'Plan'!${st['name']}${r}"))
+        s.graphicalProperties.solidFill = _COLOURS[i]
+        s.graphicalProperties.line.noFill = True
         bar.series.append(s)
-        # the series name: a space past the last workload (an empty name, LibreOffice writes "Row N")
-        b.native(ws, f"J{r}", f'=IF(A{r}="", " ", A{r})')
-        ws[f"J{r}"].font = Font(color="FFFFFF")
     bar.set_categories(cats)
     bar.y_axis.numFmt, bar.y_axis.scaling.min = "0%", 0
     bar.x_axis.delete = bar.y_axis.delete = False
-    bar.legend.position = "b"
-    ws.add_chart(bar, f"G{g0}")
-    x = Reference(ws, min_col=1, min_row=g0 + 1, max_row=last)
-    series = [(f"'Plan'!${get_column_letter(c)}${g0}", Reference(ws, min_col=c, min_row=g0 + 1, max_row=last))
-              for c in range(2, 6)]
-    ws.add_chart(scatter_chart(ws, "Utilization as the workloads grow", "months ahead", "utilization", x, series,
-                               y_fmt="0%"), f"A{last + 2}")
+    bar.legend = None                   # drawn in cells beside it: only the series that are there
+    ws.add_chart(bar, "P31")

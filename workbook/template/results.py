@@ -1,9 +1,11 @@
 """The Results sheet: every result at the inputs, one catalog function per row.
 
-Rows are declared as data (:func:`_result_rows`): a section heading, a catalog function
-over named inputs with its number format and note, or one of two native formulas over the
-rows above (the bottleneck at TxRate and the verdict on the installed cards).  A function's
-row also shows its error message in full, and rows get the heights their wrapped text needs.
+It leads with the whole system (the Workloads sheet's plan, PLAN_VALUE); the single-workload
+calculator over the Inputs sheet follows under its own title.  Rows are declared as data
+(:func:`_result_rows`): a title (with its scenario line), a section heading, a catalog function
+over named inputs with its number format and note, or one of two native formulas over the rows
+above (the bottleneck at TxRate and the verdict on the installed cards).  A function's row also
+shows its error message in full, and rows get the heights their wrapped text needs.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ _TLS = tuple(Name(n) for n in ("Mode", "Cipher", "MessageKB"))
 _TLS_OPT = (Name("SSLRKEYC"), Name("Platform"))
 _PLAN = (Name("PlanWorkloads"), Name("PlanSystem"))
 _PLAN_AT = (Name("PlanGrowth"), Name("PlanMonths"))
+_PLAN_AFTER = (Name("PlanProfiles"),)      # after ParamsFile (the argument came later)
 _FIRST_ROW = 5                 # the first result row (under the header row 4)
 _WIDTHS = {"A": 52, "B": 28, "C": 62, "D": 48, "E": 26}
 
@@ -31,8 +34,11 @@ def add_results(b: Builder):
     row = _FIRST_ROW
     where = {}                   # result label -> its value cell (B<row>), for the rows below it
     for spec in _result_rows():
-        if isinstance(spec, Section):
-            heading(ws, row, spec.title)
+        if isinstance(spec, Title):
+            row = _title_rows(b, ws, row, spec)
+        elif isinstance(spec, Section):
+            if spec.title:
+                heading(ws, row, spec.title)
         elif isinstance(spec, Bottleneck):
             _bottleneck_row(b, ws, row, where)
         elif isinstance(spec, Verdict):
@@ -49,21 +55,34 @@ def add_results(b: Builder):
 
 
 def _results_sheet(b: Builder):
-    """The Results sheet with its title, note, the scenario line (a native formula) and the header row."""
+    """The Results sheet with its title, note, the whole system's scenario line (a native formula)
+    and the header row."""
     ws = b.wb.create_sheet("Results")
     ws["A1"] = "Results at the inputs"
     ws["A1"].font = TITLE_FONT
-    ws["A2"] = ("Every value is a cryptoplan function over the named inputs of the Inputs sheet (column E, "
-                "not printed, names it). A message says what is wrong and how many cards would carry the rate.")
-    ws["A2"].font = NOTE_FONT
-    ws["A3"] = "Scenario"
+    ws["A2"] = ("First the whole system of the Workloads sheet (details on the Plan sheet), then a calculator for "
+                "one workload of the Inputs sheet. Every value is a cryptoplan function over named inputs (column "
+                "E, not printed, names it). A message says what is wrong and how many cards would carry the rate.")
+    ws["A2"].font, ws["A2"].alignment = NOTE_FONT, Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells("A2:D2")
+    ws.row_dimensions[2].height = 30
+    ws["A3"] = "Whole system"
     ws["A3"].font = Font(bold=True)
-    b.native(ws, "B3", '=TEXT(TxRate,"#,##0")&" txn/s, "&Policy&", "&KeyType&" "&KeySize&"-bit, "'
-                       '&MessageKB&" KB; installed "&Coprocessors&" coprocessors, "&Accelerators'
+    b.native(ws, "B3", '="Workloads sheet at growth x"&TEXT(PlanGrowth,"0.00")&", "&TEXT(PlanMonths,"0.0")'
+                       '&" months ahead; installed "&Coprocessors&" coprocessors, "&Accelerators'
                        '&" accelerators, "&Processors&" CPs; target "&TEXT(MaxUtilization,"0%")')
     ws["B3"].font = Font(bold=True)
     header_row(ws, 4, ["Result", "Value", "What it means", "Message (if any)", "Function"])
     return ws
+
+
+def _title_rows(b: Builder, ws, row: int, spec: "Title") -> int:
+    """A title row and the scenario line under it (a native formula); returns the scenario's row."""
+    ws.cell(row, 1, spec.title).font = Font(size=14, bold=True, color="1F3864")
+    ws.cell(row + 1, 1, "Scenario").font = Font(bold=True)
+    b.native(ws, f"B{row + 1}", spec.scenario)
+    ws.cell(row + 1, 2).font = Font(bold=True)
+    return row + 1
 
 
 # ------------------------------------------------------------------ the rows, as data
@@ -71,6 +90,13 @@ class Section(NamedTuple):
     """A section heading row."""
 
     title: str
+
+
+class Title(NamedTuple):
+    """A part of the sheet: its title row, then its scenario line (a native formula)."""
+
+    title: str
+    scenario: str
 
 
 class Result(NamedTuple):
@@ -101,7 +127,12 @@ def _result_rows() -> list:
         A :class:`Result`'s argument :class:`Cell` may name an earlier row's value cell as
         ``{acc_req}`` or ``{cop_req}``.
     """
-    return [*_ams_rows(), *_channel_rows(), *_system_rows(), *_handshake_rows()]
+    return [*_system_rows(), Section(""),
+            Title("Single-workload calculator (the Inputs sheet: one workload at TxRate)",
+                  '=TEXT(TxRate,"#,##0")&" txn/s, "&Policy&", "&KeyType&" "&KeySize&"-bit, "'
+                  '&MessageKB&" KB; installed "&Coprocessors&" coprocessors, "&Accelerators'
+                  '&" accelerators, "&Processors&" CPs; target "&TEXT(MaxUtilization,"0%")'),
+            *_ams_rows(), *_channel_rows(), *_handshake_rows()]
 
 
 def _ams_rows() -> list:
@@ -186,18 +217,25 @@ def _channel_rows() -> list:
 
 
 def _system_rows() -> list:
-    """The whole system of the Workloads sheet (PLAN_VALUE): utilization, counts required, months to target."""
+    """The whole system of the Workloads sheet (PLAN_VALUE), each resource at its peak interval:
+    utilization, counts required, with one card failed, months to target."""
+    def plan(pool, quantity):
+        return (*_PLAN, pool, quantity, *_PLAN_AT)
     return [
-        Section("The whole system (Workloads sheet; details on the Plan sheet)"),
-        *[Result(f"{label} utilization (all workloads)", "PLAN_VALUE", (*_PLAN, pool, "utilization", *_PLAN_AT), F_PCT,
-           f"RMF utilization of the {pool} with every workload of the Workloads sheet.")
+        Section("The whole system (the Workloads sheet; details on the Plan sheet)"),
+        *[Result(f"{label} utilization (all workloads)", "PLAN_VALUE", plan(pool, "utilization"), F_PCT,
+           f"RMF utilization of the {pool} at their peak interval of the busiest day, every workload together.")
           for label, pool in (("Processor", "processors"), ("Coprocessor", "coprocessors"),
                               ("Accelerator", "accelerators"))],
-        *[Result(f"{label} required (all workloads)", "PLAN_VALUE", (*_PLAN, pool, "required", *_PLAN_AT), fmt,
-           f"Fewest {pool} within the target for every workload together.")
+        *[Result(f"{label} required (all workloads)", "PLAN_VALUE", plan(pool, "required"), fmt,
+           f"Fewest {pool} within the target in every interval, every workload together.")
           for label, pool, fmt in (("Processors", "processors", F_CPS), ("Coprocessors", "coprocessors", F_CARDS),
                                    ("Accelerators", "accelerators", F_CARDS))],
-        *[Result(f"Months until the {pool} reach the target", "PLAN_VALUE", (*_PLAN, pool, "months_to_target", *_PLAN_AT),
+        *[Result(f"{label} required to survive one failing (all workloads)", "PLAN_VALUE",
+                 plan(pool, "failover_required"), F_CARDS,
+                 f"Fewest {pool} that stay within the System block's failover_max_utilization with one out.")
+          for label, pool in (("Coprocessors", "coprocessors"), ("Accelerators", "accelerators"))],
+        *[Result(f"Months until the {pool} reach the target", "PLAN_VALUE", plan(pool, "months_to_target"),
            '0.0 "months"', "Each workload at its growth_per_year; #N/A if never within 100 years.")
           for pool in ("processors", "coprocessors", "accelerators")],
     ]
@@ -272,7 +310,7 @@ def _function_row(b: Builder, ws, row: int, spec: Result, where: dict):
                                          ("cop_req", "Coprocessors required")) if v in where}
     args = tuple(Cell(a.format(**refs)) if isinstance(a, Cell) else a for a in args)
     ws.cell(row, 1, label)
-    b.udf(ws, f"B{row}", fname, *args, number_format=fmt)
+    b.udf(ws, f"B{row}", fname, *args, number_format=fmt, after=_PLAN_AFTER if fname.startswith("PLAN_") else ())
     ws.cell(row, 5, fname).font = NOTE_FONT
     ws.cell(row, 3, note)
     # The message column repeats error text in full, wrapped in its printed width (the

@@ -75,11 +75,11 @@ from .files import (MAX_PLAN_BYTES, plan_from_dict, profiles_from_rows, read_pla
                     workloads_from_rows)
 from .inputs import KIND_ARGUMENTS, KINDS, MAX_MONTHS, POOLS, RATE_UNITS, PlanError, System, Workload
 from .profiles import handshake_baseline_cpu_us
-from .tables import (RESOURCE_COLUMNS, RESOURCE_QUANTITIES, WORKLOAD_COLUMNS, WORKLOAD_QUANTITIES, plan_resources,
-                     plan_value, plan_workloads)
+from .tables import (RESOURCE_COLUMNS, RESOURCE_QUANTITIES, TEXT_COLUMNS, TIMELINE_COLUMNS, WORKLOAD_COLUMNS,
+                     WORKLOAD_QUANTITIES, plan_resources, plan_text, plan_timeline, plan_value, plan_workloads)
 
 __all__ = ["System", "Workload", "PlanError", "PlanResult", "ResourceResult", "WorkloadResult",
            "FailoverResult", "Purchase", "plan", "read_plan", "plan_from_dict", "RATE_UNITS", "workloads_from_rows", "system_from_rows",
-           "plan_resources", "plan_workloads", "plan_value", "RESOURCE_QUANTITIES", "WORKLOAD_QUANTITIES",
-           "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS", "KINDS", "KIND_ARGUMENTS", "POOLS", "MAX_MONTHS",
+           "plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "RESOURCE_QUANTITIES",
+           "WORKLOAD_QUANTITIES", "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS", "TIMELINE_COLUMNS", "TEXT_COLUMNS", "KINDS", "KIND_ARGUMENTS", "POOLS", "MAX_MONTHS",
            "MAX_PLAN_BYTES", "handshake_baseline_cpu_us", "DailyProfile", "Window", "profiles_from_rows"]

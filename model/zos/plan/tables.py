@@ -1,51 +1,139 @@
-"""The plan as the spreadsheet asks for it: PLAN_RESOURCES, PLAN_WORKLOADS and PLAN_VALUE.
+"""The plan as the spreadsheet asks for it: PLAN_RESOURCES, PLAN_WORKLOADS, PLAN_TIMELINE, PLAN_TEXT
+and PLAN_VALUE.
 
-Each takes the Workloads table and the System block as ranges of cells, reads them with
-:mod:`.files`, plans with :func:`~.evaluate.plan` and returns table rows or one number.
+Each takes the Workloads table, the System block and (optionally) the Profiles table as ranges of
+cells, reads them with :mod:`.files`, plans with :func:`~.evaluate.plan` and returns table rows or
+one number.  The profiles come last (after the add-in's ``params_file``): a formula written by an
+older template, without them, means what it meant.
 """
 
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
+from pathlib import Path
 
 import numpy as np
 
 from ..._text import value_text
 from ..._validate import NotAvailableError, UnstableQueueError
-from ...params import normalize_choice
-from .evaluate import plan
-from .files import system_from_rows, workloads_from_rows
-from .inputs import MAX_MONTHS, POOLS, PlanError
+from ...datafiles import data_path
+from ...params import current_parameters, normalize_choice
+from .evaluate import count_text, plan
+from .files import profiles_from_rows, system_from_rows, workloads_from_rows
+from .inputs import INSTALLABLE, MAX_MONTHS, POOLS, PlanError
 
-__all__ = ["plan_resources", "plan_workloads", "plan_value", "RESOURCE_QUANTITIES", "WORKLOAD_QUANTITIES",
-           "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS"]
+__all__ = ["plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "scenario_lines",
+           "RESOURCE_QUANTITIES",
+           "WORKLOAD_QUANTITIES", "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS", "TIMELINE_COLUMNS", "TEXT_COLUMNS"]
 
 # ----------------------------------------------------------------------------- spreadsheet tables
-# A plan in a workbook: a Workloads table (a header row of keys, a row per workload) and a
-# System block (a key and a value per row).  The catalog functions PLAN_RESOURCES,
-# PLAN_WORKLOADS and PLAN_VALUE take the two ranges as they are.
+# A plan in a workbook: a Workloads table (a header row of keys, a row per workload), a System
+# block (a key and a value per row) and a Profiles table (a header row of profile names, a column
+# of factors under each).  The catalog functions take the ranges as they are.
 RESOURCE_QUANTITIES = ("utilization", "required", "required_at_horizon", "headroom", "months_to_target",
-                       "wait_ms", "busy", "installed")
+                       "wait_ms", "busy", "installed", "average_utilization", "failover_utilization",
+                       "failover_required", "months_to_limit")
 
 
 WORKLOAD_QUANTITIES = ("rate", "cpu_us", "queueing_ms", "processors", "coprocessors", "accelerators")
 
 
+# Columns are only ever appended: a workbook of an older template holds the table in a
+# fixed-width range and refers to its cells by position.
 RESOURCE_COLUMNS = ("resource", "installed", "utilization", "required", "required_at_horizon", "headroom",
-                    "months_to_target", "wait_ms", "status")
+                    "months_to_target", "wait_ms", "status", "peak_interval", "average_utilization",
+                    "failover_utilization", "failover_required", "months_to_limit", "other")
 
 
 WORKLOAD_COLUMNS = ("name", "kind", "rate", "unit", "cpu_us", "processors", "coprocessors", "accelerators",
-                    "queueing_ms")
+                    "queueing_ms", "peak_rate", "meaning")
 
 
-def _tables(workloads, system):
-    ws = workloads_from_rows(workloads, "workloads")
+TIMELINE_COLUMNS = ("resource", "add", "after", "install_by_month", "order_by_month", "order_now",
+                    "late_by_months", "reason", "text")
+
+
+TEXT_COLUMNS = ("text",)
+
+
+def _site_failover(v):
+    """A site_failover cell as the plan reads it: Calc hands TRUE/FALSE to an add-in as 1/0, a
+    typed word arrives as text."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str) and v.strip().lower() in ("true", "false", "yes", "no"):
+        return v.strip().lower() in ("true", "yes")
+    return v
+
+
+def workload_rows(rows):
+    """The Workloads table's rows with its site_failover cells as booleans (see :func:`_site_failover`);
+    anything that is not a table is passed on for :func:`workloads_from_rows` to refuse."""
+    try:
+        rows = [list(r) for r in rows] if not isinstance(rows, (str, bytes)) else rows
+    except TypeError:
+        return rows
+    if not rows or not isinstance(rows[0], list):
+        return rows
+    head = [h.strip() if isinstance(h, str) else h for h in rows[0]]
+    if "site_failover" not in head:
+        return rows
+    j = head.index("site_failover")
+    return [rows[0]] + [r[:j] + [_site_failover(r[j])] + r[j + 1:] if len(r) > j else r for r in rows[1:]]
+
+
+def read_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles")) -> tuple:
+    """``(System, [Workload])`` from the three ranges (``profiles`` None or empty: no profiles)."""
+    prof = {} if profiles is None else profiles_from_rows(profiles, where[2])
+    ws = workloads_from_rows(workload_rows(workloads), where[0], prof)
     names = [w.name for w in ws]
     dup = next((x for x in names if names.count(x) > 1), None)
     if dup is not None:
-        raise PlanError(f"workloads: the name {dup!r} is used twice; names must be unique")
-    return ws, system_from_rows(system, "system")
+        raise PlanError(f"{where[0]}: the name {dup!r} is used twice; names must be unique")
+    return system_from_rows(system, where[1]), ws
+
+
+def _key(x):
+    """A hashable image of a range (tuples of rows) or a number; None for anything else."""
+    if isinstance(x, (tuple, list)):
+        out = tuple(_key(v) for v in x)
+        return None if any(v is _UNHASHABLE for v in out) else out
+    if x is None or isinstance(x, (str, bool, int, float)):
+        return (type(x).__name__, x)
+    return _UNHASHABLE
+
+
+_UNHASHABLE = object()
+# The last plans made from cells: a Plan sheet asks PLAN_RESOURCES, PLAN_WORKLOADS, PLAN_TIMELINE,
+# PLAN_TEXT and the Results sheet's PLAN_VALUEs for the same plan.
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 8
+
+
+def _planned(workloads, system, profiles, growth, months):
+    """``(System, PlanResult)`` of one scenario from the ranges, remembered for the same cells and
+    parameter set."""
+    params = current_parameters()
+    parts = (_key(workloads), _key(system), _key(profiles), _key(growth), _key(months))
+    key = None if any(p is _UNHASHABLE for p in parts) else (id(params), *parts)
+    if key is not None and key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key][1:]
+    s, ws = read_tables(workloads, system, profiles)
+    r = plan(s, ws, growth, months)
+    if key is not None:
+        _CACHE[key] = (params, s, r)           # the parameter set is kept: its id stays its own
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return s, r
+
+
+def _one(workloads, system, profiles, growth, months, name: str):
+    s, r = _planned(workloads, system, profiles, growth, months)
+    if np.ndim(r.bottleneck):
+        raise PlanError(f"{name} shows one scenario: growth and months must be single numbers")
+    return s, r
 
 
 def _text(x, kind: str):
@@ -53,12 +141,13 @@ def _text(x, kind: str):
     if math.isnan(x):
         return "overloaded"
     if math.isinf(x):
-        return {"months": "never", "headroom": "unbounded", "utilization": "none installed"}[kind]
+        return {"months": "never", "headroom": "unbounded", "utilization": "none installed",
+                "failover": "none left"}[kind]
     return x
 
 
-def plan_resources(workloads, system, growth=1.0, months=0.0) -> list:
-    """The plan's resources as table rows (the Plan sheet's first table), from the two ranges.
+def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
+    """The plan's resources as table rows (the Plan sheet's first table), from the ranges.
 
     Parameters
     ----------
@@ -68,45 +157,115 @@ def plan_resources(workloads, system, growth=1.0, months=0.0) -> list:
         The System block, rows of (key, value), see :func:`system_from_rows`.
     growth, months : float
         As :func:`plan` (one scenario).
+    profiles : 2-D sequence, optional
+        The Profiles table (a header row of names, factors under each), see
+        :func:`profiles_from_rows`; None: no profiles.
 
     Returns
     -------
     list of dict
-        One per pool, keys :data:`RESOURCE_COLUMNS`; months never reached read ``"never"``, a
-        wait of an overloaded pool ``"overloaded"``.
+        One per pool, keys :data:`RESOURCE_COLUMNS`, each judged at its peak interval; months
+        never reached read ``"never"``, a wait of an overloaded pool ``"overloaded"``, a count
+        beyond what an LPAR can have ``"more than N"``, the one-card-failed columns of the
+        processors (or with ``failover = "none"``) None.  ``other``: the share other LPARs keep
+        busy (cards) or MQ MSTR administration (processors), which the workloads' shares leave out.
     """
-    ws, s = _tables(workloads, system)
-    r = plan(s, ws, growth, months)
-    if np.ndim(r.bottleneck):
-        raise PlanError("PLAN_RESOURCES shows one scenario: growth and months must be single numbers")
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_RESOURCES")
     rows = []
     for pool in POOLS:
         x = r.resources[pool]
+        f = x.failover
         rows.append({"resource": pool, "installed": x.installed, "utilization": _text(x.utilization, "utilization"),
-                     "required": x.required, "required_at_horizon": x.required_at_horizon,
+                     "required": count_text(x.required, pool),
+                     "required_at_horizon": count_text(x.required_at_horizon, pool),
                      "headroom": _text(x.headroom, "headroom"), "months_to_target": _text(x.months_to_target, "months"),
-                     "wait_ms": _text(x.wait_ms, "wait"), "status": x.status})
+                     "wait_ms": _text(x.wait_ms, "wait"), "status": x.status, "peak_interval": str(x.peak_interval),
+                     "average_utilization": _text(x.average_utilization, "utilization"),
+                     "failover_utilization": None if f is None else _text(f.utilization, "failover"),
+                     "failover_required": None if f is None else count_text(f.required, pool),
+                     "months_to_limit": None if f is None else _text(f.months_to_limit, "months"),
+                     "other": float(x.other)})
     return rows
 
 
-def plan_workloads(workloads, system, growth=1.0, months=0.0) -> list:
-    """The plan's workloads as table rows (keys :data:`WORKLOAD_COLUMNS`): rate, CPU µs per unit,
-    its share of each pool's utilization and its queueing delay per unit (``"overloaded"`` where a
-    pool it uses is)."""
-    ws, s = _tables(workloads, system)
-    r = plan(s, ws, growth, months)
-    if np.ndim(r.bottleneck):
-        raise PlanError("PLAN_WORKLOADS shows one scenario: growth and months must be single numbers")
+def plan_workloads(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
+    """The plan's workloads as table rows (keys :data:`WORKLOAD_COLUMNS`): rate (the day's average,
+    or a window's rate while it runs), CPU µs per unit, its share of each pool's utilization at
+    that pool's peak, its queueing delay per unit (``"overloaded"`` where a pool it uses is), its
+    highest rate in any interval of the busiest day and the rate in words (profile, window)."""
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_WORKLOADS")
     out = []
     for name, w in r.workloads.items():
         out.append({"name": name, "kind": w.kind, "rate": float(w.rate), "unit": w.unit,
                     "cpu_us": float(w.cpu_us["total"]),
                     **{p: _text(r.resources[p].by_workload[name], "utilization") for p in POOLS},
-                    "queueing_ms": _text(w.queueing_ms, "wait")})
+                    "queueing_ms": _text(w.queueing_ms, "wait"), "peak_rate": float(w.peak_rate),
+                    "meaning": str(w.meaning)})
     return out
 
 
-def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0):
+def plan_timeline(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
+    """The purchase timeline as table rows (keys :data:`TIMELINE_COLUMNS`), earliest order first:
+    what to add to which pool, installed by and ordered by which month (months from the scenario),
+    whether the order date has passed, why, and the sentence ``cryptoplan plan`` prints.  No row:
+    nothing to add within the horizon."""
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TIMELINE")
+    return [{**p.to_dict(), "text": p.text()} for p in r.timeline or ()]
+
+
+def scenario_lines(result) -> list:
+    """What a plan's answers are for, as ``cryptoplan plan`` heads its report (growth, months, the
+    day's intervals, peak day, failover, site failover, lead time, horizon, the system), then the
+    parameter set in force (tests/test_plan_sheet.py holds these to the command line's)."""
+    s = result.system
+    n = result.intervals
+    day = ("one interval, the whole day (no daily profile)" if n == 1 else
+           f"{n} intervals of {1440 // n} minutes (RMF INTVAL {1440 // n}), judged at each resource's peak")
+    site = [name for name, w in result.workloads.items() if w.site_failover]
+    fail = ("one card failed: each card pool within "
+            f"{s.failover_max_utilization:.0%} with one card out" if s.failover == "one_card" else "none")
+    return [f"Scenario: growth x{float(result.growth):g} on every rate, {float(result.months):g} months ahead; "
+            f"{day}; busiest day x{s.peak_day_factor:g} the average day",
+            f"Failover: {fail}; site failover x{s.site_failover_factor:g}"
+            + (f" on {', '.join(site)}" if site else " (no workload marked)")
+            + f"; lead time {s.lead_time_months:g} months; horizon {s.horizon_months:g} months",
+            f"{s.processors} general processors, {s.coprocessors} coprocessors, {s.accelerators} accelerators "
+            f"({s.platform}, {s.card_generation}); utilization target {s.max_utilization:.0%}"
+            + (f", card wait target {s.max_wait_ms:g} ms per request" if s.max_wait_ms is not None else "")
+            + f"; other LPARs keep each coprocessor {s.other_coprocessor_util:.0%} and each accelerator "
+            f"{s.other_accelerator_util:.0%} busy",
+            _params_line()]
+
+
+def _params_line() -> str:
+    """The parameter set in force, as the scenario's last line names it."""
+    p = current_parameters().path
+    try:
+        packaged = Path(p).resolve() == Path(data_path("params.json")).resolve()
+    except (OSError, ValueError):
+        packaged = False
+    return "Model parameters: " + ("the packaged fit (cryptoplan data/params.json)" if packaged else str(p))
+
+
+def plan_text(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
+    """The plan's sentences as table rows (one column, ``text``): the scenario it is for
+    (:func:`scenario_lines`), each pool's verdict at its peak and each card pool's with one card
+    failed, the busiest pool and the one the growth brings to its target first, then each warning
+    (``"Warning: ..."``): the sentences ``cryptoplan plan`` prints."""
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TEXT")
+    lines = scenario_lines(r)
+    lines += [str(r.resources[p].status) for p in POOLS]
+    lines += [str(r.resources[p].failover.status) for p in POOLS if r.resources[p].failover is not None]
+    first = float(r.resources[str(r.binds_first)].months_to_target)
+    when = ("already at or over it" if first == 0 else f"never within {MAX_MONTHS / 12:.0f} years"
+            if math.isinf(first) else f"in {first:.1f} months")
+    lines.append(f"Busiest: {r.bottleneck}.  First to reach its target as the workloads grow: "
+                 f"{r.binds_first} ({when}).")
+    lines += [f"Warning: {w}" for w in r.warnings]
+    return [{"text": line} for line in lines]
+
+
+def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, profiles=None):
     """One number of the plan: a pool's or a workload's, over scenarios of growth and months.
 
     Parameters
@@ -116,11 +275,14 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0):
     resource : str
         ``"processors"``, ``"coprocessors"``, ``"accelerators"``, or a workload's name.
     quantity : str
-        For a pool, one of :data:`RESOURCE_QUANTITIES`; for a workload, one of
-        :data:`WORKLOAD_QUANTITIES` (``processors`` etc.: its share of that pool's utilization;
-        ``cpu_us``: CPU µs per unit in total).
+        For a pool, one of :data:`RESOURCE_QUANTITIES` (``failover_*`` and ``months_to_limit``:
+        the card pool with one card failed); for a workload, one of :data:`WORKLOAD_QUANTITIES`
+        (``processors`` etc.: its share of that pool's utilization; ``cpu_us``: CPU µs per unit
+        in total).
     growth, months : float or array_like
         As :func:`plan`; arrays give a capacity curve.
+    profiles : 2-D sequence, optional
+        As :func:`plan_resources`.
 
     Returns
     -------
@@ -131,8 +293,9 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0):
     UnstableQueueError
         For the wait (or queueing) of an overloaded pool, or a pool with no cards that gets work.
     NotAvailableError
-        For months to a target never reached within :data:`MAX_MONTHS`, or the headroom of a pool
-        nothing grows on.
+        For months to a target (or to the failover limit) never reached within
+        :data:`MAX_MONTHS`, the headroom of a pool nothing grows on, a count beyond what an
+        LPAR can have, or a one-card-failed quantity of the processors or with ``failover = "none"``.
     PlanError
         For a bad table, resource or quantity.
     """
@@ -140,13 +303,20 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0):
         raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
                         f"(got {value_text(resource)})")
     res = resource.strip()
-    ws, s = _tables(workloads, system)
     q = normalize_choice("quantity", quantity, RESOURCE_QUANTITIES if res in POOLS else WORKLOAD_QUANTITIES)
-    r = plan(s, ws, growth, months)
+    s, r = _planned(workloads, system, profiles, growth, months)
     if res in POOLS:
         x = r.resources[res]
-        out = np.asarray(getattr(x, q), dtype=float)
-        status = np.broadcast_to(np.asarray(x.status, dtype=object), out.shape)
+        if q in _FAILOVER:
+            if x.failover is None:
+                why = ("the processors have no card to fail" if res == "processors"
+                       else "the System block's failover is none")
+                raise NotAvailableError(f"{q} of {res}: {why}")
+            out = np.asarray(getattr(x.failover, _FAILOVER[q]), dtype=float)
+            status = np.broadcast_to(np.asarray(x.failover.status, dtype=object), out.shape)
+        else:
+            out = np.asarray(getattr(x, q), dtype=float)
+            status = np.broadcast_to(np.asarray(x.status, dtype=object), out.shape)
     elif res in r.workloads:
         w = r.workloads[res]
         out = np.asarray({"rate": w.rate, "cpu_us": w.cpu_us["total"], "queueing_ms": w.queueing_ms}.get(
@@ -162,10 +332,24 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0):
         raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
                         f"(got {value_text(resource)}; the workloads: {', '.join(r.workloads)})")
     bad = ~np.isfinite(out)
+    if res in POOLS and q in _COUNTS:
+        too_many = np.isfinite(out) & (out > INSTALLABLE[res])
+        if too_many.any():
+            def beyond(i: int) -> str:
+                return (f"{res}: more than {INSTALLABLE[res]} needed ({q}), more than one LPAR can have: "
+                        "split the workloads or raise the target")
+            raise NotAvailableError(beyond(0), mask=too_many if out.ndim else np.asarray(True),
+                                    element_message=beyond)
     if bad.any():
-        never = q in ("months_to_target", "headroom")
-        what = (f"{res} never reach the {s.max_utilization:.0%} target within {MAX_MONTHS:g} months at these "
-                "growth rates" if q == "months_to_target" else f"no load on {res} grows: its headroom is unbounded")
+        never = q in ("months_to_target", "headroom", "months_to_limit")
+        if q == "months_to_target":
+            what = (f"{res} never reach the {s.max_utilization:.0%} target within {MAX_MONTHS:g} months at these "
+                    "growth rates")
+        elif q == "months_to_limit":
+            what = (f"{res} with one card failed never reach the {s.failover_max_utilization:.0%} failover limit "
+                    f"within {MAX_MONTHS:g} months at these growth rates")
+        else:
+            what = f"no load on {res} grows: its headroom is unbounded"
         flat = np.ravel(status)
 
         def message(i: int) -> str:
@@ -174,3 +358,10 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0):
         err = NotAvailableError if never else UnstableQueueError
         raise err(message(first), mask=bad if out.ndim else np.asarray(True), element_message=message)
     return float(out) if out.ndim == 0 else out
+
+
+# PLAN_VALUE's one-card-failed quantities -> FailoverResult's attributes; the counts it checks
+# against what an LPAR can have
+_FAILOVER = {"failover_utilization": "utilization", "failover_required": "required",
+             "months_to_limit": "months_to_limit"}
+_COUNTS = ("required", "required_at_horizon", "failover_required")
