@@ -7,6 +7,7 @@ module                    commands
 :mod:`.demo`              ``demo`` (the main job)
 :mod:`.workbook_commands` ``template``, ``recalc``, ``sweep``, ``functions``
 :mod:`.plan_command`      ``plan`` (every workload of a TOML plan file)
+:mod:`.rmf_command`       ``rmf`` (RMF's CRYPTO HARDWARE ACTIVITY report, read)
 ========================  =========================================================
 
 The command modules import click and the standard library; the model, the formula engine
@@ -27,6 +28,7 @@ from .demo import demo
 from .errors import UnusableInput
 from .model_commands import calibrate, capacity, crossval, fit
 from .plan_command import plan_command
+from .rmf_command import rmf_command
 from .workbook_commands import (
     calc_addin_command, functions_command, recalc_command, retarget_command, sweep_command,
     template_command,
@@ -92,7 +94,7 @@ def main() -> None:
             pass
 
 
-for _command in (plan_command, capacity, fit, calibrate, crossval, demo, functions_command, template_command, recalc_command,
+for _command in (plan_command, rmf_command, capacity, fit, calibrate, crossval, demo, functions_command, template_command, recalc_command,
                  sweep_command, calc_addin_command, retarget_command):
     main.add_command(_command)
 del _command

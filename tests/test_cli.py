@@ -240,7 +240,7 @@ def test_help_loads_no_numerical_library():
 def test_every_command_is_registered_in_one_place():
     from cryptoplan import cli
     assert sorted(main.commands) == ["calc-addin", "calibrate", "capacity", "crossval", "demo", "fit",
-                                     "functions", "plan", "recalc", "retarget", "sweep", "template"]
+                                     "functions", "plan", "recalc", "retarget", "rmf", "sweep", "template"]
     for command in main.commands.values():
         assert command.callback.__module__.startswith("cryptoplan.cli."), command.name
     assert cli.main is main
