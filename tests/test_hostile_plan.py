@@ -251,7 +251,7 @@ def test_21_22_a_date_cell_and_a_column_headed_twice_are_named():
     import datetime
 
     from cryptoplan.model.zos.plan import workloads_from_rows
-    with pytest.raises(PlanError, match=r"a cell holds a date or time \(2020-01-01 00:00:00\)"):
+    with pytest.raises(PlanError, match=r"row 2, column 3: the cell holds a date or time \(2020-01-01 00:00:00\)"):
         workloads_from_rows([["name", "kind", "rate"], ["a", "ams", datetime.datetime(2020, 1, 1)]], "W")
     with pytest.raises(PlanError, match="columns 3 and 4 are both headed 'rate'"):
         workloads_from_rows([["name", "kind", "rate", "rate"], ["a", "ams", 1, 2]], "W")
@@ -353,3 +353,67 @@ def test_10_a_fifo_is_no_workbook_for_retarget(tmp_path):
     out = subprocess.run([_cli(), "retarget", str(fifo), "--to", "calc", "-o", str(tmp_path / "o.xlsx")],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode in (2, 4) and "not a regular file" in out.stderr, out.stderr
+
+
+# ----------------------------------------------------------------- plan book.xlsx (causes 20, 21, 23, the rows)
+@pytest.fixture(scope="module")
+def book(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("book")
+    assert CliRunner().invoke(main, ["template", "-o", str(folder / "planner.xlsx")]).exit_code == 0
+    return folder / "planner.xlsx"
+
+
+def _edited(book, tmp_path, edit):
+    import openpyxl
+    wb = openpyxl.load_workbook(book)
+    edit(wb)
+    out = tmp_path / "edited.xlsx"
+    wb.save(out)
+    return out
+
+
+def _rate_cell(wb):
+    ws = wb["Workloads"]
+    top = int(wb.defined_names["PlanWorkloads"].attr_text.split("$")[2].split(":")[0])
+    col = next(c.column for c in ws[top] if c.value == "rate")
+    return ws, top, col
+
+
+def test_20_a_date_typed_as_a_rate_is_named_with_its_sheet_row(book, tmp_path):
+    import datetime
+
+    def edit(wb):
+        ws, top, col = _rate_cell(wb)
+        ws.cell(top + 1, col).value = datetime.datetime(2020, 1, 1)
+        ws.cell(top + 1, col).number_format = "yyyy-mm-dd"
+    res = run("plan", _edited(book, tmp_path, edit))
+    import openpyxl
+    _, top, col = _rate_cell(openpyxl.load_workbook(book))
+    assert res.exit_code == 2, res.output
+    assert f"PlanWorkloads (sheet Workloads), row {top + 1}, column {col}: the cell holds a date or time " \
+           "(2020-01-01 00:00:00)" in res.output
+    assert "datetime.datetime" not in res.output and res.output.count("edited.xlsx") == 1
+
+
+def test_rows_are_counted_as_the_sheet_counts_them(book, tmp_path):
+    def edit(wb):
+        ws, top, col = _rate_cell(wb)
+        ws.cell(top + 2, col).value = "abc"
+    res = run("plan", _edited(book, tmp_path, edit))
+    import openpyxl
+    _, top, _ = _rate_cell(openpyxl.load_workbook(book))
+    assert res.exit_code == 2 and f"row {top + 2}:" in res.output and "got 'abc'" in res.output
+
+
+def test_23_a_range_to_the_end_of_the_sheet_reads_as_far_as_the_sheet_has_cells(book, tmp_path):
+    # 17 billion cells were walked one by one (MemoryError, or minutes of CPU); now the range ends
+    # where the sheet's cells do, and the rows below the table (the Profiles block's heading) are
+    # named like any other row
+    from openpyxl.workbook.defined_name import DefinedName
+
+    def edit(wb):
+        top = int(wb.defined_names["PlanWorkloads"].attr_text.split("$")[2].split(":")[0])
+        wb.defined_names["PlanWorkloads"] = DefinedName("PlanWorkloads",
+                                                        attr_text=f"Workloads!$A${top}:$XFD$1048576")
+    res = run("plan", _edited(book, tmp_path, edit))
+    assert res.exit_code == 2 and "PlanWorkloads (sheet Workloads), row " in res.output, res.output

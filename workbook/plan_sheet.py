@@ -10,6 +10,8 @@ template has no ``PlanProfiles``: its workloads have no daily profile.
 
 from __future__ import annotations
 
+import datetime
+
 from cryptoplan.model.zos.plan import PlanError
 from cryptoplan.model.zos.plan.tables import read_tables
 
@@ -39,7 +41,11 @@ def _range(engine, path, name, required: bool = True):
         si = engine.sheet_named(ref.sheet)
     except EngineError as exc:
         raise PlanError(f"{path}: {name}: {exc}") from None
-    return si, ref.r1, ref.c1, ref.r2, ref.c2
+    # a range to the sheet's last row and column (A16:XFD1048576) is read as far as the sheet has
+    # cells: what lies beyond is empty, and 17 billion empty cells are not read one by one
+    sh = engine.sheets[si]
+    r2, c2 = max(ref.r1, min(ref.r2, sh.max_row)), max(ref.c1, min(ref.c2, sh.max_col))
+    return si, ref.r1, ref.c1, r2, c2
 
 
 def _cells(rng):
@@ -50,17 +56,29 @@ def _cells(rng):
 def _block(engine, path, name, rng) -> list:
     """The evaluated cells of a range as rows of Python values."""
     si, r1, c1, r2, c2 = rng
+    dates = engine.date_cells(si)
     rows = []
     for r in range(r1, r2 + 1):
         row = []
         for c in range(c1, c2 + 1):
             v = engine.value((si, r, c)).element(0)
+            if (r, c) in dates and isinstance(v, (int, float)) and not isinstance(v, bool):
+                v = _as_date(v)         # a date typed where a number goes: named, never 43,831/s
             if isinstance(v, ExcelError) or (isinstance(v, str) and v.startswith("#")
                                              and v.split(" ", 1)[0].endswith(("!", "?", "/A"))):
                 raise PlanError(f"{path}: {name} holds an error at {engine.where((si, r, c))}: {v}")
             row.append(v)
         rows.append(row)
     return rows
+
+
+def _as_date(serial: float):
+    """An Excel date serial (1900 system) as the date or time it shows."""
+    base = datetime.datetime(1899, 12, 30)
+    try:
+        return base + datetime.timedelta(days=float(serial))
+    except (OverflowError, ValueError):
+        return base
 
 
 def read_plan_workbook(path) -> tuple:
@@ -89,5 +107,9 @@ def read_plan_workbook(path) -> tuple:
     except (RecalcError, EngineError) as exc:
         raise PlanError(f"{path}: {exc}") from None
     blocks = {n: _block(engine, path, n, rng) for n, rng in ranges.items()}
+    sheet = {n: engine.sheets[rng[0]].name for n, rng in ranges.items()}
     return read_tables(blocks["PlanWorkloads"], blocks["PlanSystem"], blocks.get(PROFILES_NAME),
-                       where=(f"{path}: PlanWorkloads", f"{path}: PlanSystem", f"{path}: {PROFILES_NAME}"))
+                       where=(f"{path}: PlanWorkloads (sheet {sheet['PlanWorkloads']})",
+                              f"{path}: PlanSystem (sheet {sheet['PlanSystem']})",
+                              f"{path}: {PROFILES_NAME} (sheet {sheet.get(PROFILES_NAME, '')})"),
+                       first_rows=(ranges["PlanWorkloads"][1], ranges["PlanSystem"][1]))

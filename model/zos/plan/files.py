@@ -201,25 +201,29 @@ def _cell(v):
     return v
 
 
-def _table_rows(rows, where: str) -> list:
-    """A table as a list of row lists; anything else is refused naming ``where``."""
+def _table_rows(rows, where: str, first_row: int = 1) -> list:
+    """A table as a list of row lists; anything else is refused naming ``where`` (and the row and
+    column of a cell, counted from ``first_row``)."""
     if isinstance(rows, (str, bytes)):
         raise PlanError(f"{where} must be a table of rows (got {value_text(rows)})")
     try:
         out = [list(r) for r in rows]
     except TypeError:
         raise PlanError(f"{where} must be a table of rows (got {value_text(rows)})") from None
-    for r in out:
-        for v in r:
+    for i, r in enumerate(out, first_row):
+        for j, v in enumerate(r, 1):
+            at = f"{where}, row {i}, column {j}"
             if isinstance(v, (datetime.date, datetime.time)):
-                raise PlanError(f"{where}: a cell holds a date or time ({v.isoformat(sep=' ') if isinstance(v, datetime.datetime) else v.isoformat()}); "
-                                "the table takes numbers, text and TRUE/FALSE (a rate is a number per second)")
+                shown = v.isoformat(sep=" ") if isinstance(v, datetime.datetime) else v.isoformat()
+                raise PlanError(f"{at}: the cell holds a date or time ({shown}); the table takes numbers, text "
+                                "and TRUE/FALSE (a rate is a number per second)")
             if not (v is None or isinstance(v, (str, bool, int, float))) or (isinstance(v, int) and abs(v) > 2**63):
-                raise PlanError(f"{where}: a cell holds {value_text(v)}; the table takes numbers, text and TRUE/FALSE")
+                raise PlanError(f"{at}: the cell holds {value_text(v)}; the table takes numbers, text and TRUE/FALSE")
     return out
 
 
-def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict | None = None) -> list:
+def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict | None = None,
+                        first_row: int = 1) -> list:
     """Workloads from a table: a header row of keys (``name``, ``kind``, ``rate``,
     ``growth_per_year``, ``profile``, ``start``, ``duration_minutes``, ``site_failover`` and the
     kinds' arguments, :data:`KIND_ARGUMENTS`), then one row each, read as a TOML
@@ -228,9 +232,10 @@ def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict
     Empty rows are skipped (a table with room to add); an empty cell is a key not given.  A header
     that is no key is an error unless its whole column is empty (a column for notes would be
     silently ignored, so it is refused).  ``profiles``: name -> :class:`DailyProfile`
-    (:func:`profiles_from_rows`).
+    (:func:`profiles_from_rows`).  ``first_row``: the sheet row of the header, so that messages
+    name the row a planner sees.
     """
-    rows = _table_rows(rows, where)
+    rows = _table_rows(rows, where, first_row)
     if not rows or not rows[0]:
         raise PlanError(f"{where}: the first row must name the columns (name, kind, rate, ...)")
     head = [_cell(h) if not _blank(h) else None for h in rows[0]]
@@ -242,7 +247,7 @@ def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict
                         "(the second would silently win)")
     known = set(WORKLOAD_KEYS) | {k for args in KIND_ARGUMENTS.values() for k in args}
     out = []
-    for i, row in enumerate(rows[1:], 2):
+    for i, row in enumerate(rows[1:], first_row + 1):
         if all(_blank(v) for v in row):
             continue
         d = {}
@@ -264,11 +269,11 @@ def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict
     return out
 
 
-def system_from_rows(rows, where: str = "the system block") -> System:
+def system_from_rows(rows, where: str = "the system block", first_row: int = 1) -> System:
     """A System from rows of (key, value): keys as :class:`System` names them; empty rows skipped
     (read as a TOML ``[system]`` table is, :func:`system_from_mapping`)."""
     d = {}
-    for i, row in enumerate(_table_rows(rows, where), 1):
+    for i, row in enumerate(_table_rows(rows, where, first_row), first_row):
         if all(_blank(v) for v in row):
             continue
         if len(row) != 2:

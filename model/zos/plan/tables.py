@@ -83,15 +83,17 @@ def workload_rows(rows):
     return [rows[0]] + [r[:j] + [_site_failover(r[j])] + r[j + 1:] if len(r) > j else r for r in rows[1:]]
 
 
-def read_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles")) -> tuple:
-    """``(System, [Workload])`` from the three ranges (``profiles`` None or empty: no profiles)."""
+def read_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles"),
+                first_rows=(1, 1)) -> tuple:
+    """``(System, [Workload])`` from the three ranges (``profiles`` None or empty: no profiles);
+    ``first_rows``: the sheet rows the workloads and system ranges start at (for messages)."""
     prof = {} if profiles is None else profiles_from_rows(profiles, where[2])
-    ws = workloads_from_rows(workload_rows(workloads), where[0], prof)
+    ws = workloads_from_rows(workload_rows(workloads), where[0], prof, first_row=first_rows[0])
     names = [w.name for w in ws]
     dup = next((x for x in names if names.count(x) > 1), None)
     if dup is not None:
         raise PlanError(f"{where[0]}: the name {dup!r} is used twice; names must be unique")
-    return system_from_rows(system, where[1]), ws
+    return system_from_rows(system, where[1], first_row=first_rows[1]), ws
 
 
 def _key(x):
