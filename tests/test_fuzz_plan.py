@@ -138,3 +138,45 @@ def test_plan_fuzz_longer(monkeypatch):
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
                           "answers_or_is_refused"], env=env, capture_output=True, text=True, timeout=3600)
     assert out.returncode == 0, out.stdout[-3000:]
+
+
+# ----------------------------------------------------------------- the Workloads sheet, through `cryptoplan plan book.xlsx`
+BOOK_EXAMPLES = max(2, EXAMPLES // 3)
+_CELL = st.one_of(_PLAUSIBLE.filter(lambda v: not isinstance(v, list)), _ODD.filter(lambda v: not isinstance(v, (list, dict))),
+                  st.sampled_from(["=1/0", "=NA()", "=Inputs!B1", "TRUE", "07:00", "ams", "channel", "measured"]))
+
+
+@pytest.fixture(scope="module")
+def template_book(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tpl")
+    assert CliRunner().invoke(main, ["template", "-o", str(folder / "planner.xlsx")]).exit_code == 0
+    return folder / "planner.xlsx"
+
+
+@settings(max_examples=BOOK_EXAMPLES, **_SETTINGS)
+@given(cells=st.lists(st.tuples(st.sampled_from(["PlanWorkloads", "PlanSystem", "PlanProfiles"]),
+                                st.integers(0, 30), st.integers(0, 30), _CELL), min_size=1, max_size=3))
+def test_a_workloads_sheet_answers_or_is_refused_with_a_message(template_book, tmp_path_factory, cells):
+    import openpyxl
+    from hypothesis import assume
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+    from openpyxl.utils.cell import range_boundaries
+    # a character no xlsx cell can hold (openpyxl refuses to write it) is no input a sheet can give
+    assume(not any(isinstance(v, str) and ILLEGAL_CHARACTERS_RE.search(v) for *_, v in cells))
+    wb = openpyxl.load_workbook(template_book)
+    for name, dr, dc, value in cells:
+        sheet, ref = wb.defined_names[name].attr_text.split("!")
+        c1, r1, c2, r2 = range_boundaries(ref.replace("$", ""))
+        cell = wb[sheet].cell(r1 + dr % (r2 - r1 + 1), c1 + dc % (c2 - c1 + 1))
+        if not (isinstance(value, str) and value.startswith("=")):
+            cell.data_type = "s" if isinstance(value, str) else cell.data_type
+        cell.value = value[:200] if isinstance(value, str) else value
+    path = tmp_path_factory.mktemp("book") / "book.xlsx"
+    wb.save(path)
+    res = CliRunner().invoke(main, ["plan", str(path)], catch_exceptions=False)
+    assert res.exit_code in (0, 2), res.output
+    assert "Traceback" not in res.output and "internal error" not in res.output.lower()
+    if res.exit_code == 2:
+        assert "book.xlsx" in res.output
+    else:
+        assert "\x1b" not in res.output and not re.search(r"\bnan\b|\binf\b", res.output, re.I)
