@@ -17,6 +17,7 @@ import numpy as np
 
 from cryptoplan.model.zos.plan import MAX_MONTHS, POOLS, PlanResult, plan
 from cryptoplan.model.zos.plan.evaluate import count_text
+from cryptoplan.model.zos.plan.tables import params_in_force, scenario_lines
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_files
 from cryptoplan.model.lazy import lazy_module
 
@@ -56,31 +57,13 @@ def _ms(x) -> str:
 
 
 def params_source() -> str:
-    """Which parameter file the models use: ``CRYPTOPLAN_PARAMS``, else the packaged fit."""
-    env = os.environ.get("CRYPTOPLAN_PARAMS")
-    return f"{env} (CRYPTOPLAN_PARAMS)" if env else "the packaged fit (cryptoplan data/params.json)"
+    """Which parameter file the models use (the scenario's last line names it)."""
+    return params_in_force()
 
 
 def _scenario(result: PlanResult) -> list[str]:
-    """What the answers are for, in the words a printed page needs (CLI header, HTML, Plan sheet)."""
-    s = result.system
-    n = result.intervals
-    day = ("one interval, the whole day (no daily profile)" if n == 1 else
-           f"{n} intervals of {1440 // n} minutes (RMF INTVAL {1440 // n}), judged at each resource's peak")
-    site = [name for name, w in result.workloads.items() if w.site_failover]
-    fail = ("one card failed: each card pool within "
-            f"{s.failover_max_utilization:.0%} with one card out" if s.failover == "one_card" else "none")
-    return [f"Scenario: growth x{float(result.growth):g} on every rate, {float(result.months):g} months ahead; "
-            f"{day}; busiest day x{s.peak_day_factor:g} the average day",
-            f"Failover: {fail}; site failover x{s.site_failover_factor:g}"
-            + (f" on {', '.join(site)}" if site else " (no workload marked)")
-            + f"; lead time {s.lead_time_months:g} months; horizon {s.horizon_months:g} months",
-            f"{s.processors} general processors, {s.coprocessors} coprocessors, {s.accelerators} accelerators "
-            f"({s.platform}, {s.card_generation}); utilization target {s.max_utilization:.0%}"
-            + (f", card wait target {s.max_wait_ms:g} ms per request" if s.max_wait_ms is not None else "")
-            + f"; other LPARs keep each coprocessor {s.other_coprocessor_util:.0%} and each accelerator "
-            f"{s.other_accelerator_util:.0%} busy",
-            f"Model parameters: {params_source()}"]
+    """What the answers are for (CLI header, HTML, and the Plan sheet's PLAN_TEXT: one function)."""
+    return scenario_lines(result)
 
 
 def _count(x, pool) -> str:

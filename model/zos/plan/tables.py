@@ -23,7 +23,7 @@ from .evaluate import count_text, plan
 from .files import profiles_from_rows, system_from_rows, workloads_from_rows
 from .inputs import INSTALLABLE, MAX_MONTHS, POOLS, PlanError
 
-__all__ = ["plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "scenario_lines",
+__all__ = ["params_in_force", "plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "scenario_lines",
            "RESOURCE_QUANTITIES",
            "WORKLOAD_QUANTITIES", "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS", "TIMELINE_COLUMNS", "TEXT_COLUMNS"]
 
@@ -236,17 +236,17 @@ def scenario_lines(result) -> list:
             + (f", card wait target {s.max_wait_ms:g} ms per request" if s.max_wait_ms is not None else "")
             + f"; other LPARs keep each coprocessor {s.other_coprocessor_util:.0%} and each accelerator "
             f"{s.other_accelerator_util:.0%} busy",
-            _params_line()]
+            "Model parameters: " + params_in_force()]
 
 
-def _params_line() -> str:
-    """The parameter set in force, as the scenario's last line names it."""
+def params_in_force() -> str:
+    """The parameter set in force: "the packaged fit (cryptoplan data/params.json)" or its file."""
     p = current_parameters().path
     try:
         packaged = Path(p).resolve() == Path(data_path("params.json")).resolve()
     except (OSError, ValueError):
         packaged = False
-    return "Model parameters: " + ("the packaged fit (cryptoplan data/params.json)" if packaged else str(p))
+    return "the packaged fit (cryptoplan data/params.json)" if packaged else str(p)
 
 
 def plan_text(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
