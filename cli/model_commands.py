@@ -32,6 +32,9 @@ figures = lazy_module("cryptoplan.model.figures")
 model_params = lazy_module("cryptoplan.model.params")
 tls = lazy_module("cryptoplan.model.zos.tls")
 site_rmf = lazy_module("cryptoplan.workbook.site_rmf")
+rmf_report = lazy_module("cryptoplan.model.calibration.rmf_report")
+rmf_smf70 = lazy_module("cryptoplan.model.calibration.smf70")
+rmf_lines = lazy_module("cryptoplan.model.calibration.rmf_lines")
 charts = lazy_module("cryptoplan.workbook.charts")
 
 __all__ = ["capacity", "fit", "calibrate", "crossval", "Finite"]
@@ -228,9 +231,13 @@ def fit(figures_path, out_path, report_dir, force, check):
 @click.option("--cpu", "cpu_path", type=click.Path(dir_okay=False),
               help="CSV of measured CPU per transaction by address space (RMF Workload Activity APPL%), "
                    "columns WORKLOAD,SETTING,CIPHER,KEY,KEY REUSE,MESSAGE KB,ADDRESS SPACE,RATE,APPL%.")
-@click.option("--smf", "smf_dir", type=click.Path(file_okay=False),
-              help="Folder of IBM's mq-smf-csv output for a channel initiator: SMF-QCTDSP.csv, "
-                   "SMF-QCTADP.csv, SMF-QCTSSL.csv, SMF-QCTDNS.csv (SMF 115) and SMF-QCST.csv (SMF 116).")
+@click.option("--rmf-report", "rmf_reports", multiple=True, type=click.Path(dir_okay=False),
+              help="RMF's printed CRYPTO HARDWARE ACTIVITY report (ERBRMFPP REPORTS(CRYPTO) output, as text); "
+                   "repeat for more. Its card lines are used as --rmf's typed lines are.")
+@click.option("--smf", "smf_dir", type=click.Path(),
+              help="A folder: IBM's mq-smf-csv output for a channel initiator (SMF-QCTDSP.csv, SMF-QCTADP.csv, "
+                   "SMF-QCTSSL.csv, SMF-QCTDNS.csv from SMF 115, SMF-QCST.csv from SMF 116). A file: SMF type 70 "
+                   "subtype 2 records (binary, as dumped), read as the report they make.")
 @click.option("--platform", default="z16", show_default=True, type=click.Choice(["z14", "z15", "z16"]),
               help="Machine the --cpu and --smf numbers were measured on.")
 @click.option("--key-type", default="RSA", show_default=True, type=click.Choice(["RSA", "NISTECC"]),
@@ -242,7 +249,7 @@ def fit(figures_path, out_path, report_dir, force, check):
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for report.txt and calibration.png.")
 @click.option("--force", is_flag=True, help="Overwrite an existing --out file or report files.")
-def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_path, report_dir, force):
+def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, key_type, key_size, out_path, report_dir, force):
     """Calibrate the models on your own RMF and SMF numbers.
 
     Refits only the parameters the site numbers identify (the rest keep the published
@@ -250,20 +257,30 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
     sets the ones the SMF task statistics measure directly, and writes a parameter file
     for CRYPTOPLAN_PARAMS.
     """
-    if not (rmf_path or cpu_path or smf_dir):
-        raise click.UsageError("give at least one of --rmf, --cpu and --smf: the site numbers to calibrate on")
+    if not (rmf_path or rmf_reports or cpu_path or smf_dir):
+        raise click.UsageError("give at least one of --rmf, --rmf-report, --cpu and --smf: the site numbers to "
+                               "calibrate on")
     _refuse_outputs(out_path, report_dir, force)
+    smf70_path = smf_dir if smf_dir and not Path(smf_dir).is_dir() else None
+    if smf70_path:
+        smf_dir = None
     obs, rows, smf, measured = [], [], None, {}
     try:
+        sources = []       # (name, rows) of each RMF source, typed or read from RMF's own output
         if rmf_path:
             if rmf_path.lower().endswith((".xlsx", ".xlsm")):
-                rows = site_rmf.read_rmf_sheet(rmf_path)
+                sources.append((rmf_path, site_rmf.read_rmf_sheet(rmf_path)))
             else:
-                rows = C.read_rmf_crypto(rmf_path)
-            obs += C.rmf_observations(rows, key_type, key_size, path=rmf_path)
+                sources.append((rmf_path, C.read_rmf_crypto(rmf_path)))
+        for path, is_smf in [(p, False) for p in rmf_reports] + ([(smf70_path, True)] if smf70_path else []):
+            sources.append((path, _rmf_rows_read(path, is_smf)))
+        if sources:
+            for path, r in sources:
+                obs += C.rmf_observations(r, key_type, key_size, path=path)
+                rows += r
         elif (key_type, key_size) != ("RSA", 2048):
             raise click.UsageError("--key-type and --key-size describe the RMF report's coprocessor work: "
-                                   "give --rmf with them")
+                                   "give them with --rmf, --rmf-report or --smf (SMF 70 records)")
         if cpu_path:
             obs += C.cpu_observations(C.read_cpu_table(cpu_path), platform, path=cpu_path)
         if smf_dir:
@@ -278,7 +295,7 @@ def calibrate(rmf_path, cpu_path, smf_dir, platform, key_type, key_size, out_pat
     click.echo(text, nl=False)
     for c in cal.consistency:
         if c.get("disagrees"):
-            click.echo(C.consistency_warning(c, rmf_path), err=True)
+            click.echo(C.consistency_warning(c, sources[0][0] if len(sources) == 1 else ""), err=True)
     with writing(out_path) as tmp:
         Path(tmp).write_text(F.params_text(cal.document()), encoding="utf-8")
     click.echo(f"wrote {out_path}  (use it: CRYPTOPLAN_PARAMS={out_path})")
@@ -302,6 +319,26 @@ def _grouped(notes) -> list:
         by.setdefault(why, []).append(where)
     return [f"{why} ({len(w)} x: {w[0]}{', ...' if len(w) > 1 else ''})" if len(w) > 1 else f"{w[0]}: {why}"
             for why, w in by.items()]
+
+
+def _rmf_rows_read(path: str, is_smf: bool) -> list:
+    """The calibration lines of RMF's printed crypto report (or SMF 70-2 records) at ``path``.
+
+    Every interval and card the models price is a line (:func:`~cryptoplan.model.calibration.rmf_lines.report_lines`:
+    this LPAR's numbers, or the CPC's where RMF prints no LPAR columns); what is left out
+    (PKCS11 cards, CEX5, key-generation rows) and the reader's warnings go to standard error.
+    """
+    try:
+        records, warnings = rmf_smf70.read_smf70(path) if is_smf else rmf_report.read_rmf_report(path)
+    except ValueError as exc:        # RmfReportError, Smf70Error: the file, the line or byte, what was expected
+        raise C.CalibrationError(str(exc)) from None
+    lines, notes = rmf_lines.report_lines(records)
+    for w in warnings + notes:
+        click.echo(f"{path}: {w}", err=True)
+    if not lines:
+        raise C.CalibrationError(f"{path}: no card line the models price (CCA coprocessors and accelerators, "
+                                 "CEX6 to CEX8): " + "; ".join(notes or ["the report holds no card"]))
+    return C.rmf_rows(lines, path)
 
 
 def _calibration_text(cal, smf=None) -> str:

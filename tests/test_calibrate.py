@@ -265,7 +265,7 @@ def test_cli_cpu_table(tmp_path):
     assert "tls_chin_us" in res.output and "CPU per transaction, µs" in res.output
     res = CliRunner().invoke(main, ["calibrate", "--cpu", str(p), "--key-size", "4096", "--out",
                                     str(tmp_path / "x.json")])
-    assert res.exit_code == 2 and "give --rmf with them" in res.output
+    assert res.exit_code == 2 and "give them with --rmf, --rmf-report or --smf (SMF 70 records)" in res.output
 
 
 def test_readme_cpu_example(tmp_path):

@@ -72,6 +72,10 @@ __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "rmf_rows", "PRIOR_SIGMA", "MEASUREME
 # site rows must shrink a parameter's uncertainty to refit it: see the module docstring.
 PRIOR_SIGMA = math.log(2.0)
 IDENTIFIED_SHRINK = 10.0
+# The residual (in standard deviations) of a site number whose model value is not a positive
+# time at the trial parameters: large enough that no fit ends there, finite so the solver can
+# step back (an engineering constant of the solver, not a published figure).
+OUTSIDE_DOMAIN_RESIDUAL = 1e3
 # the parameters holding a card time's part that does not grow with the key (crypto module docstring)
 _FIXED_PARTS = frozenset(p for law in CARD_FUNCTIONS.values() for p in (law.fixed_share, law.fixed_ms) if p)
 
@@ -127,8 +131,11 @@ def _batch(names, base, observations, prior=True):
             values = dict(base)
             values.update({n: float(np.exp(v)) for n, v in zip(names, col)})
             with using_values(values):
-                m = np.array([o.predict() for o in observations])
-            r = (np.log(m) - np.log(y)) / s
+                m = np.array([o.predict() for o in observations], dtype=float)
+            # outside the model's domain (a card time's fixed part above the whole, so that a longer
+            # key takes no time or less than none): a wall the solver steps back from, not a NaN
+            ok = np.isfinite(m) & (m > 0)
+            r = np.where(ok, (np.log(np.where(ok, m, 1.0)) - np.log(y)) / s, OUTSIDE_DOMAIN_RESIDUAL)
             out.append(np.concatenate([r, (col - x0) / PRIOR_SIGMA]) if prior else r)
         return np.array(out)
     return batch

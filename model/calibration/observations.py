@@ -17,7 +17,7 @@ from typing import Callable
 
 from .free import FREE
 
-__all__ = ["MEASUREMENT_RTOL", "CalibrationError", "Observation", "parse_number", "tls_parameters"]
+__all__ = ["MEASUREMENT_RTOL", "CalibrationError", "Observation", "located", "parse_number", "tls_parameters"]
 
 # A site number's smallest relative standard deviation: the variation between intervals.
 MEASUREMENT_RTOL = 0.01
@@ -45,6 +45,12 @@ class Observation:
     quantity: str = "EXEC TIME, ms"
 
 
+def located(path, line) -> str:
+    """Where a site number sits, for messages: ``"<path> line <n>"`` for a line number, else
+    ``"<path> <line>"`` (``line`` a place in words, such as ``"byte 4096"`` of a binary file)."""
+    return f"{path} line {line}" if isinstance(line, int) else f"{path} {line}"
+
+
 def parse_number(path, line, column, text, lo=0.0, hi=None):
     """The number a site table's cell holds, checked to be finite and in ``[lo, hi]``.
 
@@ -52,8 +58,8 @@ def parse_number(path, line, column, text, lo=0.0, hi=None):
     ----------
     path : str
         The source, named in messages.
-    line : int
-        The line of the source, named in messages.
+    line : int or str
+        The line of the source (or a place in words), named in messages (:func:`located`).
     column : str
         The column heading, named in messages.
     text : str
@@ -73,10 +79,10 @@ def parse_number(path, line, column, text, lo=0.0, hi=None):
     try:
         v = float(text)
     except ValueError:
-        raise CalibrationError(f"{path} line {line}: {column} {text!r} is not a number") from None
+        raise CalibrationError(f"{located(path, line)}: {column} {text!r} is not a number") from None
     if not math.isfinite(v) or v < lo or (hi is not None and v > hi):
         allowed = f"in [{lo:g}, {hi:g}]" if hi is not None else f">= {lo:g}"
-        raise CalibrationError(f"{path} line {line}: {column} {text!r} must be a finite number {allowed}")
+        raise CalibrationError(f"{located(path, line)}: {column} {text!r} must be a finite number {allowed}")
     return v
 
 

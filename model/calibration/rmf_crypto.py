@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..datafiles import read_csv_table
 from ..zos.ams import card_generation_factor
 from ..zos.crypto import CARD_FUNCTIONS, function_ms
-from .observations import MEASUREMENT_RTOL, CalibrationError, Observation, parse_number
+from .observations import MEASUREMENT_RTOL, CalibrationError, Observation, located, parse_number
 
 __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "RmfRow", "RMF_MAX_UTIL_PCT", "RMF_MAX_ROW_UTIL_PCT", "RMF_MAX_EXEC_MS",
            "RMF_MAX_RATE", "read_rmf_crypto", "rmf_rows", "rmf_observations", "UTIL_DISAGREEMENT",
@@ -42,7 +42,7 @@ _TYPE = re.compile(r"CEX([5-8])([CAP])")
 class RmfRow:
     """One line of the Crypto Hardware Activity report."""
 
-    line: int
+    line: int | str    # the line number, or a place in words ("byte 4096" of an SMF 70-2 file)
     type: str          # e.g. CEX8C
     id: str            # card (AP) number as printed
     function: str      # TOTAL, ME or CRT
@@ -107,36 +107,36 @@ def rmf_rows(records, path: str) -> list[RmfRow]:
         r = {h: v.strip() for h, v in cells.items()}
         m = _TYPE.fullmatch(r["TYPE"].upper())
         if not m:
-            raise CalibrationError(f"{path} line {line}: TYPE {r['TYPE']!r} is not a Crypto Express type as RMF "
+            raise CalibrationError(f"{located(path, line)}: TYPE {r['TYPE']!r} is not a Crypto Express type as RMF "
                                    "prints it (CEX5C to CEX8C coprocessors, CEX5A to CEX8A accelerators)")
         if m.group(2) == "P":
-            raise CalibrationError(f"{path} line {line}: TYPE {r['TYPE']} is an EP11 coprocessor, which the "
+            raise CalibrationError(f"{located(path, line)}: TYPE {r['TYPE']} is an EP11 coprocessor, which the "
                                    "models do not cover (CCA coprocessors CEXnC, accelerators CEXnA)")
         if m.group(1) == "5":
-            raise CalibrationError(f"{path} line {line}: TYPE {r['TYPE']}: the models know CEX6S to CEX8S "
+            raise CalibrationError(f"{located(path, line)}: TYPE {r['TYPE']}: the models know CEX6S to CEX8S "
                                    "card times; a CEX5S has no published comparison")
         func = r["FUNCTION"].upper()
         if func not in RMF_FUNCTIONS:
-            raise CalibrationError(f"{path} line {line}: FUNCTION {r['FUNCTION']!r} is not one of "
+            raise CalibrationError(f"{located(path, line)}: FUNCTION {r['FUNCTION']!r} is not one of "
                                    f"{', '.join(RMF_FUNCTIONS)}")
         if func != "TOTAL" and m.group(2) != "A":
-            raise CalibrationError(f"{path} line {line}: {func} rows belong to accelerators (CEXnA), "
+            raise CalibrationError(f"{located(path, line)}: {func} rows belong to accelerators (CEXnA), "
                                    f"not {r['TYPE']}")
         key = None
         if func == "TOTAL":
             if r["KEY"]:
-                raise CalibrationError(f"{path} line {line}: a TOTAL line has no KEY (got {r['KEY']!r})")
+                raise CalibrationError(f"{located(path, line)}: a TOTAL line has no KEY (got {r['KEY']!r})")
         else:
             k = parse_number(path, line, "KEY", r["KEY"], 1)
             if k not in _RSA_KEYS:
-                raise CalibrationError(f"{path} line {line}: KEY {r['KEY']!r} is not an RSA key length RMF "
+                raise CalibrationError(f"{located(path, line)}: KEY {r['KEY']!r} is not an RSA key length RMF "
                                        f"reports ({', '.join(map(str, _RSA_KEYS))})")
             key = int(k)
         rate = parse_number(path, line, "RATE", r["RATE"], hi=RMF_MAX_RATE)
         exec_ms = parse_number(path, line, "EXEC TIME", r["EXEC TIME"], hi=RMF_MAX_EXEC_MS)
         util = parse_number(path, line, "UTIL%", r["UTIL%"], hi=RMF_MAX_UTIL_PCT if func == "TOTAL" else RMF_MAX_ROW_UTIL_PCT)
         if exec_ms == 0 and rate > 0:
-            raise CalibrationError(f"{path} line {line}: EXEC TIME 0 with RATE {rate:g}: a card that serves "
+            raise CalibrationError(f"{located(path, line)}: EXEC TIME 0 with RATE {rate:g}: a card that serves "
                                    "requests takes time")
         rows.append(RmfRow(line, r["TYPE"].upper(), r["ID"], func, key, rate, exec_ms, util))
     if not rows:
@@ -168,7 +168,7 @@ def rmf_observations(rows, key_type: str = "RSA", key_size: int = 2048, path: st
         else:
             function, bits = ("RSA_ME" if r.function == "ME" else "RSA_CRT"), r.key
         sigma = max(MEASUREMENT_RTOL, 0.0005 / math.sqrt(3.0) / r.exec_ms)
-        label = f"{path} line {r.line}: {r.type} {r.id} {r.function}{'' if r.key is None else ' ' + str(r.key)}"
+        label = f"{located(path, r.line)}: {r.type} {r.id} {r.function}{'' if r.key is None else ' ' + str(r.key)}"
         out.append(_card_observation(label, r.exec_ms, sigma, function, float(bits),
                                      card_generation_factor(r.generation)))
     if not out:
@@ -233,7 +233,7 @@ def consistency_warning(c: dict, source: str = "") -> str:
     str
         E.g. ``warning: rmf.csv line 2 (CEX8C 01): UTIL% 21.0 but RATE x EXEC TIME gives 24.7% ...``.
     """
-    where = f"{source} line {c['line']}" if source else f"line {c['line']}"
+    where = located(source, c["line"]) if source else located("", c["line"]).lstrip()
     return (f"warning: {where} ({c['card']}): UTIL% {c['util_pct']:.1f} but RATE x EXEC TIME gives "
             f"{c['rate_x_exec_pct']:.1f}%: check the typed line (RMF's own figures agree to their rounding); "
             f"the calibration uses EXEC TIME, not UTIL%")
