@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -22,12 +23,54 @@ calc = lazy_module("cryptoplan.addin.calc")
 catalog = lazy_module("cryptoplan.addin.catalog")
 recalculation = lazy_module("cryptoplan.workbook.recalculation")
 retargeting = lazy_module("cryptoplan.workbook.retarget")
+site_rmf = lazy_module("cryptoplan.workbook.site_rmf")
 sweeps = lazy_module("cryptoplan.workbook.sweeps")
 template = lazy_module("cryptoplan.workbook.template")
 tempfile = lazy_module("tempfile")
 
 __all__ = ["template_command", "recalc_command", "sweep_command", "functions_command",
            "calc_addin_command", "retarget_command"]
+
+
+def _rmf_options(command):
+    """``--rmf REPORT``, ``--smf70``, ``--rmf-system``, ``--rmf-interval``: the Site RMF sheet filled from RMF."""
+    for option in reversed((
+            click.option("--rmf", "rmf_report", type=click.Path(dir_okay=False), default=None,
+                         help="Fill the Site RMF sheet with the lines of RMF's CRYPTO HARDWARE ACTIVITY report "
+                              "(ERBRMFPP REPORTS(CRYPTO) output, as text): one system's peak interval, "
+                              "replacing the lines typed there."),
+            click.option("--smf70", is_flag=True,
+                         help="The --rmf file holds SMF type 70 subtype 2 records (binary, with record "
+                              "descriptor words), not report text."),
+            click.option("--rmf-system", metavar="SYSID", default=None,
+                         help="The system whose lines to take, when the --rmf file holds several."),
+            click.option("--rmf-interval", metavar="'YYYY-MM-DD HH:MM:SS'", default=None,
+                         help="Take this interval of --rmf (its start) instead of the peak one."))):
+        command = option(command)
+    return command
+
+
+def _rmf_fill(rmf_report, smf70, rmf_system, rmf_interval):
+    """The Site RMF lines of the --rmf file (None without --rmf); a file that cannot be used is a
+    usage error naming it (exit 2), before anything is written."""
+    if rmf_report is None:
+        given = [n for n, v in (("--smf70", smf70), ("--rmf-system", rmf_system), ("--rmf-interval", rmf_interval))
+                 if v]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} describe{'s' if len(given) == 1 else ''} the --rmf file: "
+                                   "give --rmf REPORT too")
+        return None
+    try:
+        return site_rmf.report_fill(rmf_report, smf70=smf70, system=rmf_system, interval=rmf_interval)
+    except ValueError as exc:        # CalibrationError: the file, the line or byte, what was expected
+        raise click.UsageError(str(exc)) from None
+
+
+def _echo_fill(fill) -> None:
+    """Which lines filled the Site RMF sheet, and what the report had that the sheet has not."""
+    click.echo(f"Site RMF filled from {fill.summary()}", err=True)
+    for w in fill.warnings + fill.notes:
+        click.echo(f"  {fill.source}: {w}", err=True)
 
 
 @click.command("template")
@@ -37,15 +80,27 @@ __all__ = ["template_command", "recalc_command", "sweep_command", "functions_com
 @click.option("--png", "png_dir", type=click.Path(file_okay=False), default=None,
               help="Also render each chart sheet to DIR/<sheet>.png (needs LibreOffice and "
                    "pdftoppm; default inputs).")
-def template_command(output, force, png_dir):
+@_rmf_options
+def template_command(output, force, png_dir, rmf_report, smf70, rmf_system, rmf_interval):
     """Write the template planning workbook (Excel functions over named inputs).
 
-    Missing folders in OUTPUT's path are created.  Exit code 1 if it cannot be written.
+    With --rmf REPORT its Site RMF sheet holds the report's lines (one system's peak
+    interval), ready for cryptoplan calibrate --rmf OUTPUT.  Missing folders in OUTPUT's
+    path are created.  Exit codes: 1 it cannot be written; 2 bad usage or an --rmf file
+    that cannot be used (nothing written).
     """
+    fill = _rmf_fill(rmf_report, smf70, rmf_system, rmf_interval)
     try:
-        dest = template.write_template(output, force=force)
+        if fill is None:
+            dest = template.write_template(output, force=force)
+        else:
+            dest = _template_with_rmf(output, force, fill)
     except (FileExistsError, atomic.OutputError) as exc:
         raise click.ClickException(str(exc)) from None
+    except ValueError as exc:        # the filled sheet (CalibrationError): the template's own, not expected
+        raise click.ClickException(str(exc)) from None
+    if fill is not None:
+        _echo_fill(fill)
     click.echo(f"wrote {dest}")
     if png_dir:
         click.echo(f"rendering {', '.join(template.CHART_SHEETS)} with headless LibreOffice "
@@ -55,6 +110,24 @@ def template_command(output, force, png_dir):
                 click.echo(f"wrote {png}")
         except RuntimeError as exc:
             raise click.ClickException(str(exc)) from None
+
+
+def _template_with_rmf(output, force, fill):
+    """The template written to a scratch folder, then copied to OUTPUT with its Site RMF sheet
+    filled (atomically: OUTPUT is the whole filled workbook or is as it was)."""
+    dest = Path(output)
+    atomic.check_destination(dest)
+    if dest.exists() and not force:
+        raise FileExistsError(f"{dest} exists; use --force to overwrite it")
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise atomic.OutputError(f"cannot write {dest}: cannot create the folder {dest.parent} "
+                                 f"({exc.strerror or exc})") from None
+    with tempfile.TemporaryDirectory(prefix="cryptoplan-") as folder:
+        blank = template.write_template(Path(folder) / "template.xlsx")
+        site_rmf.fill_rmf_sheet(blank, dest, fill.lines)
+    return dest
 
 
 def _print_table(rec) -> None:
@@ -83,30 +156,46 @@ def _print_table(rec) -> None:
 @click.option("--force", is_flag=True, help="Overwrite an existing -o/--output file.")
 @click.option("--max-cells", type=click.IntRange(1), default=MAX_CELLS, show_default=True,
               help="Refuse workbooks with more cells than this.")
-def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
+@_rmf_options
+def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force, rmf_report, smf70, rmf_system,
+                   rmf_interval):
     """Evaluate every formula of WORKBOOK without Excel, print the Results sheet, save the values.
 
     The output file keeps every formula and gets each formula's computed value
     as its cached value, so Excel, LibreOffice and viewers show numbers.
-    WORKBOOK is never modified unless --in-place.  Exit codes: 0 all outputs
-    computed; 1 some output is an Excel error or the add-in's error text; 2 bad
-    usage; 3 some output could not be computed (unsupported function, circular
-    reference); 4 unusable file or input name (nothing written).
+    WORKBOOK is never modified unless --in-place.  With --rmf REPORT the Site RMF
+    sheet of the workbook written (-o or --in-place) gets the report's lines
+    first (one system's peak interval), replacing those typed there.  Exit codes:
+    0 all outputs computed; 1 some output is an Excel error or the add-in's error
+    text; 2 bad usage, or an --rmf file that cannot be used; 3 some output could
+    not be computed (unsupported function, circular reference); 4 unusable file
+    or input name (nothing written).
     """
     if in_place and output:
         raise click.UsageError("give either -o/--output or --in-place, not both")
     if output and os.path.exists(output) and not force and not (
             os.path.exists(workbook) and os.path.samefile(output, workbook)):
         raise click.UsageError(f"{output} exists; use --force to overwrite it")
+    if rmf_report is not None and not (output or in_place):
+        raise click.UsageError("--rmf fills the Site RMF sheet of the workbook written: give -o/--output FILE "
+                               "or --in-place")
     try:
         inputs = dict(recalculation.parse_assignment(s) for s in sets)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    fill = _rmf_fill(rmf_report, smf70, rmf_system, rmf_interval)
     try:
-        rec = recalculation.recalc_report(workbook, inputs, output=output, in_place=in_place, max_cells=max_cells)
+        engine = None
+        if fill is not None:
+            engine = recalculation.load_engine(workbook, max_cells=max_cells)
+            inputs.update(_rmf_inputs(engine, workbook, fill))
+        rec = recalculation.recalc_report(workbook, inputs, output=output, in_place=in_place, max_cells=max_cells,
+                                          engine=engine)
     except recalculation.RecalcError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(recalculation.EXIT_BAD_FILE)
+    if fill is not None:
+        _echo_fill(fill)
     if as_json:
         click.echo(json.dumps(rec.to_json(), indent=2))
     else:
@@ -117,6 +206,36 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force):
         if rec.written:
             click.echo(f"wrote {rec.written}", err=True)
     sys.exit(rec.exit_code)
+
+
+def _rmf_inputs(engine, workbook, fill) -> dict:
+    """The Site RMF cells the --rmf lines set, as recalc's inputs ``{(sheet, row, col): value}``
+    (written as constants with the other --set cells, after them).
+
+    Raises
+    ------
+    RecalcError
+        The workbook has no Site RMF sheet or no header row in it, or a cell to write holds a
+        formula (exit 4, as a --set on a formula cell).
+    """
+    sheet = next((sh for sh in engine.sheets if sh.name == site_rmf.RMF_SHEET and sh.kind == "worksheet"), None)
+    if sheet is None:
+        raise recalculation.RecalcError(
+            f"{workbook}: no sheet {site_rmf.RMF_SHEET!r} to fill with --rmf (it has "
+            f"{', '.join(sh.name for sh in engine.sheets)}); write a workbook that has it with "
+            f"`cryptoplan template -o FILE --rmf REPORT`")
+    try:
+        writes = site_rmf.rmf_sheet_writes(sheet, fill.lines, workbook)
+    except ValueError as exc:        # CalibrationError: no header row
+        raise recalculation.RecalcError(str(exc)) from None
+    si = next(i for i, sh in enumerate(engine.sheets) if sh is sheet)
+    cells = {(si, r, c): v for (r, c), v in sorted(writes.items())}
+    for key in cells:
+        if key in engine.formulas or key in engine.spill_owner:
+            raise recalculation.RecalcError(
+                f"{workbook}: {engine.where(key)} holds a formula; --rmf writes the report's lines over the "
+                f"table of sheet {site_rmf.RMF_SHEET} as constants: clear the formula first")
+    return cells
 
 
 @click.command("sweep")

@@ -1,4 +1,5 @@
-"""The Site RMF sheet: the lines of a site's RMF Crypto Hardware Activity report, typed in for ``calibrate``.
+"""The Site RMF sheet: the lines of a site's RMF Crypto Hardware Activity report, for ``calibrate``:
+typed in, or filled from RMF's output (``cryptoplan template --rmf``, ``cryptoplan recalc --rmf``).
 
 The layout (sheet name, header row, columns) is :mod:`cryptoplan.workbook.site_rmf`'s, which
 reads the sheet back; the columns and functions are the calibration's
@@ -7,6 +8,7 @@ reads the sheet back; the columns and functions are the calibration's
 
 from __future__ import annotations
 
+from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.datavalidation import DataValidation
 
@@ -26,7 +28,8 @@ def add_site_rmf(b: Builder):
     notes = ("Type the lines of your RMF Crypto Hardware Activity report, one row per printed line: TYPE as "
              "printed (CEX8C coprocessor, CEX8A accelerator), ID the card, FUNCTION TOTAL for a card's line or "
              "ME / CRT for an accelerator's RSA lines (KEY = their key length), RATE per second, EXEC TIME in "
-             "ms, UTIL% in percent.",
+             "ms, UTIL% in percent. Or have them filled from RMF's own output: cryptoplan recalc <this workbook> "
+             "--rmf <report.txt> --in-place (--smf70 for SMF 70-2 records) writes the peak interval's lines here.",
              "Then, in a terminal: cryptoplan calibrate --rmf <this workbook> --out site-params.json, and "
              "recalculate with CRYPTOPLAN_PARAMS=site-params.json: the card times become yours (docs/calibration.md "
              "shows a worked example).")
@@ -37,9 +40,14 @@ def add_site_rmf(b: Builder):
         ws.row_dimensions[r].height = 16 * (len(text) // 90 + 1)    # about 90 characters per line
     header_row(ws, HEADER_ROW, RMF_COLUMNS)
     first, last = HEADER_ROW + 1, HEADER_ROW + 24
+    # EXEC TIME and UTIL% to the report's printed decimals (0.090, 40.0), so a filled sheet reads as the report
+    shown = {RMF_COLUMNS.index("EXEC TIME") + 1: "0.000", RMF_COLUMNS.index("UTIL%") + 1: "0.0"}
     for r in range(first, last + 1):
         for c in range(1, len(RMF_COLUMNS) + 1):
             ws.cell(r, c).style = "Input"      # as the Inputs sheet's cells
+            if c in shown:
+                ws.cell(r, c).number_format = shown[c]
+        ws.cell(r, RMF_COLUMNS.index("ID") + 1).alignment = Alignment(horizontal="center")   # apart from FUNCTION
     col = {name: get_column_letter(i) for i, name in enumerate(RMF_COLUMNS, 1)}
     checks = [
         (DataValidation(type="list", formula1='"' + ",".join(RMF_FUNCTIONS) + '"', allow_blank=True),
