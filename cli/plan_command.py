@@ -15,6 +15,7 @@ from cryptoplan.model.lazy import lazy_module
 from .model_commands import Finite
 
 plans = lazy_module("cryptoplan.model.zos.plan")
+rmf_plan = lazy_module("cryptoplan.model.calibration.rmf_plan")
 plan_report = lazy_module("cryptoplan.workbook.plan_report")
 plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
@@ -45,21 +46,24 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months):
     horizon; per workload: CPU per unit of its rate and its queueing delay.  The plan file's
     format: the README's section on ``cryptoplan plan``.
     """
+    read = None
     try:
         if plan_file.lower().endswith((".xlsx", ".xlsm")):
             system, workloads = plan_sheet.read_plan_workbook(plan_file)
         else:
-            system, workloads = plans.read_plan(plan_file)
+            read = rmf_plan.read_plan(plan_file)          # [system] rmf = "FILE": the cards from RMF's report
+            system, workloads = read.system, read.workloads
         result = plans.plan(system, workloads, growth=growth, months=months)
     except plans.PlanError as exc:
         raise click.UsageError(str(exc)) from None
-    text = (json.dumps(plan_report.plan_json(result), indent=2, allow_nan=False) + "\n" if as_json
-            else plan_report.plan_text(result, plan_file))
+    rmf_notes = read.notes if read is not None else ()
+    text = (json.dumps(plan_report.plan_json(result, read), indent=2, allow_nan=False) + "\n" if as_json
+            else plan_report.plan_text(result, plan_file, rmf_notes))
     written, notes = None, []
     if report_dir is not None:          # written first: a failing standard output does not lose it
         try:
             written = plan_report.write_plan_report(result, workloads, report_dir, plan_file, force=force,
-                                                    notes=notes)
+                                                    notes=notes, rmf_notes=rmf_notes)
         except atomic.OutputError as exc:
             raise click.UsageError(str(exc)) from None
     click.echo(text, nl=False)

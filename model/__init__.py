@@ -88,6 +88,7 @@ _EXPORTS = {
     "plan_value": "zos.plan",
     "plan_timeline": "zos.plan",
     "plan_text": "zos.plan",
+    "read_plan": "calibration.rmf_plan",
     "model_parameters": "calibration.planning",
     "model_figures": "calibration.planning",
     "defaults": "calibration.planning",

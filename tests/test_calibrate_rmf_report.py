@@ -156,3 +156,22 @@ def _pkcs11_only(path: Path) -> str:
     drop = {int(r.source.rsplit(":", 1)[1]) for r in records if r.section != "PKCS11"}
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     return "".join(ln for i, ln in enumerate(lines, 1) if i not in drop)
+
+
+def test_the_calibration_page_report_commands_run(tmp_path):
+    # docs/calibration.md's `calibrate --rmf-report` / `--smf` block, as printed
+    import re
+    import shlex
+    page = (Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text(encoding="utf-8")
+    section = page.split("Or give `calibrate` RMF's own output", 1)[1].split("\n## ", 1)[0]
+    block = re.findall(r"```sh\n(.*?)```", section, re.S)[0]
+    (tmp_path / "crypto-report.txt").write_bytes(F2018.read_bytes())
+    (tmp_path / "smf70.bin").write_bytes(records_2018())
+    lines = [ln.split("#")[0].strip() for ln in block.splitlines() if ln.strip()]
+    assert len(lines) == 2
+    for line in lines:
+        args = [str(tmp_path / a) if (tmp_path / a).exists() or a.endswith(".json") else a
+                for a in shlex.split(line)[1:]]
+        res = CliRunner().invoke(main, args + ["--force"])
+        assert res.exit_code == 0, (line, res.output)
+        assert (tmp_path / "site-params.json").is_file()

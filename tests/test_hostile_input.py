@@ -137,7 +137,8 @@ _VALID_FOR = {"plan": {}, "mva": {"servers": [1, 1]}, "mva_response": {"servers"
               "channel_demands_us": {"roundtrip_us": 500},
               "channel_pipeline": {"roundtrip_us": 500, "ssltasks": 8, "dispatchers": 5},
               "channel_throughput": {"roundtrip_us": 500, "ssltasks": 8, "dispatchers": 5}}
-_NOT_MODELS = {"model_figures", "model_parameters", "defaults", "using_parameters"}
+# read_plan reads a file: its hostile input is tests/test_hostile_plan.py's and test_rmf_plan.py's
+_NOT_MODELS = {"model_figures", "model_parameters", "defaults", "using_parameters", "read_plan"}
 _HOSTILE = {"10**400": 10**400, "-10**400": -10**400, "10**5000": 10**5000, "ragged": [[1], [2, 3]],
             "[1, 10**400]": [1, 10**400], "['RSA', 10**5000]": ["RSA", 10**5000]}
 _RAW_TEXT = ("int too large", "Exceeds the limit", "inhomogeneous", "setting an array element", "sys.set_int")

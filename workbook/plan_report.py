@@ -124,12 +124,15 @@ def verdict_lines(result: PlanResult) -> list[str]:
     return out
 
 
-def plan_text(result: PlanResult, source: str = "") -> str:
-    """The report ``cryptoplan plan`` prints: scenario, resources, verdicts, the purchase timeline,
-    warnings, workloads, RMF rows."""
+def plan_text(result: PlanResult, source: str = "", rmf_notes=()) -> str:
+    """The report ``cryptoplan plan`` prints: scenario, what was taken from RMF's report
+    (``rmf_notes``, :attr:`cryptoplan.model.calibration.rmf_plan.RmfPlan.notes`), resources,
+    verdicts, the purchase timeline, warnings, workloads, RMF rows."""
     _check_scalar(result)
     acc = result.resources["accelerators"]
     out = [f"Plan{f' {source}' if source else ''}", *("  " + line for line in _scenario(result)), ""]
+    if rmf_notes:
+        out += ["From RMF's report:", *(f"  {n}" for n in rmf_notes), ""]
     out += _table(_RESOURCE_HEAD, _resource_rows(result)) + [""]
     out += [f"  {line}" for line in verdict_lines(result)] + [""]
     out.append(f"Purchase timeline (order {result.system.lead_time_months:g} months before each is needed; months "
@@ -162,11 +165,16 @@ def plan_text(result: PlanResult, source: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
-def plan_json(result: PlanResult) -> dict:
+def plan_json(result: PlanResult, rmf=None) -> dict:
     """The ``--json`` document: ``{"scenario", "resources": {pool: {...}}, "workloads": {name: {...}},
-    "timeline", "warnings", ...}``."""
+    "timeline", "warnings", ...}``, and ``"rmf"`` when the plan took values from RMF's report
+    (``rmf``: :class:`~cryptoplan.model.calibration.rmf_plan.RmfPlan`)."""
     doc = result.to_dict()
     doc["scenario"]["params"] = params_source()
+    if rmf is not None and rmf.pools is not None:
+        p = rmf.pools
+        doc["rmf"] = {"file": p.file, "system": p.system, "cards": p.cards, "peak_interval": p.peak,
+                      "busy": p.busy, "rate": p.rate, "other_lpars": p.other, "notes": list(rmf.notes)}
     return doc
 
 
@@ -187,7 +195,7 @@ def _growth_months(result: PlanResult) -> np.ndarray:
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:64em;margin:1.5em auto;color:#222;font-size:11pt}
 h1{font-size:16pt;margin-bottom:.2em}h2{font-size:12.5pt;margin:1.1em 0 .3em}
 table{border-collapse:collapse;font-size:9.5pt;width:100%}th,td{border-bottom:1px solid #ccc;padding:3px 6px}
-th{background:#eef;text-align:left}td.n{text-align:right}p.s{margin:.2em 0}
+th{background:#eef;text-align:left}td.n{text-align:right}p.s{margin:.2em 0}p.r{margin:.05em 0;font-size:8.5pt;color:#444}
 .charts{display:flex;gap:1%}.charts img{width:49.5%}.cols{display:flex;gap:2%}.cols>div{flex:1}
 ul{margin:.2em 0;padding-left:1.2em}li{margin:.1em 0}.scn{background:#f4f4fa;padding:2px 6px}
 .bad{color:#b00;font-weight:bold}.ok{color:#070}
@@ -208,7 +216,7 @@ def _bad(text: str) -> bool:
     return any(w in text for w in ("overloaded", "over the", "none is left", "none installed"))
 
 
-def _plan_html(result: PlanResult, source: str) -> str:
+def _plan_html(result: PlanResult, source: str, rmf_notes=()) -> str:
     status = []
     for line in verdict_lines(result):
         bad = _bad(line)
@@ -223,7 +231,8 @@ def _plan_html(result: PlanResult, source: str) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>cryptoplan: {html.escape(source)}</title>
 <style>{_CSS}</style></head><body>
 <h1>Crypto capacity plan{': ' + html.escape(source) if source else ''}</h1>
-<div class=scn>{''.join(f'<p class=s>{html.escape(line)}</p>' for line in _scenario(result))}</div>
+<div class=scn>{''.join(f'<p class=s>{html.escape(line)}</p>' for line in _scenario(result))}{
+f'<p class=r>From {html.escape(" · ".join(rmf_notes))}</p>' if rmf_notes else ''}</div>
 <div class=cols><div>
 <h2>Verdict (peak interval)</h2>
 {''.join(status)}
@@ -251,14 +260,15 @@ CPU seconds per second per processor. Waits: M/G/c on each pool's mixture of req
 
 
 def write_plan_report(result: PlanResult, workloads, folder, source: str = "", force: bool = False,
-                      notes: list | None = None) -> list:
+                      notes: list | None = None, rmf_notes=()) -> list:
     """Write ``plan.html``, ``utilization.png`` and ``growth.png`` into ``folder`` (created if missing).
 
     The three are written as one (:func:`~cryptoplan.workbook.engine.atomic.atomic_files`): every
     target is checked first, all are drawn into temporary files, and only then renamed into
     place, so a failure leaves the folder as it was (a folder this call created is removed).
     An existing file is replaced only with ``force``.  What matplotlib would have warned about (a
-    glyph the font lacks) is appended to ``notes`` as a sentence.
+    glyph the font lacks) is appended to ``notes`` as a sentence.  ``rmf_notes``: where the values
+    taken from RMF's report came from, printed under the scenario.
 
     Raises
     ------
@@ -288,7 +298,7 @@ def write_plan_report(result: PlanResult, workloads, folder, source: str = "", f
             months = _growth_months(result)
             charts.growth_chart(result, _LABEL, months, growth_curve(result.system, workloads, months), growth,
                                 orders=result.timeline or ())
-            Path(page).write_text(_plan_html(result, source), encoding="utf-8")
+            Path(page).write_text(_plan_html(result, source, rmf_notes), encoding="utf-8")
     except BaseException:
         if made:
             try:

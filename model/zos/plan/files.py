@@ -19,7 +19,7 @@ from .daily import DailyProfile, Window
 from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, PlanError, System, Workload)
 from .profiles import PROFILES
 
-__all__ = ["read_plan", "plan_from_dict", "workloads_from_rows", "system_from_rows", "profiles_from_rows",
+__all__ = ["read_plan", "read_plan_document", "RMF_KEYS", "plan_from_dict", "workloads_from_rows", "system_from_rows", "profiles_from_rows",
            "workload_from_mapping", "system_from_mapping", "profile_from_mapping", "MAX_PLAN_BYTES", "PROFILE_KEYS"]
 
 # Keys whose value is a number (TRUE is not 1 there).
@@ -157,8 +157,32 @@ def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
 MAX_PLAN_BYTES = 1_000_000
 
 
+#: ``[system]`` keys that name RMF's measurements, resolved above this layer
+#: (:func:`cryptoplan.model.calibration.rmf_plan.read_plan`, what ``cryptoplan plan`` uses).
+RMF_KEYS = ("rmf", "rmf_system")
+
+
 def read_plan(path) -> tuple:
-    """Read a TOML plan file: ``(System, [Workload])``; errors name the file (see :func:`plan_from_dict`)."""
+    """Read a TOML plan file: ``(System, [Workload])``; errors name the file (see :func:`plan_from_dict`).
+
+    A plan whose ``[system]`` names an RMF report (``rmf = "FILE"``) is read by
+    :func:`cryptoplan.model.calibration.rmf_plan.read_plan`, which takes the cards from it.
+    """
+    doc = read_plan_document(path)
+    sysdoc = doc.get("system")
+    if isinstance(sysdoc, dict):
+        given = [k for k in RMF_KEYS if k in sysdoc]
+        if given:
+            raise PlanError(f"{path}: system: {given[0]} names RMF's report, which "
+                            "cryptoplan.model.calibration.rmf_plan.read_plan reads (as cryptoplan plan does)")
+    return plan_from_dict(doc, str(path))
+
+
+def read_plan_document(path) -> dict:
+    """A TOML plan file's document, before its keys are checked: a regular UTF-8 file of at most
+    :data:`MAX_PLAN_BYTES` (a byte-order mark is skipped); errors name the file."""
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        raise PlanError(f"path must be a plan file's name (got {value_text(path)})")
     p = Path(path)
     try:
         # a regular file only: a FIFO would block, /dev/zero reports size 0 and never ends
@@ -185,7 +209,7 @@ def read_plan(path) -> tuple:
         raise PlanError(f"{path}: not UTF-8 text (a TOML plan file is)") from None
     except (tomllib.TOMLDecodeError, RecursionError) as e:
         raise PlanError(f"{path}: not a valid TOML plan: {e}") from None
-    return plan_from_dict(doc, str(path))
+    return doc
 
 
 def _blank(v) -> bool:

@@ -203,7 +203,7 @@ def _measured_profile(w: Workload, system: System) -> Profile:
                         classes=classes, busy=busy)
     t = checked(MEASURED_EXEC_MS, exec_ms, w.name, "exec_ms")
     classes[card] = (np.array([1.0]), np.array([t]), ("measured",))
-    return Profile(cpu_us=cpu, classes=classes, busy=busy)
+    return Profile(cpu_us=cpu, classes=classes, busy=busy, unit=f"{card[:-1]} requests/s")
 
 
 PROFILES = {"ams": _ams_profile, "channel": _channel_profile, "handshakes": _handshake_profile,

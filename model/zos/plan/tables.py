@@ -22,6 +22,7 @@ from ...params import current_parameters, normalize_choice
 from .evaluate import count_text, plan
 from .files import profiles_from_rows, system_from_rows, workloads_from_rows
 from .inputs import INSTALLABLE, MAX_MONTHS, POOLS, PlanError
+from .profiles import PROFILES
 
 __all__ = ["params_in_force", "plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "scenario_lines",
            "RESOURCE_QUANTITIES",
@@ -93,7 +94,13 @@ def read_tables(workloads, system, profiles=None, where=("workloads", "system", 
     dup = next((x for x in names if names.count(x) > 1), None)
     if dup is not None:
         raise PlanError(f"{where[0]}: the name {dup!r} is used twice; names must be unique")
-    return system_from_rows(system, where[1], first_row=first_rows[1]), ws
+    s = system_from_rows(system, where[1], first_row=first_rows[1])
+    for w in ws:          # each kind's own model checks its arguments once, here, as a plan file's are
+        try:
+            PROFILES[w.kind](w, s)
+        except PlanError as e:
+            raise PlanError(f"{where[0]}: {e}") from None
+    return s, ws
 
 
 def _key(x):
@@ -231,12 +238,17 @@ def scenario_lines(result) -> list:
             f"Failover: {fail}; site failover x{s.site_failover_factor:g}"
             + (f" on {', '.join(site)}" if site else " (no workload marked)")
             + f"; lead time {s.lead_time_months:g} months; horizon {s.horizon_months:g} months",
-            f"{s.processors} general processors, {s.coprocessors} coprocessors, {s.accelerators} accelerators "
+            f"{_n(s.processors, 'general processor')}, {_n(s.coprocessors, 'coprocessor')}, "
+            f"{_n(s.accelerators, 'accelerator')} "
             f"({s.platform}, {s.card_generation}); utilization target {s.max_utilization:.0%}"
             + (f", card wait target {s.max_wait_ms:g} ms per request" if s.max_wait_ms is not None else "")
             + f"; other LPARs keep each coprocessor {s.other_coprocessor_util:.0%} and each accelerator "
             f"{s.other_accelerator_util:.0%} busy",
             "Model parameters: " + params_in_force()]
+
+
+def _n(k: int, noun: str) -> str:
+    return f"{k} {noun}{'' if k == 1 else 's'}"
 
 
 def params_in_force() -> str:

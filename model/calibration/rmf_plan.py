@@ -1,0 +1,286 @@
+"""A plan's cards from RMF's report: ``[system] rmf = "FILE"`` (:func:`read_plan`, :func:`rmf_pools`).
+
+A planner's plan file may name the Crypto Hardware Activity report (or the SMF 70-2 records it
+is made from) of the LPAR it plans.  From it, for this LPAR (the report's system, or
+``rmf_system``):
+
+* **installed cards by mode**: every CCA coprocessor (``CEXnC``) and accelerator (``CEXnA``)
+  the report lists for the system, an idle one at 0.0% included; PKCS11 (EP11) coprocessors
+  (``CEXnP``) are listed apart (the plan's pools are CCA coprocessors and accelerators);
+* **other LPARs' share** of each pool: per card, CPC minus LPAR utilization, averaged over the
+  pool's cards at the pool's **peak interval** (the interval in which this system's cards of the
+  pool are busiest, mean LPAR utilization); the single-scope layout has no CPC columns, and an
+  accelerator whose LPAR columns RMF leaves blank has no LPAR share: those keep the plan's value;
+* a **measured** workload per pool for what this LPAR's cards were busy with at that peak beyond
+  what the plan's workloads account for: the measured busy, :math:`B = \\sum_c U_c` (cards' worth,
+  the LPAR columns), minus the plan's own busy at its peak interval today (growth 1, month 0, an
+  average day: ``peak_day_factor`` and ``site_failover_factor`` 1), as requests at the pool's
+  measured EXEC TIME, :math:`\\lambda = (B - B_{plan}) / \\bar s`,
+  :math:`\\bar s = B / \\sum_c \\lambda_c`.  It does not grow (``growth_per_year`` 0), and the
+  plan's ``peak_day_factor`` applies to it as to every workload.
+
+A key the plan file gives itself wins over the report's (``coprocessors = 8`` to ask "with two
+more cards"); each value says where it came from (:attr:`RmfPlan.notes`).
+
+References
+----------
+IBM, "z/OS RMF Report Analysis", Crypto Hardware Activity report (LPAR and CPC columns: APAR
+OA54952).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..zos.plan import PlanError, Workload, plan
+from ..zos.plan.files import RMF_KEYS, plan_from_dict, read_plan_document
+from .rmf_cards import card_lines
+from .rmf_records import CryptoActivity
+from .rmf_report import RmfReportError, read_rmf_report
+from .smf70 import Smf70Error, read_smf70
+
+__all__ = ["RmfPools", "RmfPlan", "rmf_pools", "read_rmf_records", "apply_rmf", "read_plan", "RMF_POOLS",
+           "MEASURED_NAMES"]
+
+#: The plan's card pools and the report's mode of their cards.
+RMF_POOLS = {"coprocessors": "coprocessor", "accelerators": "accelerator"}
+
+#: The name of each pool's measured workload.
+MEASURED_NAMES = {"coprocessors": "RMF measured (coprocessors)", "accelerators": "RMF measured (accelerators)"}
+
+# Below this many cards' worth (a twentieth of a percent of one card, the report's print), the
+# measured busy and the plan's agree: no measured workload.
+_SAME_BUSY = 0.0005
+
+
+@dataclass(frozen=True)
+class RmfPools:
+    """What the report says of one LPAR's card pools.
+
+    Attributes
+    ----------
+    file : the report (or SMF file).
+    system : its SMF system id.
+    cards : pool -> ``["CEX6C 5", ...]`` (``"pkcs11"`` too, listed apart).
+    peak : pool -> the peak interval (``YYYY-MM-DD HH:MM:SS``), None for a pool with no LPAR numbers.
+    busy : pool -> this LPAR's cards' worth at the peak (sum of LPAR UTIL% / 100), or None.
+    rate : pool -> this LPAR's requests per second at the peak, or None.
+    other : pool -> other LPARs' share of each card at the peak (mean CPC - LPAR), fraction, or
+        None where the report does not give both.
+    why_not : pool -> why ``other`` or ``busy`` is None.
+    """
+
+    file: str
+    system: str
+    cards: dict
+    peak: dict
+    busy: dict
+    rate: dict
+    other: dict
+    why_not: dict = field(default_factory=dict)
+
+    def exec_ms(self, pool: str) -> float | None:
+        """The pool's mean EXEC TIME at its peak, busy over rate (ms), or None."""
+        b, r = self.busy.get(pool), self.rate.get(pool)
+        return None if b is None or not r else b / r * 1000.0
+
+
+@dataclass(frozen=True)
+class RmfPlan:
+    """A plan read with its RMF report: ``system``, ``workloads`` (the measured ones appended),
+    ``pools`` (:class:`RmfPools`, None without ``rmf``) and ``notes`` (where each value came from)."""
+
+    system: object
+    workloads: list
+    pools: RmfPools | None = None
+    notes: tuple = ()
+
+    def __iter__(self):          # system, workloads = read_plan(path)
+        return iter((self.system, self.workloads))
+
+
+def read_rmf_records(path) -> tuple[list[CryptoActivity], list[str]]:
+    """The records of ``path``: RMF's printed report, or SMF 70-2 records (binary: a NUL byte in
+    the first record descriptor word, which no text has)."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4)
+    except OSError as e:
+        raise PlanError(f"{path}: cannot read RMF's report ({e.strerror or e})") from None
+    try:
+        return read_smf70(p) if b"\x00" in head else read_rmf_report(p)
+    except (RmfReportError, Smf70Error) as e:
+        raise PlanError(str(e)) from None
+
+
+def rmf_pools(records, file: str = "the report", system: str | None = None) -> RmfPools:
+    """The LPAR's pools as the report shows them (see the module docstring).
+
+    Parameters
+    ----------
+    records : iterable of CryptoActivity
+    file : the report's name, for messages.
+    system : the SMF system id of the LPAR planned; None: the report's only one.
+
+    Raises
+    ------
+    PlanError
+        The report holds several systems and ``system`` is None, or not ``system``, or no card.
+    """
+    lines = card_lines(records)
+    systems = sorted({ln.system for ln in lines})
+    if not lines:
+        raise PlanError(f"{file}: RMF's report holds no card")
+    if system is None:
+        if len(systems) > 1:
+            raise PlanError(f"{file}: RMF's report holds systems {', '.join(systems)}: say which LPAR the plan "
+                            f"is for (rmf_system = \"{systems[0]}\")")
+        system = systems[0]
+    elif system not in systems:
+        raise PlanError(f"{file}: rmf_system {system!r} is not in RMF's report (it holds {', '.join(systems)})")
+    mine = [ln for ln in lines if ln.system == system]
+    cards: dict = {"coprocessors": [], "accelerators": [], "pkcs11": []}
+    mode_pool = {"coprocessor": "coprocessors", "accelerator": "accelerators", "pkcs11": "pkcs11"}
+    for ln in mine:
+        pool = mode_pool.get(ln.mode)
+        label = f"{ln.card_type} {ln.card_id}"
+        if pool and label not in cards[pool]:
+            cards[pool].append(label)
+    peak, busy, rate, other, why = {}, {}, {}, {}, {}
+    for pool, mode in RMF_POOLS.items():
+        by_interval: dict = {}
+        for ln in mine:
+            if ln.mode == mode:
+                by_interval.setdefault(ln.interval, []).append(ln)
+        own = {iv: [ln.own_util_pct for ln in lns] for iv, lns in by_interval.items()}
+        own = {iv: us for iv, us in own.items() if all(u is not None for u in us)}
+        if not own:
+            peak[pool] = busy[pool] = rate[pool] = other[pool] = None
+            why[pool] = ("no card of the pool in the report" if not by_interval else
+                         "RMF prints no LPAR columns for these cards (only the CPC's)")
+            continue
+        iv = max(own, key=lambda k: (sum(own[k]) / len(own[k]), k))
+        lns = by_interval[iv]
+        peak[pool] = iv
+        busy[pool] = sum(own[iv]) / 100.0
+        rates = [(ln.scopes.get("LPAR") or ln.scopes.get("TOTAL") or {}).get("rate") for ln in lns]
+        rate[pool] = sum(rates) if all(r is not None for r in rates) else None
+        shares = [ln.other_lpars_util_pct for ln in lns]
+        if all(s is not None for s in shares):
+            other[pool] = sum(shares) / len(shares) / 100.0
+        else:
+            other[pool] = None
+            why[pool] = "the report has one scope (TOTAL), no CPC columns to subtract the LPAR's from"
+    return RmfPools(str(file), system, cards, peak, busy, rate, other, why)
+
+
+def apply_rmf(sysdoc: dict, pools: RmfPools) -> tuple[dict, list[str]]:
+    """The ``[system]`` mapping with the report's counts and other LPARs' shares where the plan
+    gives none, and a note per value saying where it came from."""
+    out = dict(sysdoc)
+    peaks = sorted({v for v in pools.peak.values() if v})
+    notes = [f"RMF's report {pools.file}, system {pools.system}"
+             + (f", peak interval {peaks[0]}" if len(peaks) == 1 else
+                "".join(f", {p} peak {pools.peak[p]}" for p in RMF_POOLS if pools.peak.get(p)))]
+    for pool, mode in RMF_POOLS.items():
+        listed = pools.cards[pool]
+        what = f"{len(listed)} {'CCA ' if mode == 'coprocessor' else ''}{mode}{'s' if len(listed) != 1 else ''}" + (
+            f" ({', '.join(listed)})" if listed else "")
+        if pool in sysdoc:
+            notes.append(f"{pool} = {sysdoc[pool]} from the plan file (RMF's report lists {what})")
+        else:
+            out[pool] = len(listed)
+            notes.append(f"{pool} = {len(listed)}: {what}" + (", idle ones included" if listed else ""))
+        key = f"other_{mode}_util"
+        share = pools.other.get(pool)
+        if key in sysdoc:
+            notes.append(f"{key} = {sysdoc[key]:g} from the plan file"
+                         + ("" if share is None else f" (RMF's report: {share:.1%})"))
+        elif share is not None:
+            out[key] = round(share, 6)
+            notes.append(f"{key} = {share:.1%}: CPC minus LPAR utilization, mean of the pool's cards at its peak")
+        elif listed:
+            notes.append(f"{key} not in the report ({pools.why_not.get(pool)}): the plan's value, "
+                         f"{sysdoc.get(key, 0):g}, stands")
+    gen = out.get("card_generation", "CEX8S")
+    kinds = sorted({c.split()[0] for pool in RMF_POOLS for c in pools.cards[pool]})
+    if kinds:
+        notes.append(f"card types {', '.join(kinds)}; the plan prices its workloads' requests at "
+                     f"{gen} times (card_generation{' from the plan file' if 'card_generation' in sysdoc else ', the default'}); "
+                     "the measured load keeps its measured EXEC TIME")
+    if pools.cards["pkcs11"]:
+        notes.append(f"PKCS11 (EP11) coprocessors, not in the plan's pools: "
+                     f"{', '.join(pools.cards['pkcs11'])}")
+    return out, notes
+
+
+def _measured(system, workloads, pools: RmfPools) -> tuple[list, list[str]]:
+    """The measured workloads: per pool, what the report's LPAR busy at its peak leaves beyond
+    the plan's own busy today (module docstring)."""
+    today = dataclasses.replace(system, peak_day_factor=1.0, site_failover_factor=1.0,
+                                **{p: max(len(pools.cards[p]), 1) for p in RMF_POOLS})
+    res = plan(today, workloads, growth=1.0, months=0.0)
+    extra, notes = [], []
+    for pool in RMF_POOLS:
+        b, s_ms = pools.busy.get(pool), pools.exec_ms(pool)
+        if b is None:
+            continue
+        mine = float(res.resources[pool].busy) if pools.cards[pool] else 0.0
+        left = b - mine
+        head = f"{pool}: this LPAR measured {b:.3f} cards' worth busy, the plan's workloads {mine:.3f} today"
+        if left <= _SAME_BUSY or not s_ms:
+            notes.append(head + (": no measured workload added" if left > -_SAME_BUSY else
+                                 ": the plan's workloads need more than RMF measured (work not running yet?); "
+                                 "no measured workload added"))
+            continue
+        lam = left / (s_ms / 1000.0)
+        extra.append(Workload(MEASURED_NAMES[pool], "measured", lam, 0.0,
+                              {"card": pool, "exec_ms": s_ms}))
+        notes.append(head + f": {MEASURED_NAMES[pool]!r} carries the {left:.3f} left, {lam:,.1f} requests/s at "
+                     f"the measured EXEC TIME {s_ms:.3f} ms")
+    return extra, notes
+
+
+def read_plan(path) -> RmfPlan:
+    """Read a TOML plan file whose ``[system]`` may name RMF's report (``rmf = "FILE"``, relative to
+    the plan file; ``rmf_system``: which system of it), as ``cryptoplan plan`` does.
+
+    Returns
+    -------
+    RmfPlan
+        Unpacks as ``system, workloads``; ``notes`` say where each value taken from RMF came from.
+
+    Raises
+    ------
+    PlanError
+        The plan's errors (:func:`cryptoplan.model.zos.plan.read_plan`), RMF's (the report's file,
+        line or byte and what was expected), a plan workload named as a measured one.
+    """
+    doc = read_plan_document(path)
+    sysdoc = doc.get("system")
+    if not isinstance(sysdoc, dict) or "rmf" not in sysdoc:
+        if isinstance(sysdoc, dict) and "rmf_system" in sysdoc:
+            raise PlanError(f"{path}: system: rmf_system names a system of RMF's report: give rmf = \"FILE\" too")
+        system, workloads = plan_from_dict(doc, str(path))
+        return RmfPlan(system, workloads)
+    rest = {k: v for k, v in sysdoc.items() if k not in RMF_KEYS}
+    file, sid = sysdoc["rmf"], sysdoc.get("rmf_system")
+    for key, v in (("rmf", file), ("rmf_system", sid)):
+        if v is not None and (not isinstance(v, str) or not v.strip()):
+            raise PlanError(f"{path}: system: {key} must be a {'file name' if key == 'rmf' else 'system id'} in "
+                            f"quotes (got {v!r})")
+    report = Path(file) if Path(file).is_absolute() else Path(path).parent / file
+    records, warnings = read_rmf_records(report)
+    pools = rmf_pools(records, str(report), sid.strip() if sid else None)
+    filled, notes = apply_rmf(rest, pools)
+    system, workloads = plan_from_dict({**doc, "system": filled}, str(path))
+    taken = [w.name for w in workloads if w.name in MEASURED_NAMES.values()]
+    if taken:
+        raise PlanError(f"{path}: workload {taken[0]!r}: the name is the measured workload's RMF's report adds; "
+                        "name yours otherwise")
+    extra, more = _measured(system, workloads, pools)
+    notes += more + [f"{report}: {w}" for w in warnings]
+    return RmfPlan(system, workloads + extra, pools, tuple(notes))
