@@ -648,10 +648,14 @@ def _handshake_cpu(kx, proto, resumption, sysplex_tickets, fips, card) -> float:
             f = (ecdhe + hkdf) * _ratio("s003_resumption_tls13_cost")
     else:
         f = full + (hkdf if proto == "TLS1.3" else 0.0)
-        if kx in ("ECDHE", "DHE") and card == "accelerator" and not fips:
+        if kx in ("ECDHE", "DHE") and card == "accelerator" and (not fips or proto == "TLS1.3"):
             # the (EC)DHE server's RSA signature runs in software when only accelerators are
             # configured: seed 003's note, "offloaded onto the Coprocessor card and not the
-            # Accelerator card, which translate into 53% and 98% CPU savings"
+            # Accelerator card, which translate into 53% and 98% CPU savings".  In FIPS mode
+            # System SSL sends RSA signing to an accelerator (seed 003, FIPS section), but ICSF
+            # offloads clear-key RSA sign/verify "but not RSA PSS" (ICSF Overview, optional
+            # Crypto Express adapters), and a TLS 1.3 RSA CertificateVerify is always RSASSA-PSS
+            # (RFC 8446, 4.2.3): that signature stays in software
             f = f + ecdhe * param("hs_sign_sw")
         if fips and card == "coprocessor":
             f /= _ratio("s003_fips_accel_vs_coproc_cost")
@@ -684,8 +688,16 @@ def handshake_cpu_factor(key_exchange="ECDHE", certificate="RSA", protocol="TLS1
       ``hs_dhe_kx`` (about 35);
     * TLS 1.3's key derivation :math:`h = 0.16` ("just 16% increase",
       ``s003_tls13_vs_tls12_cost``; TLS 1.3 always uses an ECDHE key share);
-    * accelerators only, FIPS off: the (EC)DHE server's RSA signature in
-      software, the fitted ``hs_sign_sw`` :math:`s` (about 40).  :math:`k` and
+    * accelerators only, FIPS off, or FIPS on with TLS 1.3: the (EC)DHE
+      server's RSA signature in software, the fitted ``hs_sign_sw`` :math:`s`
+      (about 40).  A coprocessor signs with the certificate's key in the PKDS,
+      RSASSA-PSS included (seed 003 measured TLS 1.3 on a coprocessor at
+      +16%, its signature pairs RSASSA-PSS); an accelerator signs only in FIPS
+      mode (seed 003's FIPS section) and not RSASSA-PSS, which ICSF does not
+      offload ("RSA Sign/Verify (but not RSA PSS)", z/OS ICSF Overview,
+      "Optional Crypto Express adapters") and which every TLS 1.3 RSA
+      signature is (RFC 8446, section 4.2.3): TLS 1.3 in FIPS mode on
+      accelerators signs in software, TLS 1.2 does not.  :math:`k` and
       :math:`s` are fitted (:func:`cryptoplan.model.calibration.fit.fit`, group "handshake")
       to three statements: ECDHE's "Up to 97% reduction ... compared to DHE"
       (:math:`1/k - 1`, ``s003_ecdhe_vs_dhe_cost``) and the note's coprocessor
@@ -712,7 +724,8 @@ def handshake_cpu_factor(key_exchange="ECDHE", certificate="RSA", protocol="TLS1
 
     Assumptions (not published): FIPS mode on an *accelerator* costs the same
     as the non-FIPS coprocessor baseline (seed 003 compares the two cards only
-    within FIPS mode and within non-FIPS mode); TLS_RSA key exchange on an
+    within FIPS mode and within non-FIPS mode); a software RSASSA-PSS signature
+    in FIPS mode costs what the non-FIPS software signature :math:`s` does; TLS_RSA key exchange on an
     accelerator costs as on a coprocessor ("offloaded to Coprocessor or
     Accelerator when available"); a resumed handshake has no FIPS card cost.
     """
