@@ -86,7 +86,9 @@ def _imports(module: str, path: Path):
                 base = ".".join(base + ([node.module] if node.module else []))
             else:
                 base = node.module or ""
-            if not _own(base):
+            # `from cryptoplan import workbook`: the namespace root is no module of ours, its
+            # names are (the folders)
+            if not _own(base) and not any(f"{base}.{a.name}" in MODULES for a in node.names):
                 continue
             for a in node.names:
                 if f"{base}.{a.name}" in MODULES:      # a module imported by from-import
@@ -125,6 +127,8 @@ def _imports(module: str, path: Path):
             # alias._x, and the dotted form cryptoplan.model.domains._x after `import cryptoplan...`
             base = _dotted(node.value)
             target = aliases.get(base) or (base in MODULES and base) or None
+            if target is None and base and base.startswith("cryptoplan."):
+                target = _own(base)     # `import cryptoplan` then cryptoplan.workbook.x.y
             if target:
                 found.append((target, node.attr, node.lineno))
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
@@ -149,6 +153,25 @@ def _dotted(node) -> str | None:
 
 
 GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
+
+
+def _ancestors(module: str) -> list[str]:
+    """The packages of ours Python runs before ``module``: ``a.b.c`` -> ``a.b``, ``a`` (those in MODULES)."""
+    parts = module.split(".")
+    return [p for p in (".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)) if p in MODULES]
+
+
+def _executed(module: str, edges) -> set[str]:
+    """What importing each edge's target runs: the target and each of its packages' ``__init__``,
+    but not the importer's own packages (already running when it imports): ``from .plan.inputs
+    import X`` in ``zos/tls.py`` runs ``zos/plan/__init__``, which may import ``tls`` back."""
+    mine = set(_ancestors(module))
+    out = set()
+    for t, _, _ in edges:
+        out.add(t)
+        out.update(a for a in _ancestors(t) if a not in mine and a != module)
+    out.discard(module)
+    return out
 
 
 def _private(name: str | None) -> bool:
@@ -212,7 +235,11 @@ def test_no_module_imports_a_folder_by_its_bare_name():
 def test_the_import_graph_has_no_cycle():
     """Every import counts, function-level ones included (a cycle hidden in function bodies
     is still a cycle of the design); the standard library's topological sort names one."""
-    edges = {m: {t for t, _, _ in e if t != m} for m, e in GRAPH.items()}
+    _assert_no_cycle(GRAPH)
+
+
+def _assert_no_cycle(graph) -> None:
+    edges = {m: _executed(m, e) for m, e in graph.items()}
     try:
         graphlib.TopologicalSorter(edges).prepare()
     except graphlib.CycleError as exc:
@@ -231,6 +258,9 @@ def test_the_import_graph_has_no_cycle():
     ("import lazy_loader\nr = lazy_loader.load('cryptoplan.workbook.recalculation')\n", "upward"),
     ("from .lazy import lazy_module\nk = lazy_module('cryptoplan.model.queueing._erlang_kernels')\nk._erlang_b_kernel(1, 2)\n",
      "private"),
+    # issue 47's: the namespace root's names are ours too
+    ("from cryptoplan import workbook\n", "upward"),
+    ("import cryptoplan\ncryptoplan.workbook.recalculation.recalc('x')\n", "upward"),
 ])
 def test_the_checks_fail_on_a_violation(tmp_path, monkeypatch, bad, expect):
     """A model module that imports the workbook, or a private name of a sibling, is caught."""
@@ -266,3 +296,27 @@ def test_docstrings_hold_no_control_characters():
                 if found:
                     bad.append((name, getattr(node, "name", "<module>"), found))
     assert not bad, bad
+
+
+def test_the_engine_importing_the_namespace_root_is_caught(tmp_path, monkeypatch):
+    # issue 47: `from cryptoplan import workbook` in engine/core.py passed "the engine stands alone"
+    path = tmp_path / "core.py"
+    path.write_text(MODULES["cryptoplan.workbook.engine.core"].read_text(encoding="utf-8")
+                    + "\nfrom cryptoplan import model\n", encoding="utf-8")
+    monkeypatch.setitem(GRAPH, "cryptoplan.workbook.engine.core", _imports("cryptoplan.workbook.engine.core", path))
+    with pytest.raises(AssertionError):
+        test_the_formula_engine_stands_alone()
+
+
+def test_a_submodule_import_that_runs_a_package_importing_back_is_a_cycle(tmp_path, monkeypatch):
+    # issue 47: `from .plan.inputs import ...` at the top of zos/tls.py passed every layer test,
+    # and importing tls then failed: importing plan.inputs runs zos/plan/__init__, which
+    # (through evaluate and profiles) imports tls
+    path = tmp_path / "tls.py"
+    path.write_text("from .plan.inputs import KINDS\n"
+                    + MODULES["cryptoplan.model.zos.tls"].read_text(encoding="utf-8"), encoding="utf-8")
+    graph = dict(GRAPH)
+    graph["cryptoplan.model.zos.tls"] = _imports("cryptoplan.model.zos.tls", path)
+    with pytest.raises(pytest.fail.Exception, match="import cycle"):
+        _assert_no_cycle(graph)
+    _assert_no_cycle(GRAPH)              # and the shipped graph has none
