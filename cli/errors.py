@@ -9,6 +9,7 @@ system are each one line naming the path, never a traceback.
 
 from __future__ import annotations
 
+import math
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,10 +18,19 @@ import click
 
 from cryptoplan.model.lazy import lazy_module
 
-
-
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
-__all__ = ["UnusableInput", "check_output_file", "writing", "report_folder"]
+__all__ = ["UnusableInput", "Finite", "check_output_file", "writing", "report_folder"]
+
+
+class Finite(click.FloatRange):
+    """A finite number in a range: click's FloatRange, which lets inf and nan through (the CLI's
+    numeric options use it)."""
+
+    def convert(self, value, param, ctx):
+        v = super().convert(value, param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{v} is not a finite number.", param, ctx)
+        return v
 
 
 class UnusableInput(click.ClickException):

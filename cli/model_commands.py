@@ -19,7 +19,7 @@ import click
 
 from cryptoplan import model     # lazy: its functions import on first use
 
-from .errors import check_output_file, report_folder, writing
+from .errors import Finite, check_output_file, report_folder, writing
 from cryptoplan.model.lazy import lazy_module
 
 np = lazy_module("numpy")
@@ -37,18 +37,7 @@ rmf_smf70 = lazy_module("cryptoplan.model.calibration.smf70")
 rmf_lines = lazy_module("cryptoplan.model.calibration.rmf_lines")
 charts = lazy_module("cryptoplan.workbook.charts")
 
-__all__ = ["capacity", "fit", "calibrate", "crossval", "Finite"]
-
-
-class Finite(click.FloatRange):
-    """A finite number in a range: click's FloatRange, which lets inf and nan through (the CLI's
-    numeric options use it)."""
-
-    def convert(self, value, param, ctx):
-        v = super().convert(value, param, ctx)
-        if not math.isfinite(v):
-            self.fail(f"{v} is not a finite number.", param, ctx)
-        return v
+__all__ = ["capacity", "fit", "calibrate", "crossval"]
 
 
 def _rates_text(rates) -> str:

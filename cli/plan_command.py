@@ -12,7 +12,7 @@ import click
 
 from cryptoplan.model.lazy import lazy_module
 
-from .model_commands import Finite
+from .errors import Finite
 
 plans = lazy_module("cryptoplan.model.zos.plan")
 rmf_plan = lazy_module("cryptoplan.model.calibration.rmf_plan")
