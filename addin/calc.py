@@ -57,6 +57,8 @@ LibreOffice Developer's Guide, "Spreadsheet Add-Ins" (``com.sun.star.sheet.AddIn
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import io
 import math
 import os
@@ -445,7 +447,7 @@ def retarget_formula(formula: str, to: str) -> str:
     Text inside string literals is left alone; other functions are unchanged.
     """
     if to not in ("calc", "excel"):
-        raise ValueError(f"to must be 'calc' or 'excel' (got {to!r})")
+        raise InputError(f"to must be 'calc' or 'excel' (got {to!r})")
     parts = re.split(r'("(?:[^"]|"")*")', formula)
 
     def name(m):

@@ -51,6 +51,8 @@ a single cell and the function is evaluated element by element.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError, UnknownName
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,7 +238,7 @@ class Function:
 def _a(name, kind, help, unit="", default=REQUIRED, choices=(), domain=None):
     """An argument; ``{range}`` in ``help`` becomes the text of ``domain`` (exactly one of both or neither)."""
     if (domain is None) != ("{range}" not in help) or help.count("{range}") > 1:
-        raise ValueError(f"argument {name}: give a domain and one {{range}} in its help, or neither")
+        raise InputError(f"argument {name}: give a domain and one {{range}} in its help, or neither")
     text = help if domain is None else help.replace("{range}", domain.text())
     return Arg(name, kind, text, unit, default, tuple(choices), domain)
 
@@ -577,7 +579,7 @@ def get(name: str) -> Function:
     try:
         return _BY_NAME[name.upper()]
     except KeyError:
-        raise KeyError(f"no cryptoplan function {name!r}; known: {', '.join(_BY_NAME)}") from None
+        raise UnknownName(f"no cryptoplan function {name!r}; known: {', '.join(_BY_NAME)}") from None
 
 
 def as_dicts() -> list[dict]:

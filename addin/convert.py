@@ -73,6 +73,8 @@ Why text and not a real Excel error value
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError
+
 import datetime as _dt
 import math
 from dataclasses import replace
@@ -103,7 +105,7 @@ _FALSE = {"false", "no", "off", "0", "falsch", "faux"}
 _INF = {"inf", "infinity", "delay"}
 
 
-class CellError(ValueError):
+class CellError(CryptoplanError, ValueError):
     """A value that cannot become a model argument; carries the Excel error code."""
 
     def __init__(self, message: str, code: str = "#VALUE!"):

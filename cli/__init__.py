@@ -33,6 +33,7 @@ from .workbook_commands import (
     calc_addin_command, functions_command, recalc_command, retarget_command, sweep_command,
     template_command,
 )
+from cryptoplan.model.errors import CryptoplanError
 from cryptoplan.model.lazy import lazy_module
 
 __all__ = ["main"]
@@ -73,12 +74,14 @@ class _Main(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except ValueError as exc:
-            if not isinstance(exc, model_params.ParameterFileError):
-                raise
-            text = str(exc)
-            named = "CRYPTOPLAN_PARAMS" in text or not os.environ.get("CRYPTOPLAN_PARAMS")
-            raise UnusableInput(text if named else f"CRYPTOPLAN_PARAMS: {text}") from None
+        except CryptoplanError as exc:
+            if isinstance(exc, model_params.ParameterFileError):
+                text = str(exc)
+                named = "CRYPTOPLAN_PARAMS" in text or not os.environ.get("CRYPTOPLAN_PARAMS")
+                raise UnusableInput(text if named else f"CRYPTOPLAN_PARAMS: {text}") from None
+            # what a command did not turn into its own message is still the user's input, named
+            # by the error itself: one line and exit 2, never a traceback
+            raise click.UsageError(str(exc), ctx=getattr(exc, "ctx", None)) from None
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

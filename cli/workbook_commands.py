@@ -7,6 +7,8 @@ load when a command first uses them.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import OutputExists
+
 import json
 import os
 import sys
@@ -118,7 +120,7 @@ def _template_with_rmf(output, force, fill):
     dest = Path(output)
     atomic.check_destination(dest)
     if dest.exists() and not force:
-        raise FileExistsError(f"{dest} exists; use --force to overwrite it")
+        raise OutputExists(f"{dest} exists; use --force to overwrite it")
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -19,6 +19,8 @@ blank the others) evaluate element by element.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError, InputError, InputTypeError
+
 import math
 import sys
 from numbers import Real
@@ -31,7 +33,7 @@ __all__ = ["check", "check_stable", "as_float_array", "as_array", "as_choice_arr
            "index_text", "number_text", "range_text", "UnstableQueueError", "ArgumentError", "NotAvailableError"]
 
 
-class _ElementsError(ValueError):
+class _ElementsError(CryptoplanError, ValueError):
     """A ValueError that may say which elements of an array call failed (``mask``) and what
     each one's own message is (``element_message``); the two public kinds follow."""
 
@@ -111,34 +113,34 @@ def as_float_array(name: str, x, requirement: str = "must be a finite number") -
         (:class:`ArgumentError`), naming the argument, the value and ``requirement``.
     """
     if isinstance(x, (str, bytes)):
-        raise TypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})")
+        raise InputTypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})")
     ma = sys.modules.get("numpy.ma")  # a masked array exists only once numpy.ma is imported
     if ma is not None and isinstance(x, ma.MaskedArray):
-        raise TypeError(f"{name} must be plain numbers: a masked array's hidden values would be used "
+        raise InputTypeError(f"{name} must be plain numbers: a masked array's hidden values would be used "
                         "(fill or drop them first, e.g. x.filled(...) or x.compressed())")
     if isinstance(x, complex):
-        raise TypeError(f"{name} must be a real number (got a complex value); its imaginary part "
+        raise InputTypeError(f"{name} must be a real number (got a complex value); its imaginary part "
                         "would be dropped")
     try:
         raw = np.asarray(x)
     except (ValueError, TypeError, OverflowError):
         if isinstance(x, (list, tuple)):    # NumPy's "inhomogeneous shape": rows of unequal lengths
-            raise ValueError(f"{name} must be a number or a rectangular array of numbers: its nested lists "
+            raise InputError(f"{name} must be a number or a rectangular array of numbers: its nested lists "
                              f"have different lengths (got {value_text(x)})") from None
-        raise TypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})") from None
+        raise InputTypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})") from None
     if np.iscomplexobj(raw):
-        raise TypeError(f"{name} must be a real number (got a complex value); its imaginary part "
+        raise InputTypeError(f"{name} must be a real number (got a complex value); its imaginary part "
                         "would be dropped")
     if raw.dtype.kind in "mM":
-        raise TypeError(f"{name} must be a number, not a date or time (got dtype {raw.dtype})")
+        raise InputTypeError(f"{name} must be a number, not a date or time (got dtype {raw.dtype})")
     if raw.dtype == bool:
-        raise TypeError(f"{name} must be a number, not TRUE/FALSE (got {value_text(x)})")
+        raise InputTypeError(f"{name} must be a number, not TRUE/FALSE (got {value_text(x)})")
     try:
         return np.asarray(raw, dtype=float)
     except OverflowError:
         raise _beyond_float(name, raw, requirement) from None
     except (ValueError, TypeError):
-        raise TypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})") from None
+        raise InputTypeError(f"{name} must be a number or an array of numbers (got {value_text(x)})") from None
 
 
 def as_array(name: str, x) -> np.ndarray:
@@ -156,9 +158,9 @@ def as_array(name: str, x) -> np.ndarray:
         return np.asarray(x)
     except (ValueError, TypeError, OverflowError):
         if isinstance(x, (list, tuple)):
-            raise ValueError(f"{name} must be one value or a rectangular array of values: its nested lists "
+            raise InputError(f"{name} must be one value or a rectangular array of values: its nested lists "
                              f"have different lengths (got {value_text(x)})") from None
-        raise TypeError(f"{name} must be one value or an array of values (got {value_text(x)})") from None
+        raise InputTypeError(f"{name} must be one value or an array of values (got {value_text(x)})") from None
 
 
 def as_choice_array(name: str, x) -> tuple:
@@ -187,7 +189,7 @@ def as_choice_array(name: str, x) -> tuple:
     except (ValueError, TypeError):
         ragged = True
     if ragged:
-        raise ValueError(f"{name} must be one value or a rectangular array of values: its nested lists "
+        raise InputError(f"{name} must be one value or a rectangular array of values: its nested lists "
                          f"have different lengths (got {value_text(x)})")
     # an element str() refuses (an integer over 4,300 digits)
     return arr, np.array([value_text(v) for v in arr.ravel()]).reshape(arr.shape)
@@ -297,7 +299,7 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
     else:
         arr = as_float_array(name, x, _requirement(lo, hi, lo_open, hi_open))
         if scalar and arr.ndim != 0:
-            raise ValueError(f"{name} must be a single number, not a range or array (got shape "
+            raise InputError(f"{name} must be a single number, not a range or array (got shape "
                              f"{arr.shape})")
     rng = range_text(lo, hi, lo_open, hi_open) if lo is not None or hi is not None else ""
     tests = [(~np.isfinite(arr), "must be a finite number")]
@@ -338,7 +340,7 @@ def broadcast(**named) -> list:
         return np.broadcast_arrays(*(np.asarray(v) for v in named.values()))
     except ValueError:
         shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in named.items() if np.ndim(v))
-        raise ValueError(f"the array arguments do not fit together ({shapes}): give arrays of one "
+        raise InputError(f"the array arguments do not fit together ({shapes}): give arrays of one "
                          "shape, or shapes that broadcast (one of them 1 along each axis)") from None
 
 

@@ -24,6 +24,8 @@ value is checked), so that :mod:`cryptoplan.model.params` can use it and stay li
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import math
 from dataclasses import dataclass, replace
 
@@ -77,7 +79,7 @@ class FromFigure:
         fig = figure(self.figure_id)
         raw = getattr(fig, self.field) if self.field in ("low", "high", "value") else fig.conditions.get(self.field)
         if raw is None or raw == "":
-            raise ValueError(f"figure {self.figure_id} has no {self.field}: it cannot bound an argument")
+            raise InputError(f"figure {self.figure_id} has no {self.field}: it cannot bound an argument")
         number = float(raw)
         return number if self.divisor == 1.0 else float(math.floor(number / self.divisor))
 
@@ -189,7 +191,7 @@ class Domain:
                       lo_open=self.lo_open if lo_open is None else lo_open,
                       hi_open=self.hi_open if hi_open is None else hi_open)
         if not out.within(self):
-            raise ValueError(f"{self.name}: {out.text()} is not within {self.text()}: a narrowing cannot widen")
+            raise InputError(f"{self.name}: {out.text()} is not within {self.text()}: a narrowing cannot widen")
         return out
 
 

@@ -7,6 +7,8 @@ with a model value.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError, InputError, UnknownName
+
 import contextvars
 import csv
 import math
@@ -25,7 +27,7 @@ COLUMNS = ("id", "source", "quote", "quantity", "platform", "crypto_card", "addr
            "function", "handshake", "baseline", "value", "low", "high", "unit", "kind", "tolerance", "note")
 
 
-class FigureTableError(ValueError):
+class FigureTableError(CryptoplanError, ValueError):
     """A figures table that cannot be read: names the file, the line and what is accepted."""
 
 _table: contextvars.ContextVar[str | None] = contextvars.ContextVar("cryptoplan_figures", default=None)
@@ -166,7 +168,7 @@ class Figure:
         if self.kind == "lower_bound":
             lo = self.low if self.low is not None else self.value
             return lo - tol * abs(lo), float("inf")
-        raise ValueError(f"figure {self.id}: unknown kind {self.kind!r}")
+        raise InputError(f"figure {self.id}: unknown kind {self.kind!r}")
 
     def target(self) -> float:
         """The single number a least-squares fit aims at (midpoint for ranges)."""
@@ -218,7 +220,7 @@ def figure(fid: str, path=None) -> Figure:
     try:
         return load_figures(path)[fid]
     except KeyError:
-        raise KeyError(f"figure {fid!r} is not in data/figures.csv") from None
+        raise UnknownName(f"figure {fid!r} is not in data/figures.csv") from None
 
 
 def figure_value(fid: str, path=None) -> float:

@@ -10,6 +10,8 @@ number is written in code: the fit derives every parameter from the rows of
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError, InputError, InputTypeError, UnknownName
+
 import contextvars
 import json
 import math
@@ -93,7 +95,7 @@ def normalize_choice(name: str, value, allowed, aliases=None):
     (value, vocabulary); values that cannot be cached (unhashable) are folded afresh.
     """
     if value is None:
-        raise ValueError(f"{name} is required; accepted values: {', '.join(map(str, allowed))}")
+        raise InputError(f"{name} is required; accepted values: {', '.join(map(str, allowed))}")
     allowed = tuple(allowed)
     alias_items = tuple((aliases or {}).items())
     try:
@@ -101,7 +103,7 @@ def normalize_choice(name: str, value, allowed, aliases=None):
     except (TypeError, ValueError):  # an unhashable entry; an integer too long for str()
         hit = None
     if hit is None:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))} (got {value_text(value)})")
+        raise InputError(f"{name} must be one of {', '.join(map(str, allowed))} (got {value_text(value)})")
     return hit
 
 
@@ -136,7 +138,7 @@ def normalize_key(key_type, key_size) -> tuple[str, int]:
     except (TypeError, ValueError, OverflowError):
         size = float("nan")
     if not (size == size and abs(size) != float("inf")) or size != int(size) or int(size) not in allowed:
-        raise ValueError(f"key_size for {kt} must be one of {', '.join(map(str, allowed))} "
+        raise InputError(f"key_size for {kt} must be one of {', '.join(map(str, allowed))} "
                          f"bits (got {value_text(key_size)})")
     return kt, int(size)
 
@@ -157,7 +159,7 @@ def normalize_key_reuse(key_reuse) -> float:
     if isinstance(key_reuse, (bool, np_bool_types())) or not isinstance(key_reuse, (str, int, float)) and not hasattr(
             key_reuse, "__float__"):
         # TRUE is not 1 message per key, and a table or a list is no count at all
-        raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
+        raise InputError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
                          f"(got {value_text(key_reuse)})")
     if isinstance(key_reuse, str):
         if key_reuse.strip().lower() in ("unlimited", "inf", "infinite"):
@@ -167,14 +169,14 @@ def normalize_key_reuse(key_reuse) -> float:
         try:
             key_reuse = float(key_reuse)
         except ValueError:
-            raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
+            raise InputError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
                              f"(got {value_text(key_reuse)})") from None
     try:
         k = float(key_reuse)
     except OverflowError:       # an integer beyond the float range: beyond any KEYREUSE
         k = float("nan")
     if not (k == float("inf") or KEY_REUSE.contains(k)):     # the KEYREUSE range of the reference facts
-        raise ValueError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
+        raise InputError(f"key_reuse must be a whole number {KEY_REUSE.text()} or 'unlimited' "
                          f"(got {value_text(key_reuse)})")
     return k
 
@@ -188,7 +190,7 @@ def normalize_address_space(address_space) -> str:
                     "tcp": "TCPIP"})
 
 
-class ParameterFileError(ValueError):
+class ParameterFileError(CryptoplanError, ValueError):
     """A parameter file the user named cannot be used: unreadable, too large, not JSON, invalid.
 
     A user error (a :class:`ValueError`), never an internal one: its message names the file
@@ -421,7 +423,7 @@ class Parameters:
         try:
             return self.values[name]
         except KeyError:
-            raise KeyError(f"parameter {name!r} missing from {self.path}; re-run `cryptoplan fit`") from None
+            raise UnknownName(f"parameter {name!r} missing from {self.path}; re-run `cryptoplan fit`") from None
 
 
 _default: dict = {}     # $CRYPTOPLAN_PARAMS (or None) -> Parameters
@@ -459,7 +461,7 @@ _override: contextvars.ContextVar[dict | None] = contextvars.ContextVar("cryptop
 def using_parameters(parameters: Parameters):
     """Evaluate the models with this :class:`Parameters` set inside the block."""
     if not isinstance(parameters, Parameters):
-        raise TypeError(f"using_parameters takes a Parameters set (Parameters.load(path)), got "
+        raise InputTypeError(f"using_parameters takes a Parameters set (Parameters.load(path)), got "
                         f"{type(parameters).__name__}")
     token = _active.set(parameters)
     try:

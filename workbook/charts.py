@@ -9,6 +9,8 @@ matplotlib (about 0.1 s) loads when a chart is drawn, not when the command line 
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import os
 import re
 import textwrap
@@ -39,7 +41,7 @@ def plot_format(path) -> str:
     suffix = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or "png"
     supported = FigureCanvasBase.get_supported_filetypes()
     if suffix not in supported:
-        raise ValueError(f"--plot {os.fspath(path)}: a plot is an image; end the name in .png (or "
+        raise InputError(f"--plot {os.fspath(path)}: a plot is an image; end the name in .png (or "
                          f"{', '.join('.' + f for f in sorted(supported) if f != 'png')}), not .{suffix}")
     return suffix
 

@@ -8,6 +8,8 @@ the horizon (one printed page).
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import html
 import math
 import os
@@ -107,7 +109,7 @@ def _table(head, rows, text_columns=1) -> list[str]:
 
 def _check_scalar(result: PlanResult) -> None:
     if np.ndim(result.bottleneck) != 0:
-        raise ValueError("a report describes one scenario: evaluate the plan with scalar rates, growth and months")
+        raise InputError("a report describes one scenario: evaluate the plan with scalar rates, growth and months")
 
 
 def timeline_lines(result: PlanResult) -> list[str]:

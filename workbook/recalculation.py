@@ -21,6 +21,8 @@ Exit codes of ``cryptoplan recalc`` (also :attr:`Recalculation.exit_code`):
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError, InputError
+
 import math
 import os
 import re
@@ -55,7 +57,7 @@ __all__ = [
 EXIT_OK, EXIT_ERROR_VALUES, EXIT_USAGE, EXIT_NOT_COMPUTED, EXIT_BAD_FILE = 0, 1, 2, 3, 4
 
 
-class RecalcError(Exception):
+class RecalcError(CryptoplanError):
     """A workbook or request that cannot be processed (exit code 4); nothing is written."""
 
 
@@ -209,16 +211,16 @@ def parse_assignment(text: str) -> tuple[str, object]:
     ``"=1+1"``, never a formula).  An empty value empties the cell.
     """
     if "=" not in text:
-        raise ValueError(f"--set {text!r}: expected NAME=VALUE")
+        raise InputError(f"--set {text!r}: expected NAME=VALUE")
     name, value = text.split("=", 1)
     name = name.strip()
     if not name:
-        raise ValueError(f"--set {text!r}: the name is empty")
+        raise InputError(f"--set {text!r}: the name is empty")
     check_utf8("--set: the name", name)
     try:
         return name, parse_value(value)
     except ValueError as exc:
-        raise ValueError(f"--set {name}: {exc}") from None
+        raise InputError(f"--set {name}: {exc}") from None
 
 
 # A number as a spreadsheet user types it: no digit separators ("1_000" stays text), no
@@ -234,7 +236,7 @@ def check_utf8(what: str, text: str) -> None:
             raw = text.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:
             raw = text.encode("utf-8", "backslashreplace")
-        raise ValueError(f"{what} {raw!r} is not valid UTF-8 text: give it in UTF-8")
+        raise InputError(f"{what} {raw!r} is not valid UTF-8 text: give it in UTF-8")
 
 
 def parse_value(value: str):
@@ -246,7 +248,7 @@ def parse_value(value: str):
         return value
     f = float(value)
     if not math.isfinite(f):
-        raise ValueError(f"the number {value!r} is outside the range of a spreadsheet number (about 1.8e308)")
+        raise InputError(f"the number {value!r} is outside the range of a spreadsheet number (about 1.8e308)")
     return f
 
 

@@ -13,6 +13,8 @@ package (charts, styles, cached values) is copied byte for byte.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError, OutputExists
+
 import os
 import re
 import zipfile
@@ -115,15 +117,15 @@ def retarget(src, dest, to: str, *, force: bool = False) -> int:
         ``dest`` exists and ``force`` is not set.
     """
     if to not in TARGETS:
-        raise ValueError(f"to must be one of {', '.join(TARGETS)} (got {to!r})")
+        raise InputError(f"to must be one of {', '.join(TARGETS)} (got {to!r})")
     if os.path.exists(dest) and not force:
-        raise FileExistsError(f"{dest} exists; use --force to overwrite it")
+        raise OutputExists(f"{dest} exists; use --force to overwrite it")
     # the package reader recalc uses: a regular file, a ZIP, Open XML content types, no
     # encrypted or duplicate member, each part read with recalc's size cap
     try:
         pkg = Package(src)
     except WorkbookFileError as exc:
-        raise ValueError(str(exc)) from None
+        raise InputError(str(exc)) from None
     total = 0
     try:
         with pkg.zip, atomic_target(dest) as tmp:
@@ -135,5 +137,5 @@ def retarget(src, dest, to: str, *, force: bool = False) -> int:
                         total += n
                     zout.writestr(info, data)
     except WorkbookFileError as exc:
-        raise ValueError(str(exc)) from None
+        raise InputError(str(exc)) from None
     return total

@@ -16,6 +16,8 @@ one per chunk and :func:`write_sweep` streams them to a file (memory bounded by 
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError, UnknownName
+
 import csv
 import math
 import os
@@ -57,16 +59,16 @@ def grid_values(start: float, stop: float, step: float) -> list[float]:
     so ``0.1:0.3:0.1`` gives ``[0.1, 0.2, 0.3]``.
     """
     if step == 0 or not all(map(math.isfinite, (start, stop, step))):
-        raise ValueError("step must be a finite non-zero number")
+        raise InputError("step must be a finite non-zero number")
     span = (stop - start) / step
     if span < -1e-9:
-        raise ValueError(f"{start}:{stop}:{step} is empty (the step goes the wrong way)")
+        raise InputError(f"{start}:{stop}:{step} is empty (the step goes the wrong way)")
     if not span < MAX_SCENARIOS:       # also an overflow to inf (1:1e300:1e-300)
         how_many = f"about {span + 1:.3g}" if math.isfinite(span) else "more than 1e308"
-        raise ValueError(f"{start:g}:{stop:g}:{step:g} has {how_many} values, over the limit of {MAX_SCENARIOS:,}")
+        raise InputError(f"{start:g}:{stop:g}:{step:g} has {how_many} values, over the limit of {MAX_SCENARIOS:,}")
     count = int(math.floor(span + 1e-9)) + 1
     if count > MAX_SCENARIOS:
-        raise ValueError(f"{start}:{stop}:{step} has {count:,} values, over {MAX_SCENARIOS:,}")
+        raise InputError(f"{start}:{stop}:{step} has {count:,} values, over {MAX_SCENARIOS:,}")
     return [float(f"{start + i * step:.12g}") for i in range(count)]
 
 
@@ -81,25 +83,25 @@ def parse_vary(text: str) -> tuple[str, list]:
     Values that parse as numbers are numbers, others text (``Policy=integrity,privacy``).
     """
     if "=" not in text:
-        raise ValueError(f"--vary {text!r}: expected NAME=v1,v2,... or NAME=start:stop:step")
+        raise InputError(f"--vary {text!r}: expected NAME=v1,v2,... or NAME=start:stop:step")
     name, spec = text.split("=", 1)
     name = name.strip()
     if not name or not spec.strip():
-        raise ValueError(f"--vary {text!r}: expected NAME=v1,v2,... or NAME=start:stop:step")
+        raise InputError(f"--vary {text!r}: expected NAME=v1,v2,... or NAME=start:stop:step")
     check_utf8("--vary: the name", name)
     parts = spec.split(":")
     if ":" in spec and "," not in spec and len(parts) != 3:
-        raise ValueError(f"--vary {text!r}: a range is start:stop:step, three numbers")
+        raise InputError(f"--vary {text!r}: a range is start:stop:step, three numbers")
     if len(parts) == 3 and "," not in spec:
         try:
             a, b, c = (float(p) for p in parts)
         except ValueError:
-            raise ValueError(f"--vary {text!r}: start:stop:step must be numbers") from None
+            raise InputError(f"--vary {text!r}: start:stop:step must be numbers") from None
         return name, grid_values(a, b, c)
     try:
         return name, [parse_value(v.strip()) for v in spec.split(",")]
     except ValueError as exc:
-        raise ValueError(f"--vary {name}: {exc}") from None
+        raise InputError(f"--vary {name}: {exc}") from None
 
 
 class SweepResult:
@@ -188,7 +190,7 @@ class SweepResult:
         matches = [k for k in self.outputs if low in k.lower()]
         if len(matches) == 1:
             return matches[0]
-        raise KeyError(f"no output {key!r}; outputs: {', '.join(self.outputs)}")
+        raise UnknownName(f"no output {key!r}; outputs: {', '.join(self.outputs)}")
 
     _names: dict = {}
     _exit: int | None = None
@@ -223,7 +225,7 @@ class SweepResult:
         path = os.fspath(path)
         suffix = os.path.splitext(path)[1].lower()
         if suffix not in (".csv", ".xlsx"):
-            raise ValueError(f"{path}: the results file must end in .csv or .xlsx")
+            raise InputError(f"{path}: the results file must end in .csv or .xlsx")
         with atomic_target(path) as tmp:
             with _writer(tmp, suffix) as write:
                 write(self, header=True)
@@ -420,7 +422,7 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
         As :func:`sweep`, before the first chunk is evaluated.
     """
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
-        raise ValueError(f"chunk_size = {chunk_size!r}: a whole number >= 1")
+        raise InputError(f"chunk_size = {chunk_size!r}: a whole number >= 1")
     fixed = dict(fixed or {})
     names, lists, n = _scenarios(vary, zip_inputs, fixed)
     objects = [_as_objects(v) for v in lists]
@@ -564,7 +566,7 @@ def write_sweep(chunks, path, *, keep: bool = False):
     path = os.fspath(path)
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in (".csv", ".xlsx"):
-        raise ValueError(f"{path}: the results file must end in .csv or .xlsx")
+        raise InputError(f"{path}: the results file must end in .csv or .xlsx")
     n, code, kept, outputs, errors = 0, EXIT_OK, [], 0, {}
     with atomic_target(path) as tmp:
         with _writer(tmp, suffix) as write:

@@ -27,6 +27,8 @@ Instructions" (formats and normalization); IBM, "z/OS MVS System Management Faci
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError, InputError
+
 import math
 
 __all__ = ["HfpError", "hfp_to_float", "HFP_SHORT", "HFP_LONG"]
@@ -35,7 +37,7 @@ __all__ = ["HfpError", "hfp_to_float", "HFP_SHORT", "HFP_LONG"]
 HFP_SHORT, HFP_LONG = 4, 8
 
 
-class HfpError(ValueError):
+class HfpError(CryptoplanError, ValueError):
     """Bytes that are not an HFP number RMF writes; ``offset`` is where they start."""
 
     def __init__(self, message: str, offset: int):
@@ -67,7 +69,7 @@ def hfp_to_float(raw, offset: int = 0, length: int = HFP_LONG) -> float:
         message names the byte offset and the bytes in hexadecimal.
     """
     if length not in (HFP_SHORT, HFP_LONG):
-        raise ValueError(f"an HFP number is 4 or 8 bytes, not {length}")
+        raise InputError(f"an HFP number is 4 or 8 bytes, not {length}")
     chunk = bytes(raw[offset:offset + length])
     if len(chunk) != length:
         raise HfpError(f"byte offset {offset}: an HFP number of {length} bytes runs past the end of the data "

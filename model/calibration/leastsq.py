@@ -57,6 +57,8 @@ References
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -260,7 +262,7 @@ def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: b
     Solution
     """
     if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+        raise InputError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
     names = tuple(params)
     varied = np.array([params[n].vary for n in names])
     x_all = np.array([params[n].value for n in names], dtype=float)

@@ -11,6 +11,8 @@ cannot be used.  The readers (:mod:`~cryptoplan.model.calibration.rmf_crypto`,
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError
+
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -23,7 +25,7 @@ __all__ = ["MEASUREMENT_RTOL", "CalibrationError", "Observation", "located", "pa
 MEASUREMENT_RTOL = 0.01
 
 
-class CalibrationError(ValueError):
+class CalibrationError(CryptoplanError, ValueError):
     """Site data that cannot be used: names the file, the line and what is accepted."""
 
 

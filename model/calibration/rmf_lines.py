@@ -25,6 +25,8 @@ did not print a number for.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputTypeError
+
 from .rmf_records import CryptoActivity, card_generation
 
 __all__ = ["report_lines", "MODELLED_GENERATIONS"]
@@ -80,7 +82,7 @@ def report_lines(records, interval: str | None = None, system: str | None = None
 
     for r in records:
         if not isinstance(r, CryptoActivity):
-            raise TypeError(f"report_lines takes CryptoActivity records (got {type(r).__name__})")
+            raise InputTypeError(f"report_lines takes CryptoActivity records (got {type(r).__name__})")
         if (interval is not None and r.interval != interval) or (system is not None and r.system != system):
             continue
         if r.section == "PKCS11":

@@ -33,6 +33,8 @@ References
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError
+
 import csv
 import io
 from dataclasses import dataclass
@@ -61,7 +63,7 @@ CHANNEL_COLUMNS = _COMMON + ("Chl_Name", "Type", "Msg_All_Count", "Number_Bytes"
 MESSAGE_CHANNEL_TYPES = ("Sender", "Receiver", "Server", "Requester", "ClusSdr", "ClusRcvr")
 
 
-class SmfError(ValueError):
+class SmfError(CryptoplanError, ValueError):
     """A file that is not the formatter's output, or a value that cannot be one: names file and line."""
 
 

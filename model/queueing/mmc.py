@@ -25,6 +25,8 @@ References
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -276,7 +278,7 @@ def _smallest_feasible(start, feasible):
         bad[idx] = good[idx]
         good[idx] = np.maximum(2.0 * good[idx], good[idx] + 1.0)
         if (good[idx] > MAX_SERVERS).any():
-            raise ValueError(f"the targets need more than {MAX_SERVERS:,} servers; "
+            raise InputError(f"the targets need more than {MAX_SERVERS:,} servers; "
                              "check the units of max_wait and service_time")
         pending[idx] = ~feasible(good[idx], idx)
     gap = good - bad > 1.0               # bisect on integers: bad infeasible, good feasible
@@ -339,7 +341,7 @@ def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
     if max_wait is not None:
         targets["w"] = MAX_WAIT.check(max_wait)
     if (wait_percentile is None) != (max_percentile_wait is None):
-        raise ValueError("wait_percentile and max_percentile_wait go together: give both or neither")
+        raise InputError("wait_percentile and max_percentile_wait go together: give both or neither")
     if wait_percentile is not None:
         targets["p"] = PERCENTILE.check(wait_percentile, "wait_percentile")
         targets["t"] = MAX_PERCENTILE_WAIT.check(max_percentile_wait)
@@ -366,7 +368,7 @@ def mmc_servers(arrival_rate, service_time, max_utilization=None, max_wait=None,
         return ok
 
     if (np.floor(a) + 1.0 > MAX_SERVERS).any():     # before the doubling, which would overflow at 1e308
-        raise ValueError(f"the targets need more than {MAX_SERVERS:,} servers: the offered load arrival_rate x "
+        raise InputError(f"the targets need more than {MAX_SERVERS:,} servers: the offered load arrival_rate x "
                          f"service_time is {float(a.max()):g} erlangs; check the units of arrival_rate and "
                          "service_time")
     good = _smallest_feasible(np.floor(a) + 1.0, feasible)

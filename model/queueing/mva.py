@@ -42,6 +42,8 @@ References
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,31 +74,31 @@ class MVAResult:
 def _network(population, demands, servers, think_time):
     n_max = POPULATION.check(population)
     if not np.isscalar(n_max):
-        raise ValueError(f"population must be a single whole number {POPULATION.text()}")
+        raise InputError(f"population must be a single whole number {POPULATION.text()}")
     d = np.atleast_1d(DEMAND.check(demands)).astype(float)
     if d.ndim != 1:
-        raise ValueError("demands must be a 1-D list of per-station service demands")
+        raise InputError("demands must be a 1-D list of per-station service demands")
     if d.size == 0:
-        raise ValueError("demands must list at least one station (got an empty list)")
+        raise InputError("demands must list at least one station (got an empty list)")
     if servers is None:
         m = np.ones_like(d)
     else:
         m = np.atleast_1d(as_float_array("servers", servers))
         if m.shape != d.shape:
-            raise ValueError(f"servers must have one entry per station ({d.size}), got {m.size}")
+            raise InputError(f"servers must have one entry per station ({d.size}), got {m.size}")
         bad = ~((m >= 1) & ((m == np.floor(m)) | np.isinf(m)))
         if bad.any():
             i = int(np.argmax(bad))
-            raise ValueError(f"servers must be whole numbers >= 1 or inf for a delay station "
+            raise InputError(f"servers must be whole numbers >= 1 or inf for a delay station "
                              f"(got {m[i]:g} at index {i})")
     z = THINK_TIME.check(think_time)
     if np.ndim(z) != 0:
-        raise ValueError(f"think_time must be a single number {THINK_TIME.text()} (got an array of shape "
+        raise InputError(f"think_time must be a single number {THINK_TIME.text()} (got an array of shape "
                          f"{np.shape(z)}): one network has one think time; call mva once per think time")
     # One customer's cycle time is z + sum(d); below ~1e-300 its reciprocal
     # (the throughput) overflows a double, so such input is rejected, not returned as inf.
     if z + d.sum() < 1e-300:
-        raise ValueError("demands and think_time are all zero or below 1e-300 in sum (got "
+        raise InputError("demands and think_time are all zero or below 1e-300 in sum (got "
                          f"{z + d.sum():g}): a cycle must take some time, or the throughput "
                          "would be infinite")
     return int(n_max), d, m, float(z)
@@ -156,7 +158,7 @@ def mva(population, demands, servers=None, think_time=0.0) -> MVAResult:
     with np.errstate(over="ignore", under="ignore"):
         out_x, out_r = out_x / unit, out_r * unit
     if not (np.isfinite(out_r).all() and np.isfinite(out_r.sum(axis=1)).all()):
-        raise ValueError(f"the response time at population {n_max} exceeds the largest double "
+        raise InputError(f"the response time at population {n_max} exceeds the largest double "
                          f"(demands up to {d.max():g}, think_time {z:g}): use a larger time unit")
     return MVAResult(population=np.arange(1, n_max + 1), throughput=out_x,
                      response=out_r.sum(axis=1), residence=out_r, queue_length=out_q,
@@ -188,7 +190,7 @@ def _check_work(n_max, d, m):
     if work > MAX_MVA_WORK:
         multi = int(np.sum((np.where(np.isinf(m), 1.0, m) > 1.0) & (d > 0.0)))
         population = f"{n_max:,}" if n_max < 1e15 else f"{float(n_max):.3g}"
-        raise ValueError(
+        raise InputError(
             f"exact MVA of this network takes {'about %.2g' % work if np.isfinite(work) else 'more than 1e300'} "
             f"recursion steps (population {population}, "
             f"{multi} multi-server stations: 2^{multi} networks), over the {MAX_MVA_WORK:.0e} one call "
@@ -315,32 +317,32 @@ def _schweitzer_inputs(populations, station, demand, think_time, stations, tol, 
     station indices (C, V), number of stations, think times (C,), iteration limit)."""
     n = np.atleast_1d(POPULATION.check(populations, "populations")).astype(float)
     if n.ndim != 1:
-        raise ValueError(f"populations must be a 1-D list, one whole number per class (got shape {n.shape})")
+        raise InputError(f"populations must be a 1-D list, one whole number per class (got shape {n.shape})")
     d = np.atleast_2d(DEMAND.check(demand, "demand")).astype(float)
     s = np.atleast_2d(as_array("station", station))
     if d.ndim != 2 or d.shape != s.shape or d.shape[0] != n.size:
-        raise ValueError(f"station and demand must both have shape (classes, visits) = ({n.size}, V); "
+        raise InputError(f"station and demand must both have shape (classes, visits) = ({n.size}, V); "
                          f"got {s.shape} and {d.shape}")
     if s.size and (not np.issubdtype(s.dtype, np.integer) or s.min() < 0):
-        raise ValueError("station must hold whole-number station indices >= 0")
+        raise InputError("station must hold whole-number station indices >= 0")
     s = s.astype(np.int64)
     if stations is None:
         k = int(s.max(initial=-1)) + 1
         if k > MAX_STATIONS:
-            raise ValueError(f"station indices must be below {MAX_STATIONS:.0f} (got {k - 1}): number the "
+            raise InputError(f"station indices must be below {MAX_STATIONS:.0f} (got {k - 1}): number the "
                              "stations densely")
     else:
         k = int(STATIONS.check(stations, scalar=True))
     if s.size and s.max() >= k:
-        raise ValueError(f"station indices must be below stations={k} (got {int(s.max())})")
+        raise InputError(f"station indices must be below stations={k} (got {int(s.max())})")
     z = np.asarray(THINK_TIME.check(think_time), dtype=float)
     if z.ndim > 1 or (z.ndim == 1 and z.size != n.size):
-        raise ValueError(f"think_time must be one number or one per class ({n.size}), got shape {z.shape}")
+        raise InputError(f"think_time must be one number or one per class ({n.size}), got shape {z.shape}")
     z = np.broadcast_to(z, n.shape)
     MVA_TOLERANCE.check(tol, scalar=True)
     max_iter = int(MAX_ITERATIONS.check(max_iter, scalar=True))
     if np.any(z + d.sum(axis=1) < 1e-300):
-        raise ValueError("every class needs a cycle that takes some time: demands and think_time "
+        raise InputError("every class needs a cycle that takes some time: demands and think_time "
                          "sum to 0 for at least one class")
     return n, d, s, k, z, max_iter
 

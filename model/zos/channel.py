@@ -77,6 +77,8 @@ References
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import numpy as np
 
 from ..domains import (CHANNEL_PAIRS, CHANNEL_REQUESTERS, CPS, DISPATCHERS, IDLE_SSLTASKS, MESSAGE_KB,
@@ -140,7 +142,7 @@ def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed
                                    else task_elapsed_ratio, scalar=True)
     if roundtrip_us is None:
         if not _rt_measured(m, c):
-            raise ValueError(
+            raise InputError(
                 "roundtrip_us is required for this mode and cipher: Sharkey's AT-TLS channels blog (2021) published round trips "
                 "only for mode SSLCIPH or ATTLS with TLS_CHACHA20_POLY1305_SHA256 (the software "
                 f"cipher), got mode={m}, cipher={c}; pass the round trip of one transaction alone "
@@ -160,7 +162,7 @@ def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed
         out["srb_decrypt"] = (parts["TCPIP"] - none["TCPIP"]) / 2.0
     busy = 2.0 * (2.0 * out["ssl_task"] + 2.0 * out["dispatcher"] + out["srb_encrypt"] + out["srb_decrypt"])
     if busy > rt:
-        raise ValueError(
+        raise InputError(
             f"the task and SRB time of one transaction ({busy:.0f} µs over both LPARs) exceeds the round "
             f"trip ({rt:.0f} µs): lower task_elapsed_ratio (got {rho:g}) or check roundtrip_us")
     out["delay"] = rt - busy
@@ -244,7 +246,7 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
     disps = int(DISPATCHERS.check(dispatchers, scalar=True))
     if m == "SSLCIPH":
         if ssltasks is None:
-            raise ValueError(f"ssltasks (SSLTASKS, a whole number {SSLTASKS.text()}) is required for mode SSLCIPH")
+            raise InputError(f"ssltasks (SSLTASKS, a whole number {SSLTASKS.text()}) is required for mode SSLCIPH")
         tasks = int(SSLTASKS.check(ssltasks, scalar=True))
     else:
         tasks = 0
@@ -294,7 +296,7 @@ def _with_cpus(station, demand, think, cpu_us, cps, first, dem):
     """
     rest = think - 2.0 * cpu_us
     if rest < 0.0:
-        raise ValueError(f"the round trip ({dem['roundtrip']:.0f} µs) is shorter than the task time and the "
+        raise InputError(f"the round trip ({dem['roundtrip']:.0f} µs) is shorter than the task time and the "
                          f"CPU of one transaction on both LPARs ({dem['roundtrip'] - rest:.0f} µs): check "
                          "roundtrip_us and task_elapsed_ratio")
     q = cpu_us / cps

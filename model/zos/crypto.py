@@ -63,6 +63,8 @@ References
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 from typing import NamedTuple
 
 import numpy as np
@@ -113,7 +115,7 @@ def operation_function(operation, key_type) -> str:
     kt = str(key_type).strip().upper()
     if kt == "NISTECC":
         if op in ("key_encrypt", "key_decrypt"):
-            raise ValueError("NISTECC keys cannot encrypt (RACDCERT KEYUSAGE has no DATAENCRYPT "
+            raise InputError("NISTECC keys cannot encrypt (RACDCERT KEYUSAGE has no DATAENCRYPT "
                              "for NISTECC): use RSA for Privacy and Confidentiality")
         return "CCA_ECC"
     return {"sign": "CCA_RSA", "verify": "RSA_ME", "key_encrypt": "RSA_ME",

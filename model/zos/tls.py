@@ -31,6 +31,8 @@ References
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import numpy as np
 
 from .._validate import UnstableQueueError
@@ -96,10 +98,10 @@ def tls_roundtrip_us(mode, cipher, message_kb):
     m = normalize_mode(mode)
     c = normalize_cipher(cipher)
     if m == "none":
-        raise ValueError("mode must be SSLCIPH or ATTLS for tls_roundtrip_us: no unprotected round "
+        raise InputError("mode must be SSLCIPH or ATTLS for tls_roundtrip_us: no unprotected round "
                          "trips are published")
     if CIPHERS[c][1]:
-        raise ValueError(f"round trips are published for the software cipher "
+        raise InputError(f"round trips are published for the software cipher "
                          f"TLS_CHACHA20_POLY1305_SHA256 only (got {c}); with hardware ciphers "
                          "Sharkey's AT-TLS channels blog (2021) reports SSLCIPH and AT-TLS round trips as similar and network-bound")
     kb = ROUNDTRIP_MESSAGE_KB.check(message_kb)  # the measured range only
@@ -274,7 +276,7 @@ def tls_cost_us(mode, cipher, message_kb, address_space=None, sslrkeyc=0, platfo
     if normalize_mode(mode) == "SSLCIPH":
         parts["CHIN"] = parts["CHIN"] + renegotiation_cost_us(cipher, message_kb, sslrkeyc, plat)
     elif SSLRKEYC.check(sslrkeyc, scalar=True) != 0:
-        raise ValueError("sslrkeyc applies to mode SSLCIPH only (AT-TLS renegotiates on a timer)")
+        raise InputError("sslrkeyc applies to mode SSLCIPH only (AT-TLS renegotiates on a timer)")
     if space == "total":
         return parts["MSTR"] + parts["CHIN"] + parts["TCPIP"]
     return parts[space]
@@ -305,7 +307,7 @@ def _start_platform(platform) -> str:
     try:
         return normalize_choice("platform", platform, START_PLATFORMS)
     except ValueError as e:
-        raise ValueError(f"{e}: the channel-start table has z15 and z16 columns only") from None
+        raise InputError(f"{e}: the channel-start table has z15 and z16 columns only") from None
 
 
 def channel_start_cost_us(mode, cipher=None, address_space=None, platform="z16"):
@@ -352,7 +354,7 @@ def channel_start_cost_us(mode, cipher=None, address_space=None, platform="z16")
     space = normalize_address_space(address_space)
     plat = _start_platform(platform)
     if space == "MSTR":
-        raise ValueError("no MSTR cost is published for channel starts: use total, CHIN or TCPIP")
+        raise InputError("no MSTR cost is published for channel starts: use total, CHIN or TCPIP")
     tcp_none = figure("s002_start_cost_tcpip_none_us").target()
     tls12_total = figure(f"ref_start_cpu_rsa_aes256cbc_{plat}_ms").target() * 1000.0
     chin_none = ((tls12_total - tcp_none - _handshake_records_tcpip_us("TLS1.2"))
@@ -502,7 +504,7 @@ def _start_rate_id(cipher: str, plat: str) -> str:
     """The start-table row of an SSLCIPH cipher: its handshake, not its bulk cipher, sets the rate."""
     if _family(cipher).startswith("tls13"):
         if plat != "z16":
-            raise ValueError(f"no TLS 1.3 channel-start rate is published for {plat} (the table "
+            raise InputError(f"no TLS 1.3 channel-start rate is published for {plat} (the table "
                              "has z16's only): use platform z16 or a TLS 1.2 cipher")
         return "ref_start_rate_tls13_z16"
     if "ECDHE_ECDSA" in cipher:
@@ -552,7 +554,7 @@ def channel_start_rate(mode, cipher=None, platform="z16"):
     rates = [figure(i).target() for i in sorted(ids)]
     low_u, high_u = max(rates) / (span.high / 100.0), min(rates) / (span.low / 100.0)
     if low_u > high_u:
-        raise ValueError(f"the {plat} SSLCIPH start rates ({', '.join(f'{r:g}' for r in rates)}/s) spread "
+        raise InputError(f"the {plat} SSLCIPH start rates ({', '.join(f'{r:g}' for r in rates)}/s) spread "
                          "wider than 's002_start_rate_sslciph' allows: no unsecured rate puts them all "
                          f"between {span.low:g}% and {span.high:g}% of it")
     unsecured = 0.5 * (low_u + high_u)
@@ -570,7 +572,7 @@ def channel_stop_cost_us(mode, address_space=None):
     chin = figure("s002_stop_cost_chin_sslciph_us" if m == "SSLCIPH" else "s002_stop_cost_chin_none_attls_us").target()
     tcp = figure("s002_stop_cost_tcpip_attls_us" if m == "ATTLS" else "s002_stop_cost_tcpip_none_sslciph_us").target()
     if space == "MSTR":
-        raise ValueError("no MSTR cost is published for channel stops: address_space must be total, CHIN or TCPIP")
+        raise InputError("no MSTR cost is published for channel stops: address_space must be total, CHIN or TCPIP")
     return {"CHIN": chin, "TCPIP": tcp, "total": chin + tcp}[space]
 
 
@@ -578,7 +580,7 @@ def _ratio(fid: str) -> float:
     """A published percentage change as a multiplier (1 + v/100)."""
     f = figure(fid)
     if f.unit != "pct_change":
-        raise ValueError(f"{fid} is not a percentage change")
+        raise InputError(f"{fid} is not a percentage change")
     return 1.0 + f.target() / 100.0
 
 
@@ -594,7 +596,7 @@ def _flag(name, value) -> bool:
             return False
     elif isinstance(value, (int, float, np.integer, np.floating)) and value in (0, 1):
         return bool(value)
-    raise ValueError(f"{name} must be TRUE or FALSE (got {value!r})")
+    raise InputError(f"{name} must be TRUE or FALSE (got {value!r})")
 
 
 def _handshake(key_exchange, certificate, protocol, resumption, sysplex_tickets, fips, card_mode,
@@ -609,12 +611,12 @@ def _handshake(key_exchange, certificate, protocol, resumption, sysplex_tickets,
                                                       _flag("sysplex_tickets", sysplex_tickets),
                                                       _flag("fips", fips), _flag("heappools64", heappools64))
     if not heappools64:
-        raise ValueError("Nyamful's z/OS 3.1 TLS update (2024) prints no factor for HEAPPOOLS64(OFF) (only that the savings are "
+        raise InputError("Nyamful's z/OS 3.1 TLS update (2024) prints no factor for HEAPPOOLS64(OFF) (only that the savings are "
                          "'tremendous'); APAR PH59425 makes it always ON: use heappools64=TRUE")
     if proto == "TLS1.3" and kx != "ECDHE":
-        raise ValueError("TLS 1.3 always uses an (EC)DHE key share: key_exchange must be ECDHE")
+        raise InputError("TLS 1.3 always uses an (EC)DHE key share: key_exchange must be ECDHE")
     if sysplex_tickets and proto != "TLS1.3":
-        raise ValueError("sysplex-wide session tickets apply to TLS 1.3 only")
+        raise InputError("sysplex-wide session tickets apply to TLS 1.3 only")
     f = 1.0
     if latency:
         unpublished = [what for what, on in (
@@ -622,7 +624,7 @@ def _handshake(key_exchange, certificate, protocol, resumption, sysplex_tickets,
             ("resumption", resumption), ("sysplex_tickets", sysplex_tickets),
             ("card_mode=accelerator with FIPS off", card == "accelerator" and not fips)) if on]
         if unpublished:
-            raise ValueError("Nyamful's z/OS 3.1 TLS update (2024) prints latency numbers only for DHE vs ECDHE and for FIPS on a "
+            raise InputError("Nyamful's z/OS 3.1 TLS update (2024) prints latency numbers only for DHE vs ECDHE and for FIPS on a "
                              f"coprocessor vs an accelerator; none for {', '.join(unpublished)}: "
                              "use handshake_cpu_factor")
         if kx == "DHE":
@@ -766,7 +768,7 @@ def ocsp_cpu_us(connection_cpu_us, address_space="total"):
     with np.errstate(over="ignore"):
         out = np.asarray(cpu) * _ratio(ids[space])
     if not np.all(np.isfinite(out)):
-        raise ValueError(f"connection_cpu_us is too large: times {_ratio(ids[space]):g} it exceeds the "
+        raise InputError(f"connection_cpu_us is too large: times {_ratio(ids[space]):g} it exceeds the "
                          "largest number a spreadsheet holds (about 1.8e308)")
     return float(out) if out.ndim == 0 else out
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError
+
 import glob
 import os
 import re
@@ -22,7 +24,7 @@ STALE_SECONDS = 3600.0
 _PID_PART = re.compile(r"\.([0-9]{1,10})\.[A-Za-z0-9_]{8}\.tmp")
 
 
-class OutputError(ValueError):
+class OutputError(CryptoplanError, ValueError):
     """An output file cannot be written where the user asked (a ``ValueError``: bad input)."""
 
 

@@ -35,6 +35,8 @@ Whole-column/row references are clipped to the sheet's used area.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError, InputError
+
 import re
 import sys
 import warnings
@@ -68,7 +70,7 @@ __all__ = ["Engine", "Ref", "RefList", "Ctx", "Fn", "FunctionRegistry", "Scenari
 MAX_BLOCK_CELLS = 5_000_000
 
 
-class EngineError(Exception):
+class EngineError(CryptoplanError):
     """A request the engine cannot carry out (unknown name or sheet, formula cell set ...)."""
 
 
@@ -294,7 +296,7 @@ class Engine:
         scenarios); single-valued inputs, the parsed and compiled formulas stay.
         """
         if n < 1:
-            raise ValueError(f"n = {n}: a workbook is evaluated for at least one scenario")
+            raise InputError(f"n = {n}: a workbook is evaluated for at least one scenario")
         self.n = n
         self.overrides = {k: v for k, v in self.overrides.items() if v.n == 1}
         self._block_cache.clear()

@@ -16,6 +16,8 @@ Semantics follow Excel (and LibreOffice, which agrees on these):
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import numpy as np
 
 from .values import (
@@ -189,7 +191,7 @@ def binary_op(op: str, a: Val, b: Val) -> Val:
                                   .astype(np.int8))
                 r = np.where(bad, 0.0, r)
         else:  # pragma: no cover - parser only emits the above
-            raise ValueError(op)
+            raise InputError(op)
     return Val.numbers(r, err)
 
 
@@ -266,7 +268,7 @@ def _num_cmp(op: str, x, y):
         return (x > y) & ~eq
     if op == ">=":
         return (x > y) | eq
-    raise ValueError(op)  # pragma: no cover
+    raise InputError(op)  # pragma: no cover
 
 
 def concat(a: Val, b: Val) -> Val:

@@ -11,6 +11,8 @@ Writing the package back, with the computed values, is :mod:`.writer`'s.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError
+
 import datetime as _dt
 import io
 import math
@@ -89,7 +91,7 @@ def _is_cell_like(name: str) -> bool:
         return bool(_R1C1_NAME.match(name))
 
 
-class WorkbookFileError(Exception):
+class WorkbookFileError(CryptoplanError):
     """The file is not a readable, safe xlsx/xlsm workbook (or breaks a documented limit)."""
 
 

@@ -30,6 +30,8 @@ formula text                             node
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import CryptoplanError
+
 import importlib.util
 import os
 import re
@@ -76,7 +78,7 @@ Token, Tokenizer, TokenizerError = _tok.Token, _tok.Tokenizer, _tok.TokenizerErr
 MAX_ROW, MAX_COL = 1_048_576, 16_384
 
 
-class FormulaError(ValueError):
+class FormulaError(CryptoplanError, ValueError):
     """A formula that cannot be parsed."""
 
 

@@ -8,6 +8,8 @@ writes a workbook.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError, UnknownName
+
 import math
 from dataclasses import dataclass
 
@@ -62,7 +64,7 @@ def excel_validation(domain: Domain) -> tuple:
             hi, hi_open = (math.ceil(hi) - 1.0 if hi_open else math.floor(hi)), False
     if lo is not None and hi is not None:
         if lo_open or hi_open:
-            raise ValueError(f"{domain.name} {domain.text()}: Excel's between includes both bounds; "
+            raise InputError(f"{domain.name} {domain.text()}: Excel's between includes both bounds; "
                              "narrow the domain to a closed one for the data validation")
         return kind, "between", number_text(lo), number_text(hi)
     if hi is None:
@@ -154,6 +156,6 @@ def input_defaults() -> dict:
     values.update({k: v for k, v in measured.items() if k in {i.name for i in INPUTS}})
     missing = [i.name for i in INPUTS if i.name not in values]
     if missing:  # pragma: no cover - guarded by tests
-        raise KeyError(f"no default for inputs {missing}")
+        raise UnknownName(f"no default for inputs {missing}")
     return values
 

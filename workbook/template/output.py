@@ -11,6 +11,8 @@ and ``pdftoppm``.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import OutputExists
+
 import io
 import re
 import shutil
@@ -180,7 +182,7 @@ def write_template(path, force: bool = False) -> Path:
     dest = Path(path)
     check_destination(dest)             # a name too long, a folder, a device: named before any work
     if dest.exists() and not force:
-        raise FileExistsError(f"{dest} exists; use --force to overwrite it")
+        raise OutputExists(f"{dest} exists; use --force to overwrite it")
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -203,7 +205,7 @@ def write_template(path, force: bool = False) -> Path:
         except RecalcError as exc:          # a write that failed (a full disk): say so, leave nothing
             raise OutputError(str(exc)) from None
         if not force and dest.exists():
-            raise FileExistsError(f"{dest} appeared while writing; use --force to overwrite it")
+            raise OutputExists(f"{dest} appeared while writing; use --force to overwrite it")
     return dest
 
 

@@ -5,6 +5,8 @@ Part of :mod:`cryptoplan.model.zos.ams` (the package documents the model).
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import numpy as np
 
 from ...domains import CARDS, MAX_UTILIZATION, MAX_WAIT_MS, SERVICE_SCV, TX_RATE
@@ -65,7 +67,7 @@ def card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=
     c = _card(card)
     fn = normalize_choice("rmf_row", rmf_row, CARD_RMF_FUNCTIONS)
     if fn != "summary" and c != "accelerator":
-        raise ValueError(f"rmf_row {fn!r} is an accelerator row of the RMF report; the coprocessor has "
+        raise InputError(f"rmf_row {fn!r} is an accelerator row of the RMF report; the coprocessor has "
                          "only its summary (rmf_row='summary')")
     lam = np.asarray(TX_RATE.check(tx_rate), dtype=float)
     w = validated_scenario(policy, key_type, key_size, message_kb, key_reuse, recipients, card_generation=card_generation)
@@ -128,7 +130,7 @@ def _required(card, tx_rate, policy, key_type, key_size, message_kb, key_reuse, 
     scv_in = None if service_scv is None else SERVICE_SCV.check(service_scv)   # used with w_max only
     other = other_utilization("other_lpar_util", other_lpar_util)
     if np.any(other >= u_max):
-        raise ValueError(f"other_lpar_util ({float(np.max(other)):g}) leaves no room below max_utilization "
+        raise InputError(f"other_lpar_util ({float(np.max(other)):g}) leaves no room below max_utilization "
                          f"({u_max:g}): no number of shared {c}s meets the target")
     req, t = requests_per_txn(w), times_per_request(w)
     on = ON_CARD[c].astype(float)

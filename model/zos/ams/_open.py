@@ -6,6 +6,8 @@ Part of :mod:`cryptoplan.model.zos.ams` (the package documents the model).
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,7 +110,7 @@ def whole_count(k, what, lam):
     if bad.any():
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
         lam = np.broadcast_to(np.asarray(lam, dtype=float), k.shape)
-        raise ValueError(f"more than {MAX_REQUIRED:,} {what} would be needed at tx_rate {float(lam[i]):g}/s"
+        raise InputError(f"more than {MAX_REQUIRED:,} {what} would be needed at tx_rate {float(lam[i]):g}/s"
                          f"{f' (at index {index_text(i)})' if bad.ndim else ''}: check tx_rate (transactions per "
                          "second) and the targets")
     out = k.astype(np.int64)
@@ -156,7 +158,7 @@ def _refuse_overload(lam, u_max, *pools) -> None:
         overload_error(name, util, count, count_needed(load, other, 1.0 - 1e-9), lam, unit_plural)
     for name, unit, _, _, _, other in pools[1:]:
         if np.any(other >= u_max):
-            raise ValueError(f"other_{unit}_util ({float(np.max(other)):g}) leaves no room below max_utilization "
+            raise InputError(f"other_{unit}_util ({float(np.max(other)):g}) leaves no room below max_utilization "
                              f"({float(np.min(u_max)):g}): no number of shared {unit}s meets the target")
 
 

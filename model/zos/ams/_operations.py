@@ -6,6 +6,8 @@ Part of :mod:`cryptoplan.model.zos.ams` (the package documents the model).
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 from functools import lru_cache
 
 import numpy as np
@@ -112,7 +114,7 @@ def card_generation_factor(card_generation) -> float:
         (data row ``ref_cex7s_vs_cex6s_exec``), an upper estimate.
     """
     if card_generation not in CARD_GENERATIONS:
-        raise ValueError(f"card_generation must be one of {', '.join(CARD_GENERATIONS)} (got {card_generation!r})")
+        raise InputError(f"card_generation must be one of {', '.join(CARD_GENERATIONS)} (got {card_generation!r})")
     return float(_generation(CARD_GENERATIONS.index(card_generation)))
 
 
@@ -132,7 +134,7 @@ def ams_card_demands_ms(policy, key_type, key_size, key_reuse=None, recipients=1
     """
     w = validated_scenario(policy, key_type, key_size, 0.0, key_reuse, recipients, card_generation=card_generation)
     if np.ndim(w.policy):
-        raise ValueError("ams_card_demands_ms takes one scenario; use ams_demands for arrays")
+        raise InputError("ams_card_demands_ms takes one scenario; use ams_demands for arrays")
     req, t = requests_per_txn(w), times_per_request(w)
     return {"coprocessor": float(card_ms_per_txn(req, t, "coprocessor")),
             "accelerator": float(card_ms_per_txn(req, t, "accelerator")),

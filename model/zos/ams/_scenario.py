@@ -6,6 +6,8 @@ Part of :mod:`cryptoplan.model.zos.ams` (the package documents the model).
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -140,13 +142,13 @@ def validated_scenario(policy, key_type, key_size, message_kb, key_reuse=None, r
     bad = ~conf & (k != 1.0)
     if bad.any():
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
-        raise ValueError(f"key_reuse applies to the confidentiality policy only (got "
+        raise InputError(f"key_reuse applies to the confidentiality policy only (got "
                          f"{'unlimited' if np.isinf(k[i]) else f'{k[i]:g}'} with {POLICIES[int(pol[i])]}"
                          f"{f' at index {index_text(i)}' if bad.ndim else ''}); leave it empty")
     bad = ecc & (pol != POLICIES.index("integrity"))
     if bad.any():
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
-        raise ValueError(f"NISTECC keys support the integrity policy only (got "
+        raise InputError(f"NISTECC keys support the integrity policy only (got "
                          f"{POLICIES[int(pol[i])]}{f' at index {index_text(i)}' if bad.ndim else ''}): NISTECC "
                          "certificates have no DATAENCRYPT key usage")
     return Scenario(pol, ecc, bits, kb, k, r, plat, gen)

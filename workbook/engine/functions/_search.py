@@ -11,6 +11,8 @@ cost one pass each.
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import bisect
 
 import numpy as np
@@ -112,7 +114,7 @@ def _lookup_one(table: _Table, k, x, t, mode, search=1):
         return _descending_position(pos, vals, v, k == NUM)
     if mode in ("next_smaller", "next_larger"):
         return _next_position(pos, vals, v, k, mode == "next_smaller", search)
-    raise ValueError(mode)  # pragma: no cover
+    raise InputError(mode)  # pragma: no cover
 
 
 def _wildcard_position(table: _Table, pattern: str, search: int) -> int:

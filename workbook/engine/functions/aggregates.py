@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cryptoplan.model.errors import InputError
+
 import re
 
 import numpy as np
@@ -96,7 +98,7 @@ def _reduce(ctx, args, how):
             r = np.where(cnt == 0, 0.0, np.nan_to_num(np.nanmedian(v, axis=1) if v.shape[1] else np.zeros(n)))
             e2 = error_array(cnt == 0, ERR_NUM)
         else:  # pragma: no cover
-            raise ValueError(how)
+            raise InputError(how)
     e = first_error(err, e2)
     return Val.numbers(r.reshape(n, 1, 1), None if e is None else e.reshape(-1, 1, 1))
 
