@@ -113,7 +113,8 @@ def test_arguments_follow_the_model_signature(spec):
                                                           for a in spec.args[k + 1:]))
 
 
-# Arguments at which every catalog function evaluates (those not listed take their defaults). Rates high enough that the integer results (cards, processors required) move.
+# Arguments at which every catalog function evaluates (those not listed take their defaults). Rates
+# high enough that the integer results (cards, processors required) move.
 _SAMPLE = {"operation": "sign", "policy": "privacy", "key_type": "RSA", "key_size": 2048,
            "message_kb": 64.0, "tx_rate": 4000.0, "mode": "ATTLS",
            "cipher": "TLS_CHACHA20_POLY1305_SHA256", "start_rate": 5.0, "handshake_rate": 5.0,

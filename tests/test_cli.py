@@ -23,7 +23,7 @@ def test_demo_builds_recalculates_and_prints(tmp_path):
     x = model.ams_throughput(d["Policy"], d["KeyType"], d["KeySize"], d["MessageKB"],
                              requesters=d["Requesters"], coprocessors=d["Coprocessors"],
                              accelerators=d["Accelerators"])
-    line = next(l for l in res.output.splitlines() if l.strip().startswith("Most the requesters reach"))
+    line = next(ln for ln in res.output.splitlines() if ln.strip().startswith("Most the requesters reach"))
     assert f"{x:,.1f}" in line
     # the recalculated copy carries the values as cached results next to its formulas
     wb = load_workbook(out / "planner-recalculated.xlsx", data_only=True)
@@ -48,7 +48,7 @@ def test_fit_prints_per_source_errors(fresh_fit, monkeypatch):
     assert "is this fit's result" in res.output
     # each figure with the interval its tolerance accepts: "up to 30%" printed with a trailing
     # zero, tolerance 5/30 of 30 points (data/README.md, rule 1): -35.01 .. -24.99
-    line = next(l for l in res.output.splitlines() if "s001_4m_tput_keysize" in l)
+    line = next(ln for ln in res.output.splitlines() if "s001_4m_tput_keysize" in ln)
     assert line.split("accepts")[1].split() == ["-35.01", "..", "-24.99", "up_to"], line
 
 

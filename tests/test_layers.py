@@ -180,8 +180,10 @@ def _private(name: str | None) -> bool:
 
 def test_the_scan_sees_the_packages():
     # the scan must find what it checks: each package's modules and known edges
-    assert {"cryptoplan.model.queueing.erlang", "cryptoplan.addin.convert", "cryptoplan.workbook.engine", "cryptoplan.cli"} <= MODULES.keys()
-    assert ("cryptoplan.model.queueing._erlang_kernels", "erlang_c_from_b") in {(t, n) for t, n, _ in GRAPH["cryptoplan.model.queueing.mmc"]}
+    assert {"cryptoplan.model.queueing.erlang", "cryptoplan.addin.convert", "cryptoplan.workbook.engine",
+            "cryptoplan.cli"} <= MODULES.keys()
+    assert ("cryptoplan.model.queueing._erlang_kernels", "erlang_c_from_b") in {
+        (t, n) for t, n, _ in GRAPH["cryptoplan.model.queueing.mmc"]}
     assert ("cryptoplan.workbook.charts", None) in {(t, n) for t, n, _ in GRAPH["cryptoplan.workbook.plan_report"]}
     assert any(t == "cryptoplan.addin.convert" for t, _, _ in GRAPH["cryptoplan.workbook.catalog_functions"])
 

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.zos.plan import RESOURCE_COLUMNS, WORKLOAD_COLUMNS, PlanError, plan
+from cryptoplan.model.zos.plan import RESOURCE_COLUMNS, PlanError, plan
 from cryptoplan.cli import main
 from cryptoplan.workbook.plan_sheet import read_plan_workbook
 from cryptoplan.workbook.template import write_template

@@ -57,7 +57,7 @@ def test_the_2018_report_gives_the_cards_the_other_lpars_and_says_where(tmp_path
     assert r.pools.cards["coprocessors"] == list(COP_2018)
     assert r.pools.cards["accelerators"] == ["CEX5A 2"]
     assert r.pools.cards["pkcs11"] == ["CEX5P 3"]          # listed apart
-    assert_allclose(s.other_coprocessor_util, _mean([c - l for l, c in COP_2018.values()]) / 100, atol=1e-6)
+    assert_allclose(s.other_coprocessor_util, _mean([c - lpar for lpar, c in COP_2018.values()]) / 100, atol=1e-6)
     assert_allclose(s.other_accelerator_util, (99.8 - 77.5) / 100, atol=1e-6)
     text = "\n".join(r.notes)
     assert "z14-cex5-cex6-lpar-cpc-2018.txt, system S21, peak interval 2018-07-12 11:00:00" in text
@@ -76,7 +76,7 @@ def test_measured_load_plus_other_lpars_is_the_cpc_utilization_rmf_printed(tmp_p
                     atol=2e-6)
     assert_allclose(float(res.resources["accelerators"].utilization), 99.8 / 100, atol=2e-6)
     # and this LPAR's busy is the LPAR column's sum
-    assert_allclose(float(res.resources["coprocessors"].busy), sum(l for l, _ in COP_2018.values()) / 100, rtol=1e-9)
+    assert_allclose(float(res.resources["coprocessors"].busy), sum(lpar for lpar, _ in COP_2018.values()) / 100, rtol=1e-9)
 
 
 @settings(max_examples=25, deadline=None)
@@ -89,7 +89,7 @@ def test_the_measured_workload_solves_busy_equals_measured(tmp_path_factory, rat
     r = read_plan(_plan_file(tmp, F2018, workloads=wl))
     alone = plan(r.system, [w for w in r.workloads if w.name not in MEASURED_NAMES.values()])
     res = plan(r.system, r.workloads)
-    for pool, measured in (("coprocessors", sum(l for l, _ in COP_2018.values()) / 100), ("accelerators", 0.775)):
+    for pool, measured in (("coprocessors", sum(lpar for lpar, _ in COP_2018.values()) / 100), ("accelerators", 0.775)):
         mine = float(alone.resources[pool].busy)
         assert_allclose(float(res.resources[pool].busy), max(measured, mine), rtol=1e-9, atol=6e-4)
         assert (MEASURED_NAMES[pool] in res.workloads) == (measured - mine > 5e-4)
@@ -197,7 +197,7 @@ def test_cli_prints_where_each_value_came_from(tmp_path):
 def test_rmf_pools_of_records(tmp_path):
     records, _ = read_rmf_report(F2018)
     pools = rmf_pools(records, "r")
-    assert_allclose(pools.busy["coprocessors"], sum(l for l, _ in COP_2018.values()) / 100)
+    assert_allclose(pools.busy["coprocessors"], sum(lpar for lpar, _ in COP_2018.values()) / 100)
     # the pool's mean EXEC TIME is busy over rate: the LPAR rates as printed
     rates = [0, 2185, 4380, 4435, 4446, 4462]
     assert_allclose(pools.exec_ms("coprocessors"), pools.busy["coprocessors"] / sum(rates) * 1000)

@@ -648,7 +648,6 @@ def test_plan_sheet_text_does_not_run_together(wb):
     """On the printed Plan page the Growth factor's note ran into its value ("1.00on every
     rate") and the workloads' queueing numbers stood at the right edge of the status-wide
     column, far from their header: the notes are indented, the last column left-aligned."""
-    from cryptoplan.model.zos.plan import WORKLOAD_COLUMNS
     ws = wb["Plan"]
     for r in (4, 5):
         assert ws.cell(r, 3).alignment.horizontal == "left" and ws.cell(r, 3).alignment.indent >= 1

@@ -69,7 +69,8 @@ def test_attls_extra_time_at_2k_and_64k_follows_the_table():
 @given(a=st.floats(0.0, 1024.0), b=st.floats(0.0, 1024.0))
 def test_attls_gap_monotone_everywhere(a, b):
     lo, hi = sorted((a, b))
-    gap = lambda kb: tls_roundtrip_us("ATTLS", CHACHA, kb) - tls_roundtrip_us("SSLCIPH", CHACHA, kb)
+    def gap(kb):
+        return tls_roundtrip_us("ATTLS", CHACHA, kb) - tls_roundtrip_us("SSLCIPH", CHACHA, kb)
     assert gap(hi) >= gap(lo) - 1e-6
 
 
@@ -78,7 +79,8 @@ def test_attls_gap_monotone_everywhere(a, b):
 def test_sslciph_roundtrip_is_linear(a, b):
     # seed 002 / MODEL.md: SSLCIPH is pipelined, round trip close to linear in size:
     # f(a + b) - f(0) == (f(a) - f(0)) + (f(b) - f(0))
-    f = lambda kb: tls_roundtrip_us("SSLCIPH", CHACHA, kb)
+    def f(kb):
+        return tls_roundtrip_us("SSLCIPH", CHACHA, kb)
     assert_allclose(f(a + b) - f(0.0), (f(a) - f(0.0)) + (f(b) - f(0.0)), rtol=1e-9, atol=1e-6)
 
 

@@ -149,7 +149,8 @@ def derived_parameters() -> dict:
     return {
         "ams_cert_checks": (1.0, "structural assumption", "1", "ams",
                             "public-key checks per certificate AMS validates (the issuing CA's signature; "
-                            "one per intermediate CA more); the RMF mix of 4 ME per CRT request in Sharkey's AMS key-size blog (2024) checks it"),
+                            "one per intermediate CA more); the RMF mix of 4 ME per CRT request in Sharkey's AMS "
+                            "key-size blog (2024) checks it"),
         "mq_base_us": (figure("ref_ams_txn_cost_2k_none_z14").target(), "ref_ams_txn_cost_2k_none_z14",
                        "us", "ams", "MQ CPU per request/reply transaction without AMS"),
         "crypto_call_ms": (0.0, "structural assumption", "ms", "ams",

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._erlang_kernels import (RECURRENCE_SERVERS, erlang_b_array, erlang_b_scalar, erlang_c_from_b,
+from ._erlang_kernels import (erlang_b_array, erlang_b_scalar, erlang_c_from_b,
                               poisson_pmf_array, poisson_pmf_scalar)
 from .._validate import broadcast, check_stable, is_scalar
 from ..domains import POISSON_K, POISSON_MEAN, SERVERS, TRAFFIC

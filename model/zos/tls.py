@@ -14,7 +14,8 @@ than linearly:
     RT_{ATTLS} = r_A + b\\,\\mathrm{KB} + q\\,\\mathrm{KB}^2,
 
 fitted by least squares on the relative error to the ten published times
-(:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip`, stored in the parameter file by ``cryptoplan fit``).  Only the software cipher was measured; hardware
+(:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip`, stored in the parameter file by
+``cryptoplan fit``).  Only the software cipher was measured; hardware
 ciphers raise ValueError rather than extrapolate.
 
 Channel starts, stops, handshakes and OCSP are published as rates, costs and

@@ -178,7 +178,8 @@ class Package:
         try:
             st = os.stat(self.path)
         except OSError as exc:
-            raise WorkbookFileError(f"{self.path}: {'no such file' if isinstance(exc, FileNotFoundError) else exc.strerror or exc}") from None
+            why = "no such file" if isinstance(exc, FileNotFoundError) else exc.strerror or exc
+            raise WorkbookFileError(f"{self.path}: {why}") from None
         if not stat.S_ISREG(st.st_mode):
             # a FIFO would block the read, a device never end
             raise WorkbookFileError(f"{self.path}: not a regular file (a workbook is an .xlsx/.xlsm file)")

@@ -149,7 +149,8 @@ def _system_block(b: Builder, ws):
             ("failover_max_utilization", D.FAILOVER_MAX_UTILIZATION.narrowed(0.01, 0.99, lo_open=False,
                                                                               hi_open=False), False),
             ("site_failover_factor", D.SITE_FAILOVER_FACTOR, False),
-            ("lead_time_months", D.LEAD_TIME_MONTHS, False), ("msu_per_processor", D.MSU_PER_PROCESSOR.narrowed(0.001, lo_open=False), True)):
+            ("lead_time_months", D.LEAD_TIME_MONTHS, False),
+            ("msu_per_processor", D.MSU_PER_PROCESSOR.narrowed(0.001, lo_open=False), True)):
         kind, op, f1, f2 = excel_validation(domain)
         dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2, allow_blank=blank)
         checks.append((dv, key, f"{key}: a number {domain.text()}" + (", or empty" if blank else "")))
@@ -397,7 +398,7 @@ def _plan_tables(b: Builder, ws, args: tuple) -> dict:
     horizon = f"Workloads!$B${SYSTEM_ROW['horizon_months']}"
     b.native(ws, f"A{top + 1}", f'=IF(ISERROR(Tables!A{tops["timeline"]}),"",IF(OR(ISERROR({first}),'
                                 f'ISBLANK({first})),"nothing to add within the "&{horizon}&"-month horizon",'
-                                f'{_value_of("Tables!" + get_column_letter(TIMELINE_COLUMNS.index("text") + 1) + str(tops["timeline"] + 1))}))')
+                                f'{_value_of(_timeline_text_cell(tops))}))')
     for r in range(top + 1, top + TIMELINE_ROWS + 1):
         ws.conditional_formatting.add(f"A{r}", FormulaRule(formula=[f'LEFT(A{r},9)="order now"'],
                                                            font=Font(color="9C0006", bold=True)))
@@ -593,3 +594,8 @@ def _plan_charts(ws, g: dict, st: dict):
     bar.x_axis.delete = bar.y_axis.delete = False
     bar.legend = None                   # drawn in cells beside it: only the series that are there
     ws.add_chart(bar, "P31")
+
+
+def _timeline_text_cell(tops) -> str:
+    """The Tables sheet's cell of the purchase timeline's first text line."""
+    return "Tables!" + get_column_letter(TIMELINE_COLUMNS.index("text") + 1) + str(tops["timeline"] + 1)

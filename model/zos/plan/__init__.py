@@ -81,5 +81,6 @@ from .tables import (RESOURCE_COLUMNS, RESOURCE_QUANTITIES, TEXT_COLUMNS, TIMELI
 __all__ = ["System", "Workload", "PlanError", "PlanResult", "ResourceResult", "WorkloadResult",
            "FailoverResult", "Purchase", "plan", "read_plan", "plan_from_dict", "RATE_UNITS", "workloads_from_rows", "system_from_rows",
            "plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "RESOURCE_QUANTITIES",
-           "WORKLOAD_QUANTITIES", "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS", "TIMELINE_COLUMNS", "TEXT_COLUMNS", "KINDS", "KIND_ARGUMENTS", "POOLS", "MAX_MONTHS",
+           "WORKLOAD_QUANTITIES", "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS", "TIMELINE_COLUMNS", "TEXT_COLUMNS", "KINDS",
+           "KIND_ARGUMENTS", "POOLS", "MAX_MONTHS",
            "MAX_PLAN_BYTES", "handshake_baseline_cpu_us", "DailyProfile", "Window", "profiles_from_rows"]

@@ -19,10 +19,10 @@ from ...domains import GROWTH, MONTHS
 from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
 from .crossing import months_to_reach
 from .daily import daily_factors, day_intervals, interval_label, interval_minutes
-from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, MAX_MONTHS, POOLS, RATE_UNITS, PlanError, System, Workload,
+from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, POOLS, RATE_UNITS, PlanError, System, Workload,
                      checked)
 from .profiles import PROFILES
-from .timeline import Purchase, plan_warnings, purchase_timeline
+from .timeline import plan_warnings, purchase_timeline
 
 __all__ = ["plan", "PlanResult", "ResourceResult", "WorkloadResult", "FailoverResult"]
 
@@ -538,9 +538,9 @@ def _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_lo
     manager's AMS rate, on the average day), card requests and queueing delay per unit (the worst
     interval's)."""
     qm_rate = {}
-    for p, l in zip(profiles, lam_avg):
+    for p, lam_w in zip(profiles, lam_avg):
         if p.queue_manager is not None:      # in request/reply transactions per second
-            qm_rate[p.queue_manager] = qm_rate.get(p.queue_manager, 0.0) + l * p.txn_per_unit
+            qm_rate[p.queue_manager] = qm_rate.get(p.queue_manager, 0.0) + lam_w * p.txn_per_unit
     for qm, rate in qm_rate.items():
         with np.errstate(divide="ignore", over="ignore"):
             tiny = (rate > 0) & ~np.isfinite(admin[qm] / np.where(rate > 0, rate, 1.0))
@@ -680,13 +680,13 @@ def _pool_card(system, pool, lam, profiles, names):
         kk = max(k, 1)
         by_row = {"ME": {}, "CRT": {}}
         row_rates = {"ME": np.zeros(shape), "CRT": np.zeros(shape)}
-        for name, p, l in zip(names, profiles, lam):
+        for name, p, lam_w in zip(names, profiles, lam):
             n, tt, labels = p.classes[pool]
             for f, row in (("RSA_ME", "ME"), ("RSA_CRT", "CRT")):
                 j = labels.index(f) if f in labels else None
-                by_row[row][name] = np.zeros(shape) if j is None else l * n[j] * tt[j] / 1000.0 / kk
+                by_row[row][name] = np.zeros(shape) if j is None else lam_w * n[j] * tt[j] / 1000.0 / kk
                 if j is not None:
-                    row_rates[row] = row_rates[row] + l * n[j]
+                    row_rates[row] = row_rates[row] + lam_w * n[j]
         row_rates["other"] = np.maximum(r - row_rates["ME"] - row_rates["CRT"], 0.0)
         rows = {row: sum(by_row[row].values()) for row in ("ME", "CRT")}
         # rounding can leave -1e-17 where nothing else uses the card

@@ -15,7 +15,6 @@ from ..ams import AMS_PLATFORMS, CARD_GENERATIONS
 from ...domains import (FAILOVER_MAX_UTILIZATION, GROWTH_PER_YEAR, HORIZON_MONTHS, LEAD_TIME_MONTHS, MAX_UTILIZATION,
                         MAX_WAIT_MS, MSU_PER_PROCESSOR, OTHER_LPAR_UTIL, PEAK_DAY_FACTOR, POOL_CARDS, PROCESSORS,
                         SITE_FAILOVER_FACTOR, WORKLOAD_RATE, Domain)
-from ..._text import value_text
 from ...params import normalize_choice
 from .daily import DailyProfile, Window
 from .errors import PlanError
