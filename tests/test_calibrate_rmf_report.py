@@ -23,6 +23,7 @@ from cryptoplan.cli import main
 from cryptoplan.model.calibration.calibrate import calibrate, rmf_observations, rmf_rows
 from cryptoplan.model.calibration.rmf_lines import report_lines
 from cryptoplan.model.calibration.rmf_report import read_rmf_report
+from _docs import command_lines, doc_block
 from test_smf70 import records_2018
 
 DATA = Path(__file__).parent / "data" / "rmf-reports"
@@ -160,18 +161,12 @@ def _pkcs11_only(path: Path) -> str:
 
 def test_the_calibration_page_report_commands_run(tmp_path):
     # docs/calibration.md's `calibrate --rmf-report` / `--smf` block, as printed
-    import re
-    import shlex
-    page = (Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text(encoding="utf-8")
-    section = page.split("Or give `calibrate` RMF's own output", 1)[1].split("\n## ", 1)[0]
-    block = re.findall(r"```sh\n(.*?)```", section, re.S)[0]
     (tmp_path / "crypto-report.txt").write_bytes(F2018.read_bytes())
     (tmp_path / "smf70.bin").write_bytes(records_2018())
-    lines = [ln.split("#")[0].strip() for ln in block.splitlines() if ln.strip()]
-    assert len(lines) == 2
-    for line in lines:
-        args = [str(tmp_path / a) if (tmp_path / a).exists() or a.endswith(".json") else a
-                for a in shlex.split(line)[1:]]
+    commands = command_lines(doc_block("calibration.md", "Or give `calibrate` RMF's own output"))
+    assert len(commands) == 2
+    for args in commands:
+        args = [str(tmp_path / a) if (tmp_path / a).exists() or a.endswith(".json") else a for a in args]
         res = CliRunner().invoke(main, args + ["--force"])
-        assert res.exit_code == 0, (line, res.output)
+        assert res.exit_code == 0, (args, res.output)
         assert (tmp_path / "site-params.json").is_file()

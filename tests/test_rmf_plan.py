@@ -208,10 +208,10 @@ def test_rmf_pools_of_records(tmp_path):
 def test_the_calibration_page_plan_runs_as_printed(tmp_path):
     # docs/calibration.md's plan with rmf = "crypto-report.txt", on the 2018 excerpt: the numbers
     # the page states are the plan's
-    import re
-    page = (Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text(encoding="utf-8")
-    section = page.split("### From the report to the plan", 1)[1].split("\n## ", 1)[0]
-    toml = re.findall(r"```toml\n(.*?)```", section, re.S)[0]
+    from _docs import DOCS, doc_block
+    toml = doc_block("calibration.md", "### From the report to the plan", lang="toml")
+    section = (DOCS / "calibration.md").read_text(encoding="utf-8").split("### From the report to the plan", 1)[1]
+    section = section.split("\n## ", 1)[0]
     (tmp_path / "crypto-report.txt").write_bytes(F2018.read_bytes())
     (tmp_path / "site.toml").write_text(toml, encoding="utf-8")
     res = CliRunner().invoke(main, ["plan", str(tmp_path / "site.toml"), "--json"])

@@ -156,19 +156,13 @@ def test_the_command_prints_cards_other_lpars_and_peaks(tmp_path):
 def test_the_calibration_page_rmf_commands_run(tmp_path):
     # docs/calibration.md's `cryptoplan rmf` block, run as printed on the 2018 excerpt and on SMF
     # records built from it (tests/test_smf70.py)
-    import re
-    import shlex
-
+    from _docs import command_lines, doc_block
     from test_smf70 import records_2018
-    page = (Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text(encoding="utf-8")
-    section = page.split("## Read RMF's own report", 1)[1].split("\n## ", 1)[0]
-    block = re.findall(r"```sh\n(.*?)```", section, re.S)[0]
     (tmp_path / "crypto-report.txt").write_bytes(F2018.read_bytes())
     (tmp_path / "smf70.bin").write_bytes(records_2018())
-    lines = [ln.split("#")[0].strip() for ln in block.splitlines() if ln.strip()]
-    assert len(lines) == 2
-    for line in lines:
-        args = shlex.split(line)[1:]
+    commands = command_lines(doc_block("calibration.md", "## Read RMF's own report"))
+    assert len(commands) == 2
+    for args in commands:
         args = [str(tmp_path / a) if (tmp_path / a).exists() else a for a in args]
         res = CliRunner().invoke(main, args, catch_exceptions=False)
-        assert res.exit_code == 0 and "CEX6C" in res.output, (line, res.output)
+        assert res.exit_code == 0 and "CEX6C" in res.output, (args, res.output)

@@ -267,16 +267,12 @@ def test_text_starting_with_an_equals_sign_stays_text(tmp_path, blank):
 
 def test_the_calibration_page_fill_commands_run(tmp_path):
     # docs/calibration.md's `template --rmf` / `recalc --rmf` block, run as printed on the 2018 excerpt
-    import shlex
-    from pathlib import Path
-    page = (Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text(encoding="utf-8")
-    section = page.split("Or let cryptoplan fill the sheet from RMF's own output", 1)[1]
-    block = re.findall(r"```sh\n(.*?)```", section, re.S)[0]
+    from _docs import command_lines, doc_block
     (tmp_path / "crypto-report.txt").write_bytes(F2018.read_bytes())
-    lines = [ln.split("#")[0].strip() for ln in block.splitlines() if ln.strip()]
-    assert len(lines) == 2
-    for line in lines:
-        args = [str(tmp_path / a) if a.endswith((".txt", ".xlsx")) else a for a in shlex.split(line)[1:]]
+    commands = command_lines(doc_block("calibration.md", "Or let cryptoplan fill the sheet from RMF's own output"))
+    assert len(commands) == 2
+    for args in commands:
+        args = [str(tmp_path / a) if a.endswith((".txt", ".xlsx")) else a for a in args]
         res = CliRunner().invoke(main, args)
-        assert res.exit_code == 0, (line, res.output)
+        assert res.exit_code == 0, (args, res.output)
     assert len(read_rmf_sheet(tmp_path / "filled.xlsx")) == 4
