@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from cryptoplan.model.errors import InputError
 
+import inspect
 import io
 import math
 import os
@@ -323,7 +324,7 @@ def _install_paths() -> list[str]:
     """Folders that must be on ``sys.path`` to import cryptoplan and its dependencies."""
     # the folder that holds cryptoplan/ (site-packages/cryptoplan/addin/calc.py), numpy/, scipy/
     folders = [str(Path(__file__).resolve().parents[2])]
-    folders += [str(Path(m.__file__).resolve().parent.parent) for m in (np, scipy)]
+    folders += [str(Path(inspect.getfile(m)).resolve().parent.parent) for m in (np, scipy)]
     folders += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
     return list(dict.fromkeys(folders))
 
@@ -407,9 +408,9 @@ def package(paths=None) -> bytes:
         ver = version("cryptoplan")
     except PackageNotFoundError:
         ver = "0"
-    files = {"META-INF/manifest.xml": _MANIFEST, "description.xml": _DESCRIPTION.format(version=ver),
-             "CalcAddIns.xcu": xcu_source(), "cryptoplan_calc.py": component_source(paths),
-             "types.rdb": types}
+    files: dict[str, str | bytes] = {
+        "META-INF/manifest.xml": _MANIFEST, "description.xml": _DESCRIPTION.format(version=ver),
+        "CalcAddIns.xcu": xcu_source(), "cryptoplan_calc.py": component_source(paths), "types.rdb": types}
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in files.items():

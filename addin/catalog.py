@@ -385,7 +385,7 @@ CHANNEL_REQUESTERS = _a("requesters", "integer", "Requesters per channel pair, o
 SSLTASKS = _a("ssltasks", "integer", "SSLTASKS on each queue manager; {range}; required for SSLCIPH.",
               "tasks", None, domain=D.SSLTASKS)
 DISPATCHERS = _a("dispatchers", "integer", "CHIDISPS on each queue manager; {range}; empty for the "
-                 f"default {int(figure('ref_chidisps_default').value)}.", "tasks", None, domain=D.DISPATCHERS)
+                 f"default {int(figure('ref_chidisps_default').target())}.", "tasks", None, domain=D.DISPATCHERS)
 ROUNDTRIP = _a("roundtrip_us", "number", "Round trip of one transaction alone on one channel pair; "
                "{range}; empty for the published ones (Sharkey's AT-TLS channels blog, 2021: CHACHA20 only, "
                f"{D.ROUNDTRIP_MESSAGE_KB.text()} KB).", "us", None, domain=D.ROUNDTRIP_US)

@@ -73,7 +73,7 @@ Why text and not a real Excel error value
 
 from __future__ import annotations
 
-from cryptoplan.model.errors import CryptoplanError
+from cryptoplan.model.errors import CryptoplanError, InputTypeError
 
 import datetime as _dt
 import math
@@ -154,9 +154,10 @@ def to_grid(value) -> list:
     rows = [list(r) if isinstance(r, (list, tuple)) else None for r in value]
     if all(r is None for r in rows):
         return [list(value)]
-    if any(r is None for r in rows) or len({len(r) for r in rows}) != 1 or not rows[0]:
+    lists = [r for r in rows if r is not None]
+    if len(lists) < len(rows) or len({len(r) for r in lists}) != 1 or not lists[0]:
         raise CellError("a ragged array was given; use a rectangular range")
-    return rows
+    return lists
 
 
 def _empty(value) -> bool:
@@ -297,7 +298,7 @@ def range_argument(arg: Arg, value) -> tuple:
     """
     rows = []
     for i, row in enumerate(to_grid(value)):
-        out = []
+        out: list[bool | float | str | None] = []
         for j, v in enumerate(row):
             if _empty(v):
                 out.append(None)
@@ -485,7 +486,10 @@ def params_argument(spec: Function, value, base=None) -> tuple:
         if len(g) != 1 or len(g[0]) != 1:
             raise CellError(f"params_file must be one cell, got a {len(g)}x{len(g[0])} range")
         if is_error_text(g[0][0]):
-            return None, _incoming_error(spec, spec.args[spec.params_arg], g[0][0])
+            k = spec.params_arg
+            if k is None:
+                raise InputTypeError(f"{spec.name} has no params_file argument")
+            return None, _incoming_error(spec, spec.args[k], g[0][0])
         return parameters_for(g[0][0], base), None
     except CellError as exc:
         return None, error_text(exc.code, spec.name, str(exc))

@@ -57,11 +57,12 @@ def _generate(spec: Function):
         bound.apply_defaults()
         return convert.call(spec, tuple(bound.arguments[a.name] for a in spec.args))
 
-    udf.__signature__ = signature
+    # (setattr: attributes a plain function does not declare, which mypy refuses to assign)
+    setattr(udf, "__signature__", signature)
     udf.__name__ = udf.__qualname__ = spec.name
     udf.__doc__ = spec.help
     udf.__module__ = __name__
-    udf.catalog_entry = spec
+    setattr(udf, "catalog_entry", spec)
     f = udf
     for a in reversed(spec.args):
         f = xw.arg(a.name, ndim=2, err_to_str=True, doc=a.wizard_text())(f)

@@ -91,8 +91,12 @@ def main() -> None:
     # A file name the shell handed over as invalid UTF-8 (surrogate escapes) must not make
     # "wrote NAME" fail after the file was written: such characters print as \udcff escapes.
     for stream in (sys.stdout, sys.stderr):
+        # io.TextIOWrapper's method: a stream put in their place (or None) may not have it
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None:
+            continue
         try:
-            stream.reconfigure(errors="backslashreplace")
+            reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             pass
 

@@ -302,7 +302,7 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, key_type, key_
 
 def _grouped(notes) -> list:
     """Notes "where: why" with the same why once, with how many places."""
-    by = {}
+    by: dict[str, list[str]] = {}
     for n in notes:
         where, _, why = n.partition(": ")
         by.setdefault(why, []).append(where)
@@ -347,7 +347,7 @@ def _calibration_text(cal, smf=None) -> str:
                        f"{unit}: {m['note']}")
     if cal.unidentified:
         out.append("parameters the site data cannot identify (kept at the published values):")
-        by = {}
+        by: dict[str, list[str]] = {}
         for n, why in cal.unidentified.items():
             head, sep, rest = why.partition(" (1 sd): ")
             if sep:   # "uncertain to a factor F (1 sd): why": the factor goes with the name

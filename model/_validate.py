@@ -23,6 +23,7 @@ from cryptoplan.model.errors import CryptoplanError, InputError, InputTypeError
 
 import math
 import sys
+from collections.abc import Sequence
 from numbers import Real
 
 import numpy as np
@@ -312,7 +313,7 @@ def check(name: str, x, lo=None, hi=None, *, lo_open=False, hi_open=False,
     failed = [(bad, text) for bad, text in tests if bad.any()]
     if failed:
         bad, text = failed[0]
-        mask = np.logical_or.reduce([b for b, _ in failed])
+        mask = np.any([b for b, _ in failed], axis=0)    # = logical_or.reduce, which NumPy 2.5's stubs refuse
 
         def element_message(i: int) -> str:      # the first test element i fails, as a scalar call says
             text_i = next(tx for b, tx in tests if b.flat[i])
@@ -334,7 +335,7 @@ def _requirement(lo, hi, lo_open, hi_open) -> str:
     return "must be a finite number " + range_text(lo, hi, lo_open, hi_open)[len("must be "):]
 
 
-def broadcast(**named) -> list:
+def broadcast(**named) -> Sequence[np.ndarray]:
     """``np.broadcast_arrays`` of the named arguments, with an error that names them and their shapes."""
     try:
         return np.broadcast_arrays(*(np.asarray(v) for v in named.values()))

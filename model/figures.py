@@ -157,16 +157,18 @@ class Figure:
         """
         tol = self.tolerance
         if self.kind in ("exact", "approximate", "up_to"):
-            d = tol * abs(self.value)
-            return self.value - d, self.value + d
+            value = self._number("value")
+            d = tol * abs(value)
+            return value - d, value + d
         if self.kind == "range":
             # data/README.md: low*(1-t) <= m <= high*(1+t), each end widened outward
-            return self.low - tol * abs(self.low), self.high + tol * abs(self.high)
+            low, high = self._number("low"), self._number("high")
+            return low - tol * abs(low), high + tol * abs(high)
         if self.kind == "upper_bound":
-            hi = self.high if self.high is not None else self.value
+            hi = self._number("high", "value")
             return float("-inf"), hi + tol * abs(hi)
         if self.kind == "lower_bound":
-            lo = self.low if self.low is not None else self.value
+            lo = self._number("low", "value")
             return lo - tol * abs(lo), float("inf")
         raise InputError(f"figure {self.id}: unknown kind {self.kind!r}")
 
@@ -176,7 +178,19 @@ class Figure:
             return self.value
         if self.low is not None and self.high is not None:
             return 0.5 * (self.low + self.high)
-        return self.low if self.low is not None else self.high
+        return self._number("low", "high")
+
+    def _number(self, *fields: str) -> float:
+        """The first of ``fields`` (``"value"``, ``"low"``, ``"high"``) that is set.
+
+        A figure read from a table has what its kind needs (:func:`_figure` checks); one built
+        by hand without it is an error, named like the table's.
+        """
+        for name in fields:
+            x = getattr(self, name)
+            if x is not None:
+                return x
+        raise InputError(f"figure {self.id}: a {self.kind} figure needs {' or '.join(fields)}")
 
 
 _CONDITIONS = ("platform", "crypto_card", "address_space", "mode", "cipher", "protocol", "policy",

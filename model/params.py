@@ -454,7 +454,7 @@ def clear_cache() -> None:
 
 
 _active: contextvars.ContextVar[Parameters | None] = contextvars.ContextVar("cryptoplan_parameters", default=None)
-_override: contextvars.ContextVar[dict | None] = contextvars.ContextVar("cryptoplan_params", default=None)
+_override: contextvars.ContextVar[_Values | None] = contextvars.ContextVar("cryptoplan_params", default=None)
 
 
 @contextmanager

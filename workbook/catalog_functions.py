@@ -109,6 +109,7 @@ def _py(v: Val, i: int, flat=True):
     if k == BOOL:
         return bool(v.num.flat[i])
     if k == STR:
+        assert v.text is not None       # a string element comes with its text
         return v.text.flat[i]
     if k == EMPTY:
         return None

@@ -142,7 +142,7 @@ def utilization_chart(result, labels: dict, path) -> None:
     left = np.zeros(len(pools))
     colors = matplotlib.colormaps["tab10"]
     handles, names = [], []
-    parts = [(n, shares[n]) for n in shown]
+    parts: list[tuple[str, np.ndarray | float]] = [(n, shares[n]) for n in shown]   # float: sum() starts at 0
     if folded:
         parts.append((f"{len(folded)} other workloads", sum(shares[n] for n in folded)))
     for i, (n, share) in enumerate(parts):

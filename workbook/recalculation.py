@@ -135,7 +135,7 @@ class Recalculation:
     def to_json(self) -> dict:
         # an error value that carries no text of its own (a formula Excel itself would refuse, such
         # as a function given too many arguments) takes the problem reported at its cell
-        found = {}
+        found: dict[str, str] = {}
         for p in self.problems:
             found.setdefault(p.where, p.message)
         return {
@@ -282,7 +282,7 @@ def find_outputs(engine: Engine) -> list[tuple[str, tuple, tuple]]:
     for r, c in cells:
         by_row.setdefault(r, []).append(c)
     names_of = _names_by_cell(engine)
-    out = []
+    out: list[tuple[str, tuple[int, int, int], tuple[str, ...]]] = []
     for r in sorted(by_row):
         outs = _row_outputs(engine, si, r, by_row[r], computed_labels)
         label = _label(engine, si, r, outs[0], computed_labels) if outs else None
@@ -290,15 +290,13 @@ def find_outputs(engine: Engine) -> list[tuple[str, tuple, tuple]]:
             key = (si, r, c)
             names = tuple(sorted(names_of.get(key, ())))
             k = f"{label} [{_header(engine, si, r, c)}]" if label and i > 0 else label
-            out.append([k or (names[0] if names else f"{sh.name}!{cell_name(r, c)}"), key, names])
+            out.append((k or (names[0] if names else f"{sh.name}!{cell_name(r, c)}"), key, names))
     # disambiguate repeated labels with the cell address
     counts: dict[str, int] = {}
-    for item in out:
-        counts[item[0]] = counts.get(item[0], 0) + 1
-    for item in out:
-        if counts[item[0]] > 1:
-            item[0] = f"{item[0]} ({sh.name}!{cell_name(item[1][1], item[1][2])})"
-    return [tuple(x) for x in out]
+    for k, _, _ in out:
+        counts[k] = counts.get(k, 0) + 1
+    return [(f"{k} ({sh.name}!{cell_name(key[1], key[2])})" if counts[k] > 1 else k, key, names)
+            for k, key, names in out]
 
 
 def _names_by_cell(engine: Engine) -> dict[tuple, list[str]]:

@@ -437,7 +437,9 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     except EngineError as exc:
         raise RecalcError(f"{path}: {exc}") from None
     roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"] or None
-    outs = cells = name_map = None
+    outs: list[tuple[str, tuple, tuple]] | None = None
+    cells: dict[str, str] = {}                    # both set with outs, after the first chunk
+    name_map: dict[str, tuple] = {}
     for start in range(0, n, chunk_size):
         m = min(chunk_size, n - start)
         try:
@@ -567,7 +569,8 @@ def write_sweep(chunks, path, *, keep: bool = False):
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in (".csv", ".xlsx"):
         raise InputError(f"{path}: the results file must end in .csv or .xlsx")
-    n, code, kept, outputs, errors = 0, EXIT_OK, [], 0, {}
+    n, code, kept, outputs = 0, EXIT_OK, [], 0
+    errors: dict[str, int] = {}
     with atomic_target(path) as tmp:
         with _writer(tmp, suffix) as write:
             for res in chunks:
@@ -643,13 +646,13 @@ def _writer(tmp, suffix: str):
         c.data_type = "s"    # text stays text: never a formula, whatever it starts with
         return c
 
-    def write(res, header):
+    def write_xlsx(res, header):
         keys = list(res.inputs) + list(res.outputs)
         if header:
             ws.append([cell(k) for k in keys])
         for row in res.rows():
             ws.append([cell(row[k]) for k in keys])
-    yield write
+    yield write_xlsx
     wb.save(tmp)
 
 

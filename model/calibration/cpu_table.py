@@ -60,7 +60,7 @@ def _blank(path, line, column, text, why):
 # A measured CPU table's limits: an address space's APPL% is at most 100% of each processor of
 # the LPAR (PROCESSORS' 256 at most), and one transaction costing over 1,000 s of CPU is a
 # unit mistake, not a measurement (the published costs are tens to thousands of us).
-MAX_APPL_PCT = 100.0 * PROCESSORS.high
+MAX_APPL_PCT = 100.0 * PROCESSORS.bounds()[1]
 MAX_CPU_US = 1e9
 
 

@@ -84,8 +84,8 @@ def crossvalidate(ids=None, workers=None, progress=None) -> list[dict]:
     """
     base = {k: v["value"] for k, v in load_params()["parameters"].items()}
     table = table_in_force()
-    jobs = [(t.figure_id, t.group) for t in targets()] + [(fid, "roundtrip") for fid in roundtrip_figure_ids()]
-    jobs = [(fid, group, table, base) for fid, group in jobs if ids is None or fid in ids]
+    figure_groups = [(t.figure_id, t.group) for t in targets()] + [(fid, "roundtrip") for fid in roundtrip_figure_ids()]
+    jobs = [(fid, group, table, base) for fid, group in figure_groups if ids is None or fid in ids]
     workers = _cores() if workers is None else int(workers)
     if sys.platform == "win32":
         workers = min(workers, 61)  # ProcessPoolExecutor's limit on Windows

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import InputError
 from ..figures import figure
 
 __all__ = ["Free", "FREE", "GROUPS", "LOSS", "derived_parameters", "initial", "free_bounds"]
@@ -48,7 +49,13 @@ class Free:
         """(low, high), from the range figure when ``bounds_from`` names one."""
         if self.bounds_from is not None:
             f = figure(self.bounds_from)
+            if f.low is None or f.high is None:
+                raise InputError(f"bounds_from {self.bounds_from!r}: figure {f.id} has no low and high "
+                                 "(a range figure has both)")
             return f.low, f.high
+        if self.low is None or self.high is None:
+            raise InputError(f"a free parameter needs low and high, or bounds_from; has low {self.low!r}, "
+                             f"high {self.high!r}")
         return self.low, self.high
 
 

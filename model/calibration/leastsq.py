@@ -216,7 +216,7 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarra
     if idx.size == 0:
         return np.full(x.size, np.nan), np.nan
     width = np.where(np.isfinite(hi - lo), 1e-6 * (hi - lo), 1.0)
-    h = 1e-6 * np.maximum.reduce([np.abs(x), width, np.full(x.size, 1e-12)])
+    h = 1e-6 * np.max([np.abs(x), width, np.full(x.size, 1e-12)], axis=0)    # = maximum.reduce (NumPy 2.5's stubs refuse it)
     up, down = np.minimum(x + h, hi), np.maximum(x - h, lo)
     sets = np.repeat(x[:, None], 2 * idx.size, axis=1)      # columns: each free one up, then down
     sets[idx, np.arange(idx.size)] = up[idx]

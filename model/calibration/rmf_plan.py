@@ -149,7 +149,11 @@ def rmf_pools(records, file: str = "the report", system: str | None = None) -> R
         label = f"{ln.card_type} {ln.card_id}"
         if pool and label not in cards[pool]:
             cards[pool].append(label)
-    peak, busy, rate, other, why = {}, {}, {}, {}, {}
+    peak: dict[str, str | None] = {}
+    busy: dict[str, float | None] = {}
+    rate: dict[str, float | None] = {}
+    other: dict[str, float | None] = {}
+    why: dict[str, str] = {}
     for pool, mode in RMF_POOLS.items():
         by_interval: dict = {}
         for ln in mine:
@@ -167,7 +171,8 @@ def rmf_pools(records, file: str = "the report", system: str | None = None) -> R
         peak[pool] = iv
         busy[pool] = sum(own[iv]) / 100.0
         rates = [(ln.scopes.get("LPAR") or ln.scopes.get("TOTAL") or {}).get("rate") for ln in lns]
-        rate[pool] = sum(rates) if all(r is not None for r in rates) else None
+        known = [r for r in rates if r is not None]
+        rate[pool] = sum(known) if len(known) == len(rates) else None
         shares = [ln.other_lpars_util_pct for ln in lns]
         if all(s is not None for s in shares):
             other[pool] = sum(shares) / len(shares) / 100.0

@@ -279,7 +279,7 @@ def card_generation_known(card_type: str) -> bool:
     return m is not None and 5 <= int(m.group(1)) <= 8
 
 
-def _emit(values, card, function, key, header, section, where, records):
+def _emit(values, card, function, key, header, section, where, records) -> None:
     """Records of one line: the card's summary per scope, key generation, its function rows."""
     system, date, time, interval = header
     ctype, cid = card

@@ -90,7 +90,8 @@ def _read(path, columns, what) -> tuple[list, dict]:
     if missing:
         raise SmfError(f"{path} line 1: not {what} as mq-smf-csv writes it: missing columns {', '.join(missing)}")
     index = {c: header.index(c) for c in columns}
-    lines, out = [], {c: [] for c in columns}
+    lines: list[int] = []
+    out: dict[str, list[str]] = {c: [] for c in columns}
     for n, values in enumerate(rows[1:], 2):
         if not any(v.strip() for v in values):
             continue

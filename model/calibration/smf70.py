@@ -514,7 +514,7 @@ def _record(rec: _Record, name: str, warnings: list) -> list[CryptoActivity]:
     for section in _SECTION_ORDER:
         for (ctype, ax), rows in found[section].items():
             for (function, key), by_scope in rows.items():
-                for scope in sorted(by_scope, key=_SCOPE_ORDER.get):
+                for scope in sorted(by_scope, key=_SCOPE_ORDER.__getitem__):
                     nums = by_scope[scope]
                     out.append(CryptoActivity(
                         source=sources[(section, ctype, ax, (function, key), scope)], system=interval.system,

@@ -66,7 +66,7 @@ def _task_cpu(t, q, lpar, end, kind):
     return (float(t.cpu_s[i].sum()), float(t.requests[i].sum())) if i.size else None
 
 
-def _dispatcher_check(t, c, key, here, plat, where) -> dict | None:
+def _dispatcher_check(t, c, key: tuple[str, str, str], here, plat, where) -> dict | None:
     """The dispatchers' and adapters' CPU per message of one interval against :math:`CHIN_{none}/4`.
 
     None when the interval's task statistics lack either task type.
@@ -81,7 +81,7 @@ def _dispatcher_check(t, c, key, here, plat, where) -> dict | None:
             "site_us": (d[0] + a[0]) * 1e6 / msgs, "model_us": float(model)}
 
 
-def _ssl_observation(t, c, key, here, plat, path, where) -> tuple:
+def _ssl_observation(t, c, key: tuple[str, str, str], here, plat, path, where) -> tuple:
     """One interval's SSL-task CPU per message as an :class:`Observation`.
 
     Returns
@@ -181,7 +181,9 @@ def smf_summary(tasks, channels=None, platform: str = "z16", path: str = "the SM
         raise CalibrationError(str(exc)) from None
     summary = _task_summary(tasks)
     ratio = _elapsed_ratio(tasks)
-    obs, checks, notes = [], [], []
+    obs: list[Observation] = []
+    checks: list[dict] = []
+    notes: list[str] = []
     if channels is None:
         notes.append(f"{path}: no channel accounting ({'SMF-QCST.csv'}): CPU per message cannot be formed "
                      "(collect SMF 116 class 4 channel accounting, STATCHL on the channels)")

@@ -271,7 +271,7 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
            "dispatcher_utilization": float(util[:used_disps].max()),
            "cpu_utilization": None, "demands": dem,
            "method": "exact" if pairs * n == 1 else "Bard-Schweitzer MVA"}
-    if cps is not None:
+    if cost is not None and cp is not None:      # both set when cps is given
         out["cpu_utilization"] = x_us * cost / 2.0 / cp
     return out
 

@@ -135,9 +135,10 @@ class Fn:
 
     def __init__(self, name: str, impl: Callable, params: Sequence[ArgKind] | str = (),
                  min_args: int | None = None, max_args: int | None = None, volatile: bool = False,
-                 udf: bool = False, *, rest: Sequence[ArgKind] = ()):
-        unlimited = isinstance(params, str) and params.endswith("*")
-        if unlimited:
+                 udf: bool = False, *, rest: Sequence[ArgKind] | str = ()):
+        unlimited = False
+        if isinstance(params, str) and params.endswith("*"):
+            unlimited = True
             params = params.rstrip("*")
             rest = params[-1:]
         self.name = name

@@ -33,7 +33,7 @@ class OutputError(CryptoplanError, ValueError):
 _TMP_EXTRA = len("." + ".4194304.XXXXXXXX.tmp")
 
 
-def check_destination(dest: str) -> None:
+def check_destination(dest: str | os.PathLike[str]) -> None:
     """Only regular files are ever replaced: never a device, FIFO, socket, directory or link.
 
     Also refuses a name the file system cannot hold once the temporary file's 14

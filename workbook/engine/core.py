@@ -311,7 +311,7 @@ class Engine:
         """
         got = self._date_cells.get(si)
         if got is None:
-            styles = getattr(self.package, "date_styles", frozenset())
+            styles: frozenset[int] = getattr(self.package, "date_styles", frozenset())
             got = self._date_cells[si] = frozenset(rc for rc, cell in self.sheets[si].cells.items()
                                         if cell.style in styles) if styles else frozenset()
         return got
@@ -598,7 +598,7 @@ class Engine:
         """Cells (``key`` or its precedents) where an error in ``key`` comes from."""
         key = self.spill_owner.get(key, key)
         seen = set()
-        out = []
+        out: list[tuple[tuple, Diagnostic]] = []
         todo = [key]
         while todo and len(out) < limit:
             k = todo.pop(0)
@@ -648,7 +648,7 @@ def _stack(parts: list[Val]) -> Val:
     return Val(num, kind, text)
 
 
-def _column(vals: list) -> Val:
+def _column(vals: list | np.ndarray) -> Val:
     """A scenario column (n, 1, 1) from Python values."""
     n = len(vals)
     if (vals.dtype.kind in "fiu" if isinstance(vals, np.ndarray)

@@ -20,49 +20,64 @@ class's ``tag`` naming it, for the code written against it
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple, TypeVar
 
 __all__ = ["Number", "Text", "Boolean", "ErrorValue", "ArrayConst", "Reference", "Name",
            "BadReference", "BinaryOp", "Negate", "Percent", "Call", "Omitted", "OMITTED",
            "NODE_TYPES", "as_tuple"]
 
+_C = TypeVar("_C", bound=type)
 
+
+def _tagged(tag: str) -> Callable[[_C], _C]:
+    """Class decorator: the class attribute ``tag`` (:func:`as_tuple`'s tag), not a field.
+
+    In a NamedTuple's body, ``tag = "n"`` is a field to type checkers, and ``tag: ClassVar[str]``
+    is a field at run time too (``typing.NamedTuple`` makes every annotation one).
+    """
+    def set_tag(cls: _C) -> _C:
+        setattr(cls, "tag", tag)
+        return cls
+    return set_tag
+
+
+@_tagged("n")
 class Number(NamedTuple):
     """A number constant: ``2.5``."""
 
     value: float
-    tag = "n"
 
 
+@_tagged("s")
 class Text(NamedTuple):
     """A text constant, without its quotes and with doubled quotes undone."""
 
     value: str
-    tag = "s"
 
 
+@_tagged("b")
 class Boolean(NamedTuple):
     """``TRUE`` or ``FALSE``."""
 
     value: bool
-    tag = "b"
 
 
+@_tagged("e")
 class ErrorValue(NamedTuple):
     """An error constant such as ``#N/A``, by its engine code (:data:`~.values.ERROR_CODES`)."""
 
     code: int
-    tag = "e"
 
 
+@_tagged("arr")
 class ArrayConst(NamedTuple):
     """An array constant ``{1,2;"a",TRUE}``: rows of equal length holding floats, strings,
     booleans and :class:`ErrorValue` nodes."""
 
     rows: tuple
-    tag = "arr"
 
 
+@_tagged("ref")
 class Reference(NamedTuple):
     """A cell or rectangular range ``Sheet!A1:B2``: 1-based, inclusive corners.
 
@@ -74,26 +89,26 @@ class Reference(NamedTuple):
     c1: int
     r2: int
     c2: int
-    tag = "ref"
 
 
+@_tagged("name")
 class Name(NamedTuple):
     """A defined name, upper case; ``sheet`` is set for a sheet-qualified ``Sheet!Name``."""
 
     sheet: str | None
     name: str
-    tag = "name"
 
 
+@_tagged("bad")
 class BadReference(NamedTuple):
     """A reference the engine cannot follow, evaluated as the error ``code``: ``#REF!`` itself,
     or an external-workbook, 3-D or structured (table) reference."""
 
     text: str
     code: int
-    tag = "bad"
 
 
+@_tagged("op")
 class BinaryOp(NamedTuple):
     """An infix operator: arithmetic, comparison, ``&``, or a reference operator
     (``:`` range, ``" "`` intersection, ``,`` union)."""
@@ -101,36 +116,34 @@ class BinaryOp(NamedTuple):
     op: str
     left: tuple
     right: tuple
-    tag = "op"
 
 
+@_tagged("neg")
 class Negate(NamedTuple):
     """Prefix minus: ``-x``."""
 
     operand: tuple
-    tag = "neg"
 
 
+@_tagged("pct")
 class Percent(NamedTuple):
     """Postfix percent: ``x%`` is ``x / 100``."""
 
     operand: tuple
-    tag = "pct"
 
 
+@_tagged("call")
 class Call(NamedTuple):
     """A function call; ``name`` is upper case without the ``_xlfn.`` prefix, ``args`` a tuple
     of nodes."""
 
     name: str
     args: tuple
-    tag = "call"
 
 
+@_tagged("missing")
 class Omitted(NamedTuple):
     """An omitted argument: the middle one of ``IF(A1,,2)``."""
-
-    tag = "missing"
 
 
 #: The one :class:`Omitted` node the parser uses.
@@ -150,8 +163,10 @@ def _other_node(a, b):
 
 
 # a node equals a node of its own class only (a plain tuple compares its items alone)
+# (setattr: replacing a class's methods is what this does; mypy refuses an assignment to one)
 for _cls in NODE_TYPES:
-    _cls.__eq__, _cls.__ne__ = _same_node, _other_node
+    setattr(_cls, "__eq__", _same_node)
+    setattr(_cls, "__ne__", _other_node)
 
 
 def as_tuple(node) -> tuple:

@@ -67,6 +67,7 @@ def to_num(v: Val):
     num = v.num
     s = k == STR
     if s.any():
+        assert v.text is not None       # string elements come with their text
         tn, te = _text_numbers(v.text, s)
         num = np.where(s, tn, num)
         err = np.where(s, te, err).astype(np.int8)
@@ -86,6 +87,7 @@ def to_bool(v: Val):
     b = (v.num != 0).astype(float)
     s = k == STR
     if s.any():
+        assert v.text is not None       # string elements come with their text
         for idx in zip(*np.nonzero(s)):
             t = str(v.text[idx]).strip().upper()
             if t in _TRUE_FALSE:
@@ -110,6 +112,7 @@ def to_text(v: Val):
         out[b] = np.where(v.num[b] != 0, "TRUE", "FALSE")
     s = k == STR
     if s.any():
+        assert v.text is not None       # string elements come with their text
         out[s] = v.text[s]
     return out, (err if err.any() else None)
 

@@ -359,7 +359,7 @@ class Package:
 
     def _load_number_formats(self, styles_part: str | None) -> None:
         """The number format of each cell style, and the styles that show a date or a time."""
-        self._style_formats = []
+        self._style_formats: list[tuple[int, str]] = []      # (numFmtId, format code) per cell style
         self.number_formats = self._load_styles(styles_part) if styles_part and self.has(styles_part) else []
         #: cell styles (cellXfs indices) that show a date or a time
         self.date_styles = frozenset(i for i, (fid, code) in enumerate(self._style_formats)

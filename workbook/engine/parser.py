@@ -37,6 +37,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from .nodes import (
     OMITTED, ArrayConst, BadReference, BinaryOp, Boolean, Call, ErrorValue, Name, Negate, Number,
@@ -73,7 +74,10 @@ def _tokenizer_module():
 
 
 _tok = _tokenizer_module()
-Token, Tokenizer, TokenizerError = _tok.Token, _tok.Tokenizer, _tok.TokenizerError
+if TYPE_CHECKING:       # the same classes, by their module's name (a type checker cannot follow _tok)
+    from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
+else:
+    Token, Tokenizer, TokenizerError = _tok.Token, _tok.Tokenizer, _tok.TokenizerError
 
 MAX_ROW, MAX_COL = 1_048_576, 16_384
 

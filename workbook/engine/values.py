@@ -116,7 +116,7 @@ class Val:
         self.num = num
         self.kind = kind
         self.text = text
-        self._plain = None
+        self._plain: bool | None = None       # is_plain_number(), once asked
 
     # ------------------------------------------------------------ constructors
     @staticmethod
@@ -249,6 +249,7 @@ class Val:
         if k == BOOL:
             return bool(self.num[s, r, c])
         if k == STR:
+            assert self.text is not None        # a string element comes with its text
             return self.text[s, r, c]
         if k == EMPTY:
             return None
@@ -287,7 +288,7 @@ def stack_scenarios(parts: list[Val], index: list[np.ndarray], n: int) -> Val:
         pb = p.broadcast(len(idx)) if p.n == 1 else p
         num[idx, :r, :c] = pb.num
         kind[idx, :r, :c] = pb.kind
-        if pb.text is not None:
+        if pb.text is not None and text is not None:    # (text is made when any part has text)
             text[idx, :r, :c] = pb.text
         # Excel fills the unused part of a smaller array with #N/A
     return Val(num, kind, text)

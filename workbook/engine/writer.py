@@ -148,7 +148,7 @@ def _rewrite_sheet(xml: bytes, writes: dict) -> bytes:
     # writes indexed by row, rows not yet reached in order: each row's writes are found in
     # O(1) and the rows to create in O(log n), so a sheet of n rows is rewritten in O(n log n)
     # (scanning every write per row was quadratic: 100,000 formula rows took minutes)
-    remaining = {}
+    remaining: dict[int, dict[int, CellWrite]] = {}
     for (r, c), w in writes.items():
         remaining.setdefault(r, {})[c] = w
     pending = sorted(remaining)

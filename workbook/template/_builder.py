@@ -96,7 +96,7 @@ class Builder:
     :mod:`cryptoplan.workbook.recalculation`).
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.inputs = input_defaults()
         self.formulas: dict = {}           # (sheet, coord) -> formula text
         self.dynamic_arrays: list = []     # (sheet, coord) of spilling formulas

@@ -115,7 +115,10 @@ def _sheet_parts(zf: zipfile.ZipFile) -> dict:
     targets = {r.get("Id"): r.get("Target") for r in rels}
     out = {}
     for sheet in ElementTree.fromstring(zf.read("xl/workbook.xml")).iter(f"{main}sheet"):
-        t = targets[sheet.get(rel_id)].lstrip("/")
+        target = targets[sheet.get(rel_id)]
+        if target is None:              # openpyxl writes a Target on every relationship
+            raise RuntimeError(f"sheet {sheet.get('name')!r}: its relationship in workbook.xml.rels has no Target")
+        t = target.lstrip("/")
         out[sheet.get("name")] = t if t.startswith("xl/") else "xl/" + t
     return out
 

@@ -32,7 +32,7 @@ def add_results(b: Builder):
     """The Results sheet: the scenario, then a row per result (:func:`_result_rows`), on one printed page."""
     ws = _results_sheet(b)
     row = _FIRST_ROW
-    where = {}                   # result label -> its value cell (B<row>), for the rows below it
+    where: dict[str, str] = {}   # result label -> its value cell (B<row>), for the rows below it
     for spec in _result_rows():
         if isinstance(spec, Title):
             row = _title_rows(b, ws, row, spec)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from cryptoplan.model.errors import InputError
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -117,7 +118,7 @@ def whole_count(k, what, lam):
     return int(out) if out.ndim == 0 else out
 
 
-def overload_error(name, util, count, needed, lam, unit):
+def overload_error(name, util, count, needed, lam, unit) -> None:
     """Raise UnstableQueueError naming the resource, its utilization and how many are needed.
 
     For arrays the error names the busiest element and carries the mask of overloaded
@@ -270,5 +271,6 @@ def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, re
         accelerators_required=count_needed(load_acc, acc_o, u_max),
         bottleneck=np.asarray(RESOURCES)[np.argmax(utils, axis=0)],
     )
-    return AMSPlan(**{k: (as_scalars(v) if k != "bottleneck" else (str(v) if np.ndim(v) == 0 else v))
-                      for k, v in out.items()})
+    fields: dict[str, Any] = {k: (as_scalars(v) if k != "bottleneck" else (str(v) if np.ndim(v) == 0 else v))
+                              for k, v in out.items()}
+    return AMSPlan(**fields)

@@ -169,8 +169,8 @@ class PlanResult:
     system: System
     resources: dict
     workloads: dict
-    bottleneck: object
-    binds_first: object
+    bottleneck: str | np.ndarray            # a pool's name; an array of them for arrays of scenarios
+    binds_first: str | np.ndarray
     growth: object
     months: object
     intervals: int = 1
@@ -414,7 +414,7 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
 
     # ---- processors: CPU per unit, MSTR administration once per queue manager
     cpu_unit = np.array([sum(p.cpu_us.values()) for p in profiles])                 # µs per unit
-    admin = {}
+    admin: dict[str, float] = {}                                                  # queue manager -> µs/s
     for p in profiles:
         if p.queue_manager is not None:
             admin[p.queue_manager] = max(admin.get(p.queue_manager, 0.0), p.mstr_per_s)
@@ -488,8 +488,11 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
     required = count_needed(var_all + fixed, other, target)
     required_h = count_needed(loads_h + fixed, other, target)
     if pool in CARD_POOLS and system.max_wait_ms is not None:
-        required = _meet_wait(required, *d["mix"](lam), other, system.max_wait_ms)
-        required_h = _meet_wait(required_h, *d["mix"](lam_h), other, system.max_wait_ms)
+        # (requests/s, mean EXEC ms, SCV, cards' worth with no request count): _pool_card's mix
+        mix: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = d["mix"](lam)
+        required = _meet_wait(required, *mix, other, system.max_wait_ms)
+        mix = d["mix"](lam_h)
+        required_h = _meet_wait(required_h, *mix, other, system.max_wait_ms)
     required, required_h = required.max(axis=-1), required_h.max(axis=-1)
     overloaded = util >= 1.0
     failover = None
@@ -537,7 +540,7 @@ def _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_lo
     """Each workload's rate, CPU by address space (MSTR's administration spread over its queue
     manager's AMS rate, on the average day), card requests and queueing delay per unit (the worst
     interval's)."""
-    qm_rate = {}
+    qm_rate: dict[str, np.ndarray] = {}
     for p, lam_w in zip(profiles, lam_avg):
         if p.queue_manager is not None:      # in request/reply transactions per second
             qm_rate[p.queue_manager] = qm_rate.get(p.queue_manager, 0.0) + lam_w * p.txn_per_unit

@@ -13,6 +13,7 @@ import os
 import stat
 import tomllib
 from pathlib import Path
+from typing import NoReturn
 
 from ..._text import value_text
 from .daily import DailyProfile, Window
@@ -112,7 +113,7 @@ def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
     Every key is checked: an unknown one is an error naming ``source``, the workload, the key and
     what is accepted.  The format is the README's "Plan files" section.
     """
-    def fail(msg):
+    def fail(msg: str) -> NoReturn:
         raise PlanError(f"{source}: {msg}") from None
     if not isinstance(doc, dict):
         fail("a plan is a table with [system] and [[workload]]")
@@ -341,7 +342,7 @@ def profiles_from_rows(rows, where: str = "the profiles table") -> dict:
         if blank is not None:
             raise PlanError(f"{where}, profile {name!r}: factor {blank + 1} is empty; give 24, 48 or 96 numbers")
         try:
-            out[name] = DailyProfile(name, [_cell(v) for v in col])
+            out[name] = DailyProfile(name, tuple(_cell(v) for v in col))
         except PlanError as e:
             raise PlanError(f"{where}: {e}") from None
     return out

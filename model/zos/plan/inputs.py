@@ -8,6 +8,7 @@ range.  The kinds and their arguments are :data:`KIND_ARGUMENTS`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -44,12 +45,12 @@ FAILOVER_MODES = ("one_card", "none")
 
 #: The most servers of each pool an LPAR can have (the domains' upper bounds): a count required
 #: beyond it is "more than N", not a number to order.
-INSTALLABLE = {"processors": int(PROCESSORS.high), "coprocessors": int(POOL_CARDS.high),
-               "accelerators": int(POOL_CARDS.high)}
+INSTALLABLE = {"processors": int(PROCESSORS.bounds()[1]), "coprocessors": int(POOL_CARDS.bounds()[1]),
+               "accelerators": int(POOL_CARDS.bounds()[1])}
 
 
 # Each kind's arguments and their defaults (None: required).  Names as the Python functions name them.
-KIND_ARGUMENTS = {
+KIND_ARGUMENTS: dict[str, dict[str, Any]] = {
     "ams": {"policy": None, "key_type": "RSA", "key_size": 2048, "message_kb": None, "key_reuse": None,
             "recipients": 1, "queue_manager": "QM1", "flow": "request_reply"},
     "channel": {"mode": None, "cipher": None, "message_kb": None, "sslrkeyc": 0, "flow": "request_reply",

@@ -155,7 +155,7 @@ def _handshake_profile(w: Workload, system: System) -> Profile:
     cpu = base * ((1.0 - share) * full + share * resumed)
     classes = {p: (np.array([1.0 - share]) if times[p] > 0 else np.zeros(1), np.array([times[p]]),
                    ("handshake",)) for p in CARD_POOLS}
-    notes = ()
+    notes: tuple[str, ...] = ()
     if a["card_mode"] is None and card_mode == "accelerator":
         on_cop = handshake_cpu_factor(resumption=False, **{**kw, "card_mode": "coprocessor"})
         notes = (f"no coprocessors installed, so its handshakes use the accelerators (card_mode); "

@@ -107,7 +107,7 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
     -------
     list of Purchase
     """
-    out = []
+    out: list[Purchase] = []
     horizon, lead = system.horizon_months, system.lead_time_months
     for pool in POOLS:
         r = resources[pool]
@@ -137,7 +137,7 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
 
 def plan_warnings(system, workloads, profiles, workload_results, resources, timeline) -> list:
     """Sentences a planner must read beside the numbers: what the plan assumed or could not do."""
-    out = []
+    out: list[str] = []
     for w, p in zip(workloads, profiles):
         out.extend(f"workload {w.name!r}: {note}" for note in p.notes)
         if w.kind == "channel_starts":

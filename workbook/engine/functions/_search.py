@@ -185,7 +185,7 @@ def positions(lookup: Val, vec: Val, mode, search=1):
     lt = None if lookup.text is None else lookup.text.reshape(lookup.n, -1)[:, 0]
     n = lookup.n
     pos = np.full(n, -1, dtype=np.int64)
-    cache = {}
+    cache: dict[tuple, int] = {}          # (kind, number, text) -> position
     for s in range(n):
         k = int(lk[s])
         if k >= ERR_NULL:

@@ -176,6 +176,7 @@ def _criterion_mask(v: Val, crit) -> np.ndarray:
     if isinstance(crit, ExcelError):
         return k == crit.code
     m = _CRIT_RE.match(crit)
+    assert m is not None                # the pattern matches every string
     op, rhs = m.group(1) or "=", m.group(2)
     num = text_to_number(rhs) if rhs.strip() else None
     code = ERROR_CODES.get(rhs.upper())
