@@ -14,6 +14,8 @@ import pkgutil
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 import cryptoplan.workbook.engine as engine
@@ -36,7 +38,12 @@ def test_every_public_name_exists(name):
 
 
 def test_the_lazy_exports_are_the_submodules_objects():
-    for name, sub in engine._EXPORTS.items():
+    # the package stub names each export's module (lazy_loader.attach_stub reads it at import)
+    import ast
+    stub = ast.parse(Path(engine.__file__).with_suffix(".pyi").read_text(encoding="utf-8"))
+    pairs = [(a.name, n.module) for n in stub.body if isinstance(n, ast.ImportFrom) for a in n.names]
+    assert sorted(name for name, _ in pairs) == sorted(engine.__all__)
+    for name, sub in pairs:
         assert getattr(engine, name) is getattr(importlib.import_module(f"{engine.__name__}.{sub}"), name)
     with pytest.raises(AttributeError, match="NoSuchName"):
         engine.NoSuchName

@@ -1,9 +1,9 @@
 """The import graph of model/, addin/ and workbook/: layers, no cycles, no private names across modules.
 
 Read from the source with :mod:`ast` (every ``import`` statement, including those inside
-functions, which an import-time check would miss, and the lazy exports of a package's
-``_EXPORTS`` table), so the test sees what the code could import, not what one run happened
-to.  Layers, bottom to top:
+functions, which an import-time check would miss, and the lazy exports a package's stub
+``__init__.pyi`` names for ``lazy_loader.attach_stub``), so the test sees what the code could
+import, not what one run happened to.  Layers, bottom to top:
 
 0. ``model``: its own four layers, bottom to top (NumPy/SciPy only): the published figures,
    the parameters in force and the argument domains (modules at the top of ``model``), the
@@ -96,13 +96,15 @@ def _imports(module: str, path: Path):
                     aliases[a.asname or a.name] = f"{base}.{a.name}"
                 else:
                     found.append((_own(base), a.name, node.lineno))
-    for node in tree.body:          # a package's lazy exports: name -> submodule (PEP 562)
-        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
-                and any(isinstance(g, ast.Name) and g.id == "_EXPORTS" for g in node.targets)):
-            for key, value in zip(node.value.keys, node.value.values):
-                target = f"{package}.{value.value}"
+    stub = path.with_suffix(".pyi")
+    if path.name == "__init__.py" and stub.is_file():
+        # a package's lazy exports (lazy_loader.attach_stub): each `from .mod import name` of its
+        # stub is imported on first use (PEP 562)
+        for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                target = f"{package}.{node.module}"
                 if target in MODULES:
-                    found.append((target, key.value, node.lineno))
+                    found += [(target, a.name, node.lineno) for a in node.names]
     for node in ast.walk(tree):
         # importlib.import_module("cryptoplan.x.y") / __import__("cryptoplan.x.y") /
         # lazy_module("cryptoplan.x.y") or lazy_loader.load(...) (bound at a module's top, loaded
@@ -205,7 +207,7 @@ def test_the_formula_engine_stands_alone():
     assert outside == []
     assert GRAPH["cryptoplan.model.errors"] == []
     lazy = {(t, n) for t, n, _ in GRAPH["cryptoplan.workbook.engine"]}
-    assert ("cryptoplan.workbook.engine.core", "Engine") in lazy    # the scan reads _EXPORTS
+    assert ("cryptoplan.workbook.engine.core", "Engine") in lazy    # the scan reads the package stub
 
 
 def test_the_addin_and_the_engine_do_not_know_each_other():

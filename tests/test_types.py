@@ -71,3 +71,33 @@ def test_mypy_sees_a_planted_error(tmp_path):
     assert r.returncode == 1, r.stdout[-5000:] + r.stderr[-2000:]
     assert re.search(r"cryptoplan/model/_probe\.py:5: error: .*\"str\".*\"int\".*\[return-value\]", r.stdout), r.stdout
     assert "Found 1 error in 1 file" in r.stdout, r.stdout
+
+
+def test_the_facades_resolve_to_the_defining_modules(tmp_path):
+    # issue 47: cryptoplan.model's names were a string table a type checker could not follow; the
+    # package stubs (__init__.pyi) name each one's module, as lazy_loader reads them at run time
+    tree = tmp_path / "tree"
+    model = tree / "cryptoplan" / "model"
+    model.mkdir(parents=True)
+    for d in FOLDERS[1:]:
+        _link(tree / "cryptoplan" / d, ROOT / d)
+    for p in (ROOT / "model").iterdir():
+        if p.name != "__pycache__":
+            _link(model / p.name, p)
+    (model / "_reveal.py").write_text(
+        "import cryptoplan.model as m\nimport cryptoplan.workbook as w\nimport cryptoplan.workbook.engine as e\n\n"
+        "reveal_type(m.plan)\nreveal_type(w.recalc)\nreveal_type(e.Engine)\n", encoding="utf-8")
+    r = _mypy(tree)
+    notes = [ln for ln in r.stdout.splitlines() if "_reveal.py" in ln and "Revealed type" in ln]
+    assert len(notes) == 3, r.stdout
+    assert "cryptoplan.model.zos.plan.evaluate.PlanResult" in notes[0], notes[0]
+    assert "def (" in notes[1] and "Any" != notes[1].rsplit(":", 1)[-1].strip(), notes[1]
+    assert "cryptoplan.workbook.engine.core.Engine" in notes[2], notes[2]
+
+
+def test_help_of_a_facade_name_is_its_definition():
+    import pydoc
+
+    import cryptoplan.model as m
+    text = pydoc.render_doc(m.plan, renderer=pydoc.plaintext)
+    assert "cryptoplan.model.zos.plan.evaluate" in text and "PlanResult" in text

@@ -61,25 +61,8 @@ from __future__ import annotations
 
 import lazy_loader
 
-# name -> submodule; imported on first use (PEP 562), so reading a limit or the atomic writer
-# (the command line's option defaults) does not load the parser, NumPy or the functions
-_EXPORTS = {
-    "Engine": "core", "EngineError": "core",
-    "Fn": "arguments", "ArgKind": "arguments", "FunctionRegistry": "arguments",
-    "ScenarioSplit": "arguments", "MISSING": "arguments",
-    "Ref": "references", "RefList": "references",
-    "native_functions": "functions", "SUPPORTED": "functions", "format_number": "functions",
-    "parse": "parser", "FormulaError": "parser", "cell_name": "parser", "split_cell": "parser",
-    "index_to_col": "parser",
-    "Package": "package", "WorkbookFileError": "package",
-    "CellWrite": "writer", "write_package": "writer", "ooxml_string": "writer",
-    "Val": "values", "ExcelError": "values", "ERROR_CODES": "values", "csv_text": "values",
-    "not_computed": "values",
-    "atomic_target": "atomic", "check_destination": "atomic", "OutputError": "atomic",
-    "MAX_CELLS": "limits", "MAX_SCENARIOS": "limits", "DEFAULT_CHUNK": "limits",
-}
 
-# lazy_loader (scientific-python SPEC 1) imports a name's module on first use and caches it on
-# the package; it also keeps a function whose name is its module's from being shadowed by it.
-__getattr__, __dir__, __all__ = lazy_loader.attach(
-    __name__, submod_attrs={m: [n for n, where in _EXPORTS.items() if where == m] for m in set(_EXPORTS.values())})
+# name -> submodule in __init__.pyi; imported on first use (PEP 562), so reading a limit or the
+# atomic writer (the command line's option defaults) does not load the parser, NumPy or the
+# functions; type checkers read the same stub.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
