@@ -35,6 +35,20 @@ def _tree(tmp_path: Path) -> Path:
     return tree
 
 
+def _tree_with_model_files(tmp_path: Path) -> tuple[Path, Path]:
+    """As :func:`_tree`, but the model folder a real one with the checkout's files linked one by
+    one, so that a test can plant a module in it: ``(tree, tree/cryptoplan/model)``."""
+    tree = tmp_path / "tree"
+    model = tree / "cryptoplan" / "model"
+    model.mkdir(parents=True)
+    for d in FOLDERS[1:]:
+        _link(tree / "cryptoplan" / d, ROOT / d)
+    for p in (ROOT / "model").iterdir():
+        if p.name != "__pycache__":
+            _link(model / p.name, p)
+    return tree, model
+
+
 def _mypy(tree: Path) -> subprocess.CompletedProcess:
     pytest.importorskip("mypy", reason="mypy is a test dependency (pyproject's test extra): pip install '.[test]'")
     return subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
@@ -55,14 +69,7 @@ def test_mypy_sees_a_planted_error(tmp_path):
     # The check is not vacuous: a module planted in the tree's model folder (the checkout's files
     # linked one by one beside it) with a type error that only a resolved import shows: were
     # cryptoplan.model.figures not found, ignore_missing_imports would make figure() Any.
-    tree = tmp_path / "tree"
-    model = tree / "cryptoplan" / "model"
-    model.mkdir(parents=True)
-    for d in FOLDERS[1:]:
-        _link(tree / "cryptoplan" / d, ROOT / d)
-    for p in (ROOT / "model").iterdir():
-        if p.name != "__pycache__":
-            _link(model / p.name, p)
+    tree, model = _tree_with_model_files(tmp_path)
     (model / "_probe.py").write_text(
         "from cryptoplan.model.figures import figure\n\n\n"
         "def probe() -> int:\n"
@@ -76,14 +83,7 @@ def test_mypy_sees_a_planted_error(tmp_path):
 def test_the_facades_resolve_to_the_defining_modules(tmp_path):
     # issue 47: cryptoplan.model's names were a string table a type checker could not follow; the
     # package stubs (__init__.pyi) name each one's module, as lazy_loader reads them at run time
-    tree = tmp_path / "tree"
-    model = tree / "cryptoplan" / "model"
-    model.mkdir(parents=True)
-    for d in FOLDERS[1:]:
-        _link(tree / "cryptoplan" / d, ROOT / d)
-    for p in (ROOT / "model").iterdir():
-        if p.name != "__pycache__":
-            _link(model / p.name, p)
+    tree, model = _tree_with_model_files(tmp_path)
     (model / "_reveal.py").write_text(
         "import cryptoplan.model as m\nimport cryptoplan.workbook as w\nimport cryptoplan.workbook.engine as e\n\n"
         "reveal_type(m.plan)\nreveal_type(w.recalc)\nreveal_type(e.Engine)\n", encoding="utf-8")
