@@ -32,8 +32,7 @@ figures = lazy_module("cryptoplan.model.figures")
 model_params = lazy_module("cryptoplan.model.params")
 tls = lazy_module("cryptoplan.model.zos.tls")
 site_rmf = lazy_module("cryptoplan.workbook.site_rmf")
-rmf_report = lazy_module("cryptoplan.model.calibration.rmf_report")
-rmf_smf70 = lazy_module("cryptoplan.model.calibration.smf70")
+rmf_files = lazy_module("cryptoplan.model.calibration.rmf_files")
 rmf_lines = lazy_module("cryptoplan.model.calibration.rmf_lines")
 charts = lazy_module("cryptoplan.workbook.charts")
 
@@ -318,7 +317,7 @@ def _rmf_rows_read(path: str, is_smf: bool) -> list:
     (PKCS11 cards, CEX5, key-generation rows) and the reader's warnings go to standard error.
     """
     try:
-        records, warnings = rmf_smf70.read_smf70(path) if is_smf else rmf_report.read_rmf_report(path)
+        records, warnings = rmf_files.read_activity(path, smf=is_smf)
     except ValueError as exc:        # RmfReportError, Smf70Error: the file, the line or byte, what was expected
         raise C.CalibrationError(str(exc)) from None
     lines, notes = rmf_lines.report_lines(records)

@@ -12,9 +12,8 @@ import click
 
 from cryptoplan.model.lazy import lazy_module
 
-rmf_report = lazy_module("cryptoplan.model.calibration.rmf_report")
+rmf_files = lazy_module("cryptoplan.model.calibration.rmf_files")
 rmf_cards = lazy_module("cryptoplan.model.calibration.rmf_cards")
-smf70 = lazy_module("cryptoplan.model.calibration.smf70")
 
 __all__ = ["rmf_command"]
 
@@ -42,7 +41,7 @@ def rmf_command(files, is_smf, as_json):
     records, warnings = [], []
     for f in files:
         try:
-            r, w = smf70.read_smf70(f) if is_smf else rmf_report.read_rmf_report(f)
+            r, w = rmf_files.read_activity(f, smf=is_smf)
         except ValueError as exc:        # RmfReportError, Smf70Error: the file, the line or byte, what was expected
             raise click.UsageError(str(exc)) from None
         records += r

@@ -29,10 +29,9 @@ from pathlib import Path
 
 from cryptoplan.model.calibration.calibrate import RMF_COLUMNS, CalibrationError, RmfRow, rmf_rows
 from cryptoplan.model.calibration.rmf_cards import card_lines
-from cryptoplan.model.calibration.rmf_report import read_rmf_report
+from cryptoplan.model.calibration.rmf_files import read_activity
 from cryptoplan.model.calibration.rmf_lines import MODELLED_GENERATIONS, report_lines
 from cryptoplan.model.calibration.rmf_records import card_generation
-from cryptoplan.model.calibration.smf70 import read_smf70
 
 from .engine import csv_text
 from .engine.limits import MAX_CELLS
@@ -234,7 +233,7 @@ def report_fill(path, *, smf70: bool = False, system: str | None = None,
     """
     source = str(path)
     try:
-        records, warnings = read_smf70(source) if smf70 else read_rmf_report(source)
+        records, warnings = read_activity(source, smf=smf70)
     except ValueError as exc:        # RmfReportError, Smf70Error: the file, the line or byte, what was expected
         raise CalibrationError(str(exc)) from None
     systems = list(dict.fromkeys(r.system for r in records))

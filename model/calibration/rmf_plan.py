@@ -38,8 +38,8 @@ from ..zos.plan import PlanError, Workload, plan
 from ..zos.plan.files import RMF_KEYS, plan_from_dict, read_plan_document
 from .rmf_cards import card_lines
 from .rmf_records import CryptoActivity
-from .rmf_report import RmfReportError, read_rmf_report
-from .smf70 import Smf70Error, read_smf70
+from .observations import CalibrationError
+from .rmf_files import read_activity
 
 __all__ = ["RmfPools", "RmfPlan", "rmf_pools", "read_rmf_records", "apply_rmf", "read_plan", "RMF_POOLS",
            "MEASURED_NAMES"]
@@ -104,15 +104,9 @@ class RmfPlan:
 def read_rmf_records(path) -> tuple[list[CryptoActivity], list[str]]:
     """The records of ``path``: RMF's printed report, or SMF 70-2 records (binary: a NUL byte in
     the first record descriptor word, which no text has)."""
-    p = Path(path)
     try:
-        with open(p, "rb") as f:
-            head = f.read(4)
-    except OSError as e:
-        raise PlanError(f"{path}: cannot read RMF's report ({e.strerror or e})") from None
-    try:
-        return read_smf70(p) if b"\x00" in head else read_rmf_report(p)
-    except (RmfReportError, Smf70Error) as e:
+        return read_activity(path)
+    except CalibrationError as e:           # the report's or the SMF reader's: file, line or byte
         raise PlanError(str(e)) from None
 
 
