@@ -81,7 +81,7 @@ class _Main(click.Group):
                 raise UnusableInput(text if named else f"CRYPTOPLAN_PARAMS: {text}") from None
             # what a command did not turn into its own message is still the user's input, named
             # by the error itself: one line and exit 2, never a traceback
-            raise click.UsageError(str(exc), ctx=getattr(exc, "ctx", None)) from None
+            raise click.UsageError(str(exc)) from None
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
