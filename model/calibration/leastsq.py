@@ -107,6 +107,11 @@ class Solution:
     scale : float
         The Birge factor :math:`s \\ge 1` the covariance was scaled by (NaN
         without standard errors).
+    cov : ndarray or None
+        The covariance of ``x`` (n, n), in the parameters' units squared: NaN in the rows and
+        columns of a parameter without a standard error; None without standard errors.  A
+        combination :math:`a^T x` of parameters that trade off with each other can have a
+        standard error :math:`\\sqrt{a^T C a}` well below theirs.
     """
 
     names: tuple
@@ -119,6 +124,7 @@ class Solution:
     nfev: int
     loss: str
     scale: float
+    cov: np.ndarray | None = None
 
     def values(self) -> dict:
         """name -> value."""
@@ -138,9 +144,10 @@ class Solution:
             return "not identified"
         return ""
 
-    def report(self, title: str = "fit", units: dict | None = None) -> str:
-        """A fit report: the problem's size, cost and scale, then each parameter's value +- error."""
-        units = units or {}
+    def report(self, title: str = "fit", units: dict | None = None, tags: dict | None = None) -> str:
+        """A fit report: the problem's size, cost and scale, then each parameter's value +- error
+        (and ``tags[name]`` after it, when given)."""
+        units, tags = units or {}, tags or {}
         m, p = self.residual.size, int(np.sum(self.varied & ~self.at_bound))
         inside = int(np.sum(np.abs(self.residual) <= 1.0))
         scale = "" if not np.isfinite(self.scale) else f", error scale s {self.scale:.3g}"
@@ -152,7 +159,7 @@ class Solution:
             err = f"+- {se:<10.3g}" if np.isfinite(se) else f"{'(' + self.flag(i) + ')':13s}" if self.flag(i) else " " * 13
             rel = "" if not (np.isfinite(se) and self.x[i] != 0) else (
                 f"({se / abs(self.x[i]):6.1%})" if se < 10 * abs(self.x[i]) else "(>1000%)")
-            lines.append(f"    {n:{width}s} {self.x[i]:12.6g} {err} {units.get(n, ''):6s} {rel}".rstrip())
+            lines.append(f"    {n:{width}s} {self.x[i]:12.6g} {err} {units.get(n, ''):6s} {rel:9s} {tags.get(n, '')}".rstrip())
         return "\n".join(lines)
 
 
@@ -189,7 +196,7 @@ def jacobian(batch, x, lo, hi) -> np.ndarray:
     return (r[1:] - r[0]).T / h
 
 
-def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarray, float]:
+def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarray, float, np.ndarray]:
     """Standard errors by the module docstring's convention, and the Birge factor used.
 
     Parameters
@@ -210,11 +217,13 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarra
         NaN where not ``free``, infinity where not identified.
     scale : float
         :math:`s`.
+    cov : ndarray, shape (n, n)
+        The covariance; NaN in the rows and columns of a parameter not ``free`` or not identified.
     """
     x = np.asarray(x, dtype=float)
     idx = np.flatnonzero(free)
     if idx.size == 0:
-        return np.full(x.size, np.nan), np.nan
+        return np.full(x.size, np.nan), np.nan, np.full((x.size, x.size), np.nan)
     width = np.where(np.isfinite(hi - lo), 1e-6 * (hi - lo), 1.0)
     h = 1e-6 * np.max([np.abs(x), width, np.full(x.size, 1e-12)], axis=0)    # = maximum.reduce (NumPy 2.5's stubs refuse it)
     up, down = np.minimum(x + h, hi), np.maximum(x - h, lo)
@@ -237,7 +246,11 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarra
     cov = (vt[keep].T / sv[keep] ** 2) @ vt[keep] / np.outer(scale, scale) * s2
     out = np.full(x.size, np.nan)
     out[idx] = np.where(unidentified, np.inf, np.sqrt(np.clip(np.diag(cov), 0.0, None)))
-    return out, float(np.sqrt(s2))
+    full = np.full((x.size, x.size), np.nan)
+    full[np.ix_(idx, idx)] = cov
+    gone = idx[unidentified]
+    full[gone, :] = full[:, gone] = np.nan
+    return out, float(np.sqrt(s2)), full
 
 
 def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: bool = True) -> Solution:
@@ -306,8 +319,8 @@ def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: b
     bound = at_bound(x, lo_all, hi_all) & varied
     if stderr:
         free = varied & ~bound
-        se, s = standard_errors(batch, x, lo_all, hi_all, r, free, loss)
+        se, s, cov = standard_errors(batch, x, lo_all, hi_all, r, free, loss)
     else:
-        se, s = np.full(x.size, np.nan), np.nan
+        se, s, cov = np.full(x.size, np.nan), np.nan, None
     return Solution(names=names, x=x, stderr=se, at_bound=bound, varied=varied, residual=r, cost=cost,
-                    nfev=counter["batches"], loss=loss, scale=s)
+                    nfev=counter["batches"], loss=loss, scale=s, cov=cov)
