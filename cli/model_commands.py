@@ -116,7 +116,9 @@ def _refuse_outputs(out_path, report_dir, force) -> None:
         raise click.UsageError(f"{report_dir} is not empty; use --force to write the report into it")
 
 
-_GROUP_TITLES = {"ams": "crypto + AMS", "tls": "TLS channel costs", "handshake": "TLS handshakes",
+_GROUP_TITLES = {"ams": "crypto + AMS", "tls": "TLS channel costs (z15 set: planning)",
+                 "tls_z196": "TLS channel costs, seed 000's z196 (descriptive: no planning function reads it)",
+                 "handshake": "TLS handshakes",
                  "roundtrip": "TLS round trips"}
 
 
@@ -128,8 +130,17 @@ def _fit_text(doc: dict, rows: list[dict]) -> str:
     n_free = sum(p["source"].startswith("fit") for p in doc["parameters"].values())
     out = [f"fit: {n_free} free parameters, {len(rows)} figures, {doc['nfev']} evaluations, {doc['seconds']:.2f} s"]
     units = {name: p["unit"] for name, p in doc["parameters"].items()}
-    out += [solution.report(_GROUP_TITLES.get(group, group), units) for group, solution in doc["solutions"].items()]
-    out.append("[[read from the figures, not fitted]]")
+    tags = F.parameter_roles(doc)
+    out += [solution.report(_GROUP_TITLES.get(group, group), units, tags) for group, solution in doc["solutions"].items()]
+    weak = F.weak_parameters(doc)
+    if weak:
+        out.append("[[standard error above the value: what bounds the parameter, which answers carry it]]")
+        for name, (partner, r) in weak.items():
+            moves = f"moves with {partner} (correlation {r:+.2f}); " if partner else ""
+            out.append(f"    {name}: {moves}{F.FREE[name].weakly or 'NOT EXPLAINED'}")
+    out.append("[[priors: a published source other than the figures]]")
+    out += [f"    {name}: within a factor {p.factor:g} of {p.basis}" for name, p in F.PRIORS.items()]
+    out.append("[[fixed: read from the figures or a structural assumption, not fitted]]")
     out += [f"    {name:22s} {p['value']:12.6g} {p['unit']:6s} {p['source']}"
             for name, p in doc["parameters"].items() if not p["source"].startswith("fit")]
     out.append(f"within the figure's tolerance: {ok}/{len(rows)}; within 10%: {within10}/{len(rows)}")

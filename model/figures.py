@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from .datafiles import data_path, read_csv_table
 
-__all__ = ["Figure", "FigureTableError", "COLUMNS", "load_figures", "figure", "figure_value", "using_figures",
+__all__ = ["Figure", "PERCENT_UNITS", "POINTS", "FigureTableError", "COLUMNS", "load_figures", "figure", "figure_value", "using_figures",
            "table_in_force", "vocabulary", "sources", "source_label"]
 
 # The columns of data/figures.csv, in order (data/README.md describes each).
@@ -131,6 +131,13 @@ def _figure(path: str, line: int, row: dict) -> Figure:
                   tolerance=tol, conditions={k: row[k] for k in _CONDITIONS if row.get(k)})
 
 
+#: Units printed as percentages, whose tolerance has a floor in percentage points.
+PERCENT_UNITS = frozenset({"pct_change", "pct", "pct_of_baseline"})
+
+#: The floor in percentage points by kind (data/README.md, *Tolerances*, rule 0).
+POINTS = {"exact": 1.0, "lower_bound": 1.0, "upper_bound": 1.0, "approximate": 2.0, "range": 2.0, "up_to": 3.0}
+
+
 @dataclass(frozen=True)
 class Figure:
     """One published number with its provenance and comparison rule."""
@@ -147,29 +154,43 @@ class Figure:
     tolerance: float
     conditions: dict
 
+    @property
+    def points(self) -> float:
+        """The tolerance in percentage points of a figure printed as a percentage (0 otherwise):
+        the comparison accepts the wider of it and :attr:`tolerance` (data/README.md, *Tolerances*):
+        1 point for an exact figure or a bound, 2 for an approximate one or a range, 3 for "up to"."""
+        if self.unit not in PERCENT_UNITS:
+            return 0.0
+        return POINTS[self.kind]
+
+    def width(self, v: float) -> float:
+        """How far a model may stand from the printed number ``v``: the wider of ``tolerance``
+        times ``|v|`` and :attr:`points`, in the figure's unit."""
+        return max(self.tolerance * abs(v), self.points)
+
     def bounds(self) -> tuple[float, float]:
         """Interval a model value must fall in to reproduce this figure.
 
-        exact/approximate: value +- tolerance * |value|; range: [low, high]
-        with each end widened outward by tolerance times its own magnitude; upper_bound: (-inf, high or value];
-        lower_bound: [low or value, inf); up_to is compared on the maximum
-        over the stated conditions like an exact figure.
+        exact/approximate: value +- the wider of tolerance * |value| and :attr:`points`; range:
+        [low, high] with each end widened outward likewise; upper_bound: (-inf, high or value];
+        lower_bound: [low or value, inf); up_to is compared on the maximum over the stated
+        conditions like an exact figure.
         """
-        tol = self.tolerance
         if self.kind in ("exact", "approximate", "up_to"):
             value = self._number("value")
-            d = tol * abs(value)
+            d = self.width(value)
             return value - d, value + d
         if self.kind == "range":
-            # data/README.md: low*(1-t) <= m <= high*(1+t), each end widened outward
+            # data/README.md: each end widened outward by its width (tolerance times its magnitude,
+            # at least the kind's percentage points)
             low, high = self._number("low"), self._number("high")
-            return low - tol * abs(low), high + tol * abs(high)
+            return low - self.width(low), high + self.width(high)
         if self.kind == "upper_bound":
             hi = self._number("high", "value")
-            return float("-inf"), hi + tol * abs(hi)
+            return float("-inf"), hi + self.width(hi)
         if self.kind == "lower_bound":
             lo = self._number("low", "value")
-            return lo - tol * abs(lo), float("inf")
+            return lo - self.width(lo), float("inf")
         raise InputError(f"figure {self.id}: unknown kind {self.kind!r}")
 
     def target(self) -> float:

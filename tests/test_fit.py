@@ -104,19 +104,17 @@ def test_fit_check_sees_a_refit_crypto_figure(scaled_figures, fresh_fit):
     assert any(d.startswith("cop_rsa_ms_2048") for d in diffs), diffs
 
 
-def _misses(doc) -> int:
-    values = {k: v["value"] for k, v in doc["parameters"].items()}
-    return sum(not r["within_tolerance"] for r in F.figure_table(values))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("factor", [0.5, 2.0])
-def test_perturbed_starts_find_no_fit_with_fewer_misses(fresh_fit, monkeypatch, factor):
+def test_perturbed_starts_find_no_lower_loss(fresh_fit, monkeypatch, factor):
     """The fit is not convex: a fit started elsewhere may end elsewhere.  Every parameter's
-    start halved or doubled (clipped to its bounds) must not reach a fit with fewer figures
-    out of tolerance than the committed starting points do (counted over all 81 predicted
-    figures, round trips included; measured: 26 for both, losses within 0.02% of the
-    committed fit's).  It does not claim the committed loss is the lowest there is."""
+    start halved or doubled (clipped to its bounds) must not reach a lower loss than the
+    committed starting points do: the loss is what the fit minimises.  It does not count
+    figures: measured under model v4's tolerances, halved starts end at a loss 6.60 with 5
+    fitted figures out of tolerance, doubled ones at 6.41 with 6, the committed starts at 6.22
+    with 6 (the TLS set trades the software cipher's 2 KB saving for a lower loss elsewhere;
+    data/misses.csv, s002_cost_range_tls13sw).  It does not claim the committed loss is the
+    lowest there is."""
     plain = free.initial
 
     def moved(name, exclude=()):
@@ -124,7 +122,7 @@ def test_perturbed_starts_find_no_fit_with_fewer_misses(fresh_fit, monkeypatch, 
         return min(max(x0 * factor, lo), hi), lo, hi
 
     monkeypatch.setattr(fitting, "initial", moved)   # the name fit() reads
-    assert _misses(F.fit()) >= _misses(fresh_fit)
+    assert F.fit(stderr=False)["cost"] >= fresh_fit["cost"] * (1 - 1e-4)
 
 
 def test_fit_parameters_inside_their_bounds(fresh_fit):
@@ -175,6 +173,11 @@ def test_seed001_integrity_throughput_within_10pct(fid):
 KNOWN_OUT_OF_TOLERANCE = F.known_misses()
 
 
+def _coverage_uses() -> dict:
+    with open(data_path("coverage.csv"), encoding="utf-8", newline="") as fh:
+        return {r["id"]: r["use"] for r in csv.DictReader(fh)}
+
+
 def test_every_listed_miss_has_a_reason():
     assert KNOWN_OUT_OF_TOLERANCE and all(len(r) > 20 for r in KNOWN_OUT_OF_TOLERANCE.values())
 
@@ -196,9 +199,11 @@ def test_known_out_of_tolerance_list_is_current():
     rows = model_figures()
     failing = {r["id"] for r in rows if not r["within_tolerance"]}
     ids = {r["id"] for r in rows}
-    assert set(KNOWN_OUT_OF_TOLERANCE) <= ids, "a listed figure is no longer a model target"
+    # a listed figure is a model target, or a checked row its test scores (test_tls.py's round-trip cells)
+    checked = {fid for fid, use in _coverage_uses().items() if use == "checked"}
+    assert set(KNOWN_OUT_OF_TOLERANCE) <= ids | checked, "a listed figure is no longer a model target"
     newly_failing = sorted(failing - set(KNOWN_OUT_OF_TOLERANCE))
-    now_passing = sorted(set(KNOWN_OUT_OF_TOLERANCE) - failing)
+    now_passing = sorted((set(KNOWN_OUT_OF_TOLERANCE) & ids) - failing)
     assert newly_failing == [], "figures fell out of tolerance: add a reason or fix the model"
     assert now_passing == [], "listed figures now pass: remove them from KNOWN_OUT_OF_TOLERANCE"
 
@@ -209,9 +214,14 @@ def test_within_tolerance_agrees_with_bounds():
         assert r["within_tolerance"] == (lo <= r["model"] <= hi), r["id"]
 
 
+# data/README.md's table of points, typed from the README, not imported from model/figures.py
+_POINTS = {"exact": 1.0, "lower_bound": 1.0, "upper_bound": 1.0, "approximate": 2.0, "range": 2.0, "up_to": 3.0}
+
+
 def test_accepted_interval_is_the_figures_tolerance_read_from_the_table():
     """The interval MODEL_FIGURES shows (accepted_low, accepted_high) is the row's value +- its
-    tolerance times |value| (a range widened outward; an open end n/a), recomputed here from the
+    tolerance times |value|, or the kind's percentage points when wider (a range widened outward;
+    an open end n/a), recomputed here from the
     figures.csv row itself, not from Figure.bounds; within_tolerance is the model inside it."""
     rows = {r["id"]: r for r in model_figures()}
     with open(data_path("figures.csv"), encoding="utf-8", newline="") as fh:
@@ -220,15 +230,20 @@ def test_accepted_interval_is_the_figures_tolerance_read_from_the_table():
     for fid, r in rows.items():
         row, kinds = table[fid], kinds | {table[fid]["kind"]}
         t = float(row["tolerance"])
+        # data/README.md, Tolerances: the wider of t * |v| and, for a percentage, the kind's points
+        points = _POINTS[row["kind"]] if row["unit"] in ("pct_change", "pct", "pct_of_baseline") else 0.0
+
+        def w(v):
+            return max(t * abs(v), points)
         if row["kind"] == "range":
             lo, hi = float(row["low"]), float(row["high"])
-            want = (lo - t * abs(lo), hi + t * abs(hi))
+            want = (lo - w(lo), hi + w(hi))
         elif row["kind"] in ("upper_bound", "lower_bound"):
             v = float(row["high"] or row["value"]) if row["kind"] == "upper_bound" else float(row["low"] or row["value"])
-            want = (None, v + t * abs(v)) if row["kind"] == "upper_bound" else (v - t * abs(v), None)
+            want = (None, v + w(v)) if row["kind"] == "upper_bound" else (v - w(v), None)
         else:
             v = float(row["value"])
-            want = (v - t * abs(v), v + t * abs(v))
+            want = (v - w(v), v + w(v))
         got = (r["accepted_low"], r["accepted_high"])
         assert [g is None for g in got] == [w is None for w in want], fid
         assert_allclose([g for g in got if g is not None], [w for w in want if w is not None], rtol=1e-12,
@@ -445,8 +460,9 @@ def test_vectorized_residuals_are_the_scalar_definition():
 
 
 def test_each_source_is_evaluated_once_per_fit_evaluation():
-    """targets.predictions evaluates the AMS grid, the TLS table and the handshake targets' (empty)
-    source once for all their targets, and gives what each target's own predict() gives."""
+    """targets.predictions evaluates the AMS grid, the TLS table (the z15 set's and seed 000's
+    descriptive z196 set's) and the handshake targets' (empty) source once for all their
+    targets, and gives what each target's own predict() gives."""
     import dataclasses
 
     tlist = F.targets()
@@ -462,7 +478,7 @@ def test_each_source_is_evaluated_once_per_fit_evaluation():
     wrap = {}
     copies = [dataclasses.replace(t, source=wrap.setdefault(t.source, counting(t.source))) for t in tlist]
     assert list(targets_module.predictions(copies)) == want
-    assert len(counts) == 3 and set(counts.values()) == {1}, counts
+    assert len(counts) == 4 and set(counts.values()) == {1}, counts
 
 
 # ------------------------------------------------------- k parameter sets at once
@@ -500,3 +516,43 @@ def test_a_leave_one_out_fit_prints_no_numerical_warning():
         doc = F.fit(exclude=("s001_2k_tput_rsa1024_vs_ecc192",), max_nfev=200, groups=("ams",),
                     start=base, stderr=False)
     assert np.isfinite(doc["cost"])
+
+
+# ------------------------------------------------------------ model v4: roles, priors, weak parameters
+def test_every_planning_parameter_with_a_standard_error_above_its_value_says_why(fresh_fit):
+    """Issue 45: no planning answer rests on a parameter whose standard error exceeds its value
+    without `cryptoplan fit` saying so: each such parameter carries its `weakly` text, and the
+    descriptive set (seed 000's z196) is the only other place one may be."""
+    weak = F.weak_parameters(fresh_fit)
+    for name in weak:
+        assert name in F.FREE, name
+        if free.role(name) == "planning":
+            assert len(F.FREE[name].weakly) > 40, name
+    # the identified ones carry no such text: it would go stale unseen
+    for name, spec in F.FREE.items():
+        if spec.weakly:
+            assert name in weak, f"{name} is identified now: drop its weakly text"
+
+
+def test_fit_prints_each_parameters_role(fresh_fit):
+    tags = F.parameter_roles(fresh_fit)
+    assert tags["cop_rsa_ms_2048"] == "[planning]"
+    assert tags["z196_tls_chin_us_per_kb"] == "[descriptive]"
+    assert tags["tls_sym_us_per_kb_tls12"].startswith("[planning, prior")
+    assert free.role("tls_mstr_us") == "fixed"
+    # no planning function reads the descriptive set
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    for path in (root / "model").rglob("*.py"):
+        if "calibration" not in path.parts:
+            assert "z196_" not in path.read_text(encoding="utf-8"), path
+
+
+def test_a_prior_holds_the_hardware_cipher_costs_near_the_published_cpacf_cost(fresh_fit):
+    """The priors (free.PRIORS) centre on the AMS fit's CPACF costs; each fitted value sits
+    within twice the prior's factor of its centre, and its standard error is below its value."""
+    values = {k: v["value"] for k, v in fresh_fit["parameters"].items()}
+    for name, prior in F.PRIORS.items():
+        x, c = values[name], prior.centre(values)
+        assert c / prior.factor ** 2 <= x <= c * prior.factor ** 2, (name, x, c)
+        assert fresh_fit["parameters"][name]["stderr"] < x, name

@@ -55,14 +55,35 @@ def test_attls_gap_grows_with_size():
     assert gap[-1] > 0
 
 
-def test_attls_extra_time_at_2k_and_64k_follows_the_table():
-    # issue 32 item 4: one intercept for both modes gave +6.9% at 2 KB (published +1.24%) and
-    # +11.9% at 64 KB (+16.32%); an intercept per mode (the SSL-task hand-off is SSLCIPH's alone)
-    # brings both within 3 percentage points of the table
-    for tag in ("2k", "64k"):
-        kb = SIZES[tag]
+def test_roundtrip_increase_rows_are_scored_against_their_tolerance():
+    """Seed 002's "% increase in round-trip time" row (+1.24 +7.48 +11.64 +16.32 +37.87), each
+    cell against its own accepted interval (exact: 5% or 1 point, the wider), never a trend: a
+    cell outside it is listed in data/misses.csv with its reason, and a listed cell is outside."""
+    from cryptoplan.model.calibration.fit import known_misses
+    misses = known_misses()
+    for tag, kb in SIZES.items():
+        fid = f"s002_rt_attls_vs_sslciph_{tag}_pct"
         extra = 100 * (tls_roundtrip_us("ATTLS", CHACHA, kb) / tls_roundtrip_us("SSLCIPH", CHACHA, kb) - 1)
-        assert abs(extra - figure(f"s002_rt_attls_vs_sslciph_{tag}_pct").target()) < 3.0, (tag, extra)
+        lo, hi = figure(fid).bounds()
+        assert (lo <= extra <= hi) == (fid not in misses), (fid, extra, lo, hi)
+    assert sum(f"s002_rt_attls_vs_sslciph_{tag}_pct" in misses for tag in SIZES) <= 2
+
+
+def test_attls_at_one_megabyte_costs_measurably_more_than_an_unprotected_channel():
+    """Issue 45: the AT-TLS per-KB cost is positive and sourced.  A 1 MB request/reply over an
+    AT-TLS channel encrypts and decrypts 4 MB; at the CPACF prior's lower end (half of one AES
+    pass per KB as the MQ for z/OS on z14 report's AMS cost gives it: ams_enc_us_per_kb / 2 / 2)
+    that is at least 1 µs/KB x 4096 KB more CPU than the unprotected channel, in TCPIP (the
+    decrypting SRB) and in CHIN (the encrypting caller) alike."""
+    from cryptoplan.model.params import param
+    from cryptoplan.model.zos.tls import tls_cost_us
+    floor = param("ams_enc_us_per_kb") / 4.0                          # µs/KB per pass, the prior's low end
+    for cipher in ("TLS_RSA_WITH_AES_256_CBC_SHA256", "TLS_AES_256_GCM_SHA384", "NULL_SHA"):
+        for space in ("CHIN", "TCPIP"):
+            extra = tls_cost_us("ATTLS", cipher, 1024.0, space) - tls_cost_us("none", None, 1024.0, space)
+            assert extra >= 2 * 1024 * floor, (cipher, space, extra)
+        total = tls_cost_us("ATTLS", cipher, 1024.0) - tls_cost_us("none", None, 1024.0)
+        assert total >= 4 * 1024 * floor and total > 0.25 * tls_cost_us("none", None, 1024.0), (cipher, total)
 
 
 @settings(max_examples=50, deadline=None)

@@ -15,13 +15,14 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
 
 from ..figures import figure
 from ..zos.tls import ROUNDTRIP_PARAMS
-from .free import FREE, GROUPS, LOSS, derived_parameters, initial
+from .free import FREE, GROUPS, LOSS, PRIORS, derived_parameters, initial
 from .leastsq import solve
 from .roundtrip import fit_roundtrip
-from .scoring import Scorer, group_members, residuals, roundtrip_cost
+from .scoring import Scorer, group_members, prior_residuals, prior_terms, residuals, roundtrip_cost
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as the figure table (MODEL_FIGURES) never fits
@@ -87,10 +88,15 @@ def _fit_group(group: str, values: dict, init: dict, exclude, max_nfev: int, std
     """
     gnames, tlist = group_members(group, exclude)
     score = Scorer([figure(t.figure_id) for t in tlist])
+    # the priors (free.Prior) of this sub-model's parameters: one residual each after the figures'
+    pidx, centre, width = prior_terms(gnames, values)
 
     def batch(x):
         # residuals of the parameter sets in the columns of x (n, k)
-        return residuals({**values, **dict(zip(gnames, x))}, tlist, score)
+        r = residuals({**values, **dict(zip(gnames, x))}, tlist, score)
+        if not pidx.size:
+            return r
+        return np.concatenate([r, prior_residuals(np.asarray(x, dtype=float)[pidx], centre, width)], axis=-1)
 
     first = solve(batch, _parameters(gnames, {n: init[n][0] for n in gnames}, exclude),
                   max_nfev=max_nfev, stderr=False)
@@ -105,6 +111,8 @@ def _fitted_entry(name: str, sol, i: int) -> dict:
     why = sol.flag(i)
     note = {"at bound": " (at bound)",
             "not identified": " (not identified by the figures: trades off with others)"}.get(why, "")
+    if name in PRIORS:
+        note += f"; prior: within a factor {PRIORS[name].factor:g} of {PRIORS[name].basis}"
     return {"value": float(sol.x[i]), "stderr": sol.errors()[name],
             "unit": spec.unit, "submodel": spec.submodel, "description": spec.description,
             "source": "fit" + note}

@@ -12,12 +12,14 @@ wide enough that a parameter at one is reported "at bound".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import InputError
 from ..figures import figure
 
-__all__ = ["Free", "FREE", "GROUPS", "LOSS", "derived_parameters", "initial", "free_bounds"]
+__all__ = ["Free", "FREE", "GROUPS", "LOSS", "derived_parameters", "initial", "free_bounds", "Z196_OF",
+           "Z196_ANCHOR", "DESCRIPTIVE", "Prior", "PRIORS", "role"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,10 @@ class Free:
     start : float or None
         Starting point of the fit; None: the RMF figure the parameter is read from when it has
         one, else the middle of the bounds (or ``low + 1`` when they are wide).
+    weakly : str
+        For a planning parameter the figures leave with a standard error above its value: what
+        bounds it and which answers carry the uncertainty (``cryptoplan fit`` prints it on the
+        parameter's line; tests/test_fit.py requires it of every such parameter).
     """
 
     low: float | None = None
@@ -44,6 +50,7 @@ class Free:
     description: str = ""
     bounds_from: str | None = None
     start: float | None = None
+    weakly: str = ""
 
     def bounds(self) -> tuple[float, float]:
         """(low, high), from the range figure when ``bounds_from`` names one."""
@@ -102,10 +109,6 @@ FREE = {
                                description="AMS hashing CPU per KB (signing policies)"),
     "ams_enc_us_per_kb": Free(low=0.0, high=100.0, unit="us/KB", submodel="ams",
                               description="AMS symmetric encryption CPU per KB"),
-    "tls_mstr_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=20.0,
-                        description="queue manager CPU per channel transaction"),
-    "tls_mstr_us_per_kb": Free(low=0.0, high=20.0, unit="us/KB", submodel="tls", start=0.5,
-                               description="queue manager CPU per KB"),
     "tls_chin_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=50.0,
                         description="channel initiator CPU per transaction, unprotected"),
     "tls_chin_us_per_kb": Free(low=0.0, high=20.0, unit="us/KB", submodel="tls", start=1.0,
@@ -113,13 +116,21 @@ FREE = {
     "tls_tcpip_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=15.0,
                          description="TCPIP CPU per transaction, unprotected"),
     "tls_tcpip_us_per_kb": Free(low=0.0, high=20.0, unit="us/KB", submodel="tls", start=0.5,
-                                description="TCPIP CPU per KB, unprotected"),
+                                description="TCPIP CPU per KB, unprotected",
+                                weakly="seed 002 prints TCPIP only as AT-TLS/SSLCIPH ratios at 2 KB and, for "
+                                       "the software cipher, as absolute costs dominated by decryption; the "
+                                       "unprotected TCPIP cost beyond 2 KB is not pinned by any figure: a site's "
+                                       "RMF/SMF 30 TCPIP CPU per transaction (cryptoplan calibrate) fixes it"),
     "tls_ssl_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=50.0,
                        description="MQ SSLCIPH overhead per transaction (CHIN)"),
     "tls_ssl_us_per_kb": Free(low=0.0, high=50.0, unit="us/KB", submodel="tls", start=1.0,
                               description="MQ SSLCIPH record handling per KB (CHIN)"),
     "tls_attls_tcpip_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=10.0,
-                               description="AT-TLS SRB overhead per transaction in TCPIP"),
+                               description="AT-TLS SRB overhead per transaction in TCPIP",
+                               weakly="the published 1.5-1.6 TCPIP ratio at 2 KB fixes the AT-TLS TCPIP cost "
+                                      "there, not how it splits between this fixed part and the unprotected "
+                                      "TCPIP per-KB cost it moves with; answers for AT-TLS TCPIP CPU away "
+                                      "from 2 KB carry it"),
     "tls_sym_us_per_kb_null": Free(low=0.0, high=100.0, unit="us/KB", submodel="tls", start=0.2,
                                    description="NULL_SHA hashing per KB per side"),
     "tls_sym_us_per_kb_tls12": Free(low=0.0, high=100.0, unit="us/KB", submodel="tls", start=0.5,
@@ -132,16 +143,122 @@ FREE = {
                            description="z14 channel CPU per transaction relative to z15"),
     "hs_dhe_kx": Free(low=1.0, high=1000.0, unit="1", submodel="handshake", start=30.0,
                       description="DHE full handshake CPU (key exchange in software) relative to ECDHE's, "
-                                  "coprocessor"),
+                                  "coprocessor",
+                      weakly="z/OS 3.1's TLS update prints 'up to 97%' less CPU with ECDHE than with DHE, which "
+                             "bounds DHE from below (17 or more times ECDHE's within the 3-point tolerance) and "
+                             "not from above; its ratio to hs_sign_sw is identified (the coprocessor notes). "
+                             "DHE answers carry it: plan DHE handshakes on a site's measured cost"),
     "hs_sign_sw": Free(low=0.0, high=1000.0, unit="1", submodel="handshake", start=50.0,
                        description="the (EC)DHE server's RSA signature in software (accelerators only, FIPS "
-                                   "off), relative to the ECDHE full handshake"),
+                                   "off), relative to the ECDHE full handshake",
+                       weakly="the coprocessor-versus-accelerator notes fix its ratio to hs_dhe_kx, "
+                              "the DHE bound only their level from below; answers for a server without a "
+                              "coprocessor carry it"),
 }
-GROUPS = {"crypto": "ams", "ams": "ams", "tls": "tls", "handshake": "handshake"}
+# Seed 000's machine (a 2817, z196, z/OS 1.13, 10 Gb network) is never planned on: its channel
+# costs are a set of their own, *descriptive* (fitted to seed 000's figures alone, reported with
+# standard errors, read by no planning function), so that the z15 set planning uses is fitted
+# to seed 002 and the z14/z15 reports alone.  Seed 000 prints only ratios and percentage
+# changes of costs linear in the parameters, which a common scale leaves unchanged: the set is
+# in units of the z196's unprotected CHIN cost per transaction (Z196_ANCHOR, 1 by definition).
+# Its two TLS 1.3 cipher costs have no seed 000 figure and are not in it; its queue manager costs
+# are 0, as the z15 set's (derived_parameters: tls_mstr_us).
+Z196_ANCHOR = "tls_chin_us"
+Z196_OF = ("tls_chin_us_per_kb", "tls_tcpip_us", "tls_tcpip_us_per_kb",
+           "tls_ssl_us", "tls_ssl_us_per_kb", "tls_attls_tcpip_us", "tls_sym_us_per_kb_null",
+           "tls_sym_us_per_kb_tls12")
+
+
+def _z196(name: str) -> Free:
+    """The descriptive z196 twin of the z15 set's ``name``, in units of the anchor's cost."""
+    z, anchor = FREE[name], FREE[Z196_ANCHOR]
+    if z.start is None or anchor.start is None:
+        raise InputError(f"the z196 set needs a start for {name} and {Z196_ANCHOR}")
+    return Free(low=0.0, high=100.0, unit="1/KB" if "_per_kb" in name else "1", submodel="tls_z196",
+                start=z.start / anchor.start,
+                description=f"z196 (seed 000, descriptive): {z.description}, per unprotected CHIN "
+                            "microsecond per transaction")
+
+
+FREE.update({"z196_" + n: _z196(n) for n in Z196_OF})
+
+GROUPS = {"crypto": "ams", "ams": "ams", "tls": "tls", "tls_z196": "tls_z196", "handshake": "handshake"}
 # Robust loss on tolerance-scaled residuals (f_scale = one tolerance): see the docstring of
 # cryptoplan.model.calibration.fit.
 # leastsq.LOSSES gives its IRLS weights for the standard errors.
 LOSS = "cauchy"
+
+
+#: Sub-models whose parameters describe a measurement and serve no planning function.
+DESCRIPTIVE = frozenset({"tls_z196"})
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What a published source other than the fitted figures says of a free parameter.
+
+    The fit adds one residual per prior beside its figures,
+
+    .. math:: r_p = \\frac{\\ln(x / x_p)}{\\ln f},
+
+    so a value a factor :math:`f` from the centre :math:`x_p` weighs like a figure one
+    tolerance off (the same robust loss).  Where the figures pin the parameter the prior
+    hardly moves it; where they do not (a direction the figures leave free), it keeps the
+    parameter within about a factor :math:`f` of the source's value and gives it a standard
+    error, read as the prior's width, that is no longer larger than the value.
+
+    Attributes
+    ----------
+    centre : callable
+        ``centre(values) -> float``: the centre from the values of the sub-models fitted
+        before (:func:`cryptoplan.model.calibration.fitting.fit` fits them in order).
+    factor : float
+        :math:`f > 1`.
+    basis : str
+        The centre's formula in words, for ``cryptoplan fit`` and the parameter file.
+    """
+
+    centre: Callable[[dict], float]
+    factor: float
+    basis: str
+
+
+# Published CPACF costs: the MQ for z/OS on z14 report (pp.15-20) measured AMS's symmetric work,
+# which runs on CPACF, as the cost of protecting and unprotecting a message; the AMS fit reads
+# it as ams_enc_us_per_kb (AES-256) and ams_hash_us_per_kb (SHA-256) per KB of message, each
+# two passes over the bytes (protect at MQPUT, unprotect at MQGET).  A TLS record's sender and
+# receiver each make one such pass (tls.tls_cost_parts_us: e_f per KB per side), with the
+# same instructions: AES-GCM (TLS 1.3 hardware) one AES pass, AES-CBC with an HMAC-SHA-256
+# (TLS 1.2) an AES and a SHA-256 pass, NULL_SHA the MAC alone (SHA-1, taken at SHA-256's cost).
+# Seed 002 prints ratios in which these costs sit beside larger per-KB costs (the SSLCIPH
+# record handling, the copies): its figures bound them only weakly (standard errors of 4.8
+# us/KB on values near 1 without the prior).  The width, a factor 2, covers System SSL's and
+# AT-TLS's handling around the instructions and the z14 -> z15 step (the z15 report: 4.5 to
+# 12% less CPU per transaction).
+_CPACF = "MQ for z/OS on z14 pp.15-20 through the AMS fit"
+PRIORS = {
+    "tls_sym_us_per_kb_tls12": Prior(
+        lambda v: (v["ams_enc_us_per_kb"] + v["ams_hash_us_per_kb"]) / 2.0, 2.0,
+        f"one AES-256 and one SHA-256 pass per KB on CPACF: (ams_enc_us_per_kb + ams_hash_us_per_kb) / 2 ({_CPACF})"),
+    "tls_sym_us_per_kb_tls13hw": Prior(
+        lambda v: v["ams_enc_us_per_kb"] / 2.0, 2.0,
+        f"one AES-256 pass per KB on CPACF: ams_enc_us_per_kb / 2 ({_CPACF})"),
+    "tls_sym_us_per_kb_null": Prior(
+        lambda v: v["ams_hash_us_per_kb"] / 2.0, 2.0,
+        f"one SHA pass per KB on CPACF: ams_hash_us_per_kb / 2 ({_CPACF}); no figure of the z15 "
+        "set prices NULL_SHA, so this prior alone sets it"),
+}
+
+
+def role(name: str) -> str:
+    """What a parameter is for: ``"planning"`` (a planning function reads it), ``"descriptive"``
+    (fitted to describe a measurement no planning function prices: :data:`DESCRIPTIVE`) or
+    ``"fixed"`` (read from a row or a structural assumption: :func:`derived_parameters`)."""
+    if name in FREE:
+        return "descriptive" if FREE[name].submodel in DESCRIPTIVE else "planning"
+    if name in derived_parameters():
+        return "fixed"
+    raise InputError(f"no parameter named {name!r} is fitted or fixed by the fit")
 
 
 def derived_parameters() -> dict:
@@ -163,6 +280,14 @@ def derived_parameters() -> dict:
         "crypto_call_ms": (0.0, "structural assumption", "ms", "ams",
                            "elapsed per crypto request beyond its EXEC TIME (ICSF, AP queue): 0; fitted, it went to its "
                            "bound 0 once the coprocessor's sign has its fixed part (cop_rsa_fixed_share); a site may set it"),
+        "tls_mstr_us": (0.0, "structural assumption", "us", "tls",
+                        "queue manager CPU per channel transaction: 0; the channels' MQPUT and MQGET run "
+                        "as program calls under the channel initiator's tasks, so z/OS charges their CPU "
+                        "to CHIN, and MP16's AT-TLS section says the queue manager's cost is 'not affected "
+                        "by the level of encryption'; no published figure gives MSTR alone (fitted, it had a "
+                        "standard error 670 times its value)"),
+        "tls_mstr_us_per_kb": (0.0, "structural assumption", "us/KB", "tls",
+                               "queue manager CPU per KB of a channel transaction: 0, as tls_mstr_us"),
         "chin_task_elapsed_ratio": (1.0, "structural assumption", "1", "tls",
                                     "SSL-task and dispatcher elapsed time per CPU time (model.channel's rho); "
                                     "1: the runs of Sharkey's AT-TLS channels blog (2021) were neither CPU nor network constrained; a site "

@@ -17,16 +17,19 @@ import os
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from ..datafiles import data_path
 from ..figures import figure, source_label
 from ..params import using_values, validate_params
 from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
-from .free import FREE, free_bounds
+from .free import FREE, PRIORS, free_bounds, role
 from .scoring import fit_cost, roundtrip_cost
 from .targets import predict_all, targets
 
 __all__ = ["known_misses", "figure_table_ids", "figure_table", "REFIT_SIGMAS", "REFIT_BOUND_ATOL",
-           "REFIT_COST_RTOL", "fit_differences", "params_text", "write_params"]
+           "REFIT_COST_RTOL", "fit_differences", "params_text", "write_params", "weak_parameters",
+           "parameter_roles"]
 
 
 def known_misses() -> dict:
@@ -37,6 +40,50 @@ def known_misses() -> dict:
     """
     with open(data_path("misses.csv"), encoding="utf-8", newline="") as fh:
         return {r["id"]: r["reason"] for r in csv.DictReader(fh)}
+
+
+def weak_parameters(doc: dict) -> dict:
+    """The fitted parameters whose standard error exceeds their value, or that the figures do
+    not identify at all: name -> ``(partner, correlation)``, the parameter it moves with most
+    (None when there is no covariance to read).
+
+    Parameters
+    ----------
+    doc : dict
+        A fit (:func:`cryptoplan.model.calibration.fitting.fit`) with its ``solutions``.
+    """
+    out = {}
+    for sol in doc["solutions"].values():
+        if sol.cov is None:
+            continue
+        sd = np.sqrt(np.abs(np.diag(sol.cov)))
+        for i, name in enumerate(sol.names):
+            se = sol.stderr[i]
+            if not (np.isinf(se) or (np.isfinite(se) and se > abs(sol.x[i]))):
+                continue
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = sol.cov[i] / (sd[i] * sd)
+            r[i] = np.nan
+            j = int(np.nanargmax(np.abs(r))) if np.any(np.isfinite(r)) else None
+            out[name] = (None, None) if j is None else (sol.names[j], float(r[j]))
+    return out
+
+
+def parameter_roles(doc: dict) -> dict:
+    """What ``cryptoplan fit`` prints after each fitted parameter: its role (planning or
+    descriptive: :func:`cryptoplan.model.calibration.free.role`; the round-trip model's are
+    planning), whether a prior holds it, and whether its standard error exceeds its value."""
+    weak = weak_parameters(doc)
+    out = {}
+    for sol in doc["solutions"].values():
+        for name in sol.names:
+            tag = role(name) if name in FREE else "planning"
+            if name in PRIORS:
+                tag += ", prior"
+            if name in weak:
+                tag += ", standard error above the value: see below"
+            out[name] = f"[{tag}]"
+    return out
 
 
 def figure_table_ids() -> list[str]:

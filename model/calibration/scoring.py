@@ -17,10 +17,10 @@ import numpy as np
 from ..figures import figure
 from ..params import using_values
 from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
-from .free import FREE, GROUPS
+from .free import FREE, GROUPS, PRIORS
 from .targets import Target, predictions, targets
 
-__all__ = ["Scorer", "residuals", "group_members", "fit_cost", "roundtrip_cost"]
+__all__ = ["Scorer", "residuals", "group_members", "fit_cost", "roundtrip_cost", "prior_terms", "prior_residuals"]
 
 
 def _to_ratio(fig, v: float) -> float:
@@ -37,14 +37,17 @@ def _log_tolerance(fig, ref: float) -> float:
 
     A tolerance is relative to the printed number.  For a percentage change
     ``v`` the fit compares the ratio ``1 + v/100``, whose relative tolerance is
-    ``t |v| / |100 + v|`` (a 2% tolerance on -45% is 0.9 points of 55%, i.e.
-    1.6% of the ratio), with ``|v|`` floored at one point so a change printed
-    as 0 still has a width; other units compare the number itself.
+    ``w / |100 + v|``, ``w`` the figure's width at ``v`` (:meth:`~cryptoplan.model.figures.Figure.width`:
+    the wider of ``t |v|`` and the kind's percentage points; a 5% tolerance on -45% is 2.25
+    points of 55%, 4.1% of the ratio), at least ``t`` points so a change printed as 0 still has
+    a width; another percentage compares ``v / 100`` with relative width ``w / |v|``; other
+    units compare the number itself.
     """
-    t = fig.tolerance  # > 0 for every row (tests/test_figures_table.py)
     if fig.unit == "pct_change":
-        return t * max(abs(ref), 1.0) / abs(100.0 + ref)
-    return t
+        return max(fig.width(ref), fig.tolerance) / abs(100.0 + ref)
+    if fig.points:                      # a percentage compared as v / 100: points of v over |v|
+        return fig.width(ref) / abs(ref) if ref else fig.tolerance
+    return fig.tolerance  # > 0 for every row (tests/test_figures_table.py)
 
 
 def _residual(fig, model: float) -> float:
@@ -87,6 +90,8 @@ class Scorer:
         self.hi = np.array([np.nan if f.high is None else f.high for f in figs], dtype=float)
         self.target = np.array([f.target() for f in figs], dtype=float)
         self.tol = np.array([f.tolerance for f in figs], dtype=float)
+        self.points = np.array([f.points for f in figs], dtype=float)
+        self.percent = (self.points > 0) & ~self.change
 
     def __call__(self, model) -> np.ndarray:
         """The residuals (in tolerances) of ``model``, one value per figure, or (figures, k)."""
@@ -96,8 +101,9 @@ class Scorer:
             below = self.has_lo & ~above & (model < self.lo)
             ref = np.where(above, self.hi, np.where(below, self.lo, self.target))
             m = model / self.div + self.offset
-            ltol = np.where(self.change, self.tol * np.maximum(np.abs(ref), 1.0) / np.abs(100.0 + ref),
-                            self.tol)
+            width = np.maximum(self.tol * np.abs(ref), self.points)      # Figure.width
+            ltol = np.where(self.change, np.maximum(width, self.tol) / np.abs(100.0 + ref),
+                            np.where(self.percent & (ref != 0), width / np.abs(ref), self.tol))
             r = np.log(m / (ref / self.div + self.offset)) / ltol
         r = np.where(self.bounded & ~above & ~below, 0.0, r)
         return np.where(m <= 0, 1e3, r)
@@ -138,18 +144,47 @@ def residuals(values: dict, tlist, score=None) -> np.ndarray:
     return score(got).reshape(-1, len(tlist))
 
 
+def prior_terms(gnames, values: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The priors (:data:`~cryptoplan.model.calibration.free.PRIORS`) on a sub-model's parameters.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(index, centre, width)``: the positions in ``gnames`` of the parameters with a prior,
+        each prior's centre under ``values`` (the sub-models fitted before) and :math:`\\ln f`.
+    """
+    idx = np.array([i for i, n in enumerate(gnames) if n in PRIORS], dtype=int)
+    centre = np.array([PRIORS[gnames[i]].centre(values) for i in idx], dtype=float)
+    width = np.log([PRIORS[gnames[i]].factor for i in idx])
+    return idx, centre, width
+
+
+def prior_residuals(x, centre, width) -> np.ndarray:
+    """:math:`\\ln(x / x_p) / \\ln f` of the prior parameters' values ``x`` (p, k): (k, p).
+
+    A value on its bound 0 sits 40 factors below its centre, not infinitely many.
+    """
+    x = np.maximum(np.asarray(x, dtype=float), 1e-12 * centre[:, None])
+    return (np.log(x / centre[:, None]) / width[:, None]).T
+
+
 def fit_cost(values: dict) -> float:
     """The fit's robust cost at ``values``: :math:`\\sum_g \\tfrac12 \\sum_i \\ln(1 + r_i^2)`.
 
     The quantity :func:`~cryptoplan.model.calibration.fitting.fit` minimises, summed over the sub-models it fits
-    with the Cauchy loss (the round-trip model is fitted separately: see
+    with the Cauchy loss, the priors' residuals (:func:`prior_residuals`) included (the round-trip model is fitted separately: see
     :func:`roundtrip_cost`).  Evaluated, not optimised: for the committed
     parameters it must equal the cost recorded with them, to rounding, as long
     as neither the figures nor the model have changed.
     """
     total = 0.0
     for group in dict.fromkeys(GROUPS.values()):
-        r = residuals(values, group_members(group)[1])
+        gnames, tlist = group_members(group)
+        r = residuals(values, tlist)
+        idx, centre, width = prior_terms(gnames, values)
+        if idx.size:
+            x = np.array([[values[gnames[i]]] for i in idx], dtype=float)
+            r = np.concatenate([np.ravel(r), prior_residuals(x, centre, width)[0]])
         total += 0.5 * float(np.sum(np.log1p(r * r)))
     return total
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..figures import figure, table_in_force
 from ..params import binding, param, using_values
 from ..zos import ams, tls
-from .free import FREE
+from .free import Z196_ANCHOR, Z196_OF
 
 __all__ = ["Target", "targets", "predictions", "predict_all"]
 
@@ -284,8 +284,11 @@ class _TlsTable:
     sixty scalar model calls.  tests/test_fit.py compares it with the scalar calls.
     """
 
-    def __init__(self):
-        self.linear = tuple(n for n in FREE if FREE[n].submodel == "tls" and n != "tls_z14_vs_z15")
+    def __init__(self, theta=None):
+        self.linear = tls.CHANNEL_COST_PARAMS
+        # what each linear parameter is under the parameters in force: its own name, another
+        # parameter's (the z196 set), or a constant (the z196 anchor 1, an unused cipher 0)
+        self.theta = tuple(theta) if theta is not None else self.linear
         self.index, self.rows, self.reneg, self.z14 = {}, [], [], []
         self.bound, self.values = None, None
 
@@ -319,7 +322,8 @@ class _TlsTable:
         """
         bound = binding()
         if self.bound is None or bound[0] is not self.bound[0] or bound[1] is not self.bound[1]:
-            theta = np.stack(np.broadcast_arrays(*[param(n) for n in self.linear]))
+            theta = np.stack(np.broadcast_arrays(*[param(n) if isinstance(n, str) else float(n)
+                                                   for n in self.theta]))
             g14 = param("tls_z14_vs_z15")
             z14 = np.reshape(self.z14, (-1,) + (1,) * (theta.ndim - 1))
             reneg = np.reshape(self.reneg, z14.shape)
@@ -337,19 +341,22 @@ def _tls_targets() -> list[Target]:
     """The TLS figures' targets.  Each is built as a function of the table's cost vector ``v``
     (indices resolved once, here), evaluated on :meth:`_TlsTable.current`."""
     table = _TlsTable()
+    # seed 000's z196: the same cost model with the descriptive set (free.Z196_OF, in units of the
+    # anchor, the unprotected CHIN cost per transaction)
+    z196 = _TlsTable([("z196_" + n if n in Z196_OF else 1.0 if n == Z196_ANCHOR else 0.0) for n in table.linear])
 
     def cost(mode, cipher, kb, space=None, platform="z15", sslrkeyc=0):
         i = table.at(mode, cipher, kb, space, platform, sslrkeyc)
         return lambda v: v[i]
 
-    def change(pair, kb, space=None, platform="z15"):
+    def change(pair, kb, space=None, platform="z15", tab=table):
         ssl, at = pair
-        a, b = table.at("ATTLS", at, kb, space, platform), table.at("SSLCIPH", ssl, kb, space, platform)
+        a, b = tab.at("ATTLS", at, kb, space, platform), tab.at("SSLCIPH", ssl, kb, space, platform)
         return lambda v: 100.0 * (v[a] / v[b] - 1.0)
 
-    def ratio(pair, kb, space, platform="z15"):
+    def ratio(pair, kb, space, platform="z15", tab=table):
         ssl, at = pair
-        a, b = table.at("ATTLS", at, kb, space, platform), table.at("SSLCIPH", ssl, kb, space, platform)
+        a, b = tab.at("ATTLS", at, kb, space, platform), tab.at("SSLCIPH", ssl, kb, space, platform)
         return lambda v: v[a] / v[b]
 
     def lowest(fs):
@@ -371,14 +378,18 @@ def _tls_targets() -> list[Target]:
     def add(fid, fn, how):
         t.append(Target(fid, table.current, fn, how, group="tls"))
 
+    def add0(fid, fn, how):              # seed 000: the descriptive z196 set, its own fit
+        t.append(Target(fid, z196.current, fn, how, group="tls_z196"))
+
     for tag, kb in (("2k", 2.0), ("16k", 16.0), ("64k", 64.0), ("1m", 1024.0)):
-        add(f"s000_{tag}_total_cost", change(aes0, kb), "AT-TLS vs SSLCIPH, AES-256-CBC")
-        add(f"s000_{tag}_chin_cost", change(aes0, kb, "CHIN"), "CHIN, AES-256-CBC")
+        add0(f"s000_{tag}_total_cost", change(aes0, kb, tab=z196), "AT-TLS vs SSLCIPH, AES-256-CBC (z196 set)")
+        add0(f"s000_{tag}_chin_cost", change(aes0, kb, "CHIN", tab=z196), "CHIN, AES-256-CBC (z196 set)")
         if tag == "2k":
-            add("s000_2k_tcpip_cost", ratio(aes0, 2.0, "TCPIP"), "TCPIP ratio, AES-256-CBC")
+            add0("s000_2k_tcpip_cost", ratio(aes0, 2.0, "TCPIP", tab=z196), "TCPIP ratio, AES-256-CBC (z196 set)")
         else:
-            add(f"s000_{tag}_tcpip_cost_nullsha", ratio(null0, kb, "TCPIP"), "TCPIP ratio, NULL_SHA")
-            add(f"s000_{tag}_tcpip_cost_aes256", ratio(aes0, kb, "TCPIP"), "TCPIP ratio, AES")
+            add0(f"s000_{tag}_tcpip_cost_nullsha", ratio(null0, kb, "TCPIP", tab=z196),
+                 "TCPIP ratio, NULL_SHA (z196 set)")
+            add0(f"s000_{tag}_tcpip_cost_aes256", ratio(aes0, kb, "TCPIP", tab=z196), "TCPIP ratio, AES (z196 set)")
     sizes = (("2k", 2.0), ("16k", 16.0), ("32k", 32.0), ("64k", 64.0), ("1m", 1024.0))
     for tag, kb in sizes:
         add(f"s002_{tag}_total_cost", lowest([change(p, kb) for p in pairs]),

@@ -48,7 +48,7 @@ __all__ = ["roundtrip_points", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_
            "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
            "channel_start_card_utilization", "handshake_card_utilization", "handshake_cpu_factor",
            "handshake_latency_factor",
-           "ocsp_cpu_us", "KEY_EXCHANGES", "CIPHER_FAMILIES", "PLATFORMS",
+           "ocsp_cpu_us", "KEY_EXCHANGES", "CIPHER_FAMILIES", "CHANNEL_COST_PARAMS", "PLATFORMS",
            "START_PLATFORMS", "HANDSHAKE_FLIGHTS"]
 
 KEY_EXCHANGES = ("RSA", "ECDHE", "DHE")
@@ -120,6 +120,12 @@ CIPHER_FAMILIES = {"null": "tls_sym_us_per_kb_null", "tls12": "tls_sym_us_per_kb
                    "tls13hw": "tls_sym_us_per_kb_tls13hw", "tls13sw": "tls_sym_us_per_kb_sw"}
 
 
+# The parameters a channel's CPU per transaction is linear in (tls_cost_parts_us), in order.
+CHANNEL_COST_PARAMS = ("tls_mstr_us", "tls_mstr_us_per_kb", "tls_chin_us", "tls_chin_us_per_kb", "tls_tcpip_us",
+                       "tls_tcpip_us_per_kb", "tls_ssl_us", "tls_ssl_us_per_kb", "tls_attls_tcpip_us",
+                       *CIPHER_FAMILIES.values())
+
+
 def _family(cipher: str) -> str:
     proto, hw = CIPHERS[cipher]
     if cipher == "NULL_SHA":
@@ -163,16 +169,20 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     rather than leave the unprotected cost undetermined.
 
     No published figure gives the queue manager alone: the seeds print relative
-    changes (MSTR "not affected") and the absolute 32KB costs are totals, so
-    only the gap between the total and the CHIN savings constrains MSTR, and
-    weakly: the fit puts its terms near 0, with standard errors larger than
-    the values, and the queue manager's share into CHIN.  Read MSTR + CHIN
-    together.  A value near 0 is what z/OS's accounting leads one to expect:
-    the channels' MQPUT and MQGET run as program calls under the channel
-    initiator's tasks, so their CPU is charged to CHIN (the caller's home
-    address space), and non-persistent messages write no log; what the queue
-    manager address space itself spends per message is small and, as seed 000
-    says, "not affected by the level of encryption".
+    changes (MSTR "not affected") and the absolute 32KB costs are totals.  Fitted,
+    its two terms had standard errors hundreds of times their values; they are
+    fixed at 0 (:func:`cryptoplan.model.calibration.free.derived_parameters`),
+    which is what z/OS's accounting leads one to expect: the channels' MQPUT and
+    MQGET run as program calls under the channel initiator's tasks, so their CPU
+    is charged to CHIN (the caller's home address space), and non-persistent
+    messages write no log.  A site parameter file may set them.
+
+    The symmetric costs :math:`e_f` of the hardware ciphers sit beside larger
+    per-KB costs in every ratio seed 002 prints, which bounds them only weakly;
+    the fit holds them near the CPACF costs the MQ for z/OS on z14 report
+    measured for AMS (one AES-256 pass per KB for AES-GCM, an AES and a SHA-256
+    pass for AES-CBC with its HMAC, the SHA pass alone for NULL_SHA), within a
+    factor 2 (:data:`cryptoplan.model.calibration.free.PRIORS`).
 
     Platforms: the parameters are those of seed 002's z15 and the z15 report
     (``g = 1``); z14 multiplies everything by the fitted z14/z15 CPU ratio ``g``
@@ -180,15 +190,10 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     no published per-transaction channel costs and uses the z15 ones (the z16
     report found no significant Crypto Express 8S benefit for MQ TLS, note of
     ``ref_cex7s_vs_cex6s_exec``): an upper estimate on a faster machine.  Seed
-    000's relative figures (a z196, z/OS 1.13) are fitted with the same set: a
-    z196 set of the four per-transaction costs (per-KB costs shared) was
-    tried; it meets three more fitted figures (77 of 88) but none of its four
-    parameters is identified by seed 000's ratios (standard errors 2 to 30
-    times the values), so it is not adopted (data/misses.csv).  One z196
-    parameter, the factor on every per-transaction cost (seed 000's ratios
-    see only fixed against per-KB costs), is identified (3.0 +- 0.3) but
-    meets 76 only by taking the z15 TCPIP cost per transaction to 0.6 µs,
-    which puts seed 002's ChaCha TCPIP ratio at 63 where it says 24.
+    000's relative figures (a z196, z/OS 1.13) are fitted apart, by the same
+    costs in a set of their own (``z196_*``, in units of the z196's unprotected
+    CHIN cost per transaction), which is descriptive: no planning function
+    reads it, and the z196 is never planned on.
     """
     m = normalize_mode(mode)
     plat = normalize_platform(platform)
