@@ -540,12 +540,15 @@ def test_fit_prints_each_parameters_role(fresh_fit):
     assert tags["z196_tls_chin_us_per_kb"] == "[descriptive]"
     assert tags["tls_sym_us_per_kb_tls12"].startswith("[planning, prior")
     assert free.role("tls_mstr_us") == "fixed"
-    # no planning function reads the descriptive set
+    # no planning function reads the descriptive set: no string naming one of its parameters
+    # outside the fit (a docstring may describe it)
     import pathlib
+    import re
     root = pathlib.Path(__file__).resolve().parent.parent
+    names = re.compile(r"[\"']z196_")
     for path in (root / "model").rglob("*.py"):
         if "calibration" not in path.parts:
-            assert "z196_" not in path.read_text(encoding="utf-8"), path
+            assert not names.search(path.read_text(encoding="utf-8")), path
 
 
 def test_a_prior_holds_the_hardware_cipher_costs_near_the_published_cpacf_cost(fresh_fit):
@@ -556,3 +559,21 @@ def test_a_prior_holds_the_hardware_cipher_costs_near_the_published_cpacf_cost(f
         x, c = values[name], prior.centre(values)
         assert c / prior.factor ** 2 <= x <= c * prior.factor ** 2, (name, x, c)
         assert fresh_fit["parameters"][name]["stderr"] < x, name
+
+
+def test_at_least_91_of_the_101_predictions_hold():
+    """Issue 45's bar, counted from the tables: the fitted figures within their accepted
+    interval (MODEL_FIGURES) plus the checked rows, less the checked rows data/misses.csv lists
+    (each checked row's named test fails when it is out of tolerance and not listed, or listed
+    and within).  The seven ref_ops_* rows are AMS's operation counts per message, structure
+    more than prediction: without them the count is 86 of 94."""
+    rows = model_figures()
+    uses = _coverage_uses()
+    checked = {fid for fid, use in uses.items() if use == "checked"}
+    fitted = {fid for fid, use in uses.items() if use == "fitted"}
+    assert {r["id"] for r in rows} == fitted
+    held = sum(r["within_tolerance"] for r in rows) + len(checked - set(KNOWN_OUT_OF_TOLERANCE))
+    assert len(fitted) + len(checked) == 101
+    assert held >= 91, held
+    ops = {fid for fid in checked if fid.startswith("ref_ops_")}
+    assert len(ops) == 7 and held - len(ops) >= 86
