@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numeric import ratio
 from ..queueing.mgc import mgc_wait_by_scv
 
 __all__ = ["count_needed", "failover_count_needed", "request_mix", "mix_from_moments", "pooled_wait"]
@@ -100,11 +101,9 @@ def request_mix(rates, times, axis=0) -> tuple:
 def mix_from_moments(rate, first, second) -> tuple:
     r"""(mean, SCV) of a mixture's service time from :math:`\sum r_j`, :math:`\sum r_j t_j` and
     :math:`\sum r_j t_j^2` (0 where there are no requests)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per = np.where(rate > 0, rate, 1.0)          # moments per request: no underflow of tiny rates
-        s = np.where(rate > 0, first / per, 0.0)
-        s2 = np.where(rate > 0, second / per, 0.0)
-        scv = np.where(s > 0, np.maximum(s2 / np.where(s > 0, s * s, 1.0) - 1.0, 0.0), 0.0)
+    s = ratio(first, rate)                           # moments per request
+    s2 = ratio(second, rate)
+    scv = np.where(s > 0, np.maximum(ratio(s2, s * s) - 1.0, 0.0), 0.0)
     return s, scv
 
 
@@ -131,6 +130,5 @@ def pooled_wait(rate, mean_s, scv, servers, other, unknown=0.0):
     ndarray
         Seconds; the caller keeps the queue stable (utilization below 1).
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        total = rate + np.where(mean_s > 0, (unknown + other * servers) / np.where(mean_s > 0, mean_s, 1.0), 0.0)
+    total = rate + ratio(unknown + other * servers, mean_s)
     return mgc_wait_by_scv(total, mean_s, servers, scv)

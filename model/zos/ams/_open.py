@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._numeric import ratio
 from ..._validate import index_text, UnstableQueueError
 from ...domains import CARDS, MAX_UTILIZATION, PLANNED_TX_RATE, PROCESSORS, SERVICE_SCV
 from ...queueing.mgc import mgc_wait_by_scv
@@ -46,8 +47,7 @@ def card_wait_ms(lam, per_txn, card_ms, other, cards, scv):
     .. math:: \\lambda_{tot} = \\lambda n + u_{other} c / s, \\qquad
               W = n\\, W_q^{M/G/c}(\\lambda_{tot}, s, c_s^2), \\qquad s = D / n
     """
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s_ms = np.where(per_txn > 0, card_ms / np.where(per_txn > 0, per_txn, 1.0), 0.0)
+    s_ms = ratio(card_ms, per_txn)
     own = np.where(card_ms > 0, lam * per_txn, 0.0)
     return pooled_wait(own, s_ms / 1000.0, scv, cards, np.where(card_ms > 0, other, 0.0)) * per_txn * 1000.0
 
@@ -167,8 +167,7 @@ def _card_pool(card, lam, req, t, load_ms, other, cards, scv_in) -> tuple:
     """(requests per transaction, mean EXEC TIME ms, service SCV, queueing wait ms) of one card
     pool: the mix's SCV (:func:`request_scv`) unless ``scv_in`` is given."""
     n = np.tensordot(ON_CARD[card].astype(float), req, axes=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.where(n > 0, load_ms / np.where(n > 0, n, 1.0), 0.0)
+    s = ratio(load_ms, n)
     scv = request_scv(req, t, card) if scv_in is None else np.broadcast_to(scv_in, lam.shape)
     return n, s, scv, card_wait_ms(lam, n, load_ms, other, cards, scv)
 
@@ -245,8 +244,7 @@ def ams_plan(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, re
     n_acc, s_acc, scv_acc, w_acc = _card_pool("accelerator", lam, req, t, d["acc_ms"], acc_o, accs, scv_in)
     # processors: the transactions' CPU as one M/M/m job each, MSTR's load added at the same mean
     cpu_s = d["cpu_ms"] / 1000.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lam_cpu = np.where(cpu_s > 0, busy / np.where(cpu_s > 0, cpu_s, 1.0), 0.0)
+    lam_cpu = ratio(busy, cpu_s)
     w_cpu = mgc_wait_by_scv(lam_cpu, cpu_s, procs, 1.0) * 1000.0
 
     fn = {f: i for i, f in enumerate(FUNCTIONS)}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._numeric import ratio
 from ..._text import value_text
 from ...domains import GROWTH, MONTHS
 from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
@@ -477,7 +478,7 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
     # a load too small for its factor to be a float (subnormal rates) has unbounded headroom
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         room = (target - other) * k - fixed
-        headroom = np.where(var > 0, np.maximum(room, 0.0) / np.where(var > 0, var, 1.0), np.inf)
+        headroom = ratio(np.maximum(room, 0.0), var, fill=np.inf)
         util = _peak(util_all, idx)
         avg = var_all.mean(axis=-1) / system.peak_day_factor + fixed
         avg_util = np.where(k > 0, avg / max(k, 1) + other, np.where(avg > 0, np.inf, 0.0))
@@ -631,14 +632,13 @@ def _pool_cpu(system, lam, cpu_unit, cpu_load, fixed):
     s = (cpu_unit / 1e6).reshape((-1,) + (1,) * len(shape))                       # seconds per job
     jobs = np.where(s > 0, lam, 0.0)
     n = jobs.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        m1 = np.where(n > 0, (jobs * s).sum(axis=0) / np.where(n > 0, n, 1.0), 0.0)
-        m2 = np.where(n > 0, (jobs * s * s).sum(axis=0) / np.where(n > 0, n, 1.0), 0.0)
-        lam_bg = np.where(m1 > 0, fixed / np.where(m1 > 0, m1, 1.0), 0.0)
-        lam_tot = n + lam_bg
-        # the background jobs at the mean: E[S^2] of the mixture of exponentials, 2 s^2 per class
-        es2 = np.where(lam_tot > 0, (2.0 * m2 * n + 2.0 * m1 * m1 * lam_bg) / np.where(lam_tot > 0, lam_tot, 1.0), 0.0)
-        scv = np.where(m1 > 0, es2 / np.where(m1 > 0, m1 * m1, 1.0) - 1.0, 0.0)
+    m1 = ratio((jobs * s).sum(axis=0), n)
+    m2 = ratio((jobs * s * s).sum(axis=0), n)
+    lam_bg = ratio(fixed, m1)
+    lam_tot = n + lam_bg
+    # the background jobs at the mean: E[S^2] of the mixture of exponentials, 2 s^2 per class
+    es2 = ratio(2.0 * m2 * n + 2.0 * m1 * m1 * lam_bg, lam_tot)
+    scv = np.where(m1 > 0, ratio(es2, m1 * m1) - 1.0, 0.0)
     util = (cpu_load.sum(axis=0) + fixed) / k
     ok = util < 1.0
     wait = np.zeros(shape)
