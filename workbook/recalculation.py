@@ -376,12 +376,9 @@ def _header(engine, si, r, c):
 
 
 # ------------------------------------------------------------ formatting
-_BRACKET = re.compile(r"\[[^\]]*\]")
-_COND = re.compile(r"^\[(<=|>=|<>|<|>|=)(-?[\d.]+)\]")
-
-
 def format_value(value, number_format: str = "General") -> str:
-    """Text of a cell value as a table shows it (number formats approximated)."""
+    """Text of a cell value as a table shows it: a number in its cell's number format, by the
+    engine's one routine (:func:`cryptoplan.workbook.engine.format_number`, which TEXT() uses)."""
     if value is None:
         return ""
     if isinstance(value, ExcelError):
@@ -391,48 +388,9 @@ def format_value(value, number_format: str = "General") -> str:
     if isinstance(value, str):
         return value
     try:
-        return _format(float(value), number_format or "General")
-    except Exception:  # noqa: BLE001 - display only: fall back to General
+        return engine.format_number(float(value), number_format or "General")
+    except Exception:  # noqa: BLE001 - display only: a format the routine does not know shows General
         return number_to_text(float(value))
-
-
-def _format(x: float, fmt: str) -> str:
-    if fmt.lower() in ("general", "@", ""):
-        return number_to_text(x)
-    sections = _split_sections(fmt)
-    chosen = sections[0]
-    conds = [(_COND.match(s), s) for s in sections]
-    if any(m for m, _ in conds):
-        chosen = sections[-1]
-        for m, s in conds:
-            if m and _test(x, m.group(1), float(m.group(2))):
-                chosen = s
-                break
-    elif x < 0 and len(sections) > 1:
-        chosen = sections[1]
-        x = abs(x)
-    elif x == 0 and len(sections) > 2:
-        chosen = sections[2]
-    chosen = _BRACKET.sub("", chosen).replace("\\", "").replace("_)", "").replace("*", "")
-    return engine.format_number(x, chosen)
-
-
-def _split_sections(fmt: str) -> list[str]:
-    out, cur, q = [], "", False
-    for ch in fmt:
-        if ch == '"':
-            q = not q
-        if ch == ";" and not q:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return out
-
-
-def _test(x, op, v):
-    return {"=": x == v, "<>": x != v, "<": x < v, "<=": x <= v, ">": x > v, ">=": x >= v}[op]
 
 
 # ------------------------------------------------------------------ running

@@ -257,19 +257,62 @@ def _textjoin(ctx, delim, ignore_empty, *args):
 _FMT_RE = re.compile(r"^(?P<pre>[^0#.,%]*?)(?P<int>[#0,]*0|#)(?:\.(?P<dec>[0#]+))?(?P<exp>[eE][+-]0+)?(?P<pct>%?)(?P<post>[^0#]*)$")
 
 
+_BRACKET = re.compile(r"\[[^\]]*\]")
+_COND = re.compile(r"^\[(<=|>=|<>|<|>|=)(-?[\d.]+)\]")
+_TESTS = {"=": float.__eq__, "<>": float.__ne__, "<": float.__lt__, "<=": float.__le__, ">": float.__gt__,
+          ">=": float.__ge__}
+
+
+def _sections(fmt: str) -> list[str]:
+    """A number format's ``;``-separated sections; a ``;`` inside double quotes is text."""
+    out, cur, quoted = [], "", False
+    for ch in fmt:
+        if ch == '"':
+            quoted = not quoted
+        if ch == ";" and not quoted:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
 def format_number(x: float, fmt: str) -> str:
-    """``x`` as Excel's TEXT shows it in number format ``fmt`` (the common formats: see docs/batch.md)."""
+    """``x`` as Excel shows it in number format ``fmt``: the one routine for TEXT() and for the
+    recalculated tables (the common formats: see docs/batch.md).
+
+    Sections: ``positive;negative;zero``, the negative one shown without its sign, or
+    conditions (``[<1]0.00;0``: the first section whose condition holds, else the last);
+    colours and other brackets, ``_)`` padding, ``*`` fill and ``\\`` escapes are dropped,
+    quoted text is kept as text.
+    """
     f = fmt.strip()
-    if f.lower() in ("general", ""):
+    if f.lower() in ("general", "@", ""):
         return number_to_text(x)
-    f = f.replace('"', "")
-    if ";" in f:
-        secs = f.split(";")
-        if x < 0 and len(secs) > 1:
-            return format_number(abs(x), secs[1])
-        if x == 0 and len(secs) > 2:
-            return format_number(x, secs[2])
-        f = secs[0]
+    sections = _sections(f)
+    chosen = sections[0]
+    conds = [(_COND.match(sec), sec) for sec in sections]
+    if any(m for m, _ in conds):
+        chosen = sections[-1]
+        for m, sec in conds:
+            if m and _TESTS[m.group(1)](float(x), float(m.group(2))):
+                chosen = sec
+                break
+    elif x < 0 and len(sections) > 1:
+        chosen, x = sections[1], abs(x)
+    elif x == 0 and len(sections) > 2:
+        chosen = sections[2]
+    chosen = _BRACKET.sub("", chosen).replace("\\", "").replace("_)", "").replace("*", "")
+    return _format_section(x, chosen.replace('"', ""))
+
+
+def _format_section(x: float, f: str) -> str:
+    """``x`` in one section of a number format (no ``;``, brackets or quotes left)."""
+    if f.strip().lower() in ("general", ""):
+        return number_to_text(x)
+    if not any(ch in f for ch in "0#?"):      # a section of text alone ("zero"): shown as written
+        return f
     m = _FMT_RE.match(f)
     if not m:
         raise _TextError(16)
