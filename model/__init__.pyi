@@ -62,15 +62,19 @@ from .zos.ams import (
     coprocessors_required as coprocessors_required,
     processors_required as processors_required,
 )
-from .zos.tls import (
+from .zos.tls.traffic import (
     tls_cost_us as tls_cost_us,
     renegotiation_cost_us as renegotiation_cost_us,
     tls_roundtrip_us as tls_roundtrip_us,
+)
+from .zos.tls.starts import (
     channel_start_rate as channel_start_rate,
     channel_start_cost_us as channel_start_cost_us,
     channel_stop_cost_us as channel_stop_cost_us,
     channel_start_card_ms as channel_start_card_ms,
     channel_start_card_utilization as channel_start_card_utilization,
+)
+from .zos.tls.handshakes import (
     handshake_cpu_factor as handshake_cpu_factor,
     handshake_latency_factor as handshake_latency_factor,
     handshake_card_utilization as handshake_card_utilization,

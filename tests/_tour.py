@@ -17,7 +17,8 @@ def recording():
     modules = [m for m in (__import__(f"cryptoplan.model.{n}", fromlist=["_"]) for n in
                            ("figures", "calibration.free", "calibration.targets", "calibration.scoring",
                             "calibration.report", "calibration.fitting", "calibration.crossval",
-                            "zos.tls", "zos.channel", "zos.ams._scenario",
+                            "zos.tls.traffic", "zos.tls.starts", "zos.tls.handshakes", "zos.channel",
+                            "zos.ams._scenario",
                             "zos.ams._operations", "zos.ams._cpu", "zos.crypto",
                             "calibration.planning", "params", "domains"))
                if hasattr(m, "figure")]

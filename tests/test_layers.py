@@ -166,7 +166,7 @@ def _ancestors(module: str) -> list[str]:
 def _executed(module: str, edges) -> set[str]:
     """What importing each edge's target runs: the target and each of its packages' ``__init__``,
     but not the importer's own packages (already running when it imports): ``from .plan.inputs
-    import X`` in ``zos/tls.py`` runs ``zos/plan/__init__``, which may import ``tls`` back."""
+    import X`` in ``zos/tls/traffic.py`` runs ``zos/plan/__init__``, which may import ``tls`` back."""
     mine = set(_ancestors(module))
     out = set()
     for t, _, _ in edges:
@@ -186,7 +186,7 @@ def test_the_scan_sees_the_packages():
             "cryptoplan.cli"} <= MODULES.keys()
     assert ("cryptoplan.model.queueing._erlang_kernels", "erlang_c_from_b") in {
         (t, n) for t, n, _ in GRAPH["cryptoplan.model.queueing.mmc"]}
-    assert ("cryptoplan.workbook.charts", None) in {(t, n) for t, n, _ in GRAPH["cryptoplan.workbook.plan_report"]}
+    assert ("cryptoplan.workbook.report.charts", None) in {(t, n) for t, n, _ in GRAPH["cryptoplan.workbook.report.plan"]}
     assert any(t == "cryptoplan.addin.convert" for t, _, _ in GRAPH["cryptoplan.workbook.catalog_functions"])
 
 
@@ -318,12 +318,13 @@ def test_the_engine_importing_the_namespace_root_is_caught(tmp_path, monkeypatch
 def test_a_submodule_import_that_runs_a_package_importing_back_is_a_cycle(tmp_path, monkeypatch):
     # issue 47: `from .plan.inputs import ...` at the top of zos/tls.py passed every layer test,
     # and importing tls then failed: importing plan.inputs runs zos/plan/__init__, which
-    # (through evaluate and profiles) imports tls
-    path = tmp_path / "tls.py"
-    path.write_text("from .plan.inputs import KINDS\n"
-                    + MODULES["cryptoplan.model.zos.tls"].read_text(encoding="utf-8"), encoding="utf-8")
+    # (through evaluate and profiles) imports tls; tls is a package now, its traffic module the
+    # one planted
+    path = tmp_path / "traffic.py"
+    path.write_text("from ..plan.inputs import KINDS\n"
+                    + MODULES["cryptoplan.model.zos.tls.traffic"].read_text(encoding="utf-8"), encoding="utf-8")
     graph = dict(GRAPH)
-    graph["cryptoplan.model.zos.tls"] = _imports("cryptoplan.model.zos.tls", path)
+    graph["cryptoplan.model.zos.tls.traffic"] = _imports("cryptoplan.model.zos.tls.traffic", path)
     with pytest.raises(pytest.fail.Exception, match="import cycle"):
         _assert_no_cycle(graph)
     _assert_no_cycle(GRAPH)              # and the shipped graph has none

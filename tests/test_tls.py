@@ -1,4 +1,4 @@
-"""TLS channels, handshakes and OCSP (model/zos/tls.py).
+"""TLS channels, handshakes and OCSP (model/zos/tls/: traffic, starts, handshakes).
 
 Every expected value is a row of data/figures.csv read by id (its quote is the
 source) or arithmetic on such rows written out in the test.
