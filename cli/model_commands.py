@@ -34,7 +34,7 @@ tls = lazy_module("cryptoplan.model.zos.tls")
 site_rmf = lazy_module("cryptoplan.workbook.site_rmf")
 rmf_files = lazy_module("cryptoplan.model.calibration.rmf_files")
 rmf_lines = lazy_module("cryptoplan.model.calibration.rmf_lines")
-charts = lazy_module("cryptoplan.workbook.charts")
+charts = lazy_module("cryptoplan.workbook.report.charts")
 
 __all__ = ["capacity", "fit", "calibrate", "crossval"]
 

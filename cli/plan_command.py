@@ -16,7 +16,7 @@ from .errors import Finite
 
 plans = lazy_module("cryptoplan.model.zos.plan")
 rmf_plan = lazy_module("cryptoplan.model.calibration.rmf_plan")
-plan_report = lazy_module("cryptoplan.workbook.plan_report")
+plan_report = lazy_module("cryptoplan.workbook.report.plan")
 plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
 

@@ -1,4 +1,4 @@
-"""workbook/charts.py: every chart cryptoplan draws, drawn without pyplot.
+"""workbook/report/charts.py: every chart cryptoplan draws, drawn without pyplot.
 
 Expected values come from the plan the chart draws (its own utilizations) and from matplotlib's
 list of image formats; the figure is caught where it is saved to read what it shows.
@@ -14,7 +14,7 @@ from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.figure import Figure
 
 from cryptoplan.model import System, Workload, plan
-from cryptoplan.workbook import charts
+from cryptoplan.workbook.report import charts
 
 PNG = b"\x89PNG\r\n\x1a\n"
 POOLS = {"processors": "General processors", "coprocessors": "Coprocessors (CEXnC)",
@@ -65,7 +65,7 @@ def test_an_overloaded_pool_is_marked_on_the_utilization_chart(tmp_path, saved, 
 
 def test_the_growth_chart_crosses_the_target_where_the_plan_says(tmp_path, saved):
     import numpy as np
-    from cryptoplan.workbook.plan_report import growth_curve
+    from cryptoplan.workbook.report.plan import growth_curve
     lpar, work, result = _plan(8)
     months = np.linspace(0.0, 120.0, 121)
     charts.growth_chart(result, POOLS, months, growth_curve(lpar, work, months), tmp_path / "g.png")
@@ -79,7 +79,7 @@ def test_drawing_loads_no_pyplot():
     """The charts use a Figure and its canvas: no pyplot (no global figures, no backend switch)."""
     code = ("import sys\n"
             "from cryptoplan.model import System, Workload, plan\n"
-            "from cryptoplan.workbook import charts\n"
+            "from cryptoplan.workbook.report import charts\n"
             "r = plan(System(processors=8, coprocessors=2, accelerators=2),\n"
             "         [Workload('w', 'ams', 100, 0.1, {'policy': 'integrity', 'message_kb': 2})])\n"
             "charts.utilization_chart(r, {'processors': 'CP', 'coprocessors': 'C', 'accelerators': 'A'}, sys.argv[1])\n"

@@ -68,7 +68,7 @@ def test_7_names_are_text_in_the_charts_never_markup(tmp_path, name, monkeypatch
     res = run("plan", _plan(tmp_path, name=name), "--report", "rep")
     assert res.exit_code == 0, res.output
     import matplotlib.figure  # noqa: F401  (the legend's text is checked through the chart function)
-    from cryptoplan.workbook.charts import plain_text
+    from cryptoplan.workbook.report.charts import plain_text
     assert "$" not in plain_text(name).replace("\\$", "")
 
 
@@ -167,7 +167,7 @@ def test_16_a_fifo_among_the_targets_refuses_before_anything_is_replaced(tmp_pat
 
 def test_16_a_failure_while_drawing_leaves_no_new_folder_and_no_temporary_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    from cryptoplan.workbook import charts
+    from cryptoplan.workbook.report import charts
 
     def full(*a, **k):
         raise OSError(28, "No space left on device")

@@ -1,4 +1,4 @@
-"""``cryptoplan plan FILE``: the report, ``--json`` and ``--report DIR`` (workbook/plan_report.py,
+"""``cryptoplan plan FILE``: the report, ``--json`` and ``--report DIR`` (workbook/report/plan.py,
 cli/plan_command.py).
 
 Expected values: the model's own plan of the same file (the command must print what

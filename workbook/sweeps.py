@@ -42,7 +42,7 @@ from .recalculation import (
 from cryptoplan.model.lazy import lazy_module
 
 # loaded on first use: a sweep that writes CSV needs neither openpyxl nor matplotlib
-charts = lazy_module("cryptoplan.workbook.charts")
+charts = lazy_module("cryptoplan.workbook.report.charts")
 openpyxl = lazy_module("openpyxl")
 template = lazy_module("cryptoplan.workbook.template")
 tqdm = lazy_module("tqdm")
@@ -73,7 +73,7 @@ def grid_values(start: float, stop: float, step: float) -> list[float]:
 
 
 def plot_format(path) -> str:
-    """The image format a ``--plot`` file name asks for: :func:`cryptoplan.workbook.charts.plot_format`."""
+    """The image format a ``--plot`` file name asks for: :func:`cryptoplan.workbook.report.charts.plot_format`."""
     return charts.plot_format(path)
 
 

@@ -178,7 +178,7 @@ def growth_chart(result, labels: dict, months, curves: dict, path, orders=()) ->
     target, the horizon and the purchase timeline's order dates (PNG).
 
     ``months`` (the x axis) and ``curves`` (pool -> utilization fraction at each month) come
-    from :func:`~cryptoplan.workbook.plan_report.growth_curve`; ``orders`` are the plan's
+    from :func:`~cryptoplan.workbook.report.plan.growth_curve`; ``orders`` are the plan's
     :class:`~cryptoplan.model.zos.plan.Purchase` list (a triangle on the axis at each order month,
     in the pool's colour).  The legend sits below the axes, where no line runs.
     """

@@ -23,7 +23,7 @@ from cryptoplan.model.zos.plan.tables import params_in_force, scenario_lines
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_files
 from cryptoplan.model.lazy import lazy_module
 
-charts = lazy_module("cryptoplan.workbook.charts")   # matplotlib: on first chart
+charts = lazy_module("cryptoplan.workbook.report.charts")   # matplotlib: on first chart
 
 __all__ = ["plan_text", "plan_json", "write_plan_report", "growth_curve", "timeline_lines", "verdict_lines",
            "params_source", "REPORT_FILES"]
