@@ -209,7 +209,8 @@ def fit(figures_path, out_path, report_dir, force, check):
         click.echo(f"wrote report to {report_dir}")
     if out_path:
         written = {"parameters": doc["parameters"],
-                   "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]}}
+                   "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]},
+                   "covariance": F.covariance_section(doc)}
         try:        # as calibrate does: never write values the models would refuse to load
             model_params.validate_params(written, "the fitted parameters", names=False)
         except model_params.ParameterFileError as exc:

@@ -29,7 +29,7 @@ from .targets import predict_all, targets
 
 __all__ = ["known_misses", "figure_table_ids", "figure_table", "REFIT_SIGMAS", "REFIT_BOUND_ATOL",
            "REFIT_COST_RTOL", "fit_differences", "params_text", "write_params", "weak_parameters",
-           "parameter_roles"]
+           "parameter_roles", "covariance_section"]
 
 
 def known_misses() -> dict:
@@ -66,6 +66,26 @@ def weak_parameters(doc: dict) -> dict:
             r[i] = np.nan
             j = int(np.nanargmax(np.abs(r))) if np.any(np.isfinite(r)) else None
             out[name] = (None, None) if j is None else (sol.names[j], float(r[j]))
+    return out
+
+
+def covariance_section(doc: dict) -> dict:
+    """The fit's covariances as a parameter file keeps them: ``{group: {"names", "matrix"}}``.
+
+    One block per least-squares problem (:data:`~cryptoplan.model.calibration.free.GROUPS` and
+    the round trips), over the parameters that have a standard error (not on a bound, not held,
+    identified), in the parameters' units squared: what
+    :func:`cryptoplan.model.calibration.draws.parameter_draws` draws from.  A parameter outside
+    every block has no uncertainty the fit can state and is drawn at its value.
+    """
+    out = {}
+    for group, sol in doc["solutions"].items():
+        if sol.cov is None:
+            continue
+        keep = [i for i in range(len(sol.names)) if np.isfinite(sol.cov[i, i])]
+        if keep:
+            out[group] = {"names": [sol.names[i] for i in keep],
+                          "matrix": [[float(sol.cov[i, j]) for j in keep] for i in keep]}
     return out
 
 

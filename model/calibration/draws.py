@@ -1,0 +1,107 @@
+"""Draws of the fitted parameters from the fit's covariance: how sure a planning answer is.
+
+A fitted parameter has a standard error, and the parameters of one least-squares problem move
+together (``cryptoplan fit`` names the pairs that trade off).  :func:`parameter_draws` gives
+``n`` parameter sets as arrays, one value per draw, which the model functions read through
+:func:`cryptoplan.model.params.using_values` as they read one set: an answer evaluated under the
+draws is the distribution of that answer, from which a band (its quantiles) follows.
+
+Each block of the parameter file's ``covariance`` section (one per least-squares problem:
+:func:`cryptoplan.model.calibration.report.covariance_section`) is drawn from the multivariate
+normal with the fitted values as mean, truncated to the parameters' bounds by rejection (a draw
+with any parameter outside its bounds is drawn again, as a whole, so the correlations hold in
+what is kept).  Parameters outside every block (fixed, on a bound, not identified) keep their
+value in every draw.
+
+References
+----------
+.. [1] M. Newville et al., LMFIT: the covariance of a least-squares fit as the curvature of its
+   cost (here, :mod:`cryptoplan.model.calibration.leastsq`'s IRLS convention).
+.. [2] C. P. Robert, "Simulation of truncated normal variables", Statistics and Computing 5
+   (1995): rejection from the untruncated normal.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import InputError
+from ..params import load_params
+from .free import FREE, free_bounds
+
+__all__ = ["parameter_draws", "MAX_REJECTED_SHARE"]
+
+#: A block whose bounds reject more than this share of its normal draws is refused: its
+#: normal approximation says little about where the parameters can be.
+MAX_REJECTED_SHARE = 0.95
+
+
+def _bounds(name: str) -> tuple[float, float]:
+    return free_bounds(name) if name in FREE else (0.0, math.inf)
+
+
+def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
+    """``n`` draws of every parameter, as arrays the model functions broadcast over.
+
+    Parameters
+    ----------
+    n : int
+        Number of draws, 1 to 1,000,000.
+    seed : int or numpy.random.Generator, optional
+        For reproducible draws.
+    doc : dict, optional
+        A parameter document with a ``covariance`` section (``cryptoplan fit --out`` writes
+        one); default the parameters in force (:func:`cryptoplan.model.params.load_params`).
+
+    Returns
+    -------
+    dict
+        Parameter name -> ndarray of shape ``(n,)``, in the parameter's unit.
+
+    Raises
+    ------
+    InputError
+        ``n`` out of range, a document without a covariance section, a block that is not a
+        covariance (not symmetric positive semi-definite), or bounds that reject nearly every
+        draw (:data:`MAX_REJECTED_SHARE`).
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 1_000_000:
+        raise InputError(f"n must be a whole number of draws from 1 to 1,000,000 (got {n!r})")
+    doc = load_params() if doc is None else doc
+    blocks = doc.get("covariance")
+    if not isinstance(blocks, dict):
+        raise InputError("the parameter file has no 'covariance' section: cryptoplan fit --out writes one "
+                         "(a site calibration's file has none yet)")
+    rng = np.random.default_rng(seed)
+    values = {name: float(entry["value"]) for name, entry in doc["parameters"].items()}
+    out = {name: np.full(n, v) for name, v in values.items()}
+    for group, block in blocks.items():
+        names = list(block["names"])
+        cov = np.asarray(block["matrix"], dtype=float)
+        if cov.shape != (len(names), len(names)) or not np.allclose(cov, cov.T, rtol=1e-9, atol=0.0):
+            raise InputError(f"covariance block {group!r} is not a symmetric {len(names)} x {len(names)} matrix")
+        if np.linalg.eigvalsh(cov).min() < -1e-9 * max(np.abs(cov).max(), 1e-300):
+            raise InputError(f"covariance block {group!r} is not positive semi-definite")
+        mean = np.array([values[k] for k in names])
+        lo, hi = np.array([_bounds(k) for k in names]).T
+        out.update(zip(names, _truncated_normal(rng, mean, cov, lo, hi, n, group)))
+    return out
+
+
+def _truncated_normal(rng, mean, cov, lo, hi, n: int, group: str) -> np.ndarray:
+    """``n`` draws (columns) of N(mean, cov) inside [lo, hi], by rejection of whole draws."""
+    kept: list[np.ndarray] = []
+    drawn = 0
+    while sum(k.shape[0] for k in kept) < n:
+        want = n - sum(k.shape[0] for k in kept)
+        batch = max(2 * want, 1000)
+        x = rng.multivariate_normal(mean, cov, size=batch, method="eigh")
+        drawn += batch
+        kept.append(x[np.all((x >= lo) & (x <= hi), axis=1)])
+        got = sum(k.shape[0] for k in kept)
+        if drawn >= 10 * n + 10_000 and got < (1.0 - MAX_REJECTED_SHARE) * drawn:
+            raise InputError(f"the bounds of block {group!r} reject {1 - got / drawn:.0%} of its normal draws: "
+                             "its covariance says little about where the parameters can be")
+    return np.concatenate(kept)[:n].T
