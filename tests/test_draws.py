@@ -90,9 +90,9 @@ def test_a_truncated_block_keeps_every_draw_inside(sd, rho, mean):
     assert all(np.all(d[k] >= 0.0) and d[k].shape == (200,) for k in d)
 
 
-@pytest.mark.parametrize("n", [0, -1, 1.5, True, 2_000_000])
+@pytest.mark.parametrize("n", [0, -1, 1.5, True, 2_000_000, float("nan"), "ten"])
 def test_a_bad_number_of_draws_is_refused(doc, n):
-    with pytest.raises(CryptoplanError, match="n must be a whole number of draws"):
+    with pytest.raises(CryptoplanError, match="^n "):
         parameter_draws(n, doc=doc)
 
 

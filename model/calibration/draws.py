@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from ..domains import DRAWS
 from ..errors import InputError
 from ..params import load_params
 from .free import FREE, free_bounds
@@ -48,7 +49,7 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
     Parameters
     ----------
     n : int
-        Number of draws, 1 to 1,000,000.
+        Number of draws (:data:`cryptoplan.model.domains.DRAWS`: 1 to 1,000,000).
     seed : int or numpy.random.Generator, optional
         For reproducible draws.
     doc : dict, optional
@@ -67,8 +68,7 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
         covariance (not symmetric positive semi-definite), or bounds that reject nearly every
         draw (:data:`MAX_REJECTED_SHARE`).
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 1_000_000:
-        raise InputError(f"n must be a whole number of draws from 1 to 1,000,000 (got {n!r})")
+    n = int(DRAWS.check(n, scalar=True))
     doc = load_params() if doc is None else doc
     blocks = doc.get("covariance")
     if not isinstance(blocks, dict):
