@@ -227,3 +227,31 @@ def test_a_bad_row_of_the_workloads_table_is_named(planner):
     # the row as the sheet counts it (issue 43: it was the range's row 3)
     for words in ("PlanWorkloads", f"row {_PLAN_HEAD + 2}:", "'statements'", "rate", "-5"):
         assert words in res.output, res.output
+
+
+def test_plan_value_reads_the_tables_once_for_a_growth_table(monkeypatch):
+    """The Plan sheet's growth table asks PLAN_VALUE at a dozen months of the same tables: the
+    tables are read (and each workload's model checked) once per parameter set, and a value
+    read through the remembered tables is the one a fresh read gives."""
+    from cryptoplan.model.params import load_params, using_values
+    from cryptoplan.model.zos.plan import tables
+    workloads = (("name", "kind", "rate", "growth_per_year", "policy", "message_kb"),
+                 ("payments", "ams", 300.0, 0.25, "privacy", 2.0))
+    system = (("processors", 8.0), ("coprocessors", 2.0), ("accelerators", 2.0))
+    calls = []
+    real = tables.read_tables
+    monkeypatch.setattr(tables, "read_tables", lambda *a, **k: calls.append(1) or real(*a, **k))
+    tables._CACHE.clear()
+    tables._READ.clear()
+    got = [tables.plan_value(workloads, system, "accelerators", "utilization", 1.0, float(m)) for m in range(16)]
+    assert len(calls) == 1
+    fresh = plan(*real(workloads, system), 1.0, 12.0).resources["accelerators"].utilization
+    assert got[12] == fresh and got[0] < got[12]
+    # other parameter values read the tables again (a workload's model may refuse them there)
+    # and plan again: a slower accelerator is busier, not the remembered plan's utilization
+    doc = load_params()
+    slower = {k: v["value"] for k, v in doc["parameters"].items()}
+    slower["acc_crt_ms_2048"] *= 2.0
+    with using_values(slower):
+        busier = tables.plan_value(workloads, system, "accelerators", "utilization", 1.0, 12.0)
+    assert len(calls) == 2 and busier > 1.5 * got[12]

@@ -18,7 +18,7 @@ import numpy as np
 from ..._text import value_text
 from ..._validate import NotAvailableError, UnstableQueueError
 from ...datafiles import data_path
-from ...params import current_parameters, normalize_choice
+from ...params import binding, current_parameters, normalize_choice
 from .evaluate import count_text, plan
 from .files import profiles_from_rows, system_from_rows, workloads_from_rows
 from .inputs import INSTALLABLE, MAX_MONTHS, POOLS, PlanError
@@ -120,19 +120,42 @@ _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 8
 
 
+# The tables read (and each workload's model checked) for the last sets of cells: the growth
+# table's PLAN_VALUEs ask the same tables at a dozen months each.
+_READ: OrderedDict = OrderedDict()
+
+
+def _read(key, params, workloads, system, profiles):
+    """:func:`read_tables`, remembered for the same cells and parameters (``key`` and ``params``
+    as :func:`_planned`'s, key None: not remembered); the System and Workloads are frozen."""
+    if key is None:
+        return read_tables(workloads, system, profiles)
+    tables = key[:4]                             # the binding's ids and the three ranges
+    if tables in _READ:
+        _READ.move_to_end(tables)
+        return _READ[tables][1:]
+    s, ws = read_tables(workloads, system, profiles)
+    _READ[tables] = (params, s, tuple(ws))
+    while len(_READ) > 4:
+        _READ.popitem(last=False)
+    return s, tuple(ws)
+
+
 def _planned(workloads, system, profiles, growth, months):
     """``(System, PlanResult)`` of one scenario from the ranges, remembered for the same cells and
     parameter set."""
-    params = current_parameters()
+    # the binding (a using_values override and the parameter set), not the set alone: values
+    # given to using_values over the same set are other parameters
+    params = binding()
     parts = (_key(workloads), _key(system), _key(profiles), _key(growth), _key(months))
-    key = None if any(p is _UNHASHABLE for p in parts) else (id(params), *parts)
+    key = None if any(p is _UNHASHABLE for p in parts) else (tuple(map(id, params)), *parts)
     if key is not None and key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key][1:]
-    s, ws = read_tables(workloads, system, profiles)
+    s, ws = _read(key, params, workloads, system, profiles)
     r = plan(s, ws, growth, months)
     if key is not None:
-        _CACHE[key] = (params, s, r)           # the parameter set is kept: its id stays its own
+        _CACHE[key] = (params, s, r)           # the binding is kept: its ids stay its own
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return s, r
