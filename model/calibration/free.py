@@ -231,8 +231,9 @@ class Prior:
 # same instructions: AES-GCM (TLS 1.3 hardware) one AES pass, AES-CBC with an HMAC-SHA-256
 # (TLS 1.2) an AES and a SHA-256 pass, NULL_SHA the MAC alone (SHA-1, taken at SHA-256's cost).
 # Seed 002 prints ratios in which these costs sit beside larger per-KB costs (the SSLCIPH
-# record handling, the copies): its figures bound them only weakly (standard errors of 4.8
-# us/KB on values near 1 without the prior).  The width, a factor 2, covers System SSL's and
+# record handling, the copies): its figures bound them only weakly (without the prior, standard
+# errors of 1.3 and 1.2 us/KB on fitted values of 1.2 and 0.26; 4.8 before the queue manager's
+# share was fixed at 0).  The width, a factor 2, covers System SSL's and
 # AT-TLS's handling around the instructions and the z14 -> z15 step (the z15 report: 4.5 to
 # 12% less CPU per transaction).
 _CPACF = "MQ for z/OS on z14 pp.15-20 through the AMS fit"
