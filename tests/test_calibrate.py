@@ -321,3 +321,32 @@ def test_a_calibration_that_breaks_a_parameter_relation_is_refused_not_written()
         calibrate([], measured=bad)
     ok = {"acc_fixed_ms": {"value": 0.5 * me, "stderr": 0.0, "note": "a test value"}}
     assert calibrate([], measured=ok).parameters["acc_fixed_ms"]["value"] == 0.5 * me
+
+
+def test_a_site_calibration_narrows_the_band_of_the_card_time_it_informs(tmp_path):
+    """Issue 46: the calibrated file keeps a covariance (the published blocks without what the
+    site set, and a block for what it refitted), so parameter draws under it are narrower where
+    the site's RMF lines inform: the coprocessor's RSA-2048 sign time, 0.617 +- 0.041 ms
+    published, is drawn with the site's standard error instead (its 90% band about seven times
+    narrower: 0.57-0.67 ms published, 0.589-0.603 ms calibrated), while
+    a parameter no line touches keeps its published spread."""
+    import numpy as np
+    from cryptoplan.model.calibration.draws import parameter_draws
+    out = tmp_path / "site.json"
+    res = CliRunner().invoke(main, ["calibrate", "--rmf", str(_write(tmp_path, _seed001_lines())), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    site = json.loads(out.read_text(encoding="utf-8"))
+    published = load_params()
+    assert "site" in site["covariance"] and "cop_rsa_ms_2048" in site["covariance"]["site"]["names"]
+    assert all("cop_rsa_ms_2048" not in b["names"] for g, b in site["covariance"].items() if g != "site")
+    before = parameter_draws(20_000, seed=5, doc=published)
+    after = parameter_draws(20_000, seed=5, doc=site)
+    width = {k: (np.percentile(d["cop_rsa_ms_2048"], 95) - np.percentile(d["cop_rsa_ms_2048"], 5))
+             for k, d in (("before", before), ("after", after))}
+    assert width["after"] < 0.2 * width["before"], width
+    # the 90% band's width is 2 x 1.645 standard errors of the calibrated parameter (rtol: draws)
+    assert_allclose(width["after"], 2 * 1.645 * site["parameters"]["cop_rsa_ms_2048"]["stderr"], rtol=0.05)
+    assert abs(np.median(after["cop_rsa_ms_2048"]) - site["parameters"]["cop_rsa_ms_2048"]["value"]) < 1e-3
+    # untouched: the TLS channel costs keep their published spread (the sample standard
+    # deviation of 20,000 draws varies by about 0.5%)
+    assert_allclose(np.std(after["tls_chin_us"]), np.std(before["tls_chin_us"]), rtol=0.03)

@@ -95,13 +95,18 @@ class Calibration:
     cost: float = 0.0
     measured: list = field(default_factory=list)       # parameters set from direct site measurements
     solution: object = None                            # the leastsq.Solution (log parameters), if any refitted
+    covariance: dict = field(default_factory=dict)     # the file's covariance blocks (_site_covariance)
 
     def document(self) -> dict:
-        """A parameter file (``CRYPTOPLAN_PARAMS``) with the calibrated values."""
-        return {"parameters": self.parameters,
-                "calibration": {"identified": self.identified, "unidentified": self.unidentified,
-                                "measured": [m["name"] for m in self.measured],
-                                "prior_sigma": PRIOR_SIGMA, "cost": self.cost}}
+        """A parameter file (``CRYPTOPLAN_PARAMS``) with the calibrated values, and the
+        covariance :func:`cryptoplan.model.calibration.draws.parameter_draws` draws from."""
+        out = {"parameters": self.parameters,
+               "calibration": {"identified": self.identified, "unidentified": self.unidentified,
+                               "measured": [m["name"] for m in self.measured],
+                               "prior_sigma": PRIOR_SIGMA, "cost": self.cost}}
+        if self.covariance:
+            out["covariance"] = self.covariance
+        return out
 
 
 def _params_of(observations) -> list:
@@ -231,6 +236,35 @@ def _parameter_section(doc: dict, identified: list, measured: dict, published: d
     return parameters
 
 
+def _site_covariance(doc: dict, values: dict, solution, measured: dict) -> dict:
+    """The calibrated file's ``covariance``: the published blocks without the parameters the site
+    set, a ``site`` block for the refitted ones (the log-space covariance carried to the
+    parameters, :math:`C_{ij} = \\theta_i \\theta_j C^{\\ln}_{ij}`), and a diagonal
+    ``site_measured`` block for the ones measured directly (their stated standard errors).
+
+    A parameter's rows and columns deleted from a block leave it a covariance (positive
+    semi-definite); what the site set is taken as independent of what it did not.
+    """
+    site = set(measured) | (set(solution.names) if solution is not None else set())
+    out = {}
+    for group, block in (doc.get("covariance") or {}).items():
+        keep = [i for i, k in enumerate(block["names"]) if k not in site]
+        if keep:
+            m = np.asarray(block["matrix"], dtype=float)[np.ix_(keep, keep)]
+            out[group] = {"names": [block["names"][i] for i in keep], "matrix": m.tolist()}
+    if solution is not None and solution.cov is not None:
+        ok = [i for i in range(len(solution.names)) if np.isfinite(solution.cov[i, i])]
+        if ok:
+            x = np.array([values[solution.names[i]] for i in ok])
+            c = solution.cov[np.ix_(ok, ok)] * np.outer(x, x)
+            out["site"] = {"names": [solution.names[i] for i in ok], "matrix": c.tolist()}
+    sd = {n: m.get("stderr") for n, m in measured.items()}
+    sd = {n: float(e) for n, e in sd.items() if isinstance(e, (int, float)) and math.isfinite(e) and e > 0}
+    if sd:
+        out["site_measured"] = {"names": list(sd), "matrix": np.diag([e * e for e in sd.values()]).tolist()}
+    return out
+
+
 def _contradicted(published: dict, values: dict) -> tuple[list, int]:
     """The published figures reproduced under ``published`` but not under ``values``.
 
@@ -306,4 +340,5 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
     return Calibration(parameters=section,
                        identified=identified, unidentified=unidentified, moved=moved,
                        residuals=residuals, consistency=util_consistency(rows), contradicted=lost,
-                       reproduced_before=reproduced_before, cost=cost, measured=direct, solution=solution)
+                       reproduced_before=reproduced_before, cost=cost, measured=direct, solution=solution,
+                       covariance=_site_covariance(doc, values, solution, measured))

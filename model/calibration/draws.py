@@ -72,8 +72,8 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
     doc = load_params() if doc is None else doc
     blocks = doc.get("covariance")
     if not isinstance(blocks, dict):
-        raise InputError("the parameter file has no 'covariance' section: cryptoplan fit --out writes one "
-                         "(a site calibration's file has none yet)")
+        raise InputError("the parameter file has no 'covariance' section: cryptoplan fit --out and "
+                         "cryptoplan calibrate --out write one")
     rng = np.random.default_rng(seed)
     values = {name: float(entry["value"]) for name, entry in doc["parameters"].items()}
     out = {name: np.full(n, v) for name, v in values.items()}
