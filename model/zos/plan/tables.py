@@ -123,42 +123,43 @@ _CACHE_SIZE = 8
 # The tables read (and each workload's model checked) for the last sets of cells: the growth
 # table's PLAN_VALUEs ask the same tables at a dozen months each.
 _READ: OrderedDict = OrderedDict()
+_READ_SIZE = 4
 
 
-def _read(key, params, workloads, system, profiles):
-    """:func:`read_tables`, remembered for the same cells and parameters (``key`` and ``params``
-    as :func:`_planned`'s, key None: not remembered); the System and Workloads are frozen."""
+def _remembered(cache: OrderedDict, size: int, key, keep, make):
+    """``make()``, remembered in ``cache`` (the last ``size`` keys) under ``key``; None: not
+    remembered.  ``keep`` (the parameter binding whose ids ``key`` holds) is kept with the
+    result, so those ids cannot be reused by other objects while the entry lives."""
     if key is None:
-        return read_tables(workloads, system, profiles)
-    tables = key[:4]                             # the binding's ids and the three ranges
-    if tables in _READ:
-        _READ.move_to_end(tables)
-        return _READ[tables][1:]
-    s, ws = read_tables(workloads, system, profiles)
-    _READ[tables] = (params, s, tuple(ws))
-    while len(_READ) > 4:
-        _READ.popitem(last=False)
-    return s, tuple(ws)
+        return make()
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key][1]
+    out = make()
+    cache[key] = (keep, out)
+    while len(cache) > size:
+        cache.popitem(last=False)
+    return out
 
 
 def _planned(workloads, system, profiles, growth, months):
     """``(System, PlanResult)`` of one scenario from the ranges, remembered for the same cells and
-    parameter set."""
+    parameters; the tables' reading is remembered apart, for the same cells at other months."""
     # the binding (a using_values override and the parameter set), not the set alone: values
     # given to using_values over the same set are other parameters
     params = binding()
     parts = (_key(workloads), _key(system), _key(profiles), _key(growth), _key(months))
     key = None if any(p is _UNHASHABLE for p in parts) else (tuple(map(id, params)), *parts)
-    if key is not None and key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key][1:]
-    s, ws = _read(key, params, workloads, system, profiles)
-    r = plan(s, ws, growth, months)
-    if key is not None:
-        _CACHE[key] = (params, s, r)           # the binding is kept: its ids stay its own
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return s, r
+
+    def read():
+        s, ws = read_tables(workloads, system, profiles)
+        return s, tuple(ws)
+
+    def make():
+        # the System and Workloads are frozen: one reading serves every scenario of the tables
+        s, ws = _remembered(_READ, _READ_SIZE, None if key is None else key[:4], params, read)
+        return s, plan(s, ws, growth, months)
+    return _remembered(_CACHE, _CACHE_SIZE, key, params, make)
 
 
 def _one(workloads, system, profiles, growth, months, name: str):
