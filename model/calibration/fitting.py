@@ -15,14 +15,11 @@ from __future__ import annotations
 import math
 import time
 
-import numpy as np
-
-from ..figures import figure
 from ..zos.tls import ROUNDTRIP_PARAMS
 from .free import FREE, GROUPS, LOSS, PRIORS, derived_parameters, initial
 from .leastsq import solve
 from .roundtrip import fit_roundtrip
-from .scoring import Scorer, group_members, prior_residuals, prior_terms, residuals, roundtrip_cost
+from .scoring import group_batch, roundtrip_cost
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as the figure table (MODEL_FIGURES) never fits
@@ -86,17 +83,7 @@ def _fit_group(group: str, values: dict, init: dict, exclude, max_nfev: int, std
         ``(names, first, solution)``: the sub-model's parameter names, the least-squares
         :class:`~cryptoplan.model.calibration.leastsq.Solution` and the Cauchy one.
     """
-    gnames, tlist = group_members(group, exclude)
-    score = Scorer([figure(t.figure_id) for t in tlist])
-    # the priors (free.Prior) of this sub-model's parameters: one residual each after the figures'
-    pidx, centre, width = prior_terms(gnames, values)
-
-    def batch(x):
-        # residuals of the parameter sets in the columns of x (n, k)
-        r = residuals({**values, **dict(zip(gnames, x))}, tlist, score)
-        if not pidx.size:
-            return r
-        return np.concatenate([r, prior_residuals(np.asarray(x, dtype=float)[pidx], centre, width)], axis=-1)
+    gnames, _, batch = group_batch(group, values, exclude)      # figures' residuals, then priors'
 
     first = solve(batch, _parameters(gnames, {n: init[n][0] for n in gnames}, exclude),
                   max_nfev=max_nfev, stderr=False)

@@ -20,7 +20,8 @@ from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
 from .free import FREE, GROUPS, PRIORS
 from .targets import Target, predictions, targets
 
-__all__ = ["Scorer", "residuals", "group_members", "fit_cost", "roundtrip_cost", "prior_terms", "prior_residuals"]
+__all__ = ["Scorer", "residuals", "group_members", "group_batch", "fit_cost", "roundtrip_cost", "prior_terms",
+           "prior_residuals"]
 
 
 def _to_ratio(fig, v: float) -> float:
@@ -168,6 +169,29 @@ def prior_residuals(x, centre, width) -> np.ndarray:
     return (np.log(x / centre[:, None]) / width[:, None]).T
 
 
+def group_batch(group: str, values: dict, exclude=()):
+    """A sub-model's least-squares problem: its parameter names, targets and residual function.
+
+    Returns
+    -------
+    tuple
+        ``(names, targets, batch)``: ``batch(X)`` gives the residuals (k, m) of the parameter
+        sets in the columns of ``X`` (n, k), the other parameters held at ``values``: the
+        figures' (:func:`residuals`), then one per prior (:func:`prior_residuals`, centred
+        under ``values``: the sub-models fitted before).
+    """
+    gnames, tlist = group_members(group, exclude)
+    score = Scorer([figure(t.figure_id) for t in tlist])
+    pidx, centre, width = prior_terms(gnames, values)
+
+    def batch(x):
+        r = residuals({**values, **dict(zip(gnames, x))}, tlist, score)
+        if not pidx.size:
+            return r
+        return np.concatenate([r, prior_residuals(np.asarray(x, dtype=float)[pidx], centre, width)], axis=-1)
+    return gnames, tlist, batch
+
+
 def fit_cost(values: dict) -> float:
     """The fit's robust cost at ``values``: :math:`\\sum_g \\tfrac12 \\sum_i \\ln(1 + r_i^2)`.
 
@@ -179,12 +203,8 @@ def fit_cost(values: dict) -> float:
     """
     total = 0.0
     for group in dict.fromkeys(GROUPS.values()):
-        gnames, tlist = group_members(group)
-        r = residuals(values, tlist)
-        idx, centre, width = prior_terms(gnames, values)
-        if idx.size:
-            x = np.array([[values[gnames[i]]] for i in idx], dtype=float)
-            r = np.concatenate([np.ravel(r), prior_residuals(x, centre, width)[0]])
+        gnames, _, batch = group_batch(group, values)
+        r = batch(np.array([[values[n]] for n in gnames], dtype=float))
         total += 0.5 * float(np.sum(np.log1p(r * r)))
     return total
 
