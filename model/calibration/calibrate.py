@@ -252,12 +252,10 @@ def _site_covariance(doc: dict, values: dict, solution, measured: dict) -> dict:
         if keep:
             m = np.asarray(block["matrix"], dtype=float)[np.ix_(keep, keep)]
             out[group] = {"names": [block["names"][i] for i in keep], "matrix": m.tolist()}
-    if solution is not None and solution.cov is not None:
-        ok = [i for i in range(len(solution.names)) if np.isfinite(solution.cov[i, i])]
-        if ok:
-            x = np.array([values[solution.names[i]] for i in ok])
-            c = solution.cov[np.ix_(ok, ok)] * np.outer(x, x)
-            out["site"] = {"names": [solution.names[i] for i in ok], "matrix": c.tolist()}
+    names, cov = solution.covariance_block() if solution is not None else ([], None)
+    if names:
+        x = np.array([values[n] for n in names])
+        out["site"] = {"names": names, "matrix": (cov * np.outer(x, x)).tolist()}
     sd = {n: m.get("stderr") for n, m in measured.items()}
     sd = {n: float(e) for n, e in sd.items() if isinstance(e, (int, float)) and math.isfinite(e) and e > 0}
     if sd:

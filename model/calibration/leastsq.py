@@ -134,6 +134,14 @@ class Solution:
         """name -> standard error, or None where there is none (bound, fixed, not identified)."""
         return {n: (float(s) if np.isfinite(s) else None) for n, s in zip(self.names, self.stderr)}
 
+    def covariance_block(self) -> tuple[list, np.ndarray]:
+        """``(names, matrix)``: the covariance over the parameters that have one (finite
+        variance: varied, off their bounds, identified); ``([], empty)`` without standard errors."""
+        if self.cov is None:
+            return [], np.zeros((0, 0))
+        keep = [i for i in range(len(self.names)) if np.isfinite(self.cov[i, i])]
+        return [self.names[i] for i in keep], self.cov[np.ix_(keep, keep)]
+
     def flag(self, i: int) -> str:
         """Why parameter ``i`` has no standard error ("" when it has one)."""
         if not self.varied[i]:

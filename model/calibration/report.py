@@ -80,12 +80,9 @@ def covariance_section(doc: dict) -> dict:
     """
     out = {}
     for group, sol in doc["solutions"].items():
-        if sol.cov is None:
-            continue
-        keep = [i for i in range(len(sol.names)) if np.isfinite(sol.cov[i, i])]
-        if keep:
-            out[group] = {"names": [sol.names[i] for i in keep],
-                          "matrix": [[float(sol.cov[i, j]) for j in keep] for i in keep]}
+        names, cov = sol.covariance_block()
+        if names:
+            out[group] = {"names": names, "matrix": cov.tolist()}
     return out
 
 
