@@ -17,10 +17,9 @@ from cryptoplan.model.errors import InputError
 import numpy as np
 
 from ..._validate import UnstableQueueError
-from ...domains import (CARDS, CONNECTION_CPU_US, HANDSHAKE_RATE, OTHER_LPAR_UTIL, RESUMED_SHARE)
+from ...domains import CARDS, CONNECTION_CPU_US, HANDSHAKE_RATE, OTHER_LPAR_UTIL, RESUMED_SHARE
 from ...figures import figure
-from ...params import (normalize_choice, param)
-
+from ...params import normalize_choice, param
 from .starts import channel_start_card_ms
 
 __all__ = ["handshake_card_utilization", "handshake_cpu_factor", "handshake_latency_factor", "ocsp_cpu_us",

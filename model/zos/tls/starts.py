@@ -16,11 +16,10 @@ from cryptoplan.model.errors import InputError
 import numpy as np
 
 from ..._validate import UnstableQueueError
-from ...domains import (CARDS, START_RATE)
+from ...domains import CARDS, START_RATE
 from ...figures import figure
 from ...params import (CIPHERS, normalize_address_space, normalize_choice, normalize_cipher,
                        normalize_mode, param)
-
 from .traffic import cipher_family
 
 __all__ = ["channel_start_rate", "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",

@@ -32,7 +32,7 @@ from cryptoplan.model.errors import InputError
 
 import numpy as np
 
-from ...domains import (MESSAGE_KB, ROUNDTRIP_MESSAGE_KB, SSLRKEYC)
+from ...domains import MESSAGE_KB, ROUNDTRIP_MESSAGE_KB, SSLRKEYC
 from ...figures import figure
 from ...params import (CIPHERS, normalize_address_space, normalize_choice, normalize_cipher,
                        normalize_mode, param)
