@@ -560,6 +560,17 @@ CATALOG: tuple = (
            tuple(dict.fromkeys(RESOURCE_QUANTITIES + WORKLOAD_QUANTITIES))),
         PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE],
        "as the quantity (fraction, count, months, ms, µs)"),
+    _f("PLAN_BAND", "plan_band", PLANNING, "A number of the plan at a quantile of its 1,000 draws of the "
+       "model's parameters: 0.05 and 0.95 give the ends of its 90% band, 0.5 its median.",
+       [PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE,
+        _a("resource", "text", "processors, coprocessors, accelerators, or a workload's name."),
+        _a("quantity", "text", "Resource: " + ",".join(RESOURCE_QUANTITIES) + ". Workload: "
+           + ",".join(WORKLOAD_QUANTITIES) + ".", "", REQUIRED,
+           tuple(dict.fromkeys(RESOURCE_QUANTITIES + WORKLOAD_QUANTITIES))),
+        _a("quantile", "number", "The quantile of the draws; {range} (0.05 and 0.95: a 90% band).", "fraction",
+           domain=D.BAND_LEVEL),
+        PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE],
+       "as the quantity (fraction, count, months, ms, µs)"),
     _f("MODEL_PARAMETERS", "model_parameters", PLANNING, "The fitted model parameters as a table "
        "with a header row (spills).", [PARAMS_FILE], "table", "table",
        ("name", "value", "stderr", "unit", "submodel", "description")),

@@ -211,6 +211,9 @@ def fit(figures_path, out_path, report_dir, force, check):
         written = {"parameters": doc["parameters"],
                    "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]},
                    "covariance": F.covariance_section(doc)}
+        click.echo(f"drawing the bootstrap of the sub-models whose covariance is not to be trusted "
+                   f"({F.BOOTSTRAP_DRAWS} refits each, about half a minute) ...", err=True)
+        written["bootstrap"] = F.bootstrap_section(doc)
         try:        # as calibrate does: never write values the models would refuse to load
             model_params.validate_params(written, "the fitted parameters", names=False)
         except model_params.ParameterFileError as exc:

@@ -16,6 +16,8 @@ from .errors import Finite
 
 plans = lazy_module("cryptoplan.model.zos.plan")
 rmf_plan = lazy_module("cryptoplan.model.calibration.rmf_plan")
+draws_module = lazy_module("cryptoplan.model.calibration.draws")
+errors = lazy_module("cryptoplan.model.errors")
 plan_report = lazy_module("cryptoplan.workbook.report.plan")
 plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
@@ -34,7 +36,16 @@ __all__ = ["plan_command"]
               help="A factor on every workload's rate (what-if).")
 @click.option("--months", default=0.0, show_default=True, type=Finite(0, 1200),
               help="Evaluate this many months ahead, each workload at its growth_per_year.")
-def plan_command(plan_file, as_json, report_dir, force, growth, months):
+@click.option("--bands", is_flag=True,
+              help="Give each answer with its band over draws of the model's parameters, and each pool's "
+                   "chance of being overloaded.")
+@click.option("--level", default=0.9, show_default=True, type=Finite(0, 1, min_open=True, max_open=True),
+              help="With --bands: the central interval's probability (0.9: the 5% to 95% quantiles).")
+@click.option("--draws", "n_draws", default=1000, show_default=True, type=click.IntRange(1, 1_000_000),
+              help="With --bands: how many parameter sets to draw from the parameter file's covariance.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**63 - 1),
+              help="With --bands: the random seed of the draws (the same seed gives the same bands).")
+def plan_command(plan_file, as_json, report_dir, force, growth, months, bands, level, n_draws, seed):
     """Plan every crypto workload in FILE on the shared cards and processors.
 
     FILE is a TOML plan, or a workbook made from the template (its Workloads sheet: the
@@ -45,7 +56,18 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months):
     the months until the workloads' growth reaches the target and the count required at the
     horizon; per workload: CPU per unit of its rate and its queueing delay.  The plan file's
     format: the README's section on ``cryptoplan plan``.
+
+    With --bands, each answer also comes with its band: the plan evaluated under --draws sets of
+    the model's parameters drawn from the parameter file's covariance (the published fit's, or a
+    site calibration's where its file is in force), the median and central --level interval of
+    each answer, and the share of draws that overload each pool now and at the horizon.
     """
+    ctx = click.get_current_context()
+    given = [f"--{n}" for n in ("level", "draws", "seed")
+             if ctx.get_parameter_source("n_draws" if n == "draws" else n) == click.core.ParameterSource.COMMANDLINE]
+    if given and not bands:
+        raise click.UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --bands: "
+                               "add --bands, or leave it out")
     read = None
     try:
         if plan_file.lower().endswith((".xlsx", ".xlsm")):
@@ -54,16 +76,20 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months):
             read = rmf_plan.read_plan(plan_file)          # [system] rmf = "FILE": the cards from RMF's report
             system, workloads = read.system, read.workloads
         result = plans.plan(system, workloads, growth=growth, months=months)
-    except plans.PlanError as exc:
+        banded = drawn = None
+        if bands:
+            drawn = draws_module.parameter_draws(n_draws, seed=seed)
+            banded = plans.plan_bands(system, workloads, drawn, level=level, growth=growth, months=months)
+    except (plans.PlanError, errors.InputError) as exc:
         raise click.UsageError(str(exc)) from None
     rmf_notes = read.notes if read is not None else ()
-    text = (json.dumps(plan_report.plan_json(result, read), indent=2, allow_nan=False) + "\n" if as_json
-            else plan_report.plan_text(result, plan_file, rmf_notes))
+    text = (json.dumps(plan_report.plan_json(result, read, banded), indent=2, allow_nan=False) + "\n" if as_json
+            else plan_report.plan_text(result, plan_file, rmf_notes, banded))
     written, notes = None, []
     if report_dir is not None:          # written first: a failing standard output does not lose it
         try:
             written = plan_report.write_plan_report(result, workloads, report_dir, plan_file, force=force,
-                                                    notes=notes, rmf_notes=rmf_notes)
+                                                    notes=notes, rmf_notes=rmf_notes, bands=banded, draws=drawn)
         except atomic.OutputError as exc:
             raise click.UsageError(str(exc)) from None
     click.echo(text, nl=False)

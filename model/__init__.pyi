@@ -106,4 +106,5 @@ from .calibration.planning import (
     model_parameters as model_parameters,
     model_figures as model_figures,
     defaults as defaults,
+    plan_band as plan_band,
 )

@@ -40,7 +40,7 @@ __all__ = [
     "TRAFFIC", "SERVERS", "POISSON_K", "POISSON_MEAN", "ARRIVAL_RATE", "SERVICE_TIME", "WAIT_TIME",
     "PERCENTILE", "MAX_SERVER_UTILIZATION", "MAX_WAIT", "MAX_PERCENTILE_WAIT", "SERVICE_SCV",
     "ARRIVAL_SCV", "COSMETATOS_SERVICE_SCV", "COSMETATOS_ARRIVAL_SCV", "POPULATION", "DEMAND",
-    "THINK_TIME", "STATIONS", "MVA_TOLERANCE", "MAX_ITERATIONS", "DRAWS",
+    "THINK_TIME", "STATIONS", "MVA_TOLERANCE", "MAX_ITERATIONS", "DRAWS", "BAND_LEVEL",
     # planning
     "KEY_SIZE", "MESSAGE_KB", "ROUNDTRIP_MESSAGE_KB", "KEY_REUSE", "RECIPIENTS", "REQUESTERS",
     "CARDS", "PROCESSORS", "OTHER_LPAR_UTIL", "TX_RATE", "PLANNED_TX_RATE", "MAX_UTILIZATION",
@@ -319,3 +319,5 @@ TASK_ELAPSED_RATIO = Domain("task_elapsed_ratio", 1.0, unit="ratio")
 # Parameter draws for the bands of an answer (calibration.draws): enough for a 90% band's ends
 # to a fraction of a percent, few enough that a (draws x scenarios) array fits in memory.
 DRAWS = Domain("n", 1.0, 1_000_000.0, integer=True, unit="draws")
+# The probability of a band's central interval (0.9: from the 5% to the 95% quantile).
+BAND_LEVEL = Domain("level", 0.0, 1.0, lo_open=True, hi_open=True, unit="fraction")

@@ -1,4 +1,9 @@
-"""model/calibration/draws.py: parameter sets drawn from the fit's covariance (issue 46's base)."""
+"""model/calibration/draws.py and bootstrap.py: parameter sets drawn from the fit's covariance, or
+from its bootstrap refits where the covariance is not to be trusted (issue 46's base).
+
+Expected values: the stored covariance and fitted values (the sample moments of the draws must
+match them where truncation is negligible), the stored bootstrap table (every draw of a block is
+one of its rows, whole), and the bounds."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
+from cryptoplan.model.calibration.bootstrap import _refits, outside_share, untrusted
 from cryptoplan.model.calibration.draws import parameter_draws
 from cryptoplan.model.calibration.free import FREE, free_bounds
 from cryptoplan.model.errors import CryptoplanError
@@ -36,10 +42,16 @@ def test_every_parameter_is_drawn_inside_its_bounds(doc, draws):
         assert np.all((x >= lo) & (x <= hi)), name
 
 
+@pytest.fixture(scope="module")
+def normal_doc(doc):
+    """The packaged file without its bootstrap: every block from the covariance."""
+    return {k: v for k, v in doc.items() if k != "bootstrap"}
+
+
 def test_parameters_without_a_covariance_keep_their_value(doc, draws):
-    drawn = {k for block in doc["covariance"].values() for k in block["names"]}
+    drawn = {k for section in ("covariance", "bootstrap") for block in doc[section].values() for k in block["names"]}
     fixed = set(doc["parameters"]) - drawn
-    assert {"tls_mstr_us", "mq_base_us", "exp_public"} <= fixed       # structural, read, on a bound
+    assert {"tls_mstr_us", "mq_base_us"} <= fixed                     # structural, read from a row
     for name in fixed:
         assert np.all(draws[name] == doc["parameters"][name]["value"]), name
 
@@ -66,10 +78,11 @@ def test_identified_parameters_have_the_fitted_mean_and_covariance(doc, draws):
     assert "roundtrip" in checked, checked
 
 
-def test_a_weak_parameter_is_truncated_at_its_bound_not_clipped(doc, draws):
+def test_a_weak_parameter_is_truncated_at_its_bound_not_clipped(normal_doc):
     """tls_attls_tcpip_us (2.7 +- 12.6 µs) and tls_tcpip_us_per_kb move together (correlation
     +0.99): whole draws are rejected, so no draw piles up on the bound 0 and the pair keeps
     its correlation."""
+    draws = parameter_draws(N, seed=7, doc=normal_doc)
     a, b = draws["tls_attls_tcpip_us"], draws["tls_tcpip_us_per_kb"]
     assert np.mean(a == 0.0) == 0.0 and np.mean(b == 0.0) == 0.0
     assert np.corrcoef(a, b)[0, 1] > 0.9
@@ -104,3 +117,54 @@ def test_a_file_without_covariance_or_with_a_broken_block_is_refused(doc):
     bad["covariance"]["roundtrip"]["matrix"][0][0] = -1.0
     with pytest.raises(CryptoplanError, match="not positive semi-definite"):
         parameter_draws(10, doc=bad)
+
+
+def test_the_bootstrapped_blocks_are_the_ones_the_normal_does_not_fit(doc):
+    values = {k: v["value"] for k, v in doc["parameters"].items()}
+    for group, block in doc["covariance"].items():
+        assert (group in doc["bootstrap"]) == untrusted(values, block), group
+    # the round trips: every bound more than 2.5 standard errors away; tls: its CPU costs near 0
+    assert outside_share(values, doc["covariance"]["roundtrip"]) < 0.01
+    assert outside_share(values, doc["covariance"]["tls"]) > 0.5
+
+
+def test_a_bootstrapped_block_draws_whole_rows_of_its_refits(doc, draws):
+    for group, block in doc["bootstrap"].items():
+        rows = np.asarray(block["draws"])
+        x = np.stack([draws[k] for k in block["names"]], axis=1)
+        # every draw is one stored row, all its parameters together (the correlations hold)
+        match = (x[:, None, :] == rows[None, :, :]).all(axis=2).any(axis=1)
+        assert match.all(), group
+        assert len({tuple(r) for r in x[:2000]}) > 0.5 * rows.shape[0], group   # rows picked at random
+
+
+def test_the_tls_refits_centre_near_the_fitted_values(doc):
+    """The bootstrap's purpose: the truncated normal moved the tls block's medians up to 0.45
+    standard errors from the fitted values; its refits' medians are within 0.1 of them."""
+    block = doc["bootstrap"]["tls"]
+    rows = np.asarray(block["draws"])
+    for i, name in enumerate(block["names"]):
+        e = doc["parameters"][name]
+        if e["stderr"] is not None and np.isfinite(e["stderr"]):
+            assert abs(np.median(rows[:, i]) - e["value"]) < 0.1 * e["stderr"], name
+
+
+def test_refits_without_noise_return_the_fit():
+    """The refit is the fit's own problem: with the figures not moved (scale 0) it stays at the
+    fitted values (the handshake block: 2 parameters, a fraction of a second)."""
+    class Still:
+        scale = 0.0
+    doc = load_params()
+    values = {k: v["value"] for k, v in doc["parameters"].items()}
+    rows = _refits("handshake", values, Still(), 2, np.random.default_rng(0))
+    assert_allclose(rows, [[values["hs_dhe_kx"], values["hs_sign_sw"]]] * 2, rtol=1e-4)
+
+
+def test_a_broken_bootstrap_block_is_refused(doc):
+    for change, match in ((lambda b: b["draws"][0].append(1.0), "not a table"),
+                          (lambda b: b["draws"][0].__setitem__(0, -5.0), "outside its parameters' bounds"),
+                          (lambda b: b["names"].__setitem__(0, "no_such"), "does not have: no_such")):
+        bad = copy.deepcopy(doc)
+        change(bad["bootstrap"]["handshake"])
+        with pytest.raises(CryptoplanError, match=match):
+            parameter_draws(10, doc=bad)

@@ -125,7 +125,7 @@ def test_bad_environment_parameter_file_in_a_cell_is_a_user_error(tmp_path, para
 # ------------------------------------------------------------ the model API: huge and ragged numbers
 # A valid call of each public model function (defaults where it has them): each argument in turn
 # is replaced by a hostile value.
-_VALID = dict(tx_rate=100.0, policy="privacy", key_type="RSA", key_size=2048, message_kb=2.0, mode="SSLCIPH",
+_VALID = dict(tx_rate=100.0, quantile=0.9, policy="privacy", key_type="RSA", key_size=2048, message_kb=2.0, mode="SSLCIPH",
               cipher="TLS_RSA_WITH_AES_256_CBC_SHA256", start_rate=1.0, handshake_rate=10.0, traffic=5.0,
               servers=10, arrival_rate=1.0, service_time=0.5, p=0.9, t=0.1, population=5, demands=[1.0, 2.0],
               populations=5, station=0, demand=[1.0], connection_cpu_us=10.0, k=3, mean=2.0, sslrkeyc=1000,

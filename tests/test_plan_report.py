@@ -108,11 +108,17 @@ def test_the_text_and_page_state_the_scenario(plan_file):
     assert "6 months ahead" in page and "What to buy, by when" in page and "if one coprocessor fails" in page
 
 
-def test_the_page_prints_on_one_a4_landscape_page(plan_file, tmp_path):
-    # the manager prints it: Chromium's print of the page, counted by poppler
+@pytest.mark.parametrize("bands", [[], ["--bands", "--draws", "300"]], ids=["point", "bands"])
+def test_the_page_prints_on_one_a4_landscape_page(plan_file, tmp_path, bands):
+    # the manager prints it: Chromium's print of the page, counted by poppler; with --bands the
+    # resource table's cells carry their bands and the growth chart its shaded ones
     chromium = shutil.which("chromium")
     assert chromium, "Debian's chromium is needed (.ci/run installs it)"
-    assert CliRunner().invoke(main, ["plan", plan_file, "--report", "rep"]).exit_code == 0
+    assert CliRunner().invoke(main, ["plan", plan_file, "--report", "rep", *bands]).exit_code == 0
+    if bands:
+        page = Path("rep/plan.html").read_text(encoding="utf-8")
+        assert "In brackets: the 90% band over 300 draws" in page and "P(over) at horizon" in page
+        assert re.search(r"90%: needed by month [\d.]+ to [\d.]+; order now in \d+% of draws", page)
     pdf = tmp_path / "plan.pdf"
     subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
                     f"--print-to-pdf={pdf}", str(Path("rep/plan.html").resolve())], check=True,

@@ -96,16 +96,20 @@ class Calibration:
     measured: list = field(default_factory=list)       # parameters set from direct site measurements
     solution: object = None                            # the leastsq.Solution (log parameters), if any refitted
     covariance: dict = field(default_factory=dict)     # the file's covariance blocks (_site_covariance)
+    bootstrap: dict = field(default_factory=dict)      # the published bootstrap blocks less the site's (_site_bootstrap)
 
     def document(self) -> dict:
         """A parameter file (``CRYPTOPLAN_PARAMS``) with the calibrated values, and the
-        covariance :func:`cryptoplan.model.calibration.draws.parameter_draws` draws from."""
+        covariance and bootstrap refits :func:`cryptoplan.model.calibration.draws.parameter_draws`
+        draws from."""
         out = {"parameters": self.parameters,
                "calibration": {"identified": self.identified, "unidentified": self.unidentified,
                                "measured": [m["name"] for m in self.measured],
                                "prior_sigma": PRIOR_SIGMA, "cost": self.cost}}
         if self.covariance:
             out["covariance"] = self.covariance
+        if self.bootstrap:
+            out["bootstrap"] = self.bootstrap
         return out
 
 
@@ -236,6 +240,11 @@ def _parameter_section(doc: dict, identified: list, measured: dict, published: d
     return parameters
 
 
+def _site_set(solution, measured) -> set:
+    """The parameters a site calibration set: measured directly, or refitted."""
+    return set(measured) | (set(solution.names) if solution is not None else set())
+
+
 def _site_covariance(doc: dict, values: dict, solution, measured: dict) -> dict:
     """The calibrated file's ``covariance``: the published blocks without the parameters the site
     set, a ``site`` block for the refitted ones (the log-space covariance carried to the
@@ -245,7 +254,7 @@ def _site_covariance(doc: dict, values: dict, solution, measured: dict) -> dict:
     A parameter's rows and columns deleted from a block leave it a covariance (positive
     semi-definite); what the site set is taken as independent of what it did not.
     """
-    site = set(measured) | (set(solution.names) if solution is not None else set())
+    site = _site_set(solution, measured)
     out = {}
     for group, block in (doc.get("covariance") or {}).items():
         keep = [i for i, k in enumerate(block["names"]) if k not in site]
@@ -260,6 +269,19 @@ def _site_covariance(doc: dict, values: dict, solution, measured: dict) -> dict:
     sd = {n: float(e) for n, e in sd.items() if isinstance(e, (int, float)) and math.isfinite(e) and e > 0}
     if sd:
         out["site_measured"] = {"names": list(sd), "matrix": np.diag([e * e for e in sd.values()]).tolist()}
+    return out
+
+
+def _site_bootstrap(doc: dict, site: set) -> dict:
+    """The published file's bootstrap blocks without the parameters the site set (their draws come
+    from the ``site`` and ``site_measured`` covariance blocks): the other columns of each refit,
+    whole, so what the site did not touch keeps its published spread and correlations."""
+    out = {}
+    for group, block in (doc.get("bootstrap") or {}).items():
+        keep = [i for i, k in enumerate(block["names"]) if k not in site]
+        if keep:
+            rows = np.asarray(block["draws"], dtype=float)[:, keep]
+            out[group] = {**block, "names": [block["names"][i] for i in keep], "draws": rows.tolist()}
     return out
 
 
@@ -339,4 +361,5 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
                        identified=identified, unidentified=unidentified, moved=moved,
                        residuals=residuals, consistency=util_consistency(rows), contradicted=lost,
                        reproduced_before=reproduced_before, cost=cost, measured=direct, solution=solution,
-                       covariance=_site_covariance(doc, values, solution, measured))
+                       covariance=_site_covariance(doc, values, solution, measured),
+                       bootstrap=_site_bootstrap(doc, _site_set(solution, measured)))

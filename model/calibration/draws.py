@@ -10,8 +10,11 @@ Each block of the parameter file's ``covariance`` section (one per least-squares
 :func:`cryptoplan.model.calibration.report.covariance_section`) is drawn from the multivariate
 normal with the fitted values as mean, truncated to the parameters' bounds by rejection (a draw
 with any parameter outside its bounds is drawn again, as a whole, so the correlations hold in
-what is kept).  Parameters outside every block (fixed, on a bound, not identified) keep their
-value in every draw.
+what is kept).  Where the file has a ``bootstrap`` block for a sub-model (``cryptoplan fit --out``
+writes one where the normal is not to be trusted near the bounds:
+:mod:`cryptoplan.model.calibration.bootstrap`) its parameters are drawn from the block's refits
+instead, with replacement, each draw a whole row.  Parameters outside every block (fixed, on a
+bound, not identified) keep their value in every draw.
 
 References
 ----------
@@ -65,8 +68,9 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
     ------
     InputError
         ``n`` out of range, a document without a covariance section, a block that is not a
-        covariance (not symmetric positive semi-definite), or bounds that reject nearly every
-        draw (:data:`MAX_REJECTED_SHARE`).
+        covariance (not symmetric positive semi-definite), bounds that reject nearly every
+        draw (:data:`MAX_REJECTED_SHARE`), or a bootstrap block that is not a table of draws
+        within the bounds of parameters the file has.
     """
     n = int(DRAWS.check(n, scalar=True))
     doc = load_params() if doc is None else doc
@@ -77,7 +81,10 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
     rng = np.random.default_rng(seed)
     values = {name: float(entry["value"]) for name, entry in doc["parameters"].items()}
     out = {name: np.full(n, v) for name, v in values.items()}
+    boot = doc.get("bootstrap") or {}
     for group, block in blocks.items():
+        if group in boot:
+            continue
         names = list(block["names"])
         cov = np.asarray(block["matrix"], dtype=float)
         if cov.shape != (len(names), len(names)) or not np.allclose(cov, cov.T, rtol=1e-9, atol=0.0):
@@ -87,6 +94,22 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
         mean = np.array([values[k] for k in names])
         lo, hi = np.array([_bounds(k) for k in names]).T
         out.update(zip(names, _truncated_normal(rng, mean, cov, lo, hi, n, group)))
+    for group, block in boot.items():
+        names = list(block.get("names", ()))
+        try:
+            rows = np.asarray(block.get("draws"), dtype=float)
+        except (TypeError, ValueError):
+            rows = np.zeros((0, 0))
+        if rows.ndim != 2 or rows.shape[1] != len(names) or not rows.shape[0] or not np.isfinite(rows).all():
+            raise InputError(f"bootstrap block {group!r} is not a table of finite draws of {len(names)} parameters")
+        unknown = [k for k in names if k not in values]
+        if unknown:
+            raise InputError(f"bootstrap block {group!r} names parameters the file does not have: {', '.join(unknown)}")
+        lo, hi = np.array([_bounds(k) for k in names]).T
+        if np.any((rows < lo) | (rows > hi)):
+            raise InputError(f"bootstrap block {group!r} has draws outside its parameters' bounds")
+        pick = rows[rng.integers(0, rows.shape[0], size=n)]
+        out.update(zip(names, pick.T))
     return out
 
 

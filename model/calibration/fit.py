@@ -71,6 +71,7 @@ References
 
 from __future__ import annotations
 
+from .bootstrap import BOOTSTRAP_DRAWS, bootstrap_section
 from .crossval import crossvalidate
 from .fitting import fit
 from .free import FREE, GROUPS, LOSS, PRIORS, Free, derived_parameters
@@ -83,4 +84,5 @@ from .targets import Target, predict_all, targets
 __all__ = ["Target", "targets", "Free", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
            "predict_all",
            "figure_table", "figure_table_ids", "crossvalidate", "fit_differences", "fit_cost", "roundtrip_cost",
-           "write_params", "params_text", "parameter_roles", "weak_parameters", "PRIORS", "covariance_section"]
+           "write_params", "params_text", "parameter_roles", "weak_parameters", "PRIORS", "covariance_section",
+           "bootstrap_section", "BOOTSTRAP_DRAWS"]

@@ -25,10 +25,10 @@ from ..lazy import lazy_module
 # lmfit takes ~0.4 s to import: loaded on first use, as the figure table (MODEL_FIGURES) never fits
 lmfit = lazy_module("lmfit")
 
-__all__ = ["fit"]
+__all__ = ["fit", "free_parameters"]
 
 
-def _parameters(gnames, start: dict, exclude=()):
+def free_parameters(gnames, start: dict, exclude=()):
     """The sub-model's free parameters as :class:`lmfit.Parameters`: starting values and bounds."""
     out = lmfit.Parameters()
     for n in gnames:
@@ -85,9 +85,9 @@ def _fit_group(group: str, values: dict, init: dict, exclude, max_nfev: int, std
     """
     gnames, _, batch = group_batch(group, values, exclude)      # figures' residuals, then priors'
 
-    first = solve(batch, _parameters(gnames, {n: init[n][0] for n in gnames}, exclude),
+    first = solve(batch, free_parameters(gnames, {n: init[n][0] for n in gnames}, exclude),
                   max_nfev=max_nfev, stderr=False)
-    sol = solve(batch, _parameters(gnames, first.values(), exclude), loss=LOSS, max_nfev=max_nfev,
+    sol = solve(batch, free_parameters(gnames, first.values(), exclude), loss=LOSS, max_nfev=max_nfev,
                 stderr=stderr)
     return gnames, first, sol
 

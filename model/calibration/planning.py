@@ -1,12 +1,68 @@
-"""Planner-facing tables: fitted parameters, published-vs-model figures, measured defaults."""
+"""Planner-facing tables and numbers that need the calibration: fitted parameters,
+published-vs-model figures, measured defaults, a plan's answer at a quantile of its draws."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
+from ..domains import BAND_LEVEL
 from ..figures import figure
-from ..params import load_params, params_path
+from ..params import binding, load_params, params_path
+from ..zos.plan.inputs import ARGUMENT, checked
+from ..zos.plan.tables import plan_quantile
+from .draws import parameter_draws
 from .report import figure_table
 
-__all__ = ["model_parameters", "model_figures", "defaults"]
+__all__ = ["model_parameters", "model_figures", "defaults", "plan_band", "BAND_DRAWS", "BAND_SEED"]
+
+#: Draws behind a spreadsheet's band (:func:`plan_band`), and their seed: every cell of a
+#: workbook, and every recalculation, sees the same draws of the same parameter file.
+BAND_DRAWS = 1000
+BAND_SEED = 0
+
+_DRAWN: OrderedDict = OrderedDict()
+
+
+def _draws() -> dict:
+    """:data:`BAND_DRAWS` draws of the parameters in force (seed :data:`BAND_SEED`), made once per
+    parameter binding: the same dict object each time, so the plan cache knows it."""
+    key = tuple(map(id, binding()))
+    if key not in _DRAWN:
+        _DRAWN[key] = (binding(), parameter_draws(BAND_DRAWS, seed=BAND_SEED))
+        while len(_DRAWN) > 4:
+            _DRAWN.popitem(last=False)
+    _DRAWN.move_to_end(key)
+    return _DRAWN[key][1]
+
+
+def plan_band(workloads, system, resource, quantity, quantile, growth=1.0, months=0.0, profiles=None):
+    """A plan's number at a quantile of the model's parameter draws (``PLAN_BAND``).
+
+    :func:`~cryptoplan.model.zos.plan.tables.plan_value`'s number evaluated under
+    :data:`BAND_DRAWS` draws of the parameters in force
+    (:func:`~cryptoplan.model.calibration.draws.parameter_draws`, seed :data:`BAND_SEED`): at
+    ``quantile`` 0.05 and 0.95 the ends of its 90% band, at 0.5 its median.
+
+    Parameters
+    ----------
+    workloads, system, resource, quantity, growth, months, profiles
+        As :func:`~cryptoplan.model.zos.plan.tables.plan_value`.
+    quantile : float
+        In (0, 1).
+
+    Returns
+    -------
+    float or ndarray
+        The value of the draw at that quantile (one of the draws' values).
+
+    Raises
+    ------
+    PlanError, UnstableQueueError, NotAvailableError
+        As :func:`~cryptoplan.model.zos.plan.tables.plan_value`, for the draw at that quantile
+        (the 95% quantile of a wait is an error where more than 5% of the draws overload the pool).
+    """
+    q = float(checked(BAND_LEVEL, quantile, ARGUMENT, "quantile"))
+    return plan_quantile(workloads, system, resource, quantity, _draws(), q, growth, months, profiles)
 
 
 def model_parameters() -> list[dict]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import math
 import os
 import tempfile
@@ -263,8 +264,14 @@ def _parameter_differences(name: str, a: dict, b: dict, sigmas: float, bound_ato
 
 
 def params_text(doc: dict) -> str:
-    """A parameter document as a parameter file holds it (sorted keys, indented JSON)."""
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    """A parameter document as a parameter file holds it: sorted keys, indented JSON, a list of
+    numbers (a covariance matrix's row, a bootstrap draw) on one line."""
+    text = json.dumps(doc, indent=2, sort_keys=True)
+    return _NUMBER_LIST.sub(lambda m: "[" + ", ".join(m.group(1).split()).replace(",,", ",") + "]", text) + "\n"
+
+
+_NUMBER = r"-?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|Infinity|NaN)"
+_NUMBER_LIST = re.compile(r"\[\s*(" + _NUMBER + r"(?:,\s*" + _NUMBER + r")*)\s*\]")
 
 
 def write_params(doc: dict, path) -> None:

@@ -53,7 +53,8 @@ def sweep_chart(sweep, path, ys: list[str], x: str, units: dict, image_format: s
     ``outputs``, ``n``, ``path``, ``resolve`` and ``params_source``); ``units`` maps an input
     or output key to its unit.  Panels share the x axis; outputs in different units never
     share a scale.  Error values are gaps; whole-number outputs (counts) are steps; each
-    line has its own marker and dash, so coinciding lines stay visible.
+    line has its own marker and dash, so coinciding lines stay visible.  An output swept with
+    ``--draws`` has its band (its ``[pNN]`` columns) shaded behind its line.
     """
     xs = sweep.inputs[x]
     others = [k for k in sweep.inputs if k != x and len(set(map(str, sweep.inputs[k]))) > 1]
@@ -76,22 +77,38 @@ def sweep_chart(sweep, path, ys: list[str], x: str, units: dict, image_format: s
             counts = bool(finite) and all(float(v).is_integer() for v in finite)
             # the first line filled and wider, the others hollow and thinner: a line that
             # coincides with another shows through it
-            ax.plot(px, py, marker=markers[g % len(markers)], ms=6 if g == 0 else 5, label=label,
-                    linestyle=dashes[g % len(dashes)], drawstyle="steps-post" if counts else "default",
-                    linewidth=2.6 if g == 0 else 1.3, markerfacecolor=None if g == 0 else "none",
-                    zorder=2 + g)
+            line, = ax.plot(px, py, marker=markers[g % len(markers)], ms=6 if g == 0 else 5, label=label,
+                            linestyle=dashes[g % len(dashes)], drawstyle="steps-post" if counts else "default",
+                            linewidth=2.6 if g == 0 else 1.3, markerfacecolor=None if g == 0 else "none",
+                            zorder=2 + g)
+            ends = _band_keys(sweep, k)
+            if ends:
+                lo, hi = ([float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
+                           for v in (sweep.outputs[e][i] for i in idx)] for e in ends)
+                ax.fill_between(px, lo, hi, color=line.get_color(), alpha=0.2, lw=0, zorder=1,
+                                step="post" if counts else None,
+                                label=f"{ends[0].rsplit('[', 1)[1][:-1]} to {ends[1].rsplit('[', 1)[1][:-1]} of the draws"
+                                if g == 0 else None)
         unit = units.get(k)
         if unit == "%":
             ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0))
         ax.set_ylabel("\n".join(textwrap.wrap(k + (f" ({unit})" if unit else ""), 28)), fontsize=8)
         ax.grid(True, alpha=0.3)
-        if others and len(ax.lines) <= 12:
+        if (others and len(ax.lines) <= 12) or _band_keys(sweep, k):
             ax.legend(fontsize=7)
     axes[-1, 0].set_xlabel(x + (f" ({units[x]})" if units.get(x) else ""))
     axes[0, 0].set_title(f"{os.path.basename(sweep.path)}: sweep over {x}")
     fig.text(0.01, 0.005, f"model parameters: {sweep.params_source()}", fontsize=7, color="0.3")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     fig.savefig(path, dpi=110, format=image_format)
+
+
+def _band_keys(sweep, key: str):
+    """The ``(low, high)`` band columns of output ``key`` (``KEY [p05]``, ``KEY [p95]``), or None."""
+    ends = [k for k in sweep.output_keys() if k.startswith(key + " [p") and k.endswith("]")]
+    if len(ends) != 2:
+        return None
+    return tuple(sorted(ends, key=lambda k: float(k.rsplit("[p", 1)[1][:-1])))
 
 
 #: Most entries in a chart's legend: beyond it the smallest workloads are one entry.
@@ -173,14 +190,16 @@ def utilization_chart(result, labels: dict, path) -> None:
     fig.savefig(path, dpi=110, format="png")
 
 
-def growth_chart(result, labels: dict, months, curves: dict, path, orders=()) -> None:
+def growth_chart(result, labels: dict, months, curves: dict, path, orders=(), bands=None, level=None) -> None:
     """Each pool's utilization at its peak as the workloads grow, with the month it reaches its
     target, the horizon and the purchase timeline's order dates (PNG).
 
     ``months`` (the x axis) and ``curves`` (pool -> utilization fraction at each month) come
     from :func:`~cryptoplan.workbook.report.plan.growth_curve`; ``orders`` are the plan's
     :class:`~cryptoplan.model.zos.plan.Purchase` list (a triangle on the axis at each order month,
-    in the pool's colour).  The legend sits below the axes, where no line runs.
+    in the pool's colour).  ``bands`` (pool -> ``(low, high)`` fractions at each month:
+    :func:`~cryptoplan.workbook.report.plan.growth_band`) shades each pool's central ``level`` band.
+    The legend sits below the axes, where no line runs.
     """
     h = result.system.horizon_months
     end = float(months[-1])
@@ -192,6 +211,10 @@ def growth_chart(result, labels: dict, months, curves: dict, path, orders=()) ->
         u = np.where(np.isfinite(curves[p]), curves[p], np.nan) * 100
         line, = ax.plot(months, u, label=labels[p], lw=2)
         colour[p] = line.get_color()
+        if bands is not None:
+            lo, hi = (np.where(np.isfinite(b), b, np.nan) * 100 for b in bands[p])
+            ax.fill_between(months, lo, hi, color=line.get_color(), alpha=0.18, lw=0,
+                            label=f"{100 * level:.0f}% band" if p == next(iter(labels)) else None)
         cross = float(result.resources[p].months_to_target)
         if 0 < cross <= end:
             ax.plot([cross], [target], "o", color=line.get_color())

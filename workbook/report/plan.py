@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from cryptoplan.model.zos.plan import MAX_MONTHS, POOLS, PlanResult, plan
-from cryptoplan.model.zos.plan.evaluate import count_text
+from cryptoplan.model.zos.plan.evaluate import count_text, plan_with_loads
 from cryptoplan.model.zos.plan.tables import params_in_force, scenario_lines
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_files
 from cryptoplan.model.lazy import lazy_module
@@ -26,7 +26,7 @@ from cryptoplan.model.lazy import lazy_module
 charts = lazy_module("cryptoplan.workbook.report.charts")   # matplotlib: on first chart
 
 __all__ = ["plan_text", "plan_json", "write_plan_report", "growth_curve", "timeline_lines", "verdict_lines",
-           "params_source", "REPORT_FILES"]
+           "band_lines", "params_source", "REPORT_FILES"]
 
 REPORT_FILES = ("plan.html", "utilization.png", "growth.png")
 _LABEL = {"processors": "General processors", "coprocessors": "Coprocessors (CEXnC)",
@@ -126,10 +126,47 @@ def verdict_lines(result: PlanResult) -> list[str]:
     return out
 
 
-def plan_text(result: PlanResult, source: str = "", rmf_notes=()) -> str:
+def _in_band(b, fmt) -> str:
+    """"20.6% (19.3% to 22.2%)": a band's point answer and its interval."""
+    def f(x):
+        return str(count_text(x, b.pool)) if b.pool is not None else fmt(x)
+    return f"{f(b.point)} ({f(b.low)} to {f(b.high)})"
+
+
+_BAND_HEAD = ["resource", "peak", "at horizon", "P(over) now", "at horizon", "required", "at horizon",
+              "months to target", "one card out: required"]
+
+
+def band_lines(bands) -> list[str]:
+    """How sure the answers are (:class:`~cryptoplan.model.zos.plan.PlanBands`): a table of each pool's
+    answers with their central intervals and its chance of being overloaded, then the timeline's
+    install months with theirs."""
+    lvl = f"{100 * bands.level:.0f}%"
+    rows = []
+    for pool in POOLS:
+        b = bands.resources[pool]
+        rows.append([_LABEL[pool], _in_band(b.utilization, _pct), _in_band(b.utilization_at_horizon, _pct),
+                     f"{100 * b.p_overloaded:.0f}%", f"{100 * b.p_overloaded_at_horizon:.0f}%",
+                     _in_band(b.required, str), _in_band(b.required_at_horizon, str),
+                     _in_band(b.months_to_target, _months),
+                     "-" if b.failover is None else _in_band(b.failover["required"], str)])
+    return [f"How sure: each answer and its {lvl} band, over {bands.draws:,} draws of the model's parameters "
+            "(the parameter file's covariance and bootstrap refits); P(over): the share of draws in which the "
+            "installed servers are overloaded", *_table(_BAND_HEAD, rows)]
+
+
+def _timeline_band(t, level) -> str:
+    """A purchase's band: when it is needed, and how often it must be ordered now."""
+    b = t["install_by_month"]
+    return (f"    {100 * level:.0f}%: needed by month {b.low:.1f} to {b.high:.1f}; "
+            f"order now in {100 * t['p_order_now']:.0f}% of draws")
+
+
+def plan_text(result: PlanResult, source: str = "", rmf_notes=(), bands=None) -> str:
     """The report ``cryptoplan plan`` prints: scenario, what was taken from RMF's report
     (``rmf_notes``, :attr:`cryptoplan.model.calibration.rmf_plan.RmfPlan.notes`), resources,
-    verdicts, the purchase timeline, warnings, workloads, RMF rows."""
+    verdicts, the bands (``bands``: :class:`~cryptoplan.model.zos.plan.PlanBands`), the purchase
+    timeline, warnings, workloads, RMF rows."""
     _check_scalar(result)
     acc = result.resources["accelerators"]
     out = [f"Plan{f' {source}' if source else ''}", *("  " + line for line in _scenario(result)), ""]
@@ -137,9 +174,15 @@ def plan_text(result: PlanResult, source: str = "", rmf_notes=()) -> str:
         out += ["From RMF's report:", *(f"  {n}" for n in rmf_notes), ""]
     out += _table(_RESOURCE_HEAD, _resource_rows(result)) + [""]
     out += [f"  {line}" for line in verdict_lines(result)] + [""]
+    if bands is not None:
+        out += band_lines(bands) + [""]
     out.append(f"Purchase timeline (order {result.system.lead_time_months:g} months before each is needed; months "
                "from the scenario):")
-    out += [f"  {line}" for line in timeline_lines(result)] + [""]
+    for i, line in enumerate(timeline_lines(result)):
+        out.append(f"  {line}")
+        if bands is not None and i < len(bands.timeline):
+            out.append(_timeline_band(bands.timeline[i], bands.level))
+    out.append("")
     if result.warnings:
         out.append("Warnings:")
         out += [f"  {w}" for w in result.warnings] + [""]
@@ -167,11 +210,14 @@ def plan_text(result: PlanResult, source: str = "", rmf_notes=()) -> str:
     return "\n".join(out) + "\n"
 
 
-def plan_json(result: PlanResult, rmf=None) -> dict:
+def plan_json(result: PlanResult, rmf=None, bands=None) -> dict:
     """The ``--json`` document: ``{"scenario", "resources": {pool: {...}}, "workloads": {name: {...}},
     "timeline", "warnings", ...}``, and ``"rmf"`` when the plan took values from RMF's report
-    (``rmf``: :class:`~cryptoplan.model.calibration.rmf_plan.RmfPlan`)."""
-    doc = result.to_dict()
+    (``rmf``: :class:`~cryptoplan.model.calibration.rmf_plan.RmfPlan`).  With ``bands``
+    (:class:`~cryptoplan.model.zos.plan.PlanBands` of ``result``) every banded answer is an object
+    ``{"point", "p05", "median", "p95"}`` and each pool carries ``p_overloaded``
+    (:meth:`~cryptoplan.model.zos.plan.PlanBands.to_dict`)."""
+    doc = result.to_dict() if bands is None else bands.to_dict()
     doc["scenario"]["params"] = params_source()
     if rmf is not None and rmf.pools is not None:
         p = rmf.pools
@@ -184,6 +230,37 @@ def growth_curve(system, workloads, months) -> dict:
     """Each resource's utilization at each of ``months`` (one vectorized plan evaluation)."""
     r = plan(system, workloads, months=np.asarray(months, dtype=float))
     return {p: np.asarray(r.resources[p].utilization, dtype=float) for p in POOLS}
+
+
+def growth_band(system, workloads, months, draws: dict, level: float) -> dict:
+    """Each resource's central ``level`` interval of utilization at each of ``months`` over the
+    parameter ``draws``: pool -> ``(low, high)`` arrays (fractions; inf where none are installed).
+
+    One plan under the draws gives each workload's load in each interval of the busiest day
+    (:func:`~cryptoplan.model.zos.plan.evaluate.plan_with_loads`); a load grows with its workload's
+    rate, :math:`L_{wj}(t) = L_{wj} (1 + g_w)^{t/12}`, so the peak utilization at month :math:`t` is
+    :math:`\\max_j (\\sum_w L_{wj}(t) + B)/k + u_o`, the plan's own formula, for every month and
+    draw at once (months taken a few at a time: arrays of megabytes, not gigabytes).
+    """
+    months = np.asarray(months, dtype=float)
+    _, loads, fixed, yearly = plan_with_loads(system, workloads, draws=draws)
+    factors = (1.0 + yearly[:, None]) ** (months[None, :] / 12.0)               # (W, M)
+    q = [(1.0 - level) / 2.0, (1.0 + level) / 2.0]
+    out = {}
+    for p in POOLS:
+        k, other = system.installed(p), system.other(p)
+        L = np.asarray(loads[p], dtype=float)                                  # (W, D, I)
+        step = max(1, 4_000_000 // max(L.size, 1))
+        lo, hi = [], []
+        for i in range(0, months.size, step):
+            peak = (np.einsum("wdi,wm->mdi", L, factors[:, i:i + step]) + fixed[p][None, :, None]).max(axis=-1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                util = peak / k + other if k else np.where(peak > 0, np.inf, 0.0)
+            a, b = np.quantile(util, q, axis=-1, method="inverted_cdf")
+            lo.append(a)
+            hi.append(b)
+        out[p] = (np.concatenate(lo), np.concatenate(hi))
+    return out
 
 
 def _growth_months(result: PlanResult) -> np.ndarray:
@@ -218,13 +295,47 @@ def _bad(text: str) -> bool:
     return any(w in text for w in ("overloaded", "over the", "none is left", "none installed"))
 
 
-def _plan_html(result: PlanResult, source: str, rmf_notes=()) -> str:
+def _banded_rows(result: PlanResult, bands) -> tuple[list, list]:
+    """The page's resource table with each banded answer as "point (low to high)" and each pool's
+    chance of being overloaded: (head, rows)."""
+    head = ["resource", "installed", "peak", "at", "day average", "required", "months to target", "at horizon",
+            "P(over) now", "P(over) at horizon", "one card out", "required"]
+    rows = []
+    for pool in POOLS:
+        r, b = result.resources[pool], bands.resources[pool]
+        f = b.failover
+        rows.append([_LABEL[pool], f"{r.installed}", _in_band(b.utilization, _pct), str(r.peak_interval),
+                     _in_band(b.average_utilization, _pct), _in_band(b.required, str),
+                     _in_band(b.months_to_target, _months), _in_band(b.required_at_horizon, str),
+                     f"{100 * b.p_overloaded:.0f}%", f"{100 * b.p_overloaded_at_horizon:.0f}%",
+                     "-" if f is None else _in_band(f["utilization"], lambda v: _shown(v, "none left", lambda x: f"{100 * x:.1f}%")),
+                     "-" if f is None else _in_band(f["required"], str)])
+    return head, rows
+
+
+def _resources_html(result: PlanResult, bands) -> str:
+    if bands is None:
+        return _html_table(_RESOURCE_HEAD, _resource_rows(result))
+    head, rows = _banded_rows(result, bands)
+    lvl = f"{100 * bands.level:.0f}%"
+    return (_html_table(head, rows)
+            + f"<p class=s>In brackets: the {lvl} band over {bands.draws:,} draws of the model's parameters (the "
+              "parameter file's covariance or bootstrap refits). P(over): the share of draws in which the installed "
+              "servers are overloaded, at the peak now and at the horizon.</p>")
+
+
+def _plan_html(result: PlanResult, source: str, rmf_notes=(), bands=None) -> str:
     status = []
     for line in verdict_lines(result):
         bad = _bad(line)
         status.append(f"<p class=s><span class={'bad' if bad else 'ok'}>{'&#9888;' if bad else '&#10003;'}</span> "
                       f"{html.escape(line)}</p>")
-    buy = "".join(f"<li class={'bad' if p.order_now else ''}>{html.escape(p.text())}</li>" for p in result.timeline or ())
+    lines = [html.escape(p.text()) for p in result.timeline or ()]
+    if bands is not None:
+        lines = [f"{line}<br><small>{html.escape(_timeline_band(t, bands.level).strip())}</small>"
+                 for line, t in zip(lines, bands.timeline)]
+    buy = "".join(f"<li class={'bad' if p.order_now else ''}>{line}</li>"
+                  for p, line in zip(result.timeline or (), lines))
     buy = f"<ul>{buy}</ul>" if buy else f"<p class=s>{html.escape(timeline_lines(result)[0])}</p>"
     warn = ("<h2>Warnings</h2>" + "".join(f"<p class=s>&#9888; {html.escape(w)}</p>" for w in result.warnings)
             if result.warnings else "")
@@ -246,7 +357,7 @@ f'<p class=r>From {html.escape(" · ".join(rmf_notes))}</p>' if rmf_notes else '
 {warn}
 </div></div>
 <h2>Resources</h2>
-{_html_table(_RESOURCE_HEAD, _resource_rows(result))}
+{_resources_html(result, bands)}
 <p class=s>Peak: the busiest interval of the busiest day; day average: the average day. Headroom: the factor on
 every rate that brings the peak to its target. One card out: the pool with one card failed (its load and other
 LPARs' share on the others). Accelerator RMF rows (this LPAR): ME {_pct(acc.rows['ME'])}, CRT {_pct(acc.rows['CRT'])},
@@ -262,7 +373,7 @@ CPU seconds per second per processor. Waits: M/G/c on each pool's mixture of req
 
 
 def write_plan_report(result: PlanResult, workloads, folder, source: str = "", force: bool = False,
-                      notes: list | None = None, rmf_notes=()) -> list:
+                      notes: list | None = None, rmf_notes=(), bands=None, draws: dict | None = None) -> list:
     """Write ``plan.html``, ``utilization.png`` and ``growth.png`` into ``folder`` (created if missing).
 
     The three are written as one (:func:`~cryptoplan.workbook.engine.atomic.atomic_files`): every
@@ -270,7 +381,9 @@ def write_plan_report(result: PlanResult, workloads, folder, source: str = "", f
     place, so a failure leaves the folder as it was (a folder this call created is removed).
     An existing file is replaced only with ``force``.  What matplotlib would have warned about (a
     glyph the font lacks) is appended to ``notes`` as a sentence.  ``rmf_notes``: where the values
-    taken from RMF's report came from, printed under the scenario.
+    taken from RMF's report came from, printed under the scenario.  ``bands``
+    (:class:`~cryptoplan.model.zos.plan.PlanBands`) and the ``draws`` it was made from add the bands:
+    a table of them on the page and each pool's shaded band on the growth chart.
 
     Raises
     ------
@@ -298,9 +411,12 @@ def write_plan_report(result: PlanResult, workloads, folder, source: str = "", f
         with atomic_files(targets) as (page, bars, growth), charts.quiet_drawing(notes):
             charts.utilization_chart(result, _LABEL, bars)
             months = _growth_months(result)
+            shaded = (growth_band(result.system, workloads, months, draws, bands.level)
+                      if bands is not None and draws is not None else None)
             charts.growth_chart(result, _LABEL, months, growth_curve(result.system, workloads, months), growth,
-                                orders=result.timeline or ())
-            Path(page).write_text(_plan_html(result, source, rmf_notes), encoding="utf-8")
+                                orders=result.timeline or (), bands=shaded,
+                                level=None if bands is None else bands.level)
+            Path(page).write_text(_plan_html(result, source, rmf_notes, bands), encoding="utf-8")
     except BaseException:
         if made:
             try:

@@ -67,18 +67,20 @@ def requests_per_txn(w: Scenario) -> np.ndarray:
     """Card requests per transaction by card function, shape (4, *shape), order FUNCTIONS."""
     o = operation_counts(w)
     rsa = ~w.ecc
-    per_msg = np.stack([
+    # (broadcast first: a count may carry a parameter's draws axis where another does not)
+    per_msg = np.stack(np.broadcast_arrays(
         rsa * o["sign"],                                             # CCA_RSA
         rsa * (o["verify"] + o["cert_check"] + o["key_encrypt"]),    # RSA_ME
         rsa * o["key_decrypt"],                                      # RSA_CRT
         w.ecc * (o["sign"] + o["verify"] + o["cert_check"]),         # CCA_ECC
-    ])
+    ))
     return 2.0 * per_msg
 
 
 def times_per_request(w: Scenario) -> np.ndarray:
     """Card EXEC TIME per request (ms) by card function, shape (4, *shape), on the card generation."""
-    return np.stack([np.asarray(function_ms(f, w.bits), dtype=float) for f in FUNCTIONS]) * _generation(w.generation)
+    times = np.broadcast_arrays(*(np.asarray(function_ms(f, w.bits), dtype=float) for f in FUNCTIONS))
+    return np.stack(times) * _generation(w.generation)
 
 
 @lru_cache(maxsize=8)

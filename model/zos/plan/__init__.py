@@ -69,6 +69,7 @@ References
 """
 
 from .evaluate import FailoverResult, PlanResult, ResourceResult, WorkloadResult, plan
+from .bands import Band, PlanBands, PoolBands, plan_bands
 from .timeline import Purchase
 from .daily import DailyProfile, Window
 from .files import (MAX_PLAN_BYTES, plan_from_dict, profiles_from_rows, read_plan, system_from_rows,
@@ -79,7 +80,8 @@ from .tables import (RESOURCE_COLUMNS, RESOURCE_QUANTITIES, TEXT_COLUMNS, TIMELI
                      WORKLOAD_QUANTITIES, plan_resources, plan_text, plan_timeline, plan_value, plan_workloads)
 
 __all__ = ["System", "Workload", "PlanError", "PlanResult", "ResourceResult", "WorkloadResult",
-           "FailoverResult", "Purchase", "plan", "read_plan", "plan_from_dict", "RATE_UNITS", "workloads_from_rows", "system_from_rows",
+           "FailoverResult", "Purchase", "plan", "plan_bands", "Band", "PlanBands", "PoolBands",
+           "read_plan", "plan_from_dict", "RATE_UNITS", "workloads_from_rows", "system_from_rows",
            "plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "RESOURCE_QUANTITIES",
            "WORKLOAD_QUANTITIES", "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS", "TIMELINE_COLUMNS", "TEXT_COLUMNS", "KINDS",
            "KIND_ARGUMENTS", "POOLS", "MAX_MONTHS",

@@ -10,6 +10,7 @@ follow (the package documentation has the formulas).
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from ..._numeric import ratio
 from ..._text import value_text
 from ...domains import GROWTH, MONTHS
+from ...params import using_values
 from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
 from .crossing import months_to_reach
 from .daily import daily_factors, day_intervals, interval_label, interval_minutes
@@ -87,6 +89,8 @@ class ResourceResult:
         target with every installed server (0: at or over it now; inf: not within
         :data:`MAX_MONTHS`).
     required_at_horizon : the count required at the system's ``horizon_months``.
+    utilization_at_horizon : the peak interval's utilization at the horizon with the servers
+        installed now (inf: none installed and work sent).
     overloaded : utilization >= 1 (the rate cannot be carried).
     failover : card pools with the system's ``failover = "one_card"``: :class:`FailoverResult`;
         else None.
@@ -114,6 +118,7 @@ class ResourceResult:
     headroom: object
     months_to_target: object
     required_at_horizon: object
+    utilization_at_horizon: object
     overloaded: object
     failover: FailoverResult | None
     msu: object
@@ -193,7 +198,7 @@ class PlanResult:
         res = {}
         for pool, r in self.resources.items():
             d = {k: _num(getattr(r, k)) for k in ("utilization", "busy", "other", "rate", "exec_ms", "scv", "wait_ms",
-                                                  "headroom", "months_to_target")}
+                                                  "headroom", "months_to_target", "utilization_at_horizon")}
             d["required"] = _count(r.required, pool)
             d["required_at_horizon"] = _count(r.required_at_horizon, pool)
             d["installed"] = r.installed
@@ -263,6 +268,22 @@ def _nan_to_none(x):
 
 
 # ----------------------------------------------------------------------------- the plan
+def _per_unit(values, shape) -> np.ndarray:
+    """The workloads' per-unit numbers as ``(W, *shape)``: each a float, or the array of its parameter
+    draws, which is the scenarios' last axis (:func:`plan`'s ``draws``)."""
+    return np.stack([np.broadcast_to(np.asarray(v, dtype=float), shape) for v in values])
+
+
+def _moment(n, t, power: int = 1):
+    """:math:`\\sum_f n_f t_f^p` over a pool's request classes (function axis first; either may
+    carry the draws axis after it)."""
+    n, t = np.asarray(n, dtype=float), np.asarray(t, dtype=float)
+    nd = max(n.ndim, t.ndim)
+    n, t = n.reshape(n.shape + (1,) * (nd - n.ndim)), t.reshape(t.shape + (1,) * (nd - t.ndim))
+    out = (n * t ** power).sum(axis=0)
+    return float(out) if out.ndim == 0 else out
+
+
 def _out(x):
     x = np.asarray(x)
     return x.item() if x.ndim == 0 else x
@@ -352,7 +373,7 @@ def _failover_status(pool, util, limit, installed, required):
     return out.item() if out.ndim == 0 else out
 
 
-def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
+def plan(system: System, workloads, growth=1.0, months=0.0, draws=None) -> PlanResult:
     """Every workload on the system's shared processors and Crypto Express pools.
 
     Parameters
@@ -364,6 +385,11 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
         A factor on every rate (a capacity curve), >= 0.
     months : float or array_like
         Months ahead, 0..1200: each rate times :math:`(1 + g_i)^{t/12}`.
+    draws : dict, optional
+        ``D`` sets of the model's parameters, name -> array of shape ``(D,)``
+        (:func:`cryptoplan.model.calibration.draws.parameter_draws`).  The workloads' per-unit costs are
+        evaluated under every set at once and the draws become the scenarios' last axis: every
+        answer is shaped ``(*S, D)`` (:func:`cryptoplan.model.zos.plan.plan_bands` summarises them).
 
     Returns
     -------
@@ -371,7 +397,7 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
         Each pool judged at the peak interval of the busiest day (see the module documentation
         for the formulas).  Never raises for an overloaded resource: its ``status`` and
         ``overloaded`` say so and ``required`` gives the count that carries it.  The purchase
-        timeline is computed for one scenario (scalar rates, growth and months) only.
+        timeline is computed for one scenario (scalar rates, growth and months, no draws) only.
 
     Raises
     ------
@@ -385,16 +411,28 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
     >>> r.resources["accelerators"].required >= 1
     True
     """
+    return plan_with_loads(system, workloads, growth, months, draws)[0]
+
+
+def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=None) -> tuple:
+    """:func:`plan`, and what its timeline is computed from: ``(result, loads, fixed, yearly)``, pool ->
+    each workload's load in each interval of the busiest day (servers' worth, ``(W, *S, I)``), pool ->
+    the load that does not grow (``(*S)``), and each workload's yearly growth ``(W,)``."""
     if not isinstance(system, System):
         raise PlanError(f"system must be a System (got {value_text(system)})")
     workloads = _workload_list(workloads)
     g = np.asarray(checked(GROWTH, growth, ARGUMENT, "growth", scalar=False), dtype=float)
     t = np.asarray(checked(MONTHS, months, ARGUMENT, "months", scalar=False), dtype=float)
-    profiles = [PROFILES[w.kind](w, system) for w in workloads]
+    n_draws = _draw_count(draws)
+    with using_values(draws) if n_draws else nullcontext():
+        profiles = [PROFILES[w.kind](w, system) for w in workloads]
     yearly = np.array([w.growth_per_year for w in workloads])
     base = [np.asarray(1.0 if p.util_form else w.rate, dtype=float) for w, p in zip(workloads, profiles)]
+    if n_draws:     # the draws: a last scenario axis the per-unit costs (shape (D,)) broadcast along
+        g, t, base = g[..., None], t[..., None], [b[..., None] for b in base]
     try:
-        shape = np.broadcast_shapes(g.shape, t.shape, *(b.shape for b in base))
+        shape = np.broadcast_shapes(g.shape, t.shape, *(b.shape for b in base), (n_draws,) if n_draws else (),
+                                    *_profile_shapes(profiles))
     except ValueError:
         raise PlanError("the rates, growth and months are arrays of shapes that do not broadcast: "
                         + ", ".join(str(np.shape(b)) for b in (g, t, *base))) from None
@@ -414,13 +452,13 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
     lam_h = rates_at(t + system.horizon_months)[..., None] * busiest
 
     # ---- processors: CPU per unit, MSTR administration once per queue manager
-    cpu_unit = np.array([sum(p.cpu_us.values()) for p in profiles])                 # µs per unit
-    admin: dict[str, float] = {}                                                  # queue manager -> µs/s
+    cpu_unit = _per_unit([sum(p.cpu_us.values()) for p in profiles], shape)         # (W, *S) µs per unit
+    admin: dict = {}                                                              # queue manager -> µs/s
     for p in profiles:
         if p.queue_manager is not None:
-            admin[p.queue_manager] = max(admin.get(p.queue_manager, 0.0), p.mstr_per_s)
-    fixed_cpu = sum(admin.values()) / 1e6                                          # processors' worth
-    cpu_load = lam * cpu_unit.reshape((-1,) + (1,) * (len(shape) + 1)) / 1e6       # (W, *S, I)
+            admin[p.queue_manager] = np.maximum(admin.get(p.queue_manager, 0.0), p.mstr_per_s)
+    fixed_cpu = np.broadcast_to(sum(admin.values(), np.zeros(())) / 1e6, shape)  # (*S) processors' worth
+    cpu_load = lam * cpu_unit[..., None] / 1e6                                      # (W, *S, I)
     pools = {"processors": _pool_cpu(system, lam, cpu_unit, cpu_load, fixed_cpu)}
     for pool in CARD_POOLS:
         pools[pool] = _pool_card(system, pool, lam, profiles, names)
@@ -432,14 +470,40 @@ def plan(system: System, workloads, growth=1.0, months=0.0) -> PlanResult:
     wl = _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_load, pools, peaks, shape)
 
     bottleneck, binds = _verdicts(resources, shape)
+    loads, fixed = {p: pools[p]["loads"] for p in POOLS}, {p: pools[p]["fixed"] for p in POOLS}
     timeline = None
     if shape == ():
-        timeline = purchase_timeline(system, {p: pools[p]["loads"] for p in POOLS}, yearly,
-                                     {p: pools[p]["fixed"] for p in POOLS}, resources)
+        timeline = purchase_timeline(system, loads, yearly, fixed, resources)
     warnings = plan_warnings(system, workloads, profiles, wl, resources, timeline)
-    return PlanResult(system=system, resources=resources, workloads=wl, bottleneck=bottleneck,
-                      binds_first=binds, growth=_out(g), months=_out(t), intervals=n_int, timeline=timeline,
-                      warnings=tuple(warnings))
+    result = PlanResult(system=system, resources=resources, workloads=wl, bottleneck=bottleneck,
+                        binds_first=binds, growth=_out(g), months=_out(t), intervals=n_int, timeline=timeline,
+                        warnings=tuple(warnings))
+    return result, loads, fixed, yearly
+
+
+def _profile_shapes(profiles) -> list:
+    """The shapes of the profiles' per-unit numbers: () for floats; ``(k,)`` where the parameters in
+    force are arrays of ``k`` values given to :func:`~cryptoplan.model.params.using_values` by the
+    caller (one parameter set per scenario, the scenarios' own axis; :func:`plan`'s ``draws`` put
+    them on an axis of their own instead)."""
+    out = []
+    for p in profiles:
+        out += [np.shape(v) for v in (*p.cpu_us.values(), *p.busy.values(), p.mstr_per_s)]
+        out += [np.shape(c[j])[1:] for c in p.classes.values() for j in (0, 1)]
+    return out
+
+
+def _draw_count(draws) -> int:
+    """``D`` of a ``draws`` dict of 1-D arrays of one length (0: no draws), or a PlanError."""
+    if draws is None:
+        return 0
+    if not isinstance(draws, dict) or not draws:
+        raise PlanError(f"draws must be a dict of parameter name -> array of draws (got {value_text(draws)})")
+    sizes = {np.shape(v) for v in draws.values()}
+    if len(sizes) != 1 or len(next(iter(sizes))) != 1 or next(iter(sizes))[0] < 1:
+        raise PlanError("draws must give every parameter a 1-D array of the same length (got shapes "
+                        f"{', '.join(sorted(str(z) for z in sizes))})")
+    return next(iter(sizes))[0]
 
 
 def _workload_list(workloads) -> list:
@@ -486,8 +550,11 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
         headroom = np.where(var > 0, 0.0, np.inf)
     months_to = months_to_reach(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape))
     loads_h = d["loads_at"](lam_h).sum(axis=0)
-    required = count_needed(var_all + fixed, other, target)
-    required_h = count_needed(loads_h + fixed, other, target)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        peak_h = (loads_h + fixed[..., None]).max(axis=-1)
+        util_h = peak_h / k + other if k else np.where(peak_h > 0, np.inf, 0.0)
+    required = count_needed(var_all + fixed[..., None], other, target)
+    required_h = count_needed(loads_h + fixed[..., None], other, target)
     if pool in CARD_POOLS and system.max_wait_ms is not None:
         # (requests/s, mean EXEC ms, SCV, cards' worth with no request count): _pool_card's mix
         mix: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = d["mix"](lam)
@@ -513,7 +580,7 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
         exec_ms=_out(_peak(d["exec_ms"], idx)), scv=_out(_peak(d["scv"], idx)),
         wait_ms=_out(np.where(overloaded, np.nan, _peak(d["wait_ms"], idx))),
         required=_out(required), headroom=_out(headroom), months_to_target=_out(months_to),
-        required_at_horizon=_out(required_h), overloaded=_out(overloaded), failover=failover, msu=msu,
+        required_at_horizon=_out(required_h), utilization_at_horizon=_out(util_h), overloaded=_out(overloaded), failover=failover, msu=msu,
         rows={k_: _out(_peak(v, idx)) for k_, v in d.get("rows", {}).items()},
         row_rates={k_: _out(_peak(v, idx)) for k_, v in d.get("row_rates", {}).items()},
         row_shares={row: {w_: _out(_peak(v, idx)) for w_, v in b.items()} for row, b in d.get("row_shares", {}).items()},
@@ -550,7 +617,7 @@ def _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_lo
             tiny = (rate > 0) & ~np.isfinite(admin[qm] / np.where(rate > 0, rate, 1.0))
         if np.any(tiny):
             raise PlanError(f"the AMS rate of queue manager {qm} ({float(np.ravel(rate)[np.argmax(np.ravel(tiny))]):g}/s) "
-                            f"is too small to spread its administration ({admin[qm]:g} µs/s) over: "
+                            f"is too small to spread its administration ({float(np.max(admin[qm])):g} µs/s) over: "
                             "give 0 or a rate of at least 1e-300 transactions/s")
     over = {p: np.asarray(pools[p]["util"]) >= 1.0 for p in POOLS}                # per interval
     cpu_wait = np.where(over["processors"], np.nan, pools["processors"]["wait_ms"])
@@ -561,15 +628,16 @@ def _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_lo
             with np.errstate(divide="ignore", invalid="ignore"):
                 cpu["MSTR"] = _out(np.where(qm_rate[p.queue_manager] > 0,
                                             p.txn_per_unit * admin[p.queue_manager] / qm_rate[p.queue_manager], 0.0))
-        cpu["total"] = _out(sum(np.asarray(v) for v in cpu.values()))
-        delay = np.where(cpu_unit[i] > 0, cpu_wait, 0.0)
+        cpu["total"] = _out(np.broadcast_to(sum((np.asarray(v) for v in cpu.values()), np.zeros(())), shape))
+        delay = np.where(cpu_unit[i][..., None] > 0, cpu_wait, 0.0)
         reqs, card_ms = {}, {}
         for pool in CARD_POOLS:
             n, tt, _ = p.classes[pool]
-            reqs[pool] = float(n.sum())
-            card_ms[pool] = float(np.dot(n, tt))
+            reqs[pool] = _moment(n, tt, 0)
+            card_ms[pool] = _moment(n, tt, 1)
             pw = np.where(over[pool], np.nan, pools[pool]["wait_ms"])
-            delay = delay + np.where(reqs[pool] > 0, reqs[pool] * pw, 0.0)
+            rq = np.broadcast_to(np.asarray(reqs[pool]), shape)[..., None]
+            delay = delay + np.where(rq > 0, rq * pw, 0.0)
         active = lam[i] > 0
         worst = np.max(np.where(active | ~active.any(axis=-1, keepdims=True), delay, 0.0), axis=-1)
         wl[w.name] = WorkloadResult(kind=w.kind, unit=p.unit or RATE_UNITS[w.kind], rate=_out(lam_avg[i]),
@@ -627,25 +695,25 @@ def _verdicts(resources, shape) -> tuple:
 def _pool_cpu(system, lam, cpu_unit, cpu_load, fixed):
     """The processors as one M/G/c station: each unit of work one exponential job, the
     administration at the mean job."""
-    shape = lam.shape[1:]
     k = system.processors
-    s = (cpu_unit / 1e6).reshape((-1,) + (1,) * len(shape))                       # seconds per job
+    s = cpu_unit[..., None] / 1e6                                                 # (W, *S, 1) seconds per job
     jobs = np.where(s > 0, lam, 0.0)
     n = jobs.sum(axis=0)
     m1 = ratio((jobs * s).sum(axis=0), n)
     m2 = ratio((jobs * s * s).sum(axis=0), n)
-    lam_bg = ratio(fixed, m1)
+    fixed_i = np.broadcast_to(fixed[..., None], m1.shape)                          # (*S, I)
+    lam_bg = ratio(fixed_i, m1)
     lam_tot = n + lam_bg
     # the background jobs at the mean: E[S^2] of the mixture of exponentials, 2 s^2 per class
     es2 = ratio(2.0 * m2 * n + 2.0 * m1 * m1 * lam_bg, lam_tot)
     scv = np.where(m1 > 0, ratio(es2, m1 * m1) - 1.0, 0.0)
-    util = (cpu_load.sum(axis=0) + fixed) / k
+    util = (cpu_load.sum(axis=0) + fixed_i) / k
     ok = util < 1.0
-    wait = np.zeros(shape)
+    wait = np.zeros(util.shape)
     if ok.any():
-        wait[ok] = pooled_wait(n[ok], m1[ok], scv[ok], k, 0.0, fixed) * 1000.0
+        wait[ok] = pooled_wait(n[ok], m1[ok], scv[ok], k, 0.0, fixed_i[ok]) * 1000.0
     return {"loads": cpu_load, "fixed": fixed, "rate": n, "exec_ms": m1 * 1000.0, "scv": scv, "wait_ms": wait, "util": util,
-            "loads_at": lambda lam_h: lam_h * cpu_unit.reshape((-1,) + (1,) * len(shape)) / 1e6}
+            "loads_at": lambda lam_h: lam_h * cpu_unit[..., None] / 1e6}
 
 
 def _pool_card(system, pool, lam, profiles, names):
@@ -655,28 +723,27 @@ def _pool_card(system, pool, lam, profiles, names):
     other = system.other(pool)
     ns = [p.classes[pool][0] for p in profiles]
     ts = [p.classes[pool][1] for p in profiles]
-    per_unit_ms = np.array([float(np.dot(n, tt)) for n, tt in zip(ns, ts)])        # card ms per unit
-    busy_unit = np.array([p.busy[pool] for p in profiles])                          # cards' worth per unit
-    expand = (-1,) + (1,) * len(shape)
-    unit_load = (per_unit_ms / 1000.0 + busy_unit).reshape(expand)
-    loads = lam * unit_load                                                        # (W, *S) cards' worth
-    req_unit = np.array([float(n.sum()) for n in ns]).reshape(expand)
-    t1 = np.array([float(np.dot(n, tt)) for n, tt in zip(ns, ts)]).reshape(expand)         # Σ n t
-    t2 = np.array([float(np.dot(n, tt * tt)) for n, tt in zip(ns, ts)]).reshape(expand)    # Σ n t²
+    # per unit of each workload, (W, *S, 1): Σ n (requests), Σ n t (card ms), Σ n t², cards' worth
+    scenarios = shape[:-1]
+    req_unit, t1, t2 = (_per_unit([_moment(n, tt, j) for n, tt in zip(ns, ts)], scenarios)[..., None]
+                        for j in (0, 1, 2))
+    busy_unit = _per_unit([p.busy[pool] for p in profiles], scenarios)[..., None]
+    unit_load = t1 / 1000.0 + busy_unit
+    loads = lam * unit_load                                                        # (W, *S, I) cards' worth
 
     def mix(rates):
         """(requests/s, mean EXEC ms, SCV, cards' worth with no request count) at these rates."""
         r = (rates * req_unit).sum(axis=0)
         m1, scv = mix_from_moments(r, (rates * t1).sum(axis=0), (rates * t2).sum(axis=0))
-        return r, m1, scv, (rates * busy_unit.reshape(expand)).sum(axis=0)
+        return r, m1, scv, (rates * busy_unit).sum(axis=0)
 
     r, m1, scv, unknown = mix(lam)
     util = np.where(k > 0, loads.sum(axis=0) / max(k, 1) + other, np.where(loads.sum(axis=0) > 0, np.inf, 0.0))
     ok = (util < 1.0) & (r > 0)
-    wait = np.zeros(shape)
+    wait = np.zeros(util.shape)
     if ok.any():
         wait[ok] = pooled_wait(r[ok], m1[ok] / 1000.0, scv[ok], k, other, unknown[ok]) * 1000.0
-    out = {"loads": loads, "fixed": 0.0, "rate": r, "exec_ms": m1, "scv": scv, "wait_ms": wait, "util": util,
+    out = {"loads": loads, "fixed": np.zeros(scenarios), "rate": r, "exec_ms": m1, "scv": scv, "wait_ms": wait, "util": util,
            "loads_at": lambda lam_h: lam_h * unit_load, "mix": mix}
     if pool == "accelerators":
         # RMF's ME and CRT rows, and each workload's part of them (utilization of the pool)
@@ -687,9 +754,12 @@ def _pool_card(system, pool, lam, profiles, names):
             n, tt, labels = p.classes[pool]
             for f, row in (("RSA_ME", "ME"), ("RSA_CRT", "CRT")):
                 j = labels.index(f) if f in labels else None
-                by_row[row][name] = np.zeros(shape) if j is None else lam_w * n[j] * tt[j] / 1000.0 / kk
-                if j is not None:
-                    row_rates[row] = row_rates[row] + lam_w * n[j]
+                if j is None:
+                    by_row[row][name] = np.zeros(shape)
+                    continue
+                nj, tj = (np.broadcast_to(np.asarray(x[j], dtype=float), scenarios)[..., None] for x in (n, tt))
+                by_row[row][name] = lam_w * nj * tj / 1000.0 / kk
+                row_rates[row] = row_rates[row] + lam_w * nj
         row_rates["other"] = np.maximum(r - row_rates["ME"] - row_rates["CRT"], 0.0)
         rows = {row: sum(by_row[row].values()) for row in ("ME", "CRT")}
         # rounding can leave -1e-17 where nothing else uses the card

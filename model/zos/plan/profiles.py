@@ -35,7 +35,12 @@ MEASURED_EXEC_MS = Domain("exec_ms", 0.0, 60_000.0, lo_open=True, unit="ms")
 # ----------------------------------------------------------------------------- profiles
 @dataclass(frozen=True)
 class Profile:
-    """What one unit of a workload's rate puts on each station (scalars; card classes as arrays)."""
+    """What one unit of a workload's rate puts on each station.
+
+    Each number is a float, or, where the model is evaluated under parameter draws
+    (:func:`cryptoplan.model.params.using_values` with arrays of ``D`` values), an array of shape
+    ``(D,)``; a card pool's classes are arrays with the function axis first, ``(F,)`` or ``(F, D)``.
+    """
 
     cpu_us: dict             # address space -> CPU µs per unit
     classes: dict            # card pool -> (requests per unit, EXEC ms per request, function labels)
@@ -46,6 +51,12 @@ class Profile:
     unit: str | None = None  # what the rate counts, where not the kind's (RATE_UNITS)
     txn_per_unit: float = 1.0  # request/reply transactions per unit (a one-way message: half of one)
     notes: tuple = ()        # what the plan assumed for this workload that a planner must read
+
+
+def _value(x):
+    """A model's answer as a profile keeps it: a float, or the array of its draws."""
+    a = np.asarray(x, dtype=float)
+    return float(a) if a.ndim == 0 else a
 
 
 def _no_cards():
@@ -92,8 +103,8 @@ def _ams_profile(w: Workload, system: System) -> Profile:
         classes[pool] = (half * req[on].astype(float), t[on].astype(float),
                          tuple(f for f, o in zip(_FUNCTIONS, on) if o))
     qm = str(a["queue_manager"]).strip() or "QM1"
-    return Profile(cpu_us={"application": half * float(parts["application"]), "AMSM": half * float(parts["AMSM"])},
-                   classes=classes, busy={p: 0.0 for p in CARD_POOLS}, mstr_per_s=float(parts["mstr_per_s"]),
+    return Profile(cpu_us={"application": half * _value(parts["application"]), "AMSM": half * _value(parts["AMSM"])},
+                   classes=classes, busy={p: 0.0 for p in CARD_POOLS}, mstr_per_s=_value(parts["mstr_per_s"]),
                    queue_manager=qm, unit="messages/s" if half < 1 else None, txn_per_unit=half)
 
 
@@ -110,7 +121,7 @@ def _channel_profile(w: Workload, system: System) -> Profile:
     try:
         if cipher is None and normalize_mode(mode) != "none":
             raise PlanError(f"workload {w.name!r}: cipher is required for mode {normalize_mode(mode)}")
-        cpu = {space: float(tls_cost_us(mode, cipher, kb, space, rk, system.platform))
+        cpu = {space: _value(tls_cost_us(mode, cipher, kb, space, rk, system.platform))
                for space in ("MSTR", "CHIN", "TCPIP")}
     except PlanError:
         raise
@@ -168,7 +179,7 @@ def _start_profile(w: Workload, system: System) -> Profile:
     mode, cipher = w.arg("mode"), w.arg("cipher")
     try:
         m = normalize_mode(mode)
-        cpu = {space: float(channel_start_cost_us(m, cipher, space, system.platform)) for space in ("CHIN", "TCPIP")}
+        cpu = {space: _value(channel_start_cost_us(m, cipher, space, system.platform)) for space in ("CHIN", "TCPIP")}
         # AT-TLS and unprotected starts use no Crypto Express (seed 002's AT-TLS certificates did not)
         times = _card_times(normalize_cipher(cipher), system) if m == "SSLCIPH" else {p: 0.0 for p in CARD_POOLS}
     except (ValueError, TypeError) as e:

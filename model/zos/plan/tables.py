@@ -24,7 +24,8 @@ from .files import profiles_from_rows, system_from_rows, workloads_from_rows
 from .inputs import INSTALLABLE, MAX_MONTHS, POOLS, PlanError
 from .profiles import PROFILES
 
-__all__ = ["params_in_force", "plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "scenario_lines",
+__all__ = ["plan_quantile",
+           "params_in_force", "plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "scenario_lines",
            "RESOURCE_QUANTITIES",
            "WORKLOAD_QUANTITIES", "RESOURCE_COLUMNS", "WORKLOAD_COLUMNS", "TIMELINE_COLUMNS", "TEXT_COLUMNS"]
 
@@ -142,12 +143,13 @@ def _remembered(cache: OrderedDict, size: int, key, keep, make):
     return out
 
 
-def _planned(workloads, system, profiles, growth, months):
+def _planned(workloads, system, profiles, growth, months, draws=None):
     """``(System, PlanResult)`` of one scenario from the ranges, remembered for the same cells and
-    parameters; the tables' reading is remembered apart, for the same cells at other months."""
+    parameters (and the same ``draws`` dict, :func:`plan`'s); the tables' reading is remembered
+    apart, for the same cells at other months."""
     # the binding (a using_values override and the parameter set), not the set alone: values
     # given to using_values over the same set are other parameters
-    params = binding()
+    params = binding() if draws is None else (*binding(), draws)
     parts = (_key(workloads), _key(system), _key(profiles), _key(growth), _key(months))
     key = None if any(p is _UNHASHABLE for p in parts) else (tuple(map(id, params)), *parts)
 
@@ -157,8 +159,8 @@ def _planned(workloads, system, profiles, growth, months):
 
     def make():
         # the System and Workloads are frozen: one reading serves every scenario of the tables
-        s, ws = _remembered(_READ, _READ_SIZE, None if key is None else key[:4], params, read)
-        return s, plan(s, ws, growth, months)
+        s, ws = _remembered(_READ, _READ_SIZE, None if key is None else (key[0][:2], *key[1:4]), params, read)
+        return s, plan(s, ws, growth, months, draws=draws)
     return _remembered(_CACHE, _CACHE_SIZE, key, params, make)
 
 
@@ -337,12 +339,34 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, pr
     PlanError
         For a bad table, resource or quantity.
     """
+    return _value(workloads, system, resource, quantity, growth, months, profiles, None, None)
+
+
+def plan_quantile(workloads, system, resource, quantity, draws: dict, quantile: float, growth=1.0, months=0.0,
+                  profiles=None):
+    """:func:`plan_value`'s number at a quantile of parameter draws.
+
+    Parameters
+    ----------
+    draws : dict
+        Parameter draws (:func:`plan`'s ``draws``).
+    quantile : float
+        In (0, 1): the number is the draw's own value at that quantile of the quantity
+        (``numpy.quantile``'s ``inverted_cdf``), an overloaded draw's wait counted as longer than
+        any other.
+    workloads, system, resource, quantity, growth, months, profiles
+        As :func:`plan_value`, which says what it raises (for the draw at that quantile).
+    """
+    return _value(workloads, system, resource, quantity, growth, months, profiles, draws, float(quantile))
+
+
+def _value(workloads, system, resource, quantity, growth, months, profiles, draws, quantile):
     if not isinstance(resource, str) or not resource.strip():
         raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
                         f"(got {value_text(resource)})")
     res = resource.strip()
     q = normalize_choice("quantity", quantity, RESOURCE_QUANTITIES if res in POOLS else WORKLOAD_QUANTITIES)
-    s, r = _planned(workloads, system, profiles, growth, months)
+    s, r = _planned(workloads, system, profiles, growth, months, draws)
     if res in POOLS:
         x = r.resources[res]
         if q in _FAILOVER:
@@ -369,6 +393,8 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, pr
     else:
         raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
                         f"(got {value_text(resource)}; the workloads: {', '.join(r.workloads)})")
+    if draws is not None:
+        out, status = _at_quantile(out, np.broadcast_to(status, out.shape), quantile)
     bad = ~np.isfinite(out)
     if res in POOLS and q in _COUNTS:
         too_many = np.isfinite(out) & (out > INSTALLABLE[res])
@@ -396,6 +422,18 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, pr
         err = NotAvailableError if never else UnstableQueueError
         raise err(message(first), mask=bad if out.ndim else np.asarray(True), element_message=message)
     return float(out) if out.ndim == 0 else out
+
+
+def _at_quantile(values, status, q: float) -> tuple:
+    """The ``q`` quantile along the draws (last) axis, and the status of the draw it is: the smallest
+    value with at least ``q`` of the draws at or below it (NaN, an overloaded wait, sorts last)."""
+    v = np.where(np.isnan(values), np.inf, values)
+    d = v.shape[-1]
+    j = max(int(np.ceil(q * d)) - 1, 0)
+    pick = np.take_along_axis(np.argsort(v, axis=-1, kind="stable"), np.full(v.shape[:-1] + (1,), j), axis=-1)
+    out = np.take_along_axis(values, pick, axis=-1)[..., 0]
+    st = np.take_along_axis(np.asarray(status, dtype=object), pick, axis=-1)[..., 0]
+    return out, st
 
 
 # PLAN_VALUE's one-card-failed quantities -> FailoverResult's attributes; the counts it checks

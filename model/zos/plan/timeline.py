@@ -27,7 +27,7 @@ from ..tls import channel_start_rate
 from .crossing import months_to_reach
 from .inputs import CARD_POOLS, INSTALLABLE, POOLS
 
-__all__ = ["Purchase", "purchase_timeline", "plan_warnings"]
+__all__ = ["Purchase", "purchase_timeline", "plan_warnings", "need_months"]
 
 _ONE = {"processors": "processor", "coprocessors": "coprocessor", "accelerators": "accelerator"}
 
@@ -72,20 +72,44 @@ class Purchase:
         return f"{order} {what} ({self.after} in all), {need}{late}: {self.reason}"
 
 
-def _crossings(system, pool, loads, yearly, fixed, counts) -> tuple:
-    """(months, reason) at which each of ``counts`` servers stops being enough."""
+def need_months(system, pool, loads, yearly, fixed, counts) -> tuple:
+    """(months, reason) at which ``counts`` servers of ``pool`` stop being enough.
+
+    Parameters
+    ----------
+    system : System
+    pool : str
+    loads : ndarray, shape (W, *S, I)
+        Each workload's load in each interval at the scenario (servers' worth).
+    yearly : array_like, shape (W,)
+    fixed : float or ndarray, shape (*S)
+        Load that does not grow.
+    counts : array_like
+        Server counts, broadcast against ``S``.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        The first month (0: not enough now; inf: enough through :data:`~.inputs.MAX_MONTHS`) the
+        peak interval reaches :math:`(U_{max} - u_o) n` or, one card failed,
+        :math:`F (n - 1) - u_o n`, and which (``"target"`` or ``"one card failed"``).
+    """
     k = np.asarray(counts, dtype=float)
     other, target = system.other(pool), system.max_utilization
-    lw = loads[:, None, :]                                    # (W, 1, I): one scenario, a count axis
-    t_target = months_to_reach(lw, yearly, fixed, (target - other) * k)
+    t_target = months_to_reach(loads, yearly, fixed, (target - other) * k)
     if pool not in CARD_POOLS or system.failover != "one_card":
-        return t_target, np.full(k.shape, "target", dtype=object)
+        return t_target, np.full(t_target.shape, "target", dtype=object)
     lim = system.failover_max_utilization
-    has = loads.sum() > 0
+    has = np.asarray(loads).sum(axis=(0, -1)) > 0
     cap = np.where(k >= 2, lim * (k - 1) - other * k, 0.0)
-    t_fail = months_to_reach(lw, yearly, 0.0, cap) if has else np.full(k.shape, math.inf)
+    t_fail = np.where(has, months_to_reach(loads, yearly, 0.0, cap), math.inf)
     first = t_fail < t_target
     return np.where(first, t_fail, t_target), np.where(first, "one card failed", "target").astype(object)
+
+
+def _crossings(system, pool, loads, yearly, fixed, counts) -> tuple:
+    """(months, reason) at which each of ``counts`` servers stops being enough (one scenario)."""
+    return need_months(system, pool, loads[:, None, :], yearly, fixed, counts)
 
 
 def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict) -> list:

@@ -1,0 +1,253 @@
+"""How sure a plan's answers are: the plan under draws of the model's parameters, as quantiles.
+
+The model's parameters come from a least-squares fit with a covariance, narrowed by a site's own
+RMF numbers where a site parameter file is in force; :func:`plan_bands` evaluates the plan under
+``D`` parameter sets at once (:func:`~.evaluate.plan` with ``draws``: the draws are the scenarios'
+last axis, one vectorized evaluation) and gives each answer as its point value (at the fitted
+parameters), the median of the draws and a central interval of ``level``.
+
+Quantiles are the draws' own values (``numpy.quantile`` with ``method="inverted_cdf"``): a count
+band is whole counts, and an answer that is infinite in some draws ("never within the months a
+plan looks at", "overloaded") keeps that meaning instead of an interpolation between a number and
+infinity.  Near saturation a mean or a delta-method interval says nothing (the mean of a queue's
+wait over draws that overload it is infinite); the chance that a pool is overloaded,
+:math:`P(U \\ge 1)` over the draws, is given instead, now and at the horizon.
+
+References
+----------
+.. [1] R. J. Hyndman and Y. Fan, "Sample quantiles in statistical packages", The American
+   Statistician 50 (1996): definition 1, the inverse of the empirical distribution function.
+.. [2] J. E. Gentle, *Computational Statistics*, Springer, 2009, ch. 4: propagating an
+   estimate's uncertainty by simulation from its sampling distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...domains import BAND_LEVEL
+from .evaluate import PlanResult, count_text, plan, plan_with_loads
+from .inputs import ARGUMENT, POOLS, PlanError, checked
+from .timeline import need_months
+
+__all__ = ["Band", "PoolBands", "PlanBands", "plan_bands", "band", "quantile_keys"]
+
+
+def quantile_keys(level: float) -> tuple[str, str]:
+    """The JSON keys of a central ``level`` interval's ends: ``("p05", "p95")`` for 0.9."""
+    lo = 50.0 * (1.0 - level)
+    return f"p{lo:02g}", f"p{100.0 - lo:02g}"
+
+
+@dataclass(frozen=True)
+class Band:
+    """One answer with how sure it is.
+
+    Attributes
+    ----------
+    point : the answer at the fitted parameters (what the plan gives without bands).
+    low, median, high : the draws' quantiles :math:`(1 - \\ell)/2`, 1/2 and :math:`(1 + \\ell)/2`.
+    level : :math:`\\ell`, the central interval's probability.
+    pool : for a count of servers, its pool (a count past what an LPAR can have is written
+        ``"more than N"``); None for other numbers.
+    """
+
+    point: float
+    low: float
+    median: float
+    high: float
+    level: float
+    pool: str | None = None
+
+    def to_dict(self) -> dict:
+        """``{"point", "p05", "median", "p95"}`` (keys by level); inf as None, a count as the plan
+        writes it."""
+        lo, hi = quantile_keys(self.level)
+        return {"point": self._json(self.point), lo: self._json(self.low), "median": self._json(self.median),
+                hi: self._json(self.high)}
+
+    def _json(self, x):
+        if self.pool is not None:
+            return count_text(x, self.pool)
+        return float(x) if math.isfinite(x) else None
+
+    def text(self, fmt=None) -> str:
+        """"2 (90%: 2 to 3)": the point answer and the interval, ``fmt`` formatting each number."""
+        def f(x):
+            if self.pool is not None:
+                return str(count_text(x, self.pool))
+            if not math.isfinite(x):
+                return "never" if x > 0 else "-"
+            return fmt(x) if fmt is not None else f"{x:.3g}"
+        return f"{f(self.point)} ({100 * self.level:.0f}%: {f(self.low)} to {f(self.high)})"
+
+
+def band(point, draws, level: float, pool: str | None = None) -> Band:
+    """The :class:`Band` of one answer from its value in each draw (a 1-D array)."""
+    x = np.asarray(draws, dtype=float).ravel()
+    if x.size == 0 or np.isnan(x).any():
+        raise PlanError("a band needs the answer in every draw (got an empty or NaN one)")
+    q = np.quantile(x, [(1.0 - level) / 2.0, 0.5, (1.0 + level) / 2.0], method="inverted_cdf")
+    return Band(point=float(point), low=float(q[0]), median=float(q[1]), high=float(q[2]), level=level, pool=pool)
+
+
+@dataclass(frozen=True)
+class PoolBands:
+    """One pool's answers with their bands (see :class:`~.evaluate.ResourceResult` for each).
+
+    ``p_overloaded`` and ``p_overloaded_at_horizon``: the share of draws in which the pool's peak
+    utilization is at least 1 with the servers installed, at the scenario and at the horizon.
+    ``failover``: ``{"utilization", "required", "required_at_horizon", "months_to_limit"}`` for a
+    card pool with ``failover = "one_card"``, else None.
+    """
+
+    utilization: Band
+    average_utilization: Band
+    utilization_at_horizon: Band
+    months_to_target: Band
+    headroom: Band
+    required: Band
+    required_at_horizon: Band
+    p_overloaded: float
+    p_overloaded_at_horizon: float
+    failover: dict | None = None
+
+
+@dataclass(frozen=True)
+class PlanBands:
+    """A plan's answers with their bands.
+
+    Attributes
+    ----------
+    result : the point plan (:func:`~.evaluate.plan` at the fitted parameters).
+    level : the central intervals' probability.
+    draws : how many parameter sets the bands are from.
+    resources : pool -> :class:`PoolBands`.
+    workloads : workload name -> ``{"cpu_us": {space: Band}, "card_ms": {pool: Band}}``.
+    timeline : one dict per purchase of the point timeline: ``{"purchase", "install_by_month",
+        "order_by_month"}`` (Bands of the month the purchase's first server is needed, and that
+        less the lead time, at least 0) and ``"p_order_now"`` (the share of draws in which it must
+        be ordered now).
+    """
+
+    result: PlanResult
+    level: float
+    draws: int
+    resources: dict
+    workloads: dict
+    timeline: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """The point plan's JSON (:meth:`~.evaluate.PlanResult.to_dict`) with every banded answer an
+        object ``{"point", "p05", "median", "p95"}`` and each pool's ``p_overloaded`` and
+        ``p_overloaded_at_horizon``; a ``"bands"`` entry says the level and the number of draws."""
+        doc = self.result.to_dict()
+        lo, hi = quantile_keys(self.level)
+        doc["bands"] = {"level": self.level, "draws": self.draws, "low": lo, "high": hi}
+        for pool, b in self.resources.items():
+            d = doc["resources"][pool]
+            for k in ("utilization", "utilization_at_horizon", "months_to_target", "headroom", "required",
+                      "required_at_horizon"):
+                d[k] = getattr(b, k).to_dict()
+            d["peak"]["utilization"] = b.utilization.to_dict()
+            d["peak"]["average_utilization"] = b.average_utilization.to_dict()
+            d["p_overloaded"] = b.p_overloaded
+            d["p_overloaded_at_horizon"] = b.p_overloaded_at_horizon
+            if b.failover is not None:
+                d["one_card_failed"].update({k: v.to_dict() for k, v in b.failover.items()})
+        for name, w in self.workloads.items():
+            d = doc["workloads"][name]
+            for part in ("cpu_us", "card_ms"):
+                d[part] = {k: v.to_dict() for k, v in w[part].items()}
+        if doc["timeline"] is not None:
+            for entry, t in zip(doc["timeline"], self.timeline):
+                entry["install_by_month"] = t["install_by_month"].to_dict()
+                entry["order_by_month"] = t["order_by_month"].to_dict()
+                entry["p_order_now"] = t["p_order_now"]
+        return doc
+
+
+def _pool_bands(pool, point, drawn, level) -> PoolBands:
+    def b(attr, count=False, src=None, dst=None):
+        src, dst = src or point, dst or drawn
+        return band(getattr(src, attr), getattr(dst, attr), level, pool if count else None)
+    util, util_h = np.asarray(drawn.utilization, dtype=float), np.asarray(drawn.utilization_at_horizon, dtype=float)
+    failover = None
+    if point.failover is not None:
+        failover = {"utilization": b("utilization", src=point.failover, dst=drawn.failover),
+                    "required": b("required", True, point.failover, drawn.failover),
+                    "required_at_horizon": b("required_at_horizon", True, point.failover, drawn.failover),
+                    "months_to_limit": b("months_to_limit", src=point.failover, dst=drawn.failover)}
+    return PoolBands(utilization=b("utilization"), average_utilization=b("average_utilization"),
+                     utilization_at_horizon=b("utilization_at_horizon"), months_to_target=b("months_to_target"),
+                     headroom=b("headroom"), required=b("required", True),
+                     required_at_horizon=b("required_at_horizon", True),
+                     p_overloaded=float(np.mean(util >= 1.0)), p_overloaded_at_horizon=float(np.mean(util_h >= 1.0)),
+                     failover=failover)
+
+
+def plan_bands(system, workloads, draws: dict, level: float = 0.9, growth: float = 1.0,
+               months: float = 0.0) -> PlanBands:
+    """A plan for one scenario, with every answer's band over parameter draws.
+
+    Parameters
+    ----------
+    system : System
+    workloads : sequence of Workload
+        Scalar rates (one scenario).
+    draws : dict
+        Parameter name -> array of shape ``(D,)``, ``D >= 1``
+        (:func:`cryptoplan.model.calibration.draws.parameter_draws`: from the fit's covariance, or a
+        site calibration's where its parameter file is in force).
+    level : float
+        The central interval's probability, in (0, 1) (:data:`~cryptoplan.model.domains.BAND_LEVEL`);
+        0.9 gives the 5% and 95% quantiles.
+    growth, months : float
+        As :func:`~.evaluate.plan` (one value each).
+
+    Returns
+    -------
+    PlanBands
+
+    Raises
+    ------
+    PlanError
+        A bad argument (naming it), or rates, growth or months that are arrays (bands are for one
+        scenario; a sweep gives per-scenario quantiles).
+
+    Examples
+    --------
+    >>> from cryptoplan.model.calibration.draws import parameter_draws
+    >>> s = System(processors=4, coprocessors=2, accelerators=1)
+    >>> w = [Workload("payments", "ams", 300, args={"policy": "privacy", "message_kb": 2})]
+    >>> b = plan_bands(s, w, parameter_draws(200, seed=1))
+    >>> b.resources["coprocessors"].utilization.low <= b.resources["coprocessors"].utilization.high
+    True
+    """
+    level = float(checked(BAND_LEVEL, level, ARGUMENT, "level"))
+    point = plan(system, workloads, growth=growth, months=months)
+    if point.timeline is None:
+        raise PlanError("bands are for one scenario: give one rate per workload and one growth and months "
+                        "(a sweep gives each scenario's quantiles)")
+    drawn, loads, fixed, yearly = plan_with_loads(system, workloads, growth=growth, months=months, draws=draws)
+    n = int(np.shape(drawn.resources[POOLS[0]].utilization)[-1])
+    resources = {p: _pool_bands(p, point.resources[p], drawn.resources[p], level) for p in POOLS}
+    wl = {}
+    for name, w in point.workloads.items():
+        dw = drawn.workloads[name]
+        wl[name] = {"cpu_us": {k: band(v, np.broadcast_to(dw.cpu_us[k], (n,)), level) for k, v in w.cpu_us.items()},
+                    "card_ms": {k: band(v, np.broadcast_to(dw.card_ms[k], (n,)), level) for k, v in w.card_ms.items()}}
+    timeline = []
+    for p in point.timeline:
+        first = p.after - p.add                 # servers installed before it: the month they stop being enough
+        when, _ = need_months(system, p.resource, loads[p.resource], yearly, fixed[p.resource], first)
+        if p.reason == "wait target":           # as the point timeline: by the horizon at the latest
+            when = np.minimum(when, system.horizon_months)
+        order = np.maximum(when - system.lead_time_months, 0.0)
+        timeline.append({"purchase": p, "install_by_month": band(p.install_by_month, when, level),
+                         "order_by_month": band(p.order_by_month, order, level),
+                         "p_order_now": float(np.mean(when - system.lead_time_months <= 0.0))})
+    return PlanBands(result=point, level=level, draws=n, resources=resources, workloads=wl, timeline=timeline)
