@@ -18,7 +18,7 @@ import click
 
 from cryptoplan.model.lazy import lazy_module
 from cryptoplan.workbook.engine import DEFAULT_CHUNK, MAX_CELLS
-from .errors import UnusableInput
+from .errors import Finite, UnusableInput
 
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
 calc = lazy_module("cryptoplan.addin.calc")
@@ -262,14 +262,39 @@ def _rmf_inputs(engine, workbook, fill) -> dict:
 @click.option("--chunk-size", type=click.IntRange(1), default=DEFAULT_CHUNK, show_default=True,
               help="Scenarios evaluated together: memory grows with it, not with the sweep.")
 @click.option("--force", is_flag=True, help="Overwrite existing -o/--plot files.")
-def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cells, progress, chunk_size, force):
+@click.option("--draws", type=click.IntRange(1, 1_000_000), default=None,
+              help="Also evaluate each scenario under N draws of the model's parameters: each numeric output "
+                   "gets its [p05], [median], [p95] and [P(error)] columns.")
+@click.option("--level", type=Finite(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
+              help="With --draws: the central interval's probability.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
+              help="With --draws: the draws' random seed.")
+@click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="Evaluate the chunks in this many processes of this machine.")
+@click.option("--scheduler", metavar="tcp://HOST:PORT", default=None,
+              help="Evaluate the chunks on a dask.distributed cluster (pip install 'cryptoplan[cluster]').")
+def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cells, progress, chunk_size, force,
+                  draws, level, seed, workers, scheduler):
     """Evaluate every Results output of WORKBOOK for each scenario of the --vary inputs.
 
     The workbook is read once; scenarios are computed in vectorized chunks of
-    --chunk-size and written to -o as they are done (a --plot keeps them).  Exit
-    codes as cryptoplan recalc: 0 all computed, 1 some values are errors,
-    2 usage, 3 some output could not be computed, 4 unusable file/name.
+    --chunk-size and written to -o as they are done (a --plot keeps them).  With
+    --draws N each scenario is also evaluated under N draws of the model's
+    parameters (from each cell's parameter file), and each numeric output gets
+    its median, central --level interval and the share of draws in which it is
+    an error.  --workers or --scheduler spread the chunks over processes or a
+    dask cluster; the numbers are the same.  Exit codes as cryptoplan recalc: 0
+    all computed, 1 some values are errors, 2 usage, 3 some output could not be
+    computed, 4 unusable file/name.
     """
+    ctx = click.get_current_context()
+    loose = [f"--{n}" for n in ("level", "seed")
+             if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+    if loose and draws is None:
+        raise click.UsageError(f"{' and '.join(loose)} {'is' if len(loose) == 1 else 'are'} for --draws: "
+                               "add --draws N, or leave it out")
+    if workers > 1 and scheduler:
+        raise click.UsageError("--workers and --scheduler both say where the chunks run: give one")
     if plot and not ys:
         raise click.UsageError("--plot needs at least one --y OUTPUT")
     if not output.lower().endswith((".csv", ".xlsx")):
@@ -315,11 +340,13 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
                     part.resolve(y)
             yield part
     try:
-        chunks = checked(sweeps.iter_sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, fixed=fixed,
-                                    chunk_size=chunk_size))
-        if progress:
-            chunks = sweeps.with_progress(chunks, total)
-        written = sweeps.write_sweep(chunks, output, keep=bool(plot))
+        with _executor(workers, scheduler) as executor:
+            chunks = checked(sweeps.iter_sweep(workbook, vary, zip_inputs=zip_inputs, max_cells=max_cells, fixed=fixed,
+                                               chunk_size=chunk_size, draws=draws, seed=seed, level=level,
+                                               executor=executor))
+            if progress:
+                chunks = sweeps.with_progress(chunks, total)
+            written = sweeps.write_sweep(chunks, output, keep=bool(plot))
         if plot:
             written.result.plot(plot, list(ys))
     except recalculation.RecalcError as exc:
@@ -340,6 +367,37 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
         click.echo("some outputs could not be computed (see cryptoplan recalc on one scenario)",
                    err=True)
     sys.exit(code)
+
+
+class _executor:
+    """The executor of ``--workers``/``--scheduler`` (None: this process), shut down on exit."""
+
+    def __init__(self, workers: int, scheduler: str | None):
+        self.workers, self.scheduler, self.close = workers, scheduler, None
+
+    def __enter__(self):
+        if self.scheduler:
+            try:
+                import distributed
+            except ImportError:
+                raise click.UsageError("--scheduler needs dask.distributed: pip install 'cryptoplan[cluster]'") from None
+            try:
+                client = distributed.Client(self.scheduler, timeout="30s")
+            except (OSError, ValueError, TimeoutError) as exc:
+                raise click.UsageError(f"--scheduler {self.scheduler}: cannot connect ({exc})") from None
+            self.close = client.close
+            return client.get_executor()
+        if self.workers > 1:
+            import concurrent.futures
+            pool = concurrent.futures.ProcessPoolExecutor(self.workers)
+            self.close = pool.shutdown
+            return pool
+        return None
+
+    def __exit__(self, *exc):
+        if self.close is not None:
+            self.close()
+        return False
 
 
 @click.command("functions")

@@ -38,6 +38,7 @@ import numpy as np
 
 from cryptoplan.model.lazy import lazy_module
 
+from . import drawing
 from ._grouped import ERROR_TEXT_CODE, Out, broadcast_args, finish, first_of_groups, group_ids, run_groups
 from .engine import MISSING, Fn, FunctionRegistry, Ref, RefList, native_functions
 from .engine.arguments import REF
@@ -145,7 +146,7 @@ def _catalog_fn(spec) -> Fn:
     k = spec.params_arg
     if k is None:
         return _catalog_core(spec)
-    inner = _catalog_core(convert.without_params(spec)).impl
+    inner = _catalog_core(convert.without_params(spec), drawn=True).impl
 
     def impl(ctx, *raw):
         rest = raw[:k] + raw[k + 1:]
@@ -378,15 +379,40 @@ def _split_arguments(ctx, args, given):
     return vals, vec_vals, positions
 
 
-def _catalog_core(spec) -> Fn:
+def _scalar_draw(draws, d: int, s: int):
+    """The parameters of engine scenario ``s``'s draw (its index modulo ``d``), or no change."""
+    return model_params.using_values(draws.at(s % d)) if draws is not None else _NO_DRAW
+
+
+class _NoDraw:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_DRAW = _NoDraw()
+
+
+def _catalog_core(spec, drawn: bool = False) -> Fn:
     """The engine function of a catalog entry: vectorized over scenarios and cells, grouped by
-    the arguments that are not numbers, with exactly the add-in's cell semantics."""
+    the arguments that are not numbers, with exactly the add-in's cell semantics.  ``drawn``:
+    its answer depends on the parameters, and under :func:`~cryptoplan.workbook.drawing.drawing`
+    each engine scenario is evaluated under its draw."""
     args = spec.args
 
     def impl(ctx, *raw):
         given = list(raw) + [MISSING] * (len(args) - len(raw))
+        draws = drawing.active() if drawn else None
+        if draws is not None and ctx.scen is not None:     # one scenario of a split cell
+            with _scalar_draw(draws, draws.n, ctx.scen):
+                return _evaluate(ctx, given, None)
+        return _evaluate(ctx, given, draws)
+
+    def _evaluate(ctx, given, draws):
         if spec.result == "table":
-            return _table_result(ctx, spec, given, convert)
+            return _table_result(ctx, spec, given, convert, draws)
         vals, vec_vals, positions = _split_arguments(ctx, args, given)
         # an omitted required argument (=ERLANGC(,10)): Excel hands the add-in an empty value
         omitted = [a.name for a, x in zip(args, given) if x is MISSING and a.required]
@@ -402,14 +428,19 @@ def _catalog_core(spec) -> Fn:
         b = broadcast_args(vals) if vals else ([], max([1] + [v.n for v in vec_vals.values()
                                                                if v is not None]), 1, 1)
         if b is None:  # ranges that do not fit together: the add-in's own message
-            return _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert)
+            return _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert, draws)
         vals, n, rows, cols = b
         nv = max([n] + [v.n for v in vec_vals.values() if v is not None])
+        if draws is not None:       # every scenario is a draw: the answer differs in each
+            nv = max(nv, ctx.engine.n)
         if nv != n:
             vals = [v.broadcast(nv) for v in vals]
             n = nv
         E = n * rows * cols
         layout, fast, keys_parts, numcols = _layout(args, positions, vals, ovals, vec_vals, n, rows, cols)
+        d = draws.n if draws is not None else 1
+        if draws is not None:       # the draw is an argument: rows of another draw are other rows
+            numcols.append(((np.arange(E) // (rows * cols)) % d).astype(float))
         keys = group_ids(keys_parts, E)
         try:
             fn = spec.model_function()
@@ -421,15 +452,21 @@ def _catalog_core(spec) -> Fn:
             first = int(key_first[key])
             argv = [item.vector(arrays, first, scalar) for item in layout]
             with np.errstate(all="ignore"):
-                return fn(*argv)
+                if draws is None:
+                    return fn(*argv)
+                idx = arrays[-1].astype(np.int64)
+                with model_params.using_values(draws.at(idx[0] if scalar else idx)):
+                    return fn(*argv)
 
         def call_one(i):
-            return convert.call(spec, tuple(item.given(i) for item in layout))
+            with _scalar_draw(draws, d, i // (rows * cols)):
+                return convert.call(spec, tuple(item.given(i) for item in layout))
 
         def call_leaf(i):
             """One fast element: the model directly, errors as the add-in's text."""
             try:
-                return convert.cell_result(spec, fn(*[item.leaf(i) for item in layout]))
+                with _scalar_draw(draws, d, i // (rows * cols)):
+                    return convert.cell_result(spec, fn(*[item.leaf(i) for item in layout]))
             except Exception as exc:  # noqa: BLE001 - exactly what convert.call returns
                 return convert.error_text(convert.error_code_for(exc), spec.name, convert.error_message(exc))
 
@@ -448,9 +485,11 @@ def _catalog_core(spec) -> Fn:
     return Fn(spec.name, impl, (REF,), 0, len(args), udf=True, rest=(REF,))
 
 
-def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert):
+def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert, draws=None):
     """Slow path for argument shapes the add-in itself rejects: exact add-in text per scenario."""
     n = max([1] + [v.n for v in vals] + [v.n for v in vec_vals.values() if v is not None])
+    if draws is not None:
+        n = max(n, ctx.engine.n)
     out = np.empty((n, 1, 1), dtype=object)
     for s in range(n):
         argv = []
@@ -461,8 +500,9 @@ def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert):
                 v = vec_vals[j]
                 argv.append(a.default if v is None else _grid(v, s))
             else:
-                argv.append(_grid(vals[j], s))
-        r = convert.call(spec, tuple(argv))
+                argv.append(_grid(vals[j], min(s, vals[j].n - 1)))
+        with _scalar_draw(draws, 1 if draws is None else draws.n, s):
+            r = convert.call(spec, tuple(argv))
         out[s, 0, 0] = r if not isinstance(r, list) else r[0][0]
     res = Out(n)
     for s in range(n):
@@ -470,7 +510,7 @@ def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert):
     return finish(res, n, 1, 1, ctx, spec.name)
 
 
-def _table_result(ctx, spec, given, convert) -> Val:
+def _table_result(ctx, spec, given, convert, draws=None) -> Val:
     """A table function: its arguments whole (a table is not broadcast), one table per scenario.
 
     In a sweep whose varied inputs reach the arguments, each scenario's table is computed; they
@@ -478,10 +518,13 @@ def _table_result(ctx, spec, given, convert) -> Val:
     """
     vals = [_arg_val(ctx, x) for x in given]
     n = max([1] + [v.n for v in vals if v is not None])
+    if draws is not None:
+        n = max(n, ctx.engine.n)
     tables = []
     for s in range(n):
-        argv = tuple(a.default if v is None else _grid(v, s) for a, v in zip(spec.args, vals))
-        tables.append(_table_val(convert.call(spec, argv)))
+        argv = tuple(a.default if v is None else _grid(v, min(s, v.n - 1)) for a, v in zip(spec.args, vals))
+        with _scalar_draw(draws, 1 if draws is None else draws.n, s):
+            tables.append(_table_val(convert.call(spec, argv)))
     if n == 1:
         return tables[0]
     shape = tables[0].shape

@@ -16,13 +16,17 @@ one per chunk and :func:`write_sweep` streams them to a file (memory bounded by 
 
 from __future__ import annotations
 
+from cryptoplan.model.domains import BAND_LEVEL, DRAWS
 from cryptoplan.model.errors import InputError, UnknownName
 
 import csv
+import itertools
 import math
 import os
 import re
 import sys
+import threading
+import warnings
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -34,7 +38,9 @@ from .engine import (
     DEFAULT_CHUNK, MAX_CELLS, MAX_SCENARIOS, EngineError, ExcelError, FunctionRegistry, atomic_target,
     cell_name, csv_text, not_computed, ooxml_string,
 )
-from .engine.values import BOOL, EMPTY, ERR_NULL, ERROR_TEXT, NUM, STR, Val
+from .engine.values import BOOL, EMPTY, ERR_NA, ERR_NULL, ERROR_TEXT, NUM, STR, Val
+from . import drawing
+from cryptoplan.model.zos.plan.bands import quantile_keys as _quantile_keys
 from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, is_error_value,
     parse_value, check_utf8, find_outputs, load_engine,
@@ -133,6 +139,29 @@ class SweepResult:
         res._columns = {key: _top_left(v, m) for key, v in values.items()}
         res._exit = max((_exit_code(v) for v in values.values()), default=EXIT_OK)
         return res
+
+    def _add_bands(self, drawn: dict, m: int, d: int, level: float) -> None:
+        """Each numeric output's quantiles over the draws, as columns after it: ``KEY [p05]``,
+        ``KEY [median]``, ``KEY [p95]`` (keys by level; the draws' own values, ``inverted_cdf``)
+        and ``KEY [P(error)]``, the share of draws whose value is an error (an overloaded pool's
+        wait, a count beyond what an LPAR can have): the quantiles are of the other draws."""
+        lo_key, hi_key = _quantile_keys(level)
+        out = {}
+        for key, (kind, num, text) in self._columns.items():
+            out[key] = (kind, num, text)
+            dk, dn, dt = drawn[key]
+            if not (kind == NUM).any() and not (dk.reshape(m, d) == NUM).any():
+                continue                                  # a text output: no band
+            ok = (dk == NUM).reshape(m, d)
+            x = np.where(ok, dn.reshape(m, d), np.nan)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)     # all-error scenarios: NaN
+                q = np.nanquantile(x, [(1 - level) / 2, 0.5, (1 + level) / 2], axis=1, method="inverted_cdf")
+            for name, col in zip((lo_key, "median", hi_key), q):
+                out[f"{key} [{name}]"] = (np.where(np.isnan(col), ERR_NA, NUM).astype(kind.dtype), np.nan_to_num(col),
+                                          None)
+            out[f"{key} [P(error)]"] = (np.full(m, NUM, dtype=kind.dtype), 1.0 - ok.mean(axis=1), None)
+        self._columns = out
 
     def error_counts(self) -> dict:
         """``{output key: number of scenarios whose value is an error}``, outputs without errors left out.
@@ -272,6 +301,10 @@ class SweepResult:
                     units[key] = "%"
         finally:
             wb.close()
+        for key in self.output_keys():          # a band column: its output's unit; a share: %
+            base, _, tag = key.rpartition(" [")
+            if base and tag.endswith("]"):
+                units[key] = "%" if tag == "P(error)]" else units.get(base, "")
         return units
 
     def params_source(self) -> str:
@@ -409,12 +442,13 @@ def count_scenarios(vary: dict, zip_inputs: bool = False) -> int:
 
 
 def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegistry | None = None,
-               max_cells: int = MAX_CELLS, fixed: dict | None = None, chunk_size: int = DEFAULT_CHUNK):
+               max_cells: int = MAX_CELLS, fixed: dict | None = None, chunk_size: int = DEFAULT_CHUNK,
+               draws: int | None = None, seed: int = 0, level: float = 0.9, executor=None):
     """Evaluate ``vary``'s scenarios in chunks of ``chunk_size``; yield one :class:`SweepResult` each.
 
-    The workbook is read, parsed and compiled once; each chunk is one vectorized evaluation of
-    its scenarios (memory bounded by ``chunk_size``, not by the number of scenarios), in
-    scenario order.  Arguments as :func:`sweep`.
+    The workbook is read, parsed and compiled once (once per worker with an ``executor``); each
+    chunk is one vectorized evaluation of its scenarios (memory bounded by ``chunk_size``, not by
+    the number of scenarios), in scenario order.  Arguments as :func:`sweep`.
 
     Raises
     ------
@@ -423,48 +457,117 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     """
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise InputError(f"chunk_size = {chunk_size!r}: a whole number >= 1")
+    if draws is not None:
+        draws = int(DRAWS.check(draws, "draws", scalar=True))
+        level = float(BAND_LEVEL.check(level, "level", scalar=True))
     fixed = dict(fixed or {})
     names, lists, n = _scenarios(vary, zip_inputs, fixed)
     objects = [_as_objects(v) for v in lists]
-    engine = load_engine(path, n=min(n, chunk_size), functions=functions, max_cells=max_cells)
+    # with draws a chunk is its scenarios times the draws: as many engine scenarios as chunk_size
+    step = chunk_size if draws is None else max(1, chunk_size // draws)
+    spec = _Spec(os.fspath(path), tuple(names), fixed, functions, max_cells, draws, seed, level)
+    engine = _engine(spec, min(n, step) * (draws or 1))      # the inputs checked here, before any chunk
     try:
         for name, values in zip(names, lists):
             _check_kind(engine, name, values)
-        for name, value in fixed.items():
-            engine.set_input(name, value)
-        for name in names:                       # names the input problem before any evaluation
-            engine.locate(name)
     except EngineError as exc:
         raise RecalcError(f"{path}: {exc}") from None
-    roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"] or None
-    outs: list[tuple[str, tuple, tuple]] | None = None
-    cells: dict[str, str] = {}                    # both set with outs, after the first chunk
-    name_map: dict[str, tuple] = {}
-    for start in range(0, n, chunk_size):
-        m = min(chunk_size, n - start)
+    tasks = ((spec, _chunk_columns(objects, zip_inputs, start, min(step, n - start)))
+             for start in range(0, n, step))
+    if executor is None:
+        yield from (evaluate_chunk(task) for task in tasks)
+        return
+    # a window of chunks at a time, each a list (dask's map takes no iterator): the workers stay
+    # busy and memory holds a window's results, not the sweep's
+    while window := list(itertools.islice(tasks, EXECUTOR_WINDOW)):
+        yield from executor.map(evaluate_chunk, window)
+
+
+#: Chunks handed to an executor at once (:func:`iter_sweep`).
+EXECUTOR_WINDOW = 32
+
+
+class _Spec(NamedTuple):
+    """What every chunk of one sweep shares (sent to each worker with its chunk)."""
+
+    path: str
+    names: tuple
+    fixed: dict
+    functions: FunctionRegistry | None
+    max_cells: int
+    draws: int | None
+    seed: int
+    level: float
+
+
+# The engine of the workbook each worker evaluates (one sweep at a time per thread: an engine
+# holds the values of the evaluation under way): loaded once, kept while the file is unchanged.
+_LOCAL = threading.local()
+
+
+def _engine(spec: _Spec, n: int):
+    """The sweep's engine, loaded once per process and file, inputs given, sized for ``n``."""
+    try:
+        st = os.stat(spec.path)
+    except OSError:
+        st = None
+    key = (os.path.abspath(spec.path), None if st is None else (st.st_mtime_ns, st.st_size), spec.max_cells,
+           id(spec.functions), tuple(sorted((k, repr(v)) for k, v in spec.fixed.items())))
+    cached = getattr(_LOCAL, "engine", None)
+    engine = cached[1] if cached is not None and cached[0] == key else None
+    if engine is None:
+        engine = load_engine(spec.path, n=n, functions=spec.functions, max_cells=spec.max_cells)
         try:
-            engine.resize(m)
-            part = _chunk_columns(objects, zip_inputs, start, m)
-            try:
-                for name, col in zip(names, part):
-                    engine.set_input(name, col if m > 1 else col[0])
-            except EngineError as exc:
-                raise RecalcError(f"{path}: {exc}") from None
-            engine.evaluate(roots)
-        except MemoryError:
-            # every formula cell holds one value per scenario of the chunk: a smaller chunk fits
-            raise RecalcError(f"{path}: a chunk of {m:,} scenarios does not fit in memory; give a smaller "
-                              f"--chunk-size (chunk_size), e.g. {max(1, m // 8):,}") from None
-        if outs is None:             # output keys need evaluated labels: after the first chunk
-            outs = find_outputs(engine)
-            cells = {key: f"{engine.sheets[cell[0]].name}!{cell_name(cell[1], cell[2])}" for key, cell, _ in outs}
-            name_map = {key: nm for key, _, nm in outs}
-        vals = {key: engine.cell_value(*cell) for key, cell, _ in outs}
-        inputs = dict(zip(names, part))
-        inputs.update({name: [value] * m for name, value in fixed.items()})
-        res = SweepResult._from_values(inputs, vals, m, cells, os.fspath(path))
-        res._names = name_map
-        yield res
+            for name, value in spec.fixed.items():
+                engine.set_input(name, value)
+            for name in spec.names:                       # names the input problem before any evaluation
+                engine.locate(name)
+        except EngineError as exc:
+            raise RecalcError(f"{spec.path}: {exc}") from None
+        _LOCAL.engine = (key, engine)
+    return engine
+
+
+def _evaluated(spec: _Spec, engine, part: list, m: int, repeat: int) -> dict:
+    """Evaluate ``m`` scenarios (each repeated ``repeat`` times, consecutively); the engine's values."""
+    engine.resize(m * repeat)
+    try:
+        for name, col in zip(spec.names, part):
+            values = col if repeat == 1 else np.repeat(_as_objects(col), repeat).tolist()
+            engine.set_input(name, values if m * repeat > 1 else values[0])
+    except EngineError as exc:
+        raise RecalcError(f"{spec.path}: {exc}") from None
+    roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"] or None
+    try:
+        engine.evaluate(roots)
+    except MemoryError:
+        # every formula cell holds one value per scenario of the chunk: a smaller chunk fits
+        raise RecalcError(f"{spec.path}: a chunk of {m * repeat:,} evaluations does not fit in memory; give a "
+                          f"smaller --chunk-size (chunk_size), e.g. {max(1, m * repeat // 8):,}") from None
+    return engine.values
+
+
+def evaluate_chunk(task) -> "SweepResult":
+    """One chunk of a sweep: ``task`` is ``(spec, columns)``, the sweep's shared settings and the
+    varied inputs' values of the chunk's scenarios.  What :func:`iter_sweep` maps over an
+    executor (a module-level function: it pickles by name)."""
+    spec, part = task
+    m = len(part[0])
+    engine = _engine(spec, m * (spec.draws or 1))
+    _evaluated(spec, engine, part, m, 1)
+    outs = find_outputs(engine)
+    cells = {key: f"{engine.sheets[cell[0]].name}!{cell_name(cell[1], cell[2])}" for key, cell, _ in outs}
+    vals = {key: engine.cell_value(*cell) for key, cell, _ in outs}
+    inputs = dict(zip(spec.names, part))
+    inputs.update({name: [value] * m for name, value in spec.fixed.items()})
+    res = SweepResult._from_values(inputs, vals, m, cells, spec.path)
+    res._names = {key: nm for key, _, nm in outs}
+    if spec.draws is not None:
+        with drawing.drawing(spec.draws, spec.seed):
+            _evaluated(spec, engine, part, m, spec.draws)
+            drawn = {key: engine.cell_value(*cell) for key, cell, _ in outs}
+        res._add_bands({k: _top_left(v, m * spec.draws) for k, v in drawn.items()}, m, spec.draws, spec.level)
+    return res
 
 
 def _top_left(v: Val, m: int) -> tuple:
@@ -504,7 +607,8 @@ def _exit_code(v) -> int:
 
 def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegistry | None = None,
           max_cells: int = MAX_CELLS, progress: bool = False, fixed: dict | None = None,
-          chunk_size: int = DEFAULT_CHUNK) -> SweepResult:
+          chunk_size: int = DEFAULT_CHUNK, draws: int | None = None, seed: int = 0, level: float = 0.9,
+          executor=None) -> SweepResult:
     """Evaluate the workbook's outputs for every scenario of ``vary``.
 
     Parameters
@@ -528,7 +632,21 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
         computed with.
     chunk_size : int
         Scenarios evaluated together (:func:`iter_sweep`); the results are the same for any
-        chunk size.
+        chunk size.  With ``draws``, engine evaluations: ``chunk_size // draws`` scenarios.
+    draws : int, optional
+        Also evaluate each scenario under this many draws of the model's parameters
+        (:mod:`cryptoplan.workbook.drawing`: each cell's parameter file, drawn with ``seed``) and
+        give each numeric output's central ``level`` interval and median over them, and the
+        share of draws in which it is an error (:meth:`SweepResult._add_bands`), beside the
+        output at the parameters themselves.
+    seed : int
+        The draws' seed: the same seed, the same draws.
+    level : float
+        The interval's probability, in (0, 1).
+    executor : concurrent.futures.Executor, optional
+        Evaluate the chunks through ``executor.map`` (a process pool, or dask.distributed's
+        ``Client.get_executor()``): each worker loads the workbook once; the results are the
+        chunks' in order, the same numbers as in one process.
 
     Returns
     -------
@@ -541,7 +659,7 @@ def sweep(path, vary: dict, *, zip_inputs: bool = False, functions: FunctionRegi
         Unusable workbook, unknown input, or more than :data:`MAX_SCENARIOS` scenarios.
     """
     chunks = iter_sweep(path, vary, zip_inputs=zip_inputs, functions=functions, max_cells=max_cells,
-                        fixed=fixed, chunk_size=chunk_size)
+                        fixed=fixed, chunk_size=chunk_size, draws=draws, seed=seed, level=level, executor=executor)
     if progress:
         chunks = with_progress(chunks, count_scenarios(vary, zip_inputs))
     return SweepResult.concat(list(chunks))

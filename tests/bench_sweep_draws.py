@@ -1,0 +1,107 @@
+"""Benchmark: the template's capacity curve swept under parameter draws (issue 46).
+
+Run as a script from a checkout (not collected by pytest)::
+
+    python tests/bench_sweep_draws.py [--runs 3] [--scenarios 20] [--draws 200]
+
+Timed, medians of ``--runs`` runs, BLAS and OpenMP held to one thread, on the template
+(``cryptoplan template``) swept over ``PlanGrowth``:
+
+* ``sweep(..., draws=D)``: each scenario under ``D`` draws in one engine evaluation of
+  ``scenarios x D`` (:mod:`cryptoplan.workbook.drawing`);
+* the peer, what a planner does without draws mode: ``D`` plain sweeps, one per draw, each
+  under that draw's parameters (``using_values``), in a loop;
+* the same draws-mode sweep through a 2-worker dask.distributed ``LocalCluster`` (processes),
+  its numbers compared with the one-process sweep's, bit for bit.
+
+Every timed result is checked: the peer's per-draw answers against the draws-mode quantiles
+(each band end is one of the peer's values for that scenario), the band ordered
+``p05 <= median <= p95``, no error in the utilization columns.
+
+Target (issue 46): 10,000 scenarios x 1,000 draws under 60 s on 2 cores; printed as the time
+per scenario-draw scaled to that size.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import tempfile  # noqa: E402
+
+import numpy as np  # noqa: E402
+from bench_ams import _median  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from cryptoplan.cli import main as cli  # noqa: E402
+from cryptoplan.model.params import using_values  # noqa: E402
+from cryptoplan.workbook.drawing import Drawing  # noqa: E402
+from cryptoplan.workbook.sweeps import sweep  # noqa: E402
+
+KEY = "Coprocessor utilization (all workloads)"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--scenarios", type=int, default=20)
+    ap.add_argument("--draws", type=int, default=200)
+    ap.add_argument("--no-cluster", action="store_true", help="Skip the dask LocalCluster run.")
+    a = ap.parse_args()
+    folder = tempfile.mkdtemp()
+    path = os.path.join(folder, "planner.xlsx")
+    assert CliRunner().invoke(cli, ["template", "-o", path]).exit_code == 0
+    vary = {"PlanGrowth": list(np.linspace(0.5, 4.0, a.scenarios))}
+    d = a.draws
+
+    def check(r):
+        lo, med, hi = (np.array(r.column(f"{KEY} [{q}]"), dtype=float) for q in ("p05", "median", "p95"))
+        assert np.all(lo <= med) and np.all(med <= hi) and np.all(np.isfinite(lo)), (lo, med, hi)
+        assert r.column(f"{KEY} [P(error)]") == [0.0] * a.scenarios
+    t_draws = _median(lambda: sweep(path, vary, draws=d, seed=1, chunk_size=a.scenarios * d), a.runs, check)
+    banded = sweep(path, vary, draws=d, seed=1, chunk_size=a.scenarios * d)
+
+    values = Drawing(d, 1).values()
+
+    def peer():
+        out = np.empty((a.scenarios, d))
+        for j in range(d):
+            with using_values({k: float(v[j]) for k, v in values.items()}):
+                out[:, j] = sweep(path, vary).column(KEY)
+        return out
+
+    def check_peer(x):
+        for q, col in (("p05", 0.05), ("median", 0.5), ("p95", 0.95)):
+            want = np.quantile(x, col, axis=1, method="inverted_cdf")
+            np.testing.assert_allclose(banded.column(f"{KEY} [{q}]"), want, rtol=1e-12)
+    t_peer = _median(peer, 1, check_peer)
+
+    per = t_draws / (a.scenarios * d)
+    print(f"sweep of {a.scenarios} scenarios x {d} draws (draws mode): {t_draws:.2f} s = {1e6 * per:.0f} µs per "
+          f"scenario-draw; a plain sweep per draw: {t_peer:.2f} s -> {t_peer / t_draws:.1f}x")
+    big = per * 1e4 * 1000
+    print(f"scaled to 10,000 scenarios x 1,000 draws: {big:,.0f} s on one core, {big / 2:,.0f} s on 2 "
+          f"(target < 60 s)  {'OK' if big / 2 < 60 else 'MISSED'}")
+    if a.no_cluster:
+        return
+    import distributed
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        ex = client.get_executor()
+        chunk = max(d, (a.scenarios // 4) * d)
+
+        def same(r):
+            for k in banded.output_keys():
+                assert r.column(k) == banded.column(k) or all(
+                    (x != x and y != y) for x, y in zip(r.column(k), banded.column(k))), k
+        one = _median(lambda: sweep(path, vary, draws=d, seed=1, chunk_size=chunk), 1, same)
+        two = _median(lambda: sweep(path, vary, draws=d, seed=1, chunk_size=chunk, executor=ex), a.runs, same)
+    print(f"the same sweep in chunks of {chunk // d} scenarios: one process {one:.2f} s, a 2-worker LocalCluster "
+          f"{two:.2f} s ({one / two:.2f}x), identical numbers")
+
+
+if __name__ == "__main__":
+    main()

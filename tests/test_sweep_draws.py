@@ -1,0 +1,140 @@
+"""A sweep under parameter draws (workbook/drawing.py, ``sweep(..., draws=)``, ``--draws``) and
+through an executor.
+
+Expected values, and where they come from:
+
+* each draw of the draws-mode evaluation against the same workbook evaluated plainly, once per
+  draw, under that draw's parameters as scalars (:func:`~cryptoplan.model.params.using_values`:
+  the path every recalculation test checks), output by output;
+* the band columns against ``numpy.quantile`` (``inverted_cdf``) of those per-draw values;
+* a sweep through a thread pool, a process pool and dask.distributed's in-process cluster
+  against the same sweep in one process, bit for bit.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from numpy.testing import assert_allclose
+
+from cryptoplan.cli import main
+from cryptoplan.model.params import using_values
+from cryptoplan.workbook import drawing
+from cryptoplan.workbook.engine.values import NUM
+from cryptoplan.workbook.recalculation import find_outputs, load_engine
+from cryptoplan.workbook.sweeps import _top_left, sweep
+
+D = 12
+GROWTH = [0.5, 2.0, 3.5]
+
+
+@pytest.fixture(scope="module")
+def planner(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("draws")
+    res = CliRunner().invoke(main, ["template", "-o", str(folder / "planner.xlsx")])
+    assert res.exit_code == 0, res.output
+    return str(folder / "planner.xlsx")
+
+
+def _results(engine, m):
+    roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"]
+    engine.evaluate(roots)
+    return {key: _top_left(engine.cell_value(*cell), m) for key, cell, _ in find_outputs(engine)}
+
+
+@pytest.fixture(scope="module")
+def per_draw(planner):
+    """(draws-mode values (m, D) per output, plain values per draw (m,) per output, the draws)."""
+    m = len(GROWTH)
+    engine = load_engine(planner, n=m * D)
+    engine.set_input("PlanGrowth", np.repeat(GROWTH, D).tolist())
+    with drawing.drawing(D, seed=3):
+        drawn = _results(engine, m * D)
+        values = drawing.active().values()
+    plain = []
+    for j in range(D):
+        e = load_engine(planner, n=m)
+        e.set_input("PlanGrowth", GROWTH)
+        with using_values({k: float(v[j]) for k, v in values.items()}):
+            plain.append(_results(e, m))
+    return drawn, plain
+
+
+def test_each_draw_is_the_workbook_evaluated_under_that_draw(per_draw):
+    drawn, plain = per_draw
+    m = len(GROWTH)
+    compared = 0
+    for key, (kind, num, text) in drawn.items():
+        kind, num = kind.reshape(m, D), num.reshape(m, D)
+        for j in range(D):
+            pk, pn, pt = plain[j][key]
+            assert np.array_equal(kind[:, j], pk), (key, j)
+            ok = pk == NUM
+            assert_allclose(num[ok, j], pn[ok], rtol=1e-12, err_msg=f"{key}, draw {j}")
+            if text is not None and pt is not None:
+                assert list(text.reshape(m, D)[:, j]) == list(pt), (key, j)
+            compared += int(ok.sum())
+    assert compared > 500
+    # the draws move the answers: the coprocessors' utilization is not the same in every draw
+    key = next(k for k in drawn if k.startswith("Coprocessor utilization (all workloads)"))
+    assert np.ptp(drawn[key][1].reshape(m, D), axis=1).min() > 0
+
+
+def test_the_band_columns_are_the_draws_quantiles(planner, per_draw):
+    drawn, _ = per_draw
+    m = len(GROWTH)
+    r = sweep(planner, {"PlanGrowth": GROWTH}, draws=D, seed=3, level=0.8)
+    key = next(k for k in drawn if k.startswith("Coprocessor utilization (all workloads)"))
+    x = drawn[key][1].reshape(m, D)
+    want = np.quantile(x, [0.1, 0.5, 0.9], axis=1, method="inverted_cdf")
+    for name, w in zip(("p10", "median", "p90"), want):
+        assert_allclose(r.column(f"{key} [{name}]"), w, rtol=0, atol=0)
+    assert r.column(f"{key} [P(error)]") == [0.0] * m
+    # the point column is the sweep without draws
+    plain = sweep(planner, {"PlanGrowth": GROWTH})
+    assert r.column(key) == plain.column(key)
+    assert set(plain.output_keys()) < set(r.output_keys())
+
+
+def test_an_output_that_errs_in_some_draws_gives_its_share(planner):
+    # the queueing delay of an overloaded pool is an error: AMS privacy at 1,620 transactions/s
+    # puts the two coprocessors at about 100%, over it in some draws and under it in others
+    r = sweep(planner, {"TxRate": [1000, 1620, 3000]}, fixed={"Policy": "privacy"}, draws=40, seed=3)
+    key = "Coprocessor queueing delay per transaction"
+    share = r.column(f"{key} [P(error)]")
+    assert share[0] == 0.0 and 0.0 < share[1] < 1.0 and share[2] == 1.0, share
+    assert r.column(f"{key} [median]")[0] > 0
+    # every draw an error: no quantile, and the cell says so (#N/A), never a number
+    assert all(str(r.column(f"{key} [{q}]")[2]) == "#N/A" for q in ("p05", "median", "p95"))
+
+
+def _same(a, b):
+    assert a.output_keys() == b.output_keys()
+    for k in a.output_keys():
+        x, y = a.column(k), b.column(k)
+        assert all((isinstance(u, float) and isinstance(v, float) and (u == v or (math.isnan(u) and math.isnan(v))))
+                   or u == v for u, v in zip(x, y)), k
+
+
+@pytest.mark.parametrize("pool", ["threads", "processes"])
+def test_an_executor_gives_the_one_process_numbers(planner, pool):
+    vary = {"PlanGrowth": [0.5, 1.0, 1.5, 2.0, 2.5]}
+    one = sweep(planner, vary, draws=4, seed=1, chunk_size=8)
+    kind = cf.ThreadPoolExecutor if pool == "threads" else cf.ProcessPoolExecutor
+    with kind(max_workers=2) as ex:
+        many = sweep(planner, vary, draws=4, seed=1, chunk_size=8, executor=ex)
+    _same(one, many)
+
+
+def test_a_dask_local_cluster_gives_the_one_process_numbers(planner):
+    distributed = pytest.importorskip("distributed")
+    vary = {"PlanGrowth": [0.5, 1.0, 1.5, 2.0, 2.5]}
+    one = sweep(planner, vary, draws=4, seed=1, chunk_size=8)
+    with distributed.LocalCluster(n_workers=2, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        many = sweep(planner, vary, draws=4, seed=1, chunk_size=8, executor=client.get_executor())
+    _same(one, many)

@@ -1,0 +1,75 @@
+"""A workbook evaluated under draws of the model's parameters: each scenario one draw.
+
+A sweep with ``draws`` (:func:`cryptoplan.workbook.sweeps.iter_sweep`) evaluates each of its
+scenarios ``D`` times, as ``m x D`` scenarios of the engine (scenario ``i``'s draws at engine
+scenarios ``i D .. i D + D - 1``), inside :func:`drawing`.  While it is in force, every catalog
+function whose answer depends on the parameters (those with a ``params_file`` argument)
+evaluates engine scenario ``s`` under draw ``s mod D`` of the parameters then in force: the
+parameter file the cell names, else the environment's
+(:func:`cryptoplan.model.calibration.draws.parameter_draws`, the same seed for every file and
+cell, so that two cells of one workbook see the same draw in the same scenario).  The engine's
+grouping of identical argument rows counts the draw as an argument, so a cell whose other
+arguments do not vary is evaluated once per draw, in one vectorized call with the parameters as
+arrays (:func:`cryptoplan.model.params.using_values`).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cryptoplan.model.lazy import lazy_module
+
+draws_module = lazy_module("cryptoplan.model.calibration.draws")
+model_params = lazy_module("cryptoplan.model.params")
+
+__all__ = ["drawing", "active", "Drawing"]
+
+
+@dataclass
+class Drawing:
+    """``n`` draws with ``seed``; the draws of each parameter set met, made once."""
+
+    n: int
+    seed: int
+    _made: OrderedDict = field(default_factory=OrderedDict)
+
+    def values(self) -> dict:
+        """The draws of the parameters in force (name -> array of ``n``), made once per set."""
+        key = tuple(map(id, model_params.binding()))
+        if key not in self._made:
+            self._made[key] = (model_params.binding(), draws_module.parameter_draws(self.n, seed=self.seed))
+            while len(self._made) > 8:
+                self._made.popitem(last=False)
+        return self._made[key][1]
+
+    def at(self, draw) -> dict:
+        """The parameter values of ``draw`` (an index: floats; an array of indices: arrays)."""
+        v = self.values()
+        if np.ndim(draw) == 0:
+            j = int(draw)
+            return {k: float(x[j]) for k, x in v.items()}
+        idx = np.asarray(draw, dtype=np.int64)
+        return {k: x[idx] for k, x in v.items()}
+
+
+_ACTIVE: ContextVar = ContextVar("cryptoplan_workbook_drawing", default=None)
+
+
+def active() -> Drawing | None:
+    """The :class:`Drawing` in force, or None."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def drawing(n: int, seed: int = 0):
+    """Evaluate the catalog functions under ``n`` parameter draws (module docstring)."""
+    token = _ACTIVE.set(Drawing(int(n), int(seed)))
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
