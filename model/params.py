@@ -36,7 +36,7 @@ np = lazy_module("numpy")      # json_depth only: importing the parameters stays
 
 __all__ = [
     "Parameters", "ParameterFileError", "MissingParameterFile", "current_parameters", "using_parameters", "binding",
-    "load_params", "param", "params_path", "clear_cache", "using_values", "using_params", "normalize_choice", "validate_params",
+    "load_params", "param", "params_path", "clear_cache", "using_values", "using_params", "prepared_values", "normalize_choice", "validate_params",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
     "ADDRESS_SPACES", "MAX_MESSAGE_KB", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
     "normalize_cipher",
@@ -478,9 +478,10 @@ def using_values(values: dict):
     parameter set in force.  A value may be a 1-D array of k values: :func:`param` then
     returns it as is, and a model evaluated on scenarios shaped to broadcast against it
     (e.g. ``(n, 1)``) answers for k parameter sets at once, shape ``(n, k)``; the fit's
-    finite differences evaluate all their columns in one call this way.
+    finite differences evaluate all their columns in one call this way.  ``values`` may be what
+    :func:`prepared_values` returned: the same object in several blocks is one binding.
     """
-    token = _override.set(_Values(values))
+    token = _override.set(prepared_values(values))
     try:
         yield
     finally:
@@ -494,6 +495,13 @@ def using_params(values: dict):
                   "(values by name), or using_parameters() for a Parameters set",
                   DeprecationWarning, stacklevel=2)
     return using_values(values)
+
+
+def prepared_values(values: dict):
+    """``values`` as :func:`using_values` keeps them, made once: the same object given to several
+    :func:`using_values` blocks is the same :func:`binding`, so what is remembered per binding
+    (a plan evaluated for one set of cells) is found again."""
+    return values if isinstance(values, _Values) else _Values(values)
 
 
 class _Values(dict):

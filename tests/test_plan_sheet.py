@@ -255,3 +255,23 @@ def test_plan_value_reads_the_tables_once_for_a_growth_table(monkeypatch):
     with using_values(slower):
         busier = tables.plan_value(workloads, system, "accelerators", "utilization", 1.0, 12.0)
     assert len(calls) == 2 and busier > 1.5 * got[12]
+
+
+def test_a_sweeps_growth_array_is_planned_once_for_every_cell(monkeypatch):
+    """A sweep hands each PLAN_VALUE cell the same growth array: the plan is made once for all
+    of them (the array is part of the key by its bytes), and another array is another plan."""
+    from cryptoplan.model.zos.plan import tables
+    workloads = (("name", "kind", "rate", "growth_per_year", "policy", "message_kb"),
+                 ("payments", "ams", 300.0, 0.25, "privacy", 2.0))
+    system = (("processors", 8.0), ("coprocessors", 2.0), ("accelerators", 2.0))
+    calls = []
+    real = tables.plan
+    monkeypatch.setattr(tables, "plan", lambda *a, **k: calls.append(1) or real(*a, **k))
+    tables._CACHE.clear()
+    g = np.linspace(0.5, 3.0, 6)
+    u = tables.plan_value(workloads, system, "accelerators", "utilization", g)
+    k = tables.plan_value(workloads, system, "coprocessors", "required", g.copy())
+    assert len(calls) == 1 and u.shape == k.shape == (6,)
+    other = tables.plan_value(workloads, system, "accelerators", "utilization", g * 2.0)
+    assert len(calls) == 2
+    np.testing.assert_allclose(other, 2.0 * u, rtol=1e-12)        # utilization is linear in the rates

@@ -37,6 +37,7 @@ class Drawing:
     n: int
     seed: int
     _made: OrderedDict = field(default_factory=OrderedDict)
+    _picked: OrderedDict = field(default_factory=OrderedDict)
 
     def values(self) -> dict:
         """The draws of the parameters in force (name -> array of ``n``), made once per set."""
@@ -48,13 +49,22 @@ class Drawing:
         return self._made[key][1]
 
     def at(self, draw) -> dict:
-        """The parameter values of ``draw`` (an index: floats; an array of indices: arrays)."""
+        """The parameter values of ``draw`` (an index: floats; an array of indices: arrays), as
+        :func:`~cryptoplan.model.params.prepared_values`: the same draws asked again (the same
+        indices, the next cell of the sweep) are the same object, so the plans remembered for
+        one cell serve the next."""
         v = self.values()
-        if np.ndim(draw) == 0:
-            j = int(draw)
-            return {k: float(x[j]) for k, x in v.items()}
         idx = np.asarray(draw, dtype=np.int64)
-        return {k: x[idx] for k, x in v.items()}
+        key = (tuple(map(id, model_params.binding())), idx.shape, idx.tobytes())
+        got = self._picked.get(key)
+        if got is None:
+            vals = {k: float(x[int(idx)]) for k, x in v.items()} if idx.ndim == 0 else {k: x[idx] for k, x in v.items()}
+            got = self._picked[key] = model_params.prepared_values(vals)
+            while len(self._picked) > 16:
+                self._picked.popitem(last=False)
+        else:
+            self._picked.move_to_end(key)
+        return got
 
 
 _ACTIVE: ContextVar = ContextVar("cryptoplan_workbook_drawing", default=None)

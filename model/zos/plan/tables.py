@@ -105,12 +105,15 @@ def read_tables(workloads, system, profiles=None, where=("workloads", "system", 
 
 
 def _key(x):
-    """A hashable image of a range (tuples of rows) or a number; None for anything else."""
+    """A hashable image of a range (tuples of rows), a number or an array of numbers (a sweep's
+    growth or months); _UNHASHABLE for anything else."""
     if isinstance(x, (tuple, list)):
         out = tuple(_key(v) for v in x)
-        return None if any(v is _UNHASHABLE for v in out) else out
+        return _UNHASHABLE if any(v is _UNHASHABLE for v in out) else out
     if x is None or isinstance(x, (str, bool, int, float)):
         return (type(x).__name__, x)
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fiub":
+        return ("ndarray", x.dtype.str, x.shape, x.tobytes())
     return _UNHASHABLE
 
 
