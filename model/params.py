@@ -36,7 +36,8 @@ np = lazy_module("numpy")      # json_depth only: importing the parameters stays
 
 __all__ = [
     "Parameters", "ParameterFileError", "MissingParameterFile", "current_parameters", "using_parameters", "binding",
-    "load_params", "param", "params_path", "clear_cache", "using_values", "using_params", "prepared_values", "normalize_choice", "validate_params",
+    "load_params", "param", "params_path", "clear_cache", "using_values", "using_params",
+    "prepared_values", "normalize_choice", "validate_params",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
     "ADDRESS_SPACES", "MAX_MESSAGE_KB", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
     "normalize_cipher",
