@@ -414,6 +414,12 @@ PLAN_MONTHS = _a("months", "number", "Months ahead, each workload at its growth_
 PLAN_PROFILES_RANGE = _a("profiles", "range", "The Profiles table: a header row of profile names, under each "
                          "its 24, 48 or 96 factors from 00:00; empty: no daily profiles.", "", None)
 _PLAN_ARGS = (PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE)
+# PLAN_VALUE's and PLAN_BAND's first arguments: the tables, and which number of the plan
+_PLAN_NUMBER = (PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE,
+                _a("resource", "text", "processors, coprocessors, accelerators, or a workload's name."),
+                _a("quantity", "text", "Resource: " + ",".join(RESOURCE_QUANTITIES) + ". Workload: "
+                   + ",".join(WORKLOAD_QUANTITIES) + ".", "", REQUIRED,
+                   tuple(dict.fromkeys(RESOURCE_QUANTITIES + WORKLOAD_QUANTITIES))))
 
 
 _HANDSHAKE_ARGS = (KEY_EXCHANGE, CERTIFICATE, PROTOCOL, RESUMPTION, SYSPLEX_TICKETS, FIPS,
@@ -553,20 +559,11 @@ CATALOG: tuple = (
        "warnings (spills, one column).", _PLAN_ARGS, "table", "table", TEXT_COLUMNS),
     _f("PLAN_VALUE", "plan_value", PLANNING, "One number of the plan: a resource's (utilization, required, "
        "months_to_target, ...) or a workload's (cpu_us, queueing_ms, share of a resource).",
-       [PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE,
-        _a("resource", "text", "processors, coprocessors, accelerators, or a workload's name."),
-        _a("quantity", "text", "Resource: " + ",".join(RESOURCE_QUANTITIES) + ". Workload: "
-           + ",".join(WORKLOAD_QUANTITIES) + ".", "", REQUIRED,
-           tuple(dict.fromkeys(RESOURCE_QUANTITIES + WORKLOAD_QUANTITIES))),
-        PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE],
+       [*_PLAN_NUMBER, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE],
        "as the quantity (fraction, count, months, ms, µs)"),
     _f("PLAN_BAND", "plan_band", PLANNING, "A number of the plan at a quantile of its 1,000 draws of the "
        "model's parameters: 0.05 and 0.95 give the ends of its 90% band, 0.5 its median.",
-       [PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE,
-        _a("resource", "text", "processors, coprocessors, accelerators, or a workload's name."),
-        _a("quantity", "text", "Resource: " + ",".join(RESOURCE_QUANTITIES) + ". Workload: "
-           + ",".join(WORKLOAD_QUANTITIES) + ".", "", REQUIRED,
-           tuple(dict.fromkeys(RESOURCE_QUANTITIES + WORKLOAD_QUANTITIES))),
+       [*_PLAN_NUMBER,
         _a("quantile", "number", "The quantile of the draws; {range} (0.05 and 0.95: a 90% band).", "fraction",
            domain=D.BAND_LEVEL),
         PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE],
