@@ -138,3 +138,32 @@ def test_a_dask_local_cluster_gives_the_one_process_numbers(planner):
             distributed.Client(cluster) as client:
         many = sweep(planner, vary, draws=4, seed=1, chunk_size=8, executor=client.get_executor())
     _same(one, many)
+
+
+def test_the_cli_sweeps_with_draws_and_workers(planner, tmp_path):
+    out = tmp_path / "curve.csv"
+    res = CliRunner().invoke(main, ["sweep", planner, "--vary", "PlanGrowth=1,2", "--draws", "5", "--seed", "2",
+                                    "--workers", "2", "--chunk-size", "5", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    head = out.read_text(encoding="utf-8").splitlines()[0]
+    for col in ("Coprocessor utilization (all workloads) [p05]", "Coprocessor utilization (all workloads) [median]",
+                "Coprocessor utilization (all workloads) [p95]", "Coprocessor utilization (all workloads) [P(error)]"):
+        assert col in head, col
+    one = sweep(planner, {"PlanGrowth": [1, 2]}, draws=5, seed=2)
+    import csv
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    key = "Coprocessor utilization (all workloads) [p95]"
+    assert [float(r[key]) for r in rows] == one.column(key)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--level", "0.8"], "--level is for --draws"),
+    (["--seed", "3"], "--seed is for --draws"),
+    (["--draws", "4", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "give one"),
+    (["--draws", "0"], "--draws"),
+    (["--draws", "4", "--level", "1"], "--level"),
+])
+def test_bad_draw_options_are_refused_by_name(planner, tmp_path, args, words):
+    res = CliRunner().invoke(main, ["sweep", planner, "--vary", "PlanGrowth=1,2", "-o", str(tmp_path / "x.csv"), *args])
+    assert res.exit_code == 2 and words in res.output, res.output
+    assert not (tmp_path / "x.csv").exists()
