@@ -264,3 +264,13 @@ def test_plan_band_is_the_bands_quantile_of_the_same_draws():
     assert curve.shape == (2,) and curve[1] > curve[0]
     with pytest.raises(PlanError, match="quantile"):
         plan_band(wl, sy, "coprocessors", "utilization", 1.5)
+
+
+def test_draws_planned_a_chunk_at_a_time_give_the_same_bands(monkeypatch):
+    """Many draws are planned in chunks (memory bounded by MAX_DRAW_ELEMENTS): the bands are the
+    ones one evaluation of every draw gives, number for number."""
+    from cryptoplan.model.zos.plan import bands
+    d = parameter_draws(90, seed=4)
+    whole = plan_bands(SYSTEM, _workloads(), d).to_dict()
+    monkeypatch.setattr(bands, "MAX_DRAW_ELEMENTS", 7 * len(_workloads()))      # chunks of 7 draws
+    assert plan_bands(SYSTEM, _workloads(), d).to_dict() == whole

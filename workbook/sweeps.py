@@ -542,6 +542,9 @@ def _evaluated(spec: _Spec, engine, part: list, m: int, repeat: int) -> dict:
         engine.evaluate(roots)
     except MemoryError:
         # every formula cell holds one value per scenario of the chunk: a smaller chunk fits
+        if repeat > 1 and m == 1:
+            raise RecalcError(f"{spec.path}: one scenario under {repeat:,} draws does not fit in memory; give fewer "
+                              "--draws") from None
         raise RecalcError(f"{spec.path}: a chunk of {m * repeat:,} evaluations does not fit in memory; give a "
                           f"smaller --chunk-size (chunk_size), e.g. {max(1, m * repeat // 8):,}") from None
     return engine.values

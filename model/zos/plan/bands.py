@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...domains import BAND_LEVEL
+from ..._text import value_text
+from .daily import day_intervals
 from .evaluate import PlanResult, count_text, plan, plan_with_loads
 from .inputs import ARGUMENT, POOLS, PlanError, checked
 from .timeline import need_months
@@ -170,22 +172,55 @@ class PlanBands:
         return doc
 
 
-def _pool_bands(pool, point, drawn, level) -> PoolBands:
-    def b(attr, count=False, src=None, dst=None):
-        src, dst = src or point, dst or drawn
-        return band(getattr(src, attr), getattr(dst, attr), level, pool if count else None)
-    util, util_h = np.asarray(drawn.utilization, dtype=float), np.asarray(drawn.utilization_at_horizon, dtype=float)
+_POOL_ANSWERS = ("utilization", "average_utilization", "utilization_at_horizon", "months_to_target", "headroom",
+                 "required", "required_at_horizon")
+_FAILOVER_ANSWERS = ("utilization", "required", "required_at_horizon", "months_to_limit")
+_COUNTS = ("required", "required_at_horizon")
+
+#: Elements (workloads x draws x intervals) of one plan under draws: more draws are planned a
+#: chunk at a time, so that a million draws of a 96-interval plan is slow, not out of memory.
+MAX_DRAW_ELEMENTS = 4_000_000
+
+
+def _chunks(draws: dict, size: int):
+    n = len(next(iter(draws.values())))
+    for i in range(0, n, size):
+        yield {k: np.asarray(v)[i:i + size] for k, v in draws.items()}
+
+
+def _answers(system, workloads, growth, months, draws, point) -> dict:
+    """Every banded answer of one plan under ``draws``: key -> 1-D array over the draws."""
+    drawn, loads, fixed, yearly = plan_with_loads(system, workloads, growth=growth, months=months, draws=draws)
+    d = len(next(iter(draws.values())))
+    out = {}
+    for p in POOLS:
+        r = drawn.resources[p]
+        out.update({("pool", p, a): np.asarray(getattr(r, a), dtype=float) for a in _POOL_ANSWERS})
+        if r.failover is not None:
+            out.update({("failover", p, a): np.asarray(getattr(r.failover, a), dtype=float)
+                        for a in _FAILOVER_ANSWERS})
+    for name, w in drawn.workloads.items():
+        for part in ("cpu_us", "card_ms"):
+            out.update({(part, name, k): np.broadcast_to(np.asarray(v, dtype=float), (d,))
+                        for k, v in getattr(w, part).items()})
+    for i, p in enumerate(point.timeline):
+        first = p.after - p.add                 # servers installed before it: the month they stop being enough
+        when, _ = need_months(system, p.resource, loads[p.resource], yearly, fixed[p.resource], first)
+        if p.reason == "wait target":           # as the point timeline: by the horizon at the latest
+            when = np.minimum(when, system.horizon_months)
+        out[("timeline", i, "install")] = when
+    return out
+
+
+def _pool_bands(pool, point, x: dict, level) -> PoolBands:
+    def b(attr, section="pool", src=None):
+        return band(getattr(src or point, attr), x[(section, pool, attr)], level, pool if attr in _COUNTS else None)
     failover = None
     if point.failover is not None:
-        failover = {"utilization": b("utilization", src=point.failover, dst=drawn.failover),
-                    "required": b("required", True, point.failover, drawn.failover),
-                    "required_at_horizon": b("required_at_horizon", True, point.failover, drawn.failover),
-                    "months_to_limit": b("months_to_limit", src=point.failover, dst=drawn.failover)}
-    return PoolBands(utilization=b("utilization"), average_utilization=b("average_utilization"),
-                     utilization_at_horizon=b("utilization_at_horizon"), months_to_target=b("months_to_target"),
-                     headroom=b("headroom"), required=b("required", True),
-                     required_at_horizon=b("required_at_horizon", True),
-                     p_overloaded=float(np.mean(util >= 1.0)), p_overloaded_at_horizon=float(np.mean(util_h >= 1.0)),
+        failover = {a: b(a, "failover", point.failover) for a in _FAILOVER_ANSWERS}
+    return PoolBands(**{a: b(a) for a in _POOL_ANSWERS},
+                     p_overloaded=float(np.mean(x[("pool", pool, "utilization")] >= 1.0)),
+                     p_overloaded_at_horizon=float(np.mean(x[("pool", pool, "utilization_at_horizon")] >= 1.0)),
                      failover=failover)
 
 
@@ -232,20 +267,19 @@ def plan_bands(system, workloads, draws: dict, level: float = 0.9, growth: float
     if point.timeline is None:
         raise PlanError("bands are for one scenario: give one rate per workload and one growth and months "
                         "(a sweep gives each scenario's quantiles)")
-    drawn, loads, fixed, yearly = plan_with_loads(system, workloads, growth=growth, months=months, draws=draws)
-    n = int(np.shape(drawn.resources[POOLS[0]].utilization)[-1])
-    resources = {p: _pool_bands(p, point.resources[p], drawn.resources[p], level) for p in POOLS}
-    wl = {}
-    for name, w in point.workloads.items():
-        dw = drawn.workloads[name]
-        wl[name] = {"cpu_us": {k: band(v, np.broadcast_to(dw.cpu_us[k], (n,)), level) for k, v in w.cpu_us.items()},
-                    "card_ms": {k: band(v, np.broadcast_to(dw.card_ms[k], (n,)), level) for k, v in w.card_ms.items()}}
+    if not isinstance(draws, dict) or not draws:
+        raise PlanError(f"draws must be a dict of parameter name -> array of draws (got {value_text(draws)})")
+    size = max(1, MAX_DRAW_ELEMENTS // (max(1, len(workloads)) * day_intervals(workloads)))
+    parts = [_answers(system, workloads, growth, months, chunk, point) for chunk in _chunks(draws, size)]
+    x = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
+    n = len(x[("pool", POOLS[0], "utilization")])
+    resources = {p: _pool_bands(p, point.resources[p], x, level) for p in POOLS}
+    wl = {name: {part: {k: band(v, x[(part, name, k)], level) for k, v in getattr(w, part).items()}
+                 for part in ("cpu_us", "card_ms")}
+          for name, w in point.workloads.items()}
     timeline = []
-    for p in point.timeline:
-        first = p.after - p.add                 # servers installed before it: the month they stop being enough
-        when, _ = need_months(system, p.resource, loads[p.resource], yearly, fixed[p.resource], first)
-        if p.reason == "wait target":           # as the point timeline: by the horizon at the latest
-            when = np.minimum(when, system.horizon_months)
+    for i, p in enumerate(point.timeline):
+        when = x[("timeline", i, "install")]
         order = np.maximum(when - system.lead_time_months, 0.0)
         timeline.append({"purchase": p, "install_by_month": band(p.install_by_month, when, level),
                          "order_by_month": band(p.order_by_month, order, level),
