@@ -192,7 +192,7 @@ def _answers(system, workloads, growth, months, draws, point) -> dict:
     """Every banded answer of one plan under ``draws``: key -> 1-D array over the draws."""
     drawn, loads, fixed, yearly = plan_with_loads(system, workloads, growth=growth, months=months, draws=draws)
     d = len(next(iter(draws.values())))
-    out = {}
+    out: dict[tuple, np.ndarray] = {}
     for p in POOLS:
         r = drawn.resources[p]
         out.update({("pool", p, a): np.asarray(getattr(r, a), dtype=float) for a in _POOL_ANSWERS})
