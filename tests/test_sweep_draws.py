@@ -167,3 +167,30 @@ def test_bad_draw_options_are_refused_by_name(planner, tmp_path, args, words):
     res = CliRunner().invoke(main, ["sweep", planner, "--vary", "PlanGrowth=1,2", "-o", str(tmp_path / "x.csv"), *args])
     assert res.exit_code == 2 and words in res.output, res.output
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_parameter_file_without_draws_is_refused_before_anything_is_written(planner, tmp_path, monkeypatch):
+    import json
+    from cryptoplan.model.params import clear_cache, load_params
+    doc = {k: v for k, v in load_params().items() if k not in ("covariance", "bootstrap")}
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("CRYPTOPLAN_PARAMS", str(bare))
+    clear_cache()
+    try:
+        res = CliRunner().invoke(main, ["sweep", planner, "--vary", "PlanGrowth=1,2", "--draws", "5",
+                                        "-o", str(tmp_path / "x.csv")])
+    finally:
+        monkeypatch.delenv("CRYPTOPLAN_PARAMS")
+        clear_cache()
+    assert res.exit_code == 4 and "--draws: the parameter file has no 'covariance' section" in res.output
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_band_with_no_draw_computed_is_an_error_the_exit_code_counts(planner):
+    # 3,000 privacy transactions/s overload the two coprocessors in every draw: the queueing
+    # delay's band is #N/A there, and the sweep says some values are errors (exit code 1)
+    r = sweep(planner, {"TxRate": [1000, 3000]}, fixed={"Policy": "privacy"}, draws=10, seed=1)
+    key = "Coprocessor queueing delay per transaction"
+    assert r.column(f"{key} [P(error)]") == [0.0, 1.0]
+    assert r.exit_code == 1 and f"{key} [median]" in r.error_counts()

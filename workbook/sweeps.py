@@ -161,6 +161,8 @@ class SweepResult:
                 out[f"{key} [{name}]"] = (np.where(np.isnan(col), ERR_NA, NUM).astype(kind.dtype), np.nan_to_num(col),
                                           None)
             out[f"{key} [P(error)]"] = (np.full(m, NUM, dtype=kind.dtype), 1.0 - ok.mean(axis=1), None)
+            if not ok.any(axis=1).all():           # a scenario with no draw computed: its band is #N/A
+                self._exit = max(self._exit or EXIT_OK, EXIT_ERROR_VALUES)
         self._columns = out
 
     def error_counts(self) -> dict:
@@ -460,6 +462,10 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     if draws is not None:
         draws = int(DRAWS.check(draws, "draws", scalar=True))
         level = float(BAND_LEVEL.check(level, "level", scalar=True))
+        try:        # the parameter file in force must give draws: said once, not as #N/A in every band
+            drawing.Drawing(draws, seed).values()
+        except InputError as exc:
+            raise RecalcError(f"--draws: {exc}") from None
     fixed = dict(fixed or {})
     names, lists, n = _scenarios(vary, zip_inputs, fixed)
     objects = [_as_objects(v) for v in lists]
