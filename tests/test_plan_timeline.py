@@ -114,3 +114,36 @@ def test_msu_is_the_processors_demand_times_the_rating():
     cpu = r.resources["processors"]
     assert cpu.msu == pytest.approx(cpu.busy * 120.0, rel=1e-12)
     assert np.isfinite(r.to_dict()["resources"]["processors"]["msu"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_int=st.sampled_from([1, 4, 24]), failover=st.booleans())
+def test_need_months_substituted_back_is_where_the_count_stops_being_enough(seed, n_int, failover):
+    """need_months over a scenario axis (the bands' draws): at the month it gives, the peak
+    interval's load reaches the capacity of that count (target, or one card failed), and just
+    before it does not.  Loads, growth and counts are random; checked by substituting back."""
+    from cryptoplan.model.zos.plan import System
+    from cryptoplan.model.zos.plan.timeline import need_months
+    rng = np.random.default_rng(seed)
+    w, s = 3, 5
+    loads = rng.uniform(0.0, 0.5, size=(w, s, n_int))
+    yearly = rng.uniform(-0.2, 1.0, size=w)
+    fixed = rng.uniform(0.0, 0.1, size=s)
+    system = System(processors=4, coprocessors=3, accelerators=3, other_coprocessor_util=0.05,
+                    failover="one_card" if failover else "none")
+    counts = rng.integers(2, 6, size=s).astype(float)
+    when, why = need_months(system, "coprocessors", loads, yearly, fixed, counts)
+    other, target, lim = 0.05, system.max_utilization, system.failover_max_utilization
+
+    def load_at(t):        # (S,): the peak interval's load at t months, with and without the fixed part
+        grown = (loads * (1.0 + yearly)[:, None, None] ** (np.asarray(t)[None, :, None] / 12.0)).sum(axis=0)
+        return grown.max(axis=-1)
+    for j in np.flatnonzero(np.isfinite(when) & (when > 0)):
+        t = np.full(s, when[j])
+        if why[j] == "target":
+            cap, got = (target - other) * counts[j], load_at(t)[j] + fixed[j]
+        else:
+            cap, got = lim * (counts[j] - 1) - other * counts[j], load_at(t)[j]
+        assert got == pytest.approx(cap, rel=1e-7), (j, why[j])
+        before = load_at(np.full(s, max(when[j] - 0.01, 0.0)))[j] + (fixed[j] if why[j] == "target" else 0.0)
+        assert before < cap + 1e-12

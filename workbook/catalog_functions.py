@@ -31,6 +31,7 @@ ever NaN.
 from __future__ import annotations
 
 import datetime as _dt
+from contextlib import nullcontext
 import math
 import os
 
@@ -381,18 +382,7 @@ def _split_arguments(ctx, args, given):
 
 def _scalar_draw(draws, d: int, s: int):
     """The parameters of engine scenario ``s``'s draw (its index modulo ``d``), or no change."""
-    return model_params.using_values(draws.at(s % d)) if draws is not None else _NO_DRAW
-
-
-class _NoDraw:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
-
-
-_NO_DRAW = _NoDraw()
+    return model_params.using_values(draws.at(s % d)) if draws is not None else nullcontext()
 
 
 def _catalog_core(spec, drawn: bool = False) -> Fn:
