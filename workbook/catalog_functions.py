@@ -43,6 +43,7 @@ from . import drawing
 from ._grouped import ERROR_TEXT_CODE, Out, broadcast_args, finish, first_of_groups, group_ids, run_groups
 from .engine import MISSING, Fn, FunctionRegistry, Ref, RefList, native_functions
 from .engine.arguments import REF
+from .engine.references import LaneRef, Ungroupable
 from .engine.ops import expand
 from .engine.values import (
     BOOL, EMPTY, ERR_NULL, ERR_NUM, ERR_VALUE, ERROR_TEXT, NUM, STR, Val, not_computed,
@@ -66,6 +67,10 @@ def _arg_val(ctx, x) -> Val | None:
         return _dates_as_dates(ctx.engine, x, ctx.engine.read(x, ctx.scen))
     if isinstance(x, RefList):
         return Val.error(ERR_VALUE)
+    if isinstance(x, LaneRef):      # one cell per lane (cells of one shape evaluated at once)
+        if any((r.r1, r.c1) in ctx.engine.date_cells(r.sheet) for r in x.refs):
+            raise Ungroupable("a date cell is handed to an add-in function")
+        return ctx.value(x)
     return x
 
 

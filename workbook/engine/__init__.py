@@ -29,8 +29,10 @@ Modules
     Formula text to a syntax tree (:func:`parse`), A1 references.
 :mod:`.nodes`
     The syntax tree's node classes (:class:`~.nodes.Reference`, :class:`~.nodes.Call` ...).
+:mod:`.shapes`
+    Formulas that differ only in their references: parsed once, and evaluated as one call.
 :mod:`.compiler`
-    Syntax tree to Python closures, once per formula.
+    Syntax tree to Python closures, once per formula (once per shape for such cells).
 :mod:`.graph`
     The evaluation order (Tarjan's strongly connected components) and the cycles.
 :mod:`.context`

@@ -119,7 +119,9 @@ class Fn:
         Recalculated on every change (``NOW``, ``OFFSET``); makes the writer
         ask Excel for a full recalculation on load.
     udf : bool
-        A cryptoplan add-in function (not native Excel).
+        A cryptoplan add-in function (not native Excel).  It reads the values of its ``REF``
+        arguments and nothing else of them, so the cells of one shape may hand it a
+        :class:`~.references.LaneRef` (one cell per lane).
     rest : sequence of ArgKind
         The kinds of the arguments after ``params``, taken in turn: ``(REF,)`` for ``SUM``'s
         ranges, ``(REF, VALUE)`` for ``COUNTIFS``'s range/criterion pairs.  Without it, an

@@ -14,6 +14,13 @@ static references (the edges of the dependency graph), whether it is *dynamic* (
 Defined names are compiled in place, each time they are used, from the tree the engine keeps
 of each name (:meth:`~.core.Engine.defined_name`); a name defined through itself, directly
 or through others, compiles to ``#REF!``.
+
+A *shape* (:mod:`.shapes`) shared by many cells compiles once for all of them: given the
+references of each cell (``lanes``), a reference the cells share compiles as usual and one
+that differs becomes a :class:`~.references.LaneRef`, one cell per lane, read as one value
+per cell.  A shape whose differing references are not single cells, or are used where a
+function needs the reference itself (``ROWS(A1)``, ``A1:B2``), raises :class:`Ungroupable`:
+its cells are compiled one by one.
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ from .nodes import (
 )
 from .ops import binary_op, compare, concat, percent, unary_minus
 from .parser import FormulaError
-from .references import Ref, intersection, range_join, union
+from .references import LaneRef, Ref, Ungroupable, intersection, range_join, union
+from .shapes import placeholder_index, reference_node
 from .values import (
     BOOL, ERR_NAME, ERR_REF, ERR_UNSUPPORTED, ERR_VALUE, NOT_COMPUTED, STR, Val,
 )
@@ -101,15 +109,21 @@ class Compiler:
         A function whose references are known only at run time was met.
     functions : set of str
         The names of the functions called.
+    lanes : list of tuple of str, optional
+        For a shape's tree (:func:`~.shapes.shape_tree`): each cell's references, as written.
+    lane_refs : list of LaneRef
+        The references that differ between the cells (``lanes`` given).
     """
 
-    def __init__(self, engine, sheet: int, name_stack: dict | None = None):
+    def __init__(self, engine, sheet: int, name_stack: dict | None = None, lanes: list | None = None):
         self.engine = engine
         self.sheet = sheet
         self.refs: list[Ref] = []
         self.dynamic = False
         self.functions: set[str] = set()
         self.name_stack = {} if name_stack is None else name_stack
+        self.lanes = lanes
+        self.lane_refs: list[LaneRef] = []
 
     def compile(self, node):
         """The closure ``f(ctx)`` of ``node`` (and its subtree)."""
@@ -162,9 +176,29 @@ class Compiler:
             return Val.error(code)
         return bad
 
+    def _lane_reference(self, i: int):
+        """A shape's placeholder ``i``: the cells' reference if they share it, else a
+        :class:`~.references.LaneRef` of single cells (:class:`Ungroupable` otherwise)."""
+        nodes = [reference_node(refs[i]) for refs in self.lanes or ()]
+        if all(x == nodes[0] for x in nodes):
+            return self.compile(nodes[0])
+        lane = []
+        for x in nodes:
+            si = self._sheet_index(x.sheet) if type(x) is Reference else None
+            if si is None or self.engine.sheets[si].kind != "worksheet" or x.r1 != x.r2 or x.c1 != x.c2:
+                raise Ungroupable(f"reference {i} differs and is not a cell of a worksheet")
+            lane.append(Ref(si, x.r1, x.c1, x.r2, x.c2))
+        ref = LaneRef(tuple(lane))
+        self.lane_refs.append(ref)
+        return lambda ctx: ref
+
     def _name(self, node: Name):
         """A defined name: its formula compiled in place (``#NAME?`` if unknown, ``#REF!`` if
         it is defined through itself)."""
+        if self.lanes is not None:
+            i = placeholder_index(node)
+            if i is not None:
+                return self._lane_reference(i)
         name = node.name
         scope = self.sheet if node.sheet is None else self._sheet_index(node.sheet)
         target = self.engine.defined_name(name, scope)
@@ -202,7 +236,10 @@ class Compiler:
 
     def _binary(self, node: BinaryOp):
         op = node.op
+        before = len(self.lane_refs)
         fa, fb = self.compile(node.left), self.compile(node.right)
+        if op in (":", " ", ",") and len(self.lane_refs) > before:
+            raise Ungroupable(f"the reference operator {op!r} on a reference that differs between cells")
         if op in _ARITHMETIC:
             return lambda ctx: binary_op(op, ctx.value(fa(ctx)), ctx.value(fb(ctx)))
         if op in _COMPARISON:
@@ -225,7 +262,11 @@ class Compiler:
         name, args = node.name, node.args
         self.functions.add(name)
         spec = self.engine.functions.get(name)
-        argfs = [self.compile(a) for a in args]
+        argfs, laned = [], []
+        for a in args:
+            before = len(self.lane_refs)
+            argfs.append(self.compile(a))
+            laned.append(len(self.lane_refs) > before)
         if spec is None:
             return _error(name, ERR_UNSUPPORTED, f"unsupported function {name}()")
         if spec.volatile or name in _DYNAMIC_FUNCTIONS:
@@ -237,6 +278,9 @@ class Compiler:
             return _error(name, ERR_VALUE, f"{name}() takes {expected} arguments, got {nargs}")
         # an omitted argument compiles to a closure returning MISSING: passed as is (REF)
         kinds = [REF if isinstance(a, Omitted) else spec.kind(i) for i, a in enumerate(args)]
+        # an add-in function only reads its references' values (a LaneRef is read as one per cell)
+        if not spec.udf and any(lane and kind is REF for lane, kind in zip(laned, kinds)):
+            raise Ungroupable(f"{name}() takes a reference that differs between cells")
         return _invocation(name, spec.impl, tuple(zip(kinds, argfs)))
 
 

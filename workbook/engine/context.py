@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from .arguments import MISSING
 from .parser import cell_name
-from .references import Ref, RefList
+from .references import LaneRef, Ref, RefList, Ungroupable
 from .values import ERR_VALUE, ERROR_TEXT, Val
 
-__all__ = ["Ctx", "Diagnostic"]
+__all__ = ["Ctx", "LaneCtx", "Diagnostic"]
 
 
 @dataclass(slots=True)
@@ -98,6 +98,8 @@ class Ctx:
             return Val.error(ERR_VALUE)
         if x is MISSING:
             return Val.empty()
+        if isinstance(x, LaneRef):
+            return self.engine.read_lanes(x)
         raise TypeError(f"unexpected value {x!r}")  # pragma: no cover
 
     def intersect(self, ref: Ref) -> Val:
@@ -113,3 +115,41 @@ class Ctx:
                 return Val.error(ERR_VALUE)
             c = self.col
         return self.engine.read(Ref(ref.sheet, r, c, r, c), self.scen)
+
+
+class LaneCtx(Ctx):
+    """The context of the cells of one shape evaluated as one call: lane ``i`` is cell ``i``
+    (:mod:`.shapes`).  It has no one row or column: asking for them (``ROW()``, implicit
+    intersection, a message naming the cell) raises
+    :class:`~.references.Ungroupable`, and the cells are evaluated one by one."""
+
+    __slots__ = ("lanes",)
+
+    def __init__(self, engine, sheet, lanes: int, array=False, diags=None):
+        self.engine = engine
+        self.sheet = sheet
+        self.array = array
+        self.scen = None
+        self._arr = None
+        self.cell_diags = diags if diags is not None else []
+        self.lanes = lanes
+
+    @property       # type: ignore[override]
+    def row(self):
+        raise Ungroupable("the formula asks for its own row")
+
+    @property       # type: ignore[override]
+    def col(self):
+        raise Ungroupable("the formula asks for its own column")
+
+    @property
+    def n(self) -> int:
+        """One lane per cell."""
+        return self.lanes
+
+    def as_array(self) -> "Ctx":
+        if self.array:
+            return self
+        if self._arr is None:
+            self._arr = LaneCtx(self.engine, self.sheet, self.lanes, True, self.cell_diags)
+        return self._arr

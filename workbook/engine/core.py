@@ -7,6 +7,13 @@ Design
 * Each formula is tokenized by openpyxl's Excel tokenizer, parsed into a syntax tree
   (:mod:`cryptoplan.workbook.engine.parser`, :mod:`~cryptoplan.workbook.engine.nodes`) and
   compiled into a tree of Python closures (:mod:`cryptoplan.workbook.engine.compiler`).
+* Formulas filled down or across differ only in their references: each *shape* is parsed
+  once (:mod:`cryptoplan.workbook.engine.shapes`), and with one scenario the cells of a
+  shape are compiled once and evaluated as one call, one lane per cell (a sheet of 1,746
+  mirror cells is one call, a growth table's 17 months one plan).  A shape that asks for
+  its own cell (``ROW()``, implicit intersection), hands a differing reference to a function
+  that needs the reference itself, or whose cells depend on each other is evaluated cell by
+  cell, as is a cell whose lane holds an error (for its diagnostics).
 * The static references of every formula (cells, ranges, defined names) give
   a dependency graph; Tarjan's algorithm orders it (precedents first) and
   finds circular references (:mod:`cryptoplan.workbook.engine.graph`).  References that
@@ -46,7 +53,7 @@ import numpy as np
 
 from .arguments import MISSING, Fn, FunctionRegistry, ScenarioSplit
 from .compiler import Compiler
-from .context import Ctx, Diagnostic
+from .context import Ctx, Diagnostic, LaneCtx
 from .graph import dependency_order
 from .nodes import BadReference, Name, Reference, as_tuple
 from .ops import expand
@@ -54,7 +61,8 @@ from .package import Cell, Package, SheetData
 from .parser import (
     FormulaError, MAX_COL, MAX_ROW, cell_name, deep_recursion, parse, parse_area, parse_ref,
 )
-from .references import Ref, RefList
+from .references import LaneRef, Ref, RefList, Ungroupable
+from .shapes import parse_shaped, shape_tree, split
 from .values import (
     BOOL, EMPTY, ERR_CIRCULAR, ERR_INTERNAL, ERR_NA, ERR_NAME, ERR_REF, ERR_UNSUPPORTED, NUM, STR,
     ExcelError, Val,
@@ -68,6 +76,9 @@ __all__ = ["Engine", "Ref", "RefList", "Ctx", "Fn", "FunctionRegistry", "Scenari
 
 #: Largest block of cells one reference may read (a memory guard).
 MAX_BLOCK_CELLS = 5_000_000
+
+#: Fewest cells of one shape evaluated as one call (:class:`_Group`); fewer are evaluated one by one.
+MIN_GROUP = 4
 
 
 class EngineError(CryptoplanError):
@@ -91,6 +102,11 @@ class Engine:
         engine knows none of its own, so it imports no function module.
     n : int
         Number of scenarios (1 for a plain recalculation).
+    shapes : bool
+        With one scenario, evaluate the cells of one sheet whose formulas share a shape
+        (:mod:`.shapes`: filled down or across, references apart) as one call, one lane per
+        cell (default).  The values are those of the cells evaluated one by one; False
+        evaluates them one by one (to compare).
 
     Examples
     --------
@@ -100,7 +116,7 @@ class Engine:
     >>> eng.value("Results!B3").num[:, 0, 0]                     # doctest: +SKIP
     """
 
-    def __init__(self, package: Package, functions: FunctionRegistry, n: int = 1):
+    def __init__(self, package: Package, functions: FunctionRegistry, n: int = 1, *, shapes: bool = True):
         self.package = package
         self.functions = functions
         self.sheets: list[SheetData] = package.sheets
@@ -131,6 +147,8 @@ class Engine:
             self._formula_index.setdefault(si, []).append((r, c))
         self._formula_sets = {si: set(v) for si, v in self._formula_index.items()}
         self.cycles: list[list[tuple]] = []
+        self._group_of: dict[tuple, _Group] | None = None      # formula cell -> its shape's group
+        self.shapes = shapes
 
     def _read_defined_names(self, defined_names) -> None:
         """Keep the package's defined names, except Excel's own (``_xlnm.``) and those local
@@ -418,7 +436,7 @@ class Engine:
                 if cell.ftype == "dataTable":
                     raise FormulaError("data tables (What-If Analysis > Data Table, TABLE()) "
                                        "are not supported; use cryptoplan sweep")
-                f = comp.compile(parse(cell.formula))
+                f = comp.compile(parse_shaped(cell.formula))
             except FormulaError as exc:
                 f = _formula_error(str(exc))
             self._compiled[key] = f
@@ -431,12 +449,92 @@ class Engine:
                 self._dynamic.add(key)
         return f
 
+    def _prepare(self, key) -> None:
+        """Know the precedents of the formula cell ``key``: its shape's group's compilation
+        (once for all its cells), or its own."""
+        if key in self._deps:
+            return
+        g = self._groups().get(key)
+        if g is None or not self._compile_group(g):
+            self.compiled(key)
+
+    # ---------------------------------------------------------------- shapes
+    def _groups(self) -> dict:
+        """Formula cell -> :class:`_Group`: the cells of one sheet whose formulas have one shape
+        (:mod:`.shapes`), at least :data:`MIN_GROUP` of them; none when evaluating many scenarios."""
+        if self._group_of is None:
+            self._group_of = {}
+            if self.n == 1 and self.shapes:
+                by_shape: dict = {}
+                for key, cell in self.formulas.items():
+                    if cell.ftype in ("array", "dataTable") or key in self.spill_owner:
+                        continue
+                    text = cell.formula or ""
+                    parts = split(text) if len(text) <= 2048 else None
+                    if parts is not None and parts[1]:
+                        by_shape.setdefault((key[0], parts[0]), []).append((key, parts[1]))
+                for (si, shape), cells in by_shape.items():
+                    if len(cells) >= MIN_GROUP:
+                        g = _Group(si, shape, [k for k, _ in cells], [r for _, r in cells])
+                        for k in g.members:
+                            self._group_of[k] = g
+        return self._group_of
+
+    def _compile_group(self, g: "_Group") -> bool:
+        """Compile a group's shape once for its cells and record each cell's precedents; False
+        (the group given up) when its cells must be compiled one by one."""
+        if g.f is not None:
+            return True
+        if g.failed:
+            return False
+        try:
+            tree = shape_tree(g.shape, len(g.lanes[0]))
+            if tree is None:
+                raise Ungroupable("the shape's references are not operands of their own")
+            comp = Compiler(self, g.sheet, lanes=g.lanes)
+            with deep_recursion():
+                f = comp.compile(tree[0])
+            if comp.dynamic:
+                raise Ungroupable("a function reads references known only when it runs")
+        except (Ungroupable, FormulaError):
+            self._ungroup(g)
+            return False
+        shared = []
+        for ref in comp.refs:
+            shared.extend(self._formula_cells_in(ref))
+        for i, key in enumerate(g.members):
+            deps = list(shared)
+            for lane in comp.lane_refs:
+                deps.extend(self._formula_cells_in(lane.refs[i]))
+            self._deps[key] = deps
+            self._uses[key] = comp.functions
+        g.f = f
+        return True
+
+    def _ungroup(self, g: "_Group") -> None:
+        """Give a group up: its cells are compiled and evaluated one by one from now on."""
+        g.failed = True
+        g.f = None
+        for key in g.members:
+            self._deps.pop(key, None)
+            if self._group_of is not None:
+                self._group_of.pop(key, None)
+
+    def read_lanes(self, lane: LaneRef) -> Val:
+        """The values of a :class:`~.references.LaneRef`'s cells, one per lane (scenario axis)."""
+        return _stack([self.cell_value(r.sheet, r.r1, r.c1) for r in lane.refs])
+
     def _formula_cells_in(self, ref: Ref) -> list:
         """The formula cells (spilled cells as their array formula's) that ``ref`` covers."""
         idx = self._formula_index.get(ref.sheet)
         if not idx:
             return []
         fset = self._formula_sets[ref.sheet]
+        if ref.r1 == ref.r2 and ref.c1 == ref.c2:       # one cell: most references
+            if (ref.r1, ref.c1) not in fset:
+                return []
+            k = (ref.sheet, ref.r1, ref.c1)
+            return [self.spill_owner.get(k, k)]
         size = ref.rows * ref.cols
         out = []
         if size <= 4 * len(idx) + 16:
@@ -453,7 +551,7 @@ class Engine:
         """Names of all functions called by the workbook's formulas (after compiling)."""
         out = set()
         for key in self.formulas:
-            self.compiled(key)
+            self._prepare(key)
             out |= self._uses.get(key, set())
         return out
 
@@ -463,15 +561,47 @@ class Engine:
         roots = list(self.formulas) if roots is None else [self.spill_owner.get(k, k) for k in roots
                                                            if k in self.formulas or k in self.spill_owner]
         for k in roots:
-            self.compiled(k)
+            self._prepare(k)
         self.cycles = []
         order, self.cycles = dependency_order(roots, self._precedents)
         return order
 
     def _precedents(self, key) -> list:
         """The formula cells the formula ``key`` refers to statically (compiling it first)."""
-        self.compiled(key)
+        self._prepare(key)
         return self._deps[key]
+
+    def _schedule(self, order: list) -> list:
+        """``order`` with the cells of each usable group replaced by the group, placed after
+        everything its cells depend on; a group whose cells depend on each other (directly or
+        through other cells) is given up."""
+        groups = self._groups()
+        while True:
+            present: dict = {}
+            for k in order:
+                g = groups.get(k)
+                if g is not None and self.state.get(k) != _DONE:
+                    present[g] = present.get(g, 0) + 1
+            used = {g for g, count in present.items() if count == len(g.members)}
+            if not used:
+                return order
+
+            def node(k):
+                g = groups.get(k)
+                return g if g in used else k
+
+            def precedents(x):
+                if isinstance(x, _Group):
+                    return list(dict.fromkeys(node(d) for m in x.members for d in self._deps[m]))
+                return [node(d) for d in self._deps.get(x, ())]
+            sched, cycles = dependency_order(list(dict.fromkeys(node(k) for k in order)), precedents)
+            bad = {x for comp in cycles for x in comp if isinstance(x, _Group)}
+            if not bad:
+                return sched
+            for g in bad:
+                self._ungroup(g)
+                for k in g.members:
+                    self._prepare(k)
 
     def evaluate(self, roots=None, iterate=None) -> None:
         """Evaluate every formula cell (or those ``roots`` need), precedents first.
@@ -495,9 +625,48 @@ class Engine:
                 self.state[k] = _DONE
                 self.diagnostics[k] = [Diagnostic("circular reference", ERR_CIRCULAR,
                                                   f"cells {names}{more} depend on each other")]
-        for key in (order if iterate is None else iterate(order)):
-            if self.state.get(key) != _DONE:
-                self._evaluate(key)
+        sched = self._schedule(order) if self._groups() else order
+        for item in (sched if iterate is None else iterate(sched)):
+            if isinstance(item, _Group):
+                self._evaluate_group(item)
+            elif self.state.get(item) != _DONE:
+                self._evaluate(item)
+
+    def _evaluate_group(self, g: "_Group") -> None:
+        """Evaluate a group's cells as one call, one lane per cell; a cell whose lane holds an
+        error is evaluated on its own (for the diagnostics its error needs), and every cell is
+        if the call cannot be made (:class:`~.references.Ungroupable`, or anything else)."""
+        members = g.members
+        if any(self.state.get(k) == _DONE for k in members):   # read on demand before: one by one
+            res = None
+        else:
+            for k in members:
+                self.state[k] = _ACTIVE
+            diags: list[Diagnostic] = []
+            try:
+                res = self._result(g.f, LaneCtx(self, g.sheet, len(members), diags=diags), False)
+            except Exception:       # noqa: BLE001 - Ungroupable, a split, a cycle, a bug: one by one
+                res = None
+            for k in members:
+                self.state[k] = _PENDING
+            if res is not None and res.n not in (1, len(members)):
+                res = None
+        if res is None:
+            self._ungroup(g)
+            for k in members:
+                if self.state.get(k) != _DONE:
+                    self._evaluate(k)
+            return
+        # a lane that holds an error, or what a diagnostic was recorded for (an add-in's error
+        # text), is its cell's own evaluation: the diagnostics are the cell's
+        said = list({d.code for d in diags})
+        for i, k in enumerate(members):
+            v = res if res.n == 1 else _lane(res, i)
+            if v.has_errors() or (said and np.isin(v.kind, said).any()):
+                self._evaluate(k)
+            else:
+                self.values[k] = v
+                self.state[k] = _DONE
 
     def _evaluate(self, key) -> None:
         """Evaluate the formula cell ``key`` once: its value (spilled for an array formula) and
@@ -632,6 +801,42 @@ class _Cycle(Exception):
     def __init__(self, key):
         super().__init__(key)
         self.key = key
+
+
+class _Group:
+    """The formula cells of one sheet that share a shape (:mod:`.shapes`): evaluated as one call.
+
+    Attributes
+    ----------
+    sheet : int
+    shape : str
+        The formulas' text with their references numbered.
+    members : list of tuple
+        The cells (sheet, row, column).
+    lanes : list of tuple of str
+        Each cell's references, as written.
+    f : callable or None
+        The shape compiled for every cell at once (:class:`~.compiler.Compiler`'s ``lanes``).
+    failed : bool
+        Given up: the cells are compiled and evaluated one by one.
+    """
+
+    __slots__ = ("sheet", "shape", "members", "lanes", "f", "failed")
+
+    def __init__(self, sheet: int, shape: str, members: list, lanes: list):
+        self.sheet = sheet
+        self.shape = shape
+        self.members = members
+        self.lanes = lanes
+        self.f = None
+        self.failed = False
+
+
+def _lane(v: Val, i: int) -> Val:
+    """Lane ``i`` of a group's value: the value of its cell ``i`` (no text array unless it holds text)."""
+    kind = v.kind[i:i + 1]
+    text = None if v.text is None or not (kind == STR).any() else v.text[i:i + 1]
+    return Val(v.num[i:i + 1], kind, text)
 
 
 def _stack(parts: list[Val]) -> Val:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .values import ERR_NULL, ERR_VALUE, Val
 
-__all__ = ["Ref", "RefList", "as_ref", "range_join", "intersection", "union"]
+__all__ = ["Ref", "RefList", "LaneRef", "Ungroupable", "as_ref", "range_join", "intersection", "union"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +90,22 @@ def union(a, b):
         else:
             return Val.error(ERR_VALUE)
     return RefList(parts)
+
+
+class LaneRef:
+    """One single-cell reference per lane: the cells of one shape evaluated as one call
+    (:mod:`.shapes`), each reading its own cell.  Read as a value only
+    (:meth:`~.context.Ctx.value` stacks the cells' values on the scenario axis)."""
+
+    __slots__ = ("refs",)
+
+    def __init__(self, refs: tuple):
+        self.refs = refs
+
+    def __repr__(self) -> str:
+        return f"LaneRef({len(self.refs)} cells)"
+
+
+class Ungroupable(Exception):
+    """The cells of a shape cannot be evaluated as one call: they are compiled or evaluated one
+    by one instead (never seen by a user)."""

@@ -1,0 +1,238 @@
+"""Formulas of one shape (``cryptoplan.workbook.engine.shapes``) and their cells evaluated as one call.
+
+Where the expected values come from: the engine itself, evaluating every cell on its own
+(``Engine(..., shapes=False)``, the path every other engine test checks against Excel's and
+LibreOffice's values); and :func:`~cryptoplan.workbook.engine.parser.parse` of each formula
+for the shaped parse.  Equality is exact: a lane of a vectorized call must be the cell's own
+value, bit for bit, with the same diagnostics.
+"""
+
+from __future__ import annotations
+
+import openpyxl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cryptoplan.workbook.catalog_functions import default_functions
+from cryptoplan.workbook.engine import Engine, Package, native_functions
+from cryptoplan.workbook.engine.core import _Group
+from cryptoplan.workbook.engine.parser import FormulaError, parse
+from cryptoplan.workbook.engine.shapes import parse_shaped, split
+from cryptoplan.workbook.engine.values import STR
+from cryptoplan.workbook.template import write_template
+
+TRICKY = [
+    "=A1:B2:C3", "=A1:INDEX(B1:B3,2)", "=SUM(Sheet1!A1:Sheet1!B2)", "=[1]Sheet1!A1+B2",
+    "='My sheet'!A1*'It''s'!$B$2", "=LOG10(A1)+ATAN2(B1,C1)", "=A1 B1", "=(A1,B2)", "=A1%", "=-A1^2",
+    '="A1"&B1', '="say ""B2"""&C3', "=Données!A1", "=TAX2024", "=A:A", "=SUM(1:1)", "={1,2;3,4}*A1",
+    "=IF(A1,,B2)", "=_xlfn.POISSON.DIST(A5,B5,FALSE)", "=#REF!A1", "=Sheet1:Sheet3!A1", "=T[Col]+A1",
+    "=XFE1+A1", "=A1+", "=1E5+E5", "=SUM(A1:A3)*$B$1", "=_CPREF0_+A1", "=A1:_CPREF0_", "=a1+$b$2",
+    "=Sheet_1.x!C7", "=N(Tables!A4)", "=SUM(A1, B2:C3 D2:E4)", "=A1=B1", "=A1<>B1", "=+A1",
+]
+
+
+def _same_tree(formula: str) -> None:
+    try:
+        want = parse(formula)
+    except FormulaError as exc:
+        with pytest.raises(FormulaError) as got:
+            parse_shaped(formula)
+        assert str(got.value) == str(exc)
+        return
+    got = parse_shaped(formula)
+    assert got == want and repr(got) == repr(want), formula
+
+
+@pytest.mark.parametrize("formula", TRICKY)
+def test_a_shaped_parse_is_the_formulas_own(formula):
+    _same_tree(formula)
+    _same_tree(formula)     # the shape's tree is remembered: the second parse comes from it
+
+
+def test_every_formula_of_the_template_parses_the_same_through_its_shape(tmp_path):
+    eng = Engine(Package(write_template(tmp_path / "planner.xlsx")), native_functions())
+    shapes = {split(c.formula)[0] for c in eng.formulas.values()}
+    for cell in eng.formulas.values():
+        _same_tree(cell.formula)
+    assert len(shapes) < len(eng.formulas) / 10      # filled down: few shapes
+
+
+_REFS = st.sampled_from(["A1", "$B$2", "C$3", "$D4", "Sheet2!E5", "'My sheet'!F6", "A1:B3", "Z99:$AA$100",
+                         "TxRate", "A:A", "1:2", '"A1"', '"x""y"', "1.5", "2E3", "TRUE", "#N/A", "{1,2}"])
+_FORMULAS = st.recursive(
+    _REFS,
+    lambda inner: st.one_of(
+        st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "^", "&", "=", "<>", ":", " "]), inner).map(
+            lambda t: f"{t[0]}{t[1]}{t[2]}"),
+        st.tuples(st.sampled_from(["SUM", "IF", "N", "LOG10", "_xlfn.POISSON.DIST", "ISBLANK"]),
+                  st.lists(inner, min_size=1, max_size=3)).map(lambda t: f"{t[0]}({','.join(t[1])})"),
+        inner.map(lambda x: f"-({x})"), inner.map(lambda x: f"({x})%")),
+    max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_FORMULAS)
+def test_random_formulas_parse_the_same_through_their_shape(body):
+    _same_tree("=" + body)
+
+
+# ---------------------------------------------------------------- evaluation
+def _values(eng: Engine) -> dict:
+    """Every formula cell's value and diagnostics, text compared where it is text."""
+    out = {}
+    for key in eng.formulas:
+        v = eng.values[key]
+        text = None if v.text is None else [t for t, k in zip(v.text.ravel(), v.kind.ravel()) if k == STR]
+        out[key] = (v.num.tobytes(), v.kind.tobytes(), text or None,
+                    [(d.function, d.code, d.message, d.scenarios) for d in eng.diagnostics.get(key, [])])
+    return out
+
+
+def _both(path, functions):
+    one = Engine(Package(path), functions, shapes=False)
+    one.evaluate()
+    grouped = Engine(Package(path), functions)
+    grouped.evaluate()
+    return one, grouped
+
+
+def _groups(eng: Engine) -> list:
+    return list({id(g): g for g in eng._groups().values()}.values())
+
+
+def test_the_template_grouped_equals_cell_by_cell(tmp_path):
+    one, grouped = _both(write_template(tmp_path / "planner.xlsx"), default_functions())
+    assert _values(grouped) == _values(one)
+    groups = _groups(grouped)
+    # the mirrors and the growth table's three columns of 17 months are groups that held
+    grouped_cells = sum(len(g.members) for g in groups)
+    assert grouped_cells > 0.8 * len(grouped.formulas)
+    assert any("PLAN_VALUE" in g.shape and len(g.members) == 17 for g in groups)
+
+
+def _book(tmp_path, fill) -> str:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "S"
+    fill(wb, ws)
+    path = tmp_path / "book.xlsx"
+    wb.save(path)
+    return str(path)
+
+
+def test_cells_of_one_shape_that_read_their_own_row_or_intersect_are_evaluated_one_by_one(tmp_path):
+    def fill(wb, ws):
+        for r in range(1, 11):
+            ws[f"A{r}"] = r * 1.5
+            ws[f"B{r}"] = f"=A{r}*ROW()"                # its own row: no one row for the lanes
+            ws[f"C{r}"] = "=$A$1:$A$10*2"               # implicit intersection with its own row
+            ws[f"D{r}"] = f"=ROWS(A{r})+ISREF(A{r})"    # the reference itself, not its value
+            ws[f"E{r}"] = f"=A{r}/(A{r}-4.5)"           # #DIV/0! in one lane: that cell on its own
+            ws[f"F{r}"] = f'=IF(A{r}>6,"big",A{r})'     # text in some lanes
+    one, grouped = _both(_book(tmp_path, fill), native_functions())
+    assert _values(grouped) == _values(one)
+    assert grouped.value("S!B3").num[0, 0, 0] == 4.5 * 3
+    assert grouped.value("S!C4").num[0, 0, 0] == 12.0
+    assert grouped.diagnostics.get((0, 3, 5)) == one.diagnostics.get((0, 3, 5))
+    shapes = {g.shape: g for g in _groups(grouped)}
+    assert any(s.startswith("IF(") for s in shapes)     # F: evaluated as one call
+    assert not any("ROWS" in s for s in shapes)         # D: compiled one by one
+    assert not any("ROW()" in s for s in shapes)        # B: given up at run time
+
+
+def test_cells_of_one_shape_that_depend_on_each_other_are_evaluated_in_order(tmp_path):
+    def fill(wb, ws):
+        ws["A1"] = 1
+        ws["B1"] = "=A1"
+        for r in range(2, 12):
+            ws[f"A{r}"] = r
+            ws[f"B{r}"] = f"=B{r - 1}+A{r}"             # a running sum: each lane needs the one above
+            ws[f"C{r}"] = f"=D{r}*2"                    # C needs D, D needs C of the row above
+            ws[f"D{r}"] = f"=C{r - 1}+1" if r > 2 else "=1"
+    one, grouped = _both(_book(tmp_path, fill), native_functions())
+    assert _values(grouped) == _values(one)
+    assert grouped.value("S!B11").num[0, 0, 0] == sum(range(1, 12))
+
+
+def test_a_cycle_through_a_shape_is_reported_as_cell_by_cell(tmp_path):
+    def fill(wb, ws):
+        for r in range(1, 9):
+            ws[f"A{r}"] = f"=B{r}+1"
+            ws[f"B{r}"] = f"=A{r}*2" if r == 5 else r
+    one, grouped = _both(_book(tmp_path, fill), native_functions())
+    assert _values(grouped) == _values(one)
+    assert sorted(map(sorted, grouped.cycles)) == sorted(map(sorted, one.cycles)) != []
+
+
+def test_a_dynamic_shape_is_evaluated_one_by_one(tmp_path):
+    def fill(wb, ws):
+        for r in range(1, 9):
+            ws[f"A{r}"] = r
+            ws[f"B{r}"] = f"=OFFSET(A{r},1,0)*2"
+            ws[f"C{r}"] = f'=INDIRECT("A"&A{r})+1'
+    one, grouped = _both(_book(tmp_path, fill), native_functions())
+    assert _values(grouped) == _values(one)
+    assert _groups(grouped) == []
+
+
+def test_many_scenarios_evaluate_cell_by_cell(tmp_path):
+    def fill(wb, ws):
+        for r in range(1, 9):
+            ws[f"A{r}"] = r
+            ws[f"B{r}"] = f"=A{r}*$C$1"
+        ws["C1"] = 2
+    eng = Engine(Package(_book(tmp_path, fill)), native_functions(), n=3)
+    eng.set_input("S!C1", [1, 2, 3])
+    eng.evaluate()
+    assert eng._groups() == {}
+    assert eng.value("S!B4").num[:, 0, 0].tolist() == [4.0, 8.0, 12.0]
+
+
+def test_a_group_read_on_demand_first_is_evaluated_one_by_one(tmp_path):
+    # INDIRECT reads B3 while the group of B is still pending: B3 is evaluated on its own
+    def fill(wb, ws):
+        for r in range(1, 9):
+            ws[f"A{r}"] = r
+            ws[f"B{r}"] = f"=A{r}^2"
+        ws["C1"] = '=INDIRECT("B3")+1'
+    path = _book(tmp_path, fill)
+    one, grouped = _both(path, native_functions())
+    assert _values(grouped) == _values(one)
+    assert grouped.value("S!C1").num[0, 0, 0] == 10.0
+
+
+def test_an_add_in_function_gets_one_value_per_cell_and_dates_are_refused_as_one_by_one(tmp_path):
+    import datetime as dt
+
+    def fill(wb, ws):
+        for r in range(1, 9):
+            ws[f"A{r}"] = 0.4 * r
+            ws[f"B{r}"] = f"=ERLANGC(A{r},5)"           # the cell itself: a date reaches the add-in
+        ws["A8"] = dt.datetime(2026, 1, 1)              # a date handed to an add-in: its own message
+        ws["A8"].number_format = "dd/mm/yyyy"
+        ws["A9"] = 3.0
+        ws["B9"] = "=ERLANGC(A9*4,5)"                   # unstable: the add-in's error text
+        ws["B10"] = "=ERLANGC(A10*4,5)"
+        ws["B11"] = "=ERLANGC(A11*4,5)"
+        ws["B12"] = "=ERLANGC(A12*4,5)"
+        ws["A10"], ws["A11"], ws["A12"] = 0.5, 0.7, 0.9
+    one, grouped = _both(_book(tmp_path, fill), default_functions())
+    assert _values(grouped) == _values(one)
+    assert (8, 1) in grouped.date_cells(0)
+    assert "date" in grouped.value("S!B8").text[0, 0, 0]      # the add-in's message, as one by one
+    assert grouped.diagnostics[(0, 9, 2)] and grouped.value("S!B9").kind[0, 0, 0] == STR
+    # the date's shape was given up (one by one); the other held
+    assert [g.shape for g in _groups(grouped)] == ["ERLANGC(_CPREF0_*4,5)"]
+
+
+def test_a_group_is_a_group_of_one_sheet_and_one_shape(tmp_path):
+    def fill(wb, ws):
+        other = wb.create_sheet("T")
+        for r in range(1, 6):
+            ws[f"A{r}"] = f"=B{r}+1"
+            other[f"A{r}"] = f"=B{r}+1"
+    eng = Engine(Package(_book(tmp_path, fill)), native_functions())
+    eng.evaluate()
+    groups = _groups(eng)
+    assert len(groups) == 2 and all(isinstance(g, _Group) and len({k[0] for k in g.members}) == 1 for g in groups)
