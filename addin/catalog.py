@@ -401,6 +401,11 @@ PARAMS_FILE = _a("params_file", "params_file", "Parameter file to evaluate with 
                  "cryptoplan fit or calibrate), one cell; empty: CRYPTOPLAN_PARAMS's file, else the "
                  "packaged fit.", "", None)
 
+# after params_file (a formula without it means what it meant): the confidence a count is wanted at
+COUNT_LEVEL = _a("level", "number", "Confidence that the count suffices: the count at this quantile of the "
+                 "model's 1,000 parameter draws (0.9: enough in 90% of them); {range}; empty: the count "
+                 "under the fitted parameters.", "fraction", None, domain=D.BAND_LEVEL)
+
 # a plan: the Workloads table and the System block, passed whole
 PLAN_WORKLOADS_RANGE = _a("workloads", "range", "The Workloads table: a header row (name, kind, rate, "
                           "growth_per_year and the kinds' keys), then a row per workload; empty rows skipped.")
@@ -478,9 +483,10 @@ CATALOG: tuple = (
        [_a("tx_rate", "number", "Planned transaction (request/reply) rate; {range}.", "transactions/s",
            domain=D.PLANNED_TX_RATE),
         *_AMS_ARGS, RECIPIENTS, AMS_SPACE, AMS_PLATFORM, PARAMS_FILE], "CPU us per transaction"),
-    _f("PROCESSORS_REQUIRED", "processors_required", PLANNING, "Fewest general processors keeping "
+    _f("PROCESSORS_REQUIRED", "processors_required_at_level", PLANNING, "Fewest general processors keeping "
        "their utilization within max_utilization at a planned MQ AMS rate (MSTR administration "
-       "included).", [TX_RATE, *_AMS_ARGS, MAX_UTIL, RECIPIENTS, AMS_PLATFORM, PARAMS_FILE], "processors",
+       "included); with a level, the number that suffices in that share of the model's parameter draws.",
+       [TX_RATE, *_AMS_ARGS, MAX_UTIL, RECIPIENTS, AMS_PLATFORM, PARAMS_FILE, COUNT_LEVEL], "processors",
        "integer"),
     _f("AMS_MESSAGE_COST_US", "ams_message_cost_us", PLANNING, "AMS CPU to protect and "
        "unprotect one message (interception, asymmetric operations, hashing and encryption), "
@@ -494,14 +500,16 @@ CATALOG: tuple = (
        "the cards of one type (M/G/c with the request mix's service variability).",
        [TX_RATE, *_AMS_ARGS, CARD, CARDS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN, PARAMS_FILE],
        "ms per transaction"),
-    _f("ACCELERATORS_REQUIRED", "accelerators_required", PLANNING, "Smallest number of "
-       "accelerator cards meeting the utilization and wait targets (0 if none are used).",
-       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN, PARAMS_FILE],
-       "cards", "integer"),
-    _f("COPROCESSORS_REQUIRED", "coprocessors_required", PLANNING, "Smallest number of "
-       "coprocessor cards meeting the utilization and wait targets (0 if none are used).",
-       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN, PARAMS_FILE],
-       "cards", "integer"),
+    _f("ACCELERATORS_REQUIRED", "accelerators_required_at_level", PLANNING, "Smallest number of "
+       "accelerator cards meeting the utilization and wait targets (0 if none are used); with a level, "
+       "the number that suffices in that share of the model's parameter draws.",
+       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN, PARAMS_FILE,
+        COUNT_LEVEL], "cards", "integer"),
+    _f("COPROCESSORS_REQUIRED", "coprocessors_required_at_level", PLANNING, "Smallest number of "
+       "coprocessor cards meeting the utilization and wait targets (0 if none are used); with a level, "
+       "the number that suffices in that share of the model's parameter draws.",
+       [TX_RATE, *_AMS_ARGS, MAX_UTIL, MAX_WAIT_MS, RECIPIENTS, SERVICE_SCV_CARD, OTHER_LPAR, CARD_GEN, PARAMS_FILE,
+        COUNT_LEVEL], "cards", "integer"),
     _f("TLS_COST_US", "tls_cost_us", PLANNING, "CPU per MQ channel transaction with the given "
        "channel protection and cipher, in total or for one address space.",
        [MODE, CIPHER, MESSAGE_KB, TLS_SPACE, SSLRKEYC, PLATFORM, PARAMS_FILE], "CPU us per transaction"),

@@ -107,4 +107,7 @@ from .calibration.planning import (
     model_figures as model_figures,
     defaults as defaults,
     plan_band as plan_band,
+    accelerators_required_at_level as accelerators_required_at_level,
+    coprocessors_required_at_level as coprocessors_required_at_level,
+    processors_required_at_level as processors_required_at_level,
 )

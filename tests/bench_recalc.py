@@ -23,7 +23,8 @@ the same machine, on the template workbook (``cryptoplan template``):
      LibreOffice cannot run the Python UDFs (those cells become ``#NAME?``),
      so its figure is a lower bound of what a LibreOffice sweep would cost.
 
-Targets (the issue): N = 10,000 scenarios in <= 5 s, and >= 100x faster than
+Targets: the template's recalculation by the CLI <= 0.35 s and >= 4x LibreOffice
+without the add-in (issue 47); N = 10,000 scenarios in <= 5 s, and >= 100x faster than
 the faster peer.
 """
 
@@ -254,9 +255,13 @@ def main(argv=None) -> int:
         t_lo, _ = _median(lambda: convert([tpl], tmp / "lo", recalc=True, profile_dir=prof),
                           max(3, args.runs // 2))
         rows.append(("LibreOffice headless recalc, no add-in", t_lo, "UDF cells -> #NAME?: less work"))
-        t_lo_addin = _bench_lo_addin(tpl, tmp, args.runs, rec)
-        rows.append(("LibreOffice headless recalc with the Calc add-in", t_lo_addin,
-                     "the same values (checked)"))
+        try:
+            t_lo_addin = _bench_lo_addin(tpl, tmp, args.runs, rec)
+            rows.append(("LibreOffice headless recalc with the Calc add-in", t_lo_addin,
+                         "the same values (checked)"))
+        except SystemExit as exc:   # a peer that fails is reported, not timed; the rest still runs
+            t_lo_addin = None
+            rows.append(("LibreOffice headless recalc with the Calc add-in", float("nan"), f"not timed: {exc}"))
 
     # ----------------------------------------------------------------- sweep
     summary = []
@@ -285,9 +290,14 @@ def main(argv=None) -> int:
         print(f"{name:<{w}}  {t:>10.3f}  {note}")
     print()
     if t_lo:
-        print(f"recalc: LibreOffice with the add-in / cryptoplan CLI = {t_lo_addin / t_cli:,.1f}x "
-              f"(target >= 3x: {'met' if t_lo_addin / t_cli >= 3 else 'MISSED'}), / API = {t_lo_addin / t_api:,.1f}x; "
-              f"LibreOffice without it (#NAME? cells) / CLI = {t_lo / t_cli:,.1f}x")
+        # issue 47: the CLI (a fresh process, as LibreOffice's is) <= 0.35 s and >= 4x LibreOffice
+        # without the add-in; the API (imports done) beside it
+        print(f"recalc: LibreOffice without the add-in / cryptoplan CLI = {t_lo / t_cli:,.1f}x (target >= 4x: "
+              f"{'met' if t_lo / t_cli >= 4 else 'MISSED'}); CLI {t_cli:.3f} s (target <= 0.35 s: "
+              f"{'met' if t_cli <= 0.35 else 'MISSED'}); / API = {t_lo / t_api:,.1f}x, API {t_api:.3f} s")
+        if t_lo_addin:
+            print(f"recalc: LibreOffice with the add-in / cryptoplan CLI = {t_lo_addin / t_cli:,.1f}x, "
+                  f"/ API = {t_lo_addin / t_api:,.1f}x")
     for label, n, t_sweep, t_formulas, t_lo_sweep in summary:
         parts = []
         if t_formulas:

@@ -106,10 +106,11 @@ def test_arguments_follow_the_model_signature(spec):
         assert a.default == pdef or (a.default is REQUIRED and pdef is REQUIRED), (a.name, pdef)
     # parameters the catalog leaves out must have defaults
     assert all(p.default is not inspect.Parameter.empty for p in params[len(args):])
-    # params_file, where present, is optional and the last argument but for ranges added after it (a
-    # plan's profiles: a formula of an older template, without them, means what it meant)
+    # params_file, where present, is optional and the last argument but for optional ones added after
+    # it (a plan's profiles, a count's level: a formula of an older workbook, without them, means what
+    # it meant)
     k = spec.params_arg
-    assert k is None or (not spec.args[k].required and all(a.kind == "range" and not a.required
+    assert k is None or (not spec.args[k].required and all((a.kind == "range" or a.name == "level") and not a.required
                                                           for a in spec.args[k + 1:]))
 
 

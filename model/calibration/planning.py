@@ -1,19 +1,24 @@
 """Planner-facing tables and numbers that need the calibration: fitted parameters,
-published-vs-model figures, measured defaults, a plan's answer at a quantile of its draws."""
+published-vs-model figures, measured defaults, a plan's answer at a quantile of its draws, and
+the cards or processors one workload needs at a confidence level."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 
+import numpy as np
+
 from ..domains import BAND_LEVEL
 from ..figures import figure
-from ..params import binding, load_params, params_path
+from ..params import binding, load_params, params_path, using_values
+from ..zos.ams import accelerators_required, coprocessors_required, processors_required
 from ..zos.plan.inputs import ARGUMENT, checked
 from ..zos.plan.tables import plan_quantile
 from .draws import parameter_draws
 from .report import figure_table
 
-__all__ = ["model_parameters", "model_figures", "defaults", "plan_band", "BAND_DRAWS", "BAND_SEED"]
+__all__ = ["model_parameters", "model_figures", "defaults", "plan_band", "accelerators_required_at_level",
+           "coprocessors_required_at_level", "processors_required_at_level", "BAND_DRAWS", "BAND_SEED"]
 
 #: Draws behind a spreadsheet's band (:func:`plan_band`), and their seed: every cell of a
 #: workbook, and every recalculation, sees the same draws of the same parameter file.
@@ -63,6 +68,89 @@ def plan_band(workloads, system, resource, quantity, quantile, growth=1.0, month
     """
     q = float(checked(BAND_LEVEL, quantile, ARGUMENT, "quantile"))
     return plan_quantile(workloads, system, resource, quantity, _draws(), q, growth, months, profiles)
+
+
+def _count_at_level(count, args: tuple, level):
+    """``count(*args)`` under the fitted parameters (``level`` None), else the count at the ``level``
+    quantile of :data:`BAND_DRAWS` parameter draws: the fewest that suffice in that share of them."""
+    if level is None:
+        return count(*args)
+    lv = np.asarray(BAND_LEVEL.check(level, "level", scalar=False), dtype=float)
+    if lv.ndim and np.unique(lv).size > 1:     # several levels (a sweep): each one's own draws' answer
+        out = np.zeros(np.broadcast_shapes(lv.shape, *(np.shape(a) for a in args)))
+        for v in np.unique(lv):
+            at = np.broadcast_to(lv == v, out.shape)
+            out[at] = np.broadcast_to(_count_at_level(count, args, float(v)), out.shape)[at]
+        return out
+    q = float(lv.flat[0])
+    # each array argument gets the draws' axis last; the parameters' arrays broadcast along it
+    drawn = tuple(np.asarray(a)[..., None] if isinstance(a, np.ndarray) and a.ndim else a for a in args)
+    with using_values(_draws()):
+        counts = np.asarray(count(*drawn), dtype=float)
+    counts = np.broadcast_to(counts, counts.shape[:-1] + (BAND_DRAWS,)) if counts.ndim else \
+        np.full(BAND_DRAWS, float(counts))
+    out = np.quantile(counts, q, axis=-1, method="inverted_cdf")
+    return int(out) if np.ndim(out) == 0 else out
+
+
+def accelerators_required_at_level(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
+                                   max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=None,
+                                   other_lpar_util=0.0, card_generation="CEX8S", level=None):
+    r"""Accelerator cards one workload needs, at a confidence level of the model's parameters
+    (``ACCELERATORS_REQUIRED``).
+
+    :func:`~cryptoplan.model.zos.ams.accelerators_required` under the fitted parameters, or, with
+    ``level``, its count at the ``level`` quantile of :data:`BAND_DRAWS` draws of the parameters
+    in force (:func:`~cryptoplan.model.calibration.draws.parameter_draws`, seed
+    :data:`BAND_SEED`, numpy's ``inverted_cdf``): the fewest cards that meet the targets in
+    ``level`` of the draws.
+
+    .. math:: k_q = \min\{k : \Pr_\theta[k^*(\theta) \le k] \ge q\}
+
+    Parameters
+    ----------
+    level : float, optional
+        In (0, 1), e.g. 0.9: the count that suffices in 90% of the draws.  None: the fitted
+        parameters' count.
+    Other parameters as :func:`~cryptoplan.model.zos.ams.accelerators_required`.
+
+    Returns
+    -------
+    int or ndarray
+
+    Raises
+    ------
+    InputError, NotAvailableError
+        As :func:`~cryptoplan.model.zos.ams.accelerators_required` (for any draw), or ``level`` out
+        of (0, 1).
+    """
+    return _count_at_level(accelerators_required, (
+        tx_rate, policy, key_type, key_size, message_kb, key_reuse, max_utilization, max_wait_ms, recipients,
+        service_scv, other_lpar_util, card_generation), level)
+
+
+def coprocessors_required_at_level(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
+                                   max_utilization=0.7, max_wait_ms=None, recipients=1, service_scv=None,
+                                   other_lpar_util=0.0, card_generation="CEX8S", level=None):
+    """Coprocessor cards one workload needs, at a confidence level (``COPROCESSORS_REQUIRED``).
+
+    See :func:`accelerators_required_at_level`; the count is
+    :func:`~cryptoplan.model.zos.ams.coprocessors_required`'s.
+    """
+    return _count_at_level(coprocessors_required, (
+        tx_rate, policy, key_type, key_size, message_kb, key_reuse, max_utilization, max_wait_ms, recipients,
+        service_scv, other_lpar_util, card_generation), level)
+
+
+def processors_required_at_level(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None,
+                                 max_utilization=0.7, recipients=1, platform="z16", level=None):
+    """General processors one workload needs, at a confidence level (``PROCESSORS_REQUIRED``).
+
+    See :func:`accelerators_required_at_level`; the count is
+    :func:`~cryptoplan.model.zos.ams.processors_required`'s.
+    """
+    return _count_at_level(processors_required, (
+        tx_rate, policy, key_type, key_size, message_kb, key_reuse, max_utilization, recipients, platform), level)
 
 
 def model_parameters() -> list[dict]:
