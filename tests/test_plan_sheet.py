@@ -275,3 +275,33 @@ def test_a_sweeps_growth_array_is_planned_once_for_every_cell(monkeypatch):
     other = tables.plan_value(workloads, system, "accelerators", "utilization", g * 2.0)
     assert len(calls) == 2
     np.testing.assert_allclose(other, 2.0 * u, rtol=1e-12)        # utilization is linear in the rates
+
+
+def test_the_band_table_is_cryptoplan_plan_bands(planner):
+    """PlanBandLevel empty (the default): the band table is blank, nothing drawn.  At 90%: each resource's
+    row is the 5% and 95% quantiles ``cryptoplan plan --bands --json`` gives (plan_bands over the same
+    1,000 draws, seed 0) of its peak utilization, months to target and count required at the horizon."""
+    from cryptoplan.workbook.template.plan import BANDS_SHOWN, BANDS_TOP
+    res = CliRunner().invoke(main, ["recalc", planner, "-o", "plain.xlsx"])
+    assert res.exit_code == 0, res.output
+    ws = openpyxl.load_workbook("plain.xlsx", data_only=True)["Plan"]
+    assert ws[f"A{BANDS_TOP - 1}"].value.startswith("How sure: type a Band level")
+    assert [ws.cell(r, c).value or "" for r in range(BANDS_TOP + 1, BANDS_TOP + 4) for c in range(1, 8)] == [""] * 21
+
+    res = CliRunner().invoke(main, ["recalc", planner, "-o", "banded.xlsx", "--set", "PlanBandLevel=0.9"])
+    assert res.exit_code == 0, res.output
+    ws = openpyxl.load_workbook("banded.xlsx", data_only=True)["Plan"]
+    assert ws[f"A{BANDS_TOP - 1}"].value.startswith("How sure: the 90% band")
+    doc = json.loads(CliRunner().invoke(main, ["plan", "banded.xlsx", "--json", "--bands", "--level", "0.9",
+                                               "--draws", "1000", "--seed", "0"]).output)
+    pools = [ws.cell(r, 1).value for r in range(BANDS_TOP + 1, BANDS_TOP + 4)]
+    assert pools == ["processors", "coprocessors", "accelerators"]
+    for i, pool in enumerate(pools):
+        for j, (quantity, _, never, _) in enumerate(BANDS_SHOWN):
+            for k, end in enumerate(("p05", "p95")):
+                got = ws.cell(BANDS_TOP + 1 + i, 2 + 2 * j + k).value
+                want = doc["resources"][pool][quantity][end]
+                if want is None:
+                    assert got == never, (pool, quantity, end)
+                else:
+                    assert_allclose(got, want, rtol=1e-12, err_msg=f"{pool} {quantity} {end}")

@@ -61,6 +61,10 @@ class Cell(str):
     """A same-sheet cell reference like ``A5``."""
 
 
+class Expr(str):
+    """A formula expression like ``(1-PlanBandLevel)/2`` (rendered bare)."""
+
+
 #: The AMS functions' key and message arguments: the inputs Policy, KeyType, KeySize, MessageKB, KeyReuse.
 AMS_ARGS = tuple(Name(n) for n in ("Policy", "KeyType", "KeySize", "MessageKB", "KeyReuse"))
 
@@ -113,7 +117,7 @@ class Builder:
         """
         if isinstance(arg, Name) and str(arg) in MAY_BE_EMPTY:
             return f'IF(ISBLANK({arg}),"",{arg})'
-        return str(arg) if isinstance(arg, (Name, Cell, _Omitted)) else _literal(arg)
+        return str(arg) if isinstance(arg, (Name, Cell, Expr, _Omitted)) else _literal(arg)
 
     @staticmethod
     def _with_params(name: str, args: tuple, after: tuple = ()) -> tuple:
@@ -130,10 +134,14 @@ class Builder:
         A function that evaluates with a parameter file gets the ``ParamsFile`` input after
         ``args`` (arguments between left out: their defaults), then ``after``.
         """
+        self.native(ws, coord, "=" + self.call(name, *args, after=after), number_format)
+
+    def call(self, name: str, *args, after: tuple = ()) -> str:
+        """The text ``NAME(args)`` of a call :meth:`udf` would write, for a larger formula."""
         args = self._with_params(name, args, after)
         self.uses.update((str(a), name, arg.name) for a, arg in zip(args, CATALOG_BY_NAME[name].args)
                          if isinstance(a, Name))
-        self.native(ws, coord, f"={name}({','.join(self._render(a) for a in args)})", number_format)
+        return f"{name}({','.join(self._render(a) for a in args)})"
 
     def native(self, ws, coord: str, formula: str, number_format: str | None = None):
         """Write a formula (native functions only, or built by :meth:`udf`)."""

@@ -27,7 +27,7 @@ from cryptoplan.model.zos.plan import (KINDS, RATE_UNITS, RESOURCE_COLUMNS, TEXT
                                        WORKLOAD_COLUMNS)
 from cryptoplan.model.zos.plan.inputs import FAILOVER_MODES
 from ._builder import (F_MS, F_PCT, F_RATIO, F_US, HEADER_FILL, HEADER_FONT, NOTE_FONT, SERIES_FONT, WRAP_TOP, Builder,
-                       Cell, Name, header_row, heading, print_setup, scatter_chart, set_widths, titled_sheet)
+                       Cell, Expr, Name, header_row, heading, print_setup, scatter_chart, set_widths, titled_sheet)
 from ._input_cells import excel_validation
 
 __all__ = ["PLAN_ROWS", "F_MONTHS", "PLAN_ARGS", "PLAN_PROFILES", "add_workloads", "add_plan"]
@@ -268,7 +268,8 @@ def _profiles_table(b: Builder, ws) -> int:
 _TEXT_TOP = 7                  # PLAN_TEXT: the scenario, verdicts and warnings
 TEXT_ROWS = 16
 RESOURCES_TOP = _TEXT_TOP + TEXT_ROWS + 3
-_TIMELINE_TOP = RESOURCES_TOP + 6
+BANDS_TOP = RESOURCES_TOP + 6  # the resources' bands at PlanBandLevel (header row; its heading above)
+_TIMELINE_TOP = BANDS_TOP + 6
 TIMELINE_ROWS = 8
 PLAN_TABLE_TOP = _TIMELINE_TOP + TIMELINE_ROWS + 3      # the PLAN_WORKLOADS header row
 _LEGEND_TOP = 51               # the stacked chart's legend (in cells, under the chart)
@@ -313,8 +314,10 @@ def add_plan(b: Builder):
         ws.cell(r, 3, note).font = NOTE_FONT
         ws.cell(r, 3).alignment = Alignment(horizontal="left", indent=1)   # not run into the value
         b.wb.defined_names[name] = DefinedName(name, attr_text=f"Plan!$B${r}")
+    _band_level_input(b, ws)
     args = (*PLAN_ARGS, n("PlanGrowth"), n("PlanMonths"))
     tops = _plan_tables(b, ws, args)
+    _band_table(b, ws)
     months = _growth_table(b, ws, tops["timeline"])
     stack = _stack_data(b, ws, tops["resources"])
     _plan_charts(ws, months, stack)
@@ -327,6 +330,56 @@ def add_plan(b: Builder):
     ws.freeze_panes = "A4"
     print_setup(ws, f"A1:W{_PLAN_LAST}")
     ws.page_setup.fitToHeight = 1       # a manager prints it: one page
+
+
+#: Where the band's level is typed (empty: no band).
+BAND_LEVEL_CELL = "K4"
+#: The band table's columns after the resource: (PLAN_BAND quantity, number format, what a draw whose
+#: quantity is an error shows (months never reached, a count beyond an LPAR's), header).
+BANDS_SHOWN = (("utilization", F_PCT, "none installed", "peak utilization"),
+               ("months_to_target", "0.0", "never", "months to target"),
+               ("required_at_horizon", "0", "too many", "required at horizon"))
+
+
+def _band_level_input(b: Builder, ws):
+    """The band's level (PlanBandLevel): empty by default, as ``cryptoplan plan`` without --bands (a
+    band is a plan under 1,000 draws of the parameters: it costs a recalculation more than the rest)."""
+    col = BAND_LEVEL_CELL.rstrip("0123456789")
+    row = int(BAND_LEVEL_CELL[len(col):])
+    ws.cell(row, column_index_from_string(col) - 1, "Band level").alignment = Alignment(horizontal="right")
+    cell = ws[BAND_LEVEL_CELL]
+    cell.style, cell.number_format = "Input", "0%"
+    note = ws.cell(row, column_index_from_string(col) + 1, "e.g. 90%: how sure each resource's answers are; "
+                                                           "empty: none")
+    note.font = NOTE_FONT
+    note.alignment = Alignment(horizontal="left", indent=1)
+    b.wb.defined_names["PlanBandLevel"] = DefinedName("PlanBandLevel", attr_text=f"Plan!${col}${row}")
+
+
+def _band_table(b: Builder, ws):
+    """Under the resources: each resource's band at PlanBandLevel (``PLAN_BAND`` at its two ends) of its
+    peak utilization, months to target and count required at the horizon; blank without a level."""
+    n = Name
+    top, level = BANDS_TOP, "PlanBandLevel"
+    heading(ws, top - 1, "")
+    shown = (f'"How sure: the "&TEXT({level},"0%")&" band of each answer over 1,000 draws of the '
+             f'model\'s parameters (Band level, {BAND_LEVEL_CELL})"')
+    hint = (f'"How sure: type a Band level in {BAND_LEVEL_CELL} (e.g. 90%) for each answer\'s band over the '
+            'model\'s parameter draws"')
+    b.native(ws, f"A{top - 1}", f"=IF(ISNUMBER({level}),{shown},{hint})")
+    labels = ["resource"] + [f"{label}, {end}" for *_, label in BANDS_SHOWN for end in ("low", "high")]
+    _table_head(ws, top, labels, anchor_kept=False)
+    lo, hi = f"(1-{level})/2", f"(1+{level})/2"
+    for i in range(3):
+        r, src = top + 1 + i, RESOURCES_TOP + 1 + i
+        b.native(ws, f"A{r}", f'=IF(ISNUMBER({level}),A{src},"")')
+        for j, (quantity, fmt, never, _) in enumerate(BANDS_SHOWN):
+            for k, q in enumerate((lo, hi)):
+                call = b.call("PLAN_BAND", *PLAN_ARGS[:2], Cell(f"A{src}"), quantity, Expr(q), n("PlanGrowth"),
+                              n("PlanMonths"), after=PLAN_PROFILES)
+                b.native(ws, f"{get_column_letter(2 + 2 * j + k)}{r}",
+                         f'=IF(AND(ISNUMBER({level}),LEN(A{src})>0),IFERROR({call},"{never}"),"")', fmt)
+                ws.cell(r, 2 + 2 * j + k).alignment = Alignment(horizontal="right")
 
 
 def _table_head(ws, row: int, labels, anchor_kept: bool = True):
