@@ -190,16 +190,80 @@ def test_many_scenarios_evaluate_cell_by_cell(tmp_path):
 
 
 def test_a_group_read_on_demand_first_is_evaluated_one_by_one(tmp_path):
-    # INDIRECT reads B3 while the group of B is still pending: B3 is evaluated on its own
+    # A1's INDIRECT, first in the order, reads B3 while the group of B is pending: B3 is evaluated on
+    # its own, and so is the rest of the group (and again when evaluated twice)
     def fill(wb, ws):
-        for r in range(1, 9):
+        ws["A1"] = '=INDIRECT("B3")+1'
+        for r in range(2, 10):
             ws[f"A{r}"] = r
             ws[f"B{r}"] = f"=A{r}^2"
-        ws["C1"] = '=INDIRECT("B3")+1'
+    one, grouped = _both(_book(tmp_path, fill), native_functions())
+    assert _values(grouped) == _values(one)
+    assert grouped.value("S!A1").num[0, 0, 0] == 10.0
+    assert _groups(grouped) == []                     # given up
+    grouped.evaluate()
+    assert _values(grouped) == _values(one)
+
+
+def test_a_group_given_up_at_run_time_evaluates_again_after_an_input_changes(tmp_path):
+    # ROW() in the untaken branch of some lanes: the group is given up while running; its cells,
+    # compiled one by one, keep their precedents for the next evaluations
+    def fill(wb, ws):
+        for r in range(1, 6):
+            ws[f"A{r}"] = r
+            ws[f"B{r}"] = f"=IF(A{r}>0,1/(A{r}-3),ROW())"
     path = _book(tmp_path, fill)
     one, grouped = _both(path, native_functions())
+    for eng in (one, grouped):
+        eng.set_input("S!A1", -1)
+        eng.evaluate()
+        eng.evaluate()
     assert _values(grouped) == _values(one)
-    assert grouped.value("S!C1").num[0, 0, 0] == 10.0
+    assert grouped.value("S!B1").num[0, 0, 0] == 1.0
+
+
+def test_a_sweep_after_a_single_scenario_does_not_group_its_scenarios(tmp_path):
+    # the sweep's engine is kept between calls: resized from one scenario to four, no group is left
+    from cryptoplan.workbook.sweeps import sweep
+
+    def fill(wb, ws):
+        ws.title = "Results"
+        for r in range(1, 5):
+            ws[f"A{r}"] = r
+            ws[f"B{r}"] = f"=A{r}*$C$1"
+        ws["C1"] = 1
+    path = _book(tmp_path, fill)
+    sweep(path, {"Results!C1": [2]})
+    res = sweep(path, {"Results!C1": [1, 2, 3, 4]})
+    for r in range(1, 5):
+        column = next(v for k, v in res.outputs.items() if k.endswith(f"B{r}"))
+        assert list(column) == [r * c for c in (1, 2, 3, 4)]
+
+
+def test_text_functions_keep_their_numbers_where_another_lane_errs(tmp_path):
+    def fill(wb, ws):
+        for r, text in enumerate(("abc", "xyz", "b", "q"), 1):
+            ws[f"A{r}"] = text
+            ws[f"B{r}"] = f'=ISNUMBER(SEARCH("b",A{r}))'
+            ws[f"C{r}"] = f'=FIND("b",A{r})'
+    one, grouped = _both(_book(tmp_path, fill), native_functions())
+    assert _values(grouped) == _values(one)
+    assert grouped.value("S!C1").kind[0, 0, 0] != STR and grouped.value("S!C1").num[0, 0, 0] == 2.0
+    assert grouped.value("S!B3").num[0, 0, 0] == 1.0
+
+
+def test_a_date_handed_to_an_add_in_through_if_is_its_cells_own_call(tmp_path):
+    import datetime as dt
+
+    def fill(wb, ws):
+        for r in range(1, 7):
+            ws[f"A{r}"] = 1 if r % 2 else -1
+            ws[f"D{r}"] = dt.datetime(2026, 1, r)
+            ws[f"D{r}"].number_format = "dd/mm/yyyy"
+            ws[f"B{r}"] = f"=ERLANGC(IF(A{r}>0,D{r},0.5),5)"
+    one, grouped = _both(_book(tmp_path, fill), default_functions())
+    assert _values(grouped) == _values(one)
+    assert "date" in grouped.value("S!B1").text[0, 0, 0]
 
 
 def test_an_add_in_function_gets_one_value_per_cell_and_dates_are_refused_as_one_by_one(tmp_path):

@@ -48,6 +48,8 @@ import re
 import sys
 import warnings
 import traceback
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -105,8 +107,10 @@ class Engine:
     shapes : bool
         With one scenario, evaluate the cells of one sheet whose formulas share a shape
         (:mod:`.shapes`: filled down or across, references apart) as one call, one lane per
-        cell (default).  The values are those of the cells evaluated one by one; False
-        evaluates them one by one (to compare).
+        cell (default).  The values and diagnostics are those of the cells evaluated one by
+        one, but for an add-in function's vectorized model call, which may round its last bit
+        otherwise (as a sweep's scenarios do), and for where a cycle through ``INDIRECT`` is
+        first met; False evaluates them one by one (to compare).
 
     Examples
     --------
@@ -316,6 +320,7 @@ class Engine:
         if n < 1:
             raise InputError(f"n = {n}: a workbook is evaluated for at least one scenario")
         self.n = n
+        self._group_of = None           # groups are for one scenario: formed again, or not, for n
         self.overrides = {k: v for k, v in self.overrides.items() if v.n == 1}
         self._block_cache.clear()
         self.values, self.state, self.diagnostics = {}, {}, {}
@@ -496,6 +501,10 @@ class Engine:
                 f = comp.compile(tree[0])
             if comp.dynamic:
                 raise Ungroupable("a function reads references known only when it runs")
+            udf = any(getattr(self.functions.get(name), "udf", False) for name in comp.functions)
+            if udf and any((r.r1, r.c1) in self.date_cells(r.sheet) for lane in comp.lane_refs for r in lane.refs):
+                # an add-in refuses a date it is handed, through IF or CHOOSE too: each cell's own call
+                raise Ungroupable("a differing cell is a date and an add-in function is called")
         except (Ungroupable, FormulaError):
             self._ungroup(g)
             return False
@@ -516,7 +525,8 @@ class Engine:
         g.failed = True
         g.f = None
         for key in g.members:
-            self._deps.pop(key, None)
+            if key not in self._compiled:       # a cell compiled on its own keeps what it recorded
+                self._deps.pop(key, None)
             if self._group_of is not None:
                 self._group_of.pop(key, None)
 
@@ -606,7 +616,8 @@ class Engine:
     def evaluate(self, roots=None, iterate=None) -> None:
         """Evaluate every formula cell (or those ``roots`` need), precedents first.
 
-        ``iterate`` optionally wraps the evaluation order (a progress bar).
+        ``iterate`` optionally wraps the evaluation order (a progress bar): its items are cells,
+        and the groups of cells of one shape evaluated as one call.
         """
         with deep_recursion():
             self._evaluate_order(roots, iterate)
@@ -637,7 +648,7 @@ class Engine:
         error is evaluated on its own (for the diagnostics its error needs), and every cell is
         if the call cannot be made (:class:`~.references.Ungroupable`, or anything else)."""
         members = g.members
-        if any(self.state.get(k) == _DONE for k in members):   # read on demand before: one by one
+        if self.n != 1 or any(self.state.get(k) == _DONE for k in members):   # read on demand: one by one
             res = None
         else:
             for k in members:
@@ -786,7 +797,7 @@ class Engine:
         """Whether a formula calls an add-in function or a volatile one (Excel must then
         recalculate the file on load)."""
         for key in self.formulas:
-            self.compiled(key)
+            self._prepare(key)
             for name in self._uses.get(key, ()):
                 spec = self.functions.get(name)
                 if spec is not None and (spec.udf or spec.volatile):
@@ -803,6 +814,7 @@ class _Cycle(Exception):
         self.key = key
 
 
+@dataclass(slots=True, eq=False)        # a group is itself (a node of the evaluation order), not its fields
 class _Group:
     """The formula cells of one sheet that share a shape (:mod:`.shapes`): evaluated as one call.
 
@@ -821,15 +833,13 @@ class _Group:
         Given up: the cells are compiled and evaluated one by one.
     """
 
-    __slots__ = ("sheet", "shape", "members", "lanes", "f", "failed")
 
-    def __init__(self, sheet: int, shape: str, members: list, lanes: list):
-        self.sheet = sheet
-        self.shape = shape
-        self.members = members
-        self.lanes = lanes
-        self.f = None
-        self.failed = False
+    sheet: int
+    shape: str
+    members: list
+    lanes: list
+    f: Any = None
+    failed: bool = False
 
 
 def _lane(v: Val, i: int) -> Val:

@@ -56,10 +56,17 @@ def _text_fn(name, f, coercions, min_args=None, defaults=()):
         out = np.asarray(out, dtype=object)
         eout = np.asarray(eout, dtype=np.int8)
         err = first_error(err, eout if eout.any() else None)
-        types = set(map(type, out.flat))
+        # the result's type is its good elements' (an error element holds "" but is an error: with
+        # many scenarios, or the cells of one shape, one error must not make FIND's numbers text)
+        good = out if err is None else out[np.broadcast_to(np.asarray(err) == 0, out.shape)]
+        types = set(map(type, good.flat)) or set(map(type, out.flat))
         if types <= _NUMBER_TYPES:
+            if err is not None:
+                out = np.where(np.broadcast_to(np.asarray(err) == 0, out.shape), out, 0.0)
             return Val.numbers(out.astype(float), err)
         if types == {bool}:
+            if err is not None:
+                out = np.where(np.broadcast_to(np.asarray(err) == 0, out.shape), out, False)
             return Val.bools(out.astype(float), err)
         return Val.texts(out, err)
 
