@@ -137,3 +137,29 @@ def test_a_subnormal_profile_factor_gives_a_plan_not_an_overflow():
     r = plan(System(processors=1, coprocessors=1, accelerators=4), ws)
     for res in r.resources.values():
         assert np.isfinite(res.wait_ms) and res.peak_interval == "22:00"
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), w=st.integers(1, 5), n_int=st.sampled_from([1, 4, 24, 96]),
+       s=st.integers(1, 40))
+def test_the_factored_loads_cross_where_the_full_loads_do_and_substitute_back(seed, w, n_int, s):
+    """``factors=(a, P)`` (a plan's loads: a scale per workload and scenario times its day profile)
+    against the same loads written out, and each finite month substituted back into the peak load."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0.0, 1.0, (w, s)) * (rng.random((w, 1)) > 0.2)
+    P = rng.uniform(0.0, 1.0, (w, n_int))
+    growth = rng.uniform(-0.5, 3.0, w)
+    fixed = rng.uniform(0.0, 0.3, s)
+    cap = rng.uniform(0.2, 4.0, s)
+    full = months_to_reach(a[..., None] * P[:, None, :], growth, fixed, cap)
+    fact = months_to_reach(None, growth, fixed, cap, factors=(a, P))
+    assert np.array_equal(np.isinf(full), np.isinf(fact))
+    ok = np.isfinite(full)
+    assert_allclose(fact[ok], full[ok], rtol=0, atol=1e-8)          # both within their 1e-10 bracket
+    r = np.log1p(growth) / 12.0
+
+    def peak(t):
+        return (np.einsum("ws,wi,ws->si", a, P, np.exp(r[:, None] * t[None, :]))).max(axis=1) + fixed
+    t = np.where(ok, fact, 0.0)
+    assert np.all(peak(t)[ok] >= cap[ok] * (1 - 1e-9))
+    assert np.all(peak(np.maximum(t - 1e-6, 0.0))[ok & (fact > 1e-6)] < cap[ok & (fact > 1e-6)])

@@ -40,24 +40,30 @@ def _combine(loads, r):
     if uniq.size == r.size:
         return loads, r
     out = np.zeros((uniq.size,) + loads.shape[1:])
-    np.add.at(out, inv, loads)
+    for i, u in enumerate(inv):         # in the workloads' order, as numpy.add.at adds (a few workloads)
+        out[u] += loads[i]
     return out, uniq
 
 
-def months_to_reach(loads, growth, fixed, capacity) -> np.ndarray:
+def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     """First :math:`t \\in [0, T]` with :math:`\\max_j \\sum_i L_{ij} (1 + g_i)^{t/12} + B \\ge c`.
 
     Parameters
     ----------
     loads : array_like, shape (W, *S, I)
         Each workload's load in each interval of the day at :math:`t = 0` (servers' worth, >= 0),
-        broadcast against ``capacity`` over the middle axes.
+        broadcast against ``capacity`` over the middle axes.  Not read when ``factors`` are given.
     growth : array_like, shape (W,)
         Yearly growth of each workload, fractions in (-1, 10].
     fixed : float or array_like, shape (*S)
         Load that does not grow (MQ MSTR's administration).
     capacity : array_like, shape (*S)
         The load that is the limit (servers x target, less other LPARs' share).
+    factors : tuple of array_like, optional
+        ``(a, P)``, shapes ``(W, *S)`` and ``(W, I)``: the loads as ``a[..., None] * P`` (a
+        plan's are each workload's load per unit of its daily profile times that profile).  The
+        same crossing (to rounding), each step's loads one matrix product ``(S, W) @ (W, I)``
+        instead of a pass over ``W x S x I``.
 
     Returns
     -------
@@ -66,28 +72,42 @@ def months_to_reach(loads, growth, fixed, capacity) -> np.ndarray:
         no load at all).
     """
     r = np.log1p(np.asarray(growth, dtype=float)) / 12.0
-    loads = np.asarray(loads, dtype=float)
     cap = np.asarray(capacity, dtype=float)
-    shape = np.broadcast_shapes(cap.shape, loads.shape[1:-1], np.shape(fixed))
-    w, n_int = loads.shape[0], loads.shape[-1]
-    L = np.broadcast_to(loads, (w,) + shape + (n_int,)).reshape(w, -1, n_int)
-    L, r = _combine(L, r)
+    if factors is not None:
+        a, P = (np.asarray(x, dtype=float) for x in factors)
+        shape = np.broadcast_shapes(cap.shape, a.shape[1:], np.shape(fixed))
+        w = a.shape[0]
+        A = np.broadcast_to(a, (w,) + shape).reshape(w, -1)                 # (W, S)
+        total = (A * P.sum(axis=1)[:, None]).sum(axis=0)
+    else:
+        loads = np.asarray(loads, dtype=float)
+        shape = np.broadcast_shapes(cap.shape, loads.shape[1:-1], np.shape(fixed))
+        w, n_int = loads.shape[0], loads.shape[-1]
+        L = np.broadcast_to(loads, (w,) + shape + (n_int,)).reshape(w, -1, n_int)
+        L, r = _combine(L, r)
+        total = L.sum(axis=(0, 2))
     c = np.broadcast_to(cap, shape).reshape(-1)
     b = np.broadcast_to(np.asarray(fixed, dtype=float), shape).reshape(-1)
-    rr = r.reshape(-1, 1, 1)
+    rc = r[:, None]
 
     def f(t, idx):
-        """(value, slope) of the peak interval's load at months ``t`` for the scenarios ``idx``."""
-        e = L[:, idx, :] * np.exp(rr * t.reshape(1, -1, 1))
-        v = e.sum(axis=0)
-        j = np.argmax(v, axis=-1)
+        """(value, slope) of the peak interval's load at months ``t`` for the scenarios ``idx``: every
+        interval's load at once, the slope at the peak interval only."""
+        x = np.exp(rc * t[None, :])                               # (W, m) each growth's factor
         pick = np.arange(idx.size)
-        return v[pick, j] + b[idx], (e * rr).sum(axis=0)[pick, j]
+        if factors is not None:          # one matrix product (m, W) @ (W, I)
+            y = (A if idx.size == A.shape[1] else A[:, idx]) * x
+            v = y.T @ P
+            j = np.argmax(v, axis=-1)
+            return v[pick, j] + b[idx], (y * rc * P[:, j]).sum(axis=0)
+        Ls = L if idx.size == L.shape[1] else L[:, idx, :]
+        v = np.einsum("wmi,wm->mi", Ls, x)                         # (m, I) every interval's load
+        j = np.argmax(v, axis=-1)
+        return v[pick, j] + b[idx], (Ls[:, pick, j] * (x * rc)).sum(axis=0)
 
     every = np.arange(c.size)
     now, _ = f(np.zeros(c.size), every)
     late, slope_late = f(np.full(c.size, MAX_MONTHS), every)
-    total = L.sum(axis=(0, 2))
     out = np.where(now >= c, 0.0, np.inf)          # no load at all: the fixed part now, or never
     idx = np.flatnonzero((now < c) & (late >= c) & (total > 0))
     lo, v_lo = np.zeros(idx.size), now[idx]

@@ -462,6 +462,12 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     pools = {"processors": _pool_cpu(system, lam, cpu_unit, cpu_load, fixed_cpu)}
     for pool in CARD_POOLS:
         pools[pool] = _pool_card(system, pool, lam, profiles, names)
+    # each pool's loads are each workload's load per unit of its day profile times the profile:
+    # what months_to_reach's root finder evaluates as one matrix product
+    day_profile = busiest.reshape(len(workloads), n_int)
+    pools["processors"]["factors"] = (lam_avg * cpu_unit / 1e6, day_profile)
+    for pool in CARD_POOLS:
+        pools[pool]["factors"] = (lam_avg * pools[pool]["unit_load"], day_profile)
 
     resources, peaks = {}, {}
     for pool, d in pools.items():
@@ -548,7 +554,8 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
         avg_util = np.where(k > 0, avg / max(k, 1) + other, np.where(avg > 0, np.inf, 0.0))
     if k == 0:
         headroom = np.where(var > 0, 0.0, np.inf)
-    months_to = months_to_reach(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape))
+    months_to = months_to_reach(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape),
+                                factors=d["factors"])
     loads_h = d["loads_at"](lam_h).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         peak_h = (loads_h + fixed[..., None]).max(axis=-1)
@@ -565,7 +572,7 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
     overloaded = util >= 1.0
     failover = None
     if pool in CARD_POOLS and system.failover == "one_card":
-        failover = _failover(system, pool, d["loads"], var, var_all, loads_h, yearly, shape)
+        failover = _failover(system, pool, d["loads"], var, var_all, loads_h, yearly, shape, d["factors"])
     msu = None
     if pool == "processors" and system.msu_per_processor is not None:
         msu = _out((var + fixed) * system.msu_per_processor)
@@ -587,7 +594,7 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
         status=_status(pool, util, target, k, required)), idx
 
 
-def _failover(system, pool, loads, var, var_all, loads_h, yearly, shape) -> FailoverResult:
+def _failover(system, pool, loads, var, var_all, loads_h, yearly, shape, factors=None) -> FailoverResult:
     """The card pool with one card out, at its peak interval (see :class:`FailoverResult`)."""
     k, other, lim = system.installed(pool), system.other(pool), system.failover_max_utilization
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -596,7 +603,8 @@ def _failover(system, pool, loads, var, var_all, loads_h, yearly, shape) -> Fail
     required_h = failover_count_needed(loads_h, other, lim).max(axis=-1)
     some = var_all.max(axis=-1) > 0
     if k >= 2:
-        months = months_to_reach(loads, yearly, 0.0, np.broadcast_to(lim * (k - 1) - other * k, shape))
+        months = months_to_reach(loads, yearly, 0.0, np.broadcast_to(lim * (k - 1) - other * k, shape),
+                                 factors=factors)
     else:
         months = np.zeros(shape)
     months = np.where(some, months, np.inf)
@@ -744,7 +752,7 @@ def _pool_card(system, pool, lam, profiles, names):
     if ok.any():
         wait[ok] = pooled_wait(r[ok], m1[ok] / 1000.0, scv[ok], k, other, unknown[ok]) * 1000.0
     out = {"loads": loads, "fixed": np.zeros(scenarios), "rate": r, "exec_ms": m1, "scv": scv, "wait_ms": wait, "util": util,
-           "loads_at": lambda lam_h: lam_h * unit_load, "mix": mix}
+           "loads_at": lambda lam_h: lam_h * unit_load, "mix": mix, "unit_load": unit_load[..., 0]}
     if pool == "accelerators":
         # RMF's ME and CRT rows, and each workload's part of them (utilization of the pool)
         kk = max(k, 1)
