@@ -58,6 +58,17 @@ _ROW_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)row\b([^>]*?)(/>|>(.*?)</\1row>)
 _ATTR_RE = re.compile(r"""([\w:.-]+)\s*=\s*("[^"]*"|'[^']*')""")
 _F_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)f\b[^>]*?(?:/>|>.*?</\1f>)", re.S)
 _EXT_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)extLst\b.*?</\1extLst>", re.S)
+# a cell's r attribute (not xr:r or the like): its column letters
+_R_ATTR_RE = re.compile(r"""(?:^|\s)r\s*=\s*["']\$?([A-Za-z]{1,3})\$?[0-9]+["']""")
+_COLUMNS: dict[str, int] = {}
+
+
+def _column(letters: str) -> int:
+    """A column's number from its letters (remembered: a sheet has few columns)."""
+    c = _COLUMNS.get(letters)
+    if c is None:
+        c = _COLUMNS[letters] = split_cell(letters + "1")[1]
+    return c
 _SHEETDATA_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)sheetData\b[^>]*?(?:/>|>(.*?)</\1sheetData>)", re.S)
 
 
@@ -112,22 +123,18 @@ def _constant_xml(value, prefix: str):
 
 
 def _rebuild_cell(prefix: str, attrs: str, inner: str | None, w: CellWrite, ref: str | None) -> str:
-    pairs = [(k, v) for k, v in _ATTR_RE.findall(attrs) if k != "t"]
+    pairs = [(k, v) for k, v in _ATTR_RE.findall(attrs) if k != "t"] if attrs else []
     if ref is not None and not any(k == "r" for k, _ in pairs):
         pairs.insert(0, ("r", f'"{ref}"'))
     inner = inner or ""
-    if w.mode == "cached":
-        m = _F_RE.search(inner)
-        f = m.group(0) if m else ""
-        t, v = _value_xml(w.value, prefix)
-    elif w.mode == "spill":
-        m = _F_RE.search(inner)
+    if w.mode == "cached" or w.mode == "spill":
+        m = _F_RE.search(inner) if inner else None
         f = m.group(0) if m else ""
         t, v = _value_xml(w.value, prefix)
     else:
         f = ""
         t, v = _constant_xml(w.value, prefix)
-    ext = _EXT_RE.search(inner)
+    ext = _EXT_RE.search(inner) if "extLst" in inner else None
     body = f + v + (ext.group(0) if ext else "")
     if t is not None:
         pairs.append(("t", f'"{t}"'))
@@ -173,15 +180,13 @@ def _rewrite_sheet(xml: bytes, writes: dict) -> bytes:
         cpos = 0
         col = 0
         for cm in _CELL_RE.finditer(inner):
-            cattrs = dict((k, v[1:-1]) for k, v in _ATTR_RE.findall(cm.group(2)))
-            if "r" in cattrs:
-                _, col_new = split_cell(cattrs["r"])
-            else:
-                col_new = col + 1
+            rm_ = _R_ATTR_RE.search(cm.group(2))
+            col_new = _column(rm_.group(1)) if rm_ is not None else col + 1
             cells_out.append(inner[cpos:cm.start()])
-            for c in sorted(k for k in wanted if col < k < col_new):
-                cells_out.append(_rebuild_cell(cm.group(1), "", None, wanted.pop(c),
-                                               cell_name(row, c)))
+            if col_new > col + 1:       # cells to create between the last one and this one
+                for c in sorted(k for k in wanted if col < k < col_new):
+                    cells_out.append(_rebuild_cell(cm.group(1), "", None, wanted.pop(c),
+                                                   cell_name(row, c)))
             col = col_new
             if col in wanted:
                 w = wanted.pop(col)

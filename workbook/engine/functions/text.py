@@ -359,6 +359,7 @@ def _text_impl(ctx, value, fmt):
     vx = np.broadcast_to(v.num, shape)
     vt = None if v.text is None else np.broadcast_to(v.text, shape)
     ftb = np.broadcast_to(ft, shape)
+    shown: dict = {}        # (number, format) -> its text: a sweep formats the same numbers again and again
     for idx in np.ndindex(shape):
         k = vk[idx]
         if k >= ERR_NULL:
@@ -375,8 +376,12 @@ def _text_impl(ctx, value, fmt):
             continue
         else:
             num = float(vx[idx])
+        key = (num, ftb[idx])
+        if key in shown:
+            out[idx] = shown[key]
+            continue
         try:
-            out[idx] = format_number(num, ftb[idx])
+            out[idx] = shown[key] = format_number(num, ftb[idx])
         except _TextError:
             ctx.diag("TEXT", 16, f"number format {ftb[idx]!r} is not supported by the engine")
             err[idx] = 16
