@@ -31,6 +31,9 @@ _BD0_SERIES = 0.3
 _BD0_TERMS = 17  # v**2 < 0.09: 0.09**17 < 1e-17
 # Whole server counts up to this use the recurrence (relative error below 3 c eps < 2e-13).
 RECURRENCE_SERVERS = 256
+# ... and in an array of _PARALLEL_MIN elements or more, up to this (c passes of three operations
+# cost less than one incomplete gamma function per element)
+_RECURRENCE_LARGE = 32
 
 
 # ----------------------------------------------------------------- scalar path
@@ -231,7 +234,9 @@ def erlang_b_array(a: np.ndarray, c: np.ndarray) -> np.ndarray:
     threads.  No validation: :func:`erlang_b` is the public entry.
     """
     global _pool
-    if (a.size < _PARALLEL_MIN and np.all(c <= RECURRENCE_SERVERS)
+    # whole counts: the recurrence, c passes over the array; for a large array only while that is
+    # cheaper than the incomplete gamma function (a plan's cards and processors: a few)
+    if (np.all(c <= (RECURRENCE_SERVERS if a.size < _PARALLEL_MIN else _RECURRENCE_LARGE))
             and np.array_equal(c, np.floor(c))):
         return _erlang_b_recurrence(a, c)
     if a.size < _PARALLEL_MIN or _WORKERS == 1:
