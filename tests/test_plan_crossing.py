@@ -163,3 +163,21 @@ def test_the_factored_loads_cross_where_the_full_loads_do_and_substitute_back(se
     t = np.where(ok, fact, 0.0)
     assert np.all(peak(t)[ok] >= cap[ok] * (1 - 1e-9))
     assert np.all(peak(np.maximum(t - 1e-6, 0.0))[ok & (fact > 1e-6)] < cap[ok & (fact > 1e-6)])
+
+
+@pytest.mark.parametrize("factored", [False, True])
+def test_a_scenarios_months_do_not_depend_on_the_others_evaluated_with_it(factored):
+    """A sweep hands the plan chunks of any size: each scenario's answer must be the same bit for bit
+    (a matrix product's blocking would make it depend on the chunk)."""
+    rng = np.random.default_rng(7)
+    w, s, n_int = 4, 301, 24
+    a, P = rng.uniform(0.0, 1.0, (w, s)), rng.uniform(0.0, 1.0, (w, n_int))
+    growth, fixed, cap = rng.uniform(0.0, 2.0, w), rng.uniform(0.0, 0.2, s), rng.uniform(0.5, 3.0, s)
+
+    def months(sl):
+        if factored:
+            return months_to_reach(None, growth, fixed[sl], cap[sl], factors=(a[:, sl], P))
+        return months_to_reach(a[:, sl, None] * P[:, None, :], growth, fixed[sl], cap[sl])
+    whole = months(slice(None))
+    for sl in [slice(i, i + 1) for i in range(60)] + [slice(3, 40), slice(100, 301)]:
+        assert np.array_equal(months(sl), whole[sl]), sl

@@ -62,8 +62,8 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     factors : tuple of array_like, optional
         ``(a, P)``, shapes ``(W, *S)`` and ``(W, I)``: the loads as ``a[..., None] * P`` (a
         plan's are each workload's load per unit of its daily profile times that profile).  The
-        same crossing (to rounding), each step's loads one matrix product ``(S, W) @ (W, I)``
-        instead of a pass over ``W x S x I``.
+        same crossing (to rounding), each step's loads ``W`` passes over ``S x I`` instead of
+        one over ``W x S x I``.
 
     Returns
     -------
@@ -93,15 +93,22 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     def f(t, idx):
         """(value, slope) of the peak interval's load at months ``t`` for the scenarios ``idx``: every
         interval's load at once, the slope at the peak interval only."""
+        # the sums over the workloads run in their order, element by element: a scenario's answer
+        # does not depend on which others are evaluated with it (a matrix product's blocking
+        # would make it depend on the chunk a sweep hands over)
         x = np.exp(rc * t[None, :])                               # (W, m) each growth's factor
         pick = np.arange(idx.size)
-        if factors is not None:          # one matrix product (m, W) @ (W, I)
+        if factors is not None:          # (m, I) = sum over w of y_w P_w, no W x m x I array
             y = (A if idx.size == A.shape[1] else A[:, idx]) * x
-            v = y.T @ P
+            v = y[0][:, None] * P[0]
+            for i in range(1, y.shape[0]):
+                v += y[i][:, None] * P[i]
             j = np.argmax(v, axis=-1)
             return v[pick, j] + b[idx], (y * rc * P[:, j]).sum(axis=0)
         Ls = L if idx.size == L.shape[1] else L[:, idx, :]
-        v = np.einsum("wmi,wm->mi", Ls, x)                         # (m, I) every interval's load
+        v = Ls[0] * x[0][:, None]                                  # (m, I) every interval's load
+        for i in range(1, Ls.shape[0]):
+            v += Ls[i] * x[i][:, None]
         j = np.argmax(v, axis=-1)
         return v[pick, j] + b[idx], (Ls[:, pick, j] * (x * rc)).sum(axis=0)
 
