@@ -99,3 +99,11 @@ def test_resolve_name_is_a_deprecated_alias_giving_the_old_tuples(tmp_path):
     assert old == (("ref", "S", 2, 2, 4, 3), None)
     node, home = eng.defined_name("Block", None)
     assert (node.sheet, node.r1, node.c1, node.r2, node.c2, home) == ("S", 2, 2, 4, 3, None)
+
+
+def test_a_diagnostic_reads_as_text_for_an_error_code_and_for_an_add_ins_error_text():
+    from cryptoplan.workbook.engine.context import Diagnostic
+    from cryptoplan.workbook.engine.values import ERR_DIV0, STR
+    assert Diagnostic("MMC_WAIT", ERR_DIV0, "no servers").text() == "MMC_WAIT: #DIV/0! no servers"
+    said = "#NUM! ERLANGC: unstable queue"
+    assert Diagnostic("ERLANGC", STR, said).text() == f"ERLANGC: {said}"

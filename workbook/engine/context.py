@@ -30,8 +30,10 @@ class Diagnostic:
     scenarios: int = 1  # how many scenarios show it
 
     def text(self) -> str:
-        """``"FUNCTION: #ERROR! message"``."""
-        return f"{self.function}: {ERROR_TEXT[self.code]} {self.message}".strip()
+        """``"FUNCTION: #ERROR! message"`` (an add-in's error text, whose code is the text kind:
+        ``"FUNCTION: message"``)."""
+        code = ERROR_TEXT.get(self.code)
+        return f"{self.function}: {code + ' ' if code else ''}{self.message}".strip()
 
 
 class Ctx:
