@@ -672,7 +672,7 @@ class Engine:
         # text), is its cell's own evaluation: the diagnostics are the cell's
         said = list({d.code for d in diags})
         for i, k in enumerate(members):
-            v = res if res.n == 1 else _lane(res, i)
+            v = res.scenario(i)                  # lane i: cell i's value
             if v.has_errors() or (said and np.isin(v.kind, said).any()):
                 self._evaluate(k)
             else:
@@ -840,13 +840,6 @@ class _Group:
     lanes: list
     f: Any = None
     failed: bool = False
-
-
-def _lane(v: Val, i: int) -> Val:
-    """Lane ``i`` of a group's value: the value of its cell ``i`` (no text array unless it holds text)."""
-    kind = v.kind[i:i + 1]
-    text = None if v.text is None or not (kind == STR).any() else v.text[i:i + 1]
-    return Val(v.num[i:i + 1], kind, text)
 
 
 def _stack(parts: list[Val]) -> Val:

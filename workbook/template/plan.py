@@ -336,9 +336,11 @@ def add_plan(b: Builder):
 BAND_LEVEL_CELL = "K4"
 #: The band table's columns after the resource: (PLAN_BAND quantity, number format, what a draw whose
 #: quantity is an error shows (months never reached, a count beyond an LPAR's), header).
-BANDS_SHOWN = (("utilization", F_PCT, "none installed", "peak utilization"),
-               ("months_to_target", "0.0", "never", "months to target"),
-               ("required_at_horizon", "0", "too many", "required at horizon"))
+BANDS_SHOWN = (("utilization", F_PCT, "peak utilization"),
+               ("months_to_target", "0.0", "months to target"),
+               ("required_at_horizon", "0", "required at horizon"))
+#: The Band level the sheet accepts: BAND_LEVEL, its open ends closed for Excel's data validation.
+BAND_LEVEL_INPUT = D.BAND_LEVEL.narrowed(0.01, 0.99, lo_open=False, hi_open=False)
 
 
 def _band_level_input(b: Builder, ws):
@@ -354,31 +356,43 @@ def _band_level_input(b: Builder, ws):
     note.font = NOTE_FONT
     note.alignment = Alignment(horizontal="left", indent=1)
     b.wb.defined_names["PlanBandLevel"] = DefinedName("PlanBandLevel", attr_text=f"Plan!${col}${row}")
+    kind, op, f1, f2 = excel_validation(BAND_LEVEL_INPUT)
+    dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2, allow_blank=True)
+    dv.error, dv.errorTitle, dv.showErrorMessage = f"Band level: a fraction {BAND_LEVEL_INPUT.text()}", "Plan", True
+    ws.add_data_validation(dv)
+    dv.add(BAND_LEVEL_CELL)
 
 
 def _band_table(b: Builder, ws):
     """Under the resources: each resource's band at PlanBandLevel (``PLAN_BAND`` at its two ends) of its
-    peak utilization, months to target and count required at the horizon; blank without a level."""
+    peak utilization, months to target and count required at the horizon; blank without a level.
+
+    A level that is not a number in (0, 1) is named in the heading and in every cell (never ignored); a
+    band end that is an error (months never reached, a count beyond an LPAR's) shows PLAN_BAND's own
+    message."""
     n = Name
     top, level = BANDS_TOP, "PlanBandLevel"
+    ok = f"AND(ISNUMBER({level}),{level}>0,{level}<1)"
+    bad = (f'"#VALUE! Band level ({BAND_LEVEL_CELL}) must be a number in (0, 1), e.g. 90% (got "'
+           f'&IF(ISNUMBER({level}),{level},"text "&{level})&")"')
     heading(ws, top - 1, "")
     shown = (f'"How sure: the "&TEXT({level},"0%")&" band of each answer over 1,000 draws of the '
              f'model\'s parameters (Band level, {BAND_LEVEL_CELL})"')
     hint = (f'"How sure: type a Band level in {BAND_LEVEL_CELL} (e.g. 90%) for each answer\'s band over the '
             'model\'s parameter draws"')
-    b.native(ws, f"A{top - 1}", f"=IF(ISNUMBER({level}),{shown},{hint})")
+    b.native(ws, f"A{top - 1}", f"=IF(ISBLANK({level}),{hint},IF({ok},{shown},{bad}))")
     labels = ["resource"] + [f"{label}, {end}" for *_, label in BANDS_SHOWN for end in ("low", "high")]
     _table_head(ws, top, labels, anchor_kept=False)
     lo, hi = f"(1-{level})/2", f"(1+{level})/2"
     for i in range(3):
         r, src = top + 1 + i, RESOURCES_TOP + 1 + i
-        b.native(ws, f"A{r}", f'=IF(ISNUMBER({level}),A{src},"")')
-        for j, (quantity, fmt, never, _) in enumerate(BANDS_SHOWN):
+        b.native(ws, f"A{r}", f'=IF(ISBLANK({level}),"",A{src})')
+        for j, (quantity, fmt, _) in enumerate(BANDS_SHOWN):
             for k, q in enumerate((lo, hi)):
                 call = b.call("PLAN_BAND", *PLAN_ARGS[:2], Cell(f"A{src}"), quantity, Expr(q), n("PlanGrowth"),
                               n("PlanMonths"), after=PLAN_PROFILES)
                 b.native(ws, f"{get_column_letter(2 + 2 * j + k)}{r}",
-                         f'=IF(AND(ISNUMBER({level}),LEN(A{src})>0),IFERROR({call},"{never}"),"")', fmt)
+                         f'=IF(OR(ISBLANK({level}),LEN(A{src})=0),"",IF({ok},{call},{bad}))', fmt)
                 ws.cell(r, 2 + 2 * j + k).alignment = Alignment(horizontal="right")
 
 
