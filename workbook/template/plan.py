@@ -368,7 +368,7 @@ def _band_table(b: Builder, ws):
     peak utilization, months to target and count required at the horizon; blank without a level.
 
     A level that is not a number in (0, 1) is named in the heading, with its value and range, and every
-    cell says ``#VALUE! Band level`` (never ignored, never a band); a
+    cell says ``#VALUE!`` (never ignored, never a band); a
     band end that is an error (months never reached, a count beyond an LPAR's) shows PLAN_BAND's own
     message."""
     n = Name
@@ -393,7 +393,7 @@ def _band_table(b: Builder, ws):
                 call = b.call("PLAN_BAND", *PLAN_ARGS[:2], Cell(f"A{src}"), quantity, Expr(q), n("PlanGrowth"),
                               n("PlanMonths"), after=PLAN_PROFILES)
                 b.native(ws, f"{get_column_letter(2 + 2 * j + k)}{r}",
-                         f'=IF(OR(ISBLANK({level}),LEN(A{src})=0),"",IF({ok},{call},"#VALUE! Band level"))', fmt)
+                         f'=IF(OR(ISBLANK({level}),LEN(A{src})=0),"",IF({ok},{call},"#VALUE!"))', fmt)
                 ws.cell(r, 2 + 2 * j + k).alignment = Alignment(horizontal="right")
 
 
