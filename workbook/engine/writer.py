@@ -123,12 +123,17 @@ def _constant_xml(value, prefix: str):
 
 
 def _rebuild_cell(prefix: str, attrs: str, inner: str | None, w: CellWrite, ref: str | None) -> str:
-    pairs = [(k, v) for k, v in _ATTR_RE.findall(attrs) if k != "t"] if attrs else []
-    if ref is not None and not any(k == "r" for k, _ in pairs):
-        pairs.insert(0, ("r", f'"{ref}"'))
+    """The ``<c>`` element of a written cell: its attributes but ``t`` kept in order (an ``r``
+    added first when the cell had none and ``ref`` is given), the formula and extensions kept."""
+    if attrs:
+        pairs = [(k, v) for k, v in _ATTR_RE.findall(attrs) if k != "t"]
+        if ref is not None and not any(k == "r" for k, _ in pairs):
+            pairs.insert(0, ("r", f'"{ref}"'))
+    else:
+        pairs = [] if ref is None else [("r", f'"{ref}"')]
     inner = inner or ""
     if w.mode == "cached" or w.mode == "spill":
-        m = _F_RE.search(inner) if inner else None
+        m = _F_RE.search(inner) if "f" in inner else None
         f = m.group(0) if m else ""
         t, v = _value_xml(w.value, prefix)
     else:
@@ -138,10 +143,43 @@ def _rebuild_cell(prefix: str, attrs: str, inner: str | None, w: CellWrite, ref:
     body = f + v + (ext.group(0) if ext else "")
     if t is not None:
         pairs.append(("t", f'"{t}"'))
-    attr_text = "".join(f" {k}={v}" for k, v in pairs)
+    attr_text = "".join([f" {k}={v}" for k, v in pairs])
     if not body:
         return f"<{prefix}c{attr_text}/>"
     return f"<{prefix}c{attr_text}>{body}</{prefix}c>"
+
+
+def _elements(text: str, open_re, name: str, start: int = 0, end: int | None = None):
+    """The elements ``name`` (any namespace prefix) of ``text[start:end]``, not nested in each
+    other, as ``(start, end, prefix, attributes, inner)`` (``inner`` None: an empty element).
+
+    What ``<P:name ATTRS>(.*?)</P:name>`` finds with a regular expression, with the end tag
+    found by ``str.find`` instead of a lazy match that retries at every character (the part
+    was parsed when it was read, so it is well-formed XML).
+    """
+    end = len(text) if end is None else end
+    pos = start
+    while True:
+        m = open_re.search(text, pos, end)
+        if m is None:
+            return
+        prefix, attrs = m.group(1), m.group(2)
+        if m.group(3):
+            yield m.start(), m.end(), prefix, attrs, None
+            pos = m.end()
+            continue
+        close = f"</{prefix}{name}>"
+        k = text.find(close, m.end(), end)
+        if k < 0:                       # not an element of this level: look further on
+            pos = m.start() + 1
+            continue
+        yield m.start(), k + len(close), prefix, attrs, text[m.end():k]
+        pos = k + len(close)
+
+
+_ROW_OPEN = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)row\b([^>]*?)(/?)>")
+_CELL_OPEN = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)c\b([^>]*?)(/?)>")
+_ROW_R_ATTR_RE = re.compile(r"""(?:^|\s)r\s*=\s*["']([^"']*)["']""")
 
 
 def _rewrite_sheet(xml: bytes, writes: dict) -> bytes:
@@ -162,43 +200,43 @@ def _rewrite_sheet(xml: bytes, writes: dict) -> bytes:
     out = []
     pos = 0
     row = 0
-    for rm in _ROW_RE.finditer(body):
-        rattrs = dict((k, v[1:-1]) for k, v in _ATTR_RE.findall(rm.group(2)))
-        new_row = int(rattrs["r"]) if "r" in rattrs else row + 1
+    for r0, r1, rprefix, rattrs, inner in _elements(body, _ROW_OPEN, "row"):
+        ra = _ROW_R_ATTR_RE.findall(rattrs)
+        new_row = int(ra[-1]) if ra else row + 1
         # rows that must be created before this one
-        out.append(body[pos:rm.start()])
-        out.append(_new_rows(prefix, remaining, pending, new_row))
+        out.append(body[pos:r0])
+        if pending and pending[0] < new_row:
+            out.append(_new_rows(prefix, remaining, pending, new_row))
         row = new_row
-        pos = rm.end()
+        pos = r1
         wanted = remaining.pop(row, {})
         if not wanted:
-            out.append(rm.group(0))
+            out.append(body[r0:r1])
             continue
-        rprefix = rm.group(1)
-        inner = rm.group(4) or ""
+        inner = inner or ""
         cells_out = []
         cpos = 0
         col = 0
-        for cm in _CELL_RE.finditer(inner):
-            rm_ = _R_ATTR_RE.search(cm.group(2))
+        for c0, c1, cprefix, cattrs, cinner in _elements(inner, _CELL_OPEN, "c"):
+            rm_ = _R_ATTR_RE.search(cattrs)
             col_new = _column(rm_.group(1)) if rm_ is not None else col + 1
-            cells_out.append(inner[cpos:cm.start()])
+            cells_out.append(inner[cpos:c0])
             if col_new > col + 1:       # cells to create between the last one and this one
                 for c in sorted(k for k in wanted if col < k < col_new):
-                    cells_out.append(_rebuild_cell(cm.group(1), "", None, wanted.pop(c),
+                    cells_out.append(_rebuild_cell(cprefix, "", None, wanted.pop(c),
                                                    cell_name(row, c)))
             col = col_new
-            if col in wanted:
-                w = wanted.pop(col)
-                cells_out.append(_rebuild_cell(cm.group(1), cm.group(2), cm.group(4), w,
-                                               cell_name(row, col)))
+            w = wanted.pop(col, None)
+            if w is not None:
+                cells_out.append(_rebuild_cell(cprefix, cattrs, cinner, w,
+                                               None if rm_ is not None else cell_name(row, col)))
             else:
-                cells_out.append(cm.group(0))
-            cpos = cm.end()
+                cells_out.append(inner[c0:c1])
+            cpos = c1
         cells_out.append(inner[cpos:])
         for c in sorted(wanted):
             cells_out.append(_rebuild_cell(rprefix, "", None, wanted[c], cell_name(row, c)))
-        out.append(f"<{rprefix}row{rm.group(2)}>{''.join(cells_out)}</{rprefix}row>")
+        out.append(f"<{rprefix}row{rattrs}>{''.join(cells_out)}</{rprefix}row>")
     out.append(body[pos:])
     out.append(_new_rows(prefix, remaining, pending, None))
     new_body = "".join(out)
