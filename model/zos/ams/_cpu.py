@@ -115,7 +115,9 @@ def factor_arrays(pol, kb, plat):
         return _log_interp(kb, sizes, mq), _log_interp(kb, sizes, ams)
     mq, ams = np.ones(kb.shape), np.ones(kb.shape)
     combo = pol * len(AMS_PLATFORMS) + plat
-    for c in np.unique(combo):          # at most 12 (policy, platform) pairs
+    # at most 12 (policy, platform) pairs; bincount over the small codes (np.unique would
+    # import numpy.ma on first use, 6 ms of a recalc's start)
+    for c in np.flatnonzero(np.bincount(combo.ravel())).tolist():
         sel = combo == c
         sizes, f_mq, f_ams = table[divmod(int(c), len(AMS_PLATFORMS))]
         mq[sel], ams[sel] = _log_interp(kb[sel], sizes, f_mq), _log_interp(kb[sel], sizes, f_ams)

@@ -88,7 +88,9 @@ def _keys(key_type, key_size):
         return np.asarray(bool(kt == 1)), np.asarray(float(normalize_key(KEY_TYPES[int(kt)], key_size)[1]))
     size, size_keys = as_choice_array("key_size", key_size)
     kt, size, size_keys = np.broadcast_arrays(kt, size, size_keys)
-    pairs = np.char.add(np.char.add(kt.astype(str), ":"), size_keys)
+    # one code per distinct (type, size spelling) pair
+    _, size_code = np.unique(size_keys, return_inverse=True)
+    pairs = kt.astype(np.int64) * (int(size_code.max(initial=0)) + 1) + size_code.reshape(kt.shape)
     _, first, inv = np.unique(pairs, return_index=True, return_inverse=True)
     flat_t, flat_s = kt.ravel(), size.ravel()
     bits = np.array([normalize_key(KEY_TYPES[int(flat_t[i])], flat_s[i])[1] for i in first],
