@@ -31,6 +31,7 @@ ever NaN.
 from __future__ import annotations
 
 import datetime as _dt
+from collections import OrderedDict
 from contextlib import nullcontext
 import math
 import os
@@ -283,8 +284,35 @@ class _Categorical:
         return self.value[first]
 
 
-def _whole_item(a, v, E, per):
-    """(:class:`_Whole`, elements it allows on the fast path, its group-key column)."""
+# Whole ranges converted for the last few (argument, cells) pairs: the Plan sheet's and the
+# Results sheet's PLAN_* cells hand the same three tables to a dozen calls, and converting
+# each cell to the Python value the add-in receives is most of such a call.
+_WHOLE: OrderedDict = OrderedDict()
+_WHOLE_SIZE = 16
+
+
+def _cells_key(v: Val):
+    """A hashable image of a value's cells (None if one holds an unhashable object)."""
+    text = None if v.text is None else tuple(v.text.ravel().tolist())
+    key = (v.num.shape, v.num.tobytes(), v.kind.tobytes(), text)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _whole_converted(a, v):
+    """``(grids, conv)``: each scenario's cells as the add-in is given them, and their converted
+    value (None where the add-in refuses them); remembered for a ``range`` argument, whose
+    converted value (tuples) cannot change."""
+    key = _cells_key(v) if a.kind == "range" else None
+    if key is not None:
+        key = (a.name, a.kind, key)
+        hit = _WHOLE.get(key)
+        if hit is not None:
+            _WHOLE.move_to_end(key)
+            return hit
     grids = [_grid(v, s) for s in range(v.n)]
     conv = []
     for g in grids:
@@ -295,6 +323,16 @@ def _whole_item(a, v, E, per):
             conv.append(convert.convert_cell(a, None) if single_empty else convert.whole_argument(a, g))
         except convert.CellError:
             conv.append(None)
+    if key is not None:
+        _WHOLE[key] = (grids, conv)
+        while len(_WHOLE) > _WHOLE_SIZE:
+            _WHOLE.popitem(last=False)
+    return grids, conv
+
+
+def _whole_item(a, v, E, per):
+    """(:class:`_Whole`, elements it allows on the fast path, its group-key column)."""
+    grids, conv = _whole_converted(a, v)
     scen = np.arange(E) // per
     sidx = scen if v.n > 1 else np.zeros(E, dtype=np.int64)
     ok = np.array([conv[s] is not None for s in range(v.n)])[sidx]

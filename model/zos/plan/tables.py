@@ -118,6 +118,27 @@ def _key(x):
 
 
 _UNHASHABLE = object()
+# The keys of the last tables, by identity: a workbook's PLAN_* cells hand over the same
+# converted tables (tuples of tuples, which cannot change) call after call.  Each entry holds
+# its table, so the id cannot be another object's while the entry lives.
+_TABLE_KEYS: OrderedDict = OrderedDict()
+_TABLE_KEYS_SIZE = 16
+_SCALARS = frozenset({str, float, int, bool, type(None)})
+
+
+def _table_key(x):
+    """:func:`_key` of a range, remembered by identity for a tuple of tuples of scalars."""
+    if not (type(x) is tuple and all(type(row) is tuple and all(type(v) in _SCALARS for v in row)
+                                     for row in x)):
+        return _key(x)
+    hit = _TABLE_KEYS.get(id(x))
+    if hit is not None and hit[0] is x:
+        return hit[1]
+    k = _key(x)
+    _TABLE_KEYS[id(x)] = (x, k)
+    while len(_TABLE_KEYS) > _TABLE_KEYS_SIZE:
+        _TABLE_KEYS.popitem(last=False)
+    return k
 # The last plans made from cells: a Plan sheet asks PLAN_RESOURCES, PLAN_WORKLOADS, PLAN_TIMELINE,
 # PLAN_TEXT and the Results sheet's PLAN_VALUEs for the same plan.
 _CACHE: OrderedDict = OrderedDict()
@@ -153,7 +174,7 @@ def _planned(workloads, system, profiles, growth, months, draws=None):
     # the binding (a using_values override and the parameter set), not the set alone: values
     # given to using_values over the same set are other parameters
     params = binding() if draws is None else (*binding(), draws)
-    parts = (_key(workloads), _key(system), _key(profiles), _key(growth), _key(months))
+    parts = (_table_key(workloads), _table_key(system), _table_key(profiles), _key(growth), _key(months))
     key = None if any(p is _UNHASHABLE for p in parts) else (tuple(map(id, params)), *parts)
 
     def read():
