@@ -122,3 +122,61 @@ def test_an_argument_past_the_catalog_entry_is_an_error_not_ignored(tmp_path):
     out = rec.as_dict()
     assert out["extra"] == "#VALUE!" and isinstance(out["plain"], float)
     assert [p.message for p in rec.problems] == ["#VALUE! ERLANGC() takes 0 to 2 arguments, got 3"]
+
+
+# ------------------------------------- whole ranges remembered between calls of one recalc
+_TABLE_CELLS = st.sampled_from([1.0, 2.5, -3.0, True, False, None, "", " a ", "b", "#N/A", "2048"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(cells=st.lists(st.lists(_TABLE_CELLS, min_size=2, max_size=2), min_size=1, max_size=3),
+       i=st.integers(0, 5), new=_TABLE_CELLS)
+def test_a_remembered_range_is_its_cells_own_conversion(cells, i, new):
+    """The PLAN_* functions' whole-range argument is converted once per distinct cells: a call
+    with the same cells gets the same conversion as a fresh one, a call with one cell changed
+    gets that cell's conversion (never the remembered one of other cells)."""
+    from cryptoplan.addin import catalog, convert
+    from cryptoplan.workbook import catalog_functions as cf
+    from cryptoplan.workbook._grouped import Out
+    from cryptoplan.workbook.engine.values import Val
+
+    arg = next(a for a in catalog.get("PLAN_VALUE").args if a.kind == "range")
+
+    def val(grid):
+        rows, cols = len(grid), len(grid[0])
+        o = Out(rows * cols)
+        for k, x in enumerate(x for row in grid for x in row):
+            o.put(k, x)
+        return Val(o.num.reshape(1, rows, cols), o.kind.reshape(1, rows, cols),
+                   None if o.text is None else o.text.reshape(1, rows, cols))
+
+    def fresh(grid):
+        g = [[cf._py(val(grid), r * len(grid[0]) + c) for c in range(len(grid[0]))] for r in range(len(grid))]
+        try:
+            if any(convert.is_error_text(x) for row in g for x in row):
+                return g, None
+            return g, convert.whole_argument(arg, g)
+        except convert.CellError:
+            return g, None
+
+    changed = [list(row) for row in cells]
+    r, c = divmod(i % (len(cells) * 2), 2)
+    changed[r][c] = new
+    for grid in (cells, changed, cells, changed):
+        grids, conv = cf._whole_converted(arg, val(grid))
+        want_grid, want = fresh(grid)
+        assert grids == [want_grid] and conv == [want]
+
+
+def test_a_table_key_is_remembered_only_for_what_cannot_change():
+    """A list of rows can change between calls: its key is computed again, so a changed cell is a
+    new plan; a tuple of tuples of scalars is remembered by identity."""
+    from cryptoplan.model.zos.plan import tables
+
+    rows = [["name", "rate"], ["a", 1.0]]
+    k1 = tables._table_key(rows)
+    rows[1][1] = 2.0
+    assert tables._table_key(rows) != k1
+    frozen = (("name", "rate"), ("a", 1.0))
+    assert tables._table_key(frozen) is tables._table_key(frozen)
+    assert tables._table_key((("a", [1.0]),)) == tables._key((("a", [1.0]),))
