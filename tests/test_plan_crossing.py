@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from cryptoplan.model.zos.plan import DailyProfile, PlanError, System, Workload, plan, plan_from_dict
-from cryptoplan.model.zos.plan.crossing import months_to_reach
+from cryptoplan.model.zos.plan.crossing import months_to_reach, peak_candidates
 
 
 @pytest.fixture(autouse=True)
@@ -181,3 +181,51 @@ def test_a_scenarios_months_do_not_depend_on_the_others_evaluated_with_it(factor
     whole = months(slice(None))
     for sl in [slice(i, i + 1) for i in range(60)] + [slice(3, 40), slice(100, 301)]:
         assert np.array_equal(months(sl), whole[sl]), sl
+
+
+# day profiles as planners give them: a few levels, many intervals equal or scaled copies
+_LEVELS = st.sampled_from([0.0, 0.0, 0.25, 0.5, 1.0, 1.0, 1.5, 2.0, 1e-300, 3.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(P=st.integers(1, 4).flatmap(lambda w: st.lists(st.lists(_LEVELS, min_size=6, max_size=6),
+                                                       min_size=w, max_size=w)),
+       y=st.lists(st.sampled_from([0.0, 1e-300, 0.3, 1.0, 7.0, 1e300]), min_size=4, max_size=4))
+def test_the_peak_candidates_hold_the_peak_to_the_bit(P, y):
+    """The maximum over the kept intervals of the sum over workloads (summed in order, as the root
+    finder sums) is the maximum over every interval, bit for bit, ties and zeros included; a kept
+    interval is never dominated (checked against its definition)."""
+    P = np.array(P)
+    yv = np.array(y[:P.shape[0]])
+    keep = peak_candidates(P)
+    v = yv[0] * P[0]
+    for i in range(1, P.shape[0]):
+        v = v + yv[i] * P[i]
+    assert v[keep].max() == v.max()
+    for j in keep:
+        for k in range(P.shape[1]):
+            if k != j:
+                assert not (np.all(P[:, k] >= P[:, j]) and (np.any(P[:, k] > P[:, j]) or k < j))
+    assert keep.size >= 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), w=st.integers(1, 5), s=st.integers(1, 30))
+def test_dominated_intervals_dropped_the_crossing_substitutes_back(seed, w, s):
+    """Profiles with many dominated intervals (scaled copies of a few shapes, ties): the factored
+    crossing, which keeps only the peak candidates, equals the crossing of the loads written out
+    (every interval) within the bracket, and substitutes back into the peak load."""
+    rng = np.random.default_rng(seed)
+    shapes = rng.uniform(0.0, 1.0, (w, 3))
+    P = np.concatenate([shapes * f for f in (1.0, 0.5, 1.0, 0.25, 0.9)] + [np.zeros((w, 2))], axis=1)
+    a = rng.uniform(0.0, 1.0, (w, s)) * (rng.random((w, 1)) > 0.2)
+    growth, fixed, cap = rng.uniform(-0.5, 3.0, w), rng.uniform(0.0, 0.3, s), rng.uniform(0.2, 4.0, s)
+    assert peak_candidates(P).size <= 3
+    full = months_to_reach(a[..., None] * P[:, None, :], growth, fixed, cap)
+    fact = months_to_reach(None, growth, fixed, cap, factors=(a, P))
+    assert np.array_equal(np.isinf(full), np.isinf(fact))
+    ok = np.isfinite(full)
+    assert_allclose(fact[ok], full[ok], rtol=0, atol=1e-8)          # both within their 1e-10 bracket
+    r = np.log1p(growth) / 12.0
+    peak = (np.einsum("ws,wi,ws->si", a, P, np.exp(r[:, None] * np.where(ok, fact, 0.0)[None, :]))).max(axis=1)
+    assert np.all((peak + fixed)[ok] >= cap[ok] * (1 - 1e-9))
