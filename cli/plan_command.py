@@ -6,6 +6,7 @@ at the top with :func:`~cryptoplan.model.lazy.lazy_module` and load when the com
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import click
@@ -18,6 +19,7 @@ plans = lazy_module("cryptoplan.model.zos.plan")
 rmf_plan = lazy_module("cryptoplan.model.calibration.rmf_plan")
 draws_module = lazy_module("cryptoplan.model.calibration.draws")
 errors = lazy_module("cryptoplan.model.errors")
+model_params = lazy_module("cryptoplan.model.params")
 plan_report = lazy_module("cryptoplan.workbook.report.plan")
 plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
@@ -69,12 +71,31 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months, bands, l
         raise click.UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --bands: "
                                "add --bands, or leave it out")
     read = None
+    params = None
     try:
         if plan_file.lower().endswith((".xlsx", ".xlsm")):
-            system, workloads = plan_sheet.read_plan_workbook(plan_file)
+            # the workbook's ParamsFile input: the parameters the Plan sheet itself plans with
+            system, workloads, params, _ = plan_sheet.read_plan_inputs(plan_file)
         else:
             read = rmf_plan.read_plan(plan_file)          # [system] rmf = "FILE": the cards from RMF's report
             system, workloads = read.system, read.workloads
+    except (plans.PlanError, errors.InputError) as exc:
+        raise click.UsageError(str(exc)) from None
+    with model_params.using_parameters(params) if params is not None else contextlib.nullcontext():
+        text, written, notes = _plan_and_report(system, workloads, read, plan_file, as_json, report_dir, force,
+                                                growth, months, bands, level, n_draws, seed)
+    click.echo(text, nl=False)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    if written:
+        click.echo(f"wrote {', '.join(written)}", err=as_json)
+
+
+def _plan_and_report(system, workloads, read, plan_file, as_json, report_dir, force, growth, months, bands,
+                     level, n_draws, seed) -> tuple:
+    """``(text, files written, notes)``: the plan (and its bands), as text or JSON, and its report
+    written if asked, all under the parameters in force."""
+    try:
         result = plans.plan(system, workloads, growth=growth, months=months)
         banded = drawn = None
         if bands:
@@ -85,15 +106,12 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months, bands, l
     rmf_notes = read.notes if read is not None else ()
     text = (json.dumps(plan_report.plan_json(result, read, banded), indent=2, allow_nan=False) + "\n" if as_json
             else plan_report.plan_text(result, plan_file, rmf_notes, banded))
-    written, notes = None, []
+    written = None
+    notes: list[str] = []
     if report_dir is not None:          # written first: a failing standard output does not lose it
         try:
             written = plan_report.write_plan_report(result, workloads, report_dir, plan_file, force=force,
                                                     notes=notes, rmf_notes=rmf_notes, bands=banded, draws=drawn)
         except atomic.OutputError as exc:
             raise click.UsageError(str(exc)) from None
-    click.echo(text, nl=False)
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
-    if written:
-        click.echo(f"wrote {', '.join(written)}", err=as_json)
+    return text, written, notes

@@ -317,3 +317,49 @@ def test_a_band_level_outside_zero_to_one_is_named_in_every_band_cell(planner, l
     assert said in ws[f"A{BANDS_TOP - 1}"].value and level.lstrip("-") in ws[f"A{BANDS_TOP - 1}"].value
     cells = [ws.cell(r, c).value for r in range(BANDS_TOP + 1, BANDS_TOP + 4) for c in range(2, 8)]
     assert cells == ["#VALUE!"] * 18, cells       # what fits a narrow cell: the heading says the rest
+
+
+def test_cryptoplan_plan_of_a_workbook_uses_its_params_file(planner):
+    """The workbook's ParamsFile input (a site's calibration, relative to the workbook's folder)
+    is what the Plan sheet plans with: ``cryptoplan plan`` of the workbook used to ignore it and
+    plan with the packaged fit.  Expected: the model's plan under that file (rel 1e-12), and the
+    Plan sheet's own numbers from ``cryptoplan recalc``; a coprocessor twice as slow changes the
+    coprocessor utilization, so ignoring the file fails the test."""
+    from pathlib import Path
+
+    from cryptoplan.model.params import Parameters, params_path, using_parameters
+    doc = json.loads(Path(params_path()).read_text(encoding="utf-8"))
+    doc["parameters"]["cop_rsa_ms_2048"]["value"] *= 2.0
+    Path("site.json").write_text(json.dumps(doc), encoding="utf-8")
+    wb = openpyxl.load_workbook(planner)
+    name = wb.defined_names["ParamsFile"]
+    sheet, coord = next(iter(name.destinations))
+    wb[sheet][coord.replace("$", "")] = "site.json"
+    wb.save("site-planner.xlsx")
+    system, workloads = read_plan_workbook("site-planner.xlsx")
+    with using_parameters(Parameters.load("site.json")):
+        want = plan(system, workloads)
+    packaged = plan(system, workloads)
+    out = CliRunner().invoke(main, ["plan", "site-planner.xlsx", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    got = doc["resources"]["coprocessors"]["utilization"]
+    assert_allclose(got, want.resources["coprocessors"].utilization, rtol=1e-12)
+    assert abs(got / packaged.resources["coprocessors"].utilization - 1) > 0.05
+    assert doc["scenario"]["params"].endswith("site.json")
+    rec = CliRunner().invoke(main, ["recalc", "site-planner.xlsx", "-o", "site-out.xlsx", "--json"])
+    assert rec.exit_code in (0, 1), rec.output
+    res = _plan_sheet("site-out.xlsx")[0]
+    assert_allclose(res["coprocessors"]["utilization"], got, rtol=1e-12)
+
+
+@pytest.mark.parametrize("value, fragment", [("missing.json", "missing.json"), (12, "must be the path")])
+def test_a_workbook_params_file_that_cannot_be_used_is_named(planner, value, fragment):
+    """A ParamsFile that names no file, or holds a number: the command names the input and the
+    value (exit 2), never a plan with other parameters."""
+    wb = openpyxl.load_workbook(planner)
+    sheet, coord = next(iter(wb.defined_names["ParamsFile"].destinations))
+    wb[sheet][coord.replace("$", "")] = value
+    wb.save("bad-params.xlsx")
+    out = CliRunner().invoke(main, ["plan", "bad-params.xlsx"])
+    assert out.exit_code == 2 and "ParamsFile" in out.output and fragment in out.output, out.output

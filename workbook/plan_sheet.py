@@ -6,12 +6,19 @@ sheet, so the cells those ranges depend on are evaluated by the formula engine f
 those) and plans them exactly as the Plan sheet's functions do: the same
 :func:`cryptoplan.model.zos.plan.tables.read_tables` reads the cells.  A workbook of an older
 template has no ``PlanProfiles``: its workloads have no daily profile.
+
+The workbook's ``ParamsFile`` input (a parameter file, such as a site calibration) selects the
+parameters the Plan sheet's functions use; :func:`read_plan_inputs` reads it too, so the command
+line plans with the same parameters as the sheet.
 """
 
 from __future__ import annotations
 
 import datetime
+import os
+from typing import NamedTuple
 
+from cryptoplan.model.lazy import lazy_module
 from cryptoplan.model.zos.plan import PlanError
 from cryptoplan.model.zos.plan.tables import read_tables
 
@@ -19,12 +26,27 @@ from .engine import EngineError, ExcelError
 from .engine.nodes import Reference
 from .recalculation import RecalcError, load_engine
 
-__all__ = ["read_plan_workbook", "PLAN_NAMES", "PROFILES_NAME"]
+__all__ = ["read_plan_workbook", "read_plan_inputs", "PlanWorkbook", "PLAN_NAMES", "PROFILES_NAME", "PARAMS_NAME"]
+
+convert = lazy_module("cryptoplan.addin.convert")
 
 #: The defined names of the Workloads table and the System block (the template package writes them, template/plan.py).
 PLAN_NAMES = ("PlanWorkloads", "PlanSystem")
 #: The defined name of the Profiles table (optional: older templates have none).
 PROFILES_NAME = "PlanProfiles"
+#: The defined name of the parameter-file input (optional: a workbook without it uses the environment's).
+PARAMS_NAME = "ParamsFile"
+
+
+class PlanWorkbook(NamedTuple):
+    """A plan as a workbook states it: the system, the workloads and the parameters its
+    ``ParamsFile`` input selects (None: the environment's, ``$CRYPTOPLAN_PARAMS`` or the
+    packaged fit) with the file as typed."""
+
+    system: object
+    workloads: list
+    params: object = None
+    params_file: str | None = None
 
 
 def _range(engine, path, name, required: bool = True):
@@ -83,33 +105,64 @@ def _as_date(serial: float):
 
 def read_plan_workbook(path) -> tuple:
     """``(System, [Workload])`` from a workbook's PlanSystem block, PlanWorkloads table and (if it
-    has one) PlanProfiles table.
-
-    Only the formulas those ranges depend on are evaluated (the System block's references to the
-    Inputs sheet), not the workbook's results.
+    has one) PlanProfiles table (:func:`read_plan_inputs` without the parameters).
 
     Raises
     ------
     PlanError
-        For a file that is not a usable workbook, a missing name, an error in a cell, or a table
-        the plan refuses (the message names the file, the range, the row and the key).
+        As :func:`read_plan_inputs`.
+    """
+    got = read_plan_inputs(path)
+    return got.system, got.workloads
+
+
+def read_plan_inputs(path) -> PlanWorkbook:
+    """The plan a workbook states: its PlanSystem block, PlanWorkloads table, (if it has one)
+    PlanProfiles table, and the parameter file its ParamsFile input names.
+
+    Only the formulas those ranges depend on are evaluated (the System block's references to the
+    Inputs sheet), not the workbook's results.  A relative ParamsFile is taken relative to the
+    workbook's folder, as the sheet's functions take it in ``cryptoplan recalc``.
+
+    Raises
+    ------
+    PlanError
+        For a file that is not a usable workbook, a missing name, an error in a cell, a table
+        the plan refuses (the message names the file, the range, the row and the key), or a
+        ParamsFile that is not a valid parameter file.
     """
     try:
         engine = load_engine(path)
     except (RecalcError, EngineError) as exc:
         raise PlanError(f"{path}: {exc}") from None
     ranges = {n: _range(engine, path, n) for n in PLAN_NAMES}
-    profiles = _range(engine, path, PROFILES_NAME, required=False)
-    if profiles is not None:
-        ranges[PROFILES_NAME] = profiles
+    for optional in (PROFILES_NAME, PARAMS_NAME):
+        rng = _range(engine, path, optional, required=False)
+        if rng is not None:
+            ranges[optional] = rng
     try:
         engine.evaluate(roots=[k for rng in ranges.values() for k in _cells(rng)])
     except (RecalcError, EngineError) as exc:
         raise PlanError(f"{path}: {exc}") from None
     blocks = {n: _block(engine, path, n, rng) for n, rng in ranges.items()}
     sheet = {n: engine.sheets[rng[0]].name for n, rng in ranges.items()}
-    return read_tables(blocks["PlanWorkloads"], blocks["PlanSystem"], blocks.get(PROFILES_NAME),
-                       where=(f"{path}: PlanWorkloads (sheet {sheet['PlanWorkloads']})",
-                              f"{path}: PlanSystem (sheet {sheet['PlanSystem']})",
-                              f"{path}: {PROFILES_NAME} (sheet {sheet.get(PROFILES_NAME, '')})"),
-                       first_rows=(ranges["PlanWorkloads"][1], ranges["PlanSystem"][1]))
+    system, workloads = read_tables(
+        blocks["PlanWorkloads"], blocks["PlanSystem"], blocks.get(PROFILES_NAME),
+        where=(f"{path}: PlanWorkloads (sheet {sheet['PlanWorkloads']})",
+               f"{path}: PlanSystem (sheet {sheet['PlanSystem']})",
+               f"{path}: {PROFILES_NAME} (sheet {sheet.get(PROFILES_NAME, '')})"),
+        first_rows=(ranges["PlanWorkloads"][1], ranges["PlanSystem"][1]))
+    params = params_file = None
+    if PARAMS_NAME in blocks:
+        where = engine.where(_cells(ranges[PARAMS_NAME])[0])
+        value = blocks[PARAMS_NAME][0][0] if blocks[PARAMS_NAME] and blocks[PARAMS_NAME][0] else None
+        if value is not None and not isinstance(value, str):
+            raise PlanError(f"{path}: {PARAMS_NAME} ({where}) must be the path of a parameter file "
+                            f"(got {value!r})")
+        if value is not None and value.strip():
+            try:
+                params = convert.parameters_for(value, os.path.dirname(os.path.abspath(os.fspath(path))))
+            except convert.CellError as exc:
+                raise PlanError(f"{path}: {PARAMS_NAME} ({where}): {exc}") from None
+            params_file = value
+    return PlanWorkbook(system, workloads, params, params_file)
