@@ -95,8 +95,11 @@ def main() -> None:
     # A command builds tens of thousands of small objects (cells, syntax trees, closures) and
     # frees few: CPython's cycle collector, run every 700 allocations by default, scanned them
     # again and again (30 ms of the template's 0.4 s recalc).  Cycles are still collected, 300x
-    # less often; mypy's command line does the same (gc.set_threshold(200_000, 30, 30)).
+    # less often; mypy's command line does the same (gc.set_threshold(200_000, 30, 30)).  For
+    # this command only: the thresholds come back when it ends (a test or a program running it).
+    before = gc.get_threshold()
     gc.set_threshold(_GC_THRESHOLD, 30, 30)
+    click.get_current_context().call_on_close(lambda: gc.set_threshold(*before))
     # A file name the shell handed over as invalid UTF-8 (surrogate escapes) must not make
     # "wrote NAME" fail after the file was written: such characters print as \udcff escapes.
     for stream in (sys.stdout, sys.stderr):

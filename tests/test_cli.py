@@ -288,3 +288,19 @@ def test_recalc_loads_only_what_the_workbook_needs(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
     assert (tmp_path / "out.xlsx").is_file()
+
+
+def test_a_command_gives_the_collector_thresholds_back():
+    """The command line runs the cycle collector rarely while a command runs (a recalc builds
+    tens of thousands of objects); a program or test running a command gets its own thresholds
+    back, also after a failing command."""
+    import gc
+    before = gc.get_threshold()
+    gc.set_threshold(500, 7, 9)
+    try:
+        assert CliRunner().invoke(main, ["functions"]).exit_code == 0
+        assert gc.get_threshold() == (500, 7, 9)
+        assert CliRunner().invoke(main, ["recalc", "no-such.xlsx"]).exit_code != 0
+        assert gc.get_threshold() == (500, 7, 9)
+    finally:
+        gc.set_threshold(*before)
