@@ -18,8 +18,10 @@ Every timed result is checked: the peer's per-draw answers against the draws-mod
 (each band end is one of the peer's values for that scenario), the band ordered
 ``p05 <= median <= p95``, no error in the utilization columns.
 
-Target (issue 46): 10,000 scenarios x 1,000 draws under 60 s on 2 cores; printed as the time
-per scenario-draw scaled to that size.
+Target (issue 46): 10,000 scenarios x 1,000 draws under 60 s on 2 cores; printed scaled to that
+size from one chunk of ``scenarios x D``: a process's first chunk (nothing remembered) and a later
+one (what the first remembered, the channel's answer per draw, asked again), each worker of the two
+cores taking half the chunks.
 """
 
 from __future__ import annotations
@@ -61,6 +63,14 @@ def main() -> None:
         lo, med, hi = (np.array(r.column(f"{KEY} [{q}]"), dtype=float) for q in ("p05", "median", "p95"))
         assert np.all(lo <= med) and np.all(med <= hi) and np.all(np.isfinite(lo)), (lo, med, hi)
         assert r.column(f"{KEY} [P(error)]") == [0.0] * a.scenarios
+    from cryptoplan.model.zos import channel
+
+    def cold():
+        # a process's first chunk: nothing remembered (the channel's answer per draw is, in the
+        # chunks after it, as a sweep of many chunks asks the same draws again)
+        channel._ANSWERS.clear()
+        return sweep(path, vary, draws=d, seed=1, chunk_size=a.scenarios * d)
+    t_cold = _median(cold, a.runs, check)
     t_draws = _median(lambda: sweep(path, vary, draws=d, seed=1, chunk_size=a.scenarios * d), a.runs, check)
     banded = sweep(path, vary, draws=d, seed=1, chunk_size=a.scenarios * d)
 
@@ -80,11 +90,15 @@ def main() -> None:
     t_peer = _median(peer, 1, check_peer)
 
     per = t_draws / (a.scenarios * d)
-    print(f"sweep of {a.scenarios} scenarios x {d} draws (draws mode): {t_draws:.2f} s = {1e6 * per:.0f} µs per "
-          f"scenario-draw; a plain sweep per draw: {t_peer:.2f} s -> {t_peer / t_draws:.1f}x")
-    big = per * 1e4 * 1000
-    print(f"scaled to 10,000 scenarios x 1,000 draws: {big:,.0f} s on one core, {big / 2:,.0f} s on 2 "
-          f"(target < 60 s)  {'OK' if big / 2 < 60 else 'MISSED'}")
+    print(f"sweep of {a.scenarios} scenarios x {d} draws (draws mode), one chunk: {t_cold:.2f} s a process's first "
+          f"({1e6 * t_cold / (a.scenarios * d):.0f} µs per scenario-draw), {t_draws:.2f} s a later one "
+          f"({1e6 * per:.0f} µs); a plain sweep per draw: {t_peer:.2f} s -> {t_peer / t_cold:.1f}x the first")
+    # 10,000 scenarios in chunks of this size, half on each core: each worker's first chunk cold
+    chunks = 1e4 * 1000 / (a.scenarios * d)
+    big = t_cold + (chunks - 1) * t_draws
+    two = t_cold + (chunks / 2 - 1) * t_draws
+    print(f"scaled to 10,000 scenarios x 1,000 draws ({chunks:,.0f} chunks): {big:,.0f} s on one core, {two:,.0f} s on 2 "
+          f"(target < 60 s)  {'OK' if two < 60 else 'MISSED'}")
     if a.no_cluster:
         return
     import distributed

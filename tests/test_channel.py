@@ -220,3 +220,43 @@ def test_hardware_cipher_with_a_measured_round_trip():
 def test_bad_input(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         channel_pipeline(**kwargs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(mode=st.sampled_from(["ATTLS", "SSLCIPH"]), kb=st.sampled_from([1.0, 32.0, 1024.0]),
+       pairs=st.integers(1, 6), n=st.integers(1, 4), scale=st.floats(1.1, 2.0))
+def test_a_remembered_answer_is_the_computed_one_under_the_same_parameters(mode, kb, pairs, n, scale):
+    """A sweep under parameter draws asks each draw's throughput again in every chunk; the
+    remembered answer equals the one computed afresh (exactly), and other parameter values give
+    the other parameters' answer, never the remembered one."""
+    from cryptoplan.model.params import using_values
+    from cryptoplan.model.zos import channel
+
+    args = (mode, "TLS_CHACHA20_POLY1305_SHA256", kb, pairs, n, 2 if mode == "SSLCIPH" else None)
+    name = "chin_task_elapsed_ratio"             # the share of the round trip the tasks take
+    answers = []
+    for values in ({}, {name: _parameter(name) * scale}, {}):
+        with using_values(values):
+            first = channel_pipeline(*args)
+            again = channel_pipeline(*args)
+            channel._ANSWERS.clear()
+            fresh = channel_pipeline(*args)
+        assert first == fresh and again == fresh
+        answers.append(fresh["demands"])
+        first["demands"]["delay"] = -1.0          # the caller's own copy
+        with using_values(values):
+            assert channel_pipeline(*args)["demands"]["delay"] == fresh["demands"]["delay"]
+    assert answers[0] == answers[2] and answers[1] != answers[0]
+
+
+def test_arguments_equal_in_value_but_not_in_type_are_not_one_answer():
+    """True is refused where 1 is taken: a remembered answer for 1 must not answer True."""
+    from cryptoplan.model.errors import CryptoplanError
+    channel_pipeline("ATTLS", "TLS_CHACHA20_POLY1305_SHA256", 32.0, 1, 1)
+    with pytest.raises(CryptoplanError, match="TRUE/FALSE"):
+        channel_pipeline("ATTLS", "TLS_CHACHA20_POLY1305_SHA256", 32.0, True, 1)
+
+
+def _parameter(name):
+    from cryptoplan.model.params import current_parameters
+    return current_parameters()[name]
