@@ -53,8 +53,6 @@ class CellWrite:
     value: object = None
 
 
-_CELL_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)c\b([^>]*?)(/>|>(.*?)</\1c>)", re.S)
-_ROW_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)row\b([^>]*?)(/>|>(.*?)</\1row>)", re.S)
 _ATTR_RE = re.compile(r"""([\w:.-]+)\s*=\s*("[^"]*"|'[^']*')""")
 _F_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)f\b[^>]*?(?:/>|>.*?</\1f>)", re.S)
 _EXT_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)extLst\b.*?</\1extLst>", re.S)
