@@ -31,7 +31,6 @@ ever NaN.
 from __future__ import annotations
 
 import datetime as _dt
-from collections import OrderedDict
 from contextlib import nullcontext
 import math
 import os
@@ -39,6 +38,7 @@ import os
 import numpy as np
 
 from cryptoplan.model.lazy import lazy_module
+from cryptoplan.model.remember import Remembered
 
 from . import drawing
 from ._grouped import ERROR_TEXT_CODE, Out, broadcast_args, finish, first_of_groups, group_ids, run_groups
@@ -287,8 +287,7 @@ class _Categorical:
 # Whole ranges converted for the last few (argument, cells) pairs: the Plan sheet's and the
 # Results sheet's PLAN_* cells hand the same three tables to a dozen calls, and converting
 # each cell to the Python value the add-in receives is most of such a call.
-_WHOLE: OrderedDict = OrderedDict()
-_WHOLE_SIZE = 16
+_WHOLE = Remembered(16)
 
 
 def _cells_key(v: Val):
@@ -307,12 +306,10 @@ def _whole_converted(a, v):
     value (None where the add-in refuses them); remembered for a ``range`` argument, whose
     converted value (tuples) cannot change."""
     key = _cells_key(v) if a.kind == "range" else None
-    if key is not None:
-        key = (a.name, a.kind, key)
-        hit = _WHOLE.get(key)
-        if hit is not None:
-            _WHOLE.move_to_end(key)
-            return hit
+    return _WHOLE.get(None if key is None else (a.name, a.kind, key), lambda: _convert_whole(a, v))
+
+
+def _convert_whole(a, v):
     grids = [_grid(v, s) for s in range(v.n)]
     conv = []
     for g in grids:
@@ -323,10 +320,6 @@ def _whole_converted(a, v):
             conv.append(convert.convert_cell(a, None) if single_empty else convert.whole_argument(a, g))
         except convert.CellError:
             conv.append(None)
-    if key is not None:
-        _WHOLE[key] = (grids, conv)
-        while len(_WHOLE) > _WHOLE_SIZE:
-            _WHOLE.popitem(last=False)
     return grids, conv
 
 

@@ -15,7 +15,6 @@ arrays (:func:`cryptoplan.model.params.using_values`).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cryptoplan.model.lazy import lazy_module
+from cryptoplan.model.remember import Remembered
 
 draws_module = lazy_module("cryptoplan.model.calibration.draws")
 model_params = lazy_module("cryptoplan.model.params")
@@ -36,17 +36,14 @@ class Drawing:
 
     n: int
     seed: int
-    _made: OrderedDict = field(default_factory=OrderedDict)
-    _picked: OrderedDict = field(default_factory=OrderedDict)
+    _made: Remembered = field(default_factory=lambda: Remembered(8), compare=False, repr=False)
+    _picked: Remembered = field(default_factory=lambda: Remembered(16), compare=False, repr=False)
 
     def values(self) -> dict:
         """The draws of the parameters in force (name -> array of ``n``), made once per set."""
-        key = tuple(map(id, model_params.binding()))
-        if key not in self._made:
-            self._made[key] = (model_params.binding(), draws_module.parameter_draws(self.n, seed=self.seed))
-            while len(self._made) > 8:
-                self._made.popitem(last=False)
-        return self._made[key][1]
+        bound = model_params.binding()
+        return self._made.get(tuple(map(id, bound)),
+                              lambda: draws_module.parameter_draws(self.n, seed=self.seed), keep=bound)
 
     def at(self, draw) -> dict:
         """The parameter values of ``draw`` (an index: floats; an array of indices: arrays), as
@@ -55,16 +52,13 @@ class Drawing:
         one cell serve the next."""
         v = self.values()
         idx = np.asarray(draw, dtype=np.int64)
-        key = (tuple(map(id, model_params.binding())), idx.shape, idx.tobytes())
-        got = self._picked.get(key)
-        if got is None:
+        bound = model_params.binding()
+
+        def pick():
             vals = {k: float(x[int(idx)]) for k, x in v.items()} if idx.ndim == 0 else {k: x[idx] for k, x in v.items()}
-            got = self._picked[key] = model_params.prepared_values(vals)
-            while len(self._picked) > 16:
-                self._picked.popitem(last=False)
-        else:
-            self._picked.move_to_end(key)
-        return got
+            return model_params.prepared_values(vals)
+        # the entry keeps the binding whose ids its key holds (they were once not kept)
+        return self._picked.get((tuple(map(id, bound)), idx.shape, idx.tobytes()), pick, keep=bound)
 
 
 _ACTIVE: ContextVar = ContextVar("cryptoplan_workbook_drawing", default=None)

@@ -4,13 +4,12 @@ the cards or processors one workload needs at a confidence level."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 
 from ..domains import BAND_LEVEL
 from ..figures import figure
 from ..params import binding, load_params, params_path, using_values
+from ..remember import Remembered
 from ..zos.ams import accelerators_required, coprocessors_required, processors_required
 from ..zos.plan.inputs import ARGUMENT, checked
 from ..zos.plan.tables import plan_quantile
@@ -25,19 +24,14 @@ __all__ = ["model_parameters", "model_figures", "defaults", "plan_band", "accele
 BAND_DRAWS = 1000
 BAND_SEED = 0
 
-_DRAWN: OrderedDict = OrderedDict()
+_DRAWN = Remembered(4)
 
 
 def _draws() -> dict:
     """:data:`BAND_DRAWS` draws of the parameters in force (seed :data:`BAND_SEED`), made once per
     parameter binding: the same dict object each time, so the plan cache knows it."""
-    key = tuple(map(id, binding()))
-    if key not in _DRAWN:
-        _DRAWN[key] = (binding(), parameter_draws(BAND_DRAWS, seed=BAND_SEED))
-        while len(_DRAWN) > 4:
-            _DRAWN.popitem(last=False)
-    _DRAWN.move_to_end(key)
-    return _DRAWN[key][1]
+    bound = binding()
+    return _DRAWN.get(tuple(map(id, bound)), lambda: parameter_draws(BAND_DRAWS, seed=BAND_SEED), keep=bound)
 
 
 def plan_band(workloads, system, resource, quantity, quantile, growth=1.0, months=0.0, profiles=None):

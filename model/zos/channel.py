@@ -77,8 +77,6 @@ References
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from cryptoplan.model.errors import InputError
 
 import numpy as np
@@ -87,6 +85,7 @@ from ..domains import (CHANNEL_PAIRS, CHANNEL_REQUESTERS, CPS, DISPATCHERS, IDLE
                        ROUNDTRIP_MESSAGE_KB, ROUNDTRIP_US, SSLTASKS, TASK_ELAPSED_RATIO)
 from ..figures import figure
 from ..queueing.mva import mva_schweitzer
+from ..remember import Remembered
 from ..params import CIPHERS, binding, normalize_cipher, normalize_mode, param
 from .tls import normalize_platform, tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
 
@@ -204,8 +203,7 @@ def _network(m, pairs, tasks, disps, dem):
 # Answers remembered for the last argument sets under the same parameter values: a sweep under
 # parameter draws asks each draw's throughput again in every chunk of scenarios (the channel's
 # arguments rarely vary with a plan's growth), one Bard-Schweitzer MVA each time.
-_ANSWERS: OrderedDict = OrderedDict()
-_ANSWERS_SIZE = 4096
+_ANSWERS = Remembered(4096)
 
 
 def _answer_key(args: tuple):
@@ -264,17 +262,7 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
     """
     args = (mode, cipher, message_kb, channel_pairs, requesters, ssltasks, dispatchers, platform, cps,
             roundtrip_us, task_elapsed_ratio)
-    key = _answer_key(args)
-    hit = None if key is None else _ANSWERS.get(key)
-    if hit is not None:
-        _ANSWERS.move_to_end(key)
-        out = hit[1]
-    else:
-        out = _pipeline(*args)
-        if key is not None:
-            _ANSWERS[key] = (binding()[1], out)
-            while len(_ANSWERS) > _ANSWERS_SIZE:
-                _ANSWERS.popitem(last=False)
+    out = _ANSWERS.get(_answer_key(args), lambda: _pipeline(*args), keep=binding()[1])
     return {**out, "demands": dict(out["demands"])}     # the caller's own dicts
 
 

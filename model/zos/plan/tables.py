@@ -10,7 +10,6 @@ older template, without them, means what it meant.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ from ..._text import value_text
 from ..._validate import NotAvailableError, UnstableQueueError
 from ...datafiles import data_path
 from ...params import binding, current_parameters, normalize_choice
+from ...remember import Remembered
 from .evaluate import count_text, plan
 from .files import profiles_from_rows, system_from_rows, workloads_from_rows
 from .inputs import INSTALLABLE, MAX_MONTHS, POOLS, PlanError
@@ -119,52 +119,26 @@ def _key(x):
 
 _UNHASHABLE = object()
 # The keys of the last tables, by identity: a workbook's PLAN_* cells hand over the same
-# converted tables (tuples of tuples, which cannot change) call after call.  Each entry holds
-# its table, so the id cannot be another object's while the entry lives.
-_TABLE_KEYS: OrderedDict = OrderedDict()
-_TABLE_KEYS_SIZE = 16
+# converted tables (tuples of tuples, which cannot change) call after call.
+_TABLE_KEYS = Remembered(16)
 _SCALARS = frozenset({str, float, int, bool, type(None)})
 
 
 def _table_key(x):
-    """:func:`_key` of a range, remembered by identity for a tuple of tuples of scalars."""
+    """:func:`_key` of a range, remembered by identity for a tuple of tuples of scalars (the
+    entry keeps the table, so its id is no other object's while it lives)."""
     if not (type(x) is tuple and all(type(row) is tuple and all(type(v) in _SCALARS for v in row)
                                      for row in x)):
         return _key(x)
-    hit = _TABLE_KEYS.get(id(x))
-    if hit is not None and hit[0] is x:
-        return hit[1]
-    k = _key(x)
-    _TABLE_KEYS[id(x)] = (x, k)
-    while len(_TABLE_KEYS) > _TABLE_KEYS_SIZE:
-        _TABLE_KEYS.popitem(last=False)
-    return k
+    return _TABLE_KEYS.get(id(x), lambda: _key(x), keep=x)
+
+
 # The last plans made from cells: a Plan sheet asks PLAN_RESOURCES, PLAN_WORKLOADS, PLAN_TIMELINE,
 # PLAN_TEXT and the Results sheet's PLAN_VALUEs for the same plan.
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 8
-
-
+_CACHE = Remembered(8)
 # The tables read (and each workload's model checked) for the last sets of cells: the growth
 # table's PLAN_VALUEs ask the same tables at a dozen months each.
-_READ: OrderedDict = OrderedDict()
-_READ_SIZE = 4
-
-
-def _remembered(cache: OrderedDict, size: int, key, keep, make):
-    """``make()``, remembered in ``cache`` (the last ``size`` keys) under ``key``; None: not
-    remembered.  ``keep`` (the parameter binding whose ids ``key`` holds) is kept with the
-    result, so those ids cannot be reused by other objects while the entry lives."""
-    if key is None:
-        return make()
-    if key in cache:
-        cache.move_to_end(key)
-        return cache[key][1]
-    out = make()
-    cache[key] = (keep, out)
-    while len(cache) > size:
-        cache.popitem(last=False)
-    return out
+_READ = Remembered(4)
 
 
 def _planned(workloads, system, profiles, growth, months, draws=None):
@@ -183,9 +157,9 @@ def _planned(workloads, system, profiles, growth, months, draws=None):
 
     def make():
         # the System and Workloads are frozen: one reading serves every scenario of the tables
-        s, ws = _remembered(_READ, _READ_SIZE, None if key is None else (key[0][:2], *key[1:4]), params, read)
+        s, ws = _READ.get(None if key is None else (key[0][:2], *key[1:4]), read, keep=params)
         return s, plan(s, ws, growth, months, draws=draws)
-    return _remembered(_CACHE, _CACHE_SIZE, key, params, make)
+    return _CACHE.get(key, make, keep=params)
 
 
 def _one(workloads, system, profiles, growth, months, name: str):
