@@ -9,6 +9,8 @@ its load and other LPARs' share of k cards on k - 1 (checked by substituting the
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -16,7 +18,8 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from cryptoplan.model.zos.plan import DailyProfile, PlanError, System, Window, Workload, plan, plan_from_dict
-from cryptoplan.model.zos.plan.daily import interval_label
+from cryptoplan.model.zos.plan import evaluate
+from cryptoplan.model.zos.plan.daily import distinct_intervals, interval_label
 
 EXACT = 1e-12
 
@@ -138,6 +141,52 @@ def test_a_bad_start_is_named(start):
 def test_interval_labels():
     assert [interval_label(j, 96) for j in (0, 1, 95)] == ["00:00", "00:15", "23:45"]
     assert interval_label(13, 24) == "13:00"
+
+
+@given(st.integers(1, 4), st.sampled_from([1, 24, 48, 96]), st.data())
+def test_distinct_intervals_are_each_distinct_column_at_its_first_interval(w, n, data):
+    values = st.sampled_from([0.0, -0.0, 0.5, 1.0, 1.0 + 2.0 ** -52, 3.0])
+    f = np.array(data.draw(st.lists(st.lists(values, min_size=n, max_size=n), min_size=w, max_size=w)))
+    first, inverse = distinct_intervals(f)
+    bits = f.view(np.int64)
+    assert (bits[:, first][:, inverse] == bits).all()                      # the day rebuilt, to the bit
+    assert list(first) == sorted(first)
+    assert len({bits[:, j].tobytes() for j in first}) == len(first)      # each once
+    for j in range(n):                                                    # at its first interval
+        assert first[inverse[j]] == min(i for i in range(n) if (bits[:, i] == bits[:, j]).all())
+
+
+def _every_interval(factors):
+    return np.arange(factors.shape[1]), np.arange(factors.shape[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 13.7, 311.3]),
+                          st.lists(st.sampled_from([0.0, 0.37, 1.0, 1.1, 4.0]), min_size=24, max_size=24),
+                          st.sampled_from(["hourly", "quarter hours", "window"]), st.sampled_from([0.0, 0.3])),
+                min_size=1, max_size=3),
+       st.sampled_from([None, 0.5]), st.sampled_from([1.0, list(np.linspace(0.5, 4.0, 7))]))
+def test_a_plan_of_the_distinct_intervals_is_the_plan_of_every_interval_to_the_bit(spec, max_wait, growth):
+    # evaluating each distinct interval once (intervals with the same factors have the same answers) against
+    # evaluating all of them: every answer equal, to the bit, in the scalar and the array plan; a plan whose
+    # average skipped the repeated intervals, or whose peak was not the day's first, fails
+    ws = []
+    for i, (rate, factors, day, g) in enumerate(spec):
+        if sum(factors) == 0:
+            factors[i] = 1.0
+        if day == "window":                    # a ten-minute storm: 96 intervals, most of them empty
+            when = {"window": Window.checked(f"{8 + i:02d}:10", 40.0 + 15 * i, "w")}
+        else:                                  # quarter hours: each hour's factor four times
+            when = {"profile": DailyProfile(f"p{i}", list(np.repeat(factors, 4)) if day == "quarter hours" else factors)}
+        args = {"policy": "integrity", "message_kb": 64.0} if i == 1 else {"policy": "privacy", "message_kb": 2.0}
+        ws.append(Workload(f"w{i}", "ams", rate, g, args, **when))
+    s = System(processors=3, coprocessors=2, accelerators=1, other_coprocessor_util=0.05, max_wait_ms=max_wait,
+               peak_day_factor=1.2)
+    got = plan(s, ws, growth=growth).to_dict()
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(evaluate, "distinct_intervals", _every_interval)
+        want = plan(s, ws, growth=growth).to_dict()
+    assert json.dumps(got) == json.dumps(want)
 
 
 def test_plan_file_profiles_are_checked_and_used():

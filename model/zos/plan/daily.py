@@ -34,8 +34,8 @@ from ...domains import DURATION_MINUTES, PROFILE_FACTOR
 from .errors import PlanError
 from .naming import name_text
 
-__all__ = ["DailyProfile", "Window", "INTERVALS_PER_DAY", "day_intervals", "daily_factors", "interval_label",
-           "parse_clock"]
+__all__ = ["DailyProfile", "Window", "INTERVALS_PER_DAY", "day_intervals", "daily_factors", "distinct_intervals",
+           "interval_label", "parse_clock"]
 
 DAY_MINUTES = 1440
 
@@ -156,6 +156,48 @@ def daily_factors(workloads, n: int) -> np.ndarray:
         elif w.window is not None:
             out[i] = w.window.fractions(n)
     return out
+
+
+def distinct_intervals(factors) -> tuple:
+    """The intervals of a day whose factors differ: ``(first, inverse)``.
+
+    Every quantity of a plan in an interval is a function, element by element, of that interval's
+    factors (one per workload) and the scenario.  Intervals whose factors are the same, to the
+    bit, have the same loads, waits and counts to the bit, so a plan evaluates each distinct
+    column of ``factors`` once: a day of hourly profiles given at quarter hours has 96 intervals
+    and at most 24 distinct ones (the template's day has 9).
+
+    Parameters
+    ----------
+    factors : ndarray, shape (W, n)
+        Each workload's factor in each interval (:func:`daily_factors`).
+
+    Returns
+    -------
+    first : ndarray of int, shape (m,)
+        The first interval of each distinct column, ascending: ``factors[:, first]`` are the
+        distinct columns in the order of the day, so the first interval holding a maximum over them
+        is the first over the day (NumPy's ``argmax``).
+    inverse : ndarray of int, shape (n,)
+        Each interval's column in ``first``: ``factors[:, first][:, inverse]`` is ``factors``.
+    """
+    f = np.ascontiguousarray(factors, dtype=float)
+    n = f.shape[1]
+    if n == 1:
+        return np.zeros(1, dtype=np.intp), np.zeros(1, dtype=np.intp)
+    bits = f.view(np.int64)                         # the same to the bit (0.0 and -0.0 are two)
+    order = np.lexsort(bits[::-1])                  # stable: equal columns stay in the day's order
+    ordered = bits[:, order]
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = np.any(ordered[:, 1:] != ordered[:, :-1], axis=0)
+    group = np.cumsum(starts) - 1                   # each sorted interval's column, by sort order
+    firsts = order[starts]                          # each column's first interval
+    rank = np.argsort(firsts)
+    renumber = np.empty(rank.size, dtype=np.intp)
+    renumber[rank] = np.arange(rank.size)
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = renumber[group]
+    return firsts[rank], inverse
 
 
 def interval_label(j: int, n: int) -> str:

@@ -21,7 +21,7 @@ from ...domains import GROWTH, MONTHS
 from ...params import using_values
 from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
 from .crossing import months_to_reach
-from .daily import daily_factors, day_intervals, interval_label, interval_minutes
+from .daily import daily_factors, day_intervals, distinct_intervals, interval_label, interval_minutes
 from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, POOLS, RATE_UNITS, PlanError, System, Workload,
                      checked)
 from .profiles import PROFILES
@@ -416,8 +416,13 @@ def plan(system: System, workloads, growth=1.0, months=0.0, draws=None) -> PlanR
 
 def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=None) -> tuple:
     """:func:`plan`, and what its timeline is computed from: ``(result, loads, fixed, yearly)``, pool ->
-    each workload's load in each interval of the busiest day (servers' worth, ``(W, *S, I)``), pool ->
-    the load that does not grow (``(*S)``), and each workload's yearly growth ``(W,)``."""
+    each workload's load in each distinct interval of the busiest day (servers' worth, ``(W, *S, J)``:
+    intervals with the same factors are one, :func:`~.daily.distinct_intervals`), pool -> the load
+    that does not grow (``(*S)``), and each workload's yearly growth ``(W,)``.
+
+    The plan is evaluated in each distinct interval once: the answers are those of every interval
+    evaluated, to the bit (the peak is the first interval holding the maximum, the average is over
+    all ``I`` intervals)."""
     if not isinstance(system, System):
         raise PlanError(f"system must be a System (got {value_text(system)})")
     workloads = _workload_list(workloads)
@@ -440,7 +445,9 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     n_int = day_intervals(workloads)
     site = np.array([system.site_failover_factor if w.site_failover else 1.0 for w in workloads])
     day = daily_factors(workloads, n_int) * site[:, None]                          # (W, I), average day
-    busiest = (day * system.peak_day_factor).reshape((len(workloads),) + (1,) * len(shape) + (n_int,))
+    day_at = distinct_intervals(day)                                               # (first, inverse)
+    day = day[:, day_at[0]]                                                        # (W, J), J <= I
+    busiest = (day * system.peak_day_factor).reshape((len(workloads),) + (1,) * len(shape) + (day.shape[1],))
 
     def rates_at(months_ahead):
         # (W, *shape): each workload's rate as given; a measured utilization grows like a rate of 1
@@ -464,14 +471,14 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
         pools[pool] = _pool_card(system, pool, lam, profiles, names)
     # each pool's loads are each workload's load per unit of its day profile times the profile:
     # what months_to_reach's root finder evaluates as one matrix product
-    day_profile = busiest.reshape(len(workloads), n_int)
+    day_profile = busiest.reshape(day.shape)
     pools["processors"]["factors"] = (lam_avg * cpu_unit / 1e6, day_profile)
     for pool in CARD_POOLS:
         pools[pool]["factors"] = (lam_avg * pools[pool]["unit_load"], day_profile)
 
     resources, peaks = {}, {}
     for pool, d in pools.items():
-        resources[pool], peaks[pool] = _resource(system, pool, d, names, yearly, lam, lam_h, shape)
+        resources[pool], peaks[pool] = _resource(system, pool, d, names, yearly, lam, lam_h, shape, day_at, n_int)
 
     wl = _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_load, pools, peaks, shape)
 
@@ -532,10 +539,12 @@ def _workload_list(workloads) -> list:
     return workloads
 
 
-def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
+def _resource(system, pool, d, names, yearly, lam, lam_h, shape, day_at, n_int) -> tuple:
     """One pool's answers from its station ``d`` (:func:`_pool_cpu` / :func:`_pool_card`), judged at its
     peak interval: utilization, shares, counts required now and at the horizon (utilization and wait
-    targets, one card failed), headroom, months.  Returns the result and the peak interval's index."""
+    targets, one card failed), headroom, months.  ``d``'s intervals are the day's distinct ones,
+    ``day_at`` = ``(first, inverse)`` of :func:`~.daily.distinct_intervals` of a day of ``n_int``.
+    Returns the result and the peak's index among the distinct intervals."""
     target = system.max_utilization
     k = system.installed(pool)
     other = system.other(pool)
@@ -550,7 +559,9 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
         room = (target - other) * k - fixed
         headroom = ratio(np.maximum(room, 0.0), var, fill=np.inf)
         util = _peak(util_all, idx)
-        avg = var_all.mean(axis=-1) / system.peak_day_factor + fixed
+        # every interval (C order, as summed: NumPy sums a row pairwise only when it is contiguous)
+        every = var_all if day_at[0].size == day_at[1].size else np.take(var_all, day_at[1], axis=-1)
+        avg = every.mean(axis=-1) / system.peak_day_factor + fixed
         avg_util = np.where(k > 0, avg / max(k, 1) + other, np.where(avg > 0, np.inf, 0.0))
     if k == 0:
         headroom = np.where(var > 0, 0.0, np.inf)
@@ -578,8 +589,7 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape) -> tuple:
         msu = _out((var + fixed) * system.msu_per_processor)
     by = {n: _out(np.where(k > 0, _peak(ld, idx) / max(k, 1), np.where(_peak(ld, idx) > 0, np.inf, 0.0)))
           for n, ld in zip(names, d["loads"])}
-    n_int = var_all.shape[-1]
-    labels = np.array([interval_label(j, n_int) for j in range(n_int)], dtype=object)
+    labels = np.array([interval_label(int(j), n_int) for j in day_at[0]], dtype=object)
     return ResourceResult(
         installed=k, utilization=_out(util), peak_interval=_out(labels[idx]), average_utilization=_out(avg_util),
         busy=_out(var + fixed), by_workload=by,
