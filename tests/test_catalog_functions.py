@@ -1,7 +1,7 @@
 """The add-in's functions in the engine (``cryptoplan.workbook.catalog_functions``): grouping.
 
-The grouping helpers are checked against NumPy's own definitions (``np.unique`` over rows),
-with hypothesis generating the columns; what the catalog functions compute is checked against
+The grouping helpers are checked against their definitions, with hypothesis generating the
+columns (the distinct rows, ``model._numeric.unique_rows``, in tests/test_numeric.py); what the catalog functions compute is checked against
 the add-in's cell-by-cell path in tests/test_recalc.py and tests/test_sweep.py.
 """
 
@@ -11,24 +11,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from numpy.testing import assert_array_equal
 
-from cryptoplan.workbook._grouped import _unique_rows
 from cryptoplan.workbook._grouped import group_ids as _group_ids
-
-_FEW = st.sampled_from([0.0, -0.0, 1.0, 2.5, 1e300, -7.0])
-
-
-@settings(max_examples=200, deadline=None)
-@given(X=hnp.arrays(float, st.tuples(st.integers(1, 40), st.integers(1, 4)), elements=_FEW))
-def test_unique_rows_is_numpys_unique_over_rows(X):
-    u, first, inv = _unique_rows(X)
-    ref_u, ref_first, ref_inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
-    assert_array_equal(u, ref_u)
-    assert_array_equal(first, ref_first)            # the first occurrence of each row
-    assert_array_equal(inv, ref_inv.reshape(-1))
-    assert_array_equal(u[inv], X)
-
 
 @settings(max_examples=200, deadline=None)
 @given(parts=st.lists(hnp.arrays(np.int64, 30, elements=st.integers(0, 5)), min_size=0, max_size=4))

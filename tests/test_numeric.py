@@ -1,16 +1,17 @@
-"""model/_numeric.py: the guarded ratio the models share."""
+"""model/_numeric.py: the guarded ratio the models share, and the distinct rows of an array
+(against NumPy's own ``np.unique`` over rows)."""
 
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_array_equal
 
-from cryptoplan.model._numeric import ratio
+from cryptoplan.model._numeric import ratio, unique_rows
 
 finite = st.floats(-1e6, 1e6, allow_nan=False)
 
@@ -29,3 +30,17 @@ def test_ratio_broadcasts_and_keeps_nan_denominators_out():
     got = ratio(np.array([[1.0], [2.0]]), np.array([0.0, 4.0, np.nan]), fill=np.inf)
     assert got.shape == (2, 3)
     assert_array_equal(got, [[np.inf, 0.25, np.inf], [np.inf, 0.5, np.inf]])
+
+
+_FEW = st.sampled_from([0.0, -0.0, 1.0, 2.5, 1e300, -7.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(X=arrays(float, st.tuples(st.integers(1, 40), st.integers(1, 4)), elements=_FEW))
+def test_unique_rows_is_numpys_unique_over_rows(X):
+    u, first, inv = unique_rows(X)
+    ref_u, ref_first, ref_inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    assert_array_equal(u, ref_u)
+    assert_array_equal(first, ref_first)            # the first occurrence of each row
+    assert_array_equal(inv, ref_inv.reshape(-1))
+    assert_array_equal(u[inv], X)

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from cryptoplan.addin.errors import ErrorText
+from cryptoplan.model._numeric import unique_rows
 
 from .engine.ops import expand
 from .engine.values import BOOL, EMPTY, ERR_NUM, ERR_VALUE, NUM, STR, Val
@@ -108,7 +109,7 @@ def run_groups(E, fast, keys, numcols, call_vec, call_one, out: Out, call_leaf=N
         members = idx_fast[gk == key]
         if numcols:
             X = np.column_stack([c[members] for c in numcols])
-            uniq, first, inv = _unique_rows(X)
+            uniq, first, inv = unique_rows(X)
         else:
             uniq = np.zeros((1, 0))
             first = np.zeros(1, dtype=np.int64)
@@ -150,26 +151,6 @@ def group_ids(parts, E) -> np.ndarray:
         ids = ids * m + p
         span *= m
     return ids
-
-
-def _unique_rows(X: np.ndarray):
-    """``(unique rows, index of each one's first occurrence, inverse)`` of a 2-D float array.
-
-    What ``np.unique(X, axis=0, return_index=True, return_inverse=True)`` returns (rows in
-    lexicographic order), by a stable ``lexsort`` of the columns instead of sorting rows as
-    opaque byte strings: several times faster for the scenario counts of a sweep.
-    """
-    if X.shape[1] == 1:
-        u, first, inv = np.unique(X[:, 0], return_index=True, return_inverse=True)
-        return u[:, None], first, inv.reshape(-1)
-    order = np.lexsort(X.T[::-1])
-    Xs = X[order]
-    starts = np.empty(len(X), dtype=bool)
-    starts[:1] = True
-    np.any(Xs[1:] != Xs[:-1], axis=1, out=starts[1:])
-    inv = np.empty(len(X), dtype=np.int64)
-    inv[order] = np.cumsum(starts) - 1
-    return Xs[starts], order[starts], inv
 
 
 def first_of_groups(keys, fast) -> dict:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._numeric import ratio
+from ..._numeric import ratio, unique_rows
 from ..._text import value_text
 from ...domains import GROWTH, MONTHS
 from ...params import using_values
@@ -327,7 +327,7 @@ def _status(pool, util, target, installed, required):
         cat = np.select([(k == 0) & (req > 0), u >= 1.0, u > target], [0, 1, 2], 3)
         pct = np.where(np.isfinite(u) & (u < 100.0), np.round(u * 100.0), -1.0)
     req = np.minimum(req, INSTALLABLE[pool] + 1.0)       # beyond: one sentence, "more than N"
-    keys, inv = np.unique(np.stack([cat, pct, k, req]), axis=1, return_inverse=True)
+    keys, _, inv = unique_rows(np.column_stack([cat, pct, k, req]))
     goal = f"{100 * target:.0f}%"
 
     def text(c, p, kk, n):
@@ -338,8 +338,8 @@ def _status(pool, util, target, installed, required):
                 f"{goal} target" if c == 1 else
                 f"{pool}: {busy}, over the {goal} target: {need} needed" if c == 2 else
                 f"{pool}: {busy}, within the {goal} target")
-    texts = np.array([text(*col) for col in keys.T], dtype=object)
-    out = texts[inv.reshape(-1)].reshape(np.shape(util))
+    texts = np.array([text(*row) for row in keys], dtype=object)
+    out = texts[inv].reshape(np.shape(util))
     return out.item() if out.ndim == 0 else out
 
 
@@ -352,7 +352,7 @@ def _failover_status(pool, util, limit, installed, required):
         cat = np.select([req == 0, k <= 1, u >= 1.0, u > limit], [0, 1, 2, 3], 4)
         pct = np.where(np.isfinite(u) & (u < 100.0), np.round(u * 100.0), -1.0)
     req = np.minimum(req, INSTALLABLE[pool] + 1.0)
-    keys, inv = np.unique(np.stack([cat, pct, req]), axis=1, return_inverse=True)
+    keys, _, inv = unique_rows(np.column_stack([cat, pct, req]))
     lim = f"{100 * limit:.0f}%"
     rest = f"the other {k - 1}" if k > 2 else "the other one"
 
@@ -368,8 +368,8 @@ def _failover_status(pool, util, limit, installed, required):
                 f"limit: {need} needed" if c == 3 else
                 f"if one {one} fails, {rest} run{'s' if k == 2 else ''} at {p}, within the {lim} failover "
                 "limit")
-    texts = np.array([text(*col) for col in keys.T], dtype=object)
-    out = texts[inv.reshape(-1)].reshape(np.shape(util))
+    texts = np.array([text(*row) for row in keys], dtype=object)
+    out = texts[inv].reshape(np.shape(util))
     return out.item() if out.ndim == 0 else out
 
 
