@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from cryptoplan.model.zos.plan import DailyProfile, PlanError, System, Workload, plan, plan_from_dict
-from cryptoplan.model.zos.plan.crossing import months_to_reach, peak_candidates
+from cryptoplan.model.zos.plan.crossing import TOLERANCE_MONTHS, months_to_reach, peak_candidates
 
 
 @pytest.fixture(autouse=True)
@@ -99,6 +99,31 @@ def test_the_root_finder_is_the_first_crossing_of_the_peak_on_a_grid():
         above = f >= cap[j]
         expect = grid[np.argmax(above)] if above.any() else np.inf
         assert abs(m[j] - expect) <= 0.01 + 1e-9 or (np.isinf(m[j]) and np.isinf(expect))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.sampled_from([1, 3, 24]),
+       st.sampled_from([0.0, 0.5, 0.999, 0.999999]))
+def test_the_month_returned_is_bracketed_to_the_tolerance_on_the_loads_themselves(seed, w, n_int, fixed_share):
+    # whatever path the steps take (they are taken on the logarithm of the growing part), the answer is a
+    # month where the peak load is at capacity and TOLERANCE_MONTHS before it is not: evaluated here on the
+    # loads as written out (sums of exponentials, rounding allowed for at 1e-12 of the capacity), with the
+    # fixed load up to all but a millionth of the room and capacities crossed anywhere in the century
+    rng = np.random.default_rng(seed)
+    loads = rng.uniform(0.0, 1.0, (w, 8, n_int)) * (rng.random((w, 8, 1)) < 0.8)
+    growth = rng.choice([-0.3, 0.0, 0.05, 0.4, 3.0], w)
+    now = loads.sum(axis=0).max(axis=-1)
+    cap = now * rng.uniform(1.0, 50.0, 8) + 1e-3
+    fixed = fixed_share * (cap - now)                   # a share of the room left now
+    m = months_to_reach(loads, growth, fixed, cap)
+
+    def peak(t):
+        return (loads * (1 + growth[:, None, None]) ** (t[None, :, None] / 12.0)).sum(axis=0).max(axis=-1) + fixed
+    inside = np.isfinite(m) & (m > 0)
+    assert np.all(peak(np.where(inside, m, 0.0))[inside] >= cap[inside] * (1 - 1e-12))
+    assert np.all(peak(np.where(inside, m - TOLERANCE_MONTHS, 0.0))[inside] < cap[inside] * (1 + 1e-12))
+    never = np.isinf(m)
+    assert np.all(peak(np.full(8, 1200.0))[never] < cap[never] * (1 + 1e-12))
 
 
 def test_no_load_and_a_fixed_load_over_capacity():

@@ -13,12 +13,17 @@ their maximum.  A convex function below the capacity :math:`c` at :math:`t = 0` 
 stays above it afterwards, so :math:`\\{t : f(t) \\ge c\\}` is an interval
 :math:`[t^*, \\infty)` and :math:`t^*` is bracketed by :math:`[0, T]` whenever
 :math:`f(0) < c \\le f(T)` (:math:`T` = :data:`~.inputs.MAX_MONTHS`).  Each step keeps a
-bracket :math:`[a, b]` with :math:`f(a) < c \\le f(b)`: a Newton step from :math:`b` (by
-convexity its tangent lies below :math:`f`, so the step lands at or right of :math:`t^*`) and a
-chord step from :math:`a` (the chord over :math:`[a, b]` lies above :math:`f`, so it lands at or
+bracket :math:`[a, b]` with :math:`f(a) < c \\le f(b)`, and takes its steps on the logarithm of
+the growing part, :math:`g(t) = \\ln (f(t) - B)` against :math:`\\ln (c - B)`: convex too (the
+maximum of log-sum-exps of lines) and nearly straight, where :math:`f` itself bends by many
+orders of magnitude over a bracket of a century.  A Newton step from :math:`b` (by convexity
+its tangent lies below :math:`g`, so the step lands at or right of :math:`t^*`) and a chord
+step from :math:`a` (the chord over :math:`[a, b]` lies above :math:`g`, so it lands at or
 left of :math:`t^*`), or a bisection where the chord gains too little, so both ends close in
-superlinearly.  It stops when the bracket is narrower than
-:data:`TOLERANCE_MONTHS`; the answer is its right end, where the capacity is reached.
+superlinearly: five or six steps.  A Newton step that has converged makes the chord probe just
+left of it, which closes the bracket.  It stops when the bracket is narrower than
+:data:`TOLERANCE_MONTHS`; the answer is its right end, where the capacity is reached (each
+probe's side is decided on :math:`f` itself).
 """
 
 from __future__ import annotations
@@ -147,17 +152,25 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     idx = np.flatnonzero((now < c) & (late >= c) & (total > 0))
     lo, v_lo = np.zeros(idx.size), now[idx]
     hi, v_hi, d_hi = np.full(idx.size, MAX_MONTHS), late[idx], slope_late[idx]
-    cc = c[idx]
+    cc, bb = c[idx], b[idx]
+    # the steps are taken on ln(f - B), the growing part's logarithm, against ln(c - B) (c > f(0) >= B here)
+    with np.errstate(divide="ignore"):
+        lc = np.log(cc - bb)
     todo = np.arange(idx.size)
     for _ in range(200):
         if not todo.size:
             break
         a, b_, fa, fb, db, ct = lo[todo], hi[todo], v_lo[todo], v_hi[todo], d_hi[todo], cc[todo]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            newton = b_ - (fb - ct) / db                 # the tangent at b: never left of the root
-            chord = a + (ct - fa) * (b_ - a) / (fb - fa)  # the chord over [a, b]: never right of it
-        newton = np.where(np.isfinite(newton) & (newton > a) & (newton < b_), newton, b_)
-        chord = np.where(np.isfinite(chord) & (chord > a) & (chord < newton), chord, a)
+        bt, lct = bb[todo], lc[todo]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ga, gb = np.log(fa - bt), np.log(fb - bt)
+            newton = b_ - (gb - lct) * (fb - bt) / db     # the tangent at b: never left of the root
+            chord = a + (lct - ga) * (b_ - a) / (gb - ga)  # the chord over [a, b]: never right of it
+        # (a tangent that lands at or left of a, by rounding where the root is a, probes just right of a)
+        newton = np.where(np.isfinite(newton), np.clip(newton, a + 0.5 * TOLERANCE_MONTHS, b_), b_)
+        # the chord probes at most just left of the Newton step: where the tangent has reached the root
+        # (its value rounds to c), that closes the bracket
+        chord = np.where(np.isfinite(chord), np.maximum(np.minimum(chord, newton - 0.5 * TOLERANCE_MONTHS), a), a)
         # a step that gains too little (a flat start) is replaced by the bisection of what is left
         mid = 0.5 * (chord + newton)
         slow = (newton - chord) > 0.5 * (b_ - a)
