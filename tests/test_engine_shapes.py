@@ -9,17 +9,18 @@ value, bit for bit, with the same diagnostics.
 
 from __future__ import annotations
 
+import numpy as np
 import openpyxl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cryptoplan.workbook.catalog_functions import default_functions
-from cryptoplan.workbook.engine import Engine, Package, native_functions
+from cryptoplan.workbook.engine import Engine, EngineError, Package, native_functions
 from cryptoplan.workbook.engine.core import _Group
 from cryptoplan.workbook.engine.parser import FormulaError, parse
 from cryptoplan.workbook.engine.shapes import parse_shaped, split
-from cryptoplan.workbook.engine.values import STR
+from cryptoplan.workbook.engine.values import BOOL, NUM, STR
 from cryptoplan.workbook.template import write_template
 
 TRICKY = [
@@ -187,6 +188,27 @@ def test_many_scenarios_evaluate_cell_by_cell(tmp_path):
     eng.evaluate()
     assert eng._groups() == {}
     assert eng.value("S!B4").num[:, 0, 0].tolist() == [4.0, 8.0, 12.0]
+
+
+@pytest.mark.parametrize("values", [[1.0, 2, 3.5], list(np.array([1.0, 2.0, 3.5])), [np.int64(1), 2.0, np.float32(3.5)],
+                                    np.array([1.0, 2.0, 3.5])])
+def test_a_column_of_numbers_of_any_float_or_int_type_is_numbers(tmp_path, values):
+    # np.float64 is a float: a list of them (list(np.linspace(...))) is the grid's column as it is
+    # given, not per element; bool is an int to Python but not a number here
+    eng = Engine(Package(_book(tmp_path, lambda wb, ws: ws.__setitem__("A1", 0))), native_functions(), n=3)
+    eng.set_input("S!A1", values)
+    v = next(iter(eng.overrides.values()))
+    assert v.num[:, 0, 0].tolist() == [1.0, 2.0, 3.5] and (v.kind == NUM).all()
+    eng.set_input("S!A1", [True, 1, "x"])
+    v = next(iter(eng.overrides.values()))
+    assert v.kind[:, 0, 0].tolist() == [BOOL, NUM, STR]
+
+
+@pytest.mark.parametrize("values", [[1.0, np.float64("inf"), 2.0], [1.0, "x", np.nan]])
+def test_a_column_with_a_value_that_is_not_finite_is_refused_naming_it(tmp_path, values):
+    eng = Engine(Package(_book(tmp_path, lambda wb, ws: ws.__setitem__("A1", 0))), native_functions(), n=3)
+    with pytest.raises(EngineError, match="is not a finite number"):
+        eng.set_input("S!A1", values)
 
 
 def test_a_group_read_on_demand_first_is_evaluated_one_by_one(tmp_path):

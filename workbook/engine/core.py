@@ -860,7 +860,7 @@ def _column(vals: list | np.ndarray) -> Val:
     """A scenario column (n, 1, 1) from Python values."""
     n = len(vals)
     if (vals.dtype.kind in "fiu" if isinstance(vals, np.ndarray)
-            else n and set(map(type, vals)) <= {float, int}):   # numbers only (bool is no int here)
+            else n and all(map(_is_number_type, set(map(type, vals))))):
         num = np.asarray(vals, dtype=float).reshape(n, 1, 1)   # a sweep's grid: no per-element work
         bad = ~np.isfinite(num)
         if bad.any():
@@ -884,9 +884,15 @@ def _column(vals: list | np.ndarray) -> Val:
             text[i, 0, 0] = x
         else:
             num[i] = float(x)
-            if not np.isfinite(num[i]).all():
-                raise EngineError(f"input value {x!r} is not a finite number")
+    bad = (kind == NUM) & ~np.isfinite(num)
+    if bad.any():
+        raise EngineError(f"input value {vals[int(np.argmax(bad.reshape(-1)))]!r} is not a finite number")
     return Val(num, kind, text)
+
+
+def _is_number_type(t: type) -> bool:
+    """Python's and NumPy's floats and integers; not bool, which is an int in Python."""
+    return issubclass(t, (float, int, np.floating, np.integer)) and not issubclass(t, (bool, np.bool_))
 
 
 def _block_value(r1: int, c1: int, rows: int, cols: int, coords: list, vals: list) -> Val:
