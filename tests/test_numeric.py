@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_array_equal
 
-from cryptoplan.model._numeric import ratio, unique_rows
+from cryptoplan.model._numeric import draw_quantiles, ratio, unique_rows
 
 finite = st.floats(-1e6, 1e6, allow_nan=False)
 
@@ -44,3 +44,32 @@ def test_unique_rows_is_numpys_unique_over_rows(X):
     assert_array_equal(first, ref_first)            # the first occurrence of each row
     assert_array_equal(inv, ref_inv.reshape(-1))
     assert_array_equal(u[inv], X)
+
+
+@settings(max_examples=200, deadline=None)
+@given(X=arrays(float, st.tuples(st.integers(1, 200), st.integers(1, 4)),
+                elements=st.integers(-3, 40).map(float)),
+       constant=st.sampled_from([None, 0.0, -0.0, 2048.0]))
+def test_unique_rows_of_whole_numbers_are_counted_as_numpy_sorts_them(X, constant):
+    # a sweep's rows: whole numbers (the draw index) beside arguments that do not vary (a constant
+    # column): counted by their codes, not sorted, and the same answer as np.unique over rows
+    if constant is not None:
+        X = np.column_stack([np.full(len(X), constant), X])
+    u, first, inv = unique_rows(X)
+    ref_u, ref_first, ref_inv = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    assert_array_equal(u, ref_u)
+    assert_array_equal(first, ref_first)
+    assert_array_equal(inv, ref_inv.reshape(-1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=arrays(float, st.tuples(st.integers(1, 6), st.integers(1, 40)),
+                elements=st.one_of(st.floats(-1e6, 1e6), st.just(np.nan), st.sampled_from([0.0, -0.0, 1.0]))),
+       q=st.lists(st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.05, 0.5, 0.95, 1.0, 0.1])), min_size=1,
+                  max_size=4))
+def test_draw_quantiles_are_numpys_nanquantile_inverted_cdf(x, q):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)        # an all-NaN row: NaN
+        want = np.nanquantile(x, q, axis=-1, method="inverted_cdf")
+    assert_array_equal(draw_quantiles(x, q), want)

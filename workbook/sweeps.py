@@ -26,7 +26,6 @@ import os
 import re
 import sys
 import threading
-import warnings
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -40,6 +39,7 @@ from .engine import (
 )
 from .engine.values import BOOL, EMPTY, ERR_NA, ERR_NULL, ERROR_TEXT, NUM, STR, Val
 from . import drawing
+from cryptoplan.model._numeric import draw_quantiles
 from cryptoplan.model.zos.plan.bands import quantile_keys as _quantile_keys
 from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, is_error_value,
@@ -154,9 +154,7 @@ class SweepResult:
                 continue                                  # a text output: no band
             ok = (dk == NUM).reshape(m, d)
             x = np.where(ok, dn.reshape(m, d), np.nan)
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)     # all-error scenarios: NaN
-                q = np.nanquantile(x, [(1 - level) / 2, 0.5, (1 + level) / 2], axis=1, method="inverted_cdf")
+            q = draw_quantiles(x, [(1 - level) / 2, 0.5, (1 + level) / 2])     # all-error scenarios: NaN
             for name, col in zip((lo_key, "median", hi_key), q):
                 out[f"{key} [{name}]"] = (np.where(np.isnan(col), ERR_NA, NUM).astype(kind.dtype), np.nan_to_num(col),
                                           None)
