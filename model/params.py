@@ -18,6 +18,7 @@ import math
 import os
 import sys
 import re
+import struct
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -512,12 +513,26 @@ class _Values(dict):
     values for all of them decide every :func:`param` whatever the set in force.
     """
 
-    __slots__ = ("complete",)
+    __slots__ = ("complete", "_key")
 
     def __init__(self, values):
         super().__init__(values)
         names = _reference_names_cached()
         self.complete = names is not None and names <= self.keys()
+        self._key = _UNSET
+
+    def key(self):
+        """The values as a hashable key, each float by its bits (-0.0 is not 0.0), with their names
+        in order; None unless every value is a Python float or int (an array of parameter sets, a
+        NumPy scalar: no key, so nothing is remembered by it).  Made once."""
+        if self._key is _UNSET:
+            vals = list(self.values())
+            ok = set(map(type, vals)) <= {float, int}
+            self._key = (tuple(self), struct.pack(f"{len(vals)}d", *vals)) if ok else None
+        return self._key
+
+
+_UNSET = object()
 
 
 @lru_cache(maxsize=1)

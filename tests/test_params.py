@@ -30,6 +30,7 @@ from cryptoplan.model.params import (
     normalize_key_reuse,
     normalize_mode,
     normalize_policy,
+    prepared_values,
 )
 
 
@@ -318,3 +319,20 @@ def test_using_params_is_a_deprecated_alias_of_using_values():
     with pytest.warns(DeprecationWarning, match="using_values"):
         with using_params({"ams_fixed_ms": 1.25}):
             assert param("ams_fixed_ms") == expect == 1.25
+
+
+@given(st.lists(st.floats(allow_nan=False), min_size=1, max_size=5), st.lists(st.floats(allow_nan=False), min_size=1, max_size=5))
+def test_a_values_key_is_equal_exactly_when_the_names_and_the_bits_are(a, b):
+    # what the channel's remembered answers are keyed by: -0.0 is not 0.0, 1.0 is 1
+    ka = prepared_values({f"p{i}": v for i, v in enumerate(a)}).key()
+    kb = prepared_values({f"p{i}": v for i, v in enumerate(b)}).key()
+    same = len(a) == len(b) and all(math.copysign(1.0, x) == math.copysign(1.0, y) and x == y for x, y in zip(a, b))
+    assert (ka == kb) == same
+    assert prepared_values({"p0": 1}).key() == prepared_values({"p0": 1.0}).key()
+
+
+def test_a_values_key_is_none_for_arrays_and_numpy_scalars():
+    import numpy as np
+    assert prepared_values({"p0": np.array([1.0, 2.0])}).key() is None
+    assert prepared_values({"p0": np.float32(1.0)}).key() is None
+    assert prepared_values({"p0": 1.0, "p1": np.array([1.0])}).key() is None

@@ -208,11 +208,14 @@ _ANSWERS = Remembered(4096)
 
 def _answer_key(args: tuple):
     """The key of an argument set under the parameters in force: the values a
-    :func:`~cryptoplan.model.params.using_values` block gives (floats), the parameter set (kept
-    with the entry, so its id is no other object's); None when something is not a plain value."""
+    :func:`~cryptoplan.model.params.using_values` block gives (floats, by their bits: its
+    ``key()``), the parameter set (kept with the entry, so its id is no other object's); None when
+    something is not a plain value."""
     over, params = binding()
+    given = None if over is None else over.key()
+    if over is not None and given is None:  # arrays of parameter sets
+        return None
     try:
-        given = None if over is None else tuple(sorted((k, float(v).hex()) for k, v in over.items()))
         # each argument with its type, a float by its bits: True and 1, or -0.0 and 0.0, are
         # other arguments (the checks may refuse one and take the other)
         key = (tuple((type(a), a.hex() if type(a) is float else a) for a in args), given, id(params))
