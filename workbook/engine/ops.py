@@ -210,8 +210,8 @@ def percent(a: Val) -> Val:
     return Val.numbers(x / 100.0, e)
 
 
-def _lower(t):
-    return t.lower() if isinstance(t, str) else t
+#: Each element's str.lower, called from the C loop (every element here is a str).
+_LOWER = np.frompyfunc(str.lower, 1, 1)
 
 
 def compare(op: str, a: Val, b: Val) -> Val:
@@ -248,13 +248,16 @@ def compare(op: str, a: Val, b: Val) -> Val:
             sa = np.where(ka == STR, np.broadcast_to(a.text, shape), sa)
         if b.text is not None:
             sb = np.where(kb == STR, np.broadcast_to(b.text, shape), sb)
-        la = np.frompyfunc(_lower, 1, 1)(sa[strs])
-        lb = np.frompyfunc(_lower, 1, 1)(sb[strs])
-        cmp = {"=": la == lb, "<>": la != lb, "<": la < lb, "<=": la <= lb,
-               ">": la > lb, ">=": la >= lb}[op]
+        la = _LOWER(sa[strs])
+        lb = _LOWER(sb[strs])
+        cmp = _TEXT_CMP[op](la, lb)                       # the one comparison asked for
         res = res.copy()
         res[strs] = np.asarray(cmp, dtype=bool)
     return Val.bools(res, err)
+
+
+_TEXT_CMP = {"=": np.equal, "<>": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+             ">=": np.greater_equal}
 
 
 def _num_cmp(op: str, x, y):
@@ -282,6 +285,5 @@ def concat(a: Val, b: Val) -> Val:
     shape = np.broadcast_shapes(ta.shape, tb.shape)
     ta = np.broadcast_to(ta, shape)
     tb = np.broadcast_to(tb, shape)
-    out = np.frompyfunc(lambda p, q: p + q, 2, 1)(ta, tb).astype(object)
-    out = np.asarray(out, dtype=object).reshape(shape)
+    out = np.add(ta, tb, dtype=object).reshape(shape)     # str + str for each element, in C
     return Val.texts(out, first_error(ea, eb))
