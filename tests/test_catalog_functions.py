@@ -11,7 +11,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from numpy.testing import assert_array_equal
 
+from cryptoplan.addin.errors import ErrorText
+from cryptoplan.workbook._grouped import Out
 from cryptoplan.workbook._grouped import group_ids as _group_ids
 
 @settings(max_examples=200, deadline=None)
@@ -164,3 +167,30 @@ def test_a_table_key_is_remembered_only_for_what_cannot_change():
     frozen = (("name", "rate"), ("a", 1.0))
     assert tables._table_key(frozen) is tables._table_key(frozen)
     assert tables._table_key((("a", [1.0]),)) == tables._key((("a", [1.0]),))
+
+
+_RESULTS = st.sampled_from([1.5, -0.0, float("inf"), float("nan"), True, False, None, "text", 3,
+                            ErrorText("#NUM! F: overloaded", "#NUM!"), ErrorText("#VALUE! F: bad", "#VALUE!"),
+                            np.float64(2.0)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(_RESULTS, min_size=1, max_size=6), data=st.data())
+def test_a_unique_rows_result_spread_to_its_members_is_each_member_put_alone(rows, data):
+    # put_rows converts each unique argument row's result once and spreads it; the reference puts
+    # every element's result one by one (kind, number, text, the error count and the first error)
+    E = 12
+    idx = np.array(data.draw(st.permutations(range(E)))[:data.draw(st.integers(1, E))])
+    which = np.array(data.draw(st.lists(st.integers(0, len(rows) - 1), min_size=len(idx), max_size=len(idx))))
+    per_row = np.empty(len(rows), dtype=object)
+    per_row[:] = rows
+    got, want = Out(E), Out(E)
+    got.put_rows(idx, per_row, which)
+    for i, u in zip(idx.tolist(), which.tolist()):
+        want.put(i, per_row[u])
+    assert_array_equal(got.kind, want.kind)
+    assert_array_equal(got.num, want.num)
+    def texts(o):
+        return [None] * E if o.text is None else list(o.text)
+    assert texts(got) == texts(want)
+    assert (got.errors, got.first_error) == (want.errors, want.first_error)

@@ -65,19 +65,23 @@ class Out:
                 self.errors += 1
                 self.first_error = self.first_error or text
 
-    def put_all(self, idx, values):
-        """Python results ``values`` (an object array) at elements ``idx``; error texts at once."""
-        if all(isinstance(v, ErrorText) for v in values.tolist()):
+    def put_rows(self, idx, rows, which):
+        """Python results ``rows[which[j]]`` at elements ``idx[j]`` (a unique argument row's result
+        spread to its members): each row's result converted once, then placed as arrays."""
+        one = type(self)(len(rows))
+        for u, v in enumerate(rows.tolist()):
+            one.put(u, v)
+        self.num[idx] = one.num[which]
+        self.kind[idx] = one.kind[which]
+        if one.text is not None:
             if self.text is None:
                 self.text = np.empty(self.num.shape, dtype=object)
-            self.num[idx] = 0.0
-            self.kind[idx] = STR
-            self.text[idx] = values
-            self.errors += len(idx)
-            self.first_error = self.first_error or (values[0] if len(values) else None)
-            return
-        for i, v in zip(idx.tolist(), values.tolist()):
-            self.put(i, v)
+            self.text[idx] = one.text[which]
+        if one.errors:                  # counted per element, the first in the order of idx
+            bad = np.array([isinstance(t, ErrorText) for t in one.text.tolist()])[which]
+            self.errors += int(bad.sum())
+            if bad.any():
+                self.first_error = self.first_error or one.text[which[int(np.argmax(bad))]]
 
     def put_many(self, idx, arr):
         self.num[idx] = arr
@@ -130,7 +134,7 @@ def run_groups(E, fast, keys, numcols, call_vec, call_one, out: Out, call_leaf=N
             told[rows] = True
         for u in np.nonzero(~ok & ~told)[0].tolist():
             per_row[u] = call_leaf(int(members[first[u]]))
-        out.put_all(members[~good], per_row[inv[~good]])
+        out.put_rows(members[~good], per_row, inv[~good])
 
 
 def group_ids(parts, E) -> np.ndarray:
