@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 from contextlib import nullcontext
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -146,7 +148,8 @@ class WorkloadResult:
     requests : card pool -> requests per unit.
     card_ms : card pool -> card time (EXEC TIME) per unit, ms.
     queueing_ms : queueing delay per unit in the worst interval of the day (processor wait + each
-        pool's wait x its requests), ms; NaN where a pool it uses is overloaded.
+        pool's wait x its requests), ms; NaN where a pool it uses is overloaded.  Computed when
+        first asked (it needs every pool's wait in every interval, which nothing else does).
     processors_busy : processors' worth of its CPU in the processors' peak interval.
     site_failover : its rate carries the system's ``site_failover_factor``.
     """
@@ -159,9 +162,14 @@ class WorkloadResult:
     cpu_us: dict
     requests: dict
     card_ms: dict
-    queueing_ms: object
     processors_busy: object
     site_failover: bool = False
+    queueing: Callable[[], object] = field(default=lambda: math.nan, repr=False, compare=False)
+
+    @cached_property
+    def queueing_ms(self):
+        """See the class's attributes (computed once, when first asked)."""
+        return self.queueing()
 
 
 @dataclass(frozen=True)
@@ -320,6 +328,13 @@ def _peak(x, idx):
     return np.take_along_axis(x, idx[..., None], axis=-1)[..., 0]
 
 
+def _at_peak(x, idx):
+    """``x`` (W, *S, J) at each scenario's peak interval ``idx`` (*S): (W, *S, 1)."""
+    x = np.asarray(x)
+    sel = np.broadcast_to(idx[..., None], x.shape[1:-1] + (1,))
+    return np.take_along_axis(x, np.broadcast_to(sel, (x.shape[0],) + sel.shape), axis=-1)
+
+
 def _status(pool, util, target, installed, required):
     """One sentence per scenario (the planner reads these before any number), each distinct one made once."""
     u, k, req = (np.asarray(a, dtype=float).ravel() for a in np.broadcast_arrays(util, installed, required))
@@ -465,10 +480,13 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
         if p.queue_manager is not None:
             admin[p.queue_manager] = np.maximum(admin.get(p.queue_manager, 0.0), p.mstr_per_s)
     fixed_cpu = np.broadcast_to(sum(admin.values(), np.zeros(())) / 1e6, shape)  # (*S) processors' worth
-    cpu_load = lam * cpu_unit[..., None] / 1e6                                      # (W, *S, I)
-    pools = {"processors": _pool_cpu(system, lam, cpu_unit, cpu_load, fixed_cpu)}
+    pools = {"processors": _pool_cpu(system, cpu_unit, fixed_cpu)}
     for pool in CARD_POOLS:
-        pools[pool] = _pool_card(system, pool, lam, profiles, names)
+        pools[pool] = _pool_card(system, pool, profiles, names, shape)
+    for d in pools.values():          # each interval's load and utilization; the rest at the peak
+        d["loads"] = d["loads_at"](lam)                                            # (W, *S, J)
+        d["util"] = d["util_of"](d["loads"])                                       # (*S, J)
+    cpu_load = pools["processors"]["loads"]
     # each pool's loads are each workload's load per unit of its day profile times the profile:
     # what months_to_reach's root finder evaluates as one matrix product
     day_profile = busiest.reshape(day.shape)
@@ -480,7 +498,9 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     for pool, d in pools.items():
         resources[pool], peaks[pool] = _resource(system, pool, d, names, yearly, lam, lam_h, shape, day_at, n_int)
 
-    wl = _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_load, pools, peaks, shape)
+    stations = {p: pools[p]["station"] for p in POOLS}
+    wl = _workload_results(workloads, profiles, lam_avg, lam, busiest, admin, cpu_unit, cpu_load, stations, peaks,
+                           shape)
 
     bottleneck, binds = _verdicts(resources, shape)
     loads, fixed = {p: pools[p]["loads"] for p in POOLS}, {p: pools[p]["fixed"] for p in POOLS}
@@ -554,6 +574,7 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape, day_at, n_int) 
     with np.errstate(invalid="ignore"):
         idx = np.argmax(np.where(np.isnan(util_all), np.inf, util_all) if k else var_all, axis=-1)
     var = _peak(var_all, idx)
+    at = d["station"](_at_peak(lam, idx))           # the pool's mix and wait at the peak only, (*S, 1)
     # a load too small for its factor to be a float (subnormal rates) has unbounded headroom
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         room = (target - other) * k - fixed
@@ -593,14 +614,14 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape, day_at, n_int) 
     return ResourceResult(
         installed=k, utilization=_out(util), peak_interval=_out(labels[idx]), average_utilization=_out(avg_util),
         busy=_out(var + fixed), by_workload=by,
-        other=_out(np.broadcast_to(other + (fixed / k if k else 0.0), shape)), rate=_out(_peak(d["rate"], idx)),
-        exec_ms=_out(_peak(d["exec_ms"], idx)), scv=_out(_peak(d["scv"], idx)),
-        wait_ms=_out(np.where(overloaded, np.nan, _peak(d["wait_ms"], idx))),
+        other=_out(np.broadcast_to(other + (fixed / k if k else 0.0), shape)), rate=_out(at["rate"][..., 0]),
+        exec_ms=_out(at["exec_ms"][..., 0]), scv=_out(at["scv"][..., 0]),
+        wait_ms=_out(np.where(overloaded, np.nan, at["wait_ms"][..., 0])),
         required=_out(required), headroom=_out(headroom), months_to_target=_out(months_to),
         required_at_horizon=_out(required_h), utilization_at_horizon=_out(util_h), overloaded=_out(overloaded), failover=failover, msu=msu,
-        rows={k_: _out(_peak(v, idx)) for k_, v in d.get("rows", {}).items()},
-        row_rates={k_: _out(_peak(v, idx)) for k_, v in d.get("row_rates", {}).items()},
-        row_shares={row: {w_: _out(_peak(v, idx)) for w_, v in b.items()} for row, b in d.get("row_shares", {}).items()},
+        rows={k_: _out(v[..., 0]) for k_, v in at.get("rows", {}).items()},
+        row_rates={k_: _out(v[..., 0]) for k_, v in at.get("row_rates", {}).items()},
+        row_shares={row: {w_: _out(v[..., 0]) for w_, v in b.items()} for row, b in at.get("row_shares", {}).items()},
         status=_status(pool, util, target, k, required)), idx
 
 
@@ -622,10 +643,13 @@ def _failover(system, pool, loads, var, var_all, loads_h, yearly, shape, factors
                           months_to_limit=_out(months), status=_failover_status(pool, util, lim, k, required))
 
 
-def _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_load, pools, peaks, shape) -> dict:
+def _workload_results(workloads, profiles, lam_avg, lam, busiest, admin, cpu_unit, cpu_load, stations, peaks,
+                      shape) -> dict:
     """Each workload's rate, CPU by address space (MSTR's administration spread over its queue
     manager's AMS rate, on the average day), card requests and queueing delay per unit (the worst
-    interval's)."""
+    interval's, computed when first asked: every pool's wait in every interval, from the rates
+    ``lam_avg x busiest`` made again then, so that a plan kept for later holds no per-interval
+    array)."""
     qm_rate: dict[str, np.ndarray] = {}
     for p, lam_w in zip(profiles, lam_avg):
         if p.queue_manager is not None:      # in request/reply transactions per second
@@ -637,8 +661,26 @@ def _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_lo
             raise PlanError(f"the AMS rate of queue manager {qm} ({float(np.ravel(rate)[np.argmax(np.ravel(tiny))]):g}/s) "
                             f"is too small to spread its administration ({float(np.max(admin[qm])):g} µs/s) over: "
                             "give 0 or a rate of at least 1e-300 transactions/s")
-    over = {p: np.asarray(pools[p]["util"]) >= 1.0 for p in POOLS}                # per interval
-    cpu_wait = np.where(over["processors"], np.nan, pools["processors"]["wait_ms"])
+    every: dict = {}
+
+    def waits() -> dict:
+        """Each pool's wait in every interval (NaN: overloaded) and which workloads run in each."""
+        if not every:
+            lam_every = lam_avg[..., None] * busiest                                  # as plan_with_loads
+            for pool in POOLS:
+                st = stations[pool](lam_every)
+                every[pool] = np.where(st["util"] >= 1.0, np.nan, st["wait_ms"])
+            every["active"] = lam_every > 0
+        return every
+
+    def queueing(i: int, reqs: dict):
+        w = waits()
+        delay = np.where(cpu_unit[i][..., None] > 0, w["processors"], 0.0)
+        for pool in CARD_POOLS:
+            rq = np.broadcast_to(np.asarray(reqs[pool]), shape)[..., None]
+            delay = delay + np.where(rq > 0, rq * w[pool], 0.0)
+        active = w["active"][i]
+        return _out(np.max(np.where(active | ~active.any(axis=-1, keepdims=True), delay, 0.0), axis=-1))
     wl = {}
     for i, (w, p) in enumerate(zip(workloads, profiles)):
         cpu = {k_: _out(np.broadcast_to(v, shape)) for k_, v in p.cpu_us.items()}
@@ -647,22 +689,16 @@ def _workload_results(workloads, profiles, lam_avg, lam, admin, cpu_unit, cpu_lo
                 cpu["MSTR"] = _out(np.where(qm_rate[p.queue_manager] > 0,
                                             p.txn_per_unit * admin[p.queue_manager] / qm_rate[p.queue_manager], 0.0))
         cpu["total"] = _out(np.broadcast_to(sum((np.asarray(v) for v in cpu.values()), np.zeros(())), shape))
-        delay = np.where(cpu_unit[i][..., None] > 0, cpu_wait, 0.0)
         reqs, card_ms = {}, {}
         for pool in CARD_POOLS:
             n, tt, _ = p.classes[pool]
             reqs[pool] = _moment(n, tt, 0)
             card_ms[pool] = _moment(n, tt, 1)
-            pw = np.where(over[pool], np.nan, pools[pool]["wait_ms"])
-            rq = np.broadcast_to(np.asarray(reqs[pool]), shape)[..., None]
-            delay = delay + np.where(rq > 0, rq * pw, 0.0)
-        active = lam[i] > 0
-        worst = np.max(np.where(active | ~active.any(axis=-1, keepdims=True), delay, 0.0), axis=-1)
         wl[w.name] = WorkloadResult(kind=w.kind, unit=p.unit or RATE_UNITS[w.kind], rate=_out(lam_avg[i]),
                                     peak_rate=_out(lam[i].max(axis=-1)), meaning=rate_meaning(w, p, lam_avg[i]),
-                                    cpu_us=cpu, requests=reqs, card_ms=card_ms, queueing_ms=_out(worst),
+                                    cpu_us=cpu, requests=reqs, card_ms=card_ms,
                                     processors_busy=_out(_peak(cpu_load[i], peaks["processors"])),
-                                    site_failover=w.site_failover)
+                                    site_failover=w.site_failover, queueing=partial(queueing, i, reqs))
     return wl
 
 
@@ -710,44 +746,60 @@ def _verdicts(resources, shape) -> tuple:
     return _out(bottleneck), _out(np.asarray(POOLS)[first])
 
 
-def _pool_cpu(system, lam, cpu_unit, cpu_load, fixed):
+def _pool_cpu(system, cpu_unit, fixed) -> dict:
     """The processors as one M/G/c station: each unit of work one exponential job, the
-    administration at the mean job."""
+    administration at the mean job.  Functions of the rates ``lam`` (W, *S, J), in any intervals
+    (all of them, or the peak's): ``loads_at``, ``util_of`` (of the loads) and ``station`` (rate,
+    mean job, SCV, utilization and wait, each interval on its own)."""
     k = system.processors
     s = cpu_unit[..., None] / 1e6                                                 # (W, *S, 1) seconds per job
-    jobs = np.where(s > 0, lam, 0.0)
-    n = jobs.sum(axis=0)
-    m1 = ratio((jobs * s).sum(axis=0), n)
-    m2 = ratio((jobs * s * s).sum(axis=0), n)
-    fixed_i = np.broadcast_to(fixed[..., None], m1.shape)                          # (*S, I)
-    lam_bg = ratio(fixed_i, m1)
-    lam_tot = n + lam_bg
-    # the background jobs at the mean: E[S^2] of the mixture of exponentials, 2 s^2 per class
-    es2 = ratio(2.0 * m2 * n + 2.0 * m1 * m1 * lam_bg, lam_tot)
-    scv = np.where(m1 > 0, ratio(es2, m1 * m1) - 1.0, 0.0)
-    util = (cpu_load.sum(axis=0) + fixed_i) / k
-    ok = util < 1.0
-    wait = np.zeros(util.shape)
-    if ok.any():
-        wait[ok] = pooled_wait(n[ok], m1[ok], scv[ok], k, 0.0, fixed_i[ok]) * 1000.0
-    return {"loads": cpu_load, "fixed": fixed, "rate": n, "exec_ms": m1 * 1000.0, "scv": scv, "wait_ms": wait, "util": util,
-            "loads_at": lambda lam_h: lam_h * cpu_unit[..., None] / 1e6}
+
+    def loads_at(lam):
+        return lam * cpu_unit[..., None] / 1e6
+
+    def util_of(loads):
+        return (loads.sum(axis=0) + fixed[..., None]) / k
+
+    def station(lam) -> dict:
+        jobs = np.where(s > 0, lam, 0.0)
+        n = jobs.sum(axis=0)
+        m1 = ratio((jobs * s).sum(axis=0), n)
+        m2 = ratio((jobs * s * s).sum(axis=0), n)
+        fixed_i = np.broadcast_to(fixed[..., None], m1.shape)                      # (*S, J)
+        lam_bg = ratio(fixed_i, m1)
+        lam_tot = n + lam_bg
+        # the background jobs at the mean: E[S^2] of the mixture of exponentials, 2 s^2 per class
+        es2 = ratio(2.0 * m2 * n + 2.0 * m1 * m1 * lam_bg, lam_tot)
+        scv = np.where(m1 > 0, ratio(es2, m1 * m1) - 1.0, 0.0)
+        util = util_of(loads_at(lam))
+        ok = util < 1.0
+        wait = np.zeros(util.shape)
+        if ok.any():
+            wait[ok] = pooled_wait(n[ok], m1[ok], scv[ok], k, 0.0, fixed_i[ok]) * 1000.0
+        return {"rate": n, "exec_ms": m1 * 1000.0, "scv": scv, "util": util, "wait_ms": wait}
+    return {"fixed": fixed, "loads_at": loads_at, "util_of": util_of, "station": station}
 
 
-def _pool_card(system, pool, lam, profiles, names):
-    """A Crypto Express pool as one M/G/c station: the mixture of every workload's requests."""
-    shape = lam.shape[1:]
+def _pool_card(system, pool, profiles, names, shape) -> dict:
+    """A Crypto Express pool as one M/G/c station: the mixture of every workload's requests
+    (functions of the rates as :func:`_pool_cpu`'s, and ``mix``)."""
     k = system.installed(pool)
     other = system.other(pool)
     ns = [p.classes[pool][0] for p in profiles]
     ts = [p.classes[pool][1] for p in profiles]
     # per unit of each workload, (W, *S, 1): Σ n (requests), Σ n t (card ms), Σ n t², cards' worth
-    scenarios = shape[:-1]
+    scenarios = shape
     req_unit, t1, t2 = (_per_unit([_moment(n, tt, j) for n, tt in zip(ns, ts)], scenarios)[..., None]
                         for j in (0, 1, 2))
     busy_unit = _per_unit([p.busy[pool] for p in profiles], scenarios)[..., None]
     unit_load = t1 / 1000.0 + busy_unit
-    loads = lam * unit_load                                                        # (W, *S, I) cards' worth
+
+    def loads_at(lam):
+        return lam * unit_load                                                     # cards' worth
+
+    def util_of(loads):
+        total = loads.sum(axis=0)
+        return np.where(k > 0, total / max(k, 1) + other, np.where(total > 0, np.inf, 0.0))
 
     def mix(rates):
         """(requests/s, mean EXEC ms, SCV, cards' worth with no request count) at these rates."""
@@ -755,32 +807,41 @@ def _pool_card(system, pool, lam, profiles, names):
         m1, scv = mix_from_moments(r, (rates * t1).sum(axis=0), (rates * t2).sum(axis=0))
         return r, m1, scv, (rates * busy_unit).sum(axis=0)
 
-    r, m1, scv, unknown = mix(lam)
-    util = np.where(k > 0, loads.sum(axis=0) / max(k, 1) + other, np.where(loads.sum(axis=0) > 0, np.inf, 0.0))
-    ok = (util < 1.0) & (r > 0)
-    wait = np.zeros(util.shape)
-    if ok.any():
-        wait[ok] = pooled_wait(r[ok], m1[ok] / 1000.0, scv[ok], k, other, unknown[ok]) * 1000.0
-    out = {"loads": loads, "fixed": np.zeros(scenarios), "rate": r, "exec_ms": m1, "scv": scv, "wait_ms": wait, "util": util,
-           "loads_at": lambda lam_h: lam_h * unit_load, "mix": mix, "unit_load": unit_load[..., 0]}
-    if pool == "accelerators":
-        # RMF's ME and CRT rows, and each workload's part of them (utilization of the pool)
-        kk = max(k, 1)
-        by_row = {"ME": {}, "CRT": {}}
-        row_rates = {"ME": np.zeros(shape), "CRT": np.zeros(shape)}
-        for name, p, lam_w in zip(names, profiles, lam):
-            n, tt, labels = p.classes[pool]
-            for f, row in (("RSA_ME", "ME"), ("RSA_CRT", "CRT")):
-                j = labels.index(f) if f in labels else None
-                if j is None:
-                    by_row[row][name] = np.zeros(shape)
-                    continue
-                nj, tj = (np.broadcast_to(np.asarray(x[j], dtype=float), scenarios)[..., None] for x in (n, tt))
-                by_row[row][name] = lam_w * nj * tj / 1000.0 / kk
-                row_rates[row] = row_rates[row] + lam_w * nj
-        row_rates["other"] = np.maximum(r - row_rates["ME"] - row_rates["CRT"], 0.0)
-        rows = {row: sum(by_row[row].values()) for row in ("ME", "CRT")}
-        # rounding can leave -1e-17 where nothing else uses the card
-        rows["other"] = np.maximum(loads.sum(axis=0) / kk - rows["ME"] - rows["CRT"], 0.0)
-        out.update(rows=rows, row_rates=row_rates, row_shares=by_row)
-    return out
+    def station(lam) -> dict:
+        r, m1, scv, unknown = mix(lam)
+        loads = loads_at(lam)
+        util = util_of(loads)
+        ok = (util < 1.0) & (r > 0)
+        wait = np.zeros(util.shape)
+        if ok.any():
+            wait[ok] = pooled_wait(r[ok], m1[ok] / 1000.0, scv[ok], k, other, unknown[ok]) * 1000.0
+        out = {"rate": r, "exec_ms": m1, "scv": scv, "util": util, "wait_ms": wait}
+        if pool == "accelerators":
+            out.update(_rmf_rows(profiles, names, lam, loads, r, k))
+        return out
+    return {"fixed": np.zeros(scenarios), "loads_at": loads_at, "util_of": util_of, "station": station, "mix": mix,
+            "unit_load": unit_load[..., 0]}
+
+
+def _rmf_rows(profiles, names, lam, loads, r, k) -> dict:
+    """RMF's ME and CRT rows of the accelerators, and each workload's part of them (utilization of
+    the pool), at the rates ``lam`` (W, *S, J)."""
+    shape = r.shape
+    kk = max(k, 1)
+    by_row: dict = {"ME": {}, "CRT": {}}
+    row_rates = {"ME": np.zeros(shape), "CRT": np.zeros(shape)}
+    for name, p, lam_w in zip(names, profiles, lam):
+        n, tt, labels = p.classes["accelerators"]
+        for f, row in (("RSA_ME", "ME"), ("RSA_CRT", "CRT")):
+            j = labels.index(f) if f in labels else None
+            if j is None:
+                by_row[row][name] = np.zeros(shape)
+                continue
+            nj, tj = (np.broadcast_to(np.asarray(x[j], dtype=float), shape[:-1])[..., None] for x in (n, tt))
+            by_row[row][name] = lam_w * nj * tj / 1000.0 / kk
+            row_rates[row] = row_rates[row] + lam_w * nj
+    row_rates["other"] = np.maximum(r - row_rates["ME"] - row_rates["CRT"], 0.0)
+    rows = {row: sum(by_row[row].values()) for row in ("ME", "CRT")}
+    # rounding can leave -1e-17 where nothing else uses the card
+    rows["other"] = np.maximum(loads.sum(axis=0) / kk - rows["ME"] - rows["CRT"], 0.0)
+    return {"rows": rows, "row_rates": row_rates, "row_shares": by_row}
