@@ -322,3 +322,55 @@ def test_a_group_is_a_group_of_one_sheet_and_one_shape(tmp_path):
     eng.evaluate()
     groups = _groups(eng)
     assert len(groups) == 2 and all(isinstance(g, _Group) and len({k[0] for k in g.members}) == 1 for g in groups)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from([0.0, -0.0, 1.0, 1.5, -2.25, 1234567.891, 0.005, 1e-9, 2.5]), min_size=65, max_size=120),
+       st.sampled_from(["0.00", "#,##0", "0%", "0.0", "General", "0.000E+00", "@@"]))
+def test_text_of_a_sweeps_column_is_each_scenarios_text_alone(tmp_path, xs, fmt):
+    # TEXT over many scenarios formats each distinct number once: the same texts (and the same
+    # errors for a format the engine refuses) as one scenario at a time
+    def fill(wb, ws):
+        ws["A1"] = 0.0
+        ws["B1"] = f'=TEXT(A1,"{fmt}")'
+    path = _book(tmp_path, fill)
+    many = Engine(Package(path), native_functions(), n=len(xs))
+    many.set_input("S!A1", xs)
+    many.evaluate()
+    got = many.value("S!B1")
+    for i, x in enumerate(xs[:70]):
+        one = Engine(Package(path), native_functions())
+        one.set_input("S!A1", x)
+        one.evaluate()
+        want = one.value("S!B1")
+        assert got.kind[i, 0, 0] == want.kind[0, 0, 0]
+        assert (got.text[i, 0, 0] if got.text is not None else "") == (want.text[0, 0, 0] if want.text is not None else "")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["#NUM! X: overloaded", "abc", "ABC", "", "2.5", 0.0, -0.0, 3.0, 12345.678, True]),
+                min_size=65, max_size=100),
+       st.sampled_from(['LEFT(A1,5)="#NUM!"', "MID(A1,2,2)", 'FIND("b",A1)', 'SUBSTITUTE(A1,"b","x")', "LEN(A1)",
+                        "RIGHT(A1,A2)", "UPPER(A1)&LOWER(A1)"]))
+def test_a_text_function_over_a_sweeps_column_is_each_scenarios_result_alone(tmp_path, xs, formula):
+    # each distinct argument tuple computed once (numbers told apart by their bits): the same kinds,
+    # numbers and texts as one scenario at a time
+    def fill(wb, ws):
+        ws["A1"] = "x"
+        ws["A2"] = 2
+        ws["B1"] = f"={formula}"
+    path = _book(tmp_path, fill)
+    many = Engine(Package(path), native_functions(), n=len(xs))
+    many.set_input("S!A1", xs)
+    many.evaluate()
+    got = many.value("S!B1")
+    for i, x in enumerate(xs[:70]):
+        one = Engine(Package(path), native_functions())
+        one.set_input("S!A1", x)
+        one.evaluate()
+        want = one.value("S!B1")
+        assert got.kind[i, 0, 0] == want.kind[0, 0, 0], (x, formula)
+        if want.kind[0, 0, 0] == STR:
+            assert got.text[i, 0, 0] == want.text[0, 0, 0], (x, formula)
+        else:
+            assert got.num[i, 0, 0] == want.num[0, 0, 0], (x, formula)

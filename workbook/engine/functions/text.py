@@ -13,7 +13,7 @@ from ..ops import (
 )
 from ..references import Ref, RefList
 from ..values import (
-    BOOL, ERR_NULL, ERR_VALUE, STR,
+    BOOL, ERR_NULL, ERR_VALUE, NUM, STR,
     Val, number_to_text, text_to_number,
 )
 from .base import (
@@ -52,7 +52,7 @@ def _text_fn(name, f, coercions, min_args=None, defaults=()):
             conv.append(x)
             errs.append(e)
         err = first_error(*errs)
-        out, eout = element_wise(*conv)
+        out, eout = _distinct(element_wise, conv)
         out = np.asarray(out, dtype=object)
         eout = np.asarray(eout, dtype=np.int8)
         err = first_error(err, eout if eout.any() else None)
@@ -84,6 +84,26 @@ def _text_fn(name, f, coercions, min_args=None, defaults=()):
 
 
 _NUMBER_TYPES = frozenset({int, float, np.float64, np.int64})
+
+
+def _distinct(element_wise, args):
+    """``element_wise(*args)`` (a text function over broadcast arguments) computed once per
+    distinct argument tuple: a sweep's column holds the same few texts and numbers again and
+    again.  Numbers are told apart by their bits (-0.0 is not 0.0), texts by their value."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    size = math.prod(shape)
+    if size <= 64:
+        return element_wise(*args)
+    cols = [np.broadcast_to(a, shape).reshape(-1) for a in args]
+    keys = [c.tolist() if c.dtype == object else
+            np.ascontiguousarray(c, dtype=float).view(np.int64).tolist() for c in cols]
+    items = keys[0] if len(keys) == 1 else list(zip(*keys))
+    at = {k: i for i, k in enumerate(dict.fromkeys(items))}       # in order of first appearance
+    inv = np.fromiter(map(at.__getitem__, items), dtype=np.intp, count=size)
+    first = np.full(len(at), size, dtype=np.intp)
+    np.minimum.at(first, inv, np.arange(size, dtype=np.intp))
+    out, err = element_wise(*(c[first] for c in cols))
+    return (np.asarray(out, dtype=object)[inv].reshape(shape), np.asarray(err, dtype=np.int8)[inv].reshape(shape))
 
 
 class _TextError(Exception):
@@ -359,6 +379,10 @@ def _text_impl(ctx, value, fmt):
     vx = np.broadcast_to(v.num, shape)
     vt = None if v.text is None else np.broadcast_to(v.text, shape)
     ftb = np.broadcast_to(ft, shape)
+    if vk.size > 64 and fe is None and (vk == NUM).all() and np.all(ftb == ftb.flat[0]):
+        done = _text_of_distinct(vx, str(ftb.flat[0]))     # a sweep's column of numbers, one format
+        if done is not None:
+            return Val.texts(done, None)
     shown: dict = {}        # (number, format) -> its text: a sweep formats the same numbers again and again
     for idx in np.ndindex(shape):
         k = vk[idx]
@@ -376,7 +400,7 @@ def _text_impl(ctx, value, fmt):
             continue
         else:
             num = float(vx[idx])
-        key = (num, ftb[idx])
+        key = (num, math.copysign(1.0, num), ftb[idx])     # -0.0 is not 0.0 to every format
         if key in shown:
             out[idx] = shown[key]
             continue
@@ -387,6 +411,23 @@ def _text_impl(ctx, value, fmt):
             err[idx] = 16
             out[idx] = ""
     return Val.texts(out, first_error(fe, err if err.any() else None))
+
+
+def _text_of_distinct(x, fmt: str):
+    """TEXT of every number of ``x`` in one format, each distinct number (to the bit) formatted
+    once; None if the format is one the engine does not support."""
+    flat = np.ascontiguousarray(x, dtype=float).reshape(-1)
+    order = np.argsort(flat.view(np.int64), kind="stable")   # by the bits: -0.0 may show "-0.0E+00"
+    ordered = flat[order]
+    starts = np.ones(flat.size, dtype=bool)
+    starts[1:] = ordered[1:].view(np.int64) != ordered[:-1].view(np.int64)
+    inv = np.empty(flat.size, dtype=np.intp)
+    inv[order] = np.cumsum(starts) - 1
+    try:
+        texts = np.array([format_number(u, fmt) for u in ordered[starts].tolist()], dtype=object)
+    except _TextError:
+        return None
+    return texts[inv].reshape(np.shape(x))
 
 
 NATIVE["TEXT"] = Fn("TEXT", _text_impl, (VALUE, VALUE))
