@@ -22,7 +22,7 @@ from ..._text import value_text
 from ...domains import GROWTH, MONTHS
 from ...params import using_values
 from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
-from .crossing import months_to_reach
+from .crossing import months_to_reach, peak_candidates
 from .daily import daily_factors, day_intervals, distinct_intervals, interval_label, interval_minutes
 from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, POOLS, RATE_UNITS, PlanError, System, Workload,
                      checked)
@@ -436,8 +436,9 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     that does not grow (``(*S)``), and each workload's yearly growth ``(W,)``.
 
     The plan is evaluated in each distinct interval once: the answers are those of every interval
-    evaluated, to the bit (the peak is the first interval holding the maximum, the average is over
-    all ``I`` intervals)."""
+    evaluated, to the bit (the peak is the first interval holding the maximum), but for the day's
+    average, each distinct interval weighted by the intervals it stands for (the same to rounding,
+    1e-15)."""
     if not isinstance(system, System):
         raise PlanError(f"system must be a System (got {value_text(system)})")
     workloads = _workload_list(workloads)
@@ -471,7 +472,7 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
 
     lam_avg = rates_at(t)
     lam = lam_avg[..., None] * busiest                                               # (W, *S, I)
-    lam_h = rates_at(t + system.horizon_months)[..., None] * busiest
+    rates_h = rates_at(t + system.horizon_months)                                   # (W, *S)
 
     # ---- processors: CPU per unit, MSTR administration once per queue manager
     cpu_unit = _per_unit([sum(p.cpu_us.values()) for p in profiles], shape)         # (W, *S) µs per unit
@@ -496,7 +497,8 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
 
     resources, peaks = {}, {}
     for pool, d in pools.items():
-        resources[pool], peaks[pool] = _resource(system, pool, d, names, yearly, lam, lam_h, shape, day_at, n_int)
+        resources[pool], peaks[pool] = _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape,
+                                                 day_at, n_int)
 
     stations = {p: pools[p]["station"] for p in POOLS}
     wl = _workload_results(workloads, profiles, lam_avg, lam, busiest, admin, cpu_unit, cpu_load, stations, peaks,
@@ -559,11 +561,12 @@ def _workload_list(workloads) -> list:
     return workloads
 
 
-def _resource(system, pool, d, names, yearly, lam, lam_h, shape, day_at, n_int) -> tuple:
+def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_at, n_int) -> tuple:
     """One pool's answers from its station ``d`` (:func:`_pool_cpu` / :func:`_pool_card`), judged at its
     peak interval: utilization, shares, counts required now and at the horizon (utilization and wait
     targets, one card failed), headroom, months.  ``d``'s intervals are the day's distinct ones,
-    ``day_at`` = ``(first, inverse)`` of :func:`~.daily.distinct_intervals` of a day of ``n_int``.
+    ``day_at`` = ``(first, inverse)`` of :func:`~.daily.distinct_intervals` of a day of ``n_int``;
+    the horizon's rates are ``rates_h`` (W, *S) times ``busiest``, the day's factors.
     Returns the result and the peak's index among the distinct intervals."""
     target = system.max_utilization
     k = system.installed(pool)
@@ -580,15 +583,21 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape, day_at, n_int) 
         room = (target - other) * k - fixed
         headroom = ratio(np.maximum(room, 0.0), var, fill=np.inf)
         util = _peak(util_all, idx)
-        # every interval (C order, as summed: NumPy sums a row pairwise only when it is contiguous)
-        every = var_all if day_at[0].size == day_at[1].size else np.take(var_all, day_at[1], axis=-1)
-        avg = every.mean(axis=-1) / system.peak_day_factor + fixed
+        # over every interval of the day: each distinct one times the intervals it stands for
+        counts = np.bincount(day_at[1], minlength=day_at[0].size).astype(float)
+        avg = (var_all * counts).sum(axis=-1) / n_int / system.peak_day_factor + fixed
         avg_util = np.where(k > 0, avg / max(k, 1) + other, np.where(avg > 0, np.inf, 0.0))
     if k == 0:
         headroom = np.where(var > 0, 0.0, np.inf)
     months_to = months_to_reach(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape),
                                 factors=d["factors"])
-    loads_h = d["loads_at"](lam_h).sum(axis=0)
+    # at the horizon only the peak load and counts are asked: each is monotone in the loads, so the
+    # intervals that can hold the peak give them to the bit (crossing.peak_candidates)
+    P = busiest.reshape(busiest.shape[0], -1)
+    some = np.arange(P.shape[1])
+    if P.shape[1] > 1 and np.all(P >= 0) and np.all(rates_h >= 0) and np.all(d["factors"][0] >= 0):
+        some = peak_candidates(P)
+    loads_h = d["loads_at"](rates_h[..., None] * busiest[..., some]).sum(axis=0)   # (*S, C)
     with np.errstate(divide="ignore", invalid="ignore"):
         peak_h = (loads_h + fixed[..., None]).max(axis=-1)
         util_h = peak_h / k + other if k else np.where(peak_h > 0, np.inf, 0.0)
@@ -598,8 +607,10 @@ def _resource(system, pool, d, names, yearly, lam, lam_h, shape, day_at, n_int) 
         # (requests/s, mean EXEC ms, SCV, cards' worth with no request count): _pool_card's mix
         mix: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = d["mix"](lam)
         required = _meet_wait(required, *mix, other, system.max_wait_ms)
+        lam_h = rates_h[..., None] * busiest               # the waits are not monotone: every interval
         mix = d["mix"](lam_h)
-        required_h = _meet_wait(required_h, *mix, other, system.max_wait_ms)
+        required_h = _meet_wait(count_needed(d["loads_at"](lam_h).sum(axis=0) + fixed[..., None], other, target),
+                                *mix, other, system.max_wait_ms)
     required, required_h = required.max(axis=-1), required_h.max(axis=-1)
     overloaded = util >= 1.0
     failover = None
