@@ -457,7 +457,10 @@ def _catalog_core(spec, drawn: bool = False) -> Fn:
             return _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert, draws)
         vals, n, rows, cols = b
         nv = max([n] + [v.n for v in vec_vals.values() if v is not None])
-        if draws is not None:       # every scenario is a draw: the answer differs in each
+        by_draw = draws is not None and nv == 1 and ctx.engine.n > draws.n
+        if by_draw:                 # the same arguments in every scenario: one answer per draw,
+            nv = draws.n            # each scenario s then takes its draw's (s mod D)
+        elif draws is not None:     # every scenario is a draw: the answer differs in each
             nv = max(nv, ctx.engine.n)
         if nv != n:
             vals = [v.broadcast(nv) for v in vals]
@@ -503,10 +506,11 @@ def _catalog_core(spec, drawn: bool = False) -> Fn:
         out = Out(E)
         if E == 1:      # one scenario, one cell (a plain recalculation): no grouping to do
             out.put(0, call_leaf(0) if fast[0] else call_one(0))
-            return finish(out, n, rows, cols, ctx, spec.name)
-        key_first = first_of_groups(keys, fast)
-        run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed)
-        return finish(out, n, rows, cols, ctx, spec.name)
+        else:
+            key_first = first_of_groups(keys, fast)
+            run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed)
+        val = finish(out, n, rows, cols, ctx, spec.name)
+        return val.take(np.arange(ctx.engine.n) % d) if by_draw else val
 
     return Fn(spec.name, impl, (REF,), 0, len(args), udf=True, rest=(REF,))
 
