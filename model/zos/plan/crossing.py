@@ -75,6 +75,31 @@ def peak_candidates(P) -> np.ndarray:
     return np.flatnonzero(~dominated)
 
 
+def _narrow(f, idx, lc, grow0, slope0, r_max, lo, v_lo, hi, v_hi, d_hi, cc) -> None:
+    """Close the bracket ``[lo, hi]`` in place to where the growth rates put the root.
+
+    The growing part :math:`F = f - B` starts at :math:`F_0` and grows no faster than the fastest
+    workload, :math:`F(t) \\le F_0 e^{r_{max} t}`, and, by Jensen's inequality on its peak
+    interval at :math:`t = 0` (whose slope is ``slope0``), no slower than that interval's
+    load-weighted mean rate :math:`\\bar r = F'(0)/F_0`: :math:`F(t) \\ge F_0 e^{\\bar r t}`.  So
+    the root lies in :math:`[\\ln(C/F_0)/r_{max},\\ \\ln(C/F_0)/\\bar r]`.  Each end is evaluated
+    and kept only on its side of the capacity (rounding decides, as in every step).
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        gap = lc - np.log(grow0)                              # ln(C / F0) > 0
+        t_lo = gap / r_max if r_max > 0 else np.zeros_like(gap)
+        t_hi = np.where(slope0 > 0, gap / (slope0 / grow0), np.inf)
+    for t in (t_lo, t_hi):
+        use = np.flatnonzero(np.isfinite(t) & (t > lo) & (t < hi))
+        if not use.size:
+            continue
+        v, d = f(t[use], idx[use])
+        up = v >= cc[use]
+        a, b = use[~up], use[up]
+        lo[a], v_lo[a] = t[a], v[~up]
+        hi[b], v_hi[b], d_hi[b] = t[b], v[up], d[up]
+
+
 def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     """First :math:`t \\in [0, T]` with :math:`\\max_j \\sum_i L_{ij} (1 + g_i)^{t/12} + B \\ge c`.
 
@@ -146,7 +171,7 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
         return v[pick, j] + b[idx], (Ls[:, pick, j] * (x * rc)).sum(axis=0)
 
     every = np.arange(c.size)
-    now, _ = f(np.zeros(c.size), every)
+    now, slope_now = f(np.zeros(c.size), every)
     late, slope_late = f(np.full(c.size, MAX_MONTHS), every)
     out = np.where(now >= c, 0.0, np.inf)          # no load at all: the fixed part now, or never
     idx = np.flatnonzero((now < c) & (late >= c) & (total > 0))
@@ -156,6 +181,7 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     # the steps are taken on ln(f - B), the growing part's logarithm, against ln(c - B) (c > f(0) >= B here)
     with np.errstate(divide="ignore"):
         lc = np.log(cc - bb)
+    _narrow(f, idx, lc, now[idx] - bb, slope_now[idx], float(r.max()), lo, v_lo, hi, v_hi, d_hi, cc)
     todo = np.arange(idx.size)
     for _ in range(200):
         if not todo.size:
