@@ -260,3 +260,24 @@ def test_arguments_equal_in_value_but_not_in_type_are_not_one_answer():
 def _parameter(name):
     from cryptoplan.model.params import current_parameters
     return current_parameters()[name]
+
+
+@settings(max_examples=20, deadline=None)
+@given(mode=st.sampled_from(["ATTLS", "SSLCIPH"]), pairs=st.integers(1, 6),
+       scales=st.lists(st.floats(1.0, 2.0), min_size=1, max_size=5))
+def test_parameter_sets_as_arrays_give_each_sets_throughput(mode, pairs, scales):
+    # a sweep under draws asks the throughput of k parameter sets at once (arrays in using_values):
+    # each is the throughput under that set alone, and a value given as a number holds in every set
+    import numpy as np
+    from cryptoplan.model.params import using_values
+
+    args = (mode, "TLS_CHACHA20_POLY1305_SHA256", 32.0, pairs, 2, 2 if mode == "SSLCIPH" else None)
+    ratio, delay = "chin_task_elapsed_ratio", "rt_attls_base_us"
+    k = np.array([_parameter(ratio) * s for s in scales])
+    fixed = _parameter(delay) * 1.3
+    with using_values({ratio: k, delay: fixed}):
+        got = channel_throughput(*args)
+    assert np.shape(got) == (len(scales),)
+    for j, x in enumerate(k.tolist()):
+        with using_values({ratio: x, delay: fixed}):
+            assert got[j] == channel_throughput(*args)

@@ -86,7 +86,7 @@ from ..domains import (CHANNEL_PAIRS, CHANNEL_REQUESTERS, CPS, DISPATCHERS, IDLE
 from ..figures import figure
 from ..queueing.mva import mva_schweitzer
 from ..remember import Remembered
-from ..params import CIPHERS, binding, normalize_cipher, normalize_mode, param
+from ..params import CIPHERS, binding, normalize_cipher, normalize_mode, param, using_values
 from .tls import normalize_platform, tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
 
 __all__ = ["channel_demands_us", "channel_pipeline", "channel_throughput"]
@@ -345,18 +345,44 @@ def _with_cpus(station, demand, think, cpu_us, cps, first, dem):
 
 def channel_throughput(mode, cipher, message_kb, channel_pairs=1, requesters=1, ssltasks=None,
                        dispatchers=None, platform="z16", cps=None, roundtrip_us=None,
-                       task_elapsed_ratio=None) -> float:
+                       task_elapsed_ratio=None):
     """Request/reply transactions per second over MQ channel pairs (see :func:`channel_pipeline`).
 
     .. math:: X = \\sum_{pairs} \\frac{N}{Z + \\sum_v R_v}
 
     with residences :math:`R_v` at the SSL tasks, dispatchers and socket SRBs
-    from Bard-Schweitzer MVA; :math:`1/RT_1` for one pair and one requester.
+    from Bard-Schweitzer MVA; :math:`1/RT_1` for one pair and one requester.  Inside a
+    :func:`~cryptoplan.model.params.using_values` block that gives ``k`` values of some parameters
+    (arrays), the ``k`` throughputs, shape ``(k,)``: one MVA per parameter set.
 
     Examples
     --------
     One pair, one requester, 32 KB with CHACHA20: the inverse of the fitted
     round trip; with 20 pairs on one SSL task, the task is the bottleneck.
     """
-    return channel_pipeline(mode, cipher, message_kb, channel_pairs, requesters, ssltasks, dispatchers,
-                            platform, cps, roundtrip_us, task_elapsed_ratio)["throughput"]
+    args = (mode, cipher, message_kb, channel_pairs, requesters, ssltasks, dispatchers, platform, cps, roundtrip_us,
+            task_elapsed_ratio)
+    sets = _parameter_sets()
+    if sets is None:
+        return channel_pipeline(*args)["throughput"]
+    out = np.empty(len(sets))
+    for j, values in enumerate(sets):       # one MVA per parameter set (each remembered)
+        with using_values(values):
+            out[j] = channel_pipeline(*args)["throughput"]
+    return out
+
+
+def _parameter_sets():
+    """The parameter sets of a :func:`~cryptoplan.model.params.using_values` block that gives k
+    values of some parameters (arrays of one length k), one dict of floats each; None when the
+    values in force are single numbers."""
+    over, _ = binding()
+    if over is None:
+        return None
+    arrays = {k: v for k, v in over.items() if getattr(v, "ndim", 0)}
+    if not arrays or len({np.shape(v) for v in arrays.values()}) != 1 or np.ndim(next(iter(arrays.values()))) != 1:
+        return None
+    fixed = {k: v for k, v in over.items() if k not in arrays}
+    names = list(arrays)
+    rows = np.column_stack([np.asarray(arrays[k], dtype=float) for k in names]).tolist()
+    return [{**fixed, **dict(zip(names, row))} for row in rows]
