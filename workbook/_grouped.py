@@ -88,7 +88,8 @@ class Out:
         self.kind[idx] = NUM
 
 
-def run_groups(E, fast, keys, numcols, call_vec, call_one, out: Out, call_leaf=None, call_failed=None):
+def run_groups(E, fast, keys, numcols, call_vec, call_one, out: Out, call_leaf=None, call_failed=None,
+               distinct: bool = False):
     """Evaluate elements: slow ones one by one, fast ones in vectorized groups.
 
     ``keys[i]``: hashable group key of element i (its text/categorical args);
@@ -98,7 +99,9 @@ def run_groups(E, fast, keys, numcols, call_vec, call_one, out: Out, call_leaf=N
     element whose vectorized call failed (default ``call_one``);
     ``call_failed(exc_type, messages)`` the Python results of elements the vector call
     reported failed, given their messages (see :func:`_evaluate_rows`; without it such
-    elements go to ``call_leaf``).  Each distinct argument tuple is evaluated once.
+    elements go to ``call_leaf``).  Each distinct argument tuple is evaluated once; with
+    ``distinct`` the rows are taken as they are, without searching for equal ones (a sweep's
+    scenarios under draws: the draw makes nearly every row its own, so the search gains nothing).
     """
     call_leaf = call_leaf or call_one
     idx_fast = np.nonzero(fast)[0]
@@ -111,7 +114,10 @@ def run_groups(E, fast, keys, numcols, call_vec, call_one, out: Out, call_leaf=N
     # numpy.ma that a plain np.unique makes on first use (numpy 2.x checks for masked arrays)
     for key in sorted(set(gk.tolist())):
         members = idx_fast[gk == key]
-        if numcols:
+        if numcols and distinct:
+            uniq = np.column_stack([c[members] for c in numcols])
+            first = inv = np.arange(len(members))
+        elif numcols:
             X = np.column_stack([c[members] for c in numcols])
             uniq, first, inv = unique_rows(X)
         else:

@@ -508,7 +508,8 @@ def _catalog_core(spec, drawn: bool = False) -> Fn:
             out.put(0, call_leaf(0) if fast[0] else call_one(0))
         else:
             key_first = first_of_groups(keys, fast)
-            run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed)
+            run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed,
+                       distinct=draws is not None)      # (by_draw: one row per draw already)
         val = finish(out, n, rows, cols, ctx, spec.name)
         return val.take(np.arange(ctx.engine.n) % d) if by_draw else val
 
