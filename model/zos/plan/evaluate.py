@@ -46,7 +46,8 @@ class FailoverResult:
         :math:`\\max(2, \\lceil (L + F)/(F - u_o) \\rceil)` where there is load, else 0.
     required_at_horizon : the same at the horizon.
     months_to_limit : months until the workloads' growth brings the installed cards, one out,
-        to the limit (0: over it now; inf: never within :data:`MAX_MONTHS`).
+        to the limit (0: over it now; inf: never within :data:`MAX_MONTHS`).  Computed when
+        first asked (a root per scenario, which a sweep of the counts never reads).
     status : one sentence per scenario ("if one coprocessor fails, the other 1 runs at 106%:
         overloaded").
     """
@@ -54,8 +55,13 @@ class FailoverResult:
     utilization: object
     required: object
     required_at_horizon: object
-    months_to_limit: object
     status: object
+    months: Callable[[], object] = field(default=lambda: math.nan, repr=False, compare=False)
+
+    @cached_property
+    def months_to_limit(self):
+        """See the class's attributes (computed once, when first asked)."""
+        return self.months()
 
 
 @dataclass(frozen=True)
@@ -615,7 +621,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
     overloaded = util >= 1.0
     failover = None
     if pool in CARD_POOLS and system.failover == "one_card":
-        failover = _failover(system, pool, d["loads"], var, var_all, loads_h, yearly, shape, d["factors"])
+        failover = _failover(system, pool, var, var_all, loads_h, yearly, shape, d["factors"])
     msu = None
     if pool == "processors" and system.msu_per_processor is not None:
         msu = _out((var + fixed) * system.msu_per_processor)
@@ -636,7 +642,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
         status=_status(pool, util, target, k, required)), idx
 
 
-def _failover(system, pool, loads, var, var_all, loads_h, yearly, shape, factors=None) -> FailoverResult:
+def _failover(system, pool, var, var_all, loads_h, yearly, shape, factors) -> FailoverResult:
     """The card pool with one card out, at its peak interval (see :class:`FailoverResult`)."""
     k, other, lim = system.installed(pool), system.other(pool), system.failover_max_utilization
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -644,14 +650,15 @@ def _failover(system, pool, loads, var, var_all, loads_h, yearly, shape, factors
     required = failover_count_needed(var_all, other, lim).max(axis=-1)
     required_h = failover_count_needed(loads_h, other, lim).max(axis=-1)
     some = var_all.max(axis=-1) > 0
-    if k >= 2:
-        months = months_to_reach(loads, yearly, 0.0, np.broadcast_to(lim * (k - 1) - other * k, shape),
-                                 factors=factors)
-    else:
-        months = np.zeros(shape)
-    months = np.where(some, months, np.inf)
+
+    def months():
+        if k < 2:
+            return _out(np.where(some, 0.0, np.inf) * np.ones(shape))
+        # (factors given: the loads themselves are not read, nor kept by this closure)
+        m = months_to_reach(None, yearly, 0.0, np.broadcast_to(lim * (k - 1) - other * k, shape), factors=factors)
+        return _out(np.where(some, m, np.inf))
     return FailoverResult(utilization=_out(util), required=_out(required), required_at_horizon=_out(required_h),
-                          months_to_limit=_out(months), status=_failover_status(pool, util, lim, k, required))
+                          status=_failover_status(pool, util, lim, k, required), months=months)
 
 
 def _workload_results(workloads, profiles, lam_avg, lam, busiest, admin, cpu_unit, cpu_load, stations, peaks,
