@@ -324,27 +324,44 @@ def test_a_group_is_a_group_of_one_sheet_and_one_shape(tmp_path):
     assert len(groups) == 2 and all(isinstance(g, _Group) and len({k[0] for k in g.members}) == 1 for g in groups)
 
 
+def _column_and_each_alone(tmp_path, formula: str, xs: list):
+    """B1's ``formula`` of A1 (A2 = 2) over the scenarios ``xs`` at once, and each of the first 70
+    scenarios evaluated alone: ``[(x, value of the sweep's scenario, value alone)]``."""
+    def fill(wb, ws):
+        ws["A1"] = "x"
+        ws["A2"] = 2
+        ws["B1"] = f"={formula}"
+    path = _book(tmp_path, fill)
+    many = Engine(Package(path), native_functions(), n=len(xs))
+    many.set_input("S!A1", xs)
+    many.evaluate()
+    got = many.value("S!B1")
+    pairs = []
+    for i, x in enumerate(xs[:70]):
+        one = Engine(Package(path), native_functions())
+        one.set_input("S!A1", x)
+        one.evaluate()
+        pairs.append((x, got.take(np.array([i])) if got.n > 1 else got, one.value("S!B1")))
+    return pairs
+
+
+def _same(a, b) -> bool:
+    """One scenario's values equal: kind, then the text or the number."""
+    if a.kind[0, 0, 0] != b.kind[0, 0, 0]:
+        return False
+    if b.kind[0, 0, 0] == STR:
+        return a.text[0, 0, 0] == b.text[0, 0, 0]
+    return a.num[0, 0, 0] == b.num[0, 0, 0]
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from([0.0, -0.0, 1.0, 1.5, -2.25, 1234567.891, 0.005, 1e-9, 2.5]), min_size=65, max_size=120),
        st.sampled_from(["0.00", "#,##0", "0%", "0.0", "General", "0.000E+00", "@@"]))
 def test_text_of_a_sweeps_column_is_each_scenarios_text_alone(tmp_path, xs, fmt):
     # TEXT over many scenarios formats each distinct number once: the same texts (and the same
     # errors for a format the engine refuses) as one scenario at a time
-    def fill(wb, ws):
-        ws["A1"] = 0.0
-        ws["B1"] = f'=TEXT(A1,"{fmt}")'
-    path = _book(tmp_path, fill)
-    many = Engine(Package(path), native_functions(), n=len(xs))
-    many.set_input("S!A1", xs)
-    many.evaluate()
-    got = many.value("S!B1")
-    for i, x in enumerate(xs[:70]):
-        one = Engine(Package(path), native_functions())
-        one.set_input("S!A1", x)
-        one.evaluate()
-        want = one.value("S!B1")
-        assert got.kind[i, 0, 0] == want.kind[0, 0, 0]
-        assert (got.text[i, 0, 0] if got.text is not None else "") == (want.text[0, 0, 0] if want.text is not None else "")
+    for x, got, want in _column_and_each_alone(tmp_path, f'TEXT(A1,"{fmt}")', xs):
+        assert _same(got, want), (x, fmt)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -355,22 +372,5 @@ def test_text_of_a_sweeps_column_is_each_scenarios_text_alone(tmp_path, xs, fmt)
 def test_a_text_function_over_a_sweeps_column_is_each_scenarios_result_alone(tmp_path, xs, formula):
     # each distinct argument tuple computed once (numbers told apart by their bits): the same kinds,
     # numbers and texts as one scenario at a time
-    def fill(wb, ws):
-        ws["A1"] = "x"
-        ws["A2"] = 2
-        ws["B1"] = f"={formula}"
-    path = _book(tmp_path, fill)
-    many = Engine(Package(path), native_functions(), n=len(xs))
-    many.set_input("S!A1", xs)
-    many.evaluate()
-    got = many.value("S!B1")
-    for i, x in enumerate(xs[:70]):
-        one = Engine(Package(path), native_functions())
-        one.set_input("S!A1", x)
-        one.evaluate()
-        want = one.value("S!B1")
-        assert got.kind[i, 0, 0] == want.kind[0, 0, 0], (x, formula)
-        if want.kind[0, 0, 0] == STR:
-            assert got.text[i, 0, 0] == want.text[0, 0, 0], (x, formula)
-        else:
-            assert got.num[i, 0, 0] == want.num[0, 0, 0], (x, formula)
+    for x, got, want in _column_and_each_alone(tmp_path, formula, xs):
+        assert _same(got, want), (x, formula)
