@@ -10,6 +10,7 @@ its load and other LPARs' share of k cards on k - 1 (checked by substituting the
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -127,6 +128,21 @@ def test_a_storm_runs_at_its_rate_in_its_window_only():
     assert_allclose(cop.utilization, alone.resources["coprocessors"].utilization, rtol=1e-12)
     assert_allclose(cop.average_utilization - 0.05, (alone.resources["coprocessors"].utilization - 0.05) / 96,
                     rtol=1e-9)
+
+
+@pytest.mark.parametrize("start,minutes,words", [
+    ("09:00", 45.0, "window start must be whole minutes after midnight, 0 to 1439 (got '09:00')"),
+    (1440, 45.0, "0 to 1439 (got 1440)"),
+    (True, 45.0, "got True"),
+    (540.5, 45.0, "got 540.5"),
+    (540, 0.0, "minutes"),
+    (540, "45", "minutes"),
+])
+def test_a_window_built_directly_is_checked_naming_the_value(start, minutes, words):
+    # the Python API's Window(start, minutes) (Window.checked parses "HH:MM"): a bad value is a PlanError
+    # naming it, not a ValueError from inside the plan
+    with pytest.raises(PlanError, match=re.escape(words)):
+        Window(start, minutes)
 
 
 @pytest.mark.parametrize("start", ["7", "24:00", "07:60", "seven", None])

@@ -114,6 +114,17 @@ class Window:
     start: int
     minutes: float
 
+    def __post_init__(self):
+        s = self.start
+        if (isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, float, np.integer, np.floating))
+                or not 0 <= s < DAY_MINUTES or s != int(s)):
+            raise PlanError(f"window start must be whole minutes after midnight, 0 to {DAY_MINUTES - 1} (got {s!r}); "
+                            'Window.checked takes a time of day as "HH:MM"')
+        try:
+            DURATION_MINUTES.check(self.minutes, "minutes", scalar=True)
+        except (ValueError, TypeError) as e:
+            raise PlanError(f"window: {e}") from None
+
     @classmethod
     def checked(cls, start, duration, where: str) -> "Window":
         """A Window from a plan's ``start`` ("HH:MM") and ``duration_minutes``, validated."""
