@@ -38,7 +38,7 @@ np = lazy_module("numpy")      # json_depth only: importing the parameters stays
 __all__ = [
     "Parameters", "ParameterFileError", "MissingParameterFile", "current_parameters", "using_parameters", "binding",
     "load_params", "param", "params_path", "clear_cache", "using_values", "using_params",
-    "prepared_values", "normalize_choice", "validate_params",
+    "prepared_values", "parameter_sets", "normalize_choice", "validate_params",
     "POLICIES", "KEY_TYPES", "RSA_KEY_SIZES", "ECC_KEY_SIZES", "MODES", "CIPHERS",
     "ADDRESS_SPACES", "MAX_MESSAGE_KB", "normalize_policy", "normalize_key", "normalize_key_type", "normalize_mode",
     "normalize_cipher",
@@ -504,6 +504,26 @@ def prepared_values(values: dict):
     :func:`using_values` blocks is the same :func:`binding`, so what is remembered per binding
     (a plan evaluated for one set of cells) is found again."""
     return values if isinstance(values, _Values) else _Values(values)
+
+
+def parameter_sets(values: dict) -> list | None:
+    """The ``k`` parameter sets a :func:`using_values` dict gives with arrays of one length ``k``:
+    set ``j`` holds each array's element ``j`` (a float) and every single value as it is, as
+    :func:`prepared_values`.  None when no value is an array, or the arrays are not all 1-D of one
+    length (what the models then broadcast, or refuse, themselves).
+
+    Examples
+    --------
+    >>> [dict(s) for s in parameter_sets({"a": np.array([1.0, 2.0]), "b": 3.0})]
+    [{'b': 3.0, 'a': 1.0}, {'b': 3.0, 'a': 2.0}]
+    """
+    arrays = {k: v for k, v in values.items() if getattr(v, "ndim", 0)}
+    if not arrays or len({np.shape(v) for v in arrays.values()}) != 1 or np.ndim(next(iter(arrays.values()))) != 1:
+        return None
+    single = {k: v for k, v in values.items() if k not in arrays}
+    names = list(arrays)
+    rows = np.column_stack([np.asarray(arrays[k], dtype=float) for k in names]).tolist()
+    return [prepared_values({**single, **dict(zip(names, row))}) for row in rows]
 
 
 class _Values(dict):

@@ -336,3 +336,13 @@ def test_a_values_key_is_none_for_arrays_and_numpy_scalars():
     assert prepared_values({"p0": np.array([1.0, 2.0])}).key() is None
     assert prepared_values({"p0": np.float32(1.0)}).key() is None
     assert prepared_values({"p0": 1.0, "p1": np.array([1.0])}).key() is None
+
+
+def test_parameter_sets_split_arrays_into_sets_and_keep_single_values():
+    import numpy as np
+    from cryptoplan.model.params import parameter_sets
+    sets = parameter_sets({"a": np.array([1.0, 2.0, 3.0]), "b": 0.5, "c": np.array([4.0, 5.0, 6.0])})
+    assert [dict(s) for s in sets] == [{"b": 0.5, "a": x, "c": y} for x, y in ((1.0, 4.0), (2.0, 5.0), (3.0, 6.0))]
+    assert all(s.key() is not None for s in sets)          # floats: each set has its key
+    assert parameter_sets({"a": 1.0}) is None
+    assert parameter_sets({"a": np.array([1.0, 2.0]), "c": np.array([1.0])}) is None     # not one length

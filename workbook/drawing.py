@@ -55,19 +55,12 @@ class Drawing:
         idx = np.asarray(draw, dtype=np.int64)
         bound = model_params.binding()
         if idx.ndim == 0:       # one draw: the n draws' values made at once, each asked many times
-            return self._each.get(tuple(map(id, bound)), lambda: _each_draw(v), keep=bound)[int(idx)]
+            return self._each.get(tuple(map(id, bound)), lambda: model_params.parameter_sets(v), keep=bound)[int(idx)]
 
         def pick():
             return model_params.prepared_values({k: x[idx] for k, x in v.items()})
         # the entry keeps the binding whose ids its key holds (they were once not kept)
         return self._picked.get((tuple(map(id, bound)), idx.shape, idx.tobytes()), pick, keep=bound)
-
-
-def _each_draw(values: dict) -> list:
-    """The values of each draw (name -> float), as :func:`~cryptoplan.model.params.prepared_values`."""
-    names = list(values)
-    rows = np.column_stack([np.asarray(values[k], dtype=float) for k in names]).tolist()
-    return [model_params.prepared_values(dict(zip(names, row))) for row in rows]
 
 
 _ACTIVE: ContextVar = ContextVar("cryptoplan_workbook_drawing", default=None)

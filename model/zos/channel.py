@@ -86,7 +86,7 @@ from ..domains import (CHANNEL_PAIRS, CHANNEL_REQUESTERS, CPS, DISPATCHERS, IDLE
 from ..figures import figure
 from ..queueing.mva import mva_schweitzer
 from ..remember import Remembered
-from ..params import CIPHERS, binding, normalize_cipher, normalize_mode, param, using_values
+from ..params import CIPHERS, binding, normalize_cipher, normalize_mode, param, parameter_sets, using_values
 from .tls import normalize_platform, tls_cost_parts_us, tls_cost_us, tls_roundtrip_us
 
 __all__ = ["channel_demands_us", "channel_pipeline", "channel_throughput"]
@@ -373,16 +373,7 @@ def channel_throughput(mode, cipher, message_kb, channel_pairs=1, requesters=1, 
 
 
 def _parameter_sets():
-    """The parameter sets of a :func:`~cryptoplan.model.params.using_values` block that gives k
-    values of some parameters (arrays of one length k), one dict of floats each; None when the
-    values in force are single numbers."""
+    """The parameter sets of the :func:`~cryptoplan.model.params.using_values` block in force
+    (:func:`~cryptoplan.model.params.parameter_sets`); None without one, or with single values."""
     over, _ = binding()
-    if over is None:
-        return None
-    arrays = {k: v for k, v in over.items() if getattr(v, "ndim", 0)}
-    if not arrays or len({np.shape(v) for v in arrays.values()}) != 1 or np.ndim(next(iter(arrays.values()))) != 1:
-        return None
-    fixed = {k: v for k, v in over.items() if k not in arrays}
-    names = list(arrays)
-    rows = np.column_stack([np.asarray(arrays[k], dtype=float) for k in names]).tolist()
-    return [{**fixed, **dict(zip(names, row))} for row in rows]
+    return None if over is None else parameter_sets(over)
