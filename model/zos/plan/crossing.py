@@ -20,8 +20,9 @@ orders of magnitude over a bracket of a century.  A Newton step from :math:`b` (
 its tangent lies below :math:`g`, so the step lands at or right of :math:`t^*`) and a chord
 step from :math:`a` (the chord over :math:`[a, b]` lies above :math:`g`, so it lands at or
 left of :math:`t^*`), or a bisection where the chord gains too little, so both ends close in
-superlinearly: five or six steps.  A Newton step that has converged makes the chord probe just
-left of it, which closes the bracket.  It stops when the bracket is narrower than
+superlinearly.  The first bracket comes from the growth rates (the fastest one, and the peak
+interval's mean rate), and three or four steps close it.  A Newton step that has converged makes
+the chord probe just left of it, which closes the bracket.  It stops when the bracket is narrower than
 :data:`TOLERANCE_MONTHS`; the answer is its right end, where the capacity is reached (each
 probe's side is decided on :math:`f` itself).
 """
@@ -32,7 +33,7 @@ import numpy as np
 
 from .inputs import MAX_MONTHS
 
-__all__ = ["months_to_reach", "peak_candidates", "TOLERANCE_MONTHS"]
+__all__ = ["months_to_reach", "peak_candidates", "peak_columns", "TOLERANCE_MONTHS"]
 
 #: Width of the final bracket (months): far below the 0.05 months a plan is checked to, and within
 #: a few ulps of months up to 1,200.
@@ -73,6 +74,17 @@ def peak_candidates(P) -> np.ndarray:
     earlier = np.arange(n)[:, None] < np.arange(n)[None, :]    # k < j
     dominated = ((ge & ~same) | (same & earlier)).any(axis=0)
     return np.flatnonzero(~dominated)
+
+
+def peak_columns(P, *weights) -> np.ndarray:
+    """The columns of ``P`` (W, I) that can hold the peak of :math:`\\sum_w y_w P_{wj}` for
+    ``weights`` ``y`` (arrays of W rows): :func:`peak_candidates` where ``P`` and every weight are
+    finite and >= 0, so that the products and sums are monotone; every column otherwise."""
+    P = np.asarray(P, dtype=float)
+    if P.ndim == 2 and P.shape[1] > 1 and np.all(P >= 0) and all(
+            np.all(np.isfinite(y) & (np.asarray(y) >= 0)) for y in weights):
+        return peak_candidates(P)
+    return np.arange(P.shape[-1])
 
 
 def _narrow(f, idx, lc, grow0, slope0, r_max, lo, v_lo, hi, v_hi, d_hi, cc) -> None:
@@ -134,9 +146,7 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
         w = a.shape[0]
         A = np.broadcast_to(a, (w,) + shape).reshape(w, -1)                 # (W, S)
         total = (A * P.sum(axis=1)[:, None]).sum(axis=0)
-        if P.ndim == 2 and P.shape[1] > 1 and np.all(P >= 0) and np.all(np.isfinite(A) & (A >= 0)):
-            # only the intervals that can be the peak: the same peak load, to the bit
-            P = P[:, peak_candidates(P)]
+        P = P[:, peak_columns(P, A)]      # only the intervals that can be the peak: the same peak, to the bit
     else:
         loads = np.asarray(loads, dtype=float)
         shape = np.broadcast_shapes(cap.shape, loads.shape[1:-1], np.shape(fixed))

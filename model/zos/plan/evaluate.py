@@ -22,7 +22,7 @@ from ..._text import value_text
 from ...domains import GROWTH, MONTHS
 from ...params import using_values
 from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
-from .crossing import months_to_reach, peak_candidates
+from .crossing import months_to_reach, peak_columns
 from .daily import daily_factors, day_intervals, distinct_intervals, interval_label, interval_minutes
 from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, POOLS, RATE_UNITS, PlanError, System, Workload,
                      checked)
@@ -33,6 +33,10 @@ __all__ = ["plan", "PlanResult", "ResourceResult", "WorkloadResult", "FailoverRe
 
 
 # ----------------------------------------------------------------------------- results
+def _not_given(name: str):
+    raise PlanError(f"{name} was not given to this result: it is computed by plan(), which passes how")
+
+
 @dataclass(frozen=True)
 class FailoverResult:
     """A card pool with one of its cards failed, at its peak interval (arrays like the scenarios).
@@ -56,7 +60,7 @@ class FailoverResult:
     required: object
     required_at_horizon: object
     status: object
-    months: Callable[[], object] = field(default=lambda: math.nan, repr=False, compare=False)
+    months: Callable[[], object] = field(default=lambda: _not_given("months_to_limit"), repr=False, compare=False)
 
     @cached_property
     def months_to_limit(self):
@@ -170,7 +174,7 @@ class WorkloadResult:
     card_ms: dict
     processors_busy: object
     site_failover: bool = False
-    queueing: Callable[[], object] = field(default=lambda: math.nan, repr=False, compare=False)
+    queueing: Callable[[], object] = field(default=lambda: _not_given("queueing_ms"), repr=False, compare=False)
 
     @cached_property
     def queueing_ms(self):
@@ -599,10 +603,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
                                 factors=d["factors"])
     # at the horizon only the peak load and counts are asked: each is monotone in the loads, so the
     # intervals that can hold the peak give them to the bit (crossing.peak_candidates)
-    P = busiest.reshape(busiest.shape[0], -1)
-    some = np.arange(P.shape[1])
-    if P.shape[1] > 1 and np.all(P >= 0) and np.all(rates_h >= 0) and np.all(d["factors"][0] >= 0):
-        some = peak_candidates(P)
+    some = peak_columns(busiest.reshape(busiest.shape[0], -1), rates_h, d["factors"][0])
     loads_h = d["loads_at"](rates_h[..., None] * busiest[..., some]).sum(axis=0)   # (*S, C)
     with np.errstate(divide="ignore", invalid="ignore"):
         peak_h = (loads_h + fixed[..., None]).max(axis=-1)
