@@ -89,21 +89,28 @@ _NUMBER_TYPES = frozenset({int, float, np.float64, np.int64})
 def _distinct(element_wise, args):
     """``element_wise(*args)`` (a text function over broadcast arguments) computed once per
     distinct argument tuple: a sweep's column holds the same few texts and numbers again and
-    again.  Numbers are told apart by their bits (-0.0 is not 0.0), texts by their value."""
+    again."""
     shape = np.broadcast_shapes(*(np.shape(a) for a in args))
-    size = math.prod(shape)
-    if size <= 64:
+    if math.prod(shape) <= 64:
         return element_wise(*args)
     cols = [np.broadcast_to(a, shape).reshape(-1) for a in args]
+    first, inv = _distinct_rows(cols)
+    out, err = element_wise(*(c[first] for c in cols))
+    return (np.asarray(out, dtype=object)[inv].reshape(shape), np.asarray(err, dtype=np.int8)[inv].reshape(shape))
+
+
+def _distinct_rows(cols) -> tuple:
+    """``(first, inverse)`` of the rows of equal-length columns, in order of first appearance:
+    numbers told apart by their bits (-0.0 is not 0.0, which some formats show), texts by value."""
+    size = len(cols[0])
     keys = [c.tolist() if c.dtype == object else
             np.ascontiguousarray(c, dtype=float).view(np.int64).tolist() for c in cols]
     items = keys[0] if len(keys) == 1 else list(zip(*keys))
-    at = {k: i for i, k in enumerate(dict.fromkeys(items))}       # in order of first appearance
+    at = {k: i for i, k in enumerate(dict.fromkeys(items))}
     inv = np.fromiter(map(at.__getitem__, items), dtype=np.intp, count=size)
     first = np.full(len(at), size, dtype=np.intp)
     np.minimum.at(first, inv, np.arange(size, dtype=np.intp))
-    out, err = element_wise(*(c[first] for c in cols))
-    return (np.asarray(out, dtype=object)[inv].reshape(shape), np.asarray(err, dtype=np.int8)[inv].reshape(shape))
+    return first, inv
 
 
 class _TextError(Exception):
@@ -417,14 +424,9 @@ def _text_of_distinct(x, fmt: str):
     """TEXT of every number of ``x`` in one format, each distinct number (to the bit) formatted
     once; None if the format is one the engine does not support."""
     flat = np.ascontiguousarray(x, dtype=float).reshape(-1)
-    order = np.argsort(flat.view(np.int64), kind="stable")   # by the bits: -0.0 may show "-0.0E+00"
-    ordered = flat[order]
-    starts = np.ones(flat.size, dtype=bool)
-    starts[1:] = ordered[1:].view(np.int64) != ordered[:-1].view(np.int64)
-    inv = np.empty(flat.size, dtype=np.intp)
-    inv[order] = np.cumsum(starts) - 1
+    first, inv = _distinct_rows([flat])
     try:
-        texts = np.array([format_number(u, fmt) for u in ordered[starts].tolist()], dtype=object)
+        texts = np.array([format_number(u, fmt) for u in flat[first].tolist()], dtype=object)
     except _TextError:
         return None
     return texts[inv].reshape(np.shape(x))
