@@ -22,6 +22,7 @@ kernels' thread pool does, for ``scipy.special``).
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 
@@ -29,6 +30,14 @@ import lazy_loader
 
 
 __all__ = ["lazy_module"]
+
+
+class _Missing(types.ModuleType):
+    """A module that was not found: its first attribute access imports it, which raises
+    ``ModuleNotFoundError`` unless it has been installed since."""
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self.__name__), attr)
 
 
 def lazy_module(name: str) -> types.ModuleType:
@@ -42,7 +51,13 @@ def lazy_module(name: str) -> types.ModuleType:
     ModuleNotFoundError
         On first use, if there is no such module.
     """
-    module = lazy_loader.load(name, suppress_warning=True)
+    try:
+        # error_on_import: lazy_loader's own stand-in for a missing module calls inspect.stack(),
+        # which touches every module placeholder in sys.modules; one whose code calls
+        # lazy_loader.load again then waits forever on lazy_loader's (non-reentrant) lock
+        module = lazy_loader.load(name, suppress_warning=True, error_on_import=True)
+    except ModuleNotFoundError:
+        return _Missing(name)
     parent, _, child = name.rpartition(".")
     if parent and parent in sys.modules and child not in vars(sys.modules[parent]):   # no __getattr__
         setattr(sys.modules[parent], child, module)

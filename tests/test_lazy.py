@@ -39,3 +39,16 @@ def test_a_missing_module_fails_when_used():
     missing = lazy_module("cryptoplan_no_such_module")
     with pytest.raises(ModuleNotFoundError, match="cryptoplan_no_such_module"):
         missing.anything
+
+
+def test_a_missing_module_does_not_wait_on_a_pending_one():
+    # lazy_loader's stand-in for a missing module called inspect.stack(), which ran every pending
+    # placeholder; one whose code defers an import of its own then waited forever on
+    # lazy_loader's lock (seen as a hung test run)
+    code = ("from cryptoplan.model.lazy import lazy_module\n"
+            "pending = lazy_module('cryptoplan.workbook.catalog_functions')\n"   # defers imports itself
+            "missing = lazy_module('cryptoplan_no_such_module')\n"
+            "print(type(missing).__name__, pending.__name__)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["_Missing", "cryptoplan.workbook.catalog_functions"]
