@@ -15,9 +15,11 @@ import os
 import numpy as np
 from ..lazy import lazy_module
 
-# loaded on first use: scipy.special (160 ms) for a large server count, the pool for large arrays
+# loaded on first use: scipy.special (160 ms) for a large server count, the pool for large arrays.
+# SciPy is bound as the package, its special functions reached as ``scipy.special``: a lazy
+# submodule would import its parent package at once (5-7 ms of every start that never needs it)
 futures = lazy_module("concurrent.futures")
-special = lazy_module("scipy.special")
+scipy = lazy_module("scipy")
 
 __all__ = ["RECURRENCE_SERVERS", "erlang_b_scalar", "erlang_b_array", "erlang_c_from_b",
            "poisson_pmf_scalar", "poisson_pmf_array"]
@@ -127,7 +129,7 @@ def erlang_b_scalar(a: float, c: float) -> float:
         return 0.0
     if c <= RECURRENCE_SERVERS and c == int(c):
         return _erlang_b_recurrence_s(a, int(c))
-    q = float(special.gammaincc(c + 1.0, a))
+    q = float(scipy.special.gammaincc(c + 1.0, a))
     if q < _CF_BELOW and a > c + 1.0:
         return _erlang_b_cf_s(a, c)
     return poisson_pmf_scalar(c, a) / q
@@ -138,7 +140,7 @@ def _stirlerr(n: np.ndarray) -> np.ndarray:
     nn = n * n
     big = (_S0 - (_S1 - (_S2 - (_S3 - _S4 / nn) / nn) / nn) / nn) / n
     small = np.where(n <= 15.0, n, 1.0)
-    small = special.gammaln(small + 1.0) - (small + 0.5) * np.log(small) + small - _LN_SQRT_2PI
+    small = scipy.special.gammaln(small + 1.0) - (small + 0.5) * np.log(small) + small - _LN_SQRT_2PI
     return np.where(n <= 15.0, small, big)
 
 
@@ -202,7 +204,7 @@ def _erlang_b_cf(a: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def _erlang_b_kernel(a: np.ndarray, c: np.ndarray) -> np.ndarray:
-    q = special.gammaincc(c + 1.0, a)
+    q = scipy.special.gammaincc(c + 1.0, a)
     deep = (q < _CF_BELOW) & (a > c + 1.0)
     if not deep.any():
         return poisson_pmf_array(c, a) / q
@@ -241,9 +243,9 @@ def erlang_b_array(a: np.ndarray, c: np.ndarray) -> np.ndarray:
         return _erlang_b_recurrence(a, c)
     if a.size < _PARALLEL_MIN or _WORKERS == 1:
         return _erlang_b_kernel(a, c)
-    # scipy.special is bound lazily (lazy_module): load it here, in this thread; a lazy module's
+    # SciPy is bound lazily (lazy_module): load scipy.special here, in this thread; a lazy module's
     # first use from several threads at once is not thread-safe before Python 3.12.3
-    special.gammaincc
+    scipy.special.gammaincc
     if _pool is None:
         _pool = futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="cryptoplan-erlang")
     af, cf = a.reshape(-1), c.reshape(-1)

@@ -25,7 +25,7 @@ from ..values import (
 )
 
 __all__ = ["NATIVE", "register", "register_numeric", "error_array", "align_all", "coerce_numbers", "or_default",
-           "first_error_rows", "wildcard_regex", "range_value", "select", "special", "NotARange"]
+           "first_error_rows", "wildcard_regex", "range_value", "select", "scipy", "NotARange"]
 
 #: The native Excel functions, by name; each category module adds its own on import.
 NATIVE = FunctionRegistry()
@@ -162,9 +162,9 @@ def select(mask, err, a: Val, b: Val) -> Val:
     return Val(num, kind, text)
 
 
-#: ``scipy.special``, imported on first attribute access (lazy_loader): its import (0.2 s with
-#: SciPy 1.17, most of it the array-API layer loading numpy.f2py, numpy.random and numpy.testing)
-#: would be most of a ``cryptoplan recalc`` start, and only the statistical functions need it.
-#: Binding it imports the ``scipy`` package itself (20 ms, NumPy aside), as any submodule's
-#: lookup does.
-special = lazy_loader.load("scipy.special", suppress_warning=True)
+#: SciPy, imported on first attribute access (lazy_loader); the special functions are reached
+#: as ``scipy.special``.  Importing ``scipy.special`` (0.2 s with SciPy 1.17, most of it the
+#: array-API layer loading numpy.f2py, numpy.random and numpy.testing) would be most of a
+#: ``cryptoplan recalc`` start, and only the statistical functions need it; a lazy
+#: ``scipy.special`` would still import the ``scipy`` package at once (5-7 ms of every start).
+scipy = lazy_loader.load("scipy", suppress_warning=True)

@@ -14,7 +14,7 @@ from ..values import (
     ERR_DIV0, ERR_NULL, ERR_NUM, Val,
 )
 from .base import (
-    NATIVE, error_array, register_numeric, special,
+    NATIVE, error_array, register_numeric, scipy,
 )
 
 __all__ = ["FUNCTIONS"]
@@ -163,7 +163,7 @@ register_numeric("ODD", lambda x: _even_odd(x, True), 1)
 def _fact(x):
     n = np.trunc(x)
     bad = (n < 0) | (n > 170)
-    return special.gamma(np.where(bad, 1, n) + 1), error_array(bad, ERR_NUM)
+    return scipy.special.gamma(np.where(bad, 1, n) + 1), error_array(bad, ERR_NUM)
 
 
 register_numeric("FACT", _fact, 1)
@@ -172,11 +172,11 @@ register_numeric("FACT", _fact, 1)
 def _combin(n, k):
     n, k = np.trunc(n), np.trunc(k)
     bad = (n < 0) | (k < 0) | (k > n)
-    return np.round(special.comb(np.where(bad, 1, n), np.where(bad, 0, k))), error_array(bad, ERR_NUM)
+    return np.round(scipy.special.comb(np.where(bad, 1, n), np.where(bad, 0, k))), error_array(bad, ERR_NUM)
 
 
 register_numeric("COMBIN", _combin, 2)
-register_numeric("GAMMALN", lambda x: (special.gammaln(np.where(x > 0, x, 1)), error_array(x <= 0, ERR_NUM)), 1,
+register_numeric("GAMMALN", lambda x: (scipy.special.gammaln(np.where(x > 0, x, 1)), error_array(x <= 0, ERR_NUM)), 1,
          aliases=("GAMMALN.PRECISE",))
 register_numeric("DEGREES", lambda x: (np.degrees(x), None), 1)
 register_numeric("RADIANS", lambda x: (np.radians(x), None), 1)

@@ -10,7 +10,7 @@ from ..values import (
     ERR_NUM,
 )
 from .base import (
-    NATIVE, error_array, register_numeric, special,
+    NATIVE, error_array, register_numeric, scipy,
 )
 
 __all__ = ["FUNCTIONS", "POISSON_SUM_MEAN", "POISSON_SUM_TERMS"]
@@ -26,7 +26,7 @@ _BEFORE = frozenset(NATIVE)
 # beyond the summed range (see _poisson) cdf = pdtr (regularized upper incomplete gamma), pmf
 # in logs; normal via ndtr/ndtri.
 def _poisson_pmf(k, m):
-    return np.exp(special.xlogy(k, m) - m - special.gammaln(k + 1.0))
+    return np.exp(scipy.special.xlogy(k, m) - m - scipy.special.gammaln(k + 1.0))
 
 
 def _norm_pdf(z):
@@ -71,7 +71,7 @@ def _poisson(x, m, cum):
     r = np.where(cum != 0, cdf, pmf)
     if not np.all(by_terms):    # far tails and large means: scipy.special, on first need
         far = ~by_terms
-        r = np.where(far, np.where(cum != 0, special.pdtr(kk, mm), _poisson_pmf(kk, mm)), r)
+        r = np.where(far, np.where(cum != 0, scipy.special.pdtr(kk, mm), _poisson_pmf(kk, mm)), r)
     return r, error_array(bad, ERR_NUM)
 
 
@@ -92,18 +92,18 @@ def _norm(x, mu, sd, cum):
     bad = sd <= 0
     s = np.where(bad, 1, sd)
     z = (x - mu) / s
-    r = np.where(cum != 0, special.ndtr(z), _norm_pdf(z) / s)
+    r = np.where(cum != 0, scipy.special.ndtr(z), _norm_pdf(z) / s)
     return r, error_array(bad, ERR_NUM)
 
 
 register_numeric("NORM.DIST", _norm, 4, aliases=("NORMDIST",))
-register_numeric("NORM.S.DIST", lambda z, cum: (np.where(cum != 0, special.ndtr(z), _norm_pdf(z)), None), 2)
-register_numeric("NORMSDIST", lambda z: (special.ndtr(z), None), 1)
+register_numeric("NORM.S.DIST", lambda z, cum: (np.where(cum != 0, scipy.special.ndtr(z), _norm_pdf(z)), None), 2)
+register_numeric("NORMSDIST", lambda z: (scipy.special.ndtr(z), None), 1)
 
 
 def _norminv(p, mu, sd):
     bad = (p <= 0) | (p >= 1) | (sd <= 0)
-    return mu + np.where(bad, 1, sd) * special.ndtri(np.where(bad, 0.5, p)), error_array(bad, ERR_NUM)
+    return mu + np.where(bad, 1, sd) * scipy.special.ndtri(np.where(bad, 0.5, p)), error_array(bad, ERR_NUM)
 
 
 register_numeric("NORM.INV", _norminv, 3, aliases=("NORMINV",))
