@@ -1,7 +1,7 @@
 """Reading the xlsx/xlsm package (the ZIP of XML parts) safely: :class:`Package`.
 
-Every XML part is parsed with :mod:`defusedxml` (no DTDs, no entity
-declarations, no external references), every part is read with a size cap
+Every XML part is refused if it holds a DTD, an entity declaration or an external reference
+(:mod:`defusedxml`'s guards, :mod:`.safexml`), every part is read with a size cap
 (so a ZIP bomb cannot exhaust memory) and a sheet is read as a stream that
 stops at :data:`MAX_CELLS` cells.  Macro sheets, VBA projects, ActiveX and
 OLE parts are never interpreted: macros never run.
@@ -14,7 +14,6 @@ from __future__ import annotations
 from cryptoplan.model.errors import CryptoplanError
 
 import datetime as _dt
-import io
 import math
 import os
 import posixpath
@@ -24,14 +23,14 @@ import zipfile
 from dataclasses import dataclass, field
 
 from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import fromstring as _safe_fromstring
-from defusedxml.ElementTree import iterparse as _safe_iterparse
 from xml.etree.ElementTree import ParseError
 
 import lazy_loader
 
 from .limits import MAX_CELLS
 from .parser import FormulaError, cell_name, split_cell
+from .safexml import fromstring as _safe_fromstring
+from .safexml import iterparse as _safe_iterparse
 from .values import ERROR_CODES, ERR_VALUE, ExcelError
 
 
@@ -127,8 +126,17 @@ class SheetData:
     max_col: int = 0
 
 
+_LOCAL: dict[str, str] = {}
+
+
 def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
+    """A tag's local name (``{namespace}c`` -> ``c``), remembered: a package has few tags."""
+    name = _LOCAL.get(tag)
+    if name is None:
+        name = tag.rsplit("}", 1)[-1]
+        if len(_LOCAL) < 4096:          # a hostile part's made-up tags are not remembered
+            _LOCAL[tag] = name
+    return name
 
 
 def _attr(el, name: str, default=None):
@@ -264,7 +272,7 @@ class Package:
     def xml(self, name: str):
         data = self.read(name)
         try:
-            return _safe_fromstring(data, forbid_dtd=True)
+            return _safe_fromstring(data)
         except DefusedXmlException as exc:
             raise WorkbookFileError(f"{self.path}: unsafe XML in {name} refused "
                                     f"({type(exc).__name__}: DTDs and entity declarations "
@@ -430,41 +438,39 @@ class Package:
                     "(--max-cells)")
 
     def _read_cells(self, sh: SheetData, data: bytes, total: int, shared: dict, pending: list) -> int:
-        """Stream the sheet's XML into ``sh.cells`` (and its used area); shared formulas' masters
-        go to ``shared``, the cells that use them to ``pending``.  Returns the new cell count."""
+        """Stream the sheet's XML into ``sh.cells`` (and its used area), a row at a time;
+        shared formulas' masters go to ``shared``, the cells that use them to ``pending``.
+        Returns the new cell count."""
         row = 0
-        col = 0
         cells = sh.cells
-        for event, el in _safe_iterparse(io.BytesIO(data), events=("start", "end"), forbid_dtd=True):
-            tag = _local(el.tag)
-            if event == "start":
-                if tag == "row":
-                    r = el.get("r")
-                    row = int(r) if r is not None else row + 1
-                    col = 0
+        local = _LOCAL.get
+        for _, el in _safe_iterparse(data):
+            if (local(el.tag) or _local(el.tag)) != "row":
                 continue
-            if tag != "c":
-                if tag == "row":
-                    el.clear()
-                continue
-            ref = el.get("r")
-            if ref is not None:
-                row, col = split_cell(ref)
-            else:
-                col += 1
-            total += 1
-            if total > self.max_cells:
-                raise WorkbookFileError(
-                    f"{self.path}: more than {self.max_cells:,} cells (sheet {sh.name!r} "
-                    f"reaches {cell_name(row, col)}); the engine's limit is "
-                    f"{self.max_cells:,} cells (--max-cells)")
-            cell = self._cell(el, sh, row, col, shared, pending)
-            if cell is not None:
-                cells[(row, col)] = cell
-                if row > sh.max_row:
-                    sh.max_row = row
-                if col > sh.max_col:
-                    sh.max_col = col
+            r = el.get("r")
+            row = int(r) if r is not None else row + 1
+            col = 0
+            for c in el:
+                if (local(c.tag) or _local(c.tag)) != "c":
+                    continue
+                ref = c.get("r")
+                if ref is not None:
+                    row, col = split_cell(ref)
+                else:
+                    col += 1
+                total += 1
+                if total > self.max_cells:
+                    raise WorkbookFileError(
+                        f"{self.path}: more than {self.max_cells:,} cells (sheet {sh.name!r} "
+                        f"reaches {cell_name(row, col)}); the engine's limit is "
+                        f"{self.max_cells:,} cells (--max-cells)")
+                cell = self._cell(c, sh, row, col, shared, pending)
+                if cell is not None:
+                    cells[(row, col)] = cell
+                    if row > sh.max_row:
+                        sh.max_row = row
+                    if col > sh.max_col:
+                        sh.max_col = col
             el.clear()
         return total
 
@@ -488,8 +494,9 @@ class Package:
         v = None
         f = None
         inline = None
+        local = _LOCAL.get
         for ch in el:
-            tag = _local(ch.tag)
+            tag = local(ch.tag) or _local(ch.tag)
             if tag == "v":
                 v = ch.text if ch.text is not None else ""
             elif tag == "f":

@@ -115,12 +115,21 @@ _NAME_RE = re.compile(r"^[A-Za-z_\\][A-Za-z0-9_.\\?]*$")
 _SHEET_RE = re.compile(r"^(?:'((?:[^']|'')+)'|([^'!]+))!(.*)$", re.S)
 
 
+_COLUMN_OF: dict[str, int] = {}
+
+
 def split_cell(text: str) -> tuple[int, int]:
     """``"B3"`` -> ``(3, 2)`` (row, column), or raise :class:`FormulaError`."""
     m = _CELL_RE.match(text.strip())
     if not m:
         raise FormulaError(f"not a cell reference: {text!r}")
-    row, col = int(m.group(2)), col_to_index(m.group(1))
+    letters = m.group(1)
+    col = _COLUMN_OF.get(letters)
+    if col is None:
+        col = col_to_index(letters)
+        if len(_COLUMN_OF) < 4096:      # a workbook uses few columns; made-up ones are not kept
+            _COLUMN_OF[letters] = col
+    row = int(m.group(2))
     if not (1 <= row <= MAX_ROW and 1 <= col <= MAX_COL):
         raise FormulaError(f"cell reference out of the sheet: {text!r}")
     return row, col

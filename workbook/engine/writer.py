@@ -12,7 +12,7 @@ caches and a ``vbaProject.bin`` stay byte-identical:
 * ``xl/workbook.xml``'s ``<calcPr>`` gets ``fullCalcOnLoad="1"`` when asked.
 
 The edit is textual (regular expressions over the ``<sheetData>`` element
-of a part that was first validated by the defused parser when
+of a part that was first checked by the guarded parser (:mod:`.safexml`) when
 :class:`~cryptoplan.workbook.engine.package.Package` read it), not a
 parse-and-reserialize, which would rename namespace prefixes that Excel
 relies on.  The new package goes to a temporary file in the destination
