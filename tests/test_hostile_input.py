@@ -579,3 +579,17 @@ def test_a_read_only_folder_is_one_clean_error(read_only_folder, tmp_path):
         assert r.returncode in (1, 2) and "Traceback" not in r.stderr, (args, r.stderr)
         assert "Read-only file system" in r.stderr or "read-only" in r.stderr.lower(), (args, r.stderr)
         assert list(read_only_folder.iterdir()) == []
+
+
+def test_formulas_openpyxls_tokenizer_misread_are_errors_that_say_why(tmp_path):
+    # with openpyxl's tokenizer "=1)" crashed the recalc (IndexError: pop from empty list) and
+    # "=inf" / "=nan" were an infinite and a missing number (Python's float() read them)
+    book = _workbook(tmp_path, {"A1": "closer", "B1": "=1)", "A2": "inf", "B2": "=inf", "A3": "nan",
+                                "B3": "=nan*2", "A4": "line break", "B4": "=SUM(1,\n2)"})
+    res = run("recalc", book, "--json")
+    assert res.exit_code == 1
+    doc = json.loads(res.output)
+    assert [o["value"] for o in doc["outputs"]] == ["#NAME?", "#NAME?", "#NAME?", 3.0]
+    messages = " | ".join(p["message"] for p in doc["problems"])
+    assert "Unmatched ')' at position 2" in messages
+    assert "unknown name INF" in messages and "unknown name NAN" in messages

@@ -1,7 +1,7 @@
 """Excel formula text -> abstract syntax tree.
 
-Tokenizing is done by openpyxl's maintained Excel tokenizer
-(:class:`openpyxl.formula.tokenizer.Tokenizer`); this module only turns its
+Tokenizing is :mod:`.tokenizer`'s (openpyxl's token stream, read a run at a
+time and with Excel's numbers and white space); this module only turns the
 token stream into a tree by precedence climbing (the recursive form of the
 shunting-yard algorithm), with Excel's operator precedence::
 
@@ -32,52 +32,21 @@ from __future__ import annotations
 
 from cryptoplan.model.errors import CryptoplanError
 
-import importlib.util
-import os
 import re
 import sys
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from .nodes import (
     OMITTED, ArrayConst, BadReference, BinaryOp, Boolean, Call, ErrorValue, Name, Negate, Number,
     Percent, Reference, Text,
 )
+from .tokenizer import Token, TokenizerError, tokenize
 from .values import ERR_REF, ERR_UNSUPPORTED, ERROR_CODES
 
 __all__ = ["FormulaError", "parse", "parse_ref", "parse_area", "col_to_index", "index_to_col", "cell_name",
            "split_cell", "MAX_ROW", "MAX_COL", "strip_function_prefix", "deep_recursion"]
 
 
-
-def _tokenizer_module():
-    """openpyxl's formula tokenizer (``openpyxl.formula.tokenizer``), without the rest of openpyxl.
-
-    The module imports only :mod:`re`, but importing it by name first runs
-    ``openpyxl/__init__``, which loads openpyxl's whole workbook model: 0.15 s of every
-    ``cryptoplan recalc`` that never needs it (the engine reads and writes the package
-    itself).  So the module is executed from openpyxl's installed file under a private
-    name; openpyxl's own module is used when openpyxl is already imported or its file
-    cannot be found (a zipped install).
-    """
-    name = "openpyxl.formula.tokenizer"
-    if name not in sys.modules:
-        spec = importlib.util.find_spec("openpyxl")      # locates, does not import
-        folders = list(spec.submodule_search_locations or ()) if spec else []
-        path = os.path.join(folders[0], "formula", "tokenizer.py") if folders else ""
-        if os.path.isfile(path):
-            own = importlib.util.spec_from_file_location("cryptoplan_openpyxl_tokenizer", path)
-            module = importlib.util.module_from_spec(own)
-            own.loader.exec_module(module)
-            return module
-    return importlib.import_module(name)
-
-
-_tok = _tokenizer_module()
-if TYPE_CHECKING:       # the same classes, by their module's name (a type checker cannot follow _tok)
-    from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
-else:
-    Token, Tokenizer, TokenizerError = _tok.Token, _tok.Tokenizer, _tok.TokenizerError
 
 MAX_ROW, MAX_COL = 1_048_576, 16_384
 
@@ -254,11 +223,11 @@ class _Parser:
     def __init__(self, formula: str):
         self.formula = formula
         try:
-            items = Tokenizer(formula if formula.startswith("=") else "=" + formula).items
+            items = tokenize(formula if formula.startswith("=") else "=" + formula)
         except TokenizerError as exc:
             raise FormulaError(str(exc)) from None
-        self.toks = self._clean(items)
-        self.toks.append(None)      # the end: what peek() gives there (next() refuses it)
+        # the end is None: what peek() gives there (next() refuses it)
+        self.toks: list[Token | None] = [*self._clean(items), None]
         self.i = 0
 
     @staticmethod
