@@ -123,16 +123,20 @@ def _constant_xml(value, prefix: str):
 def _rebuild_cell(prefix: str, attrs: str, inner: str | None, w: CellWrite, ref: str | None) -> str:
     """The ``<c>`` element of a written cell: its attributes but ``t`` kept in order (an ``r``
     added first when the cell had none and ``ref`` is given), the formula and extensions kept."""
-    if attrs:
-        pairs = [(k, v) for k, v in _ATTR_RE.findall(attrs) if k != "t"]
-        if ref is not None and not any(k == "r" for k, _ in pairs):
-            pairs.insert(0, ("r", f'"{ref}"'))
+    if ref is None and "t" not in _attribute_names(attrs):
+        attr_text = attrs if not attrs or attrs[0] in " \t\r\n" else " " + attrs
+        pairs: list = []
     else:
-        pairs = [] if ref is None else [("r", f'"{ref}"')]
+        attr_text = ""
+        if attrs:
+            pairs = [(k, v) for k, v in _ATTR_RE.findall(attrs) if k != "t"]
+            if ref is not None and not any(k == "r" for k, _ in pairs):
+                pairs.insert(0, ("r", f'"{ref}"'))
+        else:
+            pairs = [] if ref is None else [("r", f'"{ref}"')]
     inner = inner or ""
     if w.mode == "cached" or w.mode == "spill":
-        m = _F_RE.search(inner) if "f" in inner else None
-        f = m.group(0) if m else ""
+        f = _formula_element(inner, prefix) if "f" in inner else ""
         t, v = _value_xml(w.value, prefix)
     else:
         f = ""
@@ -141,10 +145,40 @@ def _rebuild_cell(prefix: str, attrs: str, inner: str | None, w: CellWrite, ref:
     body = f + v + (ext.group(0) if ext else "")
     if t is not None:
         pairs.append(("t", f'"{t}"'))
-    attr_text = "".join([f" {k}={v}" for k, v in pairs])
+    attr_text += "".join([f" {k}={v}" for k, v in pairs])
     if not body:
         return f"<{prefix}c{attr_text}/>"
     return f"<{prefix}c{attr_text}>{body}</{prefix}c>"
+
+
+_ATTR_NAME_RE = re.compile(r"""([\w:.-]+)\s*=\s*(?:"[^"]*"|'[^']*')""")
+_NAMES: dict[str, tuple] = {}
+
+
+def _attribute_names(attrs: str) -> tuple:
+    """The attribute names of a start tag's attribute text (remembered: a sheet repeats few)."""
+    names = _NAMES.get(attrs)
+    if names is None:
+        names = tuple(_ATTR_NAME_RE.findall(attrs))
+        if len(_NAMES) < 65536:
+            _NAMES[attrs] = names
+    return names
+
+
+def _formula_element(inner: str, prefix: str) -> str:
+    """The ``<f>`` element of a cell's content (``""`` if none): found by ``str.find`` when the
+    content starts with it, as the cells Excel, LibreOffice and openpyxl write do."""
+    opening = f"<{prefix}f"
+    if inner.startswith(opening) and inner[len(opening):len(opening) + 1] in (">", " "):
+        gt = inner.find(">")
+        if inner[gt - 1] == "/":
+            return inner[:gt + 1]
+        close = f"</{prefix}f>"
+        k = inner.find(close, gt)
+        if k >= 0:
+            return inner[:k + len(close)]
+    m = _F_RE.search(inner)
+    return m.group(0) if m else ""
 
 
 def _elements(text: str, open_re, name: str, start: int = 0, end: int | None = None):
