@@ -26,7 +26,7 @@ import sys
 import click
 
 from .demo import demo
-from .errors import UnusableInput
+from .errors import Finished, UnusableInput
 from .model_commands import calibrate, capacity, crossval, fit
 from .plan_command import plan_command
 from .rmf_command import rmf_command
@@ -37,7 +37,7 @@ from .workbook_commands import (
 from cryptoplan.model.errors import CryptoplanError
 from cryptoplan.model.lazy import lazy_module
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
 
 model_params = lazy_module("cryptoplan.model.params")
 
@@ -111,6 +111,40 @@ def main() -> None:
             reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             pass
+
+
+def run() -> None:
+    """The ``cryptoplan`` console script (and ``python -m cryptoplan.cli``): :func:`main`.
+
+    A command that ends with :class:`~.errors.Finished` (``recalc``) has written and closed its
+    files and printed its answers; the process then ends at once with the command's exit code,
+    standard output and error flushed.  Python's own exit would free every object the command
+    built, one by one, and tear every module down: 23-26 ms of the template's 0.37 s recalc
+    (medians of 25 interleaved runs).  Every other command ends as Python ends.
+    """
+    try:
+        main()
+    except Finished as done:
+        code = done.code if isinstance(done.code, int) else 1
+        try:
+            sys.stdout.flush()
+        except OSError as exc:          # what main() says of a write that fails, said here
+            if exc.errno == errno.EPIPE:
+                code = 1
+            else:
+                code = UnusableInput.exit_code
+                _say(f"error: cannot write the output: {exc.strerror or exc}\n")
+        _say("")
+        os._exit(code)
+
+
+def _say(text: str) -> None:
+    """Write ``text`` to standard error and flush it, if it can be."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 for _command in (plan_command, rmf_command, capacity, fit, calibrate, crossval, demo, functions_command, template_command, recalc_command,

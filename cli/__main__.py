@@ -1,5 +1,5 @@
 """``python -m cryptoplan.cli``: the ``cryptoplan`` command."""
 
-from cryptoplan.cli import main
+from cryptoplan.cli import run
 
-main()
+run()

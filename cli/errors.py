@@ -19,7 +19,7 @@ import click
 from cryptoplan.model.lazy import lazy_module
 
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
-__all__ = ["UnusableInput", "Finite", "check_output_file", "writing", "report_folder"]
+__all__ = ["UnusableInput", "Finite", "Finished", "check_output_file", "writing", "report_folder"]
 
 
 class Finite(click.FloatRange):
@@ -40,6 +40,18 @@ class UnusableInput(click.ClickException):
 
     def show(self, file=None):
         click.echo(f"error: {self.format_message()}", err=True)
+
+
+class Finished(SystemExit):
+    """A command's end with its exit code, after which its process may end at once.
+
+    Raised instead of :func:`sys.exit` by a command whose files are written and closed and
+    whose answers are printed, and that leaves nothing for Python's exit to do (no temporary
+    file or connection to clean up; a worker thread of the Erlang kernels, if any, is idle):
+    the console script (:func:`cryptoplan.cli.run`) then ends
+    the process without freeing the objects the command built one by one.  Anywhere else (a
+    test's ``CliRunner``, a program calling :func:`cryptoplan.cli.main`) it is ``SystemExit``.
+    """
 
 
 def check_output_file(path, option: str) -> None:

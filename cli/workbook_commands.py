@@ -18,7 +18,7 @@ import click
 
 from cryptoplan.model.lazy import lazy_module
 from cryptoplan.workbook.engine import DEFAULT_CHUNK, MAX_CELLS
-from .errors import Finite, UnusableInput
+from .errors import Finished, Finite, UnusableInput
 
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
 calc = lazy_module("cryptoplan.addin.calc")
@@ -207,7 +207,7 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force, 
             click.echo(f"{mark} {p.text()}", err=True)
         if rec.written:
             click.echo(f"wrote {rec.written}", err=True)
-    sys.exit(rec.exit_code)
+    raise Finished(rec.exit_code)       # the file is written and closed, the answers printed
 
 
 def _rmf_inputs(engine, workbook, fill) -> dict:

@@ -304,3 +304,39 @@ def test_a_command_gives_the_collector_thresholds_back():
         assert gc.get_threshold() == (500, 7, 9)
     finally:
         gc.set_threshold(*before)
+
+
+def test_recalc_ends_its_process_at_once_with_its_exit_code_and_every_line(tmp_path):
+    # the console script ends recalc's process without Python's teardown (cli.run): the exit
+    # code, every line on both streams and the file written must be what main() gives
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from cryptoplan.workbook.template import write_template
+    book = write_template(tmp_path / "planner.xlsx")
+    script = [str(Path(sys.executable).parent / "cryptoplan")]
+    in_process = CliRunner().invoke(main, ["recalc", str(book), "--json"])
+    for cli in (script, [sys.executable, "-m", "cryptoplan.cli"]):
+        out = tmp_path / "out.xlsx"
+        r = subprocess.run(cli + ["recalc", str(book), "-o", str(out), "--force", "--json"],
+                           capture_output=True, text=True)
+        assert r.returncode == in_process.exit_code == 0, r.stderr
+        assert json_outputs(r.stdout) == json_outputs(in_process.output)
+        assert load_workbook(out)["Results"]["B7"].value.startswith("=")
+        bad = tmp_path / "bad.xlsx"
+        from openpyxl import Workbook
+        wb = Workbook()
+        wb.active["A1"] = "=1)"
+        wb.save(bad)
+        r = subprocess.run(cli + ["recalc", str(bad)], capture_output=True, text=True)
+        assert r.returncode == 1 and "Unmatched ')'" in r.stderr and "#NAME?" in r.stdout
+        # output that cannot be written: said on standard error, exit 4 (as main() does)
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(cli + ["recalc", str(bad), "--json"], stdout=full, stderr=subprocess.PIPE, text=True)
+        assert r.returncode == 4 and "cannot write the output" in r.stderr
+
+
+def json_outputs(text):
+    import json
+    return [(o["key"], o["value"]) for o in json.loads(text)["outputs"]]
