@@ -11,14 +11,17 @@ from __future__ import annotations
 import datetime
 import os
 import stat
-import tomllib
 from pathlib import Path
 from typing import NoReturn
 
 from ..._text import value_text
+from ...lazy import lazy_module
 from .daily import DailyProfile, Window
 from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, PlanError, System, Workload)
 from .profiles import PROFILES
+
+# a plan file's reader, on first use: a workbook's recalculation imports this module, never reads TOML
+tomllib = lazy_module("tomllib")
 
 __all__ = ["read_plan", "read_plan_document", "RMF_KEYS", "plan_from_dict", "workloads_from_rows", "system_from_rows", "profiles_from_rows",
            "workload_from_mapping", "system_from_mapping", "profile_from_mapping", "MAX_PLAN_BYTES", "PROFILE_KEYS"]
