@@ -593,3 +593,25 @@ def test_formulas_openpyxls_tokenizer_misread_are_errors_that_say_why(tmp_path):
     messages = " | ".join(p["message"] for p in doc["problems"])
     assert "Unmatched ')' at position 2" in messages
     assert "unknown name INF" in messages and "unknown name NAN" in messages
+
+
+@pytest.mark.parametrize("layout", [
+    b'<c r="Z1"><f>1+1</f><v></v></c><row r="1">',          # a cell straight in <sheetData>
+    b'<row r="1"><x><c r="Z1"><f>1+1</f><v></v></c></x>',     # a cell in a wrapper in a row
+    b'<row r="1"><row r="3"><c r="Z3"><v>1</v></c></row>',   # a row in a row
+], ids=["in sheetData", "in a wrapper", "row in a row"])
+def test_a_cell_outside_a_row_is_refused_not_lost(tmp_path, layout):
+    # reading the sheet a row at a time once dropped such a cell silently (a second read found it)
+    base = _workbook(tmp_path, name="base.xlsx")
+
+    def stray(name, data):
+        if name != "xl/worksheets/sheet1.xml":
+            return data
+        assert b'<row r="1">' in data
+        return data.replace(b'<row r="1">', layout, 1)
+    book = _rezip(base, tmp_path / "stray.xlsx", stray)
+    assert b"Z" in __import__("zipfile").ZipFile(book).read("xl/worksheets/sheet1.xml")
+    res = run("recalc", book, "-o", tmp_path / "out.xlsx")
+    assert res.exit_code == 4, res.output
+    assert "a cell (<c>) or row outside a <row> of <sheetData>" in res.output
+    assert not (tmp_path / "out.xlsx").exists()

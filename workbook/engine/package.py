@@ -21,6 +21,7 @@ import re
 import stat
 import zipfile
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from defusedxml import DefusedXmlException
 from xml.etree.ElementTree import ParseError
@@ -445,13 +446,18 @@ class Package:
         cells = sh.cells
         local = _LOCAL.get
         for _, el in _safe_iterparse(data):
-            if (local(el.tag) or _local(el.tag)) != "row":
+            kind = local(el.tag) or _local(el.tag)
+            if kind != "row":
+                if kind == "sheetData" and any(_local(x.tag) == "c" for x in el.iter()):
+                    self._stray_cell(sh)            # the rows' cells were read and cleared
                 continue
             r = el.get("r")
             row = int(r) if r is not None else row + 1
             col = 0
             for c in el:
                 if (local(c.tag) or _local(c.tag)) != "c":
+                    if any(_local(x.tag) in ("c", "row") for x in c.iter()):
+                        self._stray_cell(sh)        # a cell in a wrapper, or a row in a row
                     continue
                 ref = c.get("r")
                 if ref is not None:
@@ -473,6 +479,12 @@ class Package:
                         sh.max_col = col
             el.clear()
         return total
+
+    def _stray_cell(self, sh: SheetData) -> NoReturn:
+        """Refuse a sheet with a cell that is not a child of a row of its ``<sheetData>`` (no
+        application writes one; read, it would have no row, skipped it would vanish unsaid)."""
+        raise WorkbookFileError(f"{self.path}: sheet {sh.name!r}: a cell (<c>) or row outside a "
+                                "<row> of <sheetData>: not a worksheet layout Excel writes")
 
     def _expand_shared_formulas(self, sh: SheetData, shared: dict, pending: list) -> None:
         """Give each cell that uses a shared formula its own text, translated from the master
