@@ -123,8 +123,8 @@ def _constant_xml(value, prefix: str):
 def _rebuild_cell(prefix: str, attrs: str, inner: str | None, w: CellWrite, ref: str | None) -> str:
     """The ``<c>`` element of a written cell: its attributes but ``t`` kept in order (an ``r``
     added first when the cell had none and ``ref`` is given), the formula and extensions kept."""
-    if ref is None and "t" not in _attribute_names(attrs):
-        attr_text = attrs if not attrs or attrs[0] in " \t\r\n" else " " + attrs
+    if ref is None and attrs[:1] in (" ", "\t", "\r", "\n") and _T_ATTR_RE.search(attrs) is None:
+        attr_text = attrs           # no t to drop: the attributes as written
         pairs: list = []
     else:
         attr_text = ""
@@ -151,18 +151,9 @@ def _rebuild_cell(prefix: str, attrs: str, inner: str | None, w: CellWrite, ref:
     return f"<{prefix}c{attr_text}>{body}</{prefix}c>"
 
 
-_ATTR_NAME_RE = re.compile(r"""([\w:.-]+)\s*=\s*(?:"[^"]*"|'[^']*')""")
-_NAMES: dict[str, tuple] = {}
-
-
-def _attribute_names(attrs: str) -> tuple:
-    """The attribute names of a start tag's attribute text (remembered: a sheet repeats few)."""
-    names = _NAMES.get(attrs)
-    if names is None:
-        names = tuple(_ATTR_NAME_RE.findall(attrs))
-        if len(_NAMES) < 65536:
-            _NAMES[attrs] = names
-    return names
+#: A ``t`` attribute in a start tag's attribute text (or text that looks like one inside another
+#: attribute's value: the cell is then rebuilt the long way, which drops only a real ``t``)
+_T_ATTR_RE = re.compile(r"""\st\s*=""")
 
 
 def _formula_element(inner: str, prefix: str) -> str:
