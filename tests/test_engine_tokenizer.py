@@ -79,8 +79,15 @@ def test_numbers_are_excels_literals_not_pythons_floats():
     for text in ("inf", "nan", "INFINITY"):
         assert isinstance(parse(text), Name), text          # #NAME? unless defined
     assert isinstance(parse("1_0"), BadReference)           # Excel refuses the formula
-    for text, value in (("1", 1.0), ("2.", 2.0), (".5", 0.5), ("1E+3", 1e3), ("0.5E-2", 0.005), ("3e4", 3e4)):
+    for text, value in (("1", 1.0), ("2.", 2.0), (".5", 0.5), ("1E+3", 1e3), ("0.5E-2", 0.005), ("3e4", 3e4),
+                        ("12E+1", 120.0), (".5E+1", 5.0), ("1.E-1", 0.1)):
         assert parse(text) == Number(value), text
+    for text in ("\uff11", "1.E-A1", "1E+"):       # a full-width digit; no exponent digits
+        assert not isinstance(parse(text), Number), text
+    # the hypothesis test leaves exponent signs out (openpyxl differs there by design): here
+    # each is checked against the expression it must be
+    assert parse("1E+3-A1") == BinaryOp("-", Number(1000.0), parse("A1"))
+    assert parse("2E-1+1") == BinaryOp("+", Number(0.2), Number(1.0))
 
 
 def test_a_line_break_or_a_tab_is_white_space_as_in_excel():

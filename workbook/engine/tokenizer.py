@@ -8,9 +8,10 @@ same tokens on the template's formulas and on generated ones.
 
 Where openpyxl's reading is not Excel's, this one is Excel's:
 
-* a number is Excel's literal (``1``, ``1.5``, ``.5``, ``1E+3``), not whatever Python's
-  ``float`` accepts: ``inf``, ``nan`` and ``1_0`` are names, as in Excel, not an infinite or
-  missing number;
+* a number is Excel's literal (``1``, ``1.5``, ``.5``, ``1E+3``, ``0.5E-2``), not whatever
+  Python's ``float`` accepts: ``inf``, ``nan``, ``1_0`` and digits of other scripts (``１``)
+  are names or bad references, as in Excel, not an infinite, missing or converted number; and
+  an exponent's sign belongs to any mantissa (openpyxl's needed a first digit 1-9);
 * a line break, a carriage return or a tab is white space, as a space is (openpyxl kept a
   tab in the operand and read ``A1<LF>B1`` as ``A1B1``);
 * a closing parenthesis or brace with nothing open is a :class:`TokenizerError`
