@@ -444,9 +444,8 @@ class Package:
         Returns the new cell count."""
         row = 0
         cells = sh.cells
-        local = _LOCAL.get
         for _, el in _safe_iterparse(data):
-            kind = local(el.tag) or _local(el.tag)
+            kind = _local(el.tag)
             if kind != "row":
                 if kind == "sheetData" and any(_local(x.tag) == "c" for x in el.iter()):
                     self._stray_cell(sh)            # the rows' cells were read and cleared
@@ -455,7 +454,7 @@ class Package:
             row = int(r) if r is not None else row + 1
             col = 0
             for c in el:
-                if (local(c.tag) or _local(c.tag)) != "c":
+                if _local(c.tag) != "c":
                     if any(_local(x.tag) in ("c", "row") for x in c.iter()):
                         self._stray_cell(sh)        # a cell in a wrapper, or a row in a row
                     continue
@@ -506,9 +505,8 @@ class Package:
         v = None
         f = None
         inline = None
-        local = _LOCAL.get
         for ch in el:
-            tag = local(ch.tag) or _local(ch.tag)
+            tag = _local(ch.tag)
             if tag == "v":
                 v = ch.text if ch.text is not None else ""
             elif tag == "f":

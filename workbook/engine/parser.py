@@ -55,11 +55,19 @@ class FormulaError(CryptoplanError, ValueError):
     """A formula that cannot be parsed."""
 
 
+_COLUMN_OF: dict[str, int] = {}
+
+
 def col_to_index(col: str) -> int:
-    """Column letters to the 1-based column number: ``"A"`` -> 1, ``"AA"`` -> 27."""
-    n = 0
-    for ch in col.upper():
-        n = n * 26 + (ord(ch) - 64)
+    """Column letters to the 1-based column number: ``"A"`` -> 1, ``"AA"`` -> 27 (remembered:
+    a workbook uses few columns; past 4,096 distinct spellings they are not kept)."""
+    n = _COLUMN_OF.get(col)
+    if n is None:
+        n = 0
+        for ch in col.upper():
+            n = n * 26 + (ord(ch) - 64)
+        if len(_COLUMN_OF) < 4096:
+            _COLUMN_OF[col] = n
     return n
 
 
@@ -84,21 +92,12 @@ _NAME_RE = re.compile(r"^[A-Za-z_\\][A-Za-z0-9_.\\?]*$")
 _SHEET_RE = re.compile(r"^(?:'((?:[^']|'')+)'|([^'!]+))!(.*)$", re.S)
 
 
-_COLUMN_OF: dict[str, int] = {}
-
-
 def split_cell(text: str) -> tuple[int, int]:
     """``"B3"`` -> ``(3, 2)`` (row, column), or raise :class:`FormulaError`."""
     m = _CELL_RE.match(text.strip())
     if not m:
         raise FormulaError(f"not a cell reference: {text!r}")
-    letters = m.group(1)
-    col = _COLUMN_OF.get(letters)
-    if col is None:
-        col = col_to_index(letters)
-        if len(_COLUMN_OF) < 4096:      # a workbook uses few columns; made-up ones are not kept
-            _COLUMN_OF[letters] = col
-    row = int(m.group(2))
+    row, col = int(m.group(2)), col_to_index(m.group(1))
     if not (1 <= row <= MAX_ROW and 1 <= col <= MAX_COL):
         raise FormulaError(f"cell reference out of the sheet: {text!r}")
     return row, col

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from .atomic import atomic_target
 from .package import Package, WorkbookFileError
-from .parser import cell_name, split_cell
+from .parser import cell_name, col_to_index
 from .values import ExcelError
 
 __all__ = ["CellWrite", "write_package", "ooxml_string", "xml_text"]
@@ -58,15 +58,6 @@ _F_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)f\b[^>]*?(?:/>|>.*?</\1f>)", re.S)
 _EXT_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)extLst\b.*?</\1extLst>", re.S)
 # a cell's r attribute (not xr:r or the like): its column letters
 _R_ATTR_RE = re.compile(r"""(?:^|\s)r\s*=\s*["']\$?([A-Za-z]{1,3})\$?[0-9]+["']""")
-_COLUMNS: dict[str, int] = {}
-
-
-def _column(letters: str) -> int:
-    """A column's number from its letters (remembered: a sheet has few columns)."""
-    c = _COLUMNS.get(letters)
-    if c is None:
-        c = _COLUMNS[letters] = split_cell(letters + "1")[1]
-    return c
 _SHEETDATA_RE = re.compile(r"<((?:[A-Za-z_][\w.-]*:)?)sheetData\b[^>]*?(?:/>|>(.*?)</\1sheetData>)", re.S)
 
 
@@ -242,7 +233,8 @@ def _rewrite_sheet(xml: bytes, writes: dict) -> bytes:
         col = 0
         for c0, c1, cprefix, cattrs, cinner in _elements(inner, _CELL_OPEN, "c"):
             rm_ = _R_ATTR_RE.search(cattrs)
-            col_new = _column(rm_.group(1)) if rm_ is not None else col + 1
+            # the column letters were checked when the package was read
+            col_new = col_to_index(rm_.group(1)) if rm_ is not None else col + 1
             cells_out.append(inner[cpos:c0])
             if col_new > col + 1:       # cells to create between the last one and this one
                 for c in sorted(k for k in wanted if col < k < col_new):
