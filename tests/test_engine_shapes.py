@@ -142,6 +142,38 @@ def test_cells_of_one_shape_that_read_their_own_row_or_intersect_are_evaluated_o
     assert not any("ROW()" in s for s in shapes)        # B: given up at run time
 
 
+def test_a_cell_a_shape_names_twice_is_one_lane_read_once(tmp_path, monkeypatch):
+    # the template's mirrors name their cell four times: IF(ISBLANK(X),"",IF(ISLOGICAL(X),N(X),X))
+    def fill(wb, ws):
+        for r in range(1, 9):
+            ws[f"A{r}"] = [1.5, True, None, "t"][r % 4]
+            ws[f"B{r}"] = f'=IF(ISBLANK(A{r}),"",IF(ISLOGICAL(A{r}),N(A{r}),A{r}+$C$1))'
+        ws["C1"] = 2
+    path = _book(tmp_path, fill)
+    one = Engine(Package(path), native_functions(), shapes=False)
+    one.evaluate()
+    grouped = Engine(Package(path), native_functions())
+    reads = []
+    real = Engine.read_lanes
+    monkeypatch.setattr(Engine, "read_lanes", lambda self, lane: reads.append(lane) or real(self, lane))
+    grouped.evaluate()
+    assert _values(grouped) == _values(one)
+    (g,) = _groups(grouped)
+    assert len(g.members) == 8 and len(reads) == 1 and len(reads[0].refs) == 8
+    assert all(grouped._deps[k].count((0, r, 1)) <= 1 for r, k in enumerate(g.members, 1))
+
+
+def test_a_cell_named_twice_is_still_a_reference_where_a_function_takes_one(tmp_path):
+    # ISREF takes the reference itself: its second mention of A{r} must give the group up too
+    def fill(wb, ws):
+        for r in range(1, 6):
+            ws[f"A{r}"] = r
+            ws[f"B{r}"] = f"=A{r}+ISREF(A{r})"
+    one, grouped = _both(_book(tmp_path, fill), native_functions())
+    assert _values(grouped) == _values(one)
+    assert not any("ISREF" in g.shape for g in _groups(grouped) if g.f is not None)
+
+
 def test_cells_of_one_shape_that_depend_on_each_other_are_evaluated_in_order(tmp_path):
     def fill(wb, ws):
         ws["A1"] = 1

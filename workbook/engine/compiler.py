@@ -112,7 +112,8 @@ class Compiler:
     lanes : list of tuple of str, optional
         For a shape's tree (:func:`~.shapes.shape_tree`): each cell's references, as written.
     lane_refs : list of LaneRef
-        The references that differ between the cells (``lanes`` given).
+        The references that differ between the cells (``lanes`` given), each once: a cell
+        reference the formula repeats (``IF(ISBLANK(A1),"",A1)``) is one lane, read once.
     """
 
     def __init__(self, engine, sheet: int, name_stack: dict | None = None, lanes: list | None = None):
@@ -124,6 +125,8 @@ class Compiler:
         self.name_stack = {} if name_stack is None else name_stack
         self.lanes = lanes
         self.lane_refs: list[LaneRef] = []
+        self._lanes_by_text: dict = {}      # the cells' reference texts -> their compiled lane
+        self._lane_uses = 0                 # placeholders met: a subtree holds a lane if it grew
 
     def compile(self, node):
         """The closure ``f(ctx)`` of ``node`` (and its subtree)."""
@@ -179,7 +182,12 @@ class Compiler:
     def _lane_reference(self, i: int):
         """A shape's placeholder ``i``: the cells' reference if they share it, else a
         :class:`~.references.LaneRef` of single cells (:class:`Ungroupable` otherwise)."""
-        nodes = [reference_node(refs[i]) for refs in self.lanes or ()]
+        texts = tuple([refs[i] for refs in self.lanes or ()])
+        known = self._lanes_by_text.get(texts)
+        if known is not None:           # a reference the formula repeats: the same lane
+            self._lane_uses += 1
+            return known
+        nodes = [reference_node(t) for t in texts]
         if all(x == nodes[0] for x in nodes):
             return self.compile(nodes[0])
         lane = []
@@ -190,7 +198,9 @@ class Compiler:
             lane.append(Ref(si, x.r1, x.c1, x.r2, x.c2))
         ref = LaneRef(tuple(lane))
         self.lane_refs.append(ref)
-        return lambda ctx: ref
+        self._lane_uses += 1
+        f = self._lanes_by_text[texts] = lambda ctx: ref
+        return f
 
     def _name(self, node: Name):
         """A defined name: its formula compiled in place (``#NAME?`` if unknown, ``#REF!`` if
@@ -236,9 +246,9 @@ class Compiler:
 
     def _binary(self, node: BinaryOp):
         op = node.op
-        before = len(self.lane_refs)
+        before = self._lane_uses
         fa, fb = self.compile(node.left), self.compile(node.right)
-        if op in (":", " ", ",") and len(self.lane_refs) > before:
+        if op in (":", " ", ",") and self._lane_uses > before:
             raise Ungroupable(f"the reference operator {op!r} on a reference that differs between cells")
         if op in _ARITHMETIC:
             return lambda ctx: binary_op(op, ctx.value(fa(ctx)), ctx.value(fb(ctx)))
@@ -264,9 +274,9 @@ class Compiler:
         spec = self.engine.functions.get(name)
         argfs, laned = [], []
         for a in args:
-            before = len(self.lane_refs)
+            before = self._lane_uses
             argfs.append(self.compile(a))
-            laned.append(len(self.lane_refs) > before)
+            laned.append(self._lane_uses > before)
         if spec is None:
             return _error(name, ERR_UNSUPPORTED, f"unsupported function {name}()")
         if spec.volatile or name in _DYNAMIC_FUNCTIONS:

@@ -125,9 +125,9 @@ class LaneCtx(Ctx):
     intersection, a message naming the cell) raises
     :class:`~.references.Ungroupable`, and the cells are evaluated one by one."""
 
-    __slots__ = ("lanes",)
+    __slots__ = ("lanes", "_read")
 
-    def __init__(self, engine, sheet, lanes: int, array=False, diags=None):
+    def __init__(self, engine, sheet, lanes: int, array=False, diags=None, read=None):
         self.engine = engine
         self.sheet = sheet
         self.array = array
@@ -135,6 +135,17 @@ class LaneCtx(Ctx):
         self._arr = None
         self.cell_diags = diags if diags is not None else []
         self.lanes = lanes
+        self._read: dict = {} if read is None else read     # LaneRef -> its cells' values
+
+    def value(self, x) -> Val:
+        """As :meth:`Ctx.value`; a :class:`~.references.LaneRef` is read once per call (a formula
+        that names a cell twice reads one lane twice)."""
+        if type(x) is LaneRef:
+            v = self._read.get(x)
+            if v is None:
+                v = self._read[x] = self.engine.read_lanes(x)
+            return v
+        return Ctx.value(self, x)
 
     @property       # type: ignore[override]
     def row(self):
@@ -153,5 +164,5 @@ class LaneCtx(Ctx):
         if self.array:
             return self
         if self._arr is None:
-            self._arr = LaneCtx(self.engine, self.sheet, self.lanes, True, self.cell_diags)
+            self._arr = LaneCtx(self.engine, self.sheet, self.lanes, True, self.cell_diags, self._read)
         return self._arr

@@ -66,8 +66,8 @@ from .parser import (
 from .references import LaneRef, Ref, RefList, Ungroupable
 from .shapes import parse_shaped, shape_tree, split
 from .values import (
-    BOOL, EMPTY, ERR_CIRCULAR, ERR_INTERNAL, ERR_NA, ERR_NAME, ERR_REF, ERR_UNSUPPORTED, NUM, STR,
-    ExcelError, Val,
+    BOOL, EMPTY, ERR_CIRCULAR, ERR_INTERNAL, ERR_NA, ERR_NAME, ERR_NULL, ERR_REF, ERR_UNSUPPORTED, NUM,
+    STR, ExcelError, Val,
 )
 
 # Ref, RefList, Fn, FunctionRegistry, ScenarioSplit, MISSING, Ctx and Diagnostic live in
@@ -671,13 +671,17 @@ class Engine:
         # a lane that holds an error, or what a diagnostic was recorded for (an add-in's error
         # text), is its cell's own evaluation: the diagnostics are the cell's
         said = list({d.code for d in diags})
+        flagged = (res.kind >= ERR_NULL) | np.isin(res.kind, said) if said else res.kind >= ERR_NULL
+        lanes_flagged: np.ndarray = np.any(np.reshape(flagged, (res.n, -1)), axis=1)
+        per_lane = [bool(b) for b in lanes_flagged]
+        own = per_lane * len(members) if res.n == 1 else per_lane
+        values, state = self.values, self.state
         for i, k in enumerate(members):
-            v = res.scenario(i)                  # lane i: cell i's value
-            if v.has_errors() or (said and np.isin(v.kind, said).any()):
+            if own[i]:
                 self._evaluate(k)
             else:
-                self.values[k] = v
-                self.state[k] = _DONE
+                values[k] = res.scenario(i)      # lane i: cell i's value
+                state[k] = _DONE
 
     def _evaluate(self, key) -> None:
         """Evaluate the formula cell ``key`` once: its value (spilled for an array formula) and
