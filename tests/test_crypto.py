@@ -170,3 +170,21 @@ def test_bad_ecc_key_size_lists_accepted_sizes(bad):
 def test_bad_key_type_lists_accepted_types():
     with pytest.raises(ValueError, match="RSA, NISTECC"):
         crypto_op_ms("sign", "DSA", 2048)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([1024.0, 2048.0, 3072.0, 4096.0, 192.0, 224.0, 256.0, 384.0, 521.0]),
+                min_size=1, max_size=19),
+       st.floats(1.0, 3.5))
+def test_a_card_time_alone_is_the_same_number_as_in_an_array(sizes, exponent):
+    """A cell alone and in a column of cells (or a sweep's scenarios) must get the same number,
+    bit for bit: on AVX-512 processors NumPy's array power and a NumPy scalar's ``**`` (the C
+    library's pow) differed in the last bit (2048-bit and 4096-bit RSA at the fitted exponent).
+    Expected values: the same function on one key size at a time (not hard-coded)."""
+    from cryptoplan.model.params import using_values
+    from cryptoplan.model.zos.crypto import function_ms
+    with using_values({"exp_private": exponent, "exp_public": exponent, "exp_ecc": exponent}):
+        for f in CARD_FUNCTIONS:
+            together = np.asarray(function_ms(f, np.array(sizes)))
+            alone = [float(function_ms(f, s)) for s in sizes]
+            assert together.tolist() == alone, f

@@ -129,7 +129,10 @@ def function_ms(function: str, key_bits):
     bits = np.asarray(key_bits, dtype=float)
     if function == "CCA_ECC":       # the card's arithmetic works on whole words (module docstring)
         bits = ECC_WORD_BITS * np.ceil(bits / ECC_WORD_BITS)
-    grows = (bits / ref) ** param(law.exponent)
+    # np.power, not **: on a NumPy scalar ** is the C library's pow, on an array NumPy's own
+    # (SIMD) loop, and the two differ in the last bit on some processors (AVX-512): a cell
+    # must get the same number alone as in a column of cells or a sweep's scenarios
+    grows = np.power(bits / ref, param(law.exponent))
     t0 = param(law.time)
     if law.fixed_ms is not None:
         fixed = param(law.fixed_ms)

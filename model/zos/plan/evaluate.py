@@ -477,7 +477,7 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
 
     def rates_at(months_ahead):
         # (W, *shape): each workload's rate as given; a measured utilization grows like a rate of 1
-        return np.stack([np.broadcast_to(b * g * (1.0 + yg) ** (months_ahead / 12.0), shape)
+        return np.stack([np.broadcast_to(b * g * np.power(1.0 + yg, months_ahead / 12.0), shape)  # as crypto.function_ms
                          for b, yg in zip(base, yearly)])
 
     lam_avg = rates_at(t)
