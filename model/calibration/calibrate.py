@@ -174,9 +174,17 @@ def _identify(candidates: list, base: dict, observations) -> tuple:
     return identified, sd, J
 
 
+#: A parameter no site number depends on: an e-fold change of it moves none by more than this
+#: many stated uncertainties.  The Jacobian is a forward difference with a step of about 1e-8 in
+#: the logarithm, so a number that does not depend on the parameter still moves by its rounding,
+#: about 1e-8 of its size: an SSL task cost (CHIN with SSLCIPH less CHIN without) moved by 7e-7
+#: with the CHIN cost, which a limit of 1e-9 took for a dependence.
+NO_EFFECT = 1e-4
+
+
 def _why_unidentified(name: str, sd: float, column) -> str:
     """Why the site rows do not identify ``name``: its Jacobian ``column`` and posterior ``sd``."""
-    if not np.any(np.abs(column) > 1e-9):
+    if not np.any(np.abs(column) > NO_EFFECT):
         why = "no site number depends on it"
         if name.startswith("exp_") or name in _FIXED_PARTS:
             why += (" (a key-length exponent, or the part of a card time that does not grow with the key, "

@@ -261,7 +261,8 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarra
     return out, float(np.sqrt(s2)), full
 
 
-def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: bool = True) -> Solution:
+def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: bool = True,
+          tol: float | None = None) -> Solution:
     """Minimise :math:`\\tfrac12\\sum_i\\rho(r_i^2)` over ``params``; the one least-squares path.
 
     Parameters
@@ -277,6 +278,9 @@ def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: b
         Evaluations allowed.
     stderr : bool
         Compute standard errors (module docstring); NaN when False.
+    tol : float, optional
+        The solver's ``xtol``, ``ftol`` and ``gtol`` (relative step, relative change of the cost,
+        scaled gradient at which it stops); default SciPy's 1e-8.
 
     Returns
     -------
@@ -318,8 +322,9 @@ def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: b
     # this module does not use (standard_errors below: IRLS weights, bounds, Birge floor); when
     # that matrix is near-singular its square roots of negative variances warn on every fit.
     with np.errstate(invalid="ignore", divide="ignore"):
+        stops = {} if tol is None else {"xtol": tol, "ftol": tol, "gtol": tol}
         res = minimizer.least_squares(jac=jac, x_scale="jac", method="trf", max_nfev=max_nfev,
-                                      loss=loss, f_scale=1.0)
+                                      loss=loss, f_scale=1.0, **stops)
     x = x_all.copy()
     x[vi] = [res.params[names[i]].value for i in vi]
     r = np.asarray(batch(x[:, None])[0], dtype=float)
