@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.zos.crypto import CARD_FUNCTIONS, crypto_op_ms, operation_function
+from cryptoplan.model.zos.crypto import CARD_FUNCTIONS, crypto_op_ms, function_ms, operation_function
 from cryptoplan.model.datafiles import data_path
+from cryptoplan.model.params import using_values
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import ECC_KEY_SIZES, RSA_KEY_SIZES
 
@@ -181,8 +182,6 @@ def test_a_card_time_alone_is_the_same_number_as_in_an_array(sizes, exponent):
     bit for bit: on AVX-512 processors NumPy's array power and a NumPy scalar's ``**`` (the C
     library's pow) differed in the last bit (2048-bit and 4096-bit RSA at the fitted exponent).
     Expected values: the same function on one key size at a time (not hard-coded)."""
-    from cryptoplan.model.params import using_values
-    from cryptoplan.model.zos.crypto import function_ms
     with using_values({"exp_private": exponent, "exp_public": exponent, "exp_ecc": exponent}):
         for f in CARD_FUNCTIONS:
             together = np.asarray(function_ms(f, np.array(sizes)))

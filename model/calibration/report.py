@@ -182,7 +182,9 @@ def fit_differences(fresh: dict, committed: dict, *, sigmas: float = REFIT_SIGMA
        file refitted with NumPy 2.4.6/SciPy 1.17.1 moved by at most
        :math:`2.7\\times10^{-4}\\sigma`; starting points moved by 1e-9
        relative (a rounding difference) ended up to
-       :math:`1.5\\times10^{-3}\\sigma` apart.  A figure edited by one
+       :math:`1.5\\times10^{-3}\\sigma` apart once the fit stops at
+       :data:`~cryptoplan.model.calibration.fitting.FIT_TOL` (at SciPy's default
+       the TLS fit ended in one of two minima, tenths of a :math:`\\sigma` apart).  A figure edited by one
        tolerance and refitted moves the parameters it pins by tenths of a
        :math:`\\sigma`.  So a fitted parameter with a standard error must
        satisfy :math:`|x - x_c| \\le \\text{sigmas}\\,\\sigma_c` (1e-2: about

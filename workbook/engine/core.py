@@ -671,10 +671,10 @@ class Engine:
         # a lane that holds an error, or what a diagnostic was recorded for (an add-in's error
         # text), is its cell's own evaluation: the diagnostics are the cell's
         said = list({d.code for d in diags})
-        flagged = (res.kind >= ERR_NULL) | np.isin(res.kind, said) if said else res.kind >= ERR_NULL
-        lanes_flagged: np.ndarray = np.any(np.reshape(flagged, (res.n, -1)), axis=1)
-        per_lane = [bool(b) for b in lanes_flagged]
-        own = per_lane * len(members) if res.n == 1 else per_lane
+        flagged = res.kind >= ERR_NULL
+        if said:
+            flagged |= np.isin(res.kind, said)
+        own = np.broadcast_to(flagged.reshape(res.n, -1).any(axis=1), (len(members),)).tolist()
         values, state = self.values, self.state
         for i, k in enumerate(members):
             if own[i]:
