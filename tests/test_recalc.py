@@ -910,3 +910,49 @@ def test_recalculate_is_a_deprecated_alias_of_recalc_report(tmp_path):
     with pytest.warns(DeprecationWarning, match="recalc_report"):
         old = recalculate(path, {"TxRate": 1500})
     assert old.as_dict() == recalc_report(path, {"TxRate": 1500}).as_dict()
+
+
+def _cells(path, part="xl/worksheets/sheet2.xml") -> dict:
+    """``{address: the <c> element as written}`` of one worksheet part."""
+    import re
+    with zipfile.ZipFile(path) as z:
+        text = z.read(part).decode()
+    return {m.group(1): m.group(0) for m in re.finditer(r'<c r="([A-Z]+[0-9]+)".*?(?:/>|</c>)', text)}
+
+
+def test_a_value_the_file_already_holds_is_left_as_written(tmp_path):
+    p = make_wb(tmp_path / "w.xlsx", {"Inputs": {"A1": 100},
+                                      "Results": {"B1": "=Inputs!A1*2", "B2": "=1+1", "B3": '="a"&"b"',
+                                                  "B4": "=1>0", "B5": "=1/0"}})
+    once, twice, moved = tmp_path / "once.xlsx", tmp_path / "twice.xlsx", tmp_path / "moved.xlsx"
+    assert run("recalc", p, "-o", once).exit_code == EXIT_ERROR_VALUES
+    first = _cells(once)
+    assert 'v>200<' in first["B1"] and 't="b"' in first["B4"] and 't="e"' in first["B5"]
+    # recalculated as it was saved: nothing to change, the file itself
+    assert run("recalc", once, "-o", twice).exit_code == EXIT_ERROR_VALUES
+    assert twice.read_bytes() == once.read_bytes()
+    # an input moves: the cell that follows it is rewritten, the others stay as written
+    assert run("recalc", once, "-o", moved, "--set", "Inputs!A1=7").exit_code == EXIT_ERROR_VALUES
+    after = _cells(moved)
+    assert 'v>14<' in after["B1"]
+    assert [after[a] for a in ("B2", "B3", "B4", "B5")] == [first[a] for a in ("B2", "B3", "B4", "B5")]
+    assert openpyxl.load_workbook(moved, data_only=True)["Results"]["B1"].value == 14
+
+
+def test_a_cached_value_equal_in_python_but_of_another_type_is_rewritten(tmp_path):
+    # =1 cached as TRUE (1 == True in Python) and ="2" cached as the number 2: the file would show
+    # the wrong type, so both cells are written again
+    p = make_wb(tmp_path / "w.xlsx", {"Results": {"B1": "=1", "B2": '="2"'}})
+    once = tmp_path / "once.xlsx"
+    assert run("recalc", p, "-o", once).exit_code == 0
+    with zipfile.ZipFile(once) as z:
+        sheet = z.read("xl/worksheets/sheet1.xml").decode()
+    sheet = sheet.replace('<c r="B1"', '<c r="B1" t="b"', 1).replace('<c r="B2" t="str"', '<c r="B2"', 1)
+    wrong = _replace_part(once, tmp_path / "wrong.xlsx", "xl/worksheets/sheet1.xml", sheet.encode())
+    cached = openpyxl.load_workbook(wrong, data_only=True)["Results"]
+    assert cached["B1"].value is True and cached["B2"].value == 2
+    fixed = tmp_path / "fixed.xlsx"
+    assert run("recalc", wrong, "-o", fixed).exit_code == 0
+    got = openpyxl.load_workbook(fixed, data_only=True)["Results"]
+    assert got["B1"].value == 1 and got["B1"].value is not True
+    assert got["B2"].value == "2"

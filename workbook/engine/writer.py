@@ -6,10 +6,13 @@ caches and a ``vbaProject.bin`` stay byte-identical:
 
 * in each worksheet part, the ``<c>`` elements of formula cells get their
   cached value (``<v>`` with ``t="str"``/``"b"``/``"e"`` as the value's type
-  requires) next to their untouched ``<f>``; cells changed by ``--set``
+  requires) next to their untouched ``<f>``, unless the cell already holds
+  that value (then it stays as written); cells changed by ``--set``
   get the new constant (text as an inline string, so a value such as
   ``"=1+1"`` stays text and is never written as a formula);
 * ``xl/workbook.xml``'s ``<calcPr>`` gets ``fullCalcOnLoad="1"`` when asked.
+
+A package with nothing to change is the input file, copied byte for byte.
 
 The edit is textual (regular expressions over the ``<sheetData>`` element
 of a part that was first checked by the guarded parser (:mod:`.safexml`) when
@@ -25,6 +28,7 @@ import bisect
 import math
 import os
 import re
+import shutil
 import zipfile
 from dataclasses import dataclass
 
@@ -319,21 +323,68 @@ def write_package(pkg: Package, out_path, sheet_writes: dict, full_calc_on_load:
         ``{worksheet part name: {(row, col): CellWrite}}``.
     full_calc_on_load : bool
         Set ``<calcPr fullCalcOnLoad="1">`` so Excel recalculates on open.
+
+    Notes
+    -----
+    A cached (or spilled) value the cell already holds in the file, of the same type, is left
+    as it is written there: rebuilding its ``<c>`` element would give the same value.  A
+    package that nothing changes (a workbook recalculated as it was saved) is copied byte for
+    byte from the file it was read from.
     """
-    with atomic_target(os.fspath(out_path)) as tmp, open(tmp, "wb") as fh, zipfile.ZipFile(fh, "w") as zout:
+    sheets = {sh.part: sh.cells for sh in pkg.sheets}
+    changes = {}
+    for part, writes in sheet_writes.items():
+        cells = sheets.get(part, {})
+        kept = {rc: w for rc, w in writes.items() if not _holds(cells.get(rc), w)}
+        if kept:
+            changes[part] = kept
+    workbook = None
+    if full_calc_on_load:
+        before = pkg.read(pkg.workbook_part)
+        workbook = _set_full_calc(before)
+        if workbook == before:
+            workbook = None
+    with atomic_target(os.fspath(out_path)) as tmp, open(tmp, "wb") as fh:
+        if not changes and workbook is None:
+            _copy_source(pkg, fh)
+            return
+        _write_parts(pkg, fh, changes, workbook)
+
+
+def _holds(cell, w: CellWrite) -> bool:
+    """Whether the file's cell already holds what ``w`` would write there: the same cached or
+    spilled value, of the same type (``1.0`` is not ``TRUE``, ``"1"`` not ``1``)."""
+    return (w.mode != "constant" and cell is not None and w.value is not None
+            and type(cell.value) is type(w.value) and cell.value == w.value)
+
+
+def _copy_source(pkg: Package, fh) -> None:
+    """The bytes of the file ``pkg`` was read from, through the handle it holds open."""
+    src = pkg.zip.fp
+    if src is None:
+        raise WorkbookFileError(f"{pkg.path}: the package was closed before it was written")
+    src.seek(0)
+    shutil.copyfileobj(src, fh)
+
+
+def _write_parts(pkg: Package, fh, changes: dict, workbook: bytes | None) -> None:
+    """Every part of ``pkg`` into a new ZIP archive on ``fh``: the worksheet parts with cell
+    writes ``changes`` rewritten, the workbook part replaced by ``workbook`` (None: as it was)."""
+    with zipfile.ZipFile(fh, "w") as zout:
         for info in pkg.zip.infolist():
             name = info.filename
             if info.is_dir():
                 zout.writestr(info, b"")
                 continue
-            data = pkg.read(name)
-            if name in sheet_writes and sheet_writes[name]:
+            if name == pkg.workbook_part and workbook is not None:
+                data = workbook
+            else:
+                data = pkg.read(name)
+            if name in changes:
                 try:
-                    data = _rewrite_sheet(data, sheet_writes[name])
+                    data = _rewrite_sheet(data, changes[name])
                 except UnicodeDecodeError:
                     raise WorkbookFileError(f"{pkg.path}: {name} is not UTF-8 encoded") from None
-            elif name == pkg.workbook_part and full_calc_on_load:
-                data = _set_full_calc(data)
             zinfo = zipfile.ZipInfo(name, date_time=info.date_time)
             zinfo.compress_type = info.compress_type
             zinfo.external_attr = info.external_attr
