@@ -19,12 +19,12 @@ runs, so ``cryptoplan --help`` and usage errors answer without loading NumPy or 
 from __future__ import annotations
 
 import errno
-import gc
 import os
 import sys
 
 import click
 
+from . import collector
 from .demo import demo
 from .errors import Finished, UnusableInput
 from .model_commands import calibrate, capacity, crossval, fit
@@ -40,10 +40,6 @@ from cryptoplan.model.lazy import lazy_module
 __all__ = ["main", "run"]
 
 model_params = lazy_module("cryptoplan.model.params")
-
-#: Allocations between two runs of the cycle collector's youngest generation in a command.
-_GC_THRESHOLD = 200_000
-
 
 class _Main(click.Group):
     """The command group: a parameter file that cannot be used is a user error, not a traceback.
@@ -92,14 +88,7 @@ class _Main(click.Group):
 @click.version_option(package_name="cryptoplan")
 def main() -> None:
     """cryptoplan: capacity planning for z/OS crypto workloads (Crypto Express, AT-TLS, MQ AMS)."""
-    # A command builds tens of thousands of small objects (cells, syntax trees, closures) and
-    # frees few: CPython's cycle collector, run every 700 allocations by default, scanned them
-    # again and again (30 ms of the template's 0.4 s recalc).  Cycles are still collected, 300x
-    # less often; mypy's command line does the same (gc.set_threshold(200_000, 30, 30)).  For
-    # this command only: the thresholds come back when it ends (a test or a program running it).
-    before = gc.get_threshold()
-    gc.set_threshold(_GC_THRESHOLD, 30, 30)
-    click.get_current_context().call_on_close(lambda: gc.set_threshold(*before))
+    collector.fewer_passes()
     # A file name the shell handed over as invalid UTF-8 (surrogate escapes) must not make
     # "wrote NAME" fail after the file was written: such characters print as \udcff escapes.
     for stream in (sys.stdout, sys.stderr):
@@ -122,6 +111,7 @@ def run() -> None:
     built, one by one, and tear every module down: 23-26 ms of the template's 0.37 s recalc
     (medians of 25 interleaved runs).  Every other command ends as Python ends.
     """
+    collector.own_process()
     try:
         main()
     except Finished as done:

@@ -18,6 +18,7 @@ import click
 
 from cryptoplan.model.lazy import lazy_module
 from cryptoplan.workbook.engine import DEFAULT_CHUNK, MAX_CELLS
+from . import collector
 from .errors import Finished, Finite, UnusableInput
 
 atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
@@ -173,6 +174,7 @@ def recalc_command(workbook, output, sets, as_json, in_place, max_cells, force, 
     not be computed (unsupported function, circular reference); 4 unusable file
     or input name (nothing written).
     """
+    collector.no_passes()
     if in_place and output:
         raise click.UsageError("give either -o/--output or --in-place, not both")
     if output and os.path.exists(output) and not force and not (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from openpyxl import load_workbook
+from openpyxl import Workbook, load_workbook
 
 from cryptoplan import model
 from cryptoplan.cli import main
@@ -301,9 +301,33 @@ def test_a_command_gives_the_collector_thresholds_back():
         assert CliRunner().invoke(main, ["functions"]).exit_code == 0
         assert gc.get_threshold() == (500, 7, 9)
         assert CliRunner().invoke(main, ["recalc", "no-such.xlsx"]).exit_code != 0
-        assert gc.get_threshold() == (500, 7, 9)
+        assert gc.get_threshold() == (500, 7, 9) and gc.isenabled()
     finally:
         gc.set_threshold(*before)
+
+
+def test_recalc_runs_without_the_collector_and_gives_it_back(tmp_path, monkeypatch):
+    """recalc keeps all it builds until it ends: no collector pass while it runs (cli.collector);
+    a test or program running it has the collector enabled again afterwards, also when the
+    recalc fails."""
+    import gc
+    from cryptoplan.workbook import recalculation
+    seen = []
+    real = recalculation.recalc_report
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(recalculation, "recalc_report", spy)
+    wb = Workbook()
+    wb.active["A1"] = "=1+1"
+    wb.save(tmp_path / "w.xlsx")
+    assert gc.isenabled()
+    res = CliRunner().invoke(main, ["recalc", str(tmp_path / "w.xlsx"), "-o", str(tmp_path / "o.xlsx")])
+    assert res.exit_code == 0, res.output
+    assert seen == [False] and gc.isenabled()
+    assert CliRunner().invoke(main, ["recalc", str(tmp_path / "missing.xlsx")]).exit_code != 0
+    assert gc.isenabled()
 
 
 def test_recalc_ends_its_process_at_once_with_its_exit_code_and_every_line(tmp_path):
