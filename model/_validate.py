@@ -87,8 +87,19 @@ class NotAvailableError(_ElementsError):
 
 
 def is_scalar(*xs) -> bool:
-    """True when every argument is a plain Python/NumPy real scalar (fast path)."""
-    return all(isinstance(x, Real) and not isinstance(x, (bool, np.timedelta64, np.datetime64)) for x in xs)
+    """True when every argument is a plain Python/NumPy real scalar (fast path).
+
+    A Python ``float`` or ``int`` (not ``bool``) is answered by its type alone: the
+    :class:`numbers.Real` test is an abstract-class check, 0.3 µs an argument, a third of a
+    scalar Erlang C's validation.
+    """
+    for x in xs:
+        t = type(x)
+        if t is float or t is int:
+            continue
+        if not isinstance(x, Real) or isinstance(x, (bool, np.timedelta64, np.datetime64)):
+            return False
+    return True
 
 
 def as_float_array(name: str, x, requirement: str = "must be a finite number") -> np.ndarray:

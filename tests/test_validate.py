@@ -8,6 +8,9 @@ hand here from that specification.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
+from fractions import Fraction
+from numbers import Real
 
 import numpy as np
 import pytest
@@ -67,6 +70,18 @@ def test_integer_accepts_whole_floats():
 def test_bool_is_not_a_scalar_number_but_still_converts():
     assert not is_scalar(True)
     assert is_scalar(1, 2.0, np.float32(3.0), np.int64(4))
+
+
+@pytest.mark.parametrize("x", [0, -3, 2**80, 1.5, float("nan"), float("inf"), True, False, np.bool_(True),
+                               np.float64(2.0), np.float32(1.0), np.int8(1), np.uint64(7), np.array(1.0),
+                               np.array([1.0]), [1.0], (1.0,), "1", None, 1 + 0j, Fraction(1, 3),
+                               Decimal("1.5"), np.timedelta64(1, "s"), np.datetime64("2026-01-01")])
+def test_is_scalar_answers_as_the_real_number_test_does(x):
+    # the fast path (a float's or an int's type) must not change an answer: the definition is
+    # numbers.Real, less bool and NumPy's time types
+    real = isinstance(x, Real) and not isinstance(x, (bool, np.timedelta64, np.datetime64))
+    assert is_scalar(x) is real
+    assert is_scalar(1.0, x, 2) is real
 
 
 # ------------------------------------------------------------------- arrays
