@@ -19,7 +19,7 @@ import gc
 
 import click
 
-__all__ = ["THRESHOLD", "own_process", "fewer_passes", "no_passes"]
+__all__ = ["THRESHOLD", "own_process", "give_back", "fewer_passes", "no_passes"]
 
 #: Allocations between two passes over the youngest generation while a command runs.
 THRESHOLD = 200_000
@@ -27,11 +27,27 @@ THRESHOLD = 200_000
 _owns_process = False
 
 
-def own_process() -> None:
-    """The console script's: this process runs one command and ends; collect rarely from now."""
+def own_process() -> tuple:
+    """The console script's: this process runs one command and ends; collect rarely from now.
+
+    Returns the collector's state before, for :func:`give_back` (a program that calls the
+    console script and goes on after its ``SystemExit``).
+    """
     global _owns_process
+    before = (gc.get_threshold(), gc.isenabled())
     _owns_process = True
     gc.set_threshold(THRESHOLD, 30, 30)
+    return before
+
+
+def give_back(before: tuple) -> None:
+    """The collector as :func:`own_process` found it (a command that returned or raised)."""
+    global _owns_process
+    _owns_process = False
+    threshold, enabled = before
+    gc.set_threshold(*threshold)
+    if enabled:
+        gc.enable()
 
 
 def fewer_passes() -> None:
@@ -51,6 +67,7 @@ def no_passes() -> None:
     """
     if not gc.isenabled():
         return
+    ctx = None if _owns_process else click.get_current_context()
     gc.disable()
-    if not _owns_process:
-        click.get_current_context().call_on_close(gc.enable)
+    if ctx is not None:
+        ctx.call_on_close(gc.enable)

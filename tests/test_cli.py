@@ -364,3 +364,32 @@ def test_recalc_ends_its_process_at_once_with_its_exit_code_and_every_line(tmp_p
 def json_outputs(text):
     import json
     return [(o["key"], o["value"]) for o in json.loads(text)["outputs"]]
+
+
+def test_the_console_script_gives_the_collector_back_to_a_caller_that_goes_on(monkeypatch):
+    # cli.run() owns its process while a command runs (cli.collector); a program that calls it
+    # and catches its SystemExit gets the thresholds and the enabled collector it had
+    import gc
+    import sys
+    from cryptoplan.cli import run
+    before = gc.get_threshold()
+    gc.set_threshold(600, 8, 9)
+    try:
+        monkeypatch.setattr(sys, "argv", ["cryptoplan", "functions"])
+        with pytest.raises(SystemExit) as done:
+            run()
+        assert done.value.code == 0
+        assert gc.get_threshold() == (600, 8, 9) and gc.isenabled()
+        # a recalc run in-process afterwards gives the collector back as well
+        assert CliRunner().invoke(main, ["recalc", "no-such.xlsx"]).exit_code != 0
+        assert gc.get_threshold() == (600, 8, 9) and gc.isenabled()
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_recalc_called_without_a_click_context_leaves_the_collector_on():
+    import gc
+    from cryptoplan.cli.workbook_commands import recalc_command
+    with pytest.raises(RuntimeError):
+        recalc_command.callback("w.xlsx", None, (), False, False, 1000, False, None, None, None, None)
+    assert gc.isenabled()

@@ -924,10 +924,18 @@ def test_a_value_the_file_already_holds_is_left_as_written(tmp_path):
     p = make_wb(tmp_path / "w.xlsx", {"Inputs": {"A1": 100},
                                       "Results": {"B1": "=Inputs!A1*2", "B2": "=1+1", "B3": '="a"&"b"',
                                                   "B4": "=1>0", "B5": "=1/0"}})
-    once, twice, moved = tmp_path / "once.xlsx", tmp_path / "twice.xlsx", tmp_path / "moved.xlsx"
-    assert run("recalc", p, "-o", once).exit_code == EXIT_ERROR_VALUES
+    calc, once = tmp_path / "calc.xlsx", tmp_path / "once.xlsx"
+    twice, moved = tmp_path / "twice.xlsx", tmp_path / "moved.xlsx"
+    assert run("recalc", p, "-o", calc).exit_code == EXIT_ERROR_VALUES
+    # B2's 2 written as Excel may write it, "2.0" (the writer writes "2"): a mark that shows
+    # whether the cell was rebuilt; the archive's comment, whether the file was
+    sheet = _read_part(calc, "xl/worksheets/sheet2.xml").replace("<v>2</v>", "<v>2.0</v>")
+    _replace_part(calc, once, "xl/worksheets/sheet2.xml", sheet.encode())
+    with zipfile.ZipFile(once, "a") as z:
+        z.comment = b"as saved"
     first = _cells(once)
-    assert 'v>200<' in first["B1"] and 't="b"' in first["B4"] and 't="e"' in first["B5"]
+    assert 'v>200<' in first["B1"] and "<v>2.0</v>" in first["B2"]
+    assert 't="b"' in first["B4"] and 't="e"' in first["B5"]
     # recalculated as it was saved: nothing to change, the file itself
     assert run("recalc", once, "-o", twice).exit_code == EXIT_ERROR_VALUES
     assert twice.read_bytes() == once.read_bytes()
@@ -936,6 +944,8 @@ def test_a_value_the_file_already_holds_is_left_as_written(tmp_path):
     after = _cells(moved)
     assert 'v>14<' in after["B1"]
     assert [after[a] for a in ("B2", "B3", "B4", "B5")] == [first[a] for a in ("B2", "B3", "B4", "B5")]
+    with zipfile.ZipFile(moved) as z:
+        assert z.comment == b""
     assert openpyxl.load_workbook(moved, data_only=True)["Results"]["B1"].value == 14
 
 
@@ -956,3 +966,38 @@ def test_a_cached_value_equal_in_python_but_of_another_type_is_rewritten(tmp_pat
     got = openpyxl.load_workbook(fixed, data_only=True)["Results"]
     assert got["B1"].value == 1 and got["B1"].value is not True
     assert got["B2"].value == "2"
+
+
+def test_a_cached_error_or_boolean_is_written_again_even_when_it_reads_as_the_answer(tmp_path):
+    # the reader maps error texts it does not know (#BUSY!, #GETTING_DATA) to a code, and a
+    # boolean's text to True/False: such a value reads as the answer but is not written as it,
+    # so the cell is rewritten; a string with _xHHHH_ (escaped or not) likewise
+    p = make_wb(tmp_path / "w.xlsx", {"Results": {"B1": "=NA()", "B2": "=1>2", "B3": '="_x0041_"'}})
+    once = tmp_path / "once.xlsx"
+    assert run("recalc", p, "-o", once).exit_code == EXIT_ERROR_VALUES
+    first = _cells(once, "xl/worksheets/sheet1.xml")
+    sheet = _read_part(once, "xl/worksheets/sheet1.xml")
+    sheet = (sheet.replace(first["B1"], first["B1"].replace("#N/A", "#BUSY!"))
+             .replace(first["B2"], first["B2"].replace("<v>0</v>", "<v>no</v>")))
+    odd = _replace_part(once, tmp_path / "odd.xlsx", "xl/worksheets/sheet1.xml", sheet.encode())
+    assert "#BUSY!" in _read_part(odd, "xl/worksheets/sheet1.xml")
+    fixed = tmp_path / "fixed.xlsx"
+    assert run("recalc", odd, "-o", fixed).exit_code == EXIT_ERROR_VALUES
+    after = _cells(fixed, "xl/worksheets/sheet1.xml")
+    assert "<v>#N/A</v>" in after["B1"] and "<v>0</v>" in after["B2"]
+    assert after["B3"] == first["B3"] and "_x005F_x0041_" in after["B3"]
+    got = openpyxl.load_workbook(fixed, data_only=True)["Results"]
+    assert got["B1"].value == "#N/A" and got["B2"].value is False
+
+
+def _read_part(path, part) -> str:
+    with zipfile.ZipFile(path) as z:
+        return z.read(part).decode()
+
+
+def test_a_workbook_part_that_asks_for_recalculation_already_is_kept_as_written():
+    from cryptoplan.workbook.engine.writer import _set_full_calc
+    asked = b'<workbook xmlns="x"><calcPr fullCalcOnLoad="1" calcId="191029"/></workbook>'
+    assert _set_full_calc(asked) is asked
+    plain = b'<workbook xmlns="x"><calcPr calcId="191029" fullCalcOnLoad="0"/></workbook>'
+    assert _set_full_calc(plain) == b'<workbook xmlns="x"><calcPr calcId="191029" fullCalcOnLoad="1"/></workbook>'

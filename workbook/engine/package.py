@@ -104,6 +104,10 @@ class Cell:
     ``formula`` is the formula text without ``=`` (``None`` for a constant);
     ``ftype`` is ``"normal"``, ``"array"`` or ``"dataTable"``; ``fref`` the
     array formula's range (``"C1:C3"``); ``fattrs`` the data-table attributes.
+    ``vtype`` is the ``t`` attribute ``value`` was read under (``"n"`` when absent), with a
+    ``~`` after it where the reading lost the text (``t="e"`` with ``#BUSY!`` reads as
+    ``#N/A``, ``t="b"`` with ``yes`` as FALSE): the writer keeps a value as written only when
+    it reads back exactly.
     """
 
     value: object = None
@@ -112,6 +116,7 @@ class Cell:
     fref: str | None = None
     fattrs: dict | None = None
     style: int = 0
+    vtype: str = "n"
 
 
 @dataclass
@@ -514,17 +519,19 @@ class Package:
             elif tag == "is":
                 inline = _inline_text(ch)
         value = self._value(t, v, inline, sh, row, col)
+        if (t == "e" and v != value) or (t == "b" and v not in ("0", "1")):
+            t += "~"            # read losing its text (#BUSY! as #N/A, "yes" as FALSE)
         st = el.get("s")
         style = int(st) if st and st.isdigit() else 0
         if f is None:
             if value is None and not style:
                 return None
-            return Cell(value=value, style=style)
+            return Cell(value=value, style=style, vtype=t)
         ftype = f.get("t", "normal")
         text = (f.text or "").strip()
         if text.startswith("="):
             text = text[1:]
-        cell = Cell(value=value, formula=text, style=style)
+        cell = Cell(value=value, formula=text, style=style, vtype=t)
         if ftype == "shared":
             si = f.get("si", "")
             if text:

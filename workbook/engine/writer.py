@@ -290,10 +290,14 @@ _AFTER_CALCPR = ("oleSize", "customWorkbookViews", "pivotCaches", "smartTagPr", 
 
 
 def _set_full_calc(xml: bytes) -> bytes:
+    """The workbook part with ``<calcPr fullCalcOnLoad="1">``; as it is when it says so already."""
     text = xml.decode("utf-8")
     m = _CALCPR_RE.search(text)
     if m:
         attrs = [(k, v) for k, v in _ATTR_RE.findall(m.group(2)) if k != "fullCalcOnLoad"]
+        if (("fullCalcOnLoad", '"1"') in _ATTR_RE.findall(m.group(2))
+                or ("fullCalcOnLoad", "'1'") in _ATTR_RE.findall(m.group(2))):
+            return xml
         attrs.append(("fullCalcOnLoad", '"1"'))
         new = f"<{m.group(1)}calcPr" + "".join(f" {k}={v}" for k, v in attrs) + m.group(3)
         return (text[:m.start()] + new + text[m.end():]).encode("utf-8")
@@ -351,11 +355,23 @@ def write_package(pkg: Package, out_path, sheet_writes: dict, full_calc_on_load:
         _write_parts(pkg, fh, changes, workbook)
 
 
+#: The ``t`` attributes a value is read back from exactly, by the value's type: a number
+#: (``<v>`` with no ``t``; a date ``t="d"`` stands for one), a string (a formula's ``t="str"``,
+#: a shared or an inline string), a boolean, an error (the reader marks one whose text it lost:
+#: :attr:`~.package.Cell.vtype`).
+_EXACT = {float: ("n",), str: ("str", "s", "inlineStr"), bool: ("b",), ExcelError: ("e",)}
+
+
 def _holds(cell, w: CellWrite) -> bool:
     """Whether the file's cell already holds what ``w`` would write there: the same cached or
-    spilled value, of the same type (``1.0`` is not ``TRUE``, ``"1"`` not ``1``)."""
-    return (w.mode != "constant" and cell is not None and w.value is not None
-            and type(cell.value) is type(w.value) and cell.value == w.value)
+    spilled value, of the same type (``1.0`` is not ``TRUE``, ``"1"`` not ``1``), stored as it
+    is read (:data:`_EXACT`; a string without ``_xHHHH_``, which a string element may or may
+    not have decoded)."""
+    if w.mode == "constant" or cell is None:
+        return False
+    kinds = _EXACT.get(type(w.value))
+    return (kinds is not None and cell.vtype in kinds and type(cell.value) is type(w.value)
+            and cell.value == w.value and not (type(w.value) is str and "_x" in w.value))
 
 
 def _copy_source(pkg: Package, fh) -> None:
