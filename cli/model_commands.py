@@ -214,6 +214,11 @@ def fit(figures_path, out_path, report_dir, force, check):
         click.echo(f"drawing the bootstrap of the sub-models whose covariance is not to be trusted "
                    f"({F.BOOTSTRAP_DRAWS} refits each, about half a minute) ...", err=True)
         written["bootstrap"] = F.bootstrap_section(doc)
+        for group, block in written["bootstrap"].items():
+            if block["stalled"]:
+                click.echo(f"warning: {block['stalled']} of {len(block['draws'])} {group} refits stopped where "
+                           "they started (a residual is not smooth at the fit): bands drawn from that block "
+                           "are too narrow", err=True)
         try:        # as calibrate does: never write values the models would refuse to load
             model_params.validate_params(written, "the fitted parameters", names=False)
         except model_params.ParameterFileError as exc:

@@ -8,6 +8,7 @@ one of its rows, whole), and the bounds."""
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -168,3 +169,35 @@ def test_a_broken_bootstrap_block_is_refused(doc):
         change(bad["bootstrap"]["handshake"])
         with pytest.raises(CryptoplanError, match=match):
             parameter_draws(10, doc=bad)
+
+
+def test_stalled_counts_the_refits_that_ended_where_they_started():
+    from cryptoplan.model.calibration.bootstrap import stalled
+    x_hat = np.array([66.5547, 1.24876, 0.0])
+    rows = np.array([x_hat, x_hat * (1 + 1e-9), x_hat + [0.0, 0.0, 1e-300], x_hat, [1.0, 2.0, 3.0]])
+    # rows 0 and 3 hold the fit to the last digit; a move of 1e-9 relative, or off a zero, is a move
+    assert stalled(rows, x_hat) == 2
+    assert stalled(rows[1:3], x_hat) == 0
+
+
+def test_fit_out_warns_of_a_block_whose_refits_stalled(tmp_path, monkeypatch):
+    """cryptoplan fit --out says which bootstrap block holds refits that stopped at their start
+    (its bands too narrow), instead of writing it silently."""
+    from click.testing import CliRunner
+    from cryptoplan.cli import main
+    from cryptoplan.model.calibration import fit as F
+    real = F.bootstrap_section
+
+    def section(doc, n=5, seed=0):
+        out = real(doc, n=n, seed=seed)
+        out["tls"]["stalled"] = 2
+        return out
+    monkeypatch.setattr(F, "bootstrap_section", section)
+    res = CliRunner().invoke(main, ["fit", "--out", str(tmp_path / "p.json")])
+    assert res.exit_code == 0, res.output
+    assert "warning: 2 of 5 tls refits stopped where they started" in res.output
+    assert "bands drawn from that block are too narrow" in res.output
+    assert "ams refits" not in res.output
+    written = json.loads((tmp_path / "p.json").read_text())
+    assert written["bootstrap"]["tls"]["stalled"] == 2
+    assert all(isinstance(b["stalled"], int) for b in written["bootstrap"].values())

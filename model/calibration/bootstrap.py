@@ -58,7 +58,8 @@ from .leastsq import solve
 from .report import covariance_section
 from .scoring import group_batch
 
-__all__ = ["bootstrap_section", "refits", "untrusted", "outside_share", "BOOTSTRAP_DRAWS", "UNTRUSTED_SHARE"]
+__all__ = ["bootstrap_section", "refits", "stalled", "untrusted", "outside_share", "BOOTSTRAP_DRAWS",
+           "UNTRUSTED_SHARE"]
 
 #: Refits per bootstrapped block: the 5% and 95% quantiles of 1,000 draws then rest on 10 refits
 #: each side (odd: the median is one refit).
@@ -121,6 +122,28 @@ def refits(names, batch, noisy, x_hat, scale: float, n: int, rng) -> np.ndarray:
     return out
 
 
+def stalled(rows, x_hat) -> int:
+    """How many refits ended where they started: at the fit, every parameter to 1e-12.
+
+    A refit of figures moved by a normal draw ends elsewhere (its problem is not the fit's);
+    one that does not has stopped, not converged: its solver rejected every step.  That
+    happens where a residual is not smooth at the fit (a finite difference across a jump reads
+    a slope of millions): ``s002_2k_tcpip_cost_hw``'s worst of two ciphers flips sign where the
+    TLS fit ends, and from the tightly converged fit 6 of 20 TLS refits stalled.  Stalled rows
+    all hold the fit, so a block with them gives bands too narrow by their share.
+
+    Parameters
+    ----------
+    rows : array_like, shape (n, parameters)
+        The refits (:func:`refits`).
+    x_hat : array_like, shape (parameters,)
+        The fit, where each refit started.
+    """
+    rows = np.asarray(rows, dtype=float)
+    x_hat = np.asarray(x_hat, dtype=float)
+    return int(np.count_nonzero(np.all(np.abs(rows - x_hat) <= 1e-12 * np.abs(x_hat), axis=1)))
+
+
 def _refits(group: str, values: dict, solution, n: int, rng) -> np.ndarray:
     """``n`` refits of ``group`` on its figures moved by their stated uncertainty, shape (n, parameters)."""
     names, tlist, batch = group_batch(group, values)
@@ -147,9 +170,10 @@ def bootstrap_section(doc: dict, n: int = BOOTSTRAP_DRAWS, seed: int = 0) -> dic
     Returns
     -------
     dict
-        ``{group: {"names", "draws", "method"}}`` for each sub-model of
+        ``{group: {"names", "draws", "method", "stalled"}}`` for each sub-model of
         :data:`~cryptoplan.model.calibration.free.GROUPS` whose covariance block is
-        :func:`untrusted`; ``draws``: ``n`` rows of the block's parameters.
+        :func:`untrusted`; ``draws``: ``n`` rows of the block's parameters; ``stalled``: how
+        many of them are refits that stopped where they started (:func:`stalled`).
     """
     values = {k: float(v["value"]) for k, v in doc["parameters"].items()}
     blocks = covariance_section(doc)
@@ -161,9 +185,11 @@ def bootstrap_section(doc: dict, n: int = BOOTSTRAP_DRAWS, seed: int = 0) -> dic
         names = [k for k in FREE if GROUPS[FREE[k].submodel] == group]
         bounds = np.array([free_bounds(k) for k in names], dtype=float)
         rows = _refits(group, values, doc["solutions"][group], n, rng)
+        n_stalled = stalled(rows, [values[k] for k in names])
         # six significant digits (a draw is not known closer), kept inside the bounds
         rows = np.clip(np.array([[float(f"{v:.6g}") for v in row] for row in rows]), bounds[:, 0], bounds[:, 1])
         out[group] = {"names": names, "draws": rows.tolist(),
                       "method": f"bootstrap: {n} refits on the figures, each moved by a normal draw of its "
-                                f"stated tolerance (x the fit's Birge factor), seed {seed}"}
+                                f"stated tolerance (x the fit's Birge factor), seed {seed}",
+                      "stalled": n_stalled}
     return out
