@@ -294,10 +294,10 @@ def _set_full_calc(xml: bytes) -> bytes:
     text = xml.decode("utf-8")
     m = _CALCPR_RE.search(text)
     if m:
-        attrs = [(k, v) for k, v in _ATTR_RE.findall(m.group(2)) if k != "fullCalcOnLoad"]
-        if (("fullCalcOnLoad", '"1"') in _ATTR_RE.findall(m.group(2))
-                or ("fullCalcOnLoad", "'1'") in _ATTR_RE.findall(m.group(2))):
+        found = _ATTR_RE.findall(m.group(2))
+        if ("fullCalcOnLoad", '"1"') in found or ("fullCalcOnLoad", "'1'") in found:
             return xml
+        attrs = [(k, v) for k, v in found if k != "fullCalcOnLoad"]
         attrs.append(("fullCalcOnLoad", '"1"'))
         new = f"<{m.group(1)}calcPr" + "".join(f" {k}={v}" for k, v in attrs) + m.group(3)
         return (text[:m.start()] + new + text[m.end():]).encode("utf-8")
