@@ -279,10 +279,10 @@ def test_readme_cpu_example(tmp_path):
     res = CliRunner().invoke(main, ["calibrate", "--cpu", str(tmp_path / "cpu.csv"), "--platform", "z15",
                                     "--out", str(tmp_path / "site-params.json")])
     assert res.exit_code == 0, res.output
-    assert re.search(r"tls_chin_us +published +66\.55 +calibrated +21\.42 .*\(-67\.8%\)", res.output)
-    assert re.search(r"tls_chin_us_per_kb +published +1\.249 +calibrated +4\.797 ", res.output)
-    assert "now contradict: 12 " in res.output
-    assert "from 66.6 to 21.4 µs per transaction (-67.8%) and from\n1.25 to 4.80 µs per KB" in readme
+    assert re.search(r"tls_chin_us +published +83\.87 +calibrated +21\.42 .*\(-74\.5%\)", res.output)
+    assert re.search(r"tls_chin_us_per_kb +published +1\.109 +calibrated +4\.796 ", res.output)
+    assert "now contradict: 10 " in res.output
+    assert "from 83.9 to 21.4 µs per transaction (-74.5%) and from\n1.11 to 4.80 µs per KB" in readme
 
 
 def test_a_line_whose_util_disagrees_with_rate_x_exec_time_is_named_on_stderr(tmp_path):

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.calibration.bootstrap import _refits, outside_share, untrusted
+from cryptoplan.model.calibration.bootstrap import UNTRUSTED_SHARE, _refits, outside_share, stalled, untrusted
 from cryptoplan.model.calibration.draws import parameter_draws
 from cryptoplan.model.calibration.free import FREE, free_bounds
 from cryptoplan.model.errors import CryptoplanError
@@ -80,12 +80,13 @@ def test_identified_parameters_have_the_fitted_mean_and_covariance(doc, draws):
 
 
 def test_a_weak_parameter_is_truncated_at_its_bound_not_clipped(normal_doc):
-    """tls_attls_tcpip_us (2.7 +- 12.6 µs) and tls_tcpip_us_per_kb move together (correlation
-    +0.99): whole draws are rejected, so no draw piles up on the bound 0 and the pair keeps
-    its correlation."""
+    """tls_chin_us (83.9 +- 39.2 µs, 2.1 standard errors above its bound 0) and tls_ssl_us
+    (33.9 +- 14.3 µs) move together (correlation +0.97): whole draws are rejected, so no draw
+    piles up on the bound 0 and the pair keeps its correlation."""
     draws = parameter_draws(N, seed=7, doc=normal_doc)
-    a, b = draws["tls_attls_tcpip_us"], draws["tls_tcpip_us_per_kb"]
+    a, b = draws["tls_chin_us"], draws["tls_ssl_us"]
     assert np.mean(a == 0.0) == 0.0 and np.mean(b == 0.0) == 0.0
+    assert np.all(a > 0.0) and np.all(b > 0.0)
     assert np.corrcoef(a, b)[0, 1] > 0.9
 
 
@@ -124,9 +125,11 @@ def test_the_bootstrapped_blocks_are_the_ones_the_normal_does_not_fit(doc):
     values = {k: v["value"] for k, v in doc["parameters"].items()}
     for group, block in doc["covariance"].items():
         assert (group in doc["bootstrap"]) == untrusted(values, block), group
-    # the round trips: every bound more than 2.5 standard errors away; tls: its CPU costs near 0
+    # the round trips: every bound more than 2.5 standard errors away; tls: two of its CPU
+    # costs 2.1 and 2.4 standard errors above 0 (tls_chin_us, tls_ssl_us), 15.5% of its normal
+    # draws outside its bounds
     assert outside_share(values, doc["covariance"]["roundtrip"]) < 0.01
-    assert outside_share(values, doc["covariance"]["tls"]) > 0.5
+    assert outside_share(values, doc["covariance"]["tls"]) > 10 * UNTRUSTED_SHARE
 
 
 def test_a_bootstrapped_block_draws_whole_rows_of_its_refits(doc, draws):
@@ -139,15 +142,22 @@ def test_a_bootstrapped_block_draws_whole_rows_of_its_refits(doc, draws):
         assert len({tuple(r) for r in x[:2000]}) > 0.5 * rows.shape[0], group   # rows picked at random
 
 
-def test_the_tls_refits_centre_near_the_fitted_values(doc):
-    """The bootstrap's purpose: the truncated normal moved the tls block's medians up to 0.45
-    standard errors from the fitted values; its refits' medians are within 0.1 of them."""
+def test_the_tls_refits_move_and_spread_as_the_covariance_says(doc):
+    """The packaged tls refits all left the fit (none stalled: a stalled refit holds the fit and
+    narrows the band; 163 of 201 did while a range figure was scored on its farthest condition),
+    the block says so, and where the covariance holds they spread as it says: the median over
+    the parameters of the refits' standard deviation over the standard error is within 20%
+    of 1 (measured 1.07; 0.8 to 1.7 per parameter, the ones that move with the parameter at
+    its bound, tls_tcpip_us_per_kb, the farthest)."""
     block = doc["bootstrap"]["tls"]
     rows = np.asarray(block["draws"])
-    for i, name in enumerate(block["names"]):
-        e = doc["parameters"][name]
-        if e["stderr"] is not None and np.isfinite(e["stderr"]):
-            assert abs(np.median(rows[:, i]) - e["value"]) < 0.1 * e["stderr"], name
+    # the rows are kept to six significant digits: a stalled one is the fit so rounded
+    x_hat = [float(f"{doc['parameters'][k]['value']:.6g}") for k in block["names"]]
+    assert block["stalled"] == stalled(rows, x_hat) == 0
+    ratios = [rows[:, i].std() / doc["parameters"][k]["stderr"] for i, k in enumerate(block["names"])
+              if doc["parameters"][k]["stderr"] is not None]
+    assert len(ratios) >= 10
+    assert 0.8 < np.median(ratios) < 1.25, ratios
 
 
 def test_refits_without_noise_return_the_fit():

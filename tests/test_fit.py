@@ -581,12 +581,13 @@ def test_at_least_91_of_the_101_predictions_hold():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_tls_fit_ends_at_the_committed_minimum_when_its_inputs_move_in_the_last_digits(seed):
-    """The Cauchy cost of the TLS sub-model has local minima close together (3.637, 3.667,
-    3.692); with SciPy's default stopping tolerances the fit ended at 3.667 or 3.637 as the
-    values of the sub-models fitted before it moved by 1e-9 relative (what another processor's
-    rounding does), so ``cryptoplan fit --check`` passed on one machine and failed on another.
-    Expected: the committed file's parameters (within the check's 0.01 standard errors) and its
-    TLS cost, whatever the moves."""
+    """While the TLS range figures were scored on their farthest condition, the Cauchy cost of
+    the TLS sub-model jumped where that condition changed side, and the fit stopped on a jump
+    at 3.637, 3.667 or 3.692 as the values of the sub-models fitted before it moved by 1e-9
+    relative (what another processor's rounding does), so ``cryptoplan fit --check`` passed on
+    one machine and failed on another.  Expected: the committed file's parameters (within the
+    check's 0.01 standard errors; one on a bound within the check's share of its bounds) and
+    its TLS cost, whatever the moves."""
     doc = json.loads(open(params_path()).read())
     committed = {k: v["value"] for k, v in doc["parameters"].items()}
     rng = np.random.default_rng(100 + seed)
@@ -595,6 +596,8 @@ def test_the_tls_fit_ends_at_the_committed_minimum_when_its_inputs_move_in_the_l
     names, _, sol = fitting._fit_group("tls", moved, init, (), 400, False)
     for i, name in enumerate(names):
         se = doc["parameters"][name]["stderr"]
-        assert abs(sol.x[i] - committed[name]) <= 0.01 * se, (name, sol.x[i], committed[name])
+        lo, hi = free.free_bounds(name)
+        allowed = F.REFIT_SIGMAS * se if se is not None else F.REFIT_BOUND_ATOL * (hi - lo)
+        assert abs(sol.x[i] - committed[name]) <= allowed, (name, sol.x[i], committed[name])
     want = fitting._fit_group("tls", committed, init, (), 400, False)[2].cost
     assert sol.cost == pytest.approx(want, rel=1e-6)

@@ -128,9 +128,10 @@ def stalled(rows, x_hat) -> int:
     A refit of figures moved by a normal draw ends elsewhere (its problem is not the fit's);
     one that does not has stopped, not converged: its solver rejected every step.  That
     happens where a residual is not smooth at the fit (a finite difference across a jump reads
-    a slope of millions): ``s002_2k_tcpip_cost_hw``'s worst of two ciphers flips sign where the
-    TLS fit ends, and from the tightly converged fit 163 of 201 TLS refits stalled on one
-    machine.  Stalled rows all hold the fit, so bands drawn from a block with them are too
+    a slope of millions).  While ``s002_2k_tcpip_cost_hw`` was scored on the farther of two
+    ciphers, its residual flipped sign where the TLS fit ends, and 163 of 201 TLS refits
+    stalled on one machine; scored by its ends (:func:`cryptoplan.model.calibration.targets.scored`),
+    none does.  Stalled rows all hold the fit, so bands drawn from a block with them are too
     narrow.
 
     Parameters

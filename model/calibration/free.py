@@ -116,21 +116,13 @@ FREE = {
     "tls_tcpip_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=15.0,
                          description="TCPIP CPU per transaction, unprotected"),
     "tls_tcpip_us_per_kb": Free(low=0.0, high=20.0, unit="us/KB", submodel="tls", start=0.5,
-                                description="TCPIP CPU per KB, unprotected",
-                                weakly="seed 002 prints TCPIP only as AT-TLS/SSLCIPH ratios at 2 KB and, for "
-                                       "the software cipher, as absolute costs dominated by decryption; the "
-                                       "unprotected TCPIP cost beyond 2 KB is not pinned by any figure: a site's "
-                                       "RMF/SMF 30 TCPIP CPU per transaction (cryptoplan calibrate) fixes it"),
+                                description="TCPIP CPU per KB, unprotected"),
     "tls_ssl_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=50.0,
                        description="MQ SSLCIPH overhead per transaction (CHIN)"),
     "tls_ssl_us_per_kb": Free(low=0.0, high=50.0, unit="us/KB", submodel="tls", start=1.0,
                               description="MQ SSLCIPH record handling per KB (CHIN)"),
     "tls_attls_tcpip_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=10.0,
-                               description="AT-TLS SRB overhead per transaction in TCPIP",
-                               weakly="the published 1.5-1.6 TCPIP ratio at 2 KB fixes the AT-TLS TCPIP cost "
-                                      "there, not how it splits between this fixed part and the unprotected "
-                                      "TCPIP per-KB cost it moves with; answers for AT-TLS TCPIP CPU away "
-                                      "from 2 KB carry it"),
+                               description="AT-TLS SRB overhead per transaction in TCPIP"),
     "tls_sym_us_per_kb_null": Free(low=0.0, high=100.0, unit="us/KB", submodel="tls", start=0.2,
                                    description="NULL_SHA hashing per KB per side"),
     "tls_sym_us_per_kb_tls12": Free(low=0.0, high=100.0, unit="us/KB", submodel="tls", start=0.5,

@@ -181,14 +181,17 @@ def fit_differences(fresh: dict, committed: dict, *, sigmas: float = REFIT_SIGMA
        stops where a kink and its tolerances meet.  Measured: the committed
        file refitted with NumPy 2.4.6/SciPy 1.17.1 moved by at most
        :math:`2.7\\times10^{-4}\\sigma`; starting points moved by 1e-9
-       relative (a rounding difference) ended up to
-       :math:`1.5\\times10^{-3}\\sigma` apart once the fit stops at
-       :data:`~cryptoplan.model.calibration.fitting.FIT_TOL` (at SciPy's default
-       the TLS fit ended in one of two minima, tenths of a :math:`\\sigma` apart).  A figure edited by one
+       relative (a rounding difference) end up to
+       :math:`4.4\\times10^{-7}\\sigma` apart at
+       :data:`~cryptoplan.model.calibration.fitting.FIT_TOL`
+       (:math:`1.1\\times10^{-4}\\sigma` at SciPy's default; up to
+       :math:`1.5\\times10^{-3}\\sigma`, and at SciPy's default two minima
+       tenths of a :math:`\\sigma` apart, while the TLS range figures were
+       scored on their farthest condition, a cost with jumps).  A figure edited by one
        tolerance and refitted moves the parameters it pins by tenths of a
        :math:`\\sigma`.  So a fitted parameter with a standard error must
        satisfy :math:`|x - x_c| \\le \\text{sigmas}\\,\\sigma_c` (1e-2: about
-       7 times the largest move measured, 10 times below an edit's); one on a
+       37 times the largest move measured, 10 times below an edit's); one on a
        bound, or not identified by the figures (no standard error),
        :math:`|x - x_c| \\le \\text{bound\\_atol}\\,(hi - lo)`, a floor for a
        value the bound pins; a parameter read from a row (derived), equality

@@ -18,7 +18,7 @@ from ..figures import figure
 from ..params import using_values
 from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
 from .free import FREE, GROUPS, PRIORS
-from .targets import Target, predictions, targets
+from .targets import Target, predictions, scored, targets
 
 __all__ = ["Scorer", "residuals", "group_members", "group_batch", "fit_cost", "roundtrip_cost", "prior_terms",
            "prior_residuals"]
@@ -125,11 +125,12 @@ def group_members(group: str, exclude=()) -> tuple[list[str], list[Target]]:
     -------
     tuple
         ``(names, targets)``: the parameter names in :data:`~cryptoplan.model.calibration.free.FREE`'s
-        order, and the :class:`~cryptoplan.model.calibration.targets.Target` list.
+        order, and the terms the fit scores (:func:`~cryptoplan.model.calibration.targets.scored`:
+        a range figure said of several conditions gives two, its ends).
     """
     gnames = [n for n in FREE if GROUPS[FREE[n].submodel] == group]
     tlist = [t for t in targets() if t.group == group and t.figure_id not in set(exclude)]
-    return gnames, tlist
+    return gnames, scored(tlist)
 
 
 def residuals(values: dict, tlist, score=None) -> np.ndarray:

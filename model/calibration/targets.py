@@ -25,7 +25,7 @@ from ..params import binding, param, using_values
 from ..zos import ams, tls
 from .free import Z196_ANCHOR, Z196_OF
 
-__all__ = ["Target", "targets", "predictions", "predict_all"]
+__all__ = ["Target", "targets", "scored", "predictions", "predict_all"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,15 @@ class Target:
     fit evaluation calls each source once for all its targets (:func:`predictions`).
     When :func:`cryptoplan.model.params.using_values` gives parameters as arrays of *k* values (the
     fit's finite differences), ``of`` returns *k* predictions, one per parameter set.
+
+    ``ends``, for a range figure said of several conditions, are what the fit scores in place
+    of ``of`` (:func:`scored`): the highest condition, raised to the range's low end, and the
+    lowest, lowered to its high end.  ``of`` itself, the condition farthest from the middle
+    of the range, is what a report shows; as a residual it jumps where the farthest
+    condition changes side (two conditions straddling the range), and a fit that ends
+    there stalls (:func:`cryptoplan.model.calibration.bootstrap.stalled`).  Each end is
+    continuous: the high one is 0 unless a condition is above the range, the low one unless
+    a condition is below it.
     """
 
     figure_id: str
@@ -44,6 +53,7 @@ class Target:
     of: Callable[[object], float]
     how: str  # what the prediction computes, for the report
     group: str = "ams"  # the sub-model whose parameters it constrains
+    ends: tuple[Callable[[object], float], ...] = ()
 
     def predict(self):
         """The model's value of the figure under the parameters in force.
@@ -269,6 +279,51 @@ def _extreme(values, fid):
     return np.take_along_axis(v, np.expand_dims(far, 0), axis=0)[0]
 
 
+def _ends(fs, fid) -> tuple[Callable, Callable]:
+    r"""The two values the fit scores for range figure ``fid`` said of the conditions ``fs``.
+
+    The highest condition, at least the range's low end, and the lowest, at most its high
+    end: :math:`\max(\max_i v_i, a)` and :math:`\min(\min_i v_i, b)` for the range
+    :math:`[a, b]`.  Both are inside the range iff every condition is; the first leaves it
+    only upwards, the second only downwards, so each scores one side (see :class:`Target`).
+    """
+    fig = figure(fid)
+    if fig.kind != "range" or fig.low is None or fig.high is None:
+        raise RuntimeError(f"figure {fid} is not a range with two ends: its conditions cannot be scored by ends")
+    lo, hi = float(fig.low), float(fig.high)
+
+    def high(v):
+        return np.maximum(np.maximum.reduce([f(v) for f in fs]), lo)
+
+    def low(v):
+        return np.minimum(np.minimum.reduce([f(v) for f in fs]), hi)
+    return high, low
+
+
+def scored(tlist) -> list[Target]:
+    """The terms the fit scores: each target, or its two :attr:`Target.ends` in its place.
+
+    Parameters
+    ----------
+    tlist : iterable of Target
+
+    Returns
+    -------
+    list of Target
+        In order; a target with ends becomes two targets of the same figure and source whose
+        ``of`` is the high end, then the low end.
+    """
+    out = []
+    for t in tlist:
+        if not t.ends:
+            out.append(t)
+            continue
+        high, low = t.ends
+        out.append(Target(t.figure_id, t.source, high, t.how + " (highest condition)", t.group))
+        out.append(Target(t.figure_id, t.source, low, t.how + " (lowest condition)", t.group))
+    return out
+
+
 class _TlsTable:
     """The channel CPU costs the TLS targets ask for, as one matrix product per parameter set.
 
@@ -362,8 +417,8 @@ def _tls_targets() -> list[Target]:
     def lowest(fs):
         return lambda v: np.minimum.reduce([f(v) for f in fs])
 
-    def extreme(fs, fid):
-        return lambda v: _extreme([f(v) for f in fs], fid)
+    def add_range(fid, fs, how):           # a range said of several conditions: scored by its ends
+        add(fid, lambda v: _extreme([f(v) for f in fs], fid), how, _ends(fs, fid))
 
     # seed 002's cipher table: (MQ SSLCIPH cipher, AT-TLS cipher) per type
     tls12 = ("TLS_RSA_WITH_AES_256_CBC_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA")
@@ -375,8 +430,8 @@ def _tls_targets() -> list[Target]:
     null0 = ("NULL_SHA",) * 2
     t = []
 
-    def add(fid, fn, how):
-        t.append(Target(fid, table.current, fn, how, group="tls"))
+    def add(fid, fn, how, ends=()):
+        t.append(Target(fid, table.current, fn, how, group="tls", ends=ends))
 
     def add0(fid, fn, how):              # seed 000: the descriptive z196 set, its own fit
         t.append(Target(fid, z196.current, fn, how, group="tls_z196"))
@@ -401,19 +456,16 @@ def _tls_targets() -> list[Target]:
                 ms = cost("ATTLS", tls13sw[1], kb, space.upper())
                 add(f"s002_{tag}_chacha_attls_{space}_ms", lambda v, ms=ms: ms(v) / 1000.0,
                     "AT-TLS CHACHA20 CPU in that address space")
-    add("s002_2k_tcpip_cost_hw",
-        extreme([ratio(tls12, 2.0, "TCPIP"), ratio(tls13hw, 2.0, "TCPIP")], "s002_2k_tcpip_cost_hw"),
-        "TCPIP ratio, both hardware ciphers")
+    add_range("s002_2k_tcpip_cost_hw", [ratio(tls12, 2.0, "TCPIP"), ratio(tls13hw, 2.0, "TCPIP")],
+              "TCPIP ratio, both hardware ciphers")
     add("s002_2k_tcpip_cost_chacha", ratio(tls13sw, 2.0, "TCPIP"), "TCPIP ratio, CHACHA20")
     for fid, pair in (("s002_cost_range_tls12hw", tls12), ("s002_cost_range_tls13hw", tls13hw),
                       ("s002_cost_range_tls13sw", tls13sw)):
-        add(fid, extreme([change(pair, kb) for _, kb in sizes], fid), "every size inside the published range")
+        add_range(fid, [change(pair, kb) for _, kb in sizes], "every size inside the published range")
     ciphers32 = ("TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384",
                  "TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA256")
-    add("ref_32k_no_reneg_range_us",
-        extreme([cost("SSLCIPH", c, 32.0, platform=p) for c in ciphers32 for p in ("z14", "z15")],
-                "ref_32k_no_reneg_range_us"),
-        "SSLCIPH total at 32KB, four ciphers on z14 and z15, no renegotiation")
+    add_range("ref_32k_no_reneg_range_us", [cost("SSLCIPH", c, 32.0, platform=p) for c in ciphers32 for p in ("z14", "z15")],
+              "SSLCIPH total at 32KB, four ciphers on z14 and z15, no renegotiation")
     rkeyc = figure("ref_32k_cfg_sslrkeyc_mb").target() * 1024 * 1024
     for stem, c in (("ecdhe_ecdsa", ciphers32[0]), ("ecdhe_rsa", ciphers32[1]),
                     ("rsa_aes128gcm", ciphers32[2]), ("rsa_aes256cbc", ciphers32[3])):
