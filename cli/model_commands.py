@@ -138,6 +138,10 @@ def _fit_text(doc: dict, rows: list[dict]) -> str:
         for name, (partner, r) in weak.items():
             moves = f"moves with {partner} (correlation {r:+.2f}); " if partner else ""
             out.append(f"    {name}: {moves}{F.FREE[name].weakly or 'NOT EXPLAINED'}")
+    on_bound = [n for n in F.bound_parameters(doc) if n in F.FREE and F.FREE[n].weakly]
+    if on_bound:
+        out.append("[[on a bound: what holds the parameter there, which answers carry it]]")
+        out += [f"    {name}: {F.FREE[name].weakly}" for name in on_bound]
     out.append("[[priors: a published source other than the figures]]")
     out += [f"    {name}: within a factor {p.factor:g} of {p.basis}" for name, p in F.PRIORS.items()]
     out.append("[[fixed: read from the figures or a structural assumption, not fitted]]")

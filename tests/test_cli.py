@@ -393,3 +393,17 @@ def test_recalc_called_without_a_click_context_leaves_the_collector_on():
     with pytest.raises(RuntimeError):
         recalc_command.callback("w.xlsx", None, (), False, False, 1000, False, None, None, None, None)
     assert gc.isenabled()
+
+
+def test_fit_prints_what_holds_a_parameter_on_its_bound(fresh_fit, monkeypatch):
+    """The fit puts tls_tcpip_us_per_kb on its bound 0 (no standard error): the text saying no
+    figure pins it is printed under "on a bound", once, and not among the weak parameters."""
+    import cryptoplan.model.calibration.fit as F
+    monkeypatch.setattr(F, "fit", lambda: fresh_fit)
+    res = CliRunner().invoke(main, ["fit"])
+    assert res.exit_code == 0, res.output
+    assert "tls_tcpip_us_per_kb" in F.bound_parameters(fresh_fit)
+    head, sep, section = res.output.partition("[[on a bound: what holds the parameter there, which answers carry it]]")
+    assert sep, res.output
+    assert f"    tls_tcpip_us_per_kb: {F.FREE['tls_tcpip_us_per_kb'].weakly}" in section.splitlines()
+    assert "tls_tcpip_us_per_kb:" not in head

@@ -79,10 +79,11 @@ def test_identified_parameters_have_the_fitted_mean_and_covariance(doc, draws):
     assert "roundtrip" in checked, checked
 
 
-def test_a_weak_parameter_is_truncated_at_its_bound_not_clipped(normal_doc):
+def test_a_parameter_near_its_bound_is_truncated_not_clipped(normal_doc):
     """tls_chin_us (83.9 +- 39.2 µs, 2.1 standard errors above its bound 0) and tls_ssl_us
     (33.9 +- 14.3 µs) move together (correlation +0.97): whole draws are rejected, so no draw
-    piles up on the bound 0 and the pair keeps its correlation."""
+    piles up on the bound 0 (clipping would put about 1.7% of the draws there) and the pair
+    keeps its correlation."""
     draws = parameter_draws(N, seed=7, doc=normal_doc)
     a, b = draws["tls_chin_us"], draws["tls_ssl_us"]
     assert np.mean(a == 0.0) == 0.0 and np.mean(b == 0.0) == 0.0
@@ -146,8 +147,8 @@ def test_the_tls_refits_move_and_spread_as_the_covariance_says(doc):
     """The packaged tls refits all left the fit (none stalled: a stalled refit holds the fit and
     narrows the band; 163 of 201 did while a range figure was scored on its farthest condition),
     the block says so, and where the covariance holds they spread as it says: the median over
-    the parameters of the refits' standard deviation over the standard error is within 20%
-    of 1 (measured 1.07; 0.8 to 1.7 per parameter, the ones that move with the parameter at
+    the parameters of the refits' standard deviation over the standard error is between 0.8
+    and 1.25 (measured 1.02; 0.77 to 1.69 per parameter, the ones that move with the parameter at
     its bound, tls_tcpip_us_per_kb, the farthest)."""
     block = doc["bootstrap"]["tls"]
     rows = np.asarray(block["draws"])

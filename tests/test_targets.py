@@ -37,9 +37,9 @@ RANGES = ("s002_2k_tcpip_cost_hw", "s002_cost_range_tls12hw", "s002_cost_range_t
 def _ends(fid, values):
     """The two scored residuals of ``values`` (one per condition) for range figure ``fid``."""
     fs = [lambda v, i=i: v[i] for i in range(len(values))]
-    high, low = T._ends(fs, fid)
-    v = np.asarray(values, dtype=float)
     fig = figure(fid)
+    high, low = T._ends(fs, fig.low, fig.high)
+    v = np.asarray(values, dtype=float)
     return _residual(fig, float(high(v))), _residual(fig, float(low(v)))
 
 
@@ -133,3 +133,30 @@ def test_tls_refits_started_at_the_fit_leave_it():
     names = [k for k in free.FREE if free.GROUPS[free.FREE[k].submodel] == "tls"]
     rows = _refits("tls", values, Solution(), 12, np.random.default_rng(5))
     assert stalled(rows, [values[k] for k in names]) == 0
+
+
+def test_a_table_that_makes_a_range_another_kind_is_scored_on_one_term(tmp_path):
+    """A site's figures table (``cryptoplan fit --figures``) may state s002_2k_tcpip_cost_hw as
+    an approximate 1.55: it is then one term, the farthest condition, as any other figure, and
+    the other ranges keep their ends."""
+    import csv
+
+    from cryptoplan.model.datafiles import data_path
+    from cryptoplan.model.figures import using_figures
+    with open(data_path("figures.csv"), newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        if r["id"] == "s002_2k_tcpip_cost_hw":
+            r.update(kind="approximate", value="1.55", low="", high="")
+    path = tmp_path / "figures.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with using_figures(path):
+        listed = T.targets()
+        terms = T.scored(listed)
+        assert sorted(t.figure_id for t in listed if t.ends) == sorted(set(RANGES) - {"s002_2k_tcpip_cost_hw"})
+        assert len(terms) == len(listed) + len(RANGES) - 1
+        _, tls_terms = group_members("tls")
+        assert sum(t.figure_id == "s002_2k_tcpip_cost_hw" for t in tls_terms) == 1

@@ -40,7 +40,9 @@ class Free:
     weakly : str
         For a planning parameter the figures leave with a standard error above its value: what
         bounds it and which answers carry the uncertainty (``cryptoplan fit`` prints it on the
-        parameter's line; tests/test_fit.py requires it of every such parameter).
+        parameter's line; tests/test_fit.py requires it of every such parameter).  A parameter
+        the fit puts on a bound may carry one too (``cryptoplan fit`` prints it under "on a
+        bound"); no other may.
     """
 
     low: float | None = None
@@ -116,7 +118,13 @@ FREE = {
     "tls_tcpip_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=15.0,
                          description="TCPIP CPU per transaction, unprotected"),
     "tls_tcpip_us_per_kb": Free(low=0.0, high=20.0, unit="us/KB", submodel="tls", start=0.5,
-                                description="TCPIP CPU per KB, unprotected"),
+                                description="TCPIP CPU per KB, unprotected",
+                                weakly="seed 002 prints TCPIP only as AT-TLS/SSLCIPH ratios at 2 KB and, for "
+                                       "the software cipher, as absolute costs dominated by decryption; the "
+                                       "unprotected TCPIP cost beyond 2 KB is not pinned by any figure (the fit "
+                                       "puts it on its bound 0, its bootstrap refits at 0 to 1.5 us/KB): a "
+                                       "site's RMF/SMF 30 TCPIP CPU per transaction (cryptoplan calibrate) "
+                                       "fixes it"),
     "tls_ssl_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=50.0,
                        description="MQ SSLCIPH overhead per transaction (CHIN)"),
     "tls_ssl_us_per_kb": Free(low=0.0, high=50.0, unit="us/KB", submodel="tls", start=1.0,

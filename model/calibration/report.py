@@ -30,6 +30,7 @@ from .targets import predict_all, targets
 
 __all__ = ["known_misses", "figure_table_ids", "figure_table", "REFIT_SIGMAS", "REFIT_BOUND_ATOL",
            "REFIT_COST_RTOL", "fit_differences", "params_text", "write_params", "weak_parameters",
+           "bound_parameters",
            "parameter_roles", "covariance_section"]
 
 
@@ -85,6 +86,21 @@ def covariance_section(doc: dict) -> dict:
         if names:
             out[group] = {"names": names, "matrix": cov.tolist()}
     return out
+
+
+def bound_parameters(doc: dict) -> list[str]:
+    """The fitted parameters the figures put on a bound of theirs, in the fit's order.
+
+    Such a parameter has no standard error (:meth:`~cryptoplan.model.calibration.leastsq.Solution.flag`):
+    its uncertainty is one-sided, and the bootstrap refits leave the bound in one direction only.
+
+    Parameters
+    ----------
+    doc : dict
+        A fit (:func:`cryptoplan.model.calibration.fitting.fit`) with its ``solutions``.
+    """
+    return [name for sol in doc["solutions"].values() for i, name in enumerate(sol.names)
+            if sol.flag(i) == "at bound"]
 
 
 def parameter_roles(doc: dict) -> dict:

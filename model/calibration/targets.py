@@ -279,18 +279,15 @@ def _extreme(values, fid):
     return np.take_along_axis(v, np.expand_dims(far, 0), axis=0)[0]
 
 
-def _ends(fs, fid) -> tuple[Callable, Callable]:
-    r"""The two values the fit scores for range figure ``fid`` said of the conditions ``fs``.
+def _ends(fs, lo: float, hi: float) -> tuple[Callable, Callable]:
+    r"""The two values the fit scores for a range :math:`[a, b]` = [``lo``, ``hi``] said of the
+    conditions ``fs`` (in the figure's unit).
 
     The highest condition, at least the range's low end, and the lowest, at most its high
-    end: :math:`\max(\max_i v_i, a)` and :math:`\min(\min_i v_i, b)` for the range
-    :math:`[a, b]`.  Both are inside the range iff every condition is; the first leaves it
-    only upwards, the second only downwards, so each scores one side (see :class:`Target`).
+    end: :math:`\max(\max_i v_i, a)` and :math:`\min(\min_i v_i, b)`.  Both are inside the
+    range iff every condition is; the first leaves it only upwards, the second only
+    downwards, so each scores one side (see :class:`Target`).
     """
-    fig = figure(fid)
-    if fig.kind != "range" or fig.low is None or fig.high is None:
-        raise RuntimeError(f"figure {fid} is not a range with two ends: its conditions cannot be scored by ends")
-    lo, hi = float(fig.low), float(fig.high)
 
     def high(v):
         return np.maximum(np.maximum.reduce([f(v) for f in fs]), lo)
@@ -417,8 +414,13 @@ def _tls_targets() -> list[Target]:
     def lowest(fs):
         return lambda v: np.minimum.reduce([f(v) for f in fs])
 
-    def add_range(fid, fs, how):           # a range said of several conditions: scored by its ends
-        add(fid, lambda v: _extreme([f(v) for f in fs], fid), how, _ends(fs, fid))
+    def add_range(fid, fs, how):
+        """A figure said of several conditions: scored by its ends while it is a range with two
+        (a figures table given to ``cryptoplan fit --figures`` may make it another kind)."""
+        fig = figure(fid)
+        ends = (_ends(fs, fig.low, fig.high) if fig.kind == "range" and fig.low is not None and fig.high is not None
+                else ())
+        add(fid, lambda v: _extreme([f(v) for f in fs], fid), how, ends)
 
     # seed 002's cipher table: (MQ SSLCIPH cipher, AT-TLS cipher) per type
     tls12 = ("TLS_RSA_WITH_AES_256_CBC_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA")
