@@ -38,8 +38,9 @@ a band is the refits' central interval of the answer (the percentile bootstrap, 
 the answer through any monotone change of scale).  Measured on synthetic fits of the tls block
 (figures made from known parameters with known noise, 200 of them, 61 refits each;
 ``tests/test_bands_coverage.py``), the 90% band of the processors' utilization covered the truth
-90.0% of the time; on another 200, 85.0% with the refits as kept and 79.5% with each parameter's
-median moved onto its fit.  The price: a plan's point answer (the fit's) need not
+93.0% of the time (90.0% on the fit before the TLS ranges were scored by their ends; on another
+200 of that fit, 85.0% with the refits as kept and 79.5% with each parameter's median moved
+onto its fit).  The price: a plan's point answer (the fit's) need not
 sit at the median of its draws where the refits are skewed (see ``docs/calibration.md``).
 
 References
