@@ -11,7 +11,8 @@ is 2.1 points: the range is 2.4 of them each side).
 
 Both ways of drawing are checked on a sub-model they serve: the covariance's truncated normal on
 the round-trip block (the ten published round trips, fitted by least squares; its answer the
-round trip of a 32 KB AT-TLS message and a 4 KB SSLCIPH one), and the bootstrap refits on the
+round trip of a 32 KB AT-TLS message and a 4 KB SSLCIPH one), and the bootstrap refits, recentred
+on the fit as :func:`~cryptoplan.model.calibration.draws.parameter_draws` recentres them, on the
 TLS block (its answer the processors' utilization of two channel workloads), with 61 refits a
 replication to keep the test to a few minutes.  Bounded figures (ranges, upper and lower bounds)
 are constraints, not measurements: the synthetic problems keep only point figures and priors.
@@ -23,7 +24,7 @@ import numpy as np
 import pytest
 
 from cryptoplan.model.calibration.bootstrap import refits
-from cryptoplan.model.calibration.draws import _truncated_normal
+from cryptoplan.model.calibration.draws import _truncated_normal, recentred
 from cryptoplan.model.calibration.fitting import free_parameters
 from cryptoplan.model.calibration.free import LOSS, free_bounds, initial
 from cryptoplan.model.calibration.leastsq import solve
@@ -87,6 +88,7 @@ def _draws(method, names, batch, point, sol, truth, rng) -> dict:
     else:
         scale = sol.scale if np.isfinite(sol.scale) else 1.0
         rows = refits(names, batch, point, sol.x, scale, REFITS, rng)
+        rows = recentred(rows, sol.x, bounds[:, 0], bounds[:, 1])
         out.update(zip(names, rows[rng.integers(0, rows.shape[0], DRAWS)].T))
     return out
 

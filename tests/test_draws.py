@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from cryptoplan.model.calibration.bootstrap import UNTRUSTED_SHARE, _refits, outside_share, stalled, untrusted
-from cryptoplan.model.calibration.draws import parameter_draws
+from cryptoplan.model.calibration.draws import parameter_draws, recentred
 from cryptoplan.model.calibration.free import FREE, free_bounds
 from cryptoplan.model.errors import CryptoplanError
 from cryptoplan.model.params import load_params
@@ -135,12 +135,35 @@ def test_the_bootstrapped_blocks_are_the_ones_the_normal_does_not_fit(doc):
 
 def test_a_bootstrapped_block_draws_whole_rows_of_its_refits(doc, draws):
     for group, block in doc["bootstrap"].items():
-        rows = np.asarray(block["draws"])
-        x = np.stack([draws[k] for k in block["names"]], axis=1)
-        # every draw is one stored row, all its parameters together (the correlations hold)
+        names = block["names"]
+        lo, hi = np.array([free_bounds(k) for k in names]).T
+        fit = np.array([doc["parameters"][k]["value"] for k in names])
+        rows = recentred(np.asarray(block["draws"]), fit, lo, hi)
+        x = np.stack([draws[k] for k in names], axis=1)
+        # every draw is one stored row recentred, all its parameters together (the correlations
+        # hold), and each parameter's median is its fitted value to the draws' noise
+        median = np.quantile(rows, 0.5, axis=0, method="inverted_cdf")
+        assert_allclose(median, fit, rtol=1e-12, atol=1e-12)
         match = (x[:, None, :] == rows[None, :, :]).all(axis=2).any(axis=1)
         assert match.all(), group
         assert len({tuple(r) for r in x[:2000]}) > 0.5 * rows.shape[0], group   # rows picked at random
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 4), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
+def test_recentred_refits_have_the_fit_as_median_inside_the_bounds(n, k, seed, where):
+    rng = np.random.default_rng(seed)
+    lo, hi = np.zeros(k), np.full(k, 5.0)
+    rows = np.clip(rng.gamma(0.7, 1.5, size=(n, k)), lo, hi)        # skewed, piled at a bound
+    fit = lo + where * (hi - lo)
+    got = recentred(rows, fit, lo, hi)
+    assert ((got >= lo) & (got <= hi)).all()
+    assert_allclose(np.quantile(got, 0.5, axis=0, method="inverted_cdf"), fit, rtol=0, atol=1e-12)
+    # a shift: where neither end is reached, the differences between refits are kept
+    inside = ((got > lo) & (got < hi)).all(axis=1)
+    if inside.sum() >= 2:
+        d_got, d_rows = np.diff(got[inside], axis=0), np.diff(rows[inside], axis=0)
+        assert_allclose(d_got, d_rows, rtol=0, atol=1e-12)
 
 
 def test_the_tls_refits_move_and_spread_as_the_covariance_says(doc):

@@ -13,7 +13,8 @@ with any parameter outside its bounds is drawn again, as a whole, so the correla
 what is kept).  Where the file has a ``bootstrap`` block for a sub-model (``cryptoplan fit --out``
 writes one where the normal is not to be trusted near the bounds:
 :mod:`cryptoplan.model.calibration.bootstrap`) its parameters are drawn from the block's refits
-instead, with replacement, each draw a whole row.  Parameters outside every block (fixed, on a
+instead, with replacement, each draw a whole row, the rows first moved so that each parameter's
+median is its fitted value (:func:`recentred`).  Parameters outside every block (fixed, on a
 bound, not identified) keep their value in every draw.
 
 References
@@ -35,7 +36,7 @@ from ..errors import InputError
 from ..params import load_params
 from .free import FREE, free_bounds
 
-__all__ = ["parameter_draws", "MAX_REJECTED_SHARE"]
+__all__ = ["parameter_draws", "recentred", "MAX_REJECTED_SHARE"]
 
 #: A block whose bounds reject more than this share of its normal draws is refused: its
 #: normal approximation says little about where the parameters can be.
@@ -108,9 +109,47 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
         lo, hi = np.array([_bounds(k) for k in names]).T
         if np.any((rows < lo) | (rows > hi)):
             raise InputError(f"bootstrap block {group!r} has draws outside its parameters' bounds")
-        pick = rows[rng.integers(0, rows.shape[0], size=n)]
+        x_hat = np.array([values[k] for k in names])
+        pick = recentred(rows, x_hat, lo, hi)[rng.integers(0, rows.shape[0], size=n)]
         out.update(zip(names, pick.T))
     return out
+
+
+def recentred(rows, x_hat, lo, hi) -> np.ndarray:
+    """Bootstrap refits moved so that each parameter's median is its fitted value.
+
+    .. math::
+
+        \\theta^{**}_{b,j} = \\min\\bigl(h_j, \\max\\bigl(l_j,
+            \\theta^*_{b,j} - (\\operatorname{median}_b \\theta^*_{b,j} - \\hat\\theta_j)\\bigr)\\bigr)
+
+    with the median the refits' middle one (numpy's ``inverted_cdf`` quantile 0.5, the lower of the
+    middle two for an even count, as the bands take their quantiles).  A shift, so the refits'
+    spread and their correlations are kept; a refit the shift takes past a bound is held at it,
+    which keeps the order of the refits and so the median where the shift put it (the fitted
+    value is inside the bounds).  Near a bound the refits are skewed and their median is not the fit; a
+    plan's point answer (at the fitted values) then sat 12 percentiles from the median of its
+    draws on the README's plan.  Recentred, the point answers of that plan and of
+    ``tests/test_plan_bands.py``'s sit at the 44th to 56th percentile of their draws (the noise of
+    a median of 201 refits is 9 percentiles at 99%), and on synthetic fits of the TLS block the
+    90% band of the processors' utilization covered the truth 88.0% of 200 times (93.0% with the
+    refits as they come; ``tests/test_bands_coverage.py``).
+
+    Parameters
+    ----------
+    rows : ndarray, shape (refits, parameters)
+    x_hat : ndarray, shape (parameters,)
+        The fitted values, inside ``[lo, hi]``.
+    lo, hi : ndarray, shape (parameters,)
+        The parameters' bounds.
+
+    Returns
+    -------
+    ndarray, shape (refits, parameters)
+    """
+    rows = np.asarray(rows, dtype=float)
+    median = np.quantile(rows, 0.5, axis=0, method="inverted_cdf")
+    return np.clip(rows - (median - np.asarray(x_hat, dtype=float)), lo, hi)
 
 
 def _truncated_normal(rng, mean, cov, lo, hi, n: int, group: str) -> np.ndarray:
