@@ -141,7 +141,7 @@ def test_a_bootstrapped_block_draws_whole_rows_of_its_refits(doc, draws):
         rows = recentred(np.asarray(block["draws"]), fit, lo, hi)
         x = np.stack([draws[k] for k in names], axis=1)
         # every draw is one stored row recentred, all its parameters together (the correlations
-        # hold), and each parameter's median is its fitted value to the draws' noise
+        # hold), and each parameter's median over the recentred rows is exactly its fitted value
         median = np.quantile(rows, 0.5, axis=0, method="inverted_cdf")
         assert_allclose(median, fit, rtol=1e-12, atol=1e-12)
         match = (x[:, None, :] == rows[None, :, :]).all(axis=2).any(axis=1)

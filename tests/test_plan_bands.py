@@ -134,8 +134,7 @@ def test_where_the_point_answer_sits_among_the_draws(which, readme_plan):
     (:func:`~cryptoplan.model.calibration.draws.recentred`): this file's plan at 0.49 to 0.52,
     the README's at 0.44 to 0.56.  With the refits as they came, the README plan's processors
     sat at 0.38 to 0.62 and its accelerators at 0.37 to 0.63: the point was not the median
-    where the refits are skewed near a bound (a test below that would fail without the
-    recentring).
+    where the refits are skewed near a bound, and this assertion failed for them.
     """
     system, workloads = (SYSTEM, _workloads()) if which == "test" else read_plan(readme_plan)
     d = parameter_draws(4000, seed=11)

@@ -40,7 +40,8 @@ point answer sits at the median of its draws within their noise.  Measured on sy
 the tls block (figures made from known parameters with known noise, 200 of them, 61 refits each;
 ``tests/test_bands_coverage.py``), the 90% band of the processors' utilization covered the truth
 88.0% of the time recentred and 93.0% with the refits as they come (same seed, same refits).
-The AMS block's bands are not yet shown to cover: on 100 synthetic fits of it the 90% band of the
+The AMS block's bands are not yet shown to cover: on 100 synthetic fits of it (the same test
+module run as a script) the 90% band of the
 accelerators' utilization covered the truth 64% of the time (60% as they come), the
 coprocessors' 77% (80%), the processors' 86% (86%).  The bands are as wide as the fits spread
 (over 60 synthetic fits the accelerators' band, taken as 3.29 standard deviations, implied 0.0100

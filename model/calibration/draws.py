@@ -127,9 +127,9 @@ def recentred(rows, x_hat, lo, hi) -> np.ndarray:
     middle two for an even count, as the bands take their quantiles).  A shift, so the refits'
     spread and their correlations are kept; a refit the shift takes past a bound is held at it,
     which keeps the order of the refits and so the median where the shift put it (the fitted
-    value is inside the bounds).  Near a bound the refits are skewed and their median is not the fit; a
-    plan's point answer (at the fitted values) then sat 12 percentiles from the median of its
-    draws on the README's plan.  Recentred, the point answers of that plan and of
+    value is inside the bounds).  Near a bound the refits are skewed and their median is not
+    the fit; a plan's point answer (at the fitted values) then sat up to 13 percentiles from the
+    median of its draws on the README's plan.  Recentred, the point answers of that plan and of
     ``tests/test_plan_bands.py``'s sit at the 44th to 56th percentile of their draws (the noise of
     a median of 201 refits is 9 percentiles at 99%), and on synthetic fits of the TLS block the
     90% band of the processors' utilization covered the truth 88.0% of 200 times (93.0% with the
