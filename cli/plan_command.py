@@ -6,6 +6,8 @@ at the top with :func:`~cryptoplan.model.lazy.lazy_module` and load when the com
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import contextlib
 import json
 
@@ -15,14 +17,22 @@ from cryptoplan.model.lazy import lazy_module
 
 from .errors import Finite
 
-plans = lazy_module("cryptoplan.model.zos.plan")
-rmf_plan = lazy_module("cryptoplan.model.calibration.rmf_plan")
-draws_module = lazy_module("cryptoplan.model.calibration.draws")
-errors = lazy_module("cryptoplan.model.errors")
-model_params = lazy_module("cryptoplan.model.params")
-plan_report = lazy_module("cryptoplan.workbook.report.plan")
-plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
-atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.model.zos import plan as plans
+    from cryptoplan.model.calibration import draws as draws_module
+    from cryptoplan.model import errors
+    from cryptoplan.model import params as model_params
+    from cryptoplan.workbook.report import plan as plan_report
+    from cryptoplan.workbook import plan_sheet
+    from cryptoplan.workbook.engine import atomic
+else:
+    plans = lazy_module("cryptoplan.model.zos.plan")
+    draws_module = lazy_module("cryptoplan.model.calibration.draws")
+    errors = lazy_module("cryptoplan.model.errors")
+    model_params = lazy_module("cryptoplan.model.params")
+    plan_report = lazy_module("cryptoplan.workbook.report.plan")
+    plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
+    atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
 
 __all__ = ["plan_command"]
 
@@ -77,7 +87,8 @@ def plan_command(plan_file, as_json, report_dir, force, growth, months, bands, l
             # the workbook's ParamsFile input: the parameters the Plan sheet itself plans with
             system, workloads, params, _ = plan_sheet.read_plan_inputs(plan_file)
         else:
-            read = rmf_plan.read_plan(plan_file)          # [system] rmf = "FILE": the cards from RMF's report
+            # the one reader of a plan (a submodule of plans: its package is loaded by plans' first use)
+            read = plans.read.read_plan(plan_file)        # [system] rmf = "FILE": the cards from RMF's report
             system, workloads = read.system, read.workloads
     except (plans.PlanError, errors.InputError) as exc:
         raise click.UsageError(str(exc)) from None

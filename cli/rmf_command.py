@@ -6,14 +6,20 @@ runs.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 import click
 
 from cryptoplan.model.lazy import lazy_module
 
-rmf_files = lazy_module("cryptoplan.model.calibration.rmf_files")
-rmf_cards = lazy_module("cryptoplan.model.calibration.rmf_cards")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.model.site import rmf_files
+    from cryptoplan.model.site import rmf_cards
+else:
+    rmf_files = lazy_module("cryptoplan.model.site.rmf_files")
+    rmf_cards = lazy_module("cryptoplan.model.site.rmf_cards")
 
 __all__ = ["rmf_command"]
 

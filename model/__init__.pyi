@@ -99,8 +99,10 @@ from .zos.plan import (
     plan_timeline as plan_timeline,
     plan_text as plan_text,
 )
-from .calibration.rmf_plan import (
+from .zos.plan.read import (
     read_plan as read_plan,
+    PlanInputs as PlanInputs,
+    PlanTables as PlanTables,
 )
 from .calibration.planning import (
     model_parameters as model_parameters,

@@ -1,5 +1,5 @@
 """``cryptoplan calibrate --rmf-report`` / ``--smf`` (SMF 70-2): RMF's own output into the calibration
-(issue 44), and :func:`cryptoplan.model.calibration.rmf_lines.report_lines`.
+(issue 44), and :func:`cryptoplan.model.site.rmf_lines.report_lines`.
 
 Expected values: the report excerpts' card lines as printed (tests/data/rmf-reports/, transcribed
 from IBM's public RMF presentations; the numbers below are copied from those lines), and the
@@ -21,8 +21,8 @@ from numpy.testing import assert_allclose
 
 from cryptoplan.cli import main
 from cryptoplan.model.calibration.calibrate import calibrate, rmf_observations, rmf_rows
-from cryptoplan.model.calibration.rmf_lines import report_lines
-from cryptoplan.model.calibration.rmf_report import read_rmf_report
+from cryptoplan.model.site.rmf_lines import report_lines
+from cryptoplan.model.site.rmf_report import read_rmf_report
 from _docs import command_lines, doc_block
 from test_smf70 import records_2018
 

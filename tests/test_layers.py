@@ -5,10 +5,11 @@ functions, which an import-time check would miss, and the lazy exports a package
 ``__init__.pyi`` names for ``lazy_loader.attach_stub``), so the test sees what the code could
 import, not what one run happened to.  Layers, bottom to top:
 
-0. ``model``: its own four layers, bottom to top (NumPy/SciPy only): the published figures,
+0. ``model``: its own five layers, bottom to top (NumPy/SciPy only): the published figures,
    the parameters in force and the argument domains (modules at the top of ``model``), the
-   queueing core ``model.queueing``, the z/OS domain models ``model.zos``, and calibration
-   ``model.calibration`` (the least-squares path, the fit, the site calibration);
+   site-data readers ``model.site`` (RMF's report, SMF records: usable without the models or
+   the fit), the queueing core ``model.queueing``, the z/OS domain models ``model.zos``, and
+   calibration ``model.calibration`` (the least-squares path, the fit, the site calibration);
 1. ``addin``: the function catalog and the cell contract (conversion of cells to model
    arguments and of results and errors to cells), on the model; and, beside it, the formula
    engine ``workbook.engine`` (parser, values, native functions, package), which imports
@@ -23,7 +24,10 @@ A module may import its own layer and the ones below, never one above.
 from __future__ import annotations
 
 import ast
+import collections
+import functools
 import graphlib
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -45,12 +49,12 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-_MODEL_LAYERS = {"queueing": 0.1, "zos": 0.2, "calibration": 0.3}
+_MODEL_LAYERS = {"site": 0.05, "queueing": 0.1, "zos": 0.2, "calibration": 0.3}
 
 
 def _layer(module: str) -> float:
     top, _, rest = module.removeprefix("cryptoplan.").partition(".")
-    if top == "model":      # model's own layers: base < queueing < zos < calibration < the package's facade
+    if top == "model":      # model's own layers: base < site < queueing < zos < calibration < the package's facade
         return _MODEL_LAYERS.get(rest.partition(".")[0], 0.0) if rest else 0.4
     if top == "addin" or rest == "engine" or rest.startswith("engine."):
         return 1
@@ -154,7 +158,19 @@ def _dotted(node) -> str | None:
     return ".".join([node.id, *reversed(parts)])
 
 
-GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
+class _Graph(collections.UserDict):
+    """``{module: _imports(module)}`` for every module, parsed on first use, not at import: every
+    xdist worker imports every test module to collect it, and the parse takes seconds."""
+
+    def __init__(self):          # no data yet
+        pass
+
+    @functools.cached_property
+    def data(self):
+        return {m: _imports(m, p) for m, p in MODULES.items()}
+
+
+GRAPH = _Graph()
 
 
 def _ancestors(module: str) -> list[str]:
@@ -208,6 +224,32 @@ def test_the_formula_engine_stands_alone():
     assert GRAPH["cryptoplan.model.errors"] == []
     lazy = {(t, n) for t, n, _ in GRAPH["cryptoplan.workbook.engine"]}
     assert ("cryptoplan.workbook.engine.core", "Engine") in lazy    # the scan reads the package stub
+
+
+@pytest.mark.subprocess
+def test_the_site_readers_stand_below_the_models():
+    """issue 66: ``model.site`` (RMF's report, SMF 70-2, HFP, RMF's lines, the SMF formatter's CSV)
+    imports nothing of the queueing core, the z/OS models or the calibration: a file is read
+    without the fit (a process that reads one imports neither the fit nor lmfit)."""
+    import subprocess
+    import sys
+    inside = [m for m in GRAPH if m.startswith("cryptoplan.model.site")]
+    assert len(inside) >= 9, inside
+    above = [f"{m} imports {t}, line {line}" for m in inside for t, _, line in GRAPH[m]
+             if _layer(t) > _layer(m) or t.startswith(("cryptoplan.model.calibration", "cryptoplan.model.zos",
+                                                        "cryptoplan.model.queueing"))]
+    assert above == []
+    reports = sorted((ROOT / "tests" / "data" / "rmf-reports").glob("*.txt"))
+    script = textwrap.dedent(f"""
+        import sys
+        from cryptoplan.model.site.rmf_files import read_activity
+        records = [r for path in {[str(p) for p in reports]!r} for r in read_activity(path)[0]]
+        above = ('cryptoplan.model.calibration', 'cryptoplan.model.zos', 'lmfit', 'scipy.optimize')
+        print(len(records), sorted(m for m in sys.modules if m.startswith(above)))
+        """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    count, loaded = done.stdout.split(" ", 1) if done.returncode == 0 else (0, done.stderr)
+    assert len(reports) == 3 and int(count) > 0 and loaded.strip() == "[]", (count, loaded)
 
 
 def test_the_addin_and_the_engine_do_not_know_each_other():

@@ -14,16 +14,37 @@ def _run(code: str) -> list[str]:
     return r.stdout.split()
 
 
+@pytest.mark.subprocess
 def test_the_module_runs_on_first_use_and_not_before():
     out = _run("import sys, types\n"
                "from cryptoplan.model.lazy import lazy_module\n"
-               "t = lazy_module('tomllib')\n"          # stdlib, not imported by the interpreter itself
-               "print(type(sys.modules['tomllib']) is types.ModuleType)\n"
-               "print(t.loads('a = 1')['a'])\n"
-               "print(type(sys.modules['tomllib']) is types.ModuleType)\n")
-    assert out == ["False", "1", "True"]
+               "f = lazy_module('fractions')\n"          # stdlib, not imported by the interpreter itself
+               "print(type(sys.modules['fractions']) is types.ModuleType)\n"
+               "print(f.Fraction(2, 4))\n"
+               "print(type(sys.modules['fractions']) is types.ModuleType)\n")
+    assert out == ["False", "1/2", "True"]
 
 
+@pytest.mark.subprocess
+def test_a_package_imported_through_its_submodule_runs_each_module_once():
+    # issue 66: a lazy placeholder of a package in sys.modules made `import pkg.sub` run pkg.sub
+    # twice (the placeholder's __path__ ran pkg/__init__, which imported pkg.sub, after the import
+    # had checked that pkg.sub was not loaded): two module objects, and a monkeypatched function
+    # that one of them never saw.  A package's stand-in stays out of sys.modules.
+    out = _run("import sys\n"
+               "from cryptoplan.model.lazy import lazy_module\n"
+               "plans = lazy_module('cryptoplan.model.zos.plan')\n"
+               "print('cryptoplan.model.zos.plan' in sys.modules)\n"
+               "from cryptoplan.model.zos.plan.read import read_plan\n"
+               "import cryptoplan.model.zos.plan.tables as tables\n"
+               "read = sys.modules['cryptoplan.model.zos.plan.read']\n"
+               "print(tables.reader is read, plans.read is read, plans.read_plan is read_plan is read.read_plan)\n"
+               "t = lazy_module('tomllib')\n"
+               "print('tomllib' in sys.modules, t.loads('a = 1')['a'], 'tomllib' in sys.modules)\n")
+    assert out == ["False", "True", "True", "True", "False", "1", "True"]
+
+
+@pytest.mark.subprocess
 def test_a_submodule_is_bound_on_its_parent_as_an_import_would_bind_it():
     # lazy_loader.load alone leaves xml.dom without its minidom attribute: `import xml.dom.minidom`
     # then `xml.dom.minidom.parseString` would fail in a process where the lazy module came first
@@ -41,6 +62,7 @@ def test_a_missing_module_fails_when_used():
         missing.anything
 
 
+@pytest.mark.subprocess
 def test_a_missing_module_does_not_wait_on_a_pending_one():
     # lazy_loader's stand-in for a missing module called inspect.stack(), which ran every pending
     # placeholder; one whose code defers an import of its own then waited forever on

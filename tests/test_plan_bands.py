@@ -247,10 +247,10 @@ def test_the_readme_bands_example_prints_what_the_readme_shows(readme_plan):
 def test_plan_band_is_the_bands_quantile_of_the_same_draws():
     """PLAN_BAND (the workbook's function) against plan_bands on the same 1,000 draws (seed 0)."""
     from cryptoplan.model.calibration.planning import BAND_DRAWS, BAND_SEED, plan_band
-    from cryptoplan.model.zos.plan.tables import read_tables
+    from cryptoplan.model.zos.plan.read import PlanTables, read_plan
     wl = (("name", "kind", "rate", "growth_per_year", "policy", "message_kb"), ("pay", "ams", 1000.0, 0.3, "privacy", 2.0))
     sy = (("processors", 8.0), ("coprocessors", 3.0), ("accelerators", 2.0), ("horizon_months", 24.0))
-    system, workloads = read_tables(wl, sy)
+    system, workloads = read_plan(PlanTables(wl, sy))
     b = plan_bands(system, workloads, parameter_draws(BAND_DRAWS, seed=BAND_SEED), level=0.9)
     for attr in ("utilization", "months_to_target"):
         want = getattr(b.resources["coprocessors"], attr)

@@ -82,6 +82,7 @@ def _recalc_and_plan(planner, inputs, out="out.xlsx"):
     return _plan_sheet(out), doc, text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inputs", [[], ["--set", "Coprocessors=4", "--set", "Processors=8"],
                                     ["--set", "PlanMonths=18", "--set", "PlanGrowth=2.5"]])
 def test_the_plan_sheet_is_what_cryptoplan_plan_says(planner, inputs):
@@ -131,6 +132,7 @@ def test_the_plan_sheet_is_what_cryptoplan_plan_says(planner, inputs):
     assert [row[0] for row in stack[2:] if row[0]] == list(doc["workloads"])
 
 
+@pytest.mark.slow
 def test_the_scenario_of_the_workloads_sheet_reaches_the_plan_sheet(planner):
     """The profile, the storm's window, site failover, a shared card's other-LPAR share and the
     lead time typed into the Workloads sheet: the Plan sheet says what the command line says, and its
@@ -239,13 +241,13 @@ def test_plan_value_reads_the_tables_once_for_a_growth_table(monkeypatch):
                  ("payments", "ams", 300.0, 0.25, "privacy", 2.0))
     system = (("processors", 8.0), ("coprocessors", 2.0), ("accelerators", 2.0))
     calls = []
-    real = tables.read_tables
-    monkeypatch.setattr(tables, "read_tables", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = tables.reader.read_plan
+    monkeypatch.setattr(tables.reader, "read_plan", lambda *a, **k: calls.append(1) or real(*a, **k))
     tables._CACHE.clear()
     tables._READ.clear()
     got = [tables.plan_value(workloads, system, "accelerators", "utilization", 1.0, float(m)) for m in range(16)]
     assert len(calls) == 1
-    fresh = plan(*real(workloads, system), 1.0, 12.0).resources["accelerators"].utilization
+    fresh = plan(*real(tables.reader.PlanTables(workloads, system)), 1.0, 12.0).resources["accelerators"].utilization
     assert got[12] == fresh and got[0] < got[12]
     # other parameter values read the tables again (a workload's model may refuse them there)
     # and plan again: a slower accelerator is busier, not the remembered plan's utilization
@@ -277,6 +279,7 @@ def test_a_sweeps_growth_array_is_planned_once_for_every_cell(monkeypatch):
     np.testing.assert_allclose(other, 2.0 * u, rtol=1e-12)        # utilization is linear in the rates
 
 
+@pytest.mark.slow
 def test_the_band_table_is_cryptoplan_plan_bands(planner):
     """PlanBandLevel empty (the default): the band table is blank, nothing drawn.  At 90%: each resource's
     row is the 5% and 95% quantiles ``cryptoplan plan --bands --json`` gives (plan_bands over the same
@@ -319,6 +322,7 @@ def test_a_band_level_outside_zero_to_one_is_named_in_every_band_cell(planner, l
     assert cells == ["#VALUE!"] * 18, cells       # what fits a narrow cell: the heading says the rest
 
 
+@pytest.mark.slow
 def test_cryptoplan_plan_of_a_workbook_uses_its_params_file(planner):
     """The workbook's ParamsFile input (a site's calibration, relative to the workbook's folder)
     is what the Plan sheet plans with: ``cryptoplan plan`` of the workbook used to ignore it and

@@ -1,5 +1,5 @@
 """A plan's ``[system] rmf = "FILE"``: cards, other LPARs' share and the measured load from RMF's
-report (:mod:`cryptoplan.model.calibration.rmf_plan`, issue 44).
+report (:mod:`cryptoplan.model.zos.plan.read`, issue 44; the one reader since issue 66).
 
 Expected values come from the report excerpts' printed lines (tests/data/rmf-reports/, transcribed
 from IBM's public RMF presentations; the numbers are copied below from those lines), and from an
@@ -20,10 +20,9 @@ from hypothesis import given, settings, strategies as st
 from numpy.testing import assert_allclose
 
 from cryptoplan.cli import main
-from cryptoplan.model.calibration.rmf_plan import MEASURED_NAMES, read_plan, rmf_pools
-from cryptoplan.model.calibration.rmf_report import read_rmf_report
+from cryptoplan.model.zos.plan.read import MEASURED_NAMES, read_plan, rmf_pools
+from cryptoplan.model.site.rmf_report import read_rmf_report
 from cryptoplan.model.zos.plan import PlanError, plan
-from cryptoplan.model.zos.plan import read_plan as plain_read_plan
 from test_smf70 import records_2018
 
 DATA = Path(__file__).parent / "data" / "rmf-reports"
@@ -172,8 +171,6 @@ def test_bad_rmf_values_and_reports(tmp_path):
     (tmp_path / "bad.txt").write_text("not a report\n", encoding="utf-8")
     with pytest.raises(PlanError, match="bad.txt"):
         read_plan(_plan_file(tmp_path, "bad.txt"))
-    with pytest.raises(PlanError, match="rmf_plan.read_plan"):           # the model layer's reader says who reads it
-        plain_read_plan(_plan_file(tmp_path, F2018))
     taken = ('[[workload]]\nname = "RMF measured (coprocessors)"\nkind = "measured"\ncard = "coprocessors"\n'
              'utilization = 0.1\n')
     with pytest.raises(PlanError, match="the measured workload's RMF's report adds"):
@@ -229,3 +226,32 @@ def test_the_calibration_page_plan_runs_as_printed(tmp_path):
 def test_a_path_that_is_no_file_name_is_named(path):
     with pytest.raises(PlanError, match="path must be a plan file's name"):
         read_plan(path)
+
+
+def test_the_command_line_the_plan_sheet_and_python_read_plans_through_one_reader(tmp_path, monkeypatch):
+    """issue 66: one reader of a plan, ``cryptoplan.model.read_plan``, for a TOML file (with and
+    without ``rmf =``), a workbook's Plan sheet (``cryptoplan plan book.xlsx``) and the sheet's
+    PLAN_* functions (``cryptoplan recalc``), and Python."""
+    import cryptoplan.model as model
+    from cryptoplan.model.zos.plan import read as reader
+    from cryptoplan.model.zos.plan import tables
+    assert model.read_plan is reader.read_plan and model.PlanTables is reader.PlanTables
+    real, seen = reader.read_plan, []
+    monkeypatch.setattr(reader, "read_plan", lambda source: seen.append(type(source).__name__) or real(source))
+    book = tmp_path / "planner.xlsx"
+    assert CliRunner().invoke(main, ["template", "-o", str(book)]).exit_code == 0
+    tables._CACHE.clear()
+    tables._READ.clear()
+    res = CliRunner().invoke(main, ["recalc", str(book), "-o", str(tmp_path / "computed.xlsx")])
+    assert res.exit_code == 0, res.output[-2000:]
+    assert seen and set(seen) == {"PlanTables"}, seen          # the Plan sheet's PLAN_* cells
+    seen.clear()
+    assert CliRunner().invoke(main, ["plan", str(book)]).exit_code == 0
+    assert seen == ["PlanTables"], seen                        # cryptoplan plan of a workbook
+    plain = tmp_path / "plain.toml"
+    plain.write_text('[system]\nprocessors = 4\ncoprocessors = 2\naccelerators = 1\n[[workload]]\nname = "a"\n'
+                     'kind = "ams"\nrate = 50\npolicy = "integrity"\nmessage_kb = 2\n', encoding="utf-8")
+    for path in (plain, _plan_file(tmp_path, F2018)):
+        seen.clear()
+        assert CliRunner().invoke(main, ["plan", str(path)]).exit_code == 0
+        assert seen == ["str"], seen                           # the file's name, as the command got it

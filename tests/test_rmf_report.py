@@ -1,4 +1,4 @@
-"""RMF's CRYPTO HARDWARE ACTIVITY report read as printed (model/calibration/rmf_report.py, rmf_cards.py,
+"""RMF's CRYPTO HARDWARE ACTIVITY report read as printed (model/site/rmf_report.py, rmf_cards.py,
 ``cryptoplan rmf``).
 
 Expected values come from the three real report excerpts in tests/data/rmf-reports/ (IBM's public
@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from cryptoplan.cli import main
-from cryptoplan.model.calibration.rmf_cards import card_lines, peak_intervals
-from cryptoplan.model.calibration.rmf_report import RmfReportError, parse_rmf_report, read_rmf_report
+from cryptoplan.model.site.rmf_cards import card_lines, peak_intervals
+from cryptoplan.model.site.rmf_report import RmfReportError, parse_rmf_report, read_rmf_report
 
 DATA = Path(__file__).resolve().parent / "data" / "rmf-reports"
 FILES = sorted(DATA.glob("*.txt"))

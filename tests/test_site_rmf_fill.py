@@ -1,7 +1,7 @@
 """The Site RMF sheet filled from RMF's own output (workbook/site_rmf.py: report_fill, fill_rmf_sheet;
 ``cryptoplan template --rmf``, ``cryptoplan recalc --rmf``).
 
-Reference: the report's lines as :func:`cryptoplan.model.calibration.rmf_lines.report_lines` makes them
+Reference: the report's lines as :func:`cryptoplan.model.site.rmf_lines.report_lines` makes them
 (the route ``calibrate --rmf-report`` uses), and the numbers printed in the 2018 excerpt
 (tests/data/rmf-reports/, IBM's public RMF deck): the four CEX6C lines' LPAR columns.
 """
@@ -17,8 +17,8 @@ from openpyxl import load_workbook
 
 from cryptoplan.cli import main
 from cryptoplan.model.calibration.calibrate import CalibrationError, rmf_rows
-from cryptoplan.model.calibration.rmf_lines import report_lines
-from cryptoplan.model.calibration.rmf_report import read_rmf_report
+from cryptoplan.model.site.rmf_lines import report_lines
+from cryptoplan.model.site.rmf_report import read_rmf_report
 from cryptoplan.workbook.engine import Package
 from cryptoplan.workbook.site_rmf import (
     HEADER_ROW, RMF_SHEET, fill_rmf_sheet, read_rmf_sheet, report_fill,
@@ -97,6 +97,7 @@ def test_fill_changes_only_the_sheets_table(tmp_path, blank):
     assert rows[3] == ("CEX7A", 2, "ME", 1024, 1538, 0.031, 4.8)
 
 
+@pytest.mark.slow
 def test_recalc_rmf_replaces_the_lines_typed_before(tmp_path, blank):
     # 9 lines from the 2019 report, then the 2018 report's 4 over them in place
     book = tmp_path / "book.xlsx"

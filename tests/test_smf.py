@@ -19,7 +19,7 @@ from numpy.testing import assert_allclose
 
 from cryptoplan.model.calibration.calibrate import calibrate, smf_measured, smf_summary
 from cryptoplan.model.params import load_params, using_values
-from cryptoplan.model.calibration.smf import (
+from cryptoplan.model.site.smf import (
     SmfError,
     read_channel_accounting,
     read_smf_folder,

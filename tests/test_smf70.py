@@ -1,4 +1,4 @@
-"""SMF type 70 subtype 2 records read as RMF's crypto activity (model/calibration/smf70.py, hfp.py).
+"""SMF type 70 subtype 2 records read as RMF's crypto activity (model/site/smf70.py, hfp.py).
 
 No real record is public, so the records here are built by :func:`build_smf70` from IBM's
 documented layout ("z/OS MVS System Management Facilities (SMF)", record type 70: the
@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from cryptoplan.model.calibration.hfp import HfpError, hfp_to_float
-from cryptoplan.model.calibration.rmf_report import read_rmf_report
-from cryptoplan.model.calibration.smf70 import Smf70Error, card_type_name, read_smf70
+from cryptoplan.model.site.hfp import HfpError, hfp_to_float
+from cryptoplan.model.site.rmf_report import read_rmf_report
+from cryptoplan.model.site.smf70 import Smf70Error, card_type_name, read_smf70
 
 DATA = Path(__file__).resolve().parent / "data" / "rmf-reports"
 F2018 = DATA / "z14-cex5-cex6-lpar-cpc-2018.txt"

@@ -4,7 +4,7 @@
 ``PlanSystem`` and ``PlanProfiles`` (the System block's first rows are formulas over the Inputs
 sheet, so the cells those ranges depend on are evaluated by the formula engine first, and only
 those) and plans them exactly as the Plan sheet's functions do: the same
-:func:`cryptoplan.model.zos.plan.tables.read_tables` reads the cells.  A workbook of an older
+:func:`cryptoplan.model.read_plan` (the one reader of a plan) reads the cells.  A workbook of an older
 template has no ``PlanProfiles``: its workloads have no daily profile.
 
 The workbook's ``ParamsFile`` input (a parameter file, such as a site calibration) selects the
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import datetime
 import os
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from cryptoplan.model.lazy import lazy_module
 from cryptoplan.model.zos.plan import PlanError
-from cryptoplan.model.zos.plan.tables import read_tables
+from cryptoplan.model.zos.plan import read as reader         # the one reader of a plan
 
 from .engine import EngineError, ExcelError
 from .engine.nodes import Reference
@@ -28,7 +28,12 @@ from .recalculation import RecalcError, load_engine
 
 __all__ = ["read_plan_workbook", "read_plan_inputs", "PlanWorkbook", "PLAN_NAMES", "PROFILES_NAME", "PARAMS_NAME"]
 
-convert = lazy_module("cryptoplan.addin.convert")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.model.params import Parameters
+    from cryptoplan.model.zos.plan import System, Workload
+    from cryptoplan.addin import convert
+else:
+    convert = lazy_module("cryptoplan.addin.convert")
 
 #: The defined names of the Workloads table and the System block (the template package writes them, template/plan.py).
 PLAN_NAMES = ("PlanWorkloads", "PlanSystem")
@@ -43,9 +48,9 @@ class PlanWorkbook(NamedTuple):
     ``ParamsFile`` input selects (None: the environment's, ``$CRYPTOPLAN_PARAMS`` or the
     packaged fit) with the file as typed."""
 
-    system: object
-    workloads: list
-    params: object = None
+    system: System
+    workloads: list[Workload]
+    params: Parameters | None = None
     params_file: str | None = None
 
 
@@ -146,12 +151,12 @@ def read_plan_inputs(path) -> PlanWorkbook:
         raise PlanError(f"{path}: {exc}") from None
     blocks = {n: _block(engine, path, n, rng) for n, rng in ranges.items()}
     sheet = {n: engine.sheets[rng[0]].name for n, rng in ranges.items()}
-    system, workloads = read_tables(
+    system, workloads = reader.read_plan(reader.PlanTables(
         blocks["PlanWorkloads"], blocks["PlanSystem"], blocks.get(PROFILES_NAME),
         where=(f"{path}: PlanWorkloads (sheet {sheet['PlanWorkloads']})",
                f"{path}: PlanSystem (sheet {sheet['PlanSystem']})",
                f"{path}: {PROFILES_NAME} (sheet {sheet.get(PROFILES_NAME, '')})"),
-        first_rows=(ranges["PlanWorkloads"][1], ranges["PlanSystem"][1]))
+        first_rows=(ranges["PlanWorkloads"][1], ranges["PlanSystem"][1])))
     params = params_file = None
     if PARAMS_NAME in blocks:
         where = engine.where(_cells(ranges[PARAMS_NAME])[0])

@@ -10,7 +10,7 @@ A planner types the lines, or has them filled from RMF's own output (``cryptopla
 
 * :func:`report_fill` reads the printed report (or SMF 70-2 records), picks one system and its
   peak interval and makes that interval's lines
-  (:func:`~cryptoplan.model.calibration.rmf_lines.report_lines`), checked as calibration will check them;
+  (:func:`~cryptoplan.model.site.rmf_lines.report_lines`), checked as calibration will check them;
 * :func:`rmf_sheet_writes` says which cells of the sheet get which value (the lines below the
   header, the lines typed there before emptied);
 * :func:`fill_rmf_sheet` writes them into a workbook with the package writer ``cryptoplan
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptoplan.model.calibration.calibrate import RMF_COLUMNS, CalibrationError, RmfRow, rmf_rows
-from cryptoplan.model.calibration.rmf_cards import card_lines
-from cryptoplan.model.calibration.rmf_files import read_activity
-from cryptoplan.model.calibration.rmf_lines import MODELLED_GENERATIONS, report_lines
-from cryptoplan.model.calibration.rmf_records import card_generation
+from cryptoplan.model.site.rmf_cards import card_lines
+from cryptoplan.model.site.rmf_files import read_activity
+from cryptoplan.model.site.rmf_lines import MODELLED_GENERATIONS, report_lines
+from cryptoplan.model.site.rmf_records import card_generation
 
 from .engine import csv_text
 from .engine.limits import MAX_CELLS
@@ -146,7 +146,7 @@ class ReportFill:
     busy_pct : the mean utilization of the system's cards in it (the peak's measure), percent.
     intervals : how many intervals of ``system`` the file holds.
     chosen : ``"peak"`` (picked as the busiest) or ``"given"`` (named by the caller).
-    lines : ``[(line, {column: text})]`` as :func:`~cryptoplan.model.calibration.rmf_lines.report_lines`
+    lines : ``[(line, {column: text})]`` as :func:`~cryptoplan.model.site.rmf_lines.report_lines`
         gives them (``line``: the report's line, or ``"byte N"`` of an SMF record).
     notes : what was left out and why (PKCS11 cards, CEX5, KEY-GEN rows).
     warnings : the reader's warnings (records skipped, fields it does not know).
@@ -206,8 +206,8 @@ def report_fill(path, *, smf70: bool = False, system: str | None = None,
     ----------
     path : str or Path
         RMF's printed CRYPTO HARDWARE ACTIVITY report (text,
-        :func:`~cryptoplan.model.calibration.rmf_report.read_rmf_report`), or with ``smf70`` a file of
-        SMF type 70 subtype 2 records (:func:`~cryptoplan.model.calibration.smf70.read_smf70`).
+        :func:`~cryptoplan.model.site.rmf_report.read_rmf_report`), or with ``smf70`` a file of
+        SMF type 70 subtype 2 records (:func:`~cryptoplan.model.site.smf70.read_smf70`).
     smf70 : bool
         ``path`` holds SMF 70-2 records, not report text.
     system : str, optional

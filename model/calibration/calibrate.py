@@ -41,6 +41,8 @@ IBM, "z/OS RMF Report Analysis", Crypto Hardware Activity report (SC34-2665).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 from dataclasses import dataclass, field
 
@@ -62,7 +64,10 @@ from .rmf_crypto import (RMF_MAX_EXEC_MS, RMF_MAX_RATE, RMF_MAX_ROW_UTIL_PCT, RM
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as reading a report needs no optimizer
-lmfit = lazy_module("lmfit")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    import lmfit
+else:
+    lmfit = lazy_module("lmfit")
 
 __all__ = ["RMF_COLUMNS", "RMF_FUNCTIONS", "rmf_rows", "PRIOR_SIGMA", "MEASUREMENT_RTOL", "IDENTIFIED_SHRINK",
            "CalibrationError", "RmfRow", "CpuRow", "Observation", "Calibration", "read_rmf_crypto",

@@ -12,6 +12,8 @@ apart (:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip`).  The stati
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 import time
 
@@ -23,7 +25,10 @@ from .scoring import group_batch, roundtrip_cost
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as the figure table (MODEL_FIGURES) never fits
-lmfit = lazy_module("lmfit")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    import lmfit
+else:
+    lmfit = lazy_module("lmfit")
 
 __all__ = ["fit", "free_parameters", "FIT_TOL"]
 

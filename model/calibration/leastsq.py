@@ -57,6 +57,8 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cryptoplan.model.errors import InputError
 
 from dataclasses import dataclass
@@ -66,7 +68,10 @@ import numpy as np
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as the planning functions never fit
-lmfit = lazy_module("lmfit")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    import lmfit
+else:
+    lmfit = lazy_module("lmfit")
 
 __all__ = ["Solution", "solve", "jacobian", "standard_errors", "at_bound", "LOSSES"]
 

@@ -8,6 +8,8 @@ least-squares path (:mod:`cryptoplan.model.calibration.leastsq`), and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from functools import lru_cache
 
 import numpy as np
@@ -18,7 +20,10 @@ from .leastsq import solve
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as planning calls need not load the optimizer
-lmfit = lazy_module("lmfit")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    import lmfit
+else:
+    lmfit = lazy_module("lmfit")
 
 __all__ = ["fit_roundtrip"]
 

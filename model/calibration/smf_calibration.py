@@ -1,7 +1,7 @@
 """The channel initiator's SMF statistics as calibration input.
 
 :func:`smf_summary` reduces the task statistics (SMF 115) and channel accounting (SMF 116)
-that :func:`cryptoplan.model.calibration.smf.read_smf_folder` reads to a summary per queue
+that :func:`cryptoplan.model.site.smf.read_smf_folder` reads to a summary per queue
 manager and task type, the SSL tasks' and dispatchers' elapsed time per CPU time, and
 observations of the SSL tasks' CPU per message
 (:class:`~cryptoplan.model.calibration.observations.Observation`);
@@ -16,7 +16,7 @@ import numpy as np
 from ..params import normalize_cipher
 from ..zos.tls import normalize_platform, tls_cost_parts_us
 from .observations import MEASUREMENT_RTOL, CalibrationError, Observation, tls_parameters
-from .smf import TASK_FILES
+from ..site.smf import TASK_FILES
 
 __all__ = ["smf_summary", "smf_measured"]
 
@@ -171,7 +171,7 @@ def smf_summary(tasks, channels=None, platform: str = "z16", path: str = "the SM
         why intervals gave no observation.
 
     An interval gives an SSL observation when its SSL tasks served requests, channel
-    accounting of the same SMF interval shows SSL message channels (:data:`cryptoplan.model.calibration.smf.
+    accounting of the same SMF interval shows SSL message channels (:data:`cryptoplan.model.site.smf.
     MESSAGE_CHANNEL_TYPES`) that moved messages, all with one cipher the model knows, and no
     SSL client (SvrConn) channel shared the SSL tasks.
     """

@@ -8,6 +8,8 @@ the horizon (one printed page).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cryptoplan.model.errors import InputError
 
 import html
@@ -23,7 +25,10 @@ from cryptoplan.model.zos.plan.tables import params_in_force, scenario_lines
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_files
 from cryptoplan.model.lazy import lazy_module
 
-charts = lazy_module("cryptoplan.workbook.report.charts")   # matplotlib: on first chart
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.workbook.report import charts
+else:
+    charts = lazy_module("cryptoplan.workbook.report.charts")   # matplotlib: on first chart
 
 __all__ = ["plan_text", "plan_json", "write_plan_report", "growth_curve", "timeline_lines", "verdict_lines",
            "band_lines", "params_source", "REPORT_FILES"]
@@ -164,7 +169,7 @@ def _timeline_band(t, level) -> str:
 
 def plan_text(result: PlanResult, source: str = "", rmf_notes=(), bands=None) -> str:
     """The report ``cryptoplan plan`` prints: scenario, what was taken from RMF's report
-    (``rmf_notes``, :attr:`cryptoplan.model.calibration.rmf_plan.RmfPlan.notes`), resources,
+    (``rmf_notes``, :attr:`cryptoplan.model.zos.plan.read.PlanInputs.notes`), resources,
     verdicts, the bands (``bands``: :class:`~cryptoplan.model.zos.plan.PlanBands`), the purchase
     timeline, warnings, workloads, RMF rows."""
     _check_scalar(result)
@@ -213,7 +218,7 @@ def plan_text(result: PlanResult, source: str = "", rmf_notes=(), bands=None) ->
 def plan_json(result: PlanResult, rmf=None, bands=None) -> dict:
     """The ``--json`` document: ``{"scenario", "resources": {pool: {...}}, "workloads": {name: {...}},
     "timeline", "warnings", ...}``, and ``"rmf"`` when the plan took values from RMF's report
-    (``rmf``: :class:`~cryptoplan.model.calibration.rmf_plan.RmfPlan`).  With ``bands``
+    (``rmf``: :class:`~cryptoplan.model.zos.plan.read.PlanInputs`).  With ``bands``
     (:class:`~cryptoplan.model.zos.plan.PlanBands` of ``result``) every banded answer is an object
     ``{"point", "p05", "median", "p95"}`` and each pool carries ``p_overloaded``
     (:meth:`~cryptoplan.model.zos.plan.PlanBands.to_dict`)."""

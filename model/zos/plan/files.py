@@ -1,12 +1,15 @@
 """A plan from a TOML file or from a workbook's tables of cells.
 
-:func:`read_plan` reads the README's plan format (``[system]`` and ``[[workload]]``);
-:func:`workloads_from_rows` and :func:`system_from_rows` read the template's Workloads table and
-System block as the spreadsheet functions receive them.  Every key is checked: an unknown one is
+:func:`plan_from_dict` reads the README's plan format (``[system]`` and ``[[workload]]``), as a
+file's document (:func:`read_plan_document`); :func:`plan_from_tables` reads the template's
+Workloads table, System block and Profiles table as the spreadsheet functions receive them.  Both
+are read through :func:`cryptoplan.model.zos.plan.read.read_plan`, the one reader of a plan.  Every key is checked: an unknown one is
 an error naming the file (or range), the workload, the key and what is accepted.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import datetime
 import os
@@ -21,9 +24,13 @@ from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS
 from .profiles import PROFILES
 
 # a plan file's reader, on first use: a workbook's recalculation imports this module, never reads TOML
-tomllib = lazy_module("tomllib")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    import tomllib
+else:
+    tomllib = lazy_module("tomllib")
 
-__all__ = ["read_plan", "read_plan_document", "RMF_KEYS", "plan_from_dict", "workloads_from_rows", "system_from_rows", "profiles_from_rows",
+__all__ = ["read_plan_document", "RMF_KEYS", "plan_from_dict", "plan_from_tables", "workload_rows", "workloads_from_rows",
+           "system_from_rows", "profiles_from_rows",
            "workload_from_mapping", "system_from_mapping", "profile_from_mapping", "MAX_PLAN_BYTES", "PROFILE_KEYS"]
 
 # Keys whose value is a number (TRUE is not 1 there).
@@ -109,6 +116,21 @@ def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
         raise PlanError(f"{where}: {e}") from None
 
 
+def _check_workloads(system: System, workloads, where: str,
+                     duplicate: str = "the name {!r} is used twice; names must be unique") -> None:
+    """The checks a plan's workloads get once, whatever states them: unique names, and each kind's
+    own model on its arguments (it builds the workload's profile on the system)."""
+    names = [w.name for w in workloads]
+    dup = next((x for x in names if names.count(x) > 1), None)
+    if dup is not None:
+        raise PlanError(f"{where}: " + duplicate.format(dup))
+    for w in workloads:
+        try:
+            PROFILES[w.kind](w, system)
+        except PlanError as e:
+            raise PlanError(f"{where}: {e}") from None
+
+
 def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
     """A plan document (``[system]``, ``[[workload]]`` and optional ``[profile.NAME]`` tables) as
     ``(System, [Workload])``.
@@ -141,15 +163,7 @@ def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
         if "name" not in wd or "kind" not in wd:
             fail(f"workload {wd.get('name', n)!r}: {'name' if 'name' not in wd else 'kind'} is required")
         workloads.append(workload_from_mapping(wd, source, profiles))
-    names = [w.name for w in workloads]
-    dup = next((x for x in names if names.count(x) > 1), None)
-    if dup is not None:
-        fail(f"workload {dup!r}: the name is used twice; names must be unique")
-    for w in workloads:        # each kind's own model checks its arguments once, here
-        try:
-            PROFILES[w.kind](w, system)
-        except PlanError as e:
-            fail(str(e))
+    _check_workloads(system, workloads, source, "workload {!r}: the name is used twice; names must be unique")
     used = {w.profile.name for w in workloads if w.profile is not None}
     unused = [n for n in profiles if n not in used]
     if unused:
@@ -161,25 +175,9 @@ def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
 MAX_PLAN_BYTES = 1_000_000
 
 
-#: ``[system]`` keys that name RMF's measurements, resolved above this layer
-#: (:func:`cryptoplan.model.calibration.rmf_plan.read_plan`, what ``cryptoplan plan`` uses).
+#: ``[system]`` keys that name RMF's measurements, resolved by
+#: :func:`cryptoplan.model.zos.plan.read.read_plan` (the report's cards and shares).
 RMF_KEYS = ("rmf", "rmf_system")
-
-
-def read_plan(path) -> tuple:
-    """Read a TOML plan file: ``(System, [Workload])``; errors name the file (see :func:`plan_from_dict`).
-
-    A plan whose ``[system]`` names an RMF report (``rmf = "FILE"``) is read by
-    :func:`cryptoplan.model.calibration.rmf_plan.read_plan`, which takes the cards from it.
-    """
-    doc = read_plan_document(path)
-    sysdoc = doc.get("system")
-    if isinstance(sysdoc, dict):
-        given = [k for k in RMF_KEYS if k in sysdoc]
-        if given:
-            raise PlanError(f"{path}: system: {given[0]} names RMF's report, which "
-                            "cryptoplan.model.calibration.rmf_plan.read_plan reads (as cryptoplan plan does)")
-    return plan_from_dict(doc, str(path))
 
 
 def read_plan_document(path) -> dict:
@@ -214,6 +212,44 @@ def read_plan_document(path) -> dict:
     except (tomllib.TOMLDecodeError, RecursionError) as e:
         raise PlanError(f"{path}: not a valid TOML plan: {e}") from None
     return doc
+
+
+def _site_failover(v):
+    """A site_failover cell as the plan reads it: Calc hands TRUE/FALSE to an add-in as 1/0, a
+    typed word arrives as text."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str) and v.strip().lower() in ("true", "false", "yes", "no"):
+        return v.strip().lower() in ("true", "yes")
+    return v
+
+
+def workload_rows(rows):
+    """The Workloads table's rows with its site_failover cells as booleans (see :func:`_site_failover`);
+    anything that is not a table is passed on for :func:`workloads_from_rows` to refuse."""
+    try:
+        rows = [list(r) for r in rows] if not isinstance(rows, (str, bytes)) else rows
+    except TypeError:
+        return rows
+    if not rows or not isinstance(rows[0], list):
+        return rows
+    head = [h.strip() if isinstance(h, str) else h for h in rows[0]]
+    if "site_failover" not in head:
+        return rows
+    j = head.index("site_failover")
+    return [rows[0]] + [r[:j] + [_site_failover(r[j])] + r[j + 1:] if len(r) > j else r for r in rows[1:]]
+
+
+def plan_from_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles"),
+                     first_rows=(1, 1)) -> tuple:
+    """``(System, [Workload])`` from the three ranges (``profiles`` None or empty: no profiles);
+    ``first_rows``: the sheet rows the workloads and system ranges start at (for messages).
+    :func:`cryptoplan.model.zos.plan.read.read_plan` reads a :class:`~.read.PlanTables` with it."""
+    prof = {} if profiles is None else profiles_from_rows(profiles, where[2])
+    ws = workloads_from_rows(workload_rows(workloads), where[0], prof, first_row=first_rows[0])
+    s = system_from_rows(system, where[1], first_row=first_rows[1])
+    _check_workloads(s, ws, where[0])
+    return s, ws
 
 
 def _blank(v) -> bool:

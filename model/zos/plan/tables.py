@@ -20,9 +20,8 @@ from ...datafiles import data_path
 from ...params import binding, current_parameters, normalize_choice
 from ...remember import Remembered
 from .evaluate import count_text, plan
-from .files import profiles_from_rows, system_from_rows, workloads_from_rows
 from .inputs import INSTALLABLE, MAX_MONTHS, POOLS, PlanError
-from .profiles import PROFILES
+from . import read as reader          # the one reader of a plan (read.read_plan)
 
 __all__ = ["plan_quantile",
            "params_in_force", "plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "scenario_lines",
@@ -57,51 +56,6 @@ TIMELINE_COLUMNS = ("resource", "add", "after", "install_by_month", "order_by_mo
 
 
 TEXT_COLUMNS = ("text",)
-
-
-def _site_failover(v):
-    """A site_failover cell as the plan reads it: Calc hands TRUE/FALSE to an add-in as 1/0, a
-    typed word arrives as text."""
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and v in (0, 1):
-        return bool(v)
-    if isinstance(v, str) and v.strip().lower() in ("true", "false", "yes", "no"):
-        return v.strip().lower() in ("true", "yes")
-    return v
-
-
-def workload_rows(rows):
-    """The Workloads table's rows with its site_failover cells as booleans (see :func:`_site_failover`);
-    anything that is not a table is passed on for :func:`workloads_from_rows` to refuse."""
-    try:
-        rows = [list(r) for r in rows] if not isinstance(rows, (str, bytes)) else rows
-    except TypeError:
-        return rows
-    if not rows or not isinstance(rows[0], list):
-        return rows
-    head = [h.strip() if isinstance(h, str) else h for h in rows[0]]
-    if "site_failover" not in head:
-        return rows
-    j = head.index("site_failover")
-    return [rows[0]] + [r[:j] + [_site_failover(r[j])] + r[j + 1:] if len(r) > j else r for r in rows[1:]]
-
-
-def read_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles"),
-                first_rows=(1, 1)) -> tuple:
-    """``(System, [Workload])`` from the three ranges (``profiles`` None or empty: no profiles);
-    ``first_rows``: the sheet rows the workloads and system ranges start at (for messages)."""
-    prof = {} if profiles is None else profiles_from_rows(profiles, where[2])
-    ws = workloads_from_rows(workload_rows(workloads), where[0], prof, first_row=first_rows[0])
-    names = [w.name for w in ws]
-    dup = next((x for x in names if names.count(x) > 1), None)
-    if dup is not None:
-        raise PlanError(f"{where[0]}: the name {dup!r} is used twice; names must be unique")
-    s = system_from_rows(system, where[1], first_row=first_rows[1])
-    for w in ws:          # each kind's own model checks its arguments once, here, as a plan file's are
-        try:
-            PROFILES[w.kind](w, s)
-        except PlanError as e:
-            raise PlanError(f"{where[0]}: {e}") from None
-    return s, ws
 
 
 def _key(x):
@@ -152,7 +106,7 @@ def _planned(workloads, system, profiles, growth, months, draws=None):
     key = None if any(p is _UNHASHABLE for p in parts) else (tuple(map(id, params)), *parts)
 
     def read():
-        s, ws = read_tables(workloads, system, profiles)
+        s, ws = reader.read_plan(reader.PlanTables(workloads, system, profiles))
         return s, tuple(ws)
 
     def make():

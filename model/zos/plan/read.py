@@ -1,8 +1,17 @@
-"""A plan's cards from RMF's report: ``[system] rmf = "FILE"`` (:func:`read_plan`, :func:`rmf_pools`).
+"""The one reader of a plan: :func:`read_plan` (issue 66), whatever states it.
 
-A planner's plan file may name the Crypto Hardware Activity report (or the SMF 70-2 records it
-is made from) of the LPAR it plans.  From it, for this LPAR (the report's system, or
-``rmf_system``):
+A plan comes as a TOML file (the README's "Plan files"), as the document such a file holds (a
+dict), or as the tables of a spreadsheet's Workloads and Plan sheets (:class:`PlanTables`: the
+rows their cells hold).  :func:`read_plan` reads each into one :class:`PlanInputs`: the system,
+the workloads, and, for a plan that names RMF's report, the report's pools and notes.  Every check
+runs once, here: the keys, the names (unique), each workload's own model's arguments (its profile
+is built once, which checks them).
+The command line (``cryptoplan plan``), the workbook's Plan sheet and its ``PLAN_*`` functions,
+and Python (``cryptoplan.model.read_plan``) all read plans through it.
+
+RMF's report: ``[system] rmf = "FILE"`` (:func:`rmf_pools`).  A planner's plan file may name the
+Crypto Hardware Activity report (or the SMF 70-2 records it is made from) of the LPAR it plans.
+From it, for this LPAR (the report's system, or ``rmf_system``):
 
 * **installed cards by mode**: every CCA coprocessor (``CEXnC``) and accelerator (``CEXnA``)
   the report lists for the system, an idle one at 0.0% included; PKCS11 (EP11) coprocessors
@@ -34,15 +43,22 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..zos.plan import PlanError, Workload, plan
-from ..zos.plan.files import RMF_KEYS, plan_from_dict, read_plan_document
-from .rmf_cards import card_lines
-from .rmf_records import CryptoActivity
-from .observations import CalibrationError
-from .rmf_files import read_activity
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-__all__ = ["RmfPools", "RmfPlan", "rmf_pools", "read_rmf_records", "apply_rmf", "read_plan", "RMF_POOLS",
-           "MEASURED_NAMES"]
+from .errors import PlanError
+from .evaluate import plan
+from .files import RMF_KEYS, plan_from_dict, plan_from_tables, read_plan_document
+from .inputs import System, Workload
+
+if TYPE_CHECKING:
+    from ...site.rmf_records import CryptoActivity
+
+# RMF's readers (model.site) are imported by the functions that read a report: a workbook's
+# recalculation reads plans from its tables and never loads them.
+
+__all__ = ["read_plan", "PlanInputs", "PlanTables", "RmfPools", "rmf_pools", "read_rmf_records", "apply_rmf",
+           "RMF_POOLS", "MEASURED_NAMES"]
 
 #: The plan's card pools and the report's mode of their cards.
 RMF_POOLS = {"coprocessors": "coprocessor", "accelerators": "accelerator"}
@@ -88,25 +104,48 @@ class RmfPools:
 
 
 @dataclass(frozen=True)
-class RmfPlan:
-    """A plan read with its RMF report: ``system``, ``workloads`` (the measured ones appended),
-    ``pools`` (:class:`RmfPools`, None without ``rmf``) and ``notes`` (where each value came from)."""
+class PlanTables:
+    """A plan as a spreadsheet states it: the rows of its workloads table (a heading row, then a
+    workload a row), of its system block (key, value rows) and, optionally, of its profiles table.
 
-    system: object
+    ``where`` names the three ranges in messages; ``first_rows`` are the sheet rows the workloads
+    and system ranges start at (a message names the sheet's row).
+    """
+
     workloads: list
+    system: list
+    profiles: list | None = None
+    where: tuple = ("workloads", "system", "profiles")
+    first_rows: tuple = (1, 1)
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """A plan read by :func:`read_plan`: ``system``, ``workloads`` (RMF's measured ones appended),
+    ``pools`` (:class:`RmfPools`, None without ``rmf``) and ``notes`` (where each value taken from
+    RMF came from).  Unpacks as ``system, workloads``.
+    """
+
+    system: System
+    workloads: list[Workload]
     pools: RmfPools | None = None
     notes: tuple = ()
 
     def __iter__(self):          # system, workloads = read_plan(path)
         return iter((self.system, self.workloads))
 
+    def __getitem__(self, i):    # read_plan(path)[1]: the workloads, as the tuple it once was
+        return (self.system, self.workloads)[i]
+
 
 def read_rmf_records(path) -> tuple[list[CryptoActivity], list[str]]:
     """The records of ``path``: RMF's printed report, or SMF 70-2 records (binary: a NUL byte in
     the first record descriptor word, which no text has)."""
+    from ...site.errors import SiteFileError
+    from ...site.rmf_files import read_activity
     try:
         return read_activity(path)
-    except CalibrationError as e:           # the report's or the SMF reader's: file, line or byte
+    except SiteFileError as e:              # the report's or the SMF reader's: file, line or byte
         raise PlanError(str(e)) from None
 
 
@@ -124,6 +163,7 @@ def rmf_pools(records, file: str = "the report", system: str | None = None) -> R
     PlanError
         The report holds several systems and ``system`` is None, or not ``system``, or no card.
     """
+    from ...site.rmf_cards import card_lines
     lines = card_lines(records)
     systems = sorted({ln.system for ln in lines})
     if not lines:
@@ -243,43 +283,66 @@ def _measured(system, workloads, pools: RmfPools) -> tuple[list, list[str]]:
     return extra, notes
 
 
-def read_plan(path) -> RmfPlan:
-    """Read a TOML plan file whose ``[system]`` may name RMF's report (``rmf = "FILE"``, relative to
-    the plan file; ``rmf_system``: which system of it), as ``cryptoplan plan`` does.
+def read_plan(source) -> PlanInputs:
+    """Read a plan, whatever states it: the one reader of the command line, the workbook and Python.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, dict or PlanTables
+        A TOML plan file (a path); the document one holds (a dict: ``[system]``, ``[[workload]]``,
+        ``[profile.NAME]``); or the rows of a spreadsheet's tables (:class:`PlanTables`).  A plan
+        file's (or a document's) ``[system]`` may name RMF's report (``rmf = "FILE"``, relative to
+        the plan file, or to the working folder for a document; ``rmf_system``: which system of
+        it): the cards, other LPARs' shares and a measured workload per pool come from it.
 
     Returns
     -------
-    RmfPlan
+    PlanInputs
         Unpacks as ``system, workloads``; ``notes`` say where each value taken from RMF came from.
 
     Raises
     ------
     PlanError
-        The plan's errors (:func:`cryptoplan.model.zos.plan.read_plan`), RMF's (the report's file,
-        line or byte and what was expected), a plan workload named as a measured one.
+        A key, a value or a table the plan refuses (the message names the file or range, the
+        workload or row, the key and what is accepted), RMF's (the report's file, line or byte
+        and what was expected), a plan workload named as a measured one.
+
+    Examples
+    --------
+    >>> r = read_plan({"system": {"processors": 4, "coprocessors": 2, "accelerators": 1},
+    ...                "workload": [{"name": "pay", "kind": "ams", "rate": 300, "policy": "privacy", "message_kb": 2}]})
+    >>> r.system.coprocessors, [w.name for w in r.workloads]
+    (2, ['pay'])
     """
-    doc = read_plan_document(path)
+    if isinstance(source, PlanTables):
+        t = source
+        system, workloads = plan_from_tables(t.workloads, t.system, t.profiles, t.where, t.first_rows)
+        return PlanInputs(system, workloads)
+    if isinstance(source, Mapping):
+        doc, label, folder = dict(source), "the plan", Path(".")
+    else:
+        doc, label, folder = read_plan_document(source), str(source), Path(source).parent
     sysdoc = doc.get("system")
     if not isinstance(sysdoc, dict) or "rmf" not in sysdoc:
         if isinstance(sysdoc, dict) and "rmf_system" in sysdoc:
-            raise PlanError(f"{path}: system: rmf_system names a system of RMF's report: give rmf = \"FILE\" too")
-        system, workloads = plan_from_dict(doc, str(path))
-        return RmfPlan(system, workloads)
+            raise PlanError(f"{label}: system: rmf_system names a system of RMF's report: give rmf = \"FILE\" too")
+        system, workloads = plan_from_dict(doc, label)
+        return PlanInputs(system, workloads)
     rest = {k: v for k, v in sysdoc.items() if k not in RMF_KEYS}
     file, sid = sysdoc["rmf"], sysdoc.get("rmf_system")
     for key, v in (("rmf", file), ("rmf_system", sid)):
         if v is not None and (not isinstance(v, str) or not v.strip()):
-            raise PlanError(f"{path}: system: {key} must be a {'file name' if key == 'rmf' else 'system id'} in "
+            raise PlanError(f"{label}: system: {key} must be a {'file name' if key == 'rmf' else 'system id'} in "
                             f"quotes (got {v!r})")
-    report = Path(file) if Path(file).is_absolute() else Path(path).parent / file
+    report = Path(file) if Path(file).is_absolute() else folder / file
     records, warnings = read_rmf_records(report)
     pools = rmf_pools(records, str(report), sid.strip() if sid else None)
     filled, notes = apply_rmf(rest, pools)
-    system, workloads = plan_from_dict({**doc, "system": filled}, str(path))
+    system, workloads = plan_from_dict({**doc, "system": filled}, label)
     taken = [w.name for w in workloads if w.name in MEASURED_NAMES.values()]
     if taken:
-        raise PlanError(f"{path}: workload {taken[0]!r}: the name is the measured workload's RMF's report adds; "
+        raise PlanError(f"{label}: workload {taken[0]!r}: the name is the measured workload's RMF's report adds; "
                         "name yours otherwise")
     extra, more = _measured(system, workloads, pools)
     notes += more + [f"{report}: {w}" for w in warnings]
-    return RmfPlan(system, workloads + extra, pools, tuple(notes))
+    return PlanInputs(system, workloads + extra, pools, tuple(notes))

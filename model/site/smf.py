@@ -33,8 +33,6 @@ References
 
 from __future__ import annotations
 
-from cryptoplan.model.errors import CryptoplanError
-
 import csv
 import io
 from dataclasses import dataclass
@@ -43,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..datafiles import read_text
+from .errors import SiteFileError
 
 __all__ = ["SmfError", "TASK_FILES", "CHANNEL_FILE", "TASK_COLUMNS", "CHANNEL_COLUMNS", "MESSAGE_CHANNEL_TYPES",
            "TaskStatistics", "ChannelAccounting", "read_task_statistics", "read_channel_accounting",
@@ -63,7 +62,7 @@ CHANNEL_COLUMNS = _COMMON + ("Chl_Name", "Type", "Msg_All_Count", "Number_Bytes"
 MESSAGE_CHANNEL_TYPES = ("Sender", "Receiver", "Server", "Requester", "ClusSdr", "ClusRcvr")
 
 
-class SmfError(CryptoplanError, ValueError):
+class SmfError(SiteFileError):
     """A file that is not the formatter's output, or a value that cannot be one: names file and line."""
 
 

@@ -115,7 +115,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .hfp import HfpError, hfp_to_float
-from .observations import CalibrationError
+from .errors import SiteFileError
 from .rmf_records import CryptoActivity
 
 __all__ = ["read_smf70", "Smf70Error", "MAX_SMF_BYTES", "CARD_TYPE_CODES", "card_type_name"]
@@ -157,7 +157,7 @@ _SECTION_ORDER = ("CCA", "PKCS11", "ACCELERATOR")       # as the report prints t
 _SCOPE_ORDER = {"LPAR": 0, "CPC": 1, "TOTAL": 2}
 
 
-class Smf70Error(CalibrationError):
+class Smf70Error(SiteFileError):
     """SMF data that cannot be read as type 70 subtype 2 records: names the file and the byte offset."""
 
 

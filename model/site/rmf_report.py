@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .observations import CalibrationError
+from .errors import SiteFileError
 from .rmf_records import CARD_TYPE, CryptoActivity
 
 __all__ = ["read_rmf_report", "parse_rmf_report", "RmfReportError", "MAX_REPORT_BYTES", "KNOWN_FUNCTIONS"]
@@ -52,7 +52,7 @@ _TIME = re.compile(r"TIME\s+(\d{2})\.(\d{2})\.(\d{2})")
 _SYSTEM = re.compile(r"SYSTEM ID\s+(\S+)")
 
 
-class RmfReportError(CalibrationError):
+class RmfReportError(SiteFileError):
     """The report's text cannot be read: the message names the file, the line and what was expected."""
 
 

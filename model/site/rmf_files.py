@@ -31,7 +31,7 @@ def read_activity(path, smf: bool | None = None) -> tuple[list[CryptoActivity], 
     Raises
     ------
     RmfReportError, Smf70Error
-        Both :class:`~.observations.CalibrationError`: the file, the line or byte offset, and
+        Both :class:`~.errors.SiteFileError`: the file, the line or byte offset, and
         what was expected; a file that cannot be read is an RmfReportError naming it.
     """
     if smf is None:

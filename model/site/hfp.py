@@ -27,7 +27,9 @@ Instructions" (formats and normalization); IBM, "z/OS MVS System Management Faci
 
 from __future__ import annotations
 
-from cryptoplan.model.errors import CryptoplanError, InputError
+from cryptoplan.model.errors import InputError
+
+from .errors import SiteFileError
 
 import math
 
@@ -37,7 +39,7 @@ __all__ = ["HfpError", "hfp_to_float", "HFP_SHORT", "HFP_LONG"]
 HFP_SHORT, HFP_LONG = 4, 8
 
 
-class HfpError(CryptoplanError, ValueError):
+class HfpError(SiteFileError):
     """Bytes that are not an HFP number RMF writes; ``offset`` is where they start."""
 
     def __init__(self, message: str, offset: int):
