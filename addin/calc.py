@@ -57,6 +57,8 @@ LibreOffice Developer's Guide, "Spreadsheet Add-Ins" (``com.sun.star.sheet.AddIn
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cryptoplan.model.errors import InputError
 
 import inspect
@@ -81,9 +83,14 @@ from cryptoplan.model.lazy import lazy_module
 
 
 # loaded on first use: saxutils costs 40 ms (urllib, email, ssl); NumPy and SciPy only for their paths
-np = lazy_module("numpy")
-saxutils = lazy_module("xml.sax.saxutils")
-scipy = lazy_module("scipy")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    import numpy as np
+    from xml.sax import saxutils
+    import scipy
+else:
+    np = lazy_module("numpy")
+    saxutils = lazy_module("xml.sax.saxutils")
+    scipy = lazy_module("scipy")
 
 __all__ = [
     "SERVICE", "INTERFACE", "PREFIX", "EXPLAIN", "ERROR_CODES", "error_value", "evaluate",

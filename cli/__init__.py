@@ -18,6 +18,8 @@ runs, so ``cryptoplan --help`` and usage errors answer without loading NumPy or 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import errno
 import os
 import sys
@@ -39,7 +41,10 @@ from cryptoplan.model.lazy import lazy_module
 
 __all__ = ["main", "run"]
 
-model_params = lazy_module("cryptoplan.model.params")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.model import params as model_params
+else:
+    model_params = lazy_module("cryptoplan.model.params")
 
 class _Main(click.Group):
     """The command group: a parameter file that cannot be used is a user error, not a traceback.

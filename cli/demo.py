@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pathlib import Path
 
 import click
@@ -11,9 +13,14 @@ from cryptoplan import model     # lazy: its functions import on first use
 from .errors import UnusableInput
 from cryptoplan.model.lazy import lazy_module
 
-ams = lazy_module("cryptoplan.model.zos.ams")
-recalculation = lazy_module("cryptoplan.workbook.recalculation")
-template = lazy_module("cryptoplan.workbook.template")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.model.zos import ams
+    from cryptoplan.workbook import recalculation
+    from cryptoplan.workbook import template
+else:
+    ams = lazy_module("cryptoplan.model.zos.ams")
+    recalculation = lazy_module("cryptoplan.workbook.recalculation")
+    template = lazy_module("cryptoplan.workbook.template")
 
 __all__ = ["demo"]
 
@@ -77,7 +84,7 @@ def demo(out_dir):
                f"{d['CHIDISPS']} dispatchers (txn/s; seed 002's round trips, MVA over the tasks)")
     tasks = (1, d["SSLTASKS"], 2 * pairs)
     click.echo(f"{'message':>8s} " + " ".join(f"{f'SSLCIPH T={t}':>14s}" for t in tasks) + f" {'ATTLS':>9s}")
-    for size in (2.0, 32.0, 1024.0):
-        row = [model.channel_throughput("SSLCIPH", chacha, size, pairs, 1, t, d["CHIDISPS"]) for t in tasks]
-        at = model.channel_throughput("ATTLS", chacha, size, pairs, 1, None, d["CHIDISPS"])
-        click.echo(f"{size:>6g}KB " + " ".join(f"{x:14.1f}" for x in row) + f" {at:9.1f}")
+    for message_kb in (2.0, 32.0, 1024.0):
+        row = [model.channel_throughput("SSLCIPH", chacha, message_kb, pairs, 1, t, d["CHIDISPS"]) for t in tasks]
+        at = model.channel_throughput("ATTLS", chacha, message_kb, pairs, 1, None, d["CHIDISPS"])
+        click.echo(f"{message_kb:>6g}KB " + " ".join(f"{x:14.1f}" for x in row) + f" {at:9.1f}")

@@ -7,6 +7,8 @@ load when a command first uses them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable
+
 from cryptoplan.model.errors import OutputExists
 
 import json
@@ -21,15 +23,26 @@ from cryptoplan.workbook.engine import DEFAULT_CHUNK, MAX_CELLS
 from . import collector
 from .errors import Finished, Finite, UnusableInput
 
-atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
-calc = lazy_module("cryptoplan.addin.calc")
-catalog = lazy_module("cryptoplan.addin.catalog")
-recalculation = lazy_module("cryptoplan.workbook.recalculation")
-retargeting = lazy_module("cryptoplan.workbook.retarget")
-site_rmf = lazy_module("cryptoplan.workbook.site_rmf")
-sweeps = lazy_module("cryptoplan.workbook.sweeps")
-template = lazy_module("cryptoplan.workbook.template")
-tempfile = lazy_module("tempfile")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.workbook.engine import atomic
+    from cryptoplan.addin import calc
+    from cryptoplan.addin import catalog
+    from cryptoplan.workbook import recalculation
+    from cryptoplan.workbook import retarget as retargeting
+    from cryptoplan.workbook import site_rmf
+    from cryptoplan.workbook import sweeps
+    from cryptoplan.workbook import template
+    import tempfile
+else:
+    atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
+    calc = lazy_module("cryptoplan.addin.calc")
+    catalog = lazy_module("cryptoplan.addin.catalog")
+    recalculation = lazy_module("cryptoplan.workbook.recalculation")
+    retargeting = lazy_module("cryptoplan.workbook.retarget")
+    site_rmf = lazy_module("cryptoplan.workbook.site_rmf")
+    sweeps = lazy_module("cryptoplan.workbook.sweeps")
+    template = lazy_module("cryptoplan.workbook.template")
+    tempfile = lazy_module("tempfile")
 
 __all__ = ["template_command", "recalc_command", "sweep_command", "functions_command",
            "calc_addin_command", "retarget_command"]
@@ -315,7 +328,7 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
         raise click.UsageError(str(exc)) from None
     if len(fixed) != len(sets):
         raise click.UsageError("--set gives the same input twice")
-    seen = {}
+    seen: dict[str, str] = {}
     for name, _ in pairs:
         if name.lower() in seen:
             raise click.UsageError(f"--vary {name} is given twice ({seen[name.lower()]} and {name}): "
@@ -375,7 +388,8 @@ class _executor:
     """The executor of ``--workers``/``--scheduler`` (None: this process), shut down on exit."""
 
     def __init__(self, workers: int, scheduler: str | None):
-        self.workers, self.scheduler, self.close = workers, scheduler, None
+        self.workers, self.scheduler = workers, scheduler
+        self.close: Callable[..., object] | None = None
 
     def __enter__(self):
         if self.scheduler:

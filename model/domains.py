@@ -24,6 +24,8 @@ value is checked), so that :mod:`cryptoplan.model.params` can use it and stay li
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cryptoplan.model.errors import InputError
 
 import math
@@ -85,7 +87,10 @@ class FromFigure:
 
 
 # _validate imports NumPy: bound lazily, so that importing this module stays light.
-validate = lazy_module("cryptoplan.model._validate")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.model import _validate as validate
+else:
+    validate = lazy_module("cryptoplan.model._validate")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ number is written in code: the fit derives every parameter from the rows of
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cryptoplan.model.errors import CryptoplanError, InputError, InputTypeError, UnknownName
 
 import contextvars
@@ -33,7 +35,10 @@ from .domains import KEY_REUSE, MAX_MESSAGE_KB
 from .lazy import lazy_module
 
 
-np = lazy_module("numpy")      # json_depth only: importing the parameters stays light
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    import numpy as np
+else:
+    np = lazy_module("numpy")      # json_depth only: importing the parameters stays light
 
 __all__ = [
     "Parameters", "ParameterFileError", "MissingParameterFile", "current_parameters", "using_parameters", "binding",

@@ -30,6 +30,8 @@ ever NaN.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import datetime as _dt
 from contextlib import nullcontext
 import math
@@ -51,9 +53,14 @@ from .engine.values import (
 )
 
 # the catalog, the cell contract and the parameter sets: loaded when a catalog function is first made
-catalog = lazy_module("cryptoplan.addin.catalog")
-convert = lazy_module("cryptoplan.addin.convert")
-model_params = lazy_module("cryptoplan.model.params")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.addin import catalog
+    from cryptoplan.addin import convert
+    from cryptoplan.model import params as model_params
+else:
+    catalog = lazy_module("cryptoplan.addin.catalog")
+    convert = lazy_module("cryptoplan.addin.convert")
+    model_params = lazy_module("cryptoplan.model.params")
 
 __all__ = ["catalog_functions", "default_functions", "callable_function", "ERROR_TEXT_CODE"]
 

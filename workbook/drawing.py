@@ -15,6 +15,8 @@ arrays (:func:`cryptoplan.model.params.using_values`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -24,8 +26,12 @@ import numpy as np
 from cryptoplan.model.lazy import lazy_module
 from cryptoplan.model.remember import Remembered
 
-draws_module = lazy_module("cryptoplan.model.calibration.draws")
-model_params = lazy_module("cryptoplan.model.params")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.model.calibration import draws as draws_module
+    from cryptoplan.model import params as model_params
+else:
+    draws_module = lazy_module("cryptoplan.model.calibration.draws")
+    model_params = lazy_module("cryptoplan.model.params")
 
 __all__ = ["drawing", "active", "Drawing"]
 

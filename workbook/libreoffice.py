@@ -10,6 +10,8 @@ that every formula is recalculated: a true second engine to compare with.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import shutil
 import subprocess
@@ -18,7 +20,10 @@ from pathlib import Path
 from cryptoplan.model.lazy import lazy_module
 
 
-calc = lazy_module("cryptoplan.addin.calc")   # when an add-in is installed
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.addin import calc
+else:
+    calc = lazy_module("cryptoplan.addin.calc")   # when an add-in is installed
 
 __all__ = ["soffice", "convert", "profile", "install_extension"]
 

@@ -21,6 +21,8 @@ Exit codes of ``cryptoplan recalc`` (also :attr:`Recalculation.exit_code`):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cryptoplan.model.errors import CryptoplanError, InputError
 
 import math
@@ -44,8 +46,12 @@ from .engine.values import (
 from cryptoplan.model.lazy import lazy_module
 
 # the add-in catalog's functions (the model) and the parameter file: loaded on first use
-catalog_functions = lazy_module("cryptoplan.workbook.catalog_functions")
-model_params = lazy_module("cryptoplan.model.params")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.workbook import catalog_functions
+    from cryptoplan.model import params as model_params
+else:
+    catalog_functions = lazy_module("cryptoplan.workbook.catalog_functions")
+    model_params = lazy_module("cryptoplan.model.params")
 
 __all__ = [
     "recalc", "recalc_report", "recalculate", "open_workbook", "OpenWorkbook", "Recalculation", "Output", "Problem",

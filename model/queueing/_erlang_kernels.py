@@ -9,6 +9,8 @@ on arguments it has already checked.  The formulas, accuracy and references are 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 import os
 
@@ -18,8 +20,12 @@ from ..lazy import lazy_module
 # loaded on first use: scipy.special (160 ms) for a large server count, the pool for large arrays.
 # SciPy is bound as the package, its special functions reached as ``scipy.special``: a lazy
 # submodule would import its parent package at once (5-7 ms of every start that never needs it)
-futures = lazy_module("concurrent.futures")
-scipy = lazy_module("scipy")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from concurrent import futures
+    import scipy
+else:
+    futures = lazy_module("concurrent.futures")
+    scipy = lazy_module("scipy")
 
 __all__ = ["RECURRENCE_SERVERS", "erlang_b_scalar", "erlang_b_array", "erlang_c_from_b",
            "poisson_pmf_scalar", "poisson_pmf_array"]
