@@ -9,6 +9,8 @@ system are each one line naming the path, never a traceback.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 import os
 from contextlib import contextmanager
@@ -18,7 +20,10 @@ import click
 
 from cryptoplan.model.lazy import lazy_module
 
-atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    from cryptoplan.workbook.engine import atomic
+else:
+    atomic = lazy_module("cryptoplan.workbook.engine.atomic")   # file writes: tempfile, uuid on first use
 __all__ = ["UnusableInput", "Finite", "Finished", "check_output_file", "writing", "report_folder"]
 
 
@@ -61,7 +66,8 @@ def check_output_file(path, option: str) -> None:
     ------
     click.UsageError
         Naming ``option``, the path and the reason (its folder is missing, the name is too
-        long, it is a folder, device, FIFO or link).
+        long, it is a folder, device, FIFO or link, the folder takes no new file: read-only,
+        no permission, full).
     """
     try:
         atomic.check_destination(path)
@@ -70,6 +76,10 @@ def check_output_file(path, option: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise click.UsageError(f"{option}: cannot write {path}: the folder {folder} does not exist")
+    try:
+        atomic.check_folder_writable(path)
+    except atomic.OutputError as exc:
+        raise click.UsageError(f"{option}: {exc}") from None
 
 
 @contextmanager

@@ -7,6 +7,8 @@ uses them, so ``cryptoplan --help`` starts in a blink (``tests/test_cli.py`` che
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import contextlib
 import csv
 import json
@@ -22,19 +24,36 @@ from cryptoplan import model     # lazy: its functions import on first use
 from .errors import Finite, check_output_file, report_folder, writing
 from cryptoplan.model.lazy import lazy_module
 
-np = lazy_module("numpy")
-tqdm = lazy_module("tqdm")
-C = lazy_module("cryptoplan.model.calibration.calibrate")
-F = lazy_module("cryptoplan.model.calibration.fit")
-smf_reader = lazy_module("cryptoplan.model.calibration.smf")
-datafiles = lazy_module("cryptoplan.model.datafiles")
-figures = lazy_module("cryptoplan.model.figures")
-model_params = lazy_module("cryptoplan.model.params")
-tls = lazy_module("cryptoplan.model.zos.tls")
-site_rmf = lazy_module("cryptoplan.workbook.site_rmf")
-rmf_files = lazy_module("cryptoplan.model.calibration.rmf_files")
-rmf_lines = lazy_module("cryptoplan.model.calibration.rmf_lines")
-charts = lazy_module("cryptoplan.workbook.report.charts")
+if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+    import numpy as np
+    import tqdm
+    from cryptoplan.model.calibration import calibrate as C
+    from cryptoplan.model.calibration import fit as F
+    from cryptoplan.model.site import smf as smf_reader
+    from cryptoplan.model import datafiles
+    from cryptoplan.model import figures
+    from cryptoplan.model import params as model_params
+    from cryptoplan.model.zos import tls
+    from cryptoplan.workbook import site_rmf
+    from cryptoplan.model.site import rmf_files
+    from cryptoplan.model.site import errors as site_errors
+    from cryptoplan.model.site import rmf_lines
+    from cryptoplan.workbook.report import charts
+else:
+    np = lazy_module("numpy")
+    tqdm = lazy_module("tqdm")
+    C = lazy_module("cryptoplan.model.calibration.calibrate")
+    F = lazy_module("cryptoplan.model.calibration.fit")
+    smf_reader = lazy_module("cryptoplan.model.site.smf")
+    datafiles = lazy_module("cryptoplan.model.datafiles")
+    figures = lazy_module("cryptoplan.model.figures")
+    model_params = lazy_module("cryptoplan.model.params")
+    tls = lazy_module("cryptoplan.model.zos.tls")
+    site_rmf = lazy_module("cryptoplan.workbook.site_rmf")
+    rmf_files = lazy_module("cryptoplan.model.site.rmf_files")
+    site_errors = lazy_module("cryptoplan.model.site.errors")
+    rmf_lines = lazy_module("cryptoplan.model.site.rmf_lines")
+    charts = lazy_module("cryptoplan.workbook.report.charts")
 
 __all__ = ["capacity", "fit", "calibrate", "crossval"]
 
@@ -215,6 +234,14 @@ def fit(figures_path, out_path, report_dir, force, check):
         written = {"parameters": doc["parameters"],
                    "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]},
                    "covariance": F.covariance_section(doc)}
+        # Everything that can refuse the file is checked before the bootstrap spends its half
+        # minute: values the models would refuse to load (as calibrate does), and a folder that
+        # cannot take a file (read-only, full) -- probed again, since a fit takes seconds.
+        try:
+            model_params.validate_params(written, "the fitted parameters", names=False)
+        except model_params.ParameterFileError as exc:
+            raise click.ClickException(f"{exc}; {out_path} not written") from None
+        check_output_file(out_path, "--out")
         click.echo(f"drawing the bootstrap of the sub-models whose covariance is not to be trusted "
                    f"({F.BOOTSTRAP_DRAWS} refits each, about half a minute) ...", err=True)
         written["bootstrap"] = F.bootstrap_section(doc)
@@ -223,7 +250,7 @@ def fit(figures_path, out_path, report_dir, force, check):
                 click.echo(f"warning: {block['stalled']} of {len(block['draws'])} {group} refits stopped where "
                            "they started (a residual is not smooth at the fit): bands drawn from that block "
                            "are too narrow", err=True)
-        try:        # as calibrate does: never write values the models would refuse to load
+        try:        # the bootstrap block's own structure, as a later load checks it
             model_params.validate_params(written, "the fitted parameters", names=False)
         except model_params.ParameterFileError as exc:
             raise click.ClickException(f"{exc}; {out_path} not written") from None
@@ -301,7 +328,7 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, key_type, key_
             obs += smf["observations"]
             measured = C.smf_measured(smf)
         cal = C.calibrate(obs, rows, measured)
-    except (C.CalibrationError, smf_reader.SmfError) as exc:
+    except (C.CalibrationError, site_errors.SiteFileError) as exc:     # the fit's, or a file's (SmfError...)
         raise click.UsageError(str(exc)) from None
     text = _calibration_text(cal, smf)
     click.echo(text, nl=False)
@@ -336,7 +363,7 @@ def _grouped(notes) -> list:
 def _rmf_rows_read(path: str, is_smf: bool) -> list:
     """The calibration lines of RMF's printed crypto report (or SMF 70-2 records) at ``path``.
 
-    Every interval and card the models price is a line (:func:`~cryptoplan.model.calibration.rmf_lines.report_lines`:
+    Every interval and card the models price is a line (:func:`~cryptoplan.model.site.rmf_lines.report_lines`:
     this LPAR's numbers, or the CPC's where RMF prints no LPAR columns); what is left out
     (PKCS11 cards, CEX5, key-generation rows) and the reader's warnings go to standard error.
     """

@@ -14,6 +14,7 @@ from cryptoplan import model
 from cryptoplan.cli import main
 
 
+@pytest.mark.slow
 def test_demo_builds_recalculates_and_prints(tmp_path):
     out = tmp_path / "demo"
     res = CliRunner().invoke(main, ["demo", "--out", str(out)])
@@ -68,24 +69,30 @@ def test_fit_check_fails_on_a_stale_parameter_file(fresh_fit, monkeypatch, tmp_p
     assert "acc_crt_ms_2048: fresh" in res.output and "cost at the committed parameters" in res.output
 
 
-def test_fit_never_writes_a_parameter_file_the_models_would_refuse(fresh_fit, monkeypatch, tmp_path):
+@pytest.mark.slow
+def test_fit_never_writes_a_parameter_file_the_models_would_refuse(fresh_fit, shared_bootstrap, monkeypatch, tmp_path):
     # a fit (e.g. to a --figures table) that put the accelerator's fixed time above its whole
     # RSA-2048 ME time would have been written, then refused by every later load; it is
-    # refused before writing, naming the parameter, the value and the limit (as calibrate does)
+    # refused before writing, naming the parameter, the value and the limit (as calibrate does),
+    # and before the bootstrap is drawn (a refused fit does not spend its half minute)
     import copy
     import json
 
-    import cryptoplan.model.calibration.fit as F
+    F = shared_bootstrap
     bad = copy.deepcopy(fresh_fit)
     me = bad["parameters"]["acc_me_ms_2048"]["value"]
     bad["parameters"]["acc_fixed_ms"]["value"] = 2.0 * me
     monkeypatch.setattr(F, "fit", lambda: bad)
+    drawn, shared = [], F.bootstrap_section
+    monkeypatch.setattr(F, "bootstrap_section", lambda *a, **k: drawn.append(1))
     out, report = tmp_path / "p.json", tmp_path / "report"
     res = CliRunner().invoke(main, ["fit", "--out", str(out), "--report", str(report)])
     assert res.exit_code == 1, res.output
     assert "'acc_fixed_ms' must be less than acc_me_ms_2048" in res.output
     assert f"{2.0 * me:g}"[:6] in res.output and f"{out} not written" in res.output
+    assert drawn == [] and "drawing the bootstrap" not in res.output
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["report"]   # the report, to read
+    monkeypatch.setattr(F, "bootstrap_section", shared)
     monkeypatch.setattr(F, "fit", lambda: fresh_fit)           # the real fit is written
     assert CliRunner().invoke(main, ["fit", "--out", str(out)]).exit_code == 0 and out.is_file()
     # a parameter added to the fit (a new model term) is written: the fit defines the names
@@ -122,6 +129,7 @@ def test_every_command_is_registered():
         assert f"  {cmd} " in res.output, cmd
 
 
+@pytest.mark.slow
 def test_outputs_never_overwrite_without_force(tmp_path):
     from cryptoplan.workbook.template import write_template
     wb = write_template(tmp_path / "planner.xlsx")
@@ -216,6 +224,7 @@ def test_fit_names_the_line_and_column_of_a_bad_row(tmp_path, column, value, mat
 _LOADED = "def loaded(m):\n    return type(sys.modules.get(m)) is type(sys)\n"
 
 
+@pytest.mark.subprocess
 def test_help_loads_no_numerical_library():
     # `cryptoplan --help` and usage errors must not wait for NumPy, SciPy, openpyxl or matplotlib:
     # the command modules import click and the standard library only (tests/bench_cli.py times it)
@@ -246,6 +255,7 @@ def test_every_command_is_registered_in_one_place():
     assert cli.main is main
 
 
+@pytest.mark.subprocess
 def test_the_old_module_path_is_a_deprecated_alias(tmp_path):
     """``cryptoplan.workbook.cli`` (where the command line lived until it got its own package)
     still imports, and runs with ``python -m``, for one release, with a DeprecationWarning."""
@@ -263,6 +273,7 @@ def test_the_old_module_path_is_a_deprecated_alias(tmp_path):
     assert r.returncode == 0 and "Commands:" in r.stdout, r.stderr
 
 
+@pytest.mark.subprocess
 def test_recalc_loads_only_what_the_workbook_needs(tmp_path):
     # a CLI recalc pays for every module it imports (tests/bench_recalc.py times it against
     # LibreOffice): writing XML must not pull in urllib/http/email (xml.sax.saxutils does),
@@ -330,6 +341,7 @@ def test_recalc_runs_without_the_collector_and_gives_it_back(tmp_path, monkeypat
     assert gc.isenabled()
 
 
+@pytest.mark.subprocess
 def test_recalc_ends_its_process_at_once_with_its_exit_code_and_every_line(tmp_path):
     # the console script ends recalc's process without Python's teardown (cli.run): the exit
     # code, every line on both streams and the file written must be what main() gives

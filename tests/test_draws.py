@@ -214,13 +214,16 @@ def test_stalled_counts_the_refits_that_ended_where_they_started():
     assert stalled(rows[1:3], x_hat) == 0
 
 
-def test_fit_out_warns_of_a_block_whose_refits_stalled(tmp_path, monkeypatch):
+def test_fit_out_warns_of_a_block_whose_refits_stalled(tmp_path, monkeypatch, fresh_fit):
     """cryptoplan fit --out says which bootstrap block holds refits that stopped at their start
     (its bands too narrow), instead of writing it silently."""
+    import copy
+
     from click.testing import CliRunner
     from cryptoplan.cli import main
     from cryptoplan.model.calibration import fit as F
     real = F.bootstrap_section
+    monkeypatch.setattr(F, "fit", lambda: copy.deepcopy(fresh_fit))     # the session's fit, not a new one
 
     def section(doc, n=5, seed=0):
         out = real(doc, n=n, seed=seed)

@@ -44,6 +44,7 @@ def _workbook(tmp_path, cells=None, name="w.xlsx") -> Path:
 
 
 # ------------------------------------------------------------ parameter files (the crash)
+@pytest.mark.subprocess
 def test_deeply_nested_parameter_file_is_refused_not_a_segfault(tmp_path):
     # 9363a92: recalc and sweep died with SIGSEGV (exit 139): the JSON decoder recursed once
     # per level under the engine's raised recursion limit and overflowed the C stack
@@ -442,6 +443,7 @@ def _tmpfs(mnt, options):
         subprocess.run(["umount", str(mnt)], capture_output=True)
 
 
+@pytest.mark.subprocess
 def test_full_file_system_is_one_clean_error(full_folder):
     # 9363a92: template -o printed the clean error, then "Exception ignored in: ZipFile.__del__ ...
     # OSError: [Errno 28]"; calibrate --report an OSError traceback
@@ -508,6 +510,7 @@ def test_site_tables_with_a_huge_field_or_absurd_numbers_are_refused(tmp_path):
 
 
 # ------------------------------------------------------------ temporary files after SIGKILL
+@pytest.mark.subprocess
 def test_temporary_file_of_a_killed_writer_is_removed_by_the_next_write(tmp_path):
     # 9363a92: after SIGKILL, sweep and template left .target.*.tmp files, swept only after an hour
     dest = tmp_path / "o.xlsx"
@@ -567,6 +570,7 @@ def read_only_folder(tmp_path):
         yield mnt
 
 
+@pytest.mark.subprocess
 def test_a_read_only_folder_is_one_clean_error(read_only_folder, tmp_path):
     # the campaign's read-only cases (calibrate --out/--report, template -o), and the plan's report
     plan_file = tmp_path / "p.toml"

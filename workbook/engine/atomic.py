@@ -14,7 +14,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-__all__ = ["atomic_target", "atomic_files", "check_destination", "OutputError", "STALE_SECONDS"]
+__all__ = ["atomic_target", "atomic_files", "check_destination", "check_folder_writable", "OutputError", "STALE_SECONDS"]
 
 # A temporary file of our own naming, ".NAME.PID.XXXXXXXX.tmp", whose process PID is no longer
 # running was left by a process that was killed (SIGKILL cannot be caught): the next write to NAME
@@ -70,6 +70,26 @@ def check_destination(dest: str | os.PathLike[str]) -> None:
                 else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
                 else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
         raise OutputError(f"{dest} is {kind}: cryptoplan only replaces regular files")
+
+
+def check_folder_writable(dest: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, a destination whose folder cannot take a new file.
+
+    Creates and removes an unnamed temporary file in the folder (``tempfile.TemporaryFile``:
+    ``O_TMPFILE`` where the system has it, so nothing is ever visible there), which fails as the
+    real write would on a read-only file system, a folder without write permission or a full disk.
+
+    Raises
+    ------
+    OutputError
+        Naming the path and the system's reason.
+    """
+    folder = os.path.dirname(os.path.abspath(os.fspath(dest))) or "."
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise OutputError(f"cannot write {os.fspath(dest)}: {exc.strerror or exc}") from None
 
 
 def _running(pid: int) -> bool:
