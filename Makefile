@@ -10,6 +10,15 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install -q --disable-pip-version-check
 LOCK := constraints.txt
 PYTEST_ARGS ?=
+# Both cores (pytest-xdist): one worker per core; work stealing, so that the worker left with
+# the long tests gives its queue to the other.  Every test has a time budget (pytest-fail-slow):
+# FAIL_SLOW unless it declares its own with @pytest.mark.fail_slow (docs/development.md, "Tiers").
+# PYTHONDONTWRITEBYTECODE is cleared for the run so that pytest keeps the test modules it has
+# rewritten (tests/__pycache__): seconds a worker, every run after the first.
+WORKERS ?= auto
+FAIL_SLOW ?= 20s
+PYTEST := PYTHONDONTWRITEBYTECODE= $(VENV)/bin/pytest -q -n $(WORKERS) --dist worksteal --fail-slow=$(FAIL_SLOW)
+FAST := not slow and not subprocess and not libreoffice and not mypy
 
 .PHONY: venv plan test test-fast test-latest bench lock clean
 
@@ -22,18 +31,20 @@ plan: venv
 
 # pytest is started through its script, not `python -m pytest`, so the
 # checkout is not on sys.path: the tests import the installed package.
+# The whole suite, as CI runs it: the 25 slowest tests and the line coverage printed at the end.
 test: venv
-	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+	$(PYTEST) --durations=25 --cov --cov-report=term $(PYTEST_ARGS)
 
+# The loop between edits (under 90 s on 2 cores): no slow, subprocess, LibreOffice or mypy test.
 test-fast: venv
-	$(VENV)/bin/pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(PYTEST) -m "$(FAST)" $(PYTEST_ARGS)
 
 # The newest releases pyproject's ranges allow, in a venv of their own, fast tier.
 test-latest:
 	@test -x .venv-latest/bin/python || python3 -m venv .venv-latest
 	@.venv-latest/bin/python -m pip install -q --disable-pip-version-check --upgrade --upgrade-strategy eager ".[test]"
 	@.venv-latest/bin/python -m pip list --format=freeze 2>/dev/null | grep -i -E '^(numpy|scipy|openpyxl|xlwings|hypothesis|ciw)=='
-	.venv-latest/bin/pytest -q -m "not slow" $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= .venv-latest/bin/pytest -q -n $(WORKERS) --dist worksteal -m "$(FAST)" $(PYTEST_ARGS)
 
 bench: venv
 	@$(PIP) -c $(LOCK) ".[bench]"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,31 @@ def fresh_fit():
         if saved is not None:
             os.environ["CRYPTOPLAN_PARAMS"] = saved
         clear_cache()
+
+
+@pytest.fixture(scope="session")
+def fresh_bootstrap(fresh_fit):
+    """The bootstrap block of :func:`fresh_fit`, drawn once per test session with 21 refits a block.
+
+    ``bootstrap_section`` is deterministic (its seed is fixed), so the tests that run ``cryptoplan
+    fit --out`` several times (to check what is written, not the refits themselves) share this one
+    through :func:`shared_bootstrap` instead of drawing 201 refits a run (about 17 s each).  The
+    refits' own properties are tested in tests/test_draws.py and tests/test_bands_coverage.py.
+    """
+    import cryptoplan.model.calibration.fit as F
+    return F.bootstrap_section(fresh_fit, n=21)
+
+
+@pytest.fixture
+def shared_bootstrap(fresh_fit, fresh_bootstrap, monkeypatch):
+    """``cryptoplan fit`` as the CLI runs it, but on :func:`fresh_fit` and :func:`fresh_bootstrap`:
+    the fit and the bootstrap are taken from the session's, each call getting its own copy."""
+    import copy
+
+    import cryptoplan.model.calibration.fit as F
+    monkeypatch.setattr(F, "fit", lambda: copy.deepcopy(fresh_fit))
+    monkeypatch.setattr(F, "bootstrap_section", lambda doc, n=F.BOOTSTRAP_DRAWS, seed=0: copy.deepcopy(fresh_bootstrap))
+    return F
 
 
 @pytest.fixture
@@ -142,9 +168,13 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_collection_finish(session):
     """Start the Ciw replications of tests/test_mgc.py in the background when selected.
 
-    They take minutes on both cores and the rest of the suite runs on one: started
-    here, they overlap with it instead of running alone when their first test comes.
+    They take minutes on both cores and, without pytest-xdist, the rest of the suite runs
+    on one: started here, they overlap with it instead of running alone when their first
+    test comes.  Under xdist (``make test``: both cores already busy, and every worker
+    collects every test) the worker that runs them starts them with their first test.
     """
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
     for item in session.items:
         if "simulations" in getattr(item, "fixturenames", ()):
             item.module.start_simulations()
@@ -158,3 +188,56 @@ def pytest_sessionfinish(session):
     pool = getattr(mod, "_POOL", None) or {}
     if pool.get("executor") is not None:
         pool["executor"].shutdown(wait=False, cancel_futures=True)
+
+
+# ------------------------------------------------------------ tiers: what starts a process
+# The fast tier (make test-fast, docs/development.md) leaves out the tests marked subprocess,
+# libreoffice, mypy or slow.  A test that starts a process (subprocess.Popen, seen by an audit
+# hook) without one of those marks fails, naming the mark to add, so the fast tier stays fast
+# without anyone keeping a list.  A test that uses the LibreOffice fixtures is marked libreoffice.
+_SPAWN_MARKS = ("subprocess", "libreoffice", "mypy", "slow")
+_RUNNING: list = [None, False]          # the test whose setup or call is running; whether it spawned
+
+
+def _audit(event, args):
+    if event == "subprocess.Popen" and _RUNNING[0] is not None:
+        _RUNNING[1] = True
+
+
+sys.addaudithook(_audit)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if {"soffice", "lo_profile"} & fixtures:
+            item.add_marker(pytest.mark.libreoffice)
+        if "mypy_run" in fixtures:
+            item.add_marker(pytest.mark.mypy)
+        # Line coverage (make test) traces every Python line and doubles a test's CPU on Python
+        # 3.11: the slow tier runs untraced (pytest-cov's no_cover), so the coverage printed is
+        # that of the other tiers, which exercise every module (docs/development.md).
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.no_cover)
+
+
+def _watch_spawns(item):
+    _RUNNING[:] = [item.nodeid, False]
+    try:
+        return (yield)
+    finally:
+        spawned = _RUNNING[1]
+        _RUNNING[:] = [None, False]
+        if spawned and not any(item.get_closest_marker(m) for m in _SPAWN_MARKS):
+            pytest.fail(f"{item.nodeid} starts a process: mark it @pytest.mark.subprocess (or libreoffice, "
+                        "mypy, slow) so that the fast tier leaves it out", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _watch_spawns(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _watch_spawns(item))

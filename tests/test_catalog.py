@@ -304,6 +304,7 @@ def windows_view():
     return json.loads(r.stdout)
 
 
+@pytest.mark.subprocess
 def test_xlwings_metadata_matches_catalog(windows_view):
     meta = windows_view["meta"]
     assert set(meta) == {f.name for f in CATALOG}
@@ -320,6 +321,7 @@ def test_xlwings_metadata_matches_catalog(windows_view):
             assert ma["optional"] == ("<required>" if a.required else a.default)
 
 
+@pytest.mark.subprocess
 def test_generated_vba_wrappers(windows_view):
     vba = windows_view["vba"]
     for f in CATALOG:

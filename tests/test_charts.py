@@ -75,6 +75,7 @@ def test_the_growth_chart_crosses_the_target_where_the_plan_says(tmp_path, saved
     assert ax.get_legend() is not None and ax.get_xlim() == (0.0, 120.0)
 
 
+@pytest.mark.subprocess
 def test_drawing_loads_no_pyplot():
     """The charts use a Figure and its canvas: no pyplot (no global figures, no backend switch)."""
     code = ("import sys\n"

@@ -54,6 +54,7 @@ def test_without_a_level_the_count_is_the_fitted_parameters_one(at_level, count)
     assert at_level(1500.0, *WORKLOAD) == count(1500.0, *WORKLOAD)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(q=st.floats(0.01, 0.99), rate=st.sampled_from([400.0, 1500.0, 4000.0]),
        which=st.sampled_from(range(len(PAIRS))))

@@ -212,6 +212,7 @@ def test_from_figure_reads_a_condition_and_refuses_an_empty_field():
         FromFigure("ref_maxchl_range", "message_kb")()
 
 
+@pytest.mark.subprocess
 def test_importing_the_domains_loads_no_numpy():
     # model.params reads KEY_REUSE from here and is documented to import without NumPy
     import subprocess

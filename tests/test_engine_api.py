@@ -54,6 +54,7 @@ def test_the_package_example_runs():
     assert result.attempted >= 8 and result.failed == 0
 
 
+@pytest.mark.subprocess
 def test_the_engine_needs_neither_the_add_in_nor_the_models(tmp_path):
     code = f"""
 import sys, openpyxl

@@ -70,6 +70,7 @@ def test_poisson_dist_truncates_and_rejects_like_excel():
     assert kind[0] != NUM and kind[1] != NUM and kind[2] == NUM
 
 
+@pytest.mark.subprocess
 def test_poisson_dist_in_the_summed_range_does_not_load_scipy_special():
     # the template's Check sheet (POISSON.DIST at a few servers) must not pay scipy.special's
     # import at every recalculation; a fresh interpreter shows what is loaded

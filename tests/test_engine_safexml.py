@@ -60,6 +60,7 @@ def _trees(draw, depth=0):
     return el
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(_trees(), st.sampled_from([("end",), ("start", "end")]), st.integers(1, 64))
 def test_iterparse_gives_elementtrees_events_whatever_the_chunks(tree, events, chunk):

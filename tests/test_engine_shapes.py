@@ -102,6 +102,7 @@ def _groups(eng: Engine) -> list:
     return list({id(g): g for g in eng._groups().values()}.values())
 
 
+@pytest.mark.slow
 def test_the_template_grouped_equals_cell_by_cell(tmp_path):
     one, grouped = _both(write_template(tmp_path / "planner.xlsx"), default_functions())
     assert _values(grouped) == _values(one)
@@ -386,6 +387,7 @@ def _same(a, b) -> bool:
     return a.num[0, 0, 0] == b.num[0, 0, 0]
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from([0.0, -0.0, 1.0, 1.5, -2.25, 1234567.891, 0.005, 1e-9, 2.5]), min_size=65, max_size=120),
        st.sampled_from(["0.00", "#,##0", "0%", "0.0", "General", "0.000E+00", "@@"]))
@@ -396,6 +398,7 @@ def test_text_of_a_sweeps_column_is_each_scenarios_text_alone(tmp_path, xs, fmt)
         assert _same(got, want), (x, fmt)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(["#NUM! X: overloaded", "abc", "ABC", "", "2.5", 0.0, -0.0, 3.0, 12345.678, True]),
                 min_size=65, max_size=100),

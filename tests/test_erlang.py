@@ -131,6 +131,7 @@ def test_whole_server_counts_at_the_recurrence_boundary(array):
     assert _check_against(vals, refs, RECURRENCE_POINTS, f"erlang_b recurrence, array={array}") > 0
 
 
+@pytest.mark.subprocess
 def test_planning_whole_cards_does_not_load_scipy_special():
     """Erlang B and C for whole card counts (the recurrence) need no SciPy: a planning
     question does not pay its import (about 0.2 s).  Run in a fresh interpreter."""
@@ -378,6 +379,7 @@ def test_scalar_and_array_paths_agree(a, c):
         assert_allclose(erlang_c(np.array([a]), np.array([c]))[0], erlang_c(a, c), rtol=MONO, atol=1e-300)
 
 
+@pytest.mark.subprocess
 def test_the_threaded_kernel_works_in_a_fresh_interpreter():
     """Large arrays beyond the recurrence run on a thread pool whose workers need scipy.special,
     bound lazily: loaded by the calling thread first (a lazy module's concurrent first use raised

@@ -345,6 +345,7 @@ def test_leave_one_out_does_not_see_the_left_out_figure(scaled_figures, fid):
     assert moved["published"] == pytest.approx(3 * plain["published"])
 
 
+@pytest.mark.slow
 def test_crossval_in_worker_processes_equals_in_process():
     # the refits are independent: two worker processes give what one process gives
     ids = {"s002_rt_sslciph_2k_us", "s002_rt_attls_1m_us"}

@@ -274,6 +274,7 @@ def _engine_workbook(path):
     return cases
 
 
+@pytest.mark.slow
 def test_every_function_through_the_engine_answers_or_explains(tmp_path):
     from cryptoplan.workbook.recalculation import recalc_report
     cases = _engine_workbook(tmp_path / "hostile.xlsx")

@@ -72,6 +72,7 @@ def test_7_names_are_text_in_the_charts_never_markup(tmp_path, name, monkeypatch
     assert "$" not in plain_text(name).replace("\\$", "")
 
 
+@pytest.mark.subprocess
 def test_8_missing_glyphs_are_one_note_not_warnings_with_paths(tmp_path):
     p = _plan(tmp_path, name="監査 🔐")
     out = subprocess.run([_cli(), "plan", str(p), "--report", str(tmp_path / "rep")], capture_output=True,
@@ -81,6 +82,7 @@ def test_8_missing_glyphs_are_one_note_not_warnings_with_paths(tmp_path):
     assert "note: the chart font has no glyph for some characters of the names" in out.stderr
 
 
+@pytest.mark.subprocess
 def test_8_two_thousand_workloads_fold_into_one_legend_entry(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     body = "[system]\nprocessors = 64\ncoprocessors = 64\naccelerators = 64\n" + "".join(
@@ -109,6 +111,7 @@ def test_9_an_overloaded_pool_never_reads_minus_one_percent():
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.subprocess
 def test_10_a_fifo_or_a_device_is_no_plan_file(tmp_path):
     fifo = tmp_path / "p.toml"
     os.mkfifo(fifo)
@@ -177,6 +180,7 @@ def test_16_a_failure_while_drawing_leaves_no_new_folder_and_no_temporary_file(t
     assert not Path("rep").exists()
 
 
+@pytest.mark.subprocess
 def test_17_a_full_standard_output_is_exit_4_and_the_report_is_written(tmp_path):
     p = _plan(tmp_path)
     with open("/dev/full", "w") as full:
@@ -188,6 +192,7 @@ def test_17_a_full_standard_output_is_exit_4_and_the_report_is_written(tmp_path)
 
 @pytest.mark.parametrize("args", [["plan", "{p}", "--json"], ["functions", "--json"],
                                   ["capacity", "--service-ms", "0.5", "--rates", "1000", "--json"]])
+@pytest.mark.subprocess
 def test_18_a_closed_standard_output_is_exit_4(tmp_path, args):
     p = _plan(tmp_path)
     out = subprocess.run([_cli(), *[a.format(p=p) for a in args]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -347,6 +352,7 @@ def test_5_retarget_caps_a_part_as_recalc_does(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.subprocess
 def test_10_a_fifo_is_no_workbook_for_retarget(tmp_path):
     fifo = tmp_path / "w.xlsx"
     os.mkfifo(fifo)

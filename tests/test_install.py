@@ -21,12 +21,14 @@ def _run(code: str, cwd: Path) -> str:
     return out.stdout.strip()
 
 
+@pytest.mark.subprocess
 def test_data_found_from_another_directory(tmp_path):
     path = _run("from cryptoplan.model.datafiles import data_path; print(data_path('README.md'))", tmp_path)
     assert Path(path).is_file()
 
 
 @pytest.mark.skipif(os.environ.get("CI") != "true", reason="only CI installs non-editable")
+@pytest.mark.subprocess
 def test_ci_uses_the_installed_package_not_the_checkout(tmp_path):
     # The venv may live inside the checkout (.venv), so the test is "from
     # site-packages", not "outside the checkout".
@@ -36,6 +38,7 @@ def test_ci_uses_the_installed_package_not_the_checkout(tmp_path):
     assert "site-packages" in data.resolve().parts and data.resolve().parent != CHECKOUT / "data", data
 
 
+@pytest.mark.subprocess
 def test_console_script_runs(tmp_path):
     exe = Path(sys.executable).with_name("cryptoplan")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "cryptoplan.cli"]

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -17,11 +19,13 @@ def _ruff() -> list[str]:
     return [exe]
 
 
+@pytest.mark.subprocess
 def test_ruff_is_clean():
     r = subprocess.run([*_ruff(), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-5000:] + r.stderr[-2000:]
 
 
+@pytest.mark.subprocess
 def test_ruff_sees_a_planted_problem(tmp_path):
     # the check is not vacuous: an unused import in a module of the layout fails it
     (tmp_path / "model").mkdir()

@@ -465,6 +465,7 @@ def test_many_multi_server_stations_are_exact_and_cheap():
     assert mva_work(10, demands, [2] * 8) == 10 * 2 ** 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, match", [
     ((1e9, [1.0, 2.0], [1, 2]), r"recursion steps \(population"),
     ((10, [1.0 + i * 1e-3 for i in range(10000)], [2] * 10000), "more than 1e300"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -46,6 +47,7 @@ def test_unique_rows_is_numpys_unique_over_rows(X):
     assert_array_equal(u[inv], X)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(X=arrays(float, st.tuples(st.integers(1, 200), st.integers(1, 4)),
                 elements=st.integers(-3, 40).map(float)),

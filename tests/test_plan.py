@@ -515,6 +515,7 @@ def _ciw_pool_wait(classes, servers, seed, until_ms=25_000.0, warm_ms=2_000.0):
 
 
 @pytest.mark.slow
+@pytest.mark.fail_slow("120s")          # 31 s alone (90985a6): a Ciw simulation of the pooled cards
 def test_pooled_accelerator_wait_matches_a_multiclass_simulation():
     """Two workloads on 2 accelerators, 72% busy: AMS privacy's ME and CRT requests and TLS
     handshakes (three constant service times, SCV 1.74 mixed).  The plan's M/G/c wait per request

@@ -67,6 +67,7 @@ def _mix(growth, rates, policies, sizes, profiled, factors):
             for i, (g, r, p, kb, on) in enumerate(zip(growth, rates, policies, sizes, profiled))]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(mixes(), st.integers(1, 16), st.integers(1, 8), st.integers(1, 8))
 def test_evaluating_the_plan_at_the_month_returned_gives_the_target(mix, cps, cops, accs):

@@ -227,6 +227,7 @@ def test_plan_file_profiles_are_checked_and_used():
 
 
 # ----------------------------------------------------------------- one card failed
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(st.floats(10.0, 3000.0), st.integers(0, 12), st.floats(0.0, 0.5), st.floats(0.55, 0.95))
 def test_the_failover_count_is_the_fewest_cards_that_survive_one_failing(rate, cards, other, limit):

@@ -109,6 +109,7 @@ def test_the_text_and_page_state_the_scenario(plan_file):
 
 
 @pytest.mark.parametrize("bands", [[], ["--bands", "--draws", "300"]], ids=["point", "bands"])
+@pytest.mark.libreoffice
 def test_the_page_prints_on_one_a4_landscape_page(plan_file, tmp_path, bands):
     # the manager prints it: Chromium's print of the page, counted by poppler; with --bands the
     # resource table's cells carry their bands and the growth chart its shaded ones

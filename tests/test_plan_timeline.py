@@ -37,6 +37,7 @@ def _meets(s, ws, pool, count, months):
     return ok
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(st.floats(20.0, 800.0), st.floats(0.05, 3.0), st.integers(1, 4), st.integers(1, 4), st.floats(0.0, 12.0),
        st.sampled_from(["one_card", "none"]))

@@ -80,6 +80,7 @@ def test_the_howto_answers_each_question_of_issue_33():
     assert "Site RMF" in _howto() and ". .venv/bin/activate" in README.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("page", "index"), _python_examples(),
                          ids=[f"{p.stem}-{i}" for p, i in _python_examples()])
 def test_python_examples(page, index, tmp_path, monkeypatch):
@@ -124,6 +125,7 @@ def _contains_in_order(output: list[str], expected: list[str]) -> bool:
 
 
 @pytest.mark.parametrize(("commands", "expected"), _shell_examples())
+@pytest.mark.subprocess
 def test_howto_commands_print_what_the_readme_shows(commands, expected, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "CRYPTOPLAN_PARAMS"}
     subprocess.run([str(CRYPTOPLAN), "template", "-o", "planner.xlsx"], cwd=tmp_path, env=env, check=True,
@@ -201,6 +203,7 @@ def _command_lines(block: str) -> list[str]:
 
 @pytest.mark.parametrize(("page", "index", "block"), _runnable_blocks(),
                          ids=[f"{p}-{i}" for p, i, _ in _runnable_blocks()])
+@pytest.mark.subprocess
 def test_every_other_command_example_runs(page, index, block, tmp_path):
     from test_plan_report import readme_plan
 

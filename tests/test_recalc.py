@@ -509,6 +509,7 @@ def test_cell_limit(tmp_path):
     assert res.exit_code == EXIT_BAD_FILE and "more than 20 cells" in res.output
 
 
+@pytest.mark.slow
 def test_default_cell_limit_on_a_huge_sheet(tmp_path):
     """A sheet over the documented 2,000,000-cell limit is refused quickly, without memory blow-up."""
     from cryptoplan.workbook.engine.package import MAX_CELLS
@@ -611,6 +612,7 @@ def test_template_recalc_writes_values_and_keeps_package(tmp_path):
         assert b'fullCalcOnLoad="1"' in b.read("xl/workbook.xml")  # Excel re-runs the UDFs
 
 
+@pytest.mark.subprocess
 def test_console_script_recalc(tmp_path):
     p = make_wb(tmp_path / "c.xlsx", {"Results": {"A1": "x", "B1": "=3*3"}})
     exe = Path(sys.executable).with_name("cryptoplan")
@@ -776,6 +778,7 @@ def _site_params(path: Path, **scale) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_template_params_file_switches_every_result(tmp_path):
     """Issue 13: the template's ParamsFile input selects the calibration of the whole workbook.
 
@@ -804,6 +807,7 @@ def test_template_params_file_switches_every_result(tmp_path):
     assert again["Coprocessor utilization (RMF summary)"] == out["Coprocessor utilization (RMF summary)"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content, fragment", [
     ('{"parameters": {}}', "lacks the parameters"),
     ("not json", "not JSON"),
@@ -826,6 +830,7 @@ def test_template_bad_params_file_is_an_error_in_every_cell_naming_it(tmp_path, 
     assert isinstance(out["CPU factor, TLS 1.3 full handshake"], float)
 
 
+@pytest.mark.slow
 def test_params_file_must_be_one_file_for_all_scenarios(tmp_path):
     p = _template(tmp_path)
     site = _site_params(tmp_path / "site.json", cop_rsa_ms_2048=1.0)
@@ -858,6 +863,7 @@ def test_template_outputs_are_one_per_result_with_unique_labels(tmp_path):
     assert cop.startswith("#NUM! CARD_UTILIZATION: coprocessors would be")
 
 
+@pytest.mark.slow
 def test_open_workbook_parses_once_and_recalculates_each_input_set_afresh(tmp_path):
     # expected values: recalc(path, inputs), which reads the file for every call
     from cryptoplan.workbook import open_workbook

@@ -202,6 +202,7 @@ def _template(tmp_path):
     return write_template(tmp_path / "planner.xlsx")
 
 
+@pytest.mark.slow
 def test_template_sweep_row_equals_recalc_with_set(tmp_path):
     p = _template(tmp_path)
     out = tmp_path / "s.csv"
@@ -252,6 +253,7 @@ def _same(a, b):
     return a == b and type(a) is type(b)
 
 
+@pytest.mark.slow
 def test_chunked_sweep_equals_one_pass_and_counts_scenarios(tmp_path, capsys):
     """The chunks change memory and the progress bar, never a value: a sweep with half its
     scenarios saturated gives the same table and exit code in chunks of 7 as in one pass."""
@@ -397,6 +399,7 @@ def test_vary_text_into_a_number_cell_is_refused(tmp_path):
     assert run("sweep", p, "--vary", "Policy=privacy,42", "-o", tmp_path / "t.csv").exit_code == EXIT_OK
 
 
+@pytest.mark.slow
 def test_sweep_set_fixes_an_input_in_every_scenario(tmp_path):
     """--set KeySize=4096 with --vary TxRate equals recalc --set for both inputs, row by row."""
     p = _template(tmp_path)

@@ -64,6 +64,7 @@ def per_draw(planner):
     return drawn, plain
 
 
+@pytest.mark.slow
 def test_each_draw_is_the_workbook_evaluated_under_that_draw(per_draw):
     drawn, plain = per_draw
     m = len(GROWTH)
@@ -130,6 +131,7 @@ def test_an_executor_gives_the_one_process_numbers(planner, pool):
     _same(one, many)
 
 
+@pytest.mark.subprocess          # distributed starts a helper process on its first cluster
 def test_a_dask_local_cluster_gives_the_one_process_numbers(planner):
     distributed = pytest.importorskip("distributed")
     vary = {"PlanGrowth": [0.5, 1.0, 1.5, 2.0, 2.5]}
@@ -138,6 +140,28 @@ def test_a_dask_local_cluster_gives_the_one_process_numbers(planner):
             distributed.Client(cluster) as client:
         many = sweep(planner, vary, draws=4, seed=1, chunk_size=8, executor=client.get_executor())
     _same(one, many)
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_dask_worker_processes_give_the_one_process_numbers_with_their_heap_restored(planner):
+    # issue 66: through worker *processes* (a nanny each, as `dask worker` starts them) a sweep is
+    # the one process's to the bit, and each worker that ran a chunk has given malloc back its
+    # large-allocation threshold: the nanny sets MALLOC_TRIM_THRESHOLD_, which alone made each
+    # chunk's temporaries go through mmap (the speed is tests/bench_sweep_draws.py's to measure)
+    distributed = pytest.importorskip("distributed")
+    from cryptoplan.workbook import sweeps
+    vary = {"PlanGrowth": [0.5, 1.0, 1.5, 2.0, 2.5]}
+    one = sweep(planner, vary, draws=4, seed=1, chunk_size=8)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        env = client.run(lambda: __import__("os").environ.get("MALLOC_TRIM_THRESHOLD_"))
+        many = sweep(planner, vary, draws=4, seed=1, chunk_size=8, executor=client.get_executor())
+        tuned = client.run(lambda: list(sweeps._MALLOC_TUNED))
+    _same(one, many)
+    assert set(env.values()) == {"65536"}, env           # what dask's nanny sets (its default config)
+    assert [True] in tuned.values() and all(t in ([], [True]) for t in tuned.values()), tuned
+    assert sweeps._malloc_for_chunks() is False or "MALLOC_TRIM_THRESHOLD_" in __import__("os").environ
 
 
 def test_the_cli_sweeps_with_draws_and_workers(planner, tmp_path):

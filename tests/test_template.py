@@ -345,6 +345,7 @@ def test_results_are_udf_formulas_over_named_inputs(wb):
     assert "card" in rows["Accelerators required"].number_format
 
 
+@pytest.mark.subprocess
 def test_the_builder_computes_nothing():
     """Formulas only: building the workbook never calls the functions (xlwings, behind
     cryptoplan.addin.udfs, is not even imported); values come from the formula engine."""
