@@ -66,8 +66,8 @@ def check_output_file(path, option: str) -> None:
     ------
     click.UsageError
         Naming ``option``, the path and the reason (its folder is missing, the name is too
-        long, it is a folder, device, FIFO or link, the folder takes no new file: read-only,
-        no permission, full).
+        long, it is a folder, device, FIFO or link, the folder takes no new file: read-only or
+        no permission).
     """
     try:
         atomic.check_destination(path)

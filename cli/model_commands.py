@@ -235,8 +235,10 @@ def fit(figures_path, out_path, report_dir, force, check):
                    "fit": {"cost": doc["cost"], "roundtrip_cost": doc["roundtrip_cost"], "nfev": doc["nfev"]},
                    "covariance": F.covariance_section(doc)}
         # Everything that can refuse the file is checked before the bootstrap spends its half
-        # minute: values the models would refuse to load (as calibrate does), and a folder that
-        # cannot take a file (read-only, full) -- probed again, since a fit takes seconds.
+        # minute: values the models would refuse to load (as calibrate does; validate_params
+        # reads the parameters only, so the bootstrap drawn below needs no second check), and a
+        # folder that cannot take a file (read-only, no permission) -- probed again, since a fit
+        # takes seconds.
         try:
             model_params.validate_params(written, "the fitted parameters", names=False)
         except model_params.ParameterFileError as exc:
@@ -250,10 +252,6 @@ def fit(figures_path, out_path, report_dir, force, check):
                 click.echo(f"warning: {block['stalled']} of {len(block['draws'])} {group} refits stopped where "
                            "they started (a residual is not smooth at the fit): bands drawn from that block "
                            "are too narrow", err=True)
-        try:        # the bootstrap block's own structure, as a later load checks it
-            model_params.validate_params(written, "the fitted parameters", names=False)
-        except model_params.ParameterFileError as exc:
-            raise click.ClickException(f"{exc}; {out_path} not written") from None
         text = F.params_text(written)
         with writing(out_path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)

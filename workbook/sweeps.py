@@ -16,8 +16,6 @@ one per chunk and :func:`write_sweep` streams them to a file (memory bounded by 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cryptoplan.model.domains import BAND_LEVEL, DRAWS
 from cryptoplan.model.errors import InputError, UnknownName
 
@@ -29,7 +27,7 @@ import re
 import sys
 import threading
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 

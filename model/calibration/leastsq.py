@@ -57,12 +57,10 @@ References
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cryptoplan.model.errors import InputError
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from ..lazy import lazy_module

@@ -77,7 +77,8 @@ def check_folder_writable(dest: str | os.PathLike[str]) -> None:
 
     Creates and removes an unnamed temporary file in the folder (``tempfile.TemporaryFile``:
     ``O_TMPFILE`` where the system has it, so nothing is ever visible there), which fails as the
-    real write would on a read-only file system, a folder without write permission or a full disk.
+    real write would on a read-only file system or a folder without write permission.  An empty
+    file needs no space: a full disk is found by the write itself, which leaves nothing behind.
 
     Raises
     ------

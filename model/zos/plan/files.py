@@ -3,19 +3,18 @@
 :func:`plan_from_dict` reads the README's plan format (``[system]`` and ``[[workload]]``), as a
 file's document (:func:`read_plan_document`); :func:`plan_from_tables` reads the template's
 Workloads table, System block and Profiles table as the spreadsheet functions receive them.  Both
-are read through :func:`cryptoplan.model.zos.plan.read.read_plan`, the one reader of a plan.  Every key is checked: an unknown one is
-an error naming the file (or range), the workload, the key and what is accepted.
+are read through :func:`cryptoplan.model.zos.plan.read.read_plan`, the one reader of a plan.
+Every key is checked: an unknown one is an error naming the file (or range), the workload, the
+key and what is accepted.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import datetime
 import os
 import stat
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ..._text import value_text
 from ...lazy import lazy_module
