@@ -18,7 +18,7 @@ from ..figures import figure
 from ..params import using_values
 from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
 from .free import FREE, GROUPS, PRIORS
-from .targets import Target, predictions, scored, targets
+from .targets import Target, scored, stacked_predictions, targets
 
 __all__ = ["Scorer", "residuals", "group_members", "group_batch", "fit_cost", "roundtrip_cost", "prior_terms",
            "prior_residuals"]
@@ -142,7 +142,7 @@ def residuals(values: dict, tlist, score=None) -> np.ndarray:
     """
     score = score or Scorer([figure(t.figure_id) for t in tlist])
     with using_values(values):
-        got = np.stack(np.broadcast_arrays(*predictions(tlist)), axis=-1)
+        got = stacked_predictions(tlist)
     return score(got).reshape(-1, len(tlist))
 
 

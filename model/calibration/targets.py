@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..params import binding, param, using_values
 from ..zos import ams, tls
 from .free import Z196_ANCHOR, Z196_OF
 
-__all__ = ["Target", "targets", "scored", "predictions", "predict_all"]
+__all__ = ["Target", "targets", "scored", "predictions", "stacked_predictions", "predict_all"]
 
 
 @dataclass(frozen=True)
@@ -342,6 +342,7 @@ class _TlsTable:
         # parameter's (the z196 set), or a constant (the z196 anchor 1, an unused cipher 0)
         self.theta = tuple(theta) if theta is not None else self.linear
         self.index, self.rows, self.reneg, self.z14 = {}, [], [], []
+        self.arrays = None          # (A, R, z14) as arrays: made on first use after a registration
         self.bound, self.values = None, None
 
     def _register(self, k) -> int:
@@ -358,7 +359,7 @@ class _TlsTable:
         self.rows.append(row)
         self.reneg.append(reneg)
         self.z14.append(plat == "z14")
-        self.bound = None
+        self.arrays, self.bound = None, None
         return self.index[k]
 
     def at(self, mode, cipher, kb, space=None, platform="z15", sslrkeyc=0) -> int:
@@ -374,12 +375,15 @@ class _TlsTable:
         """
         bound = binding()
         if self.bound is None or bound[0] is not self.bound[0] or bound[1] is not self.bound[1]:
+            if self.arrays is None:
+                self.arrays = (np.asarray(self.rows), np.asarray(self.reneg), np.asarray(self.z14))
+            rows, reneg, z14 = self.arrays
             theta = np.stack(np.broadcast_arrays(*[param(n) if isinstance(n, str) else float(n)
                                                    for n in self.theta]))
             g14 = param("tls_z14_vs_z15")
-            z14 = np.reshape(self.z14, (-1,) + (1,) * (theta.ndim - 1))
-            reneg = np.reshape(self.reneg, z14.shape)
-            self.values = np.where(z14, g14, 1.0) * (np.asarray(self.rows) @ theta) + reneg
+            z14 = np.reshape(z14, (-1,) + (1,) * (theta.ndim - 1))
+            reneg = np.reshape(reneg, z14.shape)
+            self.values = np.where(z14, g14, 1.0) * (rows @ theta) + reneg
             self.bound = bound
         return self.values
 
@@ -389,38 +393,184 @@ class _TlsTable:
         return self.current()[i]
 
 
+class _TlsValues(NamedTuple):
+    """What :meth:`_TlsTerms.current` gives under one parameter set (or *k*, along a last axis)."""
+
+    terms: np.ndarray       #: each term, in the order registered: (terms,) or (terms, k)
+    columns: np.ndarray     #: each column, in the order registered: (columns,) or (columns, k)
+
+
+@dataclass(frozen=True)
+class _Column:
+    """A TLS target's value (its ``of``, or one of its ``ends``): column ``index`` of :class:`_TlsTerms`."""
+
+    index: int
+
+    def __call__(self, values: _TlsValues):
+        return values.columns[self.index]
+
+
+@dataclass(frozen=True)
+class _Farthest:
+    """A range figure's condition farthest from its middle (:func:`_extreme`), the conditions being
+    the terms ``start:stop`` of :class:`_TlsTerms`: what a report shows of a range target."""
+
+    start: int
+    stop: int
+    figure_id: str
+
+    def __call__(self, values: _TlsValues):
+        return _extreme(values.terms[self.start:self.stop], self.figure_id)
+
+
+class _TlsTerms:
+    """The TLS targets' values under the parameters in force, all of them in a dozen array operations
+    on one :class:`_TlsTable`'s costs :math:`v`.
+
+    A *term* is one quantity of the costs, :math:`s\\,(v_a / d - o)`, the divisor :math:`d` another
+    cost :math:`v_b` or a constant: a cost (:math:`v_a`), a cost in ms (:math:`v_a / 1000`), a ratio
+    (:math:`v_a / v_b`), a change in percent (:math:`100\\,(v_a / v_b - 1)`).  The terms come in
+    *groups* (a target's conditions), and a target reads a *column*: the lowest term of a group, at
+    most a cap, or its highest, at least a floor.  A group of one term is the term; the lowest of
+    several conditions is ``np.minimum.reduce`` of them; a range's ends are :func:`_ends`'.  Each
+    group's terms are contiguous, so the lowest and the highest of every group are one ``reduceat``
+    each; a range's farthest condition (:class:`_Farthest`) is read from the terms when asked.
+
+    The arithmetic is that of the definitions, element by element (a division by 1, a subtraction of
+    0, a product by 1 and the minimum with infinity leave a number as it is, and a minimum or a
+    maximum is exact whatever the order), so the values are theirs to the bit; tests/test_fit.py
+    compares them.  As :class:`_TlsTable`'s, they are recomputed only when the parameters in force
+    change (:func:`cryptoplan.model.params.binding`).
+    """
+
+    def __init__(self, table: _TlsTable):
+        self.table = table
+        self.terms: list[tuple] = []        # (a, b, divisor, scale, offset); b None: divide by divisor
+        self.starts: list[int] = []         # each group's first term
+        self.columns: list[tuple] = []      # (group, "low" or "high", cap or floor)
+        self.arrays: tuple | None = None    # the above as index and constant arrays (_arrays)
+        self.bound, self.values = None, None
+
+    @staticmethod
+    def term(a: int, b: int | None = None, *, divisor: float = 1.0, scale: float = 1.0,
+             offset: float = 0.0) -> tuple:
+        """The term :math:`s\\,(v_a / v_b - o)` of the table's conditions ``a`` and ``b``
+        (:meth:`_TlsTable.at`), or :math:`s\\,(v_a / d - o)` without ``b``, for :meth:`group`."""
+        return (a, b, float(divisor), float(scale), float(offset))
+
+    def group(self, terms) -> int:
+        """Register a group of terms (:meth:`term`); its number, for :meth:`lowest`, :meth:`highest`
+        and :meth:`farthest`."""
+        self.starts.append(len(self.terms))
+        self.terms.extend(terms)
+        self.arrays, self.bound = None, None
+        return len(self.starts) - 1
+
+    def _span(self, g: int) -> tuple[int, int]:
+        return self.starts[g], self.starts[g + 1] if g + 1 < len(self.starts) else len(self.terms)
+
+    def _column(self, g: int, side: str, limit: float) -> _Column:
+        self.columns.append((g, side, float(limit)))
+        self.arrays, self.bound = None, None
+        return _Column(len(self.columns) - 1)
+
+    def lowest(self, g: int, cap: float = np.inf) -> _Column:
+        """The column of group ``g``'s lowest term, at most ``cap``."""
+        return self._column(g, "low", cap)
+
+    def highest(self, g: int, floor: float = -np.inf) -> _Column:
+        """The column of group ``g``'s highest term, at least ``floor``."""
+        return self._column(g, "high", floor)
+
+    def only(self, term: tuple) -> _Column:
+        """The column of one term (a group of one)."""
+        return self.lowest(self.group([term]))
+
+    def farthest(self, g: int, figure_id: str) -> _Farthest:
+        """Group ``g``'s term farthest from the middle of range figure ``figure_id`` (:func:`_extreme`)."""
+        return _Farthest(*self._span(g), figure_id)
+
+    def _arrays(self) -> tuple:
+        """The terms and columns as arrays: made once after the last registration."""
+        a, b, divisor, scale, offset = zip(*self.terms)
+        by_side = {side: [(i, g, limit) for i, (g, s, limit) in enumerate(self.columns) if s == side]
+                   for side in ("low", "high")}
+        low, high = by_side["low"], by_side["high"]
+        # the columns come out lows first, then highs: ``pick`` puts them back in registration order
+        pick = np.argsort([i for i, _, _ in low + high], kind="stable")
+        return (np.array(a), np.array([0 if j is None else j for j in b]), np.array([j is not None for j in b]),
+                np.array(divisor), np.array(scale), np.array(offset), np.array(self.starts),
+                np.array([g for _, g, _ in low], dtype=int), np.array([x for _, _, x in low], dtype=float),
+                np.array([g for _, g, _ in high], dtype=int), np.array([x for _, _, x in high], dtype=float), pick)
+
+    def current(self) -> _TlsValues:
+        """Every term and column under the parameters in force (:class:`_TlsValues`)."""
+        bound = binding()
+        if self.bound is None or bound[0] is not self.bound[0] or bound[1] is not self.bound[1]:
+            if self.arrays is None:
+                self.arrays = self._arrays()
+            self.values = _tls_values(self.table.current(), *self.arrays)
+            self.bound = bound
+        return self.values
+
+
+def _tls_values(v, a, b, has_b, divisor, scale, offset, starts, low_g, cap, high_g, floor, pick) -> _TlsValues:
+    """:class:`_TlsTerms`'s terms and columns of the costs ``v`` (conditions,) or (conditions, k).
+
+    Parameters
+    ----------
+    v : ndarray
+        The table's costs (:meth:`_TlsTable.current`).
+    a, b, has_b, divisor, scale, offset : ndarray, shape (terms,)
+        Each term :math:`s\\,(v_a / d - o)`: :math:`d = v_b` where ``has_b``, else ``divisor``.
+    starts : ndarray of int
+        Each group's first term (the groups tile the terms, in order).
+    low_g, cap, high_g, floor : ndarray
+        The lowest-term columns' groups and caps, the highest-term columns' groups and floors.
+    pick : ndarray of int
+        The columns' order among the lows then the highs.
+    """
+    col = (slice(None),) + (None,) * (np.ndim(v) - 1)        # a constant per term, along the sets
+    terms = scale[col] * (v[a] / np.where(has_b[col], v[b], divisor[col]) - offset[col])
+    lows = np.minimum(np.minimum.reduceat(terms, starts, axis=0)[low_g], cap[col])
+    highs = np.maximum(np.maximum.reduceat(terms, starts, axis=0)[high_g], floor[col])
+    return _TlsValues(terms, np.concatenate([lows, highs])[pick])
+
+
 def _tls_targets() -> list[Target]:
-    """The TLS figures' targets.  Each is built as a function of the table's cost vector ``v``
-    (indices resolved once, here), evaluated on :meth:`_TlsTable.current`."""
+    """The TLS figures' targets.  Each reads a column of a :class:`_TlsTerms` of the table's
+    conditions (indices resolved once, here), evaluated on :meth:`_TlsTerms.current`."""
     table = _TlsTable()
     # seed 000's z196: the same cost model with the descriptive set (free.Z196_OF, in units of the
     # anchor, the unprotected CHIN cost per transaction)
     z196 = _TlsTable([("z196_" + n if n in Z196_OF else 1.0 if n == Z196_ANCHOR else 0.0) for n in table.linear])
+    terms, terms196 = _TlsTerms(table), _TlsTerms(z196)
+    source, source196 = terms.current, terms196.current        # one bound method each: one source
 
-    def cost(mode, cipher, kb, space=None, platform="z15", sslrkeyc=0):
-        i = table.at(mode, cipher, kb, space, platform, sslrkeyc)
-        return lambda v: v[i]
+    def cost(mode, cipher, kb, space=None, platform="z15", sslrkeyc=0, divisor=1.0):
+        return terms.term(table.at(mode, cipher, kb, space, platform, sslrkeyc), divisor=divisor)
 
     def change(pair, kb, space=None, platform="z15", tab=table):
         ssl, at = pair
         a, b = tab.at("ATTLS", at, kb, space, platform), tab.at("SSLCIPH", ssl, kb, space, platform)
-        return lambda v: 100.0 * (v[a] / v[b] - 1.0)
+        return _TlsTerms.term(a, b, scale=100.0, offset=1.0)
 
     def ratio(pair, kb, space, platform="z15", tab=table):
         ssl, at = pair
         a, b = tab.at("ATTLS", at, kb, space, platform), tab.at("SSLCIPH", ssl, kb, space, platform)
-        return lambda v: v[a] / v[b]
+        return _TlsTerms.term(a, b)
 
-    def lowest(fs):
-        return lambda v: np.minimum.reduce([f(v) for f in fs])
+    def lowest(ts):
+        return terms.lowest(terms.group(ts))
 
-    def add_range(fid, fs, how):
+    def add_range(fid, ts, how):
         """A figure said of several conditions: scored by its ends while it is a range with two
         (a figures table given to ``cryptoplan fit --figures`` may make it another kind)."""
         fig = figure(fid)
-        ends = (_ends(fs, fig.low, fig.high) if fig.kind == "range" and fig.low is not None and fig.high is not None
-                else ())
-        add(fid, lambda v: _extreme([f(v) for f in fs], fid), how, ends)
+        g = terms.group(ts)
+        ends = ((terms.highest(g, fig.low), terms.lowest(g, fig.high))
+                if fig.kind == "range" and fig.low is not None and fig.high is not None else ())
+        add(fid, terms.farthest(g, fid), how, ends)
 
     # seed 002's cipher table: (MQ SSLCIPH cipher, AT-TLS cipher) per type
     tls12 = ("TLS_RSA_WITH_AES_256_CBC_SHA256", "TLS_RSA_WITH_AES_256_CBC_SHA")
@@ -432,11 +582,11 @@ def _tls_targets() -> list[Target]:
     null0 = ("NULL_SHA",) * 2
     t = []
 
-    def add(fid, fn, how, ends=()):
-        t.append(Target(fid, table.current, fn, how, group="tls", ends=ends))
+    def add(fid, of, how, ends=()):
+        t.append(Target(fid, source, of, how, group="tls", ends=ends))
 
-    def add0(fid, fn, how):              # seed 000: the descriptive z196 set, its own fit
-        t.append(Target(fid, z196.current, fn, how, group="tls_z196"))
+    def add0(fid, term, how):              # seed 000: the descriptive z196 set, its own fit
+        t.append(Target(fid, source196, terms196.only(term), how, group="tls_z196"))
 
     for tag, kb in (("2k", 2.0), ("16k", 16.0), ("64k", 64.0), ("1m", 1024.0)):
         add0(f"s000_{tag}_total_cost", change(aes0, kb, tab=z196), "AT-TLS vs SSLCIPH, AES-256-CBC (z196 set)")
@@ -455,12 +605,12 @@ def _tls_targets() -> list[Target]:
             "largest CHIN reduction over the three cipher types")
         if tag != "2k":
             for space in ("chin", "tcpip"):
-                ms = cost("ATTLS", tls13sw[1], kb, space.upper())
-                add(f"s002_{tag}_chacha_attls_{space}_ms", lambda v, ms=ms: ms(v) / 1000.0,
+                add(f"s002_{tag}_chacha_attls_{space}_ms",
+                    terms.only(cost("ATTLS", tls13sw[1], kb, space.upper(), divisor=1000.0)),
                     "AT-TLS CHACHA20 CPU in that address space")
     add_range("s002_2k_tcpip_cost_hw", [ratio(tls12, 2.0, "TCPIP"), ratio(tls13hw, 2.0, "TCPIP")],
               "TCPIP ratio, both hardware ciphers")
-    add("s002_2k_tcpip_cost_chacha", ratio(tls13sw, 2.0, "TCPIP"), "TCPIP ratio, CHACHA20")
+    add("s002_2k_tcpip_cost_chacha", terms.only(ratio(tls13sw, 2.0, "TCPIP")), "TCPIP ratio, CHACHA20")
     for fid, pair in (("s002_cost_range_tls12hw", tls12), ("s002_cost_range_tls13hw", tls13hw),
                       ("s002_cost_range_tls13sw", tls13sw)):
         add_range(fid, [change(pair, kb) for _, kb in sizes], "every size inside the published range")
@@ -472,7 +622,7 @@ def _tls_targets() -> list[Target]:
     for stem, c in (("ecdhe_ecdsa", ciphers32[0]), ("ecdhe_rsa", ciphers32[1]),
                     ("rsa_aes128gcm", ciphers32[2]), ("rsa_aes256cbc", ciphers32[3])):
         for plat in ("z14", "z15"):
-            add(f"ref_32k_{stem}_{plat}_us", cost("SSLCIPH", c, 32.0, sslrkeyc=rkeyc, platform=plat),
+            add(f"ref_32k_{stem}_{plat}_us", terms.only(cost("SSLCIPH", c, 32.0, sslrkeyc=rkeyc, platform=plat)),
                 "SSLCIPH total at 32KB with SSLRKEYC 1MB renegotiation")
     return t
 
@@ -517,3 +667,26 @@ def predictions(tlist):
         if t.source not in arrays:
             arrays[t.source] = t.source()
         yield np.asarray(t.of(arrays[t.source]), dtype=float)
+
+
+def stacked_predictions(tlist) -> np.ndarray:
+    """The targets' predictions under the parameters in force, stacked along a last axis.
+
+    What ``np.stack(np.broadcast_arrays(*predictions(tlist)), axis=-1)`` gives, to the bit: when
+    every target reads a column of one source (the TLS targets of one table: :class:`_TlsTerms`),
+    by one ``take`` of those columns instead of a Python call per target.
+
+    Parameters
+    ----------
+    tlist : sequence of Target
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (targets,), or (k, targets) when the parameters in force are arrays of *k* (C order).
+    """
+    source = tlist[0].source if len(tlist) else None
+    if source is not None and all(isinstance(t.of, _Column) and t.source == source for t in tlist):
+        columns = source().columns[[t.of.index for t in tlist]]
+        return np.ascontiguousarray(np.moveaxis(columns, 0, -1))
+    return np.stack(np.broadcast_arrays(*predictions(tlist)), axis=-1)
