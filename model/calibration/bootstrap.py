@@ -124,14 +124,15 @@ def refits(names, batch, noisy, x_hat, scale: float, n: int, rng) -> np.ndarray:
     ndarray, shape (n, parameters)
     """
     m = int(np.size(noisy))
-    start = dict(zip(names, np.asarray(x_hat, dtype=float)))
+    # every refit starts from the same Parameters: the solver works on its own copy of them
+    start = free_parameters(names, dict(zip(names, np.asarray(x_hat, dtype=float))))
     out = np.empty((n, len(names)))
     for b in range(n):
         shift = np.where(noisy, scale * rng.standard_normal(m), 0.0)
 
         def moved(x, shift=shift):
             return batch(x) + shift
-        out[b] = solve(moved, free_parameters(names, start), loss=LOSS, stderr=False).x
+        out[b] = solve(moved, start, loss=LOSS, stderr=False).x
     return out
 
 

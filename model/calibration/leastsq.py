@@ -274,7 +274,8 @@ def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: b
         ``batch(X)``: residuals (k, m), in stated uncertainties, of the parameter
         sets in the columns of ``X`` (n, k), n = ``len(params)`` in its order.
     params : lmfit.Parameters
-        Starting values and bounds (``min``/``max``; ``vary=False`` holds one).
+        Starting values and bounds (``min``/``max``; ``vary=False`` holds one); left as they are
+        (the minimizer works on its copy), so several solves may start from one.
     loss : {"linear", "cauchy"}
         :math:`\\rho(z) = z` or :math:`\\ln(1 + z)`, with ``f_scale`` one stated uncertainty.
     max_nfev : int

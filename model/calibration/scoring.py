@@ -18,7 +18,7 @@ from ..figures import figure
 from ..params import using_values
 from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
 from .free import FREE, GROUPS, PRIORS
-from .targets import Target, scored, stacked_predictions, targets
+from .targets import Stacker, Target, scored, targets
 
 __all__ = ["Scorer", "residuals", "group_members", "group_batch", "fit_cost", "roundtrip_cost", "prior_terms",
            "prior_residuals"]
@@ -133,16 +133,18 @@ def group_members(group: str, exclude=()) -> tuple[list[str], list[Target]]:
     return gnames, scored(tlist)
 
 
-def residuals(values: dict, tlist, score=None) -> np.ndarray:
+def residuals(values: dict, tlist, score=None, stack=None) -> np.ndarray:
     """Tolerance-scaled residual of each target under ``values`` (:mod:`cryptoplan.model.calibration.fit`).
 
     Shape (k, targets): ``values`` may give parameters as arrays of k values, k parameter
     sets evaluated at once (:func:`cryptoplan.model.calibration.leastsq.jacobian`); k = 1 otherwise.
-    ``score``: the targets' :class:`Scorer`, when the caller has built it already.
+    ``score`` and ``stack``: the targets' :class:`Scorer` and
+    :class:`~cryptoplan.model.calibration.targets.Stacker`, when the caller has built them already.
     """
     score = score or Scorer([figure(t.figure_id) for t in tlist])
+    stack = stack or Stacker(tlist)
     with using_values(values):
-        got = stacked_predictions(tlist)
+        got = stack()
     return score(got).reshape(-1, len(tlist))
 
 
@@ -182,11 +184,11 @@ def group_batch(group: str, values: dict, exclude=()):
         under ``values``: the sub-models fitted before).
     """
     gnames, tlist = group_members(group, exclude)
-    score = Scorer([figure(t.figure_id) for t in tlist])
+    score, stack = Scorer([figure(t.figure_id) for t in tlist]), Stacker(tlist)
     pidx, centre, width = prior_terms(gnames, values)
 
     def batch(x):
-        r = residuals({**values, **dict(zip(gnames, x))}, tlist, score)
+        r = residuals({**values, **dict(zip(gnames, x))}, tlist, score, stack)
         if not pidx.size:
             return r
         return np.concatenate([r, prior_residuals(np.asarray(x, dtype=float)[pidx], centre, width)], axis=-1)

@@ -25,7 +25,7 @@ from ..params import binding, param, using_values
 from ..zos import ams, tls
 from .free import Z196_ANCHOR, Z196_OF
 
-__all__ = ["Target", "targets", "scored", "predictions", "stacked_predictions", "predict_all"]
+__all__ = ["Target", "targets", "scored", "predictions", "stacked_predictions", "Stacker", "predict_all"]
 
 
 @dataclass(frozen=True)
@@ -378,8 +378,7 @@ class _TlsTable:
             if self.arrays is None:
                 self.arrays = (np.asarray(self.rows), np.asarray(self.reneg), np.asarray(self.z14))
             rows, reneg, z14 = self.arrays
-            theta = np.stack(np.broadcast_arrays(*[param(n) if isinstance(n, str) else float(n)
-                                                   for n in self.theta]))
+            theta = _stacked([param(n) if isinstance(n, str) else float(n) for n in self.theta])
             g14 = param("tls_z14_vs_z15")
             z14 = np.reshape(z14, (-1,) + (1,) * (theta.ndim - 1))
             reneg = np.reshape(reneg, z14.shape)
@@ -537,6 +536,15 @@ def _tls_values(v, a, b, has_b, divisor, scale, offset, starts, low_g, cap, high
     return _TlsValues(terms, np.concatenate([lows, highs])[pick])
 
 
+def _stacked(values) -> np.ndarray:
+    """``np.stack(np.broadcast_arrays(*values))`` of floats and float arrays, written row by row
+    into one array (the same array, in a third of the time for the table's dozen parameters)."""
+    out = np.empty((len(values),) + np.broadcast_shapes(*[np.shape(v) for v in values]))
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
 def _tls_targets() -> list[Target]:
     """The TLS figures' targets.  Each reads a column of a :class:`_TlsTerms` of the table's
     conditions (indices resolved once, here), evaluated on :meth:`_TlsTerms.current`."""
@@ -672,9 +680,8 @@ def predictions(tlist):
 def stacked_predictions(tlist) -> np.ndarray:
     """The targets' predictions under the parameters in force, stacked along a last axis.
 
-    What ``np.stack(np.broadcast_arrays(*predictions(tlist)), axis=-1)`` gives, to the bit: when
-    every target reads a column of one source (the TLS targets of one table: :class:`_TlsTerms`),
-    by one ``take`` of those columns instead of a Python call per target.
+    What ``np.stack(np.broadcast_arrays(*predictions(tlist)), axis=-1)`` gives, to the bit
+    (:class:`Stacker`, which a caller evaluating the same targets many times makes once).
 
     Parameters
     ----------
@@ -685,8 +692,29 @@ def stacked_predictions(tlist) -> np.ndarray:
     numpy.ndarray
         Shape (targets,), or (k, targets) when the parameters in force are arrays of *k* (C order).
     """
-    source = tlist[0].source if len(tlist) else None
-    if source is not None and all(isinstance(t.of, _Column) and t.source == source for t in tlist):
-        columns = source().columns[[t.of.index for t in tlist]]
-        return np.ascontiguousarray(np.moveaxis(columns, 0, -1))
-    return np.stack(np.broadcast_arrays(*predictions(tlist)), axis=-1)
+    return Stacker(tlist)()
+
+
+class Stacker:
+    """:func:`stacked_predictions` of a fixed list of targets, as a callable.
+
+    When every target reads a column of one source (the TLS targets of one table:
+    :class:`_TlsTerms`), the predictions are one ``take`` of those columns, their indices found
+    once here, instead of a Python call per target; otherwise :func:`predictions`, stacked.
+    """
+
+    __slots__ = ("tlist", "source", "columns")
+
+    def __init__(self, tlist):
+        self.tlist = list(tlist)
+        first = self.tlist[0].source if self.tlist else None
+        one = first is not None and all(isinstance(t.of, _Column) and t.source == first for t in self.tlist)
+        self.source = first if one else None
+        self.columns = np.array([t.of.index for t in self.tlist], dtype=int) if one else None
+
+    def __call__(self) -> np.ndarray:
+        """The predictions under the parameters in force: (targets,) or (k, targets), C order."""
+        if self.source is None:
+            return np.stack(np.broadcast_arrays(*predictions(self.tlist)), axis=-1)
+        got = self.source().columns[self.columns]                    # (targets, ...)
+        return np.ascontiguousarray(got.transpose(tuple(range(1, got.ndim)) + (0,)))
