@@ -434,6 +434,54 @@ def test_tls_table_is_the_scalar_model():
                                 float(tls_cost_us(m, c, kb, sp, sslrkeyc=rk, platform=plat)), rtol=1e-12)
 
 
+def test_tls_terms_are_their_definitions_to_the_bit():
+    """targets._TlsTerms (every TLS target in a dozen array operations) against each term and
+    column computed one at a time as the targets define them: a cost v[a], in ms v[a] / 1000, a
+    ratio v[a] / v[b], a change 100 (v[a] / v[b] - 1); the lowest of several (np.minimum.reduce),
+    a range's ends (targets._ends), its farthest condition (targets._extreme).  Bit for bit
+    (np.array_equal), under 5 random parameter sets at once and under one: the fit's numbers, and
+    the packaged parameter file's, must not move by an ulp.  The fit's stacking of them
+    (targets.Stacker) is np.stack of the predictions, to the bit, in C order."""
+    from cryptoplan.model.calibration.free import FREE
+    rng = np.random.default_rng(20260501)
+    base = {n: p["value"] for n, p in committed()["parameters"].items()}
+    tlist = [t for t in F.targets() if t.group in ("tls", "tls_z196")]
+    programs = {t.source.__self__ for t in tlist}
+    assert len(programs) == 2 and all(isinstance(p, targets_module._TlsTerms) for p in programs)
+    tls_names = [n for n in FREE if FREE[n].submodel in ("tls", "tls_z196")]
+    for sets in (rng.uniform(0.3, 3.0, 5), rng.uniform(0.3, 3.0, 1)):
+        values = dict(base, **{n: base[n] * sets * rng.uniform(0.8, 1.2) + 0.01 for n in tls_names})
+        with using_values(values):
+            for prog in programs:
+                got, v = prog.current(), prog.table.current()
+
+                def definition(a, b, divisor, scale, offset):
+                    x = (v[a] if divisor == 1.0 else v[a] / divisor) if b is None else v[a] / v[b]
+                    return x if (scale, offset) == (1.0, 0.0) else scale * (x - offset)
+                want = [definition(*spec) for spec in prog.terms]
+                assert all(np.array_equal(got.terms[i], w) for i, w in enumerate(want))
+                for j, (g, side, limit) in enumerate(prog.columns):
+                    start, stop = prog._span(g)
+                    fs = [lambda _, w=w: w for w in want[start:stop]]
+                    if side == "low" and limit == np.inf:
+                        expect = np.minimum.reduce([f(None) for f in fs])
+                    elif side == "low":
+                        expect = targets_module._ends(fs, -np.inf, limit)[1](None)
+                    else:
+                        expect = targets_module._ends(fs, limit, np.inf)[0](None)
+                    assert np.array_equal(got.columns[j], expect), (j, side, limit)
+            for t in tlist:
+                if isinstance(t.of, targets_module._Farthest):
+                    conditions = list(t.source().terms[t.of.start:t.of.stop])       # the range's conditions
+                    assert len(conditions) >= 2
+                    assert np.array_equal(t.of(t.source()), targets_module._extreme(conditions, t.figure_id))
+            for group in ("tls", "tls_z196", "ams"):
+                _, terms = scoring.group_members(group)
+                stacked = targets_module.Stacker(terms)()
+                assert stacked.flags.c_contiguous
+                assert np.array_equal(stacked, np.stack(np.broadcast_arrays(*targets_module.predictions(terms)), axis=-1))
+
+
 def test_vectorized_residuals_are_the_scalar_definition():
     """scoring.Scorer (one array pass per evaluation) against scoring._residual figure by figure.
 

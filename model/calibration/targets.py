@@ -3,9 +3,11 @@
 A :class:`Target` reads its value from arrays a *source* computes once per parameter set:
 seed 001's AMS scenarios and the z14 report's message costs (:class:`_AmsGrid`), the channel
 CPU costs of seeds 000 and 002 and the 32 KB reference (:class:`_TlsTable`, one matrix
-product), and seed 003's handshake statements (three scalar calls).  :func:`targets` lists
-them per figures table in force; :func:`predictions` evaluates each source once for all its
-targets, :func:`predict_all` under given parameter values.
+product, and the ratios, changes and ranges the figures state of them, :class:`_TlsTerms`, a
+dozen array operations for all), and seed 003's handshake statements (three scalar calls).
+:func:`targets` lists them per figures table in force; :func:`predictions` evaluates each
+source once for all its targets, :func:`stacked_predictions` (:class:`Stacker`) stacks them as
+the fit scores them, :func:`predict_all` under given parameter values.
 
 Parameters may be given as arrays of *k* values (:func:`cryptoplan.model.params.using_values`,
 the fit's finite differences): a prediction is then an array of *k* values, one per set.
