@@ -450,7 +450,8 @@ class _TlsTerms:
         self.starts: list[int] = []         # each group's first term
         self.columns: list[tuple] = []      # (group, "low" or "high", cap or floor)
         self.arrays: tuple | None = None    # the above as index and constant arrays (_arrays)
-        self.bound, self.values = None, None
+        self.bound: tuple | None = None
+        self.values: _TlsValues | None = None
 
     @staticmethod
     def term(a: int, b: int | None = None, *, divisor: float = 1.0, scale: float = 1.0,
@@ -512,6 +513,7 @@ class _TlsTerms:
                 self.arrays = self._arrays()
             self.values = _tls_values(self.table.current(), *self.arrays)
             self.bound = bound
+        assert self.values is not None          # made above under this binding
         return self.values
 
 
