@@ -178,3 +178,32 @@ def test_a_missing_folder_or_binary_plan_file_is_named(tmp_path, make):
     make(path)
     res = CliRunner().invoke(main, ["plan", str(path)])
     assert res.exit_code == 2 and "Traceback" not in res.output and str(path) in res.output, res.output
+
+
+def test_each_workloads_profile_is_built_once_for_reading_planning_and_the_report(plan_file, monkeypatch):
+    # issue 66: a plan's workloads were built two or three times a run (checked when read, again in
+    # plan(), a third time for --report).  Each kind's builder is counted; the remembered profiles
+    # start empty, so no earlier test's entry serves this one.
+    from collections import Counter
+
+    from cryptoplan.model.remember import Remembered
+    from cryptoplan.model.zos.plan import profiles
+
+    monkeypatch.setattr(profiles, "_BUILT", Remembered(64))
+    built: Counter = Counter()
+    for kind, make in list(profiles.PROFILES.items()):
+        def counted(w, system, make=make):
+            built[w.name] += 1
+            return make(w, system)
+        monkeypatch.setitem(profiles.PROFILES, kind, counted)
+    res = CliRunner().invoke(main, ["plan", plan_file, "--months", "6", "--report", "rep"])
+    assert res.exit_code == 0, res.output
+    names = [w.name for w in read_plan(plan_file)[1]]
+    assert built == Counter(names), built
+    # other parameters in force are other profiles: built again, once
+    from cryptoplan.model.params import using_values
+    system, workloads = read_plan(plan_file)
+    with using_values({"mq_us_per_kb": 1.3}):
+        plan(system, workloads)
+        plan(system, workloads, months=3.0)
+    assert built == Counter({n: 2 for n in names}), built

@@ -26,7 +26,7 @@ from .crossing import months_to_reach, peak_columns
 from .daily import daily_factors, day_intervals, distinct_intervals, interval_label, interval_minutes
 from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, POOLS, RATE_UNITS, PlanError, System, Workload,
                      checked)
-from .profiles import PROFILES
+from .profiles import workload_profile
 from .timeline import plan_warnings, purchase_timeline
 
 __all__ = ["plan", "PlanResult", "ResourceResult", "WorkloadResult", "FailoverResult"]
@@ -456,7 +456,7 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     t = np.asarray(checked(MONTHS, months, ARGUMENT, "months", scalar=False), dtype=float)
     n_draws = _draw_count(draws)
     with using_values(draws) if n_draws else nullcontext():
-        profiles = [PROFILES[w.kind](w, system) for w in workloads]
+        profiles = [workload_profile(w, system) for w in workloads]
     yearly = np.array([w.growth_per_year for w in workloads])
     base = [np.asarray(1.0 if p.util_form else w.rate, dtype=float) for w, p in zip(workloads, profiles)]
     if n_draws:     # the draws: a last scenario axis the per-unit costs (shape (D,)) broadcast along

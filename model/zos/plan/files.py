@@ -20,7 +20,7 @@ from ..._text import value_text
 from ...lazy import lazy_module
 from .daily import DailyProfile, Window
 from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, PlanError, System, Workload)
-from .profiles import PROFILES
+from .profiles import workload_profile
 
 # a plan file's reader, on first use: a workbook's recalculation imports this module, never reads TOML
 if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
@@ -125,7 +125,7 @@ def _check_workloads(system: System, workloads, where: str,
         raise PlanError(f"{where}: " + duplicate.format(dup))
     for w in workloads:
         try:
-            PROFILES[w.kind](w, system)
+            workload_profile(w, system)
         except PlanError as e:
             raise PlanError(f"{where}: {e}") from None
 

@@ -17,11 +17,12 @@ from ..ams import AmsWorkload, card_generation_factor
 from ..crypto import CARD_FUNCTIONS
 from ...domains import RESUMED_SHARE, WORKLOAD_UTIL, Domain
 from ...figures import figure
-from ...params import CIPHERS, normalize_choice, normalize_cipher, normalize_mode
+from ...params import CIPHERS, binding, normalize_choice, normalize_cipher, normalize_mode
+from ...remember import Remembered
 from ..tls import channel_start_card_ms, channel_start_cost_us, handshake_cpu_factor, tls_cost_us
 from .inputs import CARD_POOLS, KIND_ARGUMENTS, PlanError, System, Workload, checked, choice
 
-__all__ = ["Profile", "PROFILES", "END_SHARE", "handshake_baseline_cpu_us"]
+__all__ = ["Profile", "PROFILES", "END_SHARE", "handshake_baseline_cpu_us", "workload_profile"]
 
 _FUNCTIONS = tuple(CARD_FUNCTIONS)
 
@@ -219,3 +220,28 @@ def _measured_profile(w: Workload, system: System) -> Profile:
 
 PROFILES = {"ams": _ams_profile, "channel": _channel_profile, "handshakes": _handshake_profile,
              "channel_starts": _start_profile, "measured": _measured_profile}
+
+
+#: The profiles built for the last workloads, systems and parameters met: a plan's workloads are
+#: checked when they are read (:func:`~.read.read_plan`), planned, and planned again for a report.
+_BUILT = Remembered(64)
+
+
+def workload_profile(w: Workload, system: System) -> Profile:
+    """``w``'s :class:`Profile` on ``system`` under the parameters in force: ``PROFILES[w.kind]``,
+    built once for the same workload (name, kind and arguments), system and parameter binding
+    (:func:`~cryptoplan.model.params.binding`) and shared after that, so a caller must not change
+    it.  A workload whose arguments are not hashable (arrays given from Python) is built each time.
+
+    Raises
+    ------
+    PlanError
+        As the kind's builder: its model refuses the arguments (never remembered).
+    """
+    bound = binding()
+    try:
+        key = (tuple(map(id, bound)), w.name, w.kind, tuple(sorted(w.args.items())), system)
+        hash(key)
+    except TypeError:
+        key = None
+    return _BUILT.get(key, lambda: PROFILES[w.kind](w, system), keep=bound)
