@@ -154,6 +154,7 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
         L = np.broadcast_to(loads, (w,) + shape + (n_int,)).reshape(w, -1, n_int)
         L, r = _combine(L, r)
         total = L.sum(axis=(0, 2))
+        LT = np.ascontiguousarray(L.transpose(0, 2, 1))                           # (W, I, S)
     c = np.broadcast_to(cap, shape).reshape(-1)
     b = np.broadcast_to(np.asarray(fixed, dtype=float), shape).reshape(-1)
     rc = r[:, None]
@@ -164,21 +165,22 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
         # the sums over the workloads run in their order, element by element: a scenario's answer
         # does not depend on which others are evaluated with it (a matrix product's blocking
         # would make it depend on the chunk a sweep hands over)
+        # (each interval's loads are a row over the scenarios: the products run along the long axis)
         x = np.exp(rc * t[None, :])                               # (W, m) each growth's factor
         pick = np.arange(idx.size)
-        if factors is not None:          # (m, I) = sum over w of y_w P_w, no W x m x I array
+        if factors is not None:          # (I, m) = sum over w of P_w y_w, no W x I x m array
             y = (A if idx.size == A.shape[1] else A[:, idx]) * x
-            v = y[0][:, None] * P[0]
+            v = P[0][:, None] * y[0]
             for i in range(1, y.shape[0]):
-                v += y[i][:, None] * P[i]
-            j = np.argmax(v, axis=-1)
-            return v[pick, j] + b[idx], (y * rc * P[:, j]).sum(axis=0)
-        Ls = L if idx.size == L.shape[1] else L[:, idx, :]
-        v = Ls[0] * x[0][:, None]                                  # (m, I) every interval's load
+                v += P[i][:, None] * y[i]
+            j = np.argmax(v, axis=0)
+            return v[j, pick] + b[idx], (y * rc * P[:, j]).sum(axis=0)
+        Ls = LT if idx.size == LT.shape[2] else LT[:, :, idx]
+        v = Ls[0] * x[0]                                           # (I, m) every interval's load
         for i in range(1, Ls.shape[0]):
-            v += Ls[i] * x[i][:, None]
-        j = np.argmax(v, axis=-1)
-        return v[pick, j] + b[idx], (Ls[:, pick, j] * (x * rc)).sum(axis=0)
+            v += Ls[i] * x[i]
+        j = np.argmax(v, axis=0)
+        return v[j, pick] + b[idx], (Ls[:, j, pick] * (x * rc)).sum(axis=0)
 
     every = np.arange(c.size)
     now, slope_now = f(np.zeros(c.size), every)

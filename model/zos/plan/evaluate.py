@@ -338,6 +338,11 @@ def _peak(x, idx):
     return np.take_along_axis(x, idx[..., None], axis=-1)[..., 0]
 
 
+def _share(load, k: int):
+    """A load (servers' worth) as utilization of ``k`` servers; with none, infinite where there is load."""
+    return load / k if k > 0 else np.where(load > 0, np.inf, 0.0)
+
+
 def _at_peak(x, idx):
     """``x`` (W, *S, J) at each scenario's peak interval ``idx`` (*S): (W, *S, 1)."""
     x = np.asarray(x)
@@ -481,7 +486,9 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
                          for b, yg in zip(base, yearly)])
 
     lam_avg = rates_at(t)
-    lam = lam_avg[..., None] * busiest                                               # (W, *S, I)
+    # (W, *S, I), the intervals outermost in memory: every array made from it (the loads, the
+    # utilizations) runs along the scenarios, not along a handful of intervals (1.4x the plan)
+    lam = np.moveaxis(lam_avg[:, None] * np.moveaxis(busiest, -1, 1), 1, -1)
     rates_h = rates_at(t + system.horizon_months)                                   # (W, *S)
 
     # ---- processors: CPU per unit, MSTR administration once per queue manager
@@ -626,8 +633,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
     msu = None
     if pool == "processors" and system.msu_per_processor is not None:
         msu = _out((var + fixed) * system.msu_per_processor)
-    by = {n: _out(np.where(k > 0, _peak(ld, idx) / max(k, 1), np.where(_peak(ld, idx) > 0, np.inf, 0.0)))
-          for n, ld in zip(names, d["loads"])}
+    by = {n: _out(_share(_peak(ld, idx), k)) for n, ld in zip(names, d["loads"])}
     labels = np.array([interval_label(int(j), n_int) for j in day_at[0]], dtype=object)
     return ResourceResult(
         installed=k, utilization=_out(util), peak_interval=_out(labels[idx]), average_utilization=_out(avg_util),
