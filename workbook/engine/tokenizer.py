@@ -95,6 +95,136 @@ def _operand(value: str) -> Token:
     return Token(value, Token.OPERAND, sub)
 
 
+class _Reader:
+    """The state of one formula's reading: the tokens so far, the open brackets, the operand being
+    read (``token``) and the position ``i``.  :func:`tokenize` reads runs of plain characters
+    itself and hands each special character to its handler (:data:`_HANDLERS`), which moves ``i``
+    past what it took."""
+
+    __slots__ = ("formula", "n", "i", "token", "items", "stack")
+
+    def __init__(self, formula: str):
+        self.formula, self.n, self.i = formula, len(formula), 1
+        self.token = ""
+        self.items: list[Token] = []
+        self.stack: list[Token] = []
+
+    def fail(self, what: str) -> TokenizerError:
+        return TokenizerError(f"{what} at position {self.i} in '{self.formula}'")
+
+    def comma(self, ch: str) -> None:
+        """A comma: the union operator outside a function's or array's brackets, else a separator."""
+        if not self.stack or self.stack[-1].type == Token.PAREN:
+            self.items.append(Token(",", Token.OP_IN))
+        else:
+            self.items.append(Token(",", Token.SEP, Token.ARG))
+        self.i += 1
+
+    def open(self, ch: str) -> None:
+        """``{`` an array, ``(`` a function's call (after a name) or a parenthesis."""
+        if ch == "{":
+            if self.token:
+                raise self.fail("Unexpected character")
+            t = Token("{", Token.ARRAY, Token.OPEN)
+        elif self.token:
+            t = Token(self.token + "(", Token.FUNC, Token.OPEN)
+            self.token = ""
+        else:
+            t = Token("(", Token.PAREN, Token.OPEN)
+        self.items.append(t)
+        self.stack.append(t)
+        self.i += 1
+
+    def close(self, ch: str) -> None:
+        """``)`` or ``}``: closes the innermost open bracket, of its kind."""
+        if not self.stack:
+            raise TokenizerError(f"Unmatched '{ch}' at position {self.i} in '{self.formula}'")
+        opener = self.stack.pop()
+        if (ch == "}") != (opener.type == Token.ARRAY):
+            raise TokenizerError(f"Mismatched ( and {{ pair in '{self.formula}'")
+        self.items.append(Token(ch, opener.type, Token.CLOSE))
+        self.i += 1
+
+    def quoted(self, ch: str) -> None:
+        """A string (``"..."``, a TEXT operand) or a quoted sheet name (``'...'``, part of the operand)."""
+        if self.token and self.token[-1] != ":":
+            raise self.fail("Unexpected character")
+        m = _STRINGS[ch].match(self.formula, self.i)
+        if m is None:
+            what = "string" if ch == '"' else "link"
+            raise TokenizerError(f"Reached end of formula while parsing {what} in {self.formula}")
+        if ch == '"':
+            self.items.append(Token(m.group(), Token.OPERAND, Token.TEXT))
+        else:
+            self.token += m.group()
+        self.i = m.end()
+
+    def white(self, ch: str) -> None:
+        """A run of white space: one token."""
+        self.items.append(Token(ch, Token.WSPACE))
+        w = _WHITE_RUN.match(self.formula, self.i)
+        assert w is not None            # ch itself is white space
+        self.i = w.end()
+
+    def operator(self, ch: str) -> None:
+        """An operator: two-character comparisons, the postfix ``%``, and ``+``/``-`` infix after an
+        operand, a closing bracket or ``%``, prefix elsewhere."""
+        two = self.formula[self.i:self.i + 2]
+        if two in (">=", "<=", "<>"):
+            self.items.append(Token(two, Token.OP_IN))
+            self.i += 2
+            return
+        if ch == "%":
+            self.items.append(Token("%", Token.OP_POST))
+        elif ch not in "+-":
+            self.items.append(Token(ch, Token.OP_IN))
+        else:
+            prev = next((t for t in reversed(self.items) if t.type != Token.WSPACE), None)
+            infix = prev is not None and (prev.subtype == Token.CLOSE or prev.type == Token.OP_POST
+                                          or prev.type == Token.OPERAND)
+            self.items.append(Token(ch, Token.OP_IN if infix else Token.OP_PRE))
+        self.i += 1
+
+    def row(self, ch: str) -> None:
+        """``;``: an array's row separator."""
+        self.items.append(Token(";", Token.SEP, Token.ROW))
+        self.i += 1
+
+    def error(self, ch: str) -> None:
+        """An error code (``#N/A``), alone or after a sheet name (``Sheet1!#REF!``, a reference)."""
+        if self.token and self.token[-1] != "!":
+            raise self.fail("Unexpected character")
+        err = next((e for e in _ERROR_CODES if self.formula.startswith(e, self.i)), None)
+        if err is None:
+            raise self.fail("Invalid error code")
+        self.items.append(_operand(self.token + err))
+        self.token = ""
+        self.i += len(err)
+
+    def bracket(self, ch: str) -> None:
+        """``[``: up to its matching ``]``, nested (a structured or external reference), part of the operand."""
+        formula, depth, j = self.formula, 0, self.i
+        while j < self.n:
+            c = formula[j]
+            if c == "[":
+                depth += 1
+            elif c == "]":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        else:
+            raise TokenizerError(f"Encountered unmatched '[' in {formula}")
+        self.token += formula[self.i:j + 1]
+        self.i = j + 1
+
+
+#: Each special character's handler
+_HANDLERS = {",": _Reader.comma, "{": _Reader.open, "(": _Reader.open, ")": _Reader.close, "}": _Reader.close,
+             '"': _Reader.quoted, "'": _Reader.quoted, ";": _Reader.row, "#": _Reader.error, "[": _Reader.bracket,
+             **{c: _Reader.white for c in _WHITE}, **{c: _Reader.operator for c in "+-*/^&=><%"}}
+
+
 def tokenize(formula: str) -> list[Token]:
     """The tokens of ``formula``: ``"=..."`` a formula, anything else one ``LITERAL``.
 
@@ -108,114 +238,25 @@ def tokenize(formula: str) -> list[Token]:
         return []
     if formula[0] != "=":
         return [Token(formula, Token.LITERAL)]
-    items: list[Token] = []
-    stack: list[Token] = []
-    token = ""
-    i, n = 1, len(formula)
-    plain = _PLAIN.match
-    while i < n:
-        ch = formula[i]
-        if ch not in _SPECIAL:
-            m = plain(formula, i)
+    r = _Reader(formula)
+    n, plain = r.n, _PLAIN.match
+    while r.i < n:
+        ch = formula[r.i]
+        if ch not in _SPECIAL:              # a run of characters that only extend the operand
+            m = plain(formula, r.i)
             assert m is not None            # ch itself is a plain character
-            token += m.group()
-            i = m.end()
+            r.token += m.group()
+            r.i = m.end()
             continue
-        if token:
-            if ch in "+-" and _MANTISSA.match(token):      # 1.5E+3: the sign is the number's
-                token += ch
-                i += 1
+        if r.token:
+            if ch in "+-" and _MANTISSA.match(r.token):      # 1.5E+3: the sign is the number's
+                r.token += ch
+                r.i += 1
                 continue
             if ch in _ENDERS:
-                items.append(_operand(token))
-                token = ""
-        if ch == ",":
-            if not stack or stack[-1].type == Token.PAREN:
-                items.append(Token(",", Token.OP_IN))          # the union operator
-            else:
-                items.append(Token(",", Token.SEP, Token.ARG))
-            i += 1
-        elif ch in "{(":
-            if ch == "{":
-                if token:
-                    raise TokenizerError(f"Unexpected character at position {i} in '{formula}'")
-                t = Token("{", Token.ARRAY, Token.OPEN)
-            elif token:
-                t = Token(token + "(", Token.FUNC, Token.OPEN)
-                token = ""
-            else:
-                t = Token("(", Token.PAREN, Token.OPEN)
-            items.append(t)
-            stack.append(t)
-            i += 1
-        elif ch in ")}":
-            if not stack:
-                raise TokenizerError(f"Unmatched '{ch}' at position {i} in '{formula}'")
-            opener = stack.pop()
-            if (ch == "}") != (opener.type == Token.ARRAY):
-                raise TokenizerError(f"Mismatched ( and {{ pair in '{formula}'")
-            items.append(Token(ch, opener.type, Token.CLOSE))
-            i += 1
-        elif ch in "\"'":
-            if token and token[-1] != ":":
-                raise TokenizerError(f"Unexpected character at position {i} in '{formula}'")
-            m = _STRINGS[ch].match(formula, i)
-            if m is None:
-                what = "string" if ch == '"' else "link"
-                raise TokenizerError(f"Reached end of formula while parsing {what} in {formula}")
-            if ch == '"':
-                items.append(Token(m.group(), Token.OPERAND, Token.TEXT))
-            else:
-                token += m.group()
-            i = m.end()
-        elif ch in _WHITE:
-            items.append(Token(ch, Token.WSPACE))
-            w = _WHITE_RUN.match(formula, i)
-            assert w is not None            # ch itself is white space
-            i = w.end()
-        elif ch in "+-*/^&=><%":
-            two = formula[i:i + 2]
-            if two in (">=", "<=", "<>"):
-                items.append(Token(two, Token.OP_IN))
-                i += 2
-                continue
-            if ch == "%":
-                items.append(Token("%", Token.OP_POST))
-            elif ch not in "+-":
-                items.append(Token(ch, Token.OP_IN))
-            else:
-                prev = next((t for t in reversed(items) if t.type != Token.WSPACE), None)
-                infix = prev is not None and (prev.subtype == Token.CLOSE or prev.type == Token.OP_POST
-                                              or prev.type == Token.OPERAND)
-                items.append(Token(ch, Token.OP_IN if infix else Token.OP_PRE))
-            i += 1
-        elif ch == ";":
-            items.append(Token(";", Token.SEP, Token.ROW))
-            i += 1
-        elif ch == "#":
-            if token and token[-1] != "!":
-                raise TokenizerError(f"Unexpected character at position {i} in '{formula}'")
-            err = next((e for e in _ERROR_CODES if formula.startswith(e, i)), None)
-            if err is None:
-                raise TokenizerError(f"Invalid error code at position {i} in '{formula}'")
-            items.append(_operand(token + err))     # Sheet1!#REF! is a reference
-            token = ""
-            i += len(err)
-        else:                                       # "[": up to its matching "]", nested
-            depth, j = 0, i
-            while j < n:
-                c = formula[j]
-                if c == "[":
-                    depth += 1
-                elif c == "]":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j += 1
-            else:
-                raise TokenizerError(f"Encountered unmatched '[' in {formula}")
-            token += formula[i:j + 1]
-            i = j + 1
-    if token:
-        items.append(_operand(token))
-    return items
+                r.items.append(_operand(r.token))
+                r.token = ""
+        _HANDLERS[ch](r, ch)
+    if r.token:
+        r.items.append(_operand(r.token))
+    return r.items
