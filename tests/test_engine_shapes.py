@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from cryptoplan.workbook.catalog_functions import default_functions
 from cryptoplan.workbook.engine import Engine, EngineError, Package, native_functions
-from cryptoplan.workbook.engine.core import _Group
+from cryptoplan.workbook.engine.evaluation import Group as _Group
 from cryptoplan.workbook.engine.parser import FormulaError, parse
 from cryptoplan.workbook.engine.shapes import parse_shaped, split
 from cryptoplan.workbook.engine.values import BOOL, NUM, STR

@@ -45,28 +45,24 @@ from __future__ import annotations
 from cryptoplan.model.errors import CryptoplanError, InputError
 
 import re
-import sys
 import warnings
-import traceback
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from .arguments import MISSING, Fn, FunctionRegistry, ScenarioSplit
+from . import evaluation
 from .compiler import Compiler
-from .context import Ctx, Diagnostic, LaneCtx
-from .graph import dependency_order
+from .context import Ctx, Diagnostic
 from .nodes import BadReference, Name, Reference, as_tuple
-from .ops import expand
 from .package import Cell, Package, SheetData
 from .parser import (
     FormulaError, MAX_COL, MAX_ROW, cell_name, deep_recursion, parse, parse_area, parse_ref,
 )
 from .references import LaneRef, Ref, RefList, Ungroupable
+from .evaluation import Group, stack_scenarios
 from .shapes import parse_shaped, shape_tree, split
 from .values import (
-    BOOL, EMPTY, ERR_CIRCULAR, ERR_INTERNAL, ERR_NA, ERR_NAME, ERR_NULL, ERR_REF, ERR_UNSUPPORTED, NUM,
+    BOOL, EMPTY, ERR_NAME, ERR_REF, ERR_UNSUPPORTED, NUM,
     STR, ExcelError, Val,
 )
 
@@ -79,7 +75,7 @@ __all__ = ["Engine", "Ref", "RefList", "Ctx", "Fn", "FunctionRegistry", "Scenari
 #: Largest block of cells one reference may read (a memory guard).
 MAX_BLOCK_CELLS = 5_000_000
 
-#: Fewest cells of one shape evaluated as one call (:class:`_Group`); fewer are evaluated one by one.
+#: Fewest cells of one shape evaluated as one call (:class:`Group`); fewer are evaluated one by one.
 MIN_GROUP = 4
 
 
@@ -88,7 +84,6 @@ class EngineError(CryptoplanError):
 
 
 # ===================================================================== engine
-_PENDING, _ACTIVE, _DONE = 0, 1, 2
 
 
 class Engine:
@@ -151,7 +146,7 @@ class Engine:
             self._formula_index.setdefault(si, []).append((r, c))
         self._formula_sets = {si: set(v) for si, v in self._formula_index.items()}
         self.cycles: list[list[tuple]] = []
-        self._group_of: dict[tuple, _Group] | None = None      # formula cell -> its shape's group
+        self._group_of: dict[tuple, Group] | None = None      # formula cell -> its shape's group
         self.shapes = shapes
 
     def _read_defined_names(self, defined_names) -> None:
@@ -465,7 +460,7 @@ class Engine:
 
     # ---------------------------------------------------------------- shapes
     def _groups(self) -> dict:
-        """Formula cell -> :class:`_Group`: the cells of one sheet whose formulas have one shape
+        """Formula cell -> :class:`Group`: the cells of one sheet whose formulas have one shape
         (:mod:`.shapes`), at least :data:`MIN_GROUP` of them; none when evaluating many scenarios."""
         if self._group_of is None:
             self._group_of = {}
@@ -480,12 +475,12 @@ class Engine:
                         by_shape.setdefault((key[0], parts[0]), []).append((key, parts[1]))
                 for (si, shape), cells in by_shape.items():
                     if len(cells) >= MIN_GROUP:
-                        g = _Group(si, shape, [k for k, _ in cells], [r for _, r in cells])
+                        g = Group(si, shape, [k for k, _ in cells], [r for _, r in cells])
                         for k in g.members:
                             self._group_of[k] = g
         return self._group_of
 
-    def _compile_group(self, g: "_Group") -> bool:
+    def _compile_group(self, g: "Group") -> bool:
         """Compile a group's shape once for its cells and record each cell's precedents; False
         (the group given up) when its cells must be compiled one by one."""
         if g.f is not None:
@@ -520,7 +515,7 @@ class Engine:
         g.f = f
         return True
 
-    def _ungroup(self, g: "_Group") -> None:
+    def _ungroup(self, g: "Group") -> None:
         """Give a group up: its cells are compiled and evaluated one by one from now on."""
         g.failed = True
         g.f = None
@@ -532,7 +527,7 @@ class Engine:
 
     def read_lanes(self, lane: LaneRef) -> Val:
         """The values of a :class:`~.references.LaneRef`'s cells, one per lane (scenario axis)."""
-        return _stack([self.cell_value(r.sheet, r.r1, r.c1) for r in lane.refs])
+        return stack_scenarios([self.cell_value(r.sheet, r.r1, r.c1) for r in lane.refs])
 
     def _formula_cells_in(self, ref: Ref) -> list:
         """The formula cells (spilled cells as their array formula's) that ``ref`` covers."""
@@ -565,53 +560,10 @@ class Engine:
             out |= self._uses.get(key, set())
         return out
 
-    # ------------------------------------------------------------ evaluation
+    # ------------------------------------------------------------ evaluation (:mod:`.evaluation`)
     def order(self, roots=None) -> list[tuple]:
         """Formula cells in evaluation order (precedents first); records cycles in :attr:`cycles`."""
-        roots = list(self.formulas) if roots is None else [self.spill_owner.get(k, k) for k in roots
-                                                           if k in self.formulas or k in self.spill_owner]
-        for k in roots:
-            self._prepare(k)
-        self.cycles = []
-        order, self.cycles = dependency_order(roots, self._precedents)
-        return order
-
-    def _precedents(self, key) -> list:
-        """The formula cells the formula ``key`` refers to statically (compiling it first)."""
-        self._prepare(key)
-        return self._deps[key]
-
-    def _schedule(self, order: list) -> list:
-        """``order`` with the cells of each usable group replaced by the group, placed after
-        everything its cells depend on; a group whose cells depend on each other (directly or
-        through other cells) is given up."""
-        groups = self._groups()
-        while True:
-            present: dict = {}
-            for k in order:
-                g = groups.get(k)
-                if g is not None and self.state.get(k) != _DONE:
-                    present[g] = present.get(g, 0) + 1
-            used = {g for g, count in present.items() if count == len(g.members)}
-            if not used:
-                return order
-
-            def node(k):
-                g = groups.get(k)
-                return g if g in used else k
-
-            def precedents(x):
-                if isinstance(x, _Group):
-                    return list(dict.fromkeys(node(d) for m in x.members for d in self._deps[m]))
-                return [node(d) for d in self._deps.get(x, ())]
-            sched, cycles = dependency_order(list(dict.fromkeys(node(k) for k in order)), precedents)
-            bad = {x for comp in cycles for x in comp if isinstance(x, _Group)}
-            if not bad:
-                return sched
-            for g in bad:
-                self._ungroup(g)
-                for k in g.members:
-                    self._prepare(k)
+        return evaluation.order(self, roots)
 
     def evaluate(self, roots=None, iterate=None) -> None:
         """Evaluate every formula cell (or those ``roots`` need), precedents first.
@@ -619,183 +571,15 @@ class Engine:
         ``iterate`` optionally wraps the evaluation order (a progress bar): its items are cells,
         and the groups of cells of one shape evaluated as one call.
         """
-        with deep_recursion():
-            self._evaluate_order(roots, iterate)
-
-    def _evaluate_order(self, roots, iterate) -> None:
-        """Order the formulas, give the cells of each cycle ``#CIRCULAR!``, evaluate the rest."""
-        self.values = {}
-        self.state = {}
-        self.diagnostics = {}
-        order = self.order(roots)
-        for comp in self.cycles:
-            names = ", ".join(self.where(k) for k in sorted(comp)[:8])
-            more = f" and {len(comp) - 8} more" if len(comp) > 8 else ""
-            for k in comp:
-                self.values[k] = Val.error(ERR_CIRCULAR)
-                self.state[k] = _DONE
-                self.diagnostics[k] = [Diagnostic("circular reference", ERR_CIRCULAR,
-                                                  f"cells {names}{more} depend on each other")]
-        sched = self._schedule(order) if self._groups() else order
-        for item in (sched if iterate is None else iterate(sched)):
-            if isinstance(item, _Group):
-                self._evaluate_group(item)
-            elif self.state.get(item) != _DONE:
-                self._evaluate(item)
-
-    def _evaluate_group(self, g: "_Group") -> None:
-        """Evaluate a group's cells as one call, one lane per cell; a cell whose lane holds an
-        error is evaluated on its own (for the diagnostics its error needs), and every cell is
-        if the call cannot be made (:class:`~.references.Ungroupable`, or anything else)."""
-        members = g.members
-        if self.n != 1 or any(self.state.get(k) == _DONE for k in members):   # read on demand: one by one
-            res = None
-        else:
-            for k in members:
-                self.state[k] = _ACTIVE
-            diags: list[Diagnostic] = []
-            try:
-                res = self._result(g.f, LaneCtx(self, g.sheet, len(members), diags=diags), False)
-            except Exception:       # noqa: BLE001 - Ungroupable, a split, a cycle, a bug: one by one
-                res = None
-            for k in members:
-                self.state[k] = _PENDING
-            if res is not None and res.n not in (1, len(members)):
-                res = None
-        if res is None:
-            self._ungroup(g)
-            for k in members:
-                if self.state.get(k) != _DONE:
-                    self._evaluate(k)
-            return
-        # a lane that holds an error, or what a diagnostic was recorded for (an add-in's error
-        # text), is its cell's own evaluation: the diagnostics are the cell's
-        said = list({d.code for d in diags})
-        flagged = res.kind >= ERR_NULL
-        if said:
-            flagged |= np.isin(res.kind, said)
-        own = np.broadcast_to(flagged.reshape(res.n, -1).any(axis=1), (len(members),)).tolist()
-        values, state = self.values, self.state
-        for i, k in enumerate(members):
-            if own[i]:
-                self._evaluate(k)
-            else:
-                values[k] = res.scenario(i)      # lane i: cell i's value
-                state[k] = _DONE
+        evaluation.evaluate(self, roots, iterate)
 
     def _evaluate(self, key) -> None:
-        """Evaluate the formula cell ``key`` once: its value (spilled for an array formula) and
-        why it holds errors; a cell met again while it is being evaluated is a cycle."""
-        st = self.state.get(key, _PENDING)
-        if st == _DONE:
-            return
-        if st == _ACTIVE:
-            raise _Cycle(key)
-        self.state[key] = _ACTIVE
-        cell = self.formulas[key]
-        f = self.compiled(key)
-        diags: list[Diagnostic] = []
-        array = cell.ftype == "array"
-        res = self._run(f, key, array, diags)
-        if array:
-            self._spill(key, cell, res)
-        else:
-            self.values[key] = res
-        if diags:
-            codes = set(np.unique(res.kind).tolist())
-            kept = [d for d in diags if d.code in codes]
-            if kept:
-                self.diagnostics[key] = kept
-        self.state[key] = _DONE
+        """Evaluate the formula cell ``key`` once (a cell read before its turn)."""
+        evaluation.evaluate_cell(self, key)
 
-    def _run(self, f, key, array: bool, diags: list) -> Val:
-        """The result of the compiled formula ``f`` of cell ``key``, for every scenario at once
-        or, if a function asks (:class:`ScenarioSplit`), one by one.  A failure is an error
-        value, and ``diags`` says why: a cycle through a run-time reference, nesting too
-        deep, or an engine bug (which must not abort the whole workbook)."""
-        si, r, c = key
-        try:
-            try:
-                return self._result(f, Ctx(self, si, r, c, array, None, diags), array)
-            except ScenarioSplit:
-                return _stack([self._result(f, Ctx(self, si, r, c, array, s, diags), array)
-                               for s in range(self.n)])
-        except _Cycle as cyc:
-            diags.append(Diagnostic("circular reference", ERR_CIRCULAR,
-                                    f"through {self.where(cyc.key)} (via a run-time reference)"))
-            return Val.error(ERR_CIRCULAR)
-        except RecursionError:
-            diags.append(Diagnostic("engine", ERR_INTERNAL, "formula nesting too deep"))
-            return Val.error(ERR_INTERNAL)
-        except Exception as exc:  # an engine bug must not abort the whole workbook
-            tb = traceback.extract_tb(sys.exc_info()[2])[-1]
-            diags.append(Diagnostic("engine", ERR_INTERNAL,
-                                    f"internal error {type(exc).__name__}: {exc} "
-                                    f"({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno}); please report it"))
-            return Val.error(ERR_INTERNAL)
-
-    def _result(self, f, ctx: Ctx, array: bool) -> Val:
-        """What the formula ``f`` shows in ``ctx``: a value, its top-left element unless in an
-        array formula, with 0 for an empty result."""
-        x = f(ctx)
-        if x is MISSING:
-            return Val.number(0.0)
-        if array:
-            if isinstance(x, Ref):
-                x = self.read(x, ctx.scen)
-            elif not isinstance(x, Val):
-                x = ctx.value(x)
-        else:
-            x = ctx.value(x).top_left()
-        # a formula that returns an empty cell shows 0
-        if (x.kind == EMPTY).any():
-            e = x.kind == EMPTY
-            x = Val(np.where(e, 0.0, x.num), np.where(e, NUM, x.kind).astype(np.int8), x.text)
-        return x
-
-    def _spill(self, key, cell, res: Val) -> None:
-        """Spread an array formula's result over its range (``#N/A`` where it is too small)."""
-        si, r0, c0 = key
-        area = parse_area((cell.fref or cell_name(r0, c0)).replace("$", ""))
-        if area is None:
-            self.values[key] = res.top_left()
-            return
-        r1, c1, r2, c2 = area
-        rows, cols = r2 - r1 + 1, c2 - c1 + 1
-        vr, vc = res.shape
-        for i in range(rows):
-            for j in range(cols):
-                ii = 0 if vr == 1 else i
-                jj = 0 if vc == 1 else j
-                k = (si, r1 + i, c1 + j)
-                if ii >= vr or jj >= vc:
-                    self.values[k] = Val.error(ERR_NA)  # outside the array
-                else:
-                    self.values[k] = Val(res.num[:, ii:ii + 1, jj:jj + 1],
-                                         res.kind[:, ii:ii + 1, jj:jj + 1],
-                                         None if res.text is None else res.text[:, ii:ii + 1, jj:jj + 1])
-        if key not in self.values:
-            self.values[key] = res.top_left()
-
-    # ------------------------------------------------------------- reporting
     def origins(self, key, limit: int = 3) -> list[tuple[tuple, Diagnostic]]:
         """Cells (``key`` or its precedents) where an error in ``key`` comes from."""
-        key = self.spill_owner.get(key, key)
-        seen = set()
-        out: list[tuple[tuple, Diagnostic]] = []
-        todo = [key]
-        while todo and len(out) < limit:
-            k = todo.pop(0)
-            if k in seen:
-                continue
-            seen.add(k)
-            if k in self.diagnostics:
-                for d in self.diagnostics[k]:
-                    out.append((k, d))
-            v = self.values.get(k)
-            if k in self._deps and (v is None or v.has_errors() or k == key or (v.kind == STR).any()):
-                todo.extend(self._deps[k])
-        return out[:limit]
+        return evaluation.origins(self, key, limit)
 
     def uses_udf_or_volatile(self) -> bool:
         """Whether a formula calls an add-in function or a volatile one (Excel must then
@@ -808,56 +592,6 @@ class Engine:
                     return True
         return False
 
-
-
-class _Cycle(Exception):
-    """A formula cell met again while it is being evaluated (through a run-time reference)."""
-
-    def __init__(self, key):
-        super().__init__(key)
-        self.key = key
-
-
-@dataclass(slots=True, eq=False)        # a group is itself (a node of the evaluation order), not its fields
-class _Group:
-    """The formula cells of one sheet that share a shape (:mod:`.shapes`): evaluated as one call.
-
-    Attributes
-    ----------
-    sheet : int
-    shape : str
-        The formulas' text with their references numbered.
-    members : list of tuple
-        The cells (sheet, row, column).
-    lanes : list of tuple of str
-        Each cell's references, as written.
-    f : callable or None
-        The shape compiled for every cell at once (:class:`~.compiler.Compiler`'s ``lanes``).
-    failed : bool
-        Given up: the cells are compiled and evaluated one by one.
-    """
-
-
-    sheet: int
-    shape: str
-    members: list
-    lanes: list
-    f: Any = None
-    failed: bool = False
-
-
-def _stack(parts: list[Val]) -> Val:
-    """One value from the results of the scenarios evaluated one by one (scenario axis)."""
-    rows = max(p.shape[0] for p in parts)
-    cols = max(p.shape[1] for p in parts)
-    parts = [expand(p, rows, cols) for p in parts]
-    num = np.concatenate([p.num for p in parts])
-    kind = np.concatenate([p.kind for p in parts])
-    text = None
-    if any(p.text is not None for p in parts):
-        text = np.concatenate([p.text if p.text is not None else np.empty(p.num.shape, dtype=object)
-                               for p in parts])
-    return Val(num, kind, text)
 
 
 def _column(vals: list | np.ndarray) -> Val:
