@@ -2,8 +2,9 @@
 
 The token stream of openpyxl's tokenizer (:class:`openpyxl.formula.tokenizer.Tokenizer`, after
 Eric Bachtal's), with its token kinds and values, read a run of characters at a time instead of
-one character at a time: openpyxl's loop took 140 µs a formula of the template (22 ms of a
-recalculation's 0.26 s); this one takes a tenth of it.  The test suite holds the two to the
+one character at a time, each special character handed to its own handler (:class:`_Reader`):
+over the template's 2,262 formulas it takes about a third of openpyxl's time (13 against 36 µs
+a formula, Python 3.11; it was 140 µs against 14 when written).  The test suite holds the two to the
 same tokens on the template's formulas and on generated ones.
 
 Where openpyxl's reading is not Excel's, this one is Excel's:
