@@ -602,7 +602,9 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
         util = _peak(util_all, idx)
         # over every interval of the day: each distinct one times the intervals it stands for
         counts = np.bincount(day_at[1], minlength=day_at[0].size).astype(float)
-        avg = (var_all * counts).sum(axis=-1) / n_int / system.peak_day_factor + fixed
+        # (a C-ordered product: the sum over the intervals in numpy's pairwise order, whatever the
+        # layout of the loads; the same bits as a plan of one scenario)
+        avg = np.multiply(var_all, counts, order="C").sum(axis=-1) / n_int / system.peak_day_factor + fixed
         avg_util = np.where(k > 0, avg / max(k, 1) + other, np.where(avg > 0, np.inf, 0.0))
     if k == 0:
         headroom = np.where(var > 0, 0.0, np.inf)
