@@ -16,7 +16,7 @@ import numpy as np
 from ..ams import AmsWorkload, card_generation_factor
 from ..crypto import CARD_FUNCTIONS
 from ...domains import RESUMED_SHARE, WORKLOAD_UTIL, Domain
-from ...figures import figure
+from ...figures import figure, table_in_force
 from ...params import CIPHERS, binding, normalize_choice, normalize_cipher, normalize_mode
 from ...remember import Remembered
 from ..tls import channel_start_card_ms, channel_start_cost_us, handshake_cpu_factor, tls_cost_us
@@ -222,26 +222,42 @@ PROFILES = {"ams": _ams_profile, "channel": _channel_profile, "handshakes": _han
              "channel_starts": _start_profile, "measured": _measured_profile}
 
 
-#: The profiles built for the last workloads, systems and parameters met: a plan's workloads are
-#: checked when they are read (:func:`~.read.read_plan`), planned, and planned again for a report.
+#: The profiles built for the last workloads, systems, parameters and figures met: a plan's
+#: workloads are checked when they are read (:func:`~.read.read_plan`), planned, and planned again
+#: for a report.
 _BUILT = Remembered(64)
 
 
+def _profile_key(w: Workload, system: System):
+    """The key a profile is remembered by, or None (not remembered): the workload's name, kind and
+    arguments (each with its type, a float by its bits: True and 1, or -0.0 and 0.0, are other
+    arguments, which a builder may refuse or take), the system, the figures table in force, and the
+    parameters in force (a :func:`~cryptoplan.model.params.using_values` block by its values, the
+    parameter set by identity).  None under arrays of parameter sets (a plan's draws: each call
+    its own) or for an argument that is not a plain value."""
+    over, params = binding()
+    given = None if over is None else over.key()
+    if over is not None and given is None:
+        return None
+    try:
+        args = tuple((k, type(v), v.hex() if type(v) is float else v) for k, v in sorted(w.args.items()))
+        key = (given, id(params), table_in_force(), w.name, w.kind, args, system)
+        hash(key)
+    except (TypeError, ValueError):
+        return None
+    return key
+
+
 def workload_profile(w: Workload, system: System) -> Profile:
-    """``w``'s :class:`Profile` on ``system`` under the parameters in force: ``PROFILES[w.kind]``,
-    built once for the same workload (name, kind and arguments), system and parameter binding
-    (:func:`~cryptoplan.model.params.binding`) and shared after that, so a caller must not change
-    it.  A workload whose arguments are not hashable (arrays given from Python) is built each time.
+    """``w``'s :class:`Profile` on ``system`` under the parameters and figures in force:
+    ``PROFILES[w.kind]``, built once for the same :func:`_profile_key` and shared after that, so a
+    caller must not change it.
 
     Raises
     ------
     PlanError
         As the kind's builder: its model refuses the arguments (never remembered).
     """
-    bound = binding()
-    try:
-        key = (tuple(map(id, bound)), w.name, w.kind, tuple(sorted(w.args.items())), system)
-        hash(key)
-    except TypeError:
-        key = None
-    return _BUILT.get(key, lambda: PROFILES[w.kind](w, system), keep=bound)
+    key = _profile_key(w, system)
+    # the entry keeps the parameter set whose id its key holds
+    return _BUILT.get(key, lambda: PROFILES[w.kind](w, system), keep=binding()[1])

@@ -1,0 +1,84 @@
+"""model/zos/plan/profiles.py: a workload's profile, built once per workload, system, parameters and
+figures in force (:func:`workload_profile`), and never served to another (issue 66)."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from cryptoplan.model.datafiles import data_path
+from cryptoplan.model.calibration.draws import parameter_draws
+from cryptoplan.model.figures import using_figures
+from cryptoplan.model.params import using_values
+from cryptoplan.model.remember import Remembered
+from cryptoplan.model.zos.plan import PlanError, System, Workload, plan
+from cryptoplan.model.zos.plan import profiles
+
+SYSTEM = System(processors=4, coprocessors=2, accelerators=2)
+
+
+@pytest.fixture
+def built(monkeypatch) -> Counter:
+    """Each kind's builder counted, by workload name; nothing remembered from earlier tests."""
+    monkeypatch.setattr(profiles, "_BUILT", Remembered(64))
+    count: Counter = Counter()
+    for kind, make in list(profiles.PROFILES.items()):
+        def counted(w, system, make=make):
+            count[w.name] += 1
+            return make(w, system)
+        monkeypatch.setitem(profiles.PROFILES, kind, counted)
+    return count
+
+
+def _ams(name="pay", **args) -> Workload:
+    return Workload(name, "ams", 300, args={"policy": "privacy", "message_kb": 2, **args})
+
+
+def test_the_same_workload_system_and_parameters_build_once(built):
+    w = _ams()
+    first = profiles.workload_profile(w, SYSTEM)
+    assert profiles.workload_profile(_ams(), SYSTEM) is first        # an equal workload: the same build
+    assert built["pay"] == 1
+    profiles.workload_profile(w, System(processors=4, coprocessors=3, accelerators=2))   # another system
+    profiles.workload_profile(_ams(message_kb=4), SYSTEM)                                # other arguments
+    with using_values({"mq_us_per_kb": 1.3}):                                            # other parameters
+        profiles.workload_profile(w, SYSTEM)
+        profiles.workload_profile(w, SYSTEM)
+    assert built["pay"] == 4
+
+
+def test_a_value_equal_to_another_of_another_type_is_another_argument(built):
+    # True == 1 in Python, but the model refuses a boolean recipient count: the profile built for
+    # 1 must not answer for True (nor the one of 0.0 for -0.0)
+    profiles.workload_profile(_ams(recipients=1), SYSTEM)
+    with pytest.raises(PlanError, match="recipients"):
+        profiles.workload_profile(_ams(recipients=True), SYSTEM)
+    m0 = Workload("m", "measured", 10, args={"card": "processors", "cpu_us": 0.0})
+    m1 = Workload("m", "measured", 10, args={"card": "processors", "cpu_us": -0.0})
+    profiles.workload_profile(m0, SYSTEM)
+    profiles.workload_profile(m1, SYSTEM)
+    assert built["m"] == 2
+
+
+def test_another_figures_table_is_another_profile(built, tmp_path):
+    copy = tmp_path / "figures.csv"
+    shutil.copyfile(data_path("figures.csv"), copy)
+    w = _ams()
+    profiles.workload_profile(w, SYSTEM)
+    with using_figures(copy):
+        profiles.workload_profile(w, SYSTEM)
+    assert built["pay"] == 2
+
+
+def test_a_plan_under_draws_builds_its_own_and_keeps_none(built):
+    # arrays of parameter sets are each call's own: remembering them would keep the draws alive
+    d = parameter_draws(5, seed=1)
+    w = [_ams()]
+    a = plan(SYSTEM, w, draws=d)
+    b = plan(SYSTEM, w, draws=d)
+    assert built["pay"] == 2
+    np.testing.assert_array_equal(a.resources["coprocessors"].utilization, b.resources["coprocessors"].utilization)
+    assert len(profiles._BUILT._entries) == 0
