@@ -6,7 +6,7 @@ CPU costs of seeds 000 and 002 and the 32 KB reference (:class:`_TlsTable`, one 
 product, and the ratios, changes and ranges the figures state of them, :class:`_TlsTerms`, a
 dozen array operations for all), and seed 003's handshake statements (three scalar calls).
 :func:`targets` lists them per figures table in force; :func:`predictions` evaluates each
-source once for all its targets, :func:`stacked_predictions` (:class:`Stacker`) stacks them as
+source once for all its targets, :class:`Stacker` stacks them as
 the fit scores them, :func:`predict_all` under given parameter values.
 
 Parameters may be given as arrays of *k* values (:func:`cryptoplan.model.params.using_values`,
@@ -22,12 +22,13 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from ..errors import InputError
 from ..figures import figure, table_in_force
 from ..params import binding, param, using_values
 from ..zos import ams, tls
 from .free import Z196_ANCHOR, Z196_OF
 
-__all__ = ["Target", "targets", "scored", "predictions", "stacked_predictions", "Stacker", "predict_all"]
+__all__ = ["Target", "targets", "scored", "predictions", "Stacker", "predict_all"]
 
 
 @dataclass(frozen=True)
@@ -438,8 +439,9 @@ class _TlsTerms:
     each; a range's farthest condition (:class:`_Farthest`) is read from the terms when asked.
 
     The arithmetic is that of the definitions, element by element (a division by 1, a subtraction of
-    0, a product by 1 and the minimum with infinity leave a number as it is, and a minimum or a
-    maximum is exact whatever the order), so the values are theirs to the bit; tests/test_fit.py
+    0, a product by 1 and the minimum with infinity leave a number as it is, and the lowest and the
+    highest of a group are taken over its terms in the order the definitions took them), so the
+    values are theirs to the bit; tests/test_fit.py
     compares them.  As :class:`_TlsTable`'s, they are recomputed only when the parameters in force
     change (:func:`cryptoplan.model.params.binding`).
     """
@@ -463,6 +465,9 @@ class _TlsTerms:
     def group(self, terms) -> int:
         """Register a group of terms (:meth:`term`); its number, for :meth:`lowest`, :meth:`highest`
         and :meth:`farthest`."""
+        terms = list(terms)
+        if not terms:               # reduceat would give a neighbour's value for an empty group
+            raise InputError("a group of TLS terms needs at least one term")
         self.starts.append(len(self.terms))
         self.terms.extend(terms)
         self.arrays, self.bound = None, None
@@ -532,6 +537,12 @@ def _tls_values(v, a, b, has_b, divisor, scale, offset, starts, low_g, cap, high
         The lowest-term columns' groups and caps, the highest-term columns' groups and floors.
     pick : ndarray of int
         The columns' order among the lows then the highs.
+
+    Returns
+    -------
+    _TlsValues
+        ``terms`` (terms,) or (terms, k), each :math:`s\\,(v_a / d - o)`; ``columns`` (columns,) or
+        (columns, k), in the order the columns were registered.
     """
     col = (slice(None),) + (None,) * (np.ndim(v) - 1)        # a constant per term, along the sets
     terms = scale[col] * (v[a] / np.where(has_b[col], v[b], divisor[col]) - offset[col])
@@ -681,26 +692,11 @@ def predictions(tlist):
         yield np.asarray(t.of(arrays[t.source]), dtype=float)
 
 
-def stacked_predictions(tlist) -> np.ndarray:
-    """The targets' predictions under the parameters in force, stacked along a last axis.
-
-    What ``np.stack(np.broadcast_arrays(*predictions(tlist)), axis=-1)`` gives, to the bit
-    (:class:`Stacker`, which a caller evaluating the same targets many times makes once).
-
-    Parameters
-    ----------
-    tlist : sequence of Target
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (targets,), or (k, targets) when the parameters in force are arrays of *k* (C order).
-    """
-    return Stacker(tlist)()
-
-
 class Stacker:
-    """:func:`stacked_predictions` of a fixed list of targets, as a callable.
+    """The predictions of a fixed list of targets under the parameters in force, stacked along a
+    last axis, as a callable: ``np.stack(np.broadcast_arrays(*predictions(tlist)), axis=-1)`` to
+    the bit, shape (targets,) or (k, targets) in C order, made for a caller that evaluates the same
+    targets many times (the fit's residuals).
 
     When every target reads a column of one source (the TLS targets of one table:
     :class:`_TlsTerms`), the predictions are one ``take`` of those columns, their indices found
