@@ -23,8 +23,11 @@ The add-in's functions join through the registry (``cryptoplan.workbook.catalog_
 Modules
 -------
 :mod:`.core`
-    :class:`Engine`: the workbook's formulas, their dependency graph, evaluation over the
-    scenario axis, inputs and values.
+    :class:`Engine`: the workbook's formulas, their dependency graph, inputs and values, over the
+    scenario axis.
+:mod:`.evaluation`
+    The evaluation itself: the order, the cells of one shape as one call, a cell's run and
+    spill, and where an error comes from.
 :mod:`.parser`
     Formula text to a syntax tree (:func:`parse`), A1 references.
 :mod:`.nodes`

@@ -4,7 +4,8 @@ Design
 ------
 * A workbook package is read by :class:`~cryptoplan.workbook.engine.package.Package`
   (safe XML, size and cell limits).
-* Each formula is tokenized by openpyxl's Excel tokenizer, parsed into a syntax tree
+* Each formula is tokenized (:mod:`cryptoplan.workbook.engine.tokenizer`: openpyxl's token stream,
+  read a run of characters at a time), parsed into a syntax tree
   (:mod:`cryptoplan.workbook.engine.parser`, :mod:`~cryptoplan.workbook.engine.nodes`) and
   compiled into a tree of Python closures (:mod:`cryptoplan.workbook.engine.compiler`).
 * Formulas filled down or across differ only in their references: each *shape* is parsed

@@ -82,7 +82,7 @@ def stack_scenarios(parts: list[Val]) -> Val:
 
 
 def order(engine, roots=None) -> list[tuple]:
-    """Formula cells in evaluation order (precedents first); records cycles in :attr:`cycles`."""
+    """Formula cells in evaluation order (precedents first); records cycles in the engine's ``cycles``."""
     roots = list(engine.formulas) if roots is None else [engine.spill_owner.get(k, k) for k in roots
                                                        if k in engine.formulas or k in engine.spill_owner]
     for k in roots:
@@ -91,10 +91,12 @@ def order(engine, roots=None) -> list[tuple]:
     order, engine.cycles = dependency_order(roots, lambda k: _precedents(engine, k))
     return order
 
+
 def _precedents(engine, key) -> list:
     """The formula cells the formula ``key`` refers to statically (compiling it first)."""
     engine._prepare(key)
     return engine._deps[key]
+
 
 def schedule(engine, order: list) -> list:
     """``order`` with the cells of each usable group replaced by the group, placed after
@@ -128,6 +130,7 @@ def schedule(engine, order: list) -> list:
             for k in g.members:
                 engine._prepare(k)
 
+
 def evaluate(engine, roots=None, iterate=None) -> None:
     """Evaluate every formula cell (or those ``roots`` need), precedents first.
 
@@ -136,6 +139,7 @@ def evaluate(engine, roots=None, iterate=None) -> None:
     """
     with deep_recursion():
         _evaluate_order(engine, roots, iterate)
+
 
 def _evaluate_order(engine, roots, iterate) -> None:
     """Order the formulas, give the cells of each cycle ``#CIRCULAR!``, evaluate the rest."""
@@ -157,6 +161,7 @@ def _evaluate_order(engine, roots, iterate) -> None:
             _evaluate_group(engine, item)
         elif engine.state.get(item) != DONE:
             evaluate_cell(engine, item)
+
 
 def _evaluate_group(engine, g: Group) -> None:
     """Evaluate a group's cells as one call, one lane per cell; a cell whose lane holds an
@@ -198,6 +203,7 @@ def _evaluate_group(engine, g: Group) -> None:
             values[k] = res.scenario(i)      # lane i: cell i's value
             state[k] = DONE
 
+
 def evaluate_cell(engine, key) -> None:
     """Evaluate the formula cell ``key`` once: its value (spilled for an array formula) and
     why it holds errors; a cell met again while it is being evaluated is a cycle."""
@@ -222,6 +228,7 @@ def evaluate_cell(engine, key) -> None:
         if kept:
             engine.diagnostics[key] = kept
     engine.state[key] = DONE
+
 
 def _run(engine, f, key, array: bool, diags: list) -> Val:
     """The result of the compiled formula ``f`` of cell ``key``, for every scenario at once
@@ -249,6 +256,7 @@ def _run(engine, f, key, array: bool, diags: list) -> Val:
                                 f"({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno}); please report it"))
         return Val.error(ERR_INTERNAL)
 
+
 def _result(engine, f, ctx: Ctx, array: bool) -> Val:
     """What the formula ``f`` shows in ``ctx``: a value, its top-left element unless in an
     array formula, with 0 for an empty result."""
@@ -267,6 +275,7 @@ def _result(engine, f, ctx: Ctx, array: bool) -> Val:
         e = x.kind == EMPTY
         x = Val(np.where(e, 0.0, x.num), np.where(e, NUM, x.kind).astype(np.int8), x.text)
     return x
+
 
 def _spill(engine, key, cell, res: Val) -> None:
     """Spread an array formula's result over its range (``#N/A`` where it is too small)."""
@@ -291,6 +300,7 @@ def _spill(engine, key, cell, res: Val) -> None:
                                      None if res.text is None else res.text[:, ii:ii + 1, jj:jj + 1])
     if key not in engine.values:
         engine.values[key] = res.top_left()
+
 
 def origins(engine, key, limit: int = 3) -> list[tuple[tuple, Diagnostic]]:
     """Cells (``key`` or its precedents) where an error in ``key`` comes from."""
