@@ -259,6 +259,30 @@ def test_plan_value_reads_the_tables_once_for_a_growth_table(monkeypatch):
     assert len(calls) == 2 and busier > 1.5 * got[12]
 
 
+def test_plan_value_under_another_figures_table_is_that_tables_plan(tmp_path):
+    """A remembered plan is the figures table's it was made under: AT-TLS channel starts whose
+    published TCPIP cost (s002_start_cost_tcpip_attls_tls12_us) is doubled in a copy of
+    data/figures.csv cost the processors more there, and the packaged table's plan again after."""
+    from cryptoplan.model.datafiles import data_path
+    from cryptoplan.model.figures import using_figures
+    from cryptoplan.model.zos.plan import tables
+    workloads = (("name", "kind", "rate", "mode", "cipher"),
+                 ("storm", "channel_starts", 50.0, "ATTLS", "TLS_RSA_WITH_AES_256_CBC_SHA"))
+    system = (("processors", 4.0), ("coprocessors", 2.0), ("accelerators", 2.0))
+    rows = list(csv.reader(data_path("figures.csv").open(encoding="utf-8", newline="")))
+    col = rows[0].index("value")
+    row = next(r for r in rows if r[0] == "s002_start_cost_tcpip_attls_tls12_us")
+    row[col] = str(2 * float(row[col]))
+    copy = tmp_path / "figures.csv"
+    with copy.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    before = tables.plan_value(workloads, system, "processors", "utilization")
+    with using_figures(copy):
+        dearer = tables.plan_value(workloads, system, "processors", "utilization")
+    after = tables.plan_value(workloads, system, "processors", "utilization")
+    assert dearer > before and after == before
+
+
 def test_a_sweeps_growth_array_is_planned_once_for_every_cell(monkeypatch):
     """A sweep hands each PLAN_VALUE cell the same growth array: the plan is made once for all
     of them (the array is part of the key by its bytes), and another array is another plan."""

@@ -17,6 +17,7 @@ import numpy as np
 from ..._text import value_text
 from ..._validate import NotAvailableError, UnstableQueueError
 from ...datafiles import data_path
+from ...figures import table_in_force
 from ...params import binding, current_parameters, normalize_choice
 from ...remember import Remembered
 from .evaluate import count_text, plan
@@ -102,7 +103,9 @@ def _planned(workloads, system, profiles, growth, months, draws=None):
     # the binding (a using_values override and the parameter set), not the set alone: values
     # given to using_values over the same set are other parameters
     params = binding() if draws is None else (*binding(), draws)
-    parts = (_table_key(workloads), _table_key(system), _table_key(profiles), _key(growth), _key(months))
+    # and the figures table in force: the models read their published figures from it
+    parts = (table_in_force(), _table_key(workloads), _table_key(system), _table_key(profiles), _key(growth),
+             _key(months))
     key = None if any(p is _UNHASHABLE for p in parts) else (tuple(map(id, params)), *parts)
 
     def read():
@@ -111,7 +114,7 @@ def _planned(workloads, system, profiles, growth, months, draws=None):
 
     def make():
         # the System and Workloads are frozen: one reading serves every scenario of the tables
-        s, ws = _READ.get(None if key is None else (key[0][:2], *key[1:4]), read, keep=params)
+        s, ws = _READ.get(None if key is None else (key[0][:2], *key[1:5]), read, keep=params)
         return s, plan(s, ws, growth, months, draws=draws)
     return _CACHE.get(key, make, keep=params)
 
