@@ -123,6 +123,26 @@ SPREADSHEET_INSTALL = ("sudo apt-get install -y --no-install-recommends libreoff
                        "python3-uno libreoffice-dev")
 
 
+@pytest.fixture
+def profile_builds(monkeypatch):
+    """Each plan workload kind's profile builder counted, by workload name (a Counter); the
+    remembered profiles start empty, so no earlier test's entry serves the test
+    (model/zos/plan/profiles.py)."""
+    from collections import Counter
+
+    from cryptoplan.model.remember import Remembered
+    from cryptoplan.model.zos.plan import profiles
+
+    monkeypatch.setattr(profiles, "_BUILT", Remembered(64))
+    count: Counter = Counter()
+    for kind, make in list(profiles.PROFILES.items()):
+        def counted(w, system, make=make):
+            count[w.name] += 1
+            return make(w, system)
+        monkeypatch.setitem(profiles.PROFILES, kind, counted)
+    return count
+
+
 def require(ok: bool, what: str) -> None:
     """Skip (fail under CI) unless ``ok``: ``what`` names the missing tool or package."""
     import os

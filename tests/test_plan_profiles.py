@@ -13,7 +13,6 @@ from cryptoplan.model.datafiles import data_path
 from cryptoplan.model.calibration.draws import parameter_draws
 from cryptoplan.model.figures import using_figures
 from cryptoplan.model.params import using_values
-from cryptoplan.model.remember import Remembered
 from cryptoplan.model.zos.plan import PlanError, System, Workload, plan
 from cryptoplan.model.zos.plan import profiles
 
@@ -21,16 +20,9 @@ SYSTEM = System(processors=4, coprocessors=2, accelerators=2)
 
 
 @pytest.fixture
-def built(monkeypatch) -> Counter:
-    """Each kind's builder counted, by workload name; nothing remembered from earlier tests."""
-    monkeypatch.setattr(profiles, "_BUILT", Remembered(64))
-    count: Counter = Counter()
-    for kind, make in list(profiles.PROFILES.items()):
-        def counted(w, system, make=make):
-            count[w.name] += 1
-            return make(w, system)
-        monkeypatch.setitem(profiles.PROFILES, kind, counted)
-    return count
+def built(profile_builds) -> Counter:
+    """conftest's count of profile builds, by workload name."""
+    return profile_builds
 
 
 def _ams(name="pay", **args) -> Workload:

@@ -180,22 +180,12 @@ def test_a_missing_folder_or_binary_plan_file_is_named(tmp_path, make):
     assert res.exit_code == 2 and "Traceback" not in res.output and str(path) in res.output, res.output
 
 
-def test_each_workloads_profile_is_built_once_for_reading_planning_and_the_report(plan_file, monkeypatch):
+def test_each_workloads_profile_is_built_once_for_reading_planning_and_the_report(plan_file, profile_builds):
     # issue 66: a plan's workloads were built two or three times a run (checked when read, again in
-    # plan(), a third time for --report).  Each kind's builder is counted; the remembered profiles
-    # start empty, so no earlier test's entry serves this one.
+    # plan(), a third time for --report); conftest's profile_builds counts each kind's builder
     from collections import Counter
 
-    from cryptoplan.model.remember import Remembered
-    from cryptoplan.model.zos.plan import profiles
-
-    monkeypatch.setattr(profiles, "_BUILT", Remembered(64))
-    built: Counter = Counter()
-    for kind, make in list(profiles.PROFILES.items()):
-        def counted(w, system, make=make):
-            built[w.name] += 1
-            return make(w, system)
-        monkeypatch.setitem(profiles.PROFILES, kind, counted)
+    built = profile_builds
     res = CliRunner().invoke(main, ["plan", plan_file, "--months", "6", "--report", "rep"])
     assert res.exit_code == 0, res.output
     names = [w.name for w in read_plan(plan_file)[1]]
