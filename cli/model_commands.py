@@ -39,6 +39,10 @@ if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
     from cryptoplan.model.site import errors as site_errors
     from cryptoplan.model.site import rmf_lines
     from cryptoplan.workbook.report import charts
+    from cryptoplan.model.calibration import card_speed
+    from cryptoplan.model.zos.plan import errors as plan_errors
+    from cryptoplan.model.zos.plan import read as plan_read
+    from cryptoplan.workbook import plan_sheet
 else:
     np = lazy_module("numpy")
     tqdm = lazy_module("tqdm")
@@ -54,6 +58,10 @@ else:
     site_errors = lazy_module("cryptoplan.model.site.errors")
     rmf_lines = lazy_module("cryptoplan.model.site.rmf_lines")
     charts = lazy_module("cryptoplan.workbook.report.charts")
+    card_speed = lazy_module("cryptoplan.model.calibration.card_speed")
+    plan_errors = lazy_module("cryptoplan.model.zos.plan.errors")
+    plan_read = lazy_module("cryptoplan.model.zos.plan.read")
+    plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
 
 __all__ = ["capacity", "fit", "calibrate", "crossval"]
 
@@ -277,16 +285,20 @@ def fit(figures_path, out_path, report_dir, force, check):
                    "subtype 2 records (binary, as dumped), read as the report they make.")
 @click.option("--platform", default="z16", show_default=True, type=click.Choice(["z14", "z15", "z16"]),
               help="Machine the --cpu and --smf numbers were measured on.")
-@click.option("--key-type", default="RSA", show_default=True, type=click.Choice(["RSA", "NISTECC"]),
-              help="Key type of the coprocessors' CCA work (the RMF report does not say).")
-@click.option("--key-size", default=2048, show_default=True, type=int,
-              help="Key length of the coprocessors' CCA work, bits.")
+@click.option("--plan", "plan_path", type=click.Path(dir_okay=False), default=None,
+              help="A plan (TOML, or a workbook's Workloads and Plan sheets) whose workloads state the mix of "
+                   "operations this LPAR sends its coprocessors: RMF's coprocessor lines (a mean over every CCA "
+                   "service) then calibrate one speed factor on all coprocessor times. Without it they calibrate "
+                   "nothing.")
+@click.option("--key-type", hidden=True, default=None)
+@click.option("--key-size", hidden=True, default=None)
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
               help="Parameter file to write: use it with CRYPTOPLAN_PARAMS.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for report.txt and calibration.png.")
 @click.option("--force", is_flag=True, help="Overwrite an existing --out file or report files.")
-def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, key_type, key_size, out_path, report_dir, force):
+def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key_type, key_size, out_path, report_dir,
+              force):
     """Calibrate the models on your own RMF and SMF numbers.
 
     Refits only the parameters the site numbers identify (the rest keep the published
@@ -294,11 +306,18 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, key_type, key_
     sets the ones the SMF task statistics measure directly, and writes a parameter file
     for CRYPTOPLAN_PARAMS.
     """
+    if key_type is not None or key_size is not None:
+        raise click.UsageError("--key-type/--key-size are gone: RMF's CCA coprocessor line is the card's mean over "
+                               "every service the LPAR sent, not one key's sign; give --plan with the workloads "
+                               "that send that work, and the coprocessors' speed is calibrated on their mix")
     if not (rmf_path or rmf_reports or cpu_path or smf_dir):
         raise click.UsageError("give at least one of --rmf, --rmf-report, --cpu and --smf: the site numbers to "
                                "calibrate on")
+    if plan_path and not (rmf_path or rmf_reports or smf70_of(smf_dir)):
+        raise click.UsageError("--plan states the mix for RMF's coprocessor lines: give it with --rmf, --rmf-report "
+                               "or --smf (SMF 70 records)")
     _refuse_outputs(out_path, report_dir, force)
-    smf70_path = smf_dir if smf_dir and not Path(smf_dir).is_dir() else None
+    smf70_path = smf70_of(smf_dir)
     if smf70_path:
         smf_dir = None
     obs, rows, smf, measured = [], [], None, {}
@@ -311,13 +330,20 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, key_type, key_
                 sources.append((rmf_path, C.read_rmf_crypto(rmf_path)))
         for path, is_smf in [(p, False) for p in rmf_reports] + ([(smf70_path, True)] if smf70_path else []):
             sources.append((path, _rmf_rows_read(path, is_smf)))
-        if sources:
-            for path, r in sources:
-                obs += C.rmf_observations(r, key_type, key_size, path=path)
-                rows += r
-        elif (key_type, key_size) != ("RSA", 2048):
-            raise click.UsageError("--key-type and --key-size describe the RMF report's coprocessor work: "
-                                   "give them with --rmf, --rmf-report or --smf (SMF 70 records)")
+        speed = None
+        for path, r in sources:
+            obs += C.rmf_observations(r, path=path)
+            rows += r
+        if plan_path:
+            system, workloads = _plan_mix(plan_path)
+            speed = card_speed.coprocessor_speed(rows, system, workloads,
+                                                 path=sources[0][0] if len(sources) == 1 else "the reports")
+        cop = card_speed.coprocessor_lines(rows)
+        if cop and speed is None:
+            click.echo(f"not calibrated: {len(cop)} CCA coprocessor line(s) ({cop[0].type} {cop[0].id}"
+                       f"{', ...' if len(cop) > 1 else ''}): RMF's coprocessor line is the card's mean EXEC TIME over "
+                       "every service the LPAR sent, not one operation's time; give --plan with the workloads that "
+                       "send that work to calibrate the coprocessors' speed on their mix", err=True)
         if cpu_path:
             obs += C.cpu_observations(C.read_cpu_table(cpu_path), platform, path=cpu_path)
         if smf_dir:
@@ -325,8 +351,12 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, key_type, key_
             smf = C.smf_summary(tasks, channels, platform, path=smf_dir)
             obs += smf["observations"]
             measured = C.smf_measured(smf)
-        cal = C.calibrate(obs, rows, measured)
-    except (C.CalibrationError, site_errors.SiteFileError) as exc:     # the fit's, or a file's (SmfError...)
+        if not obs and not measured and speed is None:
+            why = ("its coprocessor lines need --plan (above)" if cop else
+                   "no line observes one card function (accelerator ME/CRT rows, or coprocessor lines with --plan)")
+            raise C.CalibrationError(f"nothing to calibrate on: {why}")
+        cal = C.calibrate(obs, rows, measured, speed)
+    except (C.CalibrationError, site_errors.SiteFileError, plan_errors.PlanError) as exc:   # the fit's, a file's
         raise click.UsageError(str(exc)) from None
     text = _calibration_text(cal, smf)
     click.echo(text, nl=False)
@@ -346,6 +376,19 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, key_type, key_
             click.echo(f"wrote {folder / 'report.txt'} and {folder / 'calibration.png'}")
         else:
             click.echo(f"wrote {folder / 'report.txt'} (no site number the model predicts: no chart)")
+
+
+def smf70_of(smf_dir):
+    """The SMF 70-2 file ``--smf`` names (a file, not a folder), or None."""
+    return smf_dir if smf_dir and not Path(smf_dir).is_dir() else None
+
+
+def _plan_mix(path: str) -> tuple:
+    """``(system, workloads)`` of the plan ``--plan`` names: a TOML file or a workbook's tables."""
+    if path.lower().endswith((".xlsx", ".xlsm")):
+        got = plan_sheet.read_plan_inputs(path)
+        return got.system, got.workloads
+    return tuple(plan_read.read_plan(path))
 
 
 def _grouped(notes) -> list:
@@ -380,19 +423,31 @@ def _rmf_rows_read(path: str, is_smf: bool) -> list:
 
 def _calibration_text(cal, smf=None) -> str:
     out = []
+    if cal.speed is not None:
+        sp = cal.speed
+        out.append(f"coprocessor speed on the plan's mix: RMF's mean EXEC TIME {sp.measured_ms:.4g} ms over "
+                   f"{sp.measured_rate:,.0f} requests/s ({len(sp.lines)} line(s): {sp.lines[0]}"
+                   f"{', ...' if len(sp.lines) > 1 else ''}); the plan's mix {sp.model_ms:.4g} ms at the published "
+                   f"times: factor {sp.factor:.4g} +- {sp.factor * sp.sigma_rel:.2g} on every coprocessor time")
+        out.append(f"  the plan's workloads send {sp.plan_rate:,.0f} coprocessor requests/s, {sp.coverage:.0%} of the "
+                   "measured rate: the factor holds if the rest has the same mix"
+                   + (f"; measured workloads left out of the mix: {', '.join(sp.left_out)}" if sp.left_out else ""))
     if cal.moved:
         out.append("parameters the site data identify (refitted):")
         for m in cal.moved:
+            err = (f"at its {'lower' if m['calibrated'] <= m['bounds'][0] * (1 + 1e-6) else 'upper'} bound: the site "
+                   "numbers want beyond it" if m.get("at_bound") else f"+- {m['stderr']:.2g}")
             out.append(f"  {m['name']:18s} published {m['published']:10.4g}  calibrated {m['calibrated']:10.4g} "
-                       f"+- {m['stderr']:.2g} {m['unit']:3s} ({m['ratio'] - 1:+.1%})")
+                       f"{m['unit']:3s} {err} ({m['ratio'] - 1:+.1%})")
     elif cal.residuals:
         out.append("no parameter is identified by the site data: nothing refitted")
     if cal.measured:
         out.append("parameters the site data measure directly:")
         for m in cal.measured:
             unit = "" if m["unit"] == "1" else " " + m["unit"]
+            change = f" ({m['calibrated'] / m['published'] - 1:+.1%})" if m["published"] else ""
             out.append(f"  {m['name']:18s} published {m['published']:10.4g}  site {m['calibrated']:10.4g}"
-                       f"{unit}: {m['note']}")
+                       f"{unit}{change}: {m['note']}")
     if cal.unidentified:
         out.append("parameters the site data cannot identify (kept at the published values):")
         by: dict[str, list[str]] = {}
@@ -434,7 +489,8 @@ def _calibration_text(cal, smf=None) -> str:
     out.append(f"published figures the calibrated parameters now contradict: {len(cal.contradicted)} "
                f"(of {cal.reproduced_before} the published fit reproduces)")
     for r in cal.contradicted:
-        out.append(f"  {r['id']}: published {r['published']:.4g}, model {r['model']:.4g}")
+        off = f"{r['off']:+.1%}" if r["published"] else f"{r['off']:+.4g}"
+        out.append(f"  {r['id']}: published {r['published']:.4g}, model {r['model']:.4g} ({off})")
     return "\n".join(out) + "\n"
 
 

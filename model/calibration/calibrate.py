@@ -51,6 +51,8 @@ import numpy as np
 from ..params import ParameterFileError, load_params, using_values, validate_params
 from ..zos.crypto import CARD_FUNCTIONS
 from .cpu_table import CPU_COLUMNS, CpuRow, cpu_observations, read_cpu_table
+from .card_speed import COPROCESSOR_TIMES
+from .free import FREE, free_bounds
 from .leastsq import jacobian, solve
 from .observations import MEASUREMENT_RTOL, CalibrationError, Observation
 from .report import figure_table
@@ -102,6 +104,7 @@ class Calibration:
     solution: object = None                            # the leastsq.Solution (log parameters), if any refitted
     covariance: dict = field(default_factory=dict)     # the file's covariance blocks (_site_covariance)
     bootstrap: dict = field(default_factory=dict)      # the published bootstrap blocks less the site's (_site_bootstrap)
+    speed: object = None                               # the coprocessors' CardSpeed, if one was given
 
     def document(self) -> dict:
         """A parameter file (``CRYPTOPLAN_PARAMS``) with the calibrated values, and the
@@ -229,23 +232,40 @@ def _refit(identified: list, base: dict, observations) -> tuple:
         return values, 0.0, {}, None
     start = lmfit.Parameters()
     for n in identified:
-        start.add(n, value=math.log(base[n]))     # log space: unbounded
+        lo, hi = _bounds(n)
+        # log space, within the parameter's bounds (the published fit's): a site's numbers do not
+        # take a time below what a card can do or an exponent out of its textbook band
+        start.add(n, value=math.log(base[n]), min=math.log(lo) if lo > 0 else -np.inf,
+                  max=math.log(hi) if math.isfinite(hi) else np.inf)
     solution = solve(_batch(identified, base, observations), start)
     values.update({n: float(np.exp(v)) for n, v in zip(identified, solution.x)})
-    # the standard error of a log-parameter, carried to the parameter (delta method)
+    # the standard error of a log-parameter, carried to the parameter (delta method); none (NaN)
+    # for a parameter the site numbers pushed onto a bound
     stderr = {n: float(np.exp(v) * e) for n, v, e in zip(identified, solution.x, solution.stderr)}
     return values, solution.cost, stderr, solution
 
 
+def _bounds(name: str) -> tuple[float, float]:
+    """A parameter's bounds: the fit's (:func:`~.free.free_bounds`), else positive."""
+    return free_bounds(name) if name in FREE else (0.0, math.inf)
+
+
 def _parameter_section(doc: dict, identified: list, measured: dict, published: dict, values: dict,
-                       stderr: dict) -> dict:
-    """The calibrated parameter file's ``parameters``: ``doc``'s, the refitted and measured ones replaced."""
+                       stderr: dict, speed=None) -> dict:
+    """The calibrated parameter file's ``parameters``: ``doc``'s, the refitted, measured and
+    speed-scaled ones replaced."""
     parameters = {}
+    scaled = set(COPROCESSOR_TIMES) if speed is not None else set()
     for n, p in doc["parameters"].items():
         q = dict(p)
         if n in identified:
-            q.update(value=values[n], stderr=stderr[n],
-                     source=f"calibrated on site data (published {published[n]:.6g})")
+            held = not math.isfinite(stderr[n])
+            q.update(value=values[n], stderr=None if held else stderr[n],
+                     source=f"calibrated on site data{' (at bound)' if held else ''} (published {published[n]:.6g})")
+        elif n in scaled:
+            q.update(value=values[n], stderr=values[n] * speed.sigma_rel,
+                     source=f"calibrated on site data: coprocessor speed factor {speed.factor:.6g} from RMF's mean "
+                            f"EXEC TIME on the plan's mix (published {published[n]:.6g})")
         elif n in measured:
             q.update(value=values[n], stderr=measured[n]["stderr"],
                      source=f"measured on site data: {measured[n]['note']} (published {published[n]:.6g})")
@@ -253,21 +273,24 @@ def _parameter_section(doc: dict, identified: list, measured: dict, published: d
     return parameters
 
 
-def _site_set(solution, measured) -> set:
-    """The parameters a site calibration set: measured directly, or refitted."""
-    return set(measured) | (set(solution.names) if solution is not None else set())
+def _site_set(solution, measured, speed=None) -> set:
+    """The parameters a site calibration set: measured directly, refitted, or scaled by a speed factor."""
+    return (set(measured) | (set(solution.names) if solution is not None else set())
+            | (set(COPROCESSOR_TIMES) if speed is not None else set()))
 
 
-def _site_covariance(doc: dict, values: dict, solution, measured: dict) -> dict:
+def _site_covariance(doc: dict, values: dict, solution, measured: dict, speed=None) -> dict:
     """The calibrated file's ``covariance``: the published blocks without the parameters the site
     set, a ``site`` block for the refitted ones (the log-space covariance carried to the
     parameters, :math:`C_{ij} = \\theta_i \\theta_j C^{\\ln}_{ij}`), and a diagonal
-    ``site_measured`` block for the ones measured directly (their stated standard errors).
+    ``site_measured`` block for the ones measured directly (their stated standard errors), and a
+    ``site_speed`` block for the coprocessor times a speed factor scaled (one factor: correlated
+    fully, :math:`C_{ij} = \\sigma_f^2 \\theta_i \\theta_j` with :math:`\\sigma_f` its relative sd).
 
     A parameter's rows and columns deleted from a block leave it a covariance (positive
     semi-definite); what the site set is taken as independent of what it did not.
     """
-    site = _site_set(solution, measured)
+    site = _site_set(solution, measured, speed)
     out = {}
     for group, block in (doc.get("covariance") or {}).items():
         keep = [i for i, k in enumerate(block["names"]) if k not in site]
@@ -282,6 +305,10 @@ def _site_covariance(doc: dict, values: dict, solution, measured: dict) -> dict:
     sd = {n: float(e) for n, e in sd.items() if isinstance(e, (int, float)) and math.isfinite(e) and e > 0}
     if sd:
         out["site_measured"] = {"names": list(sd), "matrix": np.diag([e * e for e in sd.values()]).tolist()}
+    if speed is not None:
+        x = np.array([values[n] for n in COPROCESSOR_TIMES])
+        out["site_speed"] = {"names": list(COPROCESSOR_TIMES),
+                             "matrix": (speed.sigma_rel ** 2 * np.outer(x, x)).tolist()}
     return out
 
 
@@ -298,22 +325,45 @@ def _site_bootstrap(doc: dict, site: set) -> dict:
     return out
 
 
+def _off(model: float, published: float) -> float:
+    """How far a model value is from a published one: relative (model / published - 1), or the
+    difference where the published value is 0."""
+    return model / published - 1.0 if published else model - published
+
+
+def _out_of_bounds(values: dict, sources: dict) -> None:
+    """A CalibrationError naming every parameter the site set outside its bounds: the value, the
+    bound and the site numbers it came from (``sources``: name -> where)."""
+    bad = []
+    for n, where in sources.items():
+        lo, hi = _bounds(n)
+        v = values[n]
+        if not lo <= v <= hi:
+            bound = f"below its lower bound {lo:g}" if v < lo else f"above its upper bound {hi:g}"
+            bad.append(f"{n} = {v:.6g} is {bound} (from {where})")
+    if bad:
+        raise CalibrationError("the site numbers put parameters outside the range the models accept, so no "
+                               "parameter file is written: " + "; ".join(bad))
+
+
 def _contradicted(published: dict, values: dict) -> tuple[list, int]:
     """The published figures reproduced under ``published`` but not under ``values``.
 
     Returns
     -------
     tuple
-        ``(lost, reproduced_before)``: dicts ``id``, ``published``, ``model`` of each figure
-        lost, and the count of figures within tolerance before.
+        ``(lost, reproduced_before)``: dicts ``id``, ``published``, ``model``, ``off`` (model /
+        published - 1; the difference where the published value is 0) of each figure lost, and the
+        count of figures within tolerance before.
     """
     table = {r["id"]: r for r in figure_table(published)}
-    lost = [{"id": r["id"], "published": r["published"], "model": r["model"]}
+    lost = [{"id": r["id"], "published": r["published"], "model": r["model"],
+             "off": _off(r["model"], r["published"])}
             for r in figure_table(values) if not r["within_tolerance"] and table[r["id"]]["within_tolerance"]]
     return lost, sum(r["within_tolerance"] for r in table.values())
 
 
-def calibrate(observations, rows=(), measured=None) -> Calibration:
+def calibrate(observations, rows=(), measured=None, speed=None) -> Calibration:
     """Refit the parameters the site observations identify; keep the rest.
 
     The model and the rule that picks the parameters refitted are the module docstring's:
@@ -331,6 +381,10 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
     measured : dict, optional
         Parameters the site measures directly (name -> {value, stderr, note}, e.g.
         :func:`smf_measured`): set, not fitted.
+    speed : CardSpeed, optional
+        The coprocessors' speed factor on a plan's mix
+        (:func:`~cryptoplan.model.calibration.card_speed.coprocessor_speed`): every coprocessor time
+        parameter multiplied by it (the observations must not depend on those parameters).
 
     Returns
     -------
@@ -339,16 +393,22 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
     Raises
     ------
     CalibrationError
-        When there is neither an observation nor a measured parameter.
+        When there is no observation, measured parameter or speed factor; when the site numbers
+        put a parameter outside its bounds (naming it, the value, the bound and the site numbers).
     """
     doc = load_params()
     measured = dict(measured or {})
-    if not observations and not measured:
+    if not observations and not measured and speed is None:
         raise CalibrationError("no site number to calibrate on")
     published = {n: float(p["value"]) for n, p in doc["parameters"].items()}
     base = dict(published)
     base.update({n: float(m["value"]) for n, m in measured.items()})
+    if speed is not None:
+        base.update(speed.values(published))
     wanted = _params_of(observations)
+    if speed is not None and set(wanted) & set(COPROCESSOR_TIMES):
+        raise CalibrationError("a coprocessor speed factor and site numbers of the coprocessor times cannot both "
+                               "set them")
     zero = [n for n in wanted if not base[n] > 0]
     candidates = [n for n in wanted if base[n] > 0]
     identified, sd, J = _identify(candidates, base, observations)
@@ -358,14 +418,30 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
     values, cost, stderr, solution = _refit(identified, base, observations)
     with using_values(values):
         after = [o.predict() for o in observations]
+    held = dict(zip(solution.names, solution.at_bound.tolist())) if solution is not None else {}
     moved = [{"name": n, "published": published[n], "calibrated": values[n], "ratio": values[n] / published[n],
-              "stderr": stderr[n], "unit": doc["parameters"][n].get("unit", "")} for n in identified]
+              "stderr": stderr[n], "unit": doc["parameters"][n].get("unit", ""), "at_bound": bool(held.get(n)),
+              "bounds": _bounds(n)} for n in identified]
     direct = [{"name": n, "published": published[n], "calibrated": values[n], "stderr": m["stderr"],
                "note": m["note"], "unit": doc["parameters"][n].get("unit", "")} for n, m in measured.items()]
+    sources = {n: f"site data: {m['note']}" for n, m in measured.items()}
+    if speed is not None:
+        note = (f"coprocessor speed factor {speed.factor:.4g}: RMF's mean EXEC TIME {speed.measured_ms:.4g} ms over "
+                f"{speed.model_ms:.4g} ms, the plan's mix")
+        direct += [{"name": n, "published": published[n], "calibrated": values[n],
+                    "stderr": values[n] * speed.sigma_rel, "note": note,
+                    "unit": doc["parameters"][n].get("unit", "")} for n in COPROCESSOR_TIMES]
+        lines = ", ".join(speed.lines)
+        sources.update({n: f"the mean EXEC TIME {speed.measured_ms:.4g} ms of {lines} on the plan's mix, "
+                           f"{speed.model_ms:.4g} ms at the published times" + (
+                               ": the plan's operations would need a card faster than the models accept, so the LPAR's "
+                               "coprocessors more likely ran mostly services the plan does not state (symmetric "
+                               "work, MACs, hashing)" if speed.factor < 1 else "") for n in COPROCESSOR_TIMES})
+    _out_of_bounds(values, sources)
     residuals = [{"label": o.label, "quantity": o.quantity, "site": o.value, "before": b, "after": a}
                  for o, b, a in zip(observations, before, after)]
     lost, reproduced_before = _contradicted(published, values)
-    section = _parameter_section(doc, identified, measured, published, values, stderr)
+    section = _parameter_section(doc, identified, measured, published, values, stderr, speed)
     try:   # the file written must load: the same checks as any parameter file
         validate_params({"parameters": section}, "the calibrated parameters")
     except ParameterFileError as e:
@@ -374,5 +450,5 @@ def calibrate(observations, rows=(), measured=None) -> Calibration:
                        identified=identified, unidentified=unidentified, moved=moved,
                        residuals=residuals, consistency=util_consistency(rows), contradicted=lost,
                        reproduced_before=reproduced_before, cost=cost, measured=direct, solution=solution,
-                       covariance=_site_covariance(doc, values, solution, measured),
-                       bootstrap=_site_bootstrap(doc, _site_set(solution, measured)))
+                       covariance=_site_covariance(doc, values, solution, measured, speed),
+                       bootstrap=_site_bootstrap(doc, _site_set(solution, measured, speed)), speed=speed)

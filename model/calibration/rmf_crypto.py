@@ -4,8 +4,10 @@ RMF's Crypto Hardware Activity report gives, per Crypto Express card, the reques
 average execution time (RMF "EXEC TIME", the card's service time per request, without
 queueing) and the utilization, and for accelerators the ME- and CRT-format RSA rows by key
 length.  :func:`read_rmf_crypto` and :func:`rmf_rows` read and check those lines;
-:func:`rmf_observations` turns them into :class:`~cryptoplan.model.calibration.observations.Observation`
-of the card-time parameters (:func:`cryptoplan.model.zos.crypto.function_ms`);
+:func:`rmf_observations` turns the rows that observe one card function (the accelerator's ME and
+CRT rows) into :class:`~cryptoplan.model.calibration.observations.Observation` of the card-time
+parameters (:func:`cryptoplan.model.zos.crypto.function_ms`); a card's TOTAL line, its mean over
+every request, observes no one function (:mod:`~cryptoplan.model.calibration.card_speed`);
 :func:`util_consistency` checks the report's own identity UTIL% = RATE x EXEC TIME.
 
 References
@@ -34,7 +36,6 @@ RMF_COLUMNS = ("TYPE", "ID", "FUNCTION", "KEY", "RATE", "EXEC TIME", "UTIL%")
 # "ME-FORMAT RSA OPERATIONS" and "CRT-FORMAT RSA OPERATIONS" lines.
 RMF_FUNCTIONS = ("TOTAL", "ME", "CRT")
 _RSA_KEYS = (1024, 2048, 3072, 4096)
-_ECC_KEYS = (192, 224, 256, 384, 521)
 _TYPE = re.compile(r"CEX([5-8])([CAP])")
 
 
@@ -144,36 +145,27 @@ def rmf_rows(records, path: str) -> list[RmfRow]:
     return rows
 
 
-def rmf_observations(rows, key_type: str = "RSA", key_size: int = 2048, path: str = "the RMF table") -> list:
-    """The rows the card-time parameters predict, as :class:`Observation`.
+def rmf_observations(rows, path: str = "the RMF table") -> list:
+    """The rows that observe one card function, as :class:`Observation`.
 
     ME and CRT rows are the accelerator's RSA public- and private-key functions at their key
-    length.  A coprocessor's TOTAL line is its CCA private-key function at the workload's key
-    (``key_type``/``key_size``: the model has no mix of CCA functions, so the site says which
-    key its coprocessor work uses).  An accelerator's TOTAL line mixes ME and CRT and is not an
-    observation of one function: it is checked for consistency instead.  Lines with RATE 0
-    (an idle card) carry no time.
+    length.  A card's TOTAL line is the card's mean over every request it was sent, whatever the
+    function: RMF's CCA coprocessor section prints nothing finer, and an accelerator's TOTAL line
+    mixes ME and CRT.  It observes no one function and is not an observation here: a coprocessor's
+    calibrates the coprocessors' speed on a plan's mix instead
+    (:func:`~cryptoplan.model.calibration.card_speed.coprocessor_speed`), an accelerator's is
+    checked for consistency (:func:`util_consistency`).  Lines with RATE 0 (an idle card) carry
+    no time.  Returns an empty list when no row observes one function.
     """
-    if key_type not in ("RSA", "NISTECC"):
-        raise CalibrationError(f"key_type must be RSA or NISTECC (got {key_type!r})")
-    keys = _RSA_KEYS if key_type == "RSA" else _ECC_KEYS
-    if key_size not in keys:
-        raise CalibrationError(f"key_size for {key_type} must be one of {', '.join(map(str, keys))} (got {key_size!r})")
     out = []
     for r in rows:
-        if r.rate == 0 or (r.card == "accelerator" and r.function == "TOTAL"):
+        if r.rate == 0 or r.function == "TOTAL":
             continue
-        if r.function == "TOTAL":
-            function, bits = ("CCA_RSA" if key_type == "RSA" else "CCA_ECC"), key_size
-        else:
-            function, bits = ("RSA_ME" if r.function == "ME" else "RSA_CRT"), r.key
+        function = "RSA_ME" if r.function == "ME" else "RSA_CRT"
         sigma = max(MEASUREMENT_RTOL, 0.0005 / math.sqrt(3.0) / r.exec_ms)
-        label = f"{located(path, r.line)}: {r.type} {r.id} {r.function}{'' if r.key is None else ' ' + str(r.key)}"
-        out.append(_card_observation(label, r.exec_ms, sigma, function, float(bits),
+        label = f"{located(path, r.line)}: {r.type} {r.id} {r.function} {r.key}"
+        out.append(_card_observation(label, r.exec_ms, sigma, function, float(r.key),
                                      card_generation_factor(r.generation)))
-    if not out:
-        raise CalibrationError(f"{path}: no line carries a card time (every RATE is 0, or only accelerator "
-                               "TOTAL lines, which mix ME and CRT)")
     return out
 
 
