@@ -40,8 +40,6 @@ if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
     from cryptoplan.model.site import rmf_lines
     from cryptoplan.workbook.report import charts
     from cryptoplan.model.calibration import card_speed
-    from cryptoplan.model.zos.plan import errors as plan_errors
-    from cryptoplan.model.zos.plan import read as plan_read
     from cryptoplan.workbook import plan_sheet
 else:
     np = lazy_module("numpy")
@@ -59,8 +57,6 @@ else:
     rmf_lines = lazy_module("cryptoplan.model.site.rmf_lines")
     charts = lazy_module("cryptoplan.workbook.report.charts")
     card_speed = lazy_module("cryptoplan.model.calibration.card_speed")
-    plan_errors = lazy_module("cryptoplan.model.zos.plan.errors")
-    plan_read = lazy_module("cryptoplan.model.zos.plan.read")
     plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
 
 __all__ = ["capacity", "fit", "calibrate", "crossval"]
@@ -356,7 +352,7 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key
                    "no line observes one card function (accelerator ME/CRT rows, or coprocessor lines with --plan)")
             raise C.CalibrationError(f"nothing to calibrate on: {why}")
         cal = C.calibrate(obs, rows, measured, speed)
-    except (C.CalibrationError, site_errors.SiteFileError, plan_errors.PlanError) as exc:   # the fit's, a file's
+    except (C.CalibrationError, site_errors.SiteFileError, model.PlanError) as exc:   # the fit's, a file's, a plan's
         raise click.UsageError(str(exc)) from None
     text = _calibration_text(cal, smf)
     click.echo(text, nl=False)
@@ -388,7 +384,7 @@ def _plan_mix(path: str) -> tuple:
     if path.lower().endswith((".xlsx", ".xlsm")):
         got = plan_sheet.read_plan_inputs(path)
         return got.system, got.workloads
-    return tuple(plan_read.read_plan(path))
+    return tuple(model.read_plan(path))
 
 
 def _grouped(notes) -> list:

@@ -390,7 +390,8 @@ def test_calibrate_reads_a_workbook_with_the_reader_recalc_uses(tmp_path, text):
 def _rmf_csv(tmp_path) -> Path:
     from cryptoplan.model.calibration.calibrate import RMF_COLUMNS
     p = tmp_path / "rmf.csv"
-    p.write_text(",".join(RMF_COLUMNS) + "\nCEX8C,01,TOTAL,,1000,0.5,50\n", encoding="utf-8")
+    # an accelerator's ME row: a line that observes one card function (a CCA line needs a plan)
+    p.write_text(",".join(RMF_COLUMNS) + "\nCEX8A,01,ME,2048,1000,0.046,4.6\n", encoding="utf-8")
     return p
 
 

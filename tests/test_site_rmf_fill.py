@@ -75,10 +75,15 @@ def test_template_rmf_fills_the_sheet_with_the_reports_lines(tmp_path):
     assert row[0].style == "Input" and ws.cell(HEADER_ROW + 10, 1).style == "Input"
     assert ws["A1"].value == "Site RMF: your crypto report"
     assert ws.data_validations.dataValidation
-    # and calibrate reads the filled sheet
+    # and calibrate reads the filled sheet: its CCA lines (means over every service) need the
+    # plan's mix, and with one calibrate the coprocessors' speed on it
     res = _run("calibrate", "--rmf", out, "--out", tmp_path / "p.json")
+    assert res.exit_code == 2 and "give --plan" in res.stderr and not (tmp_path / "p.json").exists()
+    from test_calibrate_rmf_report import ECC_PLAN
+    (tmp_path / "plan.toml").write_text(ECC_PLAN, encoding="utf-8")
+    res = _run("calibrate", "--rmf", out, "--plan", tmp_path / "plan.toml", "--out", tmp_path / "p.json")
     assert res.exit_code == 0, res.output
-    assert (tmp_path / "p.json").is_file()
+    assert (tmp_path / "p.json").is_file() and "4 line(s)" in res.output
 
 
 def test_fill_changes_only_the_sheets_table(tmp_path, blank):
