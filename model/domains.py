@@ -275,6 +275,9 @@ MAX_WAIT_MS = Domain("max_wait_ms", 0.0, lo_open=True, unit="ms")
 # workload's rate and growth, the scenario axes.  Engineering limits of this tool, not figures:
 # 1e12/s is far past any z/OS rate; growth above 100x a year or horizons past 100 years are typos.
 POOL_CARDS = Domain("cards", 0.0, 64.0, integer=True, unit="cards")
+# Other LPARs' busy work on a shared pool, in cards' worth (RMF's CPC minus LPAR utilization summed
+# over the pool's cards): a pool's cards are at most 64 (POOL_CARDS), each at most 100% busy.
+OTHER_LPAR_CARDS = Domain("other_lpar_cards", 0.0, 64.0, unit="cards' worth")
 WORKLOAD_RATE = Domain("rate", 0.0, 1e12, unit="per second")
 WORKLOAD_UTIL = Domain("utilization", 0.0, 1.0, unit="fraction")
 # A fraction per year: 10 (+1,000% a year) is far past any workload's growth; 50 is a percent typed

@@ -56,12 +56,18 @@ def test_the_2018_report_gives_the_cards_the_other_lpars_and_says_where(tmp_path
     assert r.pools.cards["coprocessors"] == list(COP_2018)
     assert r.pools.cards["accelerators"] == ["CEX5A 2"]
     assert r.pools.cards["pkcs11"] == ["CEX5P 3"]          # listed apart
-    assert_allclose(s.other_coprocessor_util, _mean([c - lpar for lpar, c in COP_2018.values()]) / 100, atol=1e-6)
-    assert_allclose(s.other_accelerator_util, (99.8 - 77.5) / 100, atol=1e-6)
+    # other LPARs as work (issue 61): CPC minus LPAR summed over the cards, which stays as cards are
+    # added; the share of each card is only a note
+    assert_allclose(s.other_coprocessor_cards, sum(c - lpar for lpar, c in COP_2018.values()) / 100, atol=1e-6)
+    assert_allclose(s.other_accelerator_cards, (99.8 - 77.5) / 100, atol=1e-6)
+    assert s.other_coprocessor_util == s.other_accelerator_util == 0.0
     text = "\n".join(r.notes)
     assert "z14-cex5-cex6-lpar-cpc-2018.txt, system S21, peak interval 2018-07-12 11:00:00" in text
     assert "coprocessors = 6" in text and "accelerators = 1" in text and "CEX5P 3" in text
-    assert "other_coprocessor_util = 49.0%" in text or "other_coprocessor_util = 48.9%" in text
+    assert "other_coprocessor_cards = 2.94" in text and "48.9%" in text
+    assert "idle at the peak (no request, 0.0%): CEX5C 0" in text           # listed apart, still capacity
+    for card, (_, c) in {**COP_2018, **ACC_2018}.items():                     # 90% CPC-wide and above: named
+        assert (f"warning: {card} is {c:.1f}% busy CPC-wide" in text) == (c > 90.0), card
 
 
 def test_measured_load_plus_other_lpars_is_the_cpc_utilization_rmf_printed(tmp_path):
@@ -114,13 +120,19 @@ def test_the_single_scope_report_has_no_other_lpars_share(tmp_path):
     assert r.pools.cards["pkcs11"] == ["CEX5P 3", "CEX6P 8"]
 
 
-def test_an_accelerator_without_lpar_columns_keeps_the_plans_share_and_gets_no_measured_load(tmp_path):
+def test_an_accelerator_with_cpc_columns_only_is_other_lpars_work_and_gets_no_measured_load(tmp_path):
+    """The 2019 excerpt's CEX7A 2 prints only CPC columns (99.7%): its load is other LPARs' work,
+    not a free accelerator (issue 61); this LPAR's own busy on it is unknown, so no measured load."""
     r = read_plan(_plan_file(tmp_path, F2019))
     assert (r.system.coprocessors, r.system.accelerators) == (2, 1)
     assert r.pools.busy["accelerators"] is None
     assert MEASURED_NAMES["accelerators"] not in [w.name for w in r.workloads]
     assert any("RMF prints no LPAR columns" in n for n in r.notes)
-    assert_allclose(r.system.other_coprocessor_util, _mean([0.0 - 0.0, 99.8 - 41.7]) / 100, atol=1e-6)
+    assert_allclose(r.system.other_accelerator_cards, 0.997, atol=1e-6)
+    assert_allclose(r.system.other_coprocessor_cards, (99.8 - 41.7) / 100, atol=1e-6)
+    res = plan(r.system, r.workloads)
+    assert float(res.resources["accelerators"].utilization) >= 0.997      # the card is busy, not free
+    assert any("CEX7A 2 is 99.7% busy CPC-wide" in n for n in r.notes)
 
 
 def test_several_systems_need_rmf_system(tmp_path):
@@ -218,7 +230,8 @@ def test_the_calibration_page_plan_runs_as_printed(tmp_path):
     assert f"{doc['resources']['coprocessors']['utilization']:.1%}" == "83.0%"
     assert f"{doc['resources']['accelerators']['utilization']:.1%}" == "99.8%"
     assert f"{doc['resources']['coprocessors']['other']:.2%}" == "48.95%"
-    for stated in ("6 coprocessors", "1 accelerator (CEX5A 2)", "CEX5P 3", "83.0%", "99.8%", "48.95%", "22.3%"):
+    for stated in ("6 coprocessors", "1 accelerator (CEX5A 2)", "CEX5P 3", "83.0%", "99.8%", "48.95%", "22.3%",
+                   "other_coprocessor_cards = 2.94", "other_accelerator_cards = 0.223"):
         assert stated in section
 
 

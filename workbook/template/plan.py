@@ -42,6 +42,10 @@ _PLAN_SYSTEM = (
     ("card_generation", "CEX8S", "CEX6S, CEX7S or CEX8S."),
     ("other_coprocessor_util", 0.0, "Share of each shared coprocessor other LPARs keep busy (their RMF)."),
     ("other_accelerator_util", 0.0, "Share of each shared accelerator other LPARs keep busy."),
+    ("other_coprocessor_cards", None, "Or: other LPARs' coprocessor work, cards' worth, that stays when cards are "
+                                      "added (RMF's CPC minus LPAR, summed); the share above then 0."),
+    ("other_accelerator_cards", None, "Or: other LPARs' accelerator work, cards' worth, that stays when cards are "
+                                      "added."),
     ("horizon_months", 12, "Months ahead for the counts required at the horizon and the purchase timeline."),
     ("max_wait_ms", None, "Optional: mean queueing per card request (ms) the counts required also meet."),
     ("peak_day_factor", 1, "The busiest day of the year over the average day (1 to 100): every rate of the plan's "
@@ -144,6 +148,7 @@ def _system_block(b: Builder, ws):
     for key, domain, blank in (
             ("other_coprocessor_util", D.OTHER_LPAR_UTIL.narrowed(0.0, 0.99, hi_open=False), False),
             ("other_accelerator_util", D.OTHER_LPAR_UTIL.narrowed(0.0, 0.99, hi_open=False), False),
+            ("other_coprocessor_cards", D.OTHER_LPAR_CARDS, True), ("other_accelerator_cards", D.OTHER_LPAR_CARDS, True),
             ("horizon_months", D.HORIZON_MONTHS, False), ("max_wait_ms", D.MAX_WAIT_MS, True),
             ("peak_day_factor", D.PEAK_DAY_FACTOR, False),
             ("failover_max_utilization", D.FAILOVER_MAX_UTILIZATION.narrowed(0.01, 0.99, lo_open=False,

@@ -86,7 +86,8 @@ class ResourceResult:
     busy : servers' worth of this LPAR's work in the peak interval (CPU seconds per second, or
         cards' worth).
     by_workload : workload name -> its share of the utilization in the peak interval.
-    other : the share other LPARs keep busy (cards) or work that follows no rate (processors: MSTR
+    other : the share other LPARs keep busy (cards: their share per card, or their work that stays
+        when cards are added over the installed cards) or work that follows no rate (processors: MSTR
         administration), a fraction of the pool.
     rate : requests per second this LPAR sends (cards), or jobs per second (processors), at the peak.
     exec_ms : mean service time per request or job (ms): RMF's average EXEC TIME for cards.
@@ -330,6 +331,13 @@ def _meet_wait(k0, r, m1, scv, unknown, other, target_ms):
         k[over] += 1.0
         busy = over
     return k
+
+
+def _own(counts, own, pool):
+    """A card pool's ``counts`` where this LPAR sends it work (``own`` > 0), else 0: other LPARs'
+    work alone needs none of this LPAR's cards (the processors' load that does not grow is this
+    LPAR's own, MSTR's: counted)."""
+    return counts if pool == "processors" else np.where(np.asarray(own) > 0, counts, 0.0)
 
 
 def _peak(x, idx):
@@ -617,21 +625,22 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
     with np.errstate(divide="ignore", invalid="ignore"):
         peak_h = (loads_h + fixed[..., None]).max(axis=-1)
         util_h = peak_h / k + other if k else np.where(peak_h > 0, np.inf, 0.0)
-    required = count_needed(var_all + fixed[..., None], other, target)
-    required_h = count_needed(loads_h + fixed[..., None], other, target)
+    required = _own(count_needed(var_all + fixed[..., None], other, target), var_all, pool)
+    required_h = _own(count_needed(loads_h + fixed[..., None], other, target), loads_h, pool)
     if pool in CARD_POOLS and system.max_wait_ms is not None:
         # (requests/s, mean EXEC ms, SCV, cards' worth with no request count): _pool_card's mix
         mix: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = d["mix"](lam)
         required = _meet_wait(required, *mix, other, system.max_wait_ms)
         lam_h = rates_h[..., None] * busiest               # the waits are not monotone: every interval
         mix = d["mix"](lam_h)
-        required_h = _meet_wait(count_needed(d["loads_at"](lam_h).sum(axis=0) + fixed[..., None], other, target),
+        own_h = d["loads_at"](lam_h).sum(axis=0)
+        required_h = _meet_wait(_own(count_needed(own_h + fixed[..., None], other, target), own_h, pool),
                                 *mix, other, system.max_wait_ms)
     required, required_h = required.max(axis=-1), required_h.max(axis=-1)
     overloaded = util >= 1.0
     failover = None
     if pool in CARD_POOLS and system.failover == "one_card":
-        failover = _failover(system, pool, var, var_all, loads_h, yearly, shape, d["factors"])
+        failover = _failover(system, pool, var, var_all, loads_h, yearly, shape, d["factors"], fixed)
     msu = None
     if pool == "processors" and system.msu_per_processor is not None:
         msu = _out((var + fixed) * system.msu_per_processor)
@@ -639,7 +648,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
     labels = np.array([interval_label(int(j), n_int) for j in day_at[0]], dtype=object)
     return ResourceResult(
         installed=k, utilization=_out(util), peak_interval=_out(labels[idx]), average_utilization=_out(avg_util),
-        busy=_out(var + fixed), by_workload=by,
+        busy=_out(var + fixed if pool == "processors" else var), by_workload=by,
         other=_out(np.broadcast_to(other + (fixed / k if k else 0.0), shape)), rate=_out(at["rate"][..., 0]),
         exec_ms=_out(at["exec_ms"][..., 0]), scv=_out(at["scv"][..., 0]),
         wait_ms=_out(np.where(overloaded, np.nan, at["wait_ms"][..., 0])),
@@ -651,20 +660,22 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
         status=_status(pool, util, target, k, required)), idx
 
 
-def _failover(system, pool, var, var_all, loads_h, yearly, shape, factors) -> FailoverResult:
-    """The card pool with one card out, at its peak interval (see :class:`FailoverResult`)."""
+def _failover(system, pool, var, var_all, loads_h, yearly, shape, factors, fixed) -> FailoverResult:
+    """The card pool with one card out, at its peak interval (see :class:`FailoverResult`); ``fixed``
+    (*S): other LPARs' work that stays, cards' worth (0 where their load is a share per card)."""
     k, other, lim = system.installed(pool), system.other(pool), system.failover_max_utilization
+    f = np.asarray(fixed, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        util = (np.where(var > 0, np.inf, 0.0) if k <= 1 else (var + other * k) / (k - 1))
-    required = failover_count_needed(var_all, other, lim).max(axis=-1)
-    required_h = failover_count_needed(loads_h, other, lim).max(axis=-1)
+        util = (np.where(var > 0, np.inf, 0.0) if k <= 1 else (var + f + other * k) / (k - 1))
+    required = _own(failover_count_needed(var_all + f[..., None], other, lim), var_all, pool).max(axis=-1)
+    required_h = _own(failover_count_needed(loads_h + f[..., None], other, lim), loads_h, pool).max(axis=-1)
     some = var_all.max(axis=-1) > 0
 
     def months():
         if k < 2:
             return _out(np.where(some, 0.0, np.inf) * np.ones(shape))
         # (factors given: the loads themselves are not read, nor kept by this closure)
-        m = months_to_reach(None, yearly, 0.0, np.broadcast_to(lim * (k - 1) - other * k, shape), factors=factors)
+        m = months_to_reach(None, yearly, f, np.broadcast_to(lim * (k - 1) - other * k, shape), factors=factors)
         return _out(np.where(some, m, np.inf))
     return FailoverResult(utilization=_out(util), required=_out(required), required_at_horizon=_out(required_h),
                           status=_failover_status(pool, util, lim, k, required), months=months)
@@ -812,6 +823,7 @@ def _pool_card(system, pool, profiles, names, shape) -> dict:
     (functions of the rates as :func:`_pool_cpu`'s, and ``mix``)."""
     k = system.installed(pool)
     other = system.other(pool)
+    work = system.other_work(pool)     # other LPARs' work that stays when cards are added (cards' worth)
     ns = [p.classes[pool][0] for p in profiles]
     ts = [p.classes[pool][1] for p in profiles]
     # per unit of each workload, (W, *S, 1): Σ n (requests), Σ n t (card ms), Σ n t², cards' worth
@@ -826,13 +838,14 @@ def _pool_card(system, pool, profiles, names, shape) -> dict:
 
     def util_of(loads):
         total = loads.sum(axis=0)
-        return np.where(k > 0, total / max(k, 1) + other, np.where(total > 0, np.inf, 0.0))
+        return np.where(k > 0, (total + work) / max(k, 1) + other, np.where(total > 0, np.inf, 0.0))
 
     def mix(rates):
         """(requests/s, mean EXEC ms, SCV, cards' worth with no request count) at these rates."""
         r = (rates * req_unit).sum(axis=0)
         m1, scv = mix_from_moments(r, (rates * t1).sum(axis=0), (rates * t2).sum(axis=0))
-        return r, m1, scv, (rates * busy_unit).sum(axis=0)
+        # other LPARs' work is busy with no request count of ours, as a measured utilization is
+        return r, m1, scv, (rates * busy_unit).sum(axis=0) + work
 
     def station(lam) -> dict:
         r, m1, scv, unknown = mix(lam)
@@ -846,7 +859,7 @@ def _pool_card(system, pool, profiles, names, shape) -> dict:
         if pool == "accelerators":
             out.update(_rmf_rows(profiles, names, lam, loads, r, k))
         return out
-    return {"fixed": np.zeros(scenarios), "loads_at": loads_at, "util_of": util_of, "station": station, "mix": mix,
+    return {"fixed": np.full(scenarios, work), "loads_at": loads_at, "util_of": util_of, "station": station, "mix": mix,
             "unit_load": unit_load[..., 0]}
 
 

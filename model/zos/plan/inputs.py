@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ams import AMS_PLATFORMS, CARD_GENERATIONS
 from ...domains import (FAILOVER_MAX_UTILIZATION, GROWTH_PER_YEAR, HORIZON_MONTHS, LEAD_TIME_MONTHS, MAX_UTILIZATION,
-                        MAX_WAIT_MS, MSU_PER_PROCESSOR, OTHER_LPAR_UTIL, PEAK_DAY_FACTOR, POOL_CARDS, PROCESSORS,
+                        MAX_WAIT_MS, MSU_PER_PROCESSOR, OTHER_LPAR_CARDS, OTHER_LPAR_UTIL, PEAK_DAY_FACTOR, POOL_CARDS, PROCESSORS,
                         SITE_FAILOVER_FACTOR, WORKLOAD_RATE, Domain)
 from ...params import normalize_choice
 from .daily import DailyProfile, Window
@@ -123,7 +123,14 @@ class System:
     max_utilization : float
         Utilization target of every resource, (0, 1): the counts required keep each at or below it.
     other_coprocessor_util, other_accelerator_util : float
-        Fraction of each shared card other LPARs keep busy, [0, 1) (RMF's view from the other LPARs).
+        Other LPARs' load as a share of *every* card of the pool, [0, 1): cards added get the same
+        share (the reading when other LPARs' work grows with the cards, e.g. domains added to
+        every new card).  The utilization of ``k`` cards is :math:`u = (B + s k) / k`, own busy
+        ``B`` (cards' worth) and share ``s``.
+    other_coprocessor_cards, other_accelerator_cards : float, optional
+        Other LPARs' load as *work*, 0..64 cards' worth, that stays when cards are added (RMF's
+        CPC minus LPAR utilization summed over the pool's cards): :math:`u = (B + W) / k`.  At
+        most one of the two readings per pool; a plan read from RMF takes this one.
     horizon_months : float
         The horizon of the counts required as the workloads grow, 0..1200 months.
     max_wait_ms : float, optional
@@ -156,6 +163,8 @@ class System:
     max_utilization: float = 0.7
     other_coprocessor_util: float = 0.0
     other_accelerator_util: float = 0.0
+    other_coprocessor_cards: float | None = None
+    other_accelerator_cards: float | None = None
     horizon_months: float = 12.0
     max_wait_ms: float | None = None
     peak_day_factor: float = 1.0
@@ -179,6 +188,14 @@ class System:
                 raise PlanError(f"system: {key} ({v:g}) leaves no room below max_utilization "
                                 f"({self.max_utilization:g}): no number of shared cards meets the target")
             set_(self, key, v)
+        for pool in ("coprocessor", "accelerator"):
+            key = f"other_{pool}_cards"
+            if getattr(self, key) is not None:
+                set_(self, key, checked(OTHER_LPAR_CARDS, getattr(self, key), None, key))
+                if getattr(self, f"other_{pool}_util"):
+                    raise PlanError(f"system: other LPARs' {pool} load is given twice, as other_{pool}_util (a "
+                                    f"share of every card) and as {key} (work that stays when cards are added): "
+                                    "give one")
         set_(self, "horizon_months", checked(HORIZON_MONTHS, self.horizon_months, None, "horizon_months"))
         if self.max_wait_ms is not None:
             set_(self, "max_wait_ms", checked(MAX_WAIT_MS, self.max_wait_ms, None, "max_wait_ms"))
@@ -205,9 +222,29 @@ class System:
         return getattr(self, pool)
 
     def other(self, pool: str) -> float:
-        """Fraction of each server of the pool other LPARs keep busy (0 for processors)."""
+        """Other LPARs' share of each server of the pool, the share reading (0 for processors, and
+        where their load is given as work: :meth:`other_work`)."""
         return {"processors": 0.0, "coprocessors": self.other_coprocessor_util,
                 "accelerators": self.other_accelerator_util}[pool]
+
+    def other_work(self, pool: str) -> float:
+        """Other LPARs' load on the pool as work that stays when cards are added, cards' worth (0
+        for processors, and where it is given as a share: :meth:`other`)."""
+        v = {"processors": None, "coprocessors": self.other_coprocessor_cards,
+             "accelerators": self.other_accelerator_cards}[pool]
+        return 0.0 if v is None else float(v)
+
+    def other_reading(self) -> str:
+        """How other LPARs' load on the card pools is read, in words for the scenario: a share of
+        every card (cards added too) or work that stays as cards are added."""
+        work = {p: v for p, v in (("coprocessors", self.other_coprocessor_cards),
+                                  ("accelerators", self.other_accelerator_cards)) if v is not None}
+        if not work:
+            return (f"other LPARs keep each coprocessor {self.other_coprocessor_util:.0%} and each accelerator "
+                    f"{self.other_accelerator_util:.0%} busy, cards added too")
+        parts = [f"{work[p]:.3g} {p[:-1]}s' worth of work (stays as cards are added)" if p in work
+                 else f"{self.other(p):.0%} of each {p[:-1]} (cards added too)" for p in ("coprocessors", "accelerators")]
+        return "other LPARs: " + ", ".join(parts)
 
 
 @dataclass(frozen=True)

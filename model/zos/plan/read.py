@@ -44,10 +44,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collections.abc import Mapping
+
+import numpy as np
 from typing import TYPE_CHECKING
 
 from .errors import PlanError
-from .evaluate import plan
+from .evaluate import plan_with_loads
 from .files import RMF_KEYS, plan_from_dict, plan_from_tables, read_plan_document
 from .inputs import System, Workload
 
@@ -70,6 +72,10 @@ MEASURED_NAMES = {"coprocessors": "RMF measured (coprocessors)", "accelerators":
 # measured busy and the plan's agree: no measured workload.
 _SAME_BUSY = 0.0005
 
+#: A card busier than this CPC-wide (percent) at the peak is named in a note: whatever this LPAR's
+#: share, the card has little room left for anyone's growth (a planning threshold of this tool).
+HOT_CPC_PCT = 90.0
+
 
 @dataclass(frozen=True)
 class RmfPools:
@@ -86,6 +92,12 @@ class RmfPools:
     other : pool -> other LPARs' share of each card at the peak (mean CPC - LPAR), fraction, or
         None where the report does not give both.
     why_not : pool -> why ``other`` or ``busy`` is None.
+    work : pool -> other LPARs' work at the peak, cards' worth: :math:`\\sum_c (U_{CPC} - U_{LPAR})`
+        over the pool's cards (a card RMF prints with CPC columns only counts whole), or None
+        where the report has no CPC columns.
+    idle : pool -> the cards idle at the peak (no request, 0.0% in every column): capacity, listed apart.
+    hot : ``[(card, CPC UTIL%)]`` of the cards above :data:`HOT_CPC_PCT` CPC-wide at their pool's peak.
+    seconds : pool -> the length of its peak interval, s.
     """
 
     file: str
@@ -96,6 +108,10 @@ class RmfPools:
     rate: dict
     other: dict
     why_not: dict = field(default_factory=dict)
+    work: dict = field(default_factory=dict)
+    idle: dict = field(default_factory=dict)
+    hot: tuple = ()
+    seconds: dict = field(default_factory=dict)
 
     def exec_ms(self, pool: str) -> float | None:
         """The pool's mean EXEC TIME at its peak, busy over rate (ms), or None."""
@@ -188,32 +204,60 @@ def rmf_pools(records, file: str = "the report", system: str | None = None) -> R
     rate: dict[str, float | None] = {}
     other: dict[str, float | None] = {}
     why: dict[str, str] = {}
+    work: dict[str, float | None] = {}
+    seconds: dict[str, float] = {}
+    idle: dict[str, list] = {}
+    hot: list = []
     for pool, mode in RMF_POOLS.items():
         by_interval: dict = {}
         for ln in mine:
             if ln.mode == mode:
                 by_interval.setdefault(ln.interval, []).append(ln)
-        own = {iv: [ln.own_util_pct for ln in lns] for iv, lns in by_interval.items()}
-        own = {iv: us for iv, us in own.items() if all(u is not None for u in us)}
-        if not own:
-            peak[pool] = busy[pool] = rate[pool] = other[pool] = None
-            why[pool] = ("no card of the pool in the report" if not by_interval else
-                         "RMF prints no LPAR columns for these cards (only the CPC's)")
+        idle[pool] = []
+        if not by_interval:
+            peak[pool] = busy[pool] = rate[pool] = other[pool] = work[pool] = None
+            why[pool] = "no card of the pool in the report"
             continue
-        iv = max(own, key=lambda k: (sum(own[k]) / len(own[k]), k))
+
+        def cpc(ln):
+            return ln.scopes.get("CPC", {}).get("util_pct")
+
+        def mean(xs):
+            xs = [x for x in xs if x is not None]
+            return sum(xs) / len(xs) if xs else -1.0
+        # the peak: this system's cards busiest on average (a card with CPC columns only: 0 of its
+        # own), then the CPC-wide mean, then the later interval
+        iv = max(by_interval, key=lambda k: (mean([ln.own_util_pct or 0.0 for ln in by_interval[k]]),
+                                             mean([cpc(ln) for ln in by_interval[k]]), k))
         lns = by_interval[iv]
         peak[pool] = iv
-        busy[pool] = sum(own[iv]) / 100.0
-        rates = [(ln.scopes.get("LPAR") or ln.scopes.get("TOTAL") or {}).get("rate") for ln in lns]
-        known = [r for r in rates if r is not None]
-        rate[pool] = sum(known) if len(known) == len(rates) else None
-        shares = [ln.other_lpars_util_pct for ln in lns]
-        if all(s is not None for s in shares):
-            other[pool] = sum(shares) / len(shares) / 100.0
+        seconds[pool] = lns[0].interval_s
+        idle[pool] = [f"{ln.card_type} {ln.card_id}" for ln in lns
+                      if not any((sc.get("util_pct") or 0.0) or (sc.get("rate") or 0.0) for sc in ln.scopes.values())]
+        hot += [(f"{ln.card_type} {ln.card_id}", cpc(ln)) for ln in lns if (cpc(ln) or 0.0) > HOT_CPC_PCT]
+        owns = [ln.own_util_pct for ln in lns]
+        if all(u is None for u in owns):
+            busy[pool] = rate[pool] = other[pool] = None
+            why[pool] = "RMF prints no LPAR columns for these cards (only the CPC's)"
         else:
-            other[pool] = None
-            why[pool] = "the report has one scope (TOTAL), no CPC columns to subtract the LPAR's from"
-    return RmfPools(str(file), system, cards, peak, busy, rate, other, why)
+            busy[pool] = sum(u or 0.0 for u in owns) / 100.0
+            rates = [(ln.scopes.get("LPAR") or ln.scopes.get("TOTAL") or {}).get("rate") for ln in lns]
+            known = [r for r in rates if r is not None]
+            rate[pool] = sum(known) if len(known) == len(rates) else None
+            shares = [ln.other_lpars_util_pct for ln in lns]
+            if all(x is not None for x in shares):
+                other[pool] = sum(shares) / len(shares) / 100.0
+            else:
+                other[pool] = None
+                why[pool] = ("the report has one scope (TOTAL), no CPC columns to subtract the LPAR's from"
+                             if all(cpc(ln) is None for ln in lns) else "some cards have no LPAR or CPC columns")
+        # other LPARs' work: CPC minus LPAR per card, a CPC-only card whole
+        cpcs = [cpc(ln) for ln in lns]
+        work[pool] = None
+        if all(c is not None for c in cpcs):
+            gaps = [float(c) - float(ln.scopes.get("LPAR", {}).get("util_pct") or 0.0) for c, ln in zip(cpcs, lns)]
+            work[pool] = round(sum(max(g, 0.0) for g in gaps) / 100.0, 6)
+    return RmfPools(str(file), system, cards, peak, busy, rate, other, why, work, idle, tuple(hot), seconds)
 
 
 def apply_rmf(sysdoc: dict, pools: RmfPools) -> tuple[dict, list[str]]:
@@ -233,17 +277,31 @@ def apply_rmf(sysdoc: dict, pools: RmfPools) -> tuple[dict, list[str]]:
         else:
             out[pool] = len(listed)
             notes.append(f"{pool} = {len(listed)}: {what}" + (", idle ones included" if listed else ""))
-        key = f"other_{mode}_util"
-        share = pools.other.get(pool)
-        if key in sysdoc:
-            notes.append(f"{key} = {sysdoc[key]:g} from the plan file"
-                         + ("" if share is None else f" (RMF's report: {share:.1%})"))
-        elif share is not None:
-            out[key] = round(share, 6)
-            notes.append(f"{key} = {share:.1%}: CPC minus LPAR utilization, mean of the pool's cards at its peak")
+        if pools.idle.get(pool):
+            notes.append(f"{pool}: idle at the peak (no request, 0.0%): {', '.join(pools.idle[pool])}; "
+                         "counted as installed capacity")
+        if listed and pools.busy.get(pool) is None and pools.work.get(pool) is not None:
+            notes.append(f"{pool}: {pools.why_not.get(pool)}: their CPC utilization is taken as other LPARs' work, "
+                         "and no measured load of this LPAR is added")
+        share_key, work_key = f"other_{mode}_util", f"other_{mode}_cards"
+        share, work = pools.other.get(pool), pools.work.get(pool)
+        given = [k for k in (share_key, work_key) if k in sysdoc]
+        if given:
+            k = given[0]
+            notes.append(f"{k} = {sysdoc[k]:g} from the plan file"
+                         + ("" if work is None else f" (RMF's report: {work:.3g} cards' worth of other LPARs' work"
+                            + ("" if share is None else f", {share:.1%} of each card") + ")"))
+        elif work is not None:
+            out[work_key] = work
+            notes.append(f"{work_key} = {work:.3g}: other LPARs' work, CPC minus LPAR utilization summed over the "
+                         f"pool's cards at its peak; it stays when cards are added (give {share_key} for a share of "
+                         f"every card instead" + ("" if share is None else f": {share:.1%}") + ")")
         elif listed:
-            notes.append(f"{key} not in the report ({pools.why_not.get(pool)}): the plan's value, "
-                         f"{sysdoc.get(key, 0):g}, stands")
+            notes.append(f"other LPARs' {mode} load not in the report ({pools.why_not.get(pool)}): the plan's "
+                         f"{share_key}, {sysdoc.get(share_key, 0):g}, stands")
+    for card, u in pools.hot:
+        notes.append(f"warning: {card} is {u:.1f}% busy CPC-wide at the peak: the card has little room left for "
+                     "any LPAR's growth")
     gen = out.get("card_generation", "CEX8S")
     kinds = sorted({c.split()[0] for pool in RMF_POOLS for c in pools.cards[pool]})
     if kinds:
@@ -256,20 +314,38 @@ def apply_rmf(sysdoc: dict, pools: RmfPools) -> tuple[dict, list[str]]:
     return out, notes
 
 
+def _busy_in(workloads, loads, when: str, seconds) -> float:
+    """The plan's busy (cards' worth) in the report's interval ``when`` (``YYYY-MM-DD HH:MM:SS``, its
+    start) of ``seconds``: the mean over the plan's intervals of the day that start within it (or
+    the one holding its start), from ``loads`` (W, J) per distinct interval
+    (:func:`~.evaluate.plan_with_loads`, one scenario)."""
+    from .daily import daily_factors, day_intervals, distinct_intervals
+    n = day_intervals(workloads)
+    _, inverse = distinct_intervals(daily_factors(workloads, n))
+    per = np.asarray(loads, dtype=float).sum(axis=0)[inverse]            # (n,) busy in each interval
+    hh, mm, ss = (int(x) for x in when.split()[1].split(":"))
+    start = (hh * 60 + mm + ss / 60.0) / (1440.0 / n)
+    span = max((seconds or 0.0) / 60.0 / (1440.0 / n), 1e-9)
+    idx = [i for i in range(n) if start <= i < start + span] or [int(start) % n]
+    return float(per[idx].mean())
+
+
 def _measured(system, workloads, pools: RmfPools) -> tuple[list, list[str]]:
     """The measured workloads: per pool, what the report's LPAR busy at its peak leaves beyond
     the plan's own busy today (module docstring)."""
     today = dataclasses.replace(system, peak_day_factor=1.0, site_failover_factor=1.0,
                                 **{p: max(len(pools.cards[p]), 1) for p in RMF_POOLS})
-    res = plan(today, workloads, growth=1.0, months=0.0)
+    _, loads, _, _ = plan_with_loads(today, workloads, growth=1.0, months=0.0)
     extra, notes = [], []
     for pool in RMF_POOLS:
         b, s_ms = pools.busy.get(pool), pools.exec_ms(pool)
         if b is None:
             continue
-        mine = float(res.resources[pool].busy) if pools.cards[pool] else 0.0
+        when = pools.peak[pool]
+        mine = _busy_in(workloads, loads[pool], when, pools.seconds.get(pool)) if pools.cards[pool] else 0.0
         left = b - mine
-        head = f"{pool}: this LPAR measured {b:.3f} cards' worth busy, the plan's workloads {mine:.3f} today"
+        head = (f"{pool}: this LPAR measured {b:.3f} cards' worth busy ({when}), the plan's workloads {mine:.3f} "
+                "in the same interval of their day, today")
         if left <= _SAME_BUSY or not s_ms:
             notes.append(head + (": no measured workload added" if left > -_SAME_BUSY else
                                  ": the plan's workloads need more than RMF measured (work not running yet?); "

@@ -223,8 +223,7 @@ def scenario_lines(result) -> list:
             f"{_n(s.accelerators, 'accelerator')} "
             f"({s.platform}, {s.card_generation}); utilization target {s.max_utilization:.0%}"
             + (f", card wait target {s.max_wait_ms:g} ms per request" if s.max_wait_ms is not None else "")
-            + f"; other LPARs keep each coprocessor {s.other_coprocessor_util:.0%} and each accelerator "
-            f"{s.other_accelerator_util:.0%} busy",
+            + "; " + s.other_reading(),
             "Model parameters: " + params_in_force()]
 
 

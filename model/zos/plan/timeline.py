@@ -102,7 +102,8 @@ def need_months(system, pool, loads, yearly, fixed, counts) -> tuple:
     lim = system.failover_max_utilization
     has = np.asarray(loads).sum(axis=(0, -1)) > 0
     cap = np.where(k >= 2, lim * (k - 1) - other * k, 0.0)
-    t_fail = np.where(has, months_to_reach(loads, yearly, 0.0, cap), math.inf)
+    # (card pools: ``fixed`` is other LPARs' work that stays when cards are added, 0 for a share)
+    t_fail = np.where(has, months_to_reach(loads, yearly, fixed, cap), math.inf)
     first = t_fail < t_target
     return np.where(first, t_fail, t_target), np.where(first, "one card failed", "target").astype(object)
 
