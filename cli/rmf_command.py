@@ -79,9 +79,11 @@ def _text(lines, peak, warnings) -> str:
                 _num(v["rate"], ",.6g"), _num(v["exec_ms"], ".3f"), _num(v["util_pct"], ".1f"),
                 "" if other is None else f"{other:.1f}"))
     out.append("")
-    out.append("Peak interval per card type (mean utilization of this system's cards):")
+    out.append("Peak interval per card type (mean utilization of this system's cards; CPC-wide where RMF prints "
+               "no LPAR columns):")
     for ctype, p in peak.items():
-        out.append(f"  {ctype}: {p['interval']} ({p['system']}), {p['util_pct']:.1f}% over {p['cards']} card"
+        where = "" if p.get("scope", "LPAR") == "LPAR" else " CPC-wide (no LPAR columns)"
+        out.append(f"  {ctype}: {p['interval']} ({p['system']}), {p['util_pct']:.1f}%{where} over {p['cards']} card"
                    f"{'s' if p['cards'] != 1 else ''}")
     if warnings:
         out += ["", "Warnings:"] + [f"  {w}" for w in warnings]

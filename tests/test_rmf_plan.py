@@ -11,6 +11,8 @@ through its own pool model.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from pathlib import Path
 
@@ -268,3 +270,28 @@ def test_the_command_line_the_plan_sheet_and_python_read_plans_through_one_reade
         seen.clear()
         assert CliRunner().invoke(main, ["plan", str(path)]).exit_code == 0
         assert seen == ["str"], seen                           # the file's name, as the command got it
+
+
+def test_the_measured_residual_is_taken_in_the_reports_own_interval(tmp_path):
+    """Issue 61: the residual was this LPAR's busy at the report's peak (11:00-11:30 in the 2018
+    excerpt) less the plan's busy at the plan's own peak (09:00 here).  Now less the plan's busy in
+    the report's interval of its day: substituted back, the plan's own busy in that interval plus
+    the measured load is the measured busy (the LPAR columns' sum)."""
+    from cryptoplan.model.zos.plan.daily import daily_factors, day_intervals, distinct_intervals
+    from cryptoplan.model.zos.plan.evaluate import plan_with_loads
+    # peaks at 09:00 (factor 10), 5 at 11:00: the plan's busy in the two intervals differ 2:1
+    prof = '[profile.online]\nfactors = [1, 1, 1, 1, 1, 1, 2, 4, 8, 10, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1]\n'
+    wl = (prof + '[[workload]]\nname = "payments"\nkind = "ams"\nrate = 500\npolicy = "privacy"\nmessage_kb = 2\n'
+          'profile = "online"\n')
+    r = read_plan(_plan_file(tmp_path, F2018, workloads=wl))
+    measured = [w for w in r.workloads if w.name == MEASURED_NAMES["coprocessors"]]
+    assert measured, r.notes
+    today = dataclasses.replace(r.system, peak_day_factor=1.0)
+    _, loads, _, _ = plan_with_loads(today, r.workloads, growth=1.0, months=0.0)
+    n = day_intervals(r.workloads)
+    _, inverse = distinct_intervals(daily_factors(r.workloads, n))
+    per = loads["coprocessors"].sum(axis=0)[inverse]            # every workload's busy, each interval
+    at_11 = per[11 * n // 24]
+    assert_allclose(at_11, sum(lpar for lpar, _ in COP_2018.values()) / 100, rtol=1e-9)
+    assert per.argmax() == 9 * n // 24 and per[9 * n // 24] > at_11      # the plan's own peak is 09:00
+    assert any("(2018-07-12 11:00:00)" in note and "in the same interval of their day" in note for note in r.notes)

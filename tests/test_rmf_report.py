@@ -166,3 +166,16 @@ def test_the_calibration_page_rmf_commands_run(tmp_path):
         args = [str(tmp_path / a) if (tmp_path / a).exists() else a for a in args]
         res = CliRunner().invoke(main, args, catch_exceptions=False)
         assert res.exit_code == 0 and "CEX6C" in res.output, (args, res.output)
+
+
+def test_the_peak_list_has_every_card_type_the_cpc_only_one_too():
+    """Issue 61: the 2019 excerpt's CEX7A prints CPC columns only (99.7%); it was left out of
+    `cryptoplan rmf`'s peak list.  Now listed, CPC-wide, and said so."""
+    peak = peak_intervals(card_lines(read_rmf_report(F2019)[0]))
+    assert set(peak) == {"CEX7C", "CEX7P", "CEX7A"}
+    assert peak["CEX7A"]["scope"] == "CPC" and peak["CEX7A"]["util_pct"] == pytest.approx(99.7)
+    assert peak["CEX7C"]["scope"] == "LPAR" and peak["CEX7C"]["util_pct"] == pytest.approx((0.0 + 41.7) / 2)
+    from click.testing import CliRunner
+    from cryptoplan.cli import main
+    res = CliRunner().invoke(main, ["rmf", str(F2019)])
+    assert res.exit_code == 0 and "CEX7A: 2019-08-11 22:45:00 (CB89), 99.7% CPC-wide (no LPAR columns)" in res.output

@@ -6,7 +6,8 @@ From :class:`~.rmf_records.CryptoActivity` records (the printed report or SMF 70
   side and the share of the card **other LPARs** keep busy, :math:`U_{CPC} - U_{LPAR}` (the CPC
   columns count every LPAR sharing the card, the LPAR columns this system's requests);
 * :func:`peak_intervals`: per card type, the interval in which this system's cards of that type
-  are busiest (mean LPAR, or TOTAL, utilization over its cards) — the interval a plan is judged at.
+  are busiest (mean LPAR, or TOTAL, utilization over its cards; CPC-wide for a type RMF prints
+  with CPC columns only) — the interval a plan is judged at.
 """
 
 from __future__ import annotations
@@ -73,17 +74,27 @@ def card_lines(records) -> list[CardLine]:
 
 
 def peak_intervals(lines) -> dict:
-    """Per card type: ``{"system", "interval", "util_pct", "cards"}`` of the interval whose mean
-    own utilization over the type's cards is highest (types with no own numbers are left out)."""
+    """Per card type: ``{"system", "interval", "util_pct", "cards", "scope"}`` of the interval whose
+    mean utilization over the type's cards is highest: this system's own (``scope`` ``"LPAR"``: the
+    LPAR, or TOTAL, columns), or, for a type RMF prints with CPC columns only, the CPC-wide one
+    (``scope`` ``"CPC"``).  Every card type with a utilization is listed."""
     groups: dict = {}
     for ln in lines:
-        u = ln.own_util_pct
+        u, scope = ln.own_util_pct, "LPAR"
+        if u is None:
+            u, scope = ln.scopes.get("CPC", {}).get("util_pct"), "CPC"
         if u is None:
             continue
-        groups.setdefault(ln.card_type, {}).setdefault((ln.system, ln.interval), []).append(u)
+        groups.setdefault(ln.card_type, {}).setdefault((ln.system, ln.interval), []).append((u, scope))
     out = {}
     for ctype, by in groups.items():
-        (system, interval), us = max(by.items(), key=lambda kv: (sum(kv[1]) / len(kv[1]), kv[0][1]))
-        out[ctype] = {"system": system, "interval": interval, "util_pct": round(sum(us) / len(us), 6),
-                      "cards": len(us)}
+        # a type's own (LPAR) numbers rank before CPC-only ones of the same type
+        def key(kv):
+            us = [u for u, _ in kv[1]]
+            return (any(sc == "LPAR" for _, sc in kv[1]), sum(us) / len(us), kv[0][1])
+        (system, interval), us = max(by.items(), key=key)
+        scope = "LPAR" if any(sc == "LPAR" for _, sc in us) else "CPC"
+        vals = [u for u, sc in us if sc == scope]
+        out[ctype] = {"system": system, "interval": interval, "util_pct": round(sum(vals) / len(vals), 6),
+                      "cards": len(vals), "scope": scope}
     return out
