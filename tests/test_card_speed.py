@@ -195,6 +195,14 @@ def test_the_2019_excerpt_calibrates_the_accelerator_rows_and_leaves_the_sign(tm
             assert lo <= p["value"] <= hi, (n, p["value"])
     assert doc["exp_public"]["value"] == pytest.approx(free_bounds("exp_public")[1], rel=1e-6)
     assert "exp_public" in res.output and "at its upper bound" in res.output
+    # a plan under the file says which numbers the site's data set, and what was published
+    (tmp_path / "plan.toml").write_text(PLAN_FOR_BANDS, encoding="utf-8")
+    res = CliRunner(env={"CRYPTOPLAN_PARAMS": str(out)}).invoke(main, ["plan", str(tmp_path / "plan.toml")])
+    assert res.exit_code in (0, 1), res.output
+    line = next(ln for ln in res.output.splitlines() if "Set by the site's data" in ln)
+    me = published["acc_me_ms_2048"]["value"]
+    assert f"acc_me_ms_2048 {doc['acc_me_ms_2048']['value']:.4g} ms (calibrated; published {me:.4g})" in line
+    assert "cop_rsa_ms_2048" not in line
 
 
 PLAN_FOR_BANDS = """

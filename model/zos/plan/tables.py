@@ -10,6 +10,7 @@ older template, without them, means what it meant.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -224,7 +225,23 @@ def scenario_lines(result) -> list:
             f"({s.platform}, {s.card_generation}); utilization target {s.max_utilization:.0%}"
             + (f", card wait target {s.max_wait_ms:g} ms per request" if s.max_wait_ms is not None else "")
             + "; " + s.other_reading(),
-            "Model parameters: " + params_in_force()]
+            "Model parameters: " + params_in_force()] + site_parameters()
+
+
+def site_parameters() -> list:
+    """The parameters a site's data set in the file in force (``cryptoplan calibrate``), each with
+    its value, the published one and the source: one line, or none for a file that sets none."""
+    doc = current_parameters().document.get("parameters") or {}
+    set_ = []
+    for name, p in doc.items():
+        src = str(p.get("source", ""))
+        if src.startswith(("calibrated on site data", "measured on site data")):
+            how = "measured" if src.startswith("measured") else "calibrated"
+            pub = re.search(r"published ([-+0-9.eE]+)\)?$", src)
+            unit = "" if p.get("unit", "1") == "1" else f" {p['unit']}"
+            set_.append(f"{name} {float(p['value']):.4g}{unit}"
+                        + (f" ({how}; published {float(pub.group(1)):.4g})" if pub else f" ({how})"))
+    return [f"Set by the site's data (the rest as published): {'; '.join(set_)}"] if set_ else []
 
 
 def _n(k: int, noun: str) -> str:
