@@ -374,6 +374,17 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key
             click.echo(f"wrote {folder / 'report.txt'} (no site number the model predicts: no chart)")
 
 
+def _pinned(m: dict) -> str:
+    """Whether the site's numbers pin a refitted parameter better than the published fit did: its
+    relative standard error against the published one."""
+    pub = m.get("published_stderr")
+    if not isinstance(pub, (int, float)) or not pub > 0 or not m["calibrated"]:
+        return ""
+    site, before = m["stderr"] / abs(m["calibrated"]), pub / abs(m["published"])
+    verdict = "pinned, narrower than published" if site < before else "less certain than the published fit"
+    return f" ({site:.1%} vs {before:.1%} published: {verdict})"
+
+
 def smf70_of(smf_dir):
     """The SMF 70-2 file ``--smf`` names (a file, not a folder), or None."""
     return smf_dir if smf_dir and not Path(smf_dir).is_dir() else None
@@ -432,7 +443,7 @@ def _calibration_text(cal, smf=None) -> str:
         out.append("parameters the site data identify (refitted):")
         for m in cal.moved:
             err = (f"at its {'lower' if m['calibrated'] <= m['bounds'][0] * (1 + 1e-6) else 'upper'} bound: the site "
-                   "numbers want beyond it" if m.get("at_bound") else f"+- {m['stderr']:.2g}")
+                   "numbers want beyond it" if m.get("at_bound") else f"+- {m['stderr']:.2g}" + _pinned(m))
             out.append(f"  {m['name']:18s} published {m['published']:10.4g}  calibrated {m['calibrated']:10.4g} "
                        f"{m['unit']:3s} {err} ({m['ratio'] - 1:+.1%})")
     elif cal.residuals:

@@ -421,7 +421,7 @@ def calibrate(observations, rows=(), measured=None, speed=None) -> Calibration:
     held = dict(zip(solution.names, solution.at_bound.tolist())) if solution is not None else {}
     moved = [{"name": n, "published": published[n], "calibrated": values[n], "ratio": values[n] / published[n],
               "stderr": stderr[n], "unit": doc["parameters"][n].get("unit", ""), "at_bound": bool(held.get(n)),
-              "bounds": _bounds(n)} for n in identified]
+              "bounds": _bounds(n), "published_stderr": doc["parameters"][n].get("stderr")} for n in identified]
     direct = [{"name": n, "published": published[n], "calibrated": values[n], "stderr": m["stderr"],
                "note": m["note"], "unit": doc["parameters"][n].get("unit", "")} for n, m in measured.items()]
     sources = {n: f"site data: {m['note']}" for n, m in measured.items()}
