@@ -326,16 +326,14 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key
                 sources.append((rmf_path, C.read_rmf_crypto(rmf_path)))
         for path, is_smf in [(p, False) for p in rmf_reports] + ([(smf70_path, True)] if smf70_path else []):
             sources.append((path, _rmf_rows_read(path, is_smf)))
-        speed = None
+        mix = None
         for path, r in sources:
             obs += C.rmf_observations(r, path=path)
             rows += r
         if plan_path:
-            system, workloads = _plan_mix(plan_path)
-            speed = card_speed.coprocessor_speed(rows, system, workloads,
-                                                 path=sources[0][0] if len(sources) == 1 else "the reports")
+            mix = _plan_mix(plan_path)
         cop = card_speed.coprocessor_lines(rows)
-        if cop and speed is None:
+        if cop and mix is None:
             click.echo(f"not calibrated: {len(cop)} CCA coprocessor line(s) ({cop[0].type} {cop[0].id}"
                        f"{', ...' if len(cop) > 1 else ''}): RMF's coprocessor line is the card's mean EXEC TIME over "
                        "every service the LPAR sent, not one operation's time; give --plan with the workloads that "
@@ -347,11 +345,11 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key
             smf = C.smf_summary(tasks, channels, platform, path=smf_dir)
             obs += smf["observations"]
             measured = C.smf_measured(smf)
-        if not obs and not measured and speed is None:
+        if not obs and not measured and mix is None:
             why = ("its coprocessor lines need --plan (above)" if cop else
                    "no line observes one card function (accelerator ME/CRT rows, or coprocessor lines with --plan)")
             raise C.CalibrationError(f"nothing to calibrate on: {why}")
-        cal = C.calibrate(obs, rows, measured, speed)
+        cal = C.calibrate(obs, rows, measured, mix)
     except (C.CalibrationError, site_errors.SiteFileError, model.PlanError) as exc:   # the fit's, a file's, a plan's
         raise click.UsageError(str(exc)) from None
     text = _calibration_text(cal, smf)
@@ -434,10 +432,12 @@ def _calibration_text(cal, smf=None) -> str:
         sp = cal.speed
         out.append(f"coprocessor speed on the plan's mix: RMF's mean EXEC TIME {sp.measured_ms:.4g} ms over "
                    f"{sp.measured_rate:,.0f} requests/s ({len(sp.lines)} line(s): {sp.lines[0]}"
-                   f"{', ...' if len(sp.lines) > 1 else ''}); the plan's mix {sp.model_ms:.4g} ms at the published "
-                   f"times: factor {sp.factor:.4g} +- {sp.factor * sp.sigma_rel:.2g} on every coprocessor time")
+                   f"{', ...' if len(sp.lines) > 1 else ''}); the plan's mix {sp.model_ms:.4g} ms before: factor "
+                   f"{sp.factor:.4g} +- {sp.factor * sp.sigma_rel:.2g} on every coprocessor time parameter")
         out.append(f"  the plan's workloads send {sp.plan_rate:,.0f} coprocessor requests/s, {sp.coverage:.0%} of the "
-                   "measured rate: the factor holds if the rest has the same mix"
+                   "measured rate: the factor takes the plan's mix as the LPAR's"
+                   + ("" if 0.8 <= sp.coverage <= 1.25 else
+                      f" (its uncertainty counts the mismatch: +- {sp.sigma_rel:.0%})")
                    + (f"; measured workloads left out of the mix: {', '.join(sp.left_out)}" if sp.left_out else ""))
     if cal.moved:
         out.append("parameters the site data identify (refitted):")
@@ -449,7 +449,7 @@ def _calibration_text(cal, smf=None) -> str:
     elif cal.residuals:
         out.append("no parameter is identified by the site data: nothing refitted")
     if cal.measured:
-        out.append("parameters the site data measure directly:")
+        out.append("parameters the site data set directly (measured, or the coprocessor speed factor):")
         for m in cal.measured:
             unit = "" if m["unit"] == "1" else " " + m["unit"]
             change = f" ({m['calibrated'] / m['published'] - 1:+.1%})" if m["published"] else ""

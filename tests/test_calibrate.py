@@ -71,7 +71,6 @@ def _plan(tmp_path, text=PRIVACY_PLAN):
 
 
 def test_seed001_rmf_example_calibrates_the_card_times(tmp_path):
-    from cryptoplan.model.calibration.card_speed import coprocessor_speed
     from cryptoplan.model.zos.plan import read_plan
     path = _write(tmp_path, _seed001_lines())
     rows = read_rmf_crypto(path)
@@ -95,7 +94,7 @@ def test_seed001_rmf_example_calibrates_the_card_times(tmp_path):
     # with the blog's mix (Privacy, RSA 2048: the coprocessors only sign) the two lines' mean,
     # 0.596 ms, is the sign's time: the speed factor puts it there, to rounding
     system, workloads = read_plan(_plan(tmp_path))
-    cal = calibrate(rmf_observations(rows, path=str(path)), rows, speed=coprocessor_speed(rows, system, workloads))
+    cal = calibrate(rmf_observations(rows, path=str(path)), rows, mix=(system, workloads))
     assert_allclose(cal.parameters["cop_rsa_ms_2048"]["value"], figure_value("s001_rmf_cex8c_exec_ms"), rtol=1e-12)
     assert_allclose(cal.speed.factor, figure_value("s001_rmf_cex8c_exec_ms") / published["cop_rsa_ms_2048"]["value"],
                     rtol=1e-12)

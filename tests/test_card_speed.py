@@ -28,7 +28,8 @@ from cryptoplan.model.calibration.draws import parameter_draws
 from cryptoplan.model.calibration.observations import CalibrationError
 from cryptoplan.model.calibration.rmf_crypto import RmfRow
 from cryptoplan.model.params import load_params, using_values
-from cryptoplan.model.zos.plan import System, Workload
+from cryptoplan.model.zos.plan import System, Workload, read_plan
+from test_calibrate_rmf_report import ECC_PLAN      # the 2018 excerpt's rate, NISTECC signs
 
 DATA = Path(__file__).resolve().parent / "data" / "rmf-reports"
 F2017, F2018, F2019 = (DATA / f for f in ("z14-cex5-cex6-2017.txt", "z14-cex5-cex6-lpar-cpc-2018.txt",
@@ -105,7 +106,7 @@ def test_lines_made_for_a_known_factor_calibrate_back_to_it(ws, factor, cards):
     # the print moves each line by at most half a unit (0.0005 ms), so the mean by at most that,
     # and the factor by at most that over the ms per request it scales (at factor 1): an exact
     # bound; it is within 1% wherever that part is at least 0.05 ms (a 1024-bit RSA sign is 0.3)
-    scaled = sp.factor and (sp.model_ms - _fixed_ms(system, ws, cards))
+    scaled = sp.model_ms - _fixed_ms(system, ws, cards)         # ms per request the factor scales, at 1
     assert abs(sp.factor - factor) <= 0.0005 / scaled * (1 + 1e-9), (sp.factor, factor, scaled)
     if scaled >= 0.05:
         assert abs(sp.factor / factor - 1) < 0.01, (sp.factor, factor)
@@ -139,10 +140,12 @@ def test_a_plan_that_sends_the_coprocessors_nothing_states_no_mix():
     rows = [RmfRow(3, "CEX8C", "1", "TOTAL", None, 100.0, 0.5, 5.0)]
     with pytest.raises(CalibrationError, match="send the coprocessors no request"):
         coprocessor_speed(rows, system, unprotected)
-    with pytest.raises(CalibrationError, match="no CCA coprocessor line with RATE > 0"):
+    with pytest.raises(CalibrationError, match="no CCA coprocessor line of this LPAR with RATE > 0"):
         coprocessor_speed([RmfRow(3, "CEX8C", "1", "TOTAL", None, 0.0, 0.0, 0.0)], system, unprotected)
 
 
+#: An RSA-2048 Integrity plan at the 2019 excerpt's measured coprocessor rate (1,997 requests/s,
+#: 2 signs a transaction).
 RSA_PLAN = """
 [system]
 processors = 8
@@ -153,7 +156,7 @@ card_generation = "CEX6S"
 [[workload]]
 name = "payments"
 kind = "ams"
-rate = 2000
+rate = 998.5
 policy = "integrity"
 message_kb = 2
 """
@@ -219,7 +222,6 @@ policy = "privacy"
 message_kb = 2
 """
 
-ECC_PLAN = RSA_PLAN.replace('policy = "integrity"', 'policy = "integrity"\nkey_type = "NISTECC"\nkey_size = 192')
 
 
 @pytest.mark.parametrize("report, plan", [(F2017, None), (F2018, ECC_PLAN), (F2019, None), (F2019, RSA_PLAN)])
@@ -268,3 +270,59 @@ def test_a_parameter_the_report_pins_is_drawn_narrower_than_published(tmp_path):
         def width(d):
             return np.percentile(d[n], 95) - np.percentile(d[n], 5)
         assert width(after) < width(before), n
+
+
+def test_a_plan_naming_the_report_leaves_its_measured_residual_out_of_the_mix(tmp_path):
+    """The residual RMF's report adds to a plan (`rmf = ...`) is a measurement of the very lines
+    calibrated: in the mix it would pull the factor towards itself."""
+    from cryptoplan.model.site.rmf_lines import report_lines
+    from cryptoplan.model.site.rmf_report import read_rmf_report
+    from cryptoplan.model.calibration.rmf_crypto import rmf_rows
+    small = ECC_PLAN.replace("rate = 2954", "rate = 500")       # below the measured busy: a residual
+    plain = tmp_path / "plain.toml"
+    plain.write_text(small, encoding="utf-8")
+    named = tmp_path / "named.toml"
+    named.write_text(small.replace("[system]\n", f'[system]\nrmf = "{F2018}"\n'), encoding="utf-8")
+    rows = rmf_rows(report_lines(read_rmf_report(F2018)[0])[0], str(F2018))
+    a = coprocessor_speed(rows, *read_plan(plain))
+    b = coprocessor_speed(rows, *read_plan(named))
+    assert "RMF measured (coprocessors)" in b.left_out
+    assert a.factor == b.factor and a.plan_rate == b.plan_rate
+
+
+def test_the_written_file_reproduces_the_mean_when_the_accelerator_rows_move_a_shared_exponent(tmp_path):
+    """The 2019 excerpt's CRT rows move exp_private, which the coprocessor's RSA sign shares: the
+    factor is taken at the refitted values, so the file's mix has the lines' mean (substituted
+    back, rtol 1e-9; before the fix it was 3.5% off with an RSA-1024 mix)."""
+    plan = tmp_path / "rsa1024.toml"
+    plan.write_text(RSA_PLAN.replace('message_kb = 2', 'message_kb = 2\nkey_size = 1024'), encoding="utf-8")
+    out = tmp_path / "site.json"
+    res = CliRunner().invoke(main, ["calibrate", "--rmf-report", str(F2019), "--plan", str(plan), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    site = json.loads(out.read_text(encoding="utf-8"))["parameters"]
+    assert site["exp_private"]["value"] != load_params()["parameters"]["exp_private"]["value"]
+    system, workloads = read_plan(plan)
+    with using_values({n: p["value"] for n, p in site.items()}):
+        mean, _, _ = mix_mean_ms(system, workloads, "CEX7S")
+    assert_allclose(mean, 0.209, rtol=1e-9)           # the excerpt's one CEX7C line, 1997/s at 0.209 ms
+
+
+@pytest.mark.parametrize("share", [0.1, 0.5, 1.0, 3.0])
+def test_a_plan_far_from_the_measured_rate_says_little_of_the_mix(share):
+    """The factor's uncertainty counts the plan's rate against the measured one: |ln c|, at most
+    ln 2 (c = 0.1 -> ln 2; 0.5 -> 0.69; 1 -> the print's 1%; 3 -> ln 2)."""
+    system = System(processors=4, coprocessors=2, accelerators=1)
+    ws = [_ams("integrity", ("RSA", 2048), 2, 500.0)]
+    req = mix_mean_ms(system, ws, "CEX8S")[1]
+    rows = [RmfRow(10, "CEX8C", "1", "TOTAL", None, req / share / 2, 0.6, 30.0, "S1", "2026-01-01 10:00:00", "LPAR"),
+            RmfRow(11, "CEX8C", "2", "TOTAL", None, req / share / 2, 0.6, 30.0, "S1", "2026-01-01 10:00:00", "LPAR"),
+            RmfRow(12, "CEX8C", "1", "TOTAL", None, req / share / 2, 0.6, 30.0, "S1", "2026-01-01 10:15:00", "LPAR"),
+            RmfRow(13, "CEX8C", "2", "TOTAL", None, req / share / 2, 0.6, 30.0, "S1", "2026-01-01 10:15:00", "LPAR")]
+    sp = coprocessor_speed(rows, system, ws)
+    assert_allclose(sp.coverage, share, rtol=1e-12)     # per interval: two intervals of the same cards
+    assert_allclose(sp.sigma_rel, max(0.01, min(abs(math.log(share)), math.log(2.0))), rtol=1e-9)
+    cpc = [RmfRow(14, "CEX8C", "1", "TOTAL", None, 900.0, 0.2, 18.0, "S1", "2026-01-01 10:00:00", "CPC")]
+    assert coprocessor_speed(rows + cpc, system, ws).factor == sp.factor   # a CPC-wide line is not this LPAR's
+    other = [RmfRow(15, "CEX8C", "1", "TOTAL", None, 900.0, 0.2, 18.0, "S2", "2026-01-01 10:00:00", "LPAR")]
+    with pytest.raises(CalibrationError, match="systems S1, S2"):
+        coprocessor_speed(rows + other, system, ws)

@@ -63,11 +63,19 @@ def test_the_two_readings_agree_on_the_cards_installed_and_part_on_cards_added(r
     assert n_work <= n_share if n_share >= k else n_work >= n_share
 
 
-def test_other_lpars_work_alone_needs_none_of_this_lpars_cards():
-    s = System(processors=4, coprocessors=2, accelerators=1, other_coprocessor_cards=1.2)
-    r = plan(s, [Workload("tls", "channel", 100, args={"mode": "none", "message_kb": 2})]).resources["coprocessors"]
+@pytest.mark.parametrize("work", [1.2, 1.6, 2.5])      # below, above the 70% target of 2 cards, overloaded
+def test_other_lpars_work_alone_needs_none_of_this_lpars_cards(work):
+    """A pool this LPAR sends nothing: no count, no month its growth reaches the target (so never
+    the first to reach it), and the status says whose work it is (the reviewer's case: 1.6 of 2 cards)."""
+    s = System(processors=4, coprocessors=2, accelerators=1, other_coprocessor_cards=work)
+    res = plan(s, [Workload("tls", "channel", 100, args={"mode": "none", "message_kb": 2})])
+    r = res.resources["coprocessors"]
     assert float(r.required) == 0 and float(r.failover.required) == 0
-    assert_allclose(float(r.utilization), 0.6, rtol=1e-12)
+    assert_allclose(float(r.utilization), work / 2, rtol=1e-12)
+    assert math.isinf(float(r.months_to_target))
+    assert "with other LPARs' work alone; this LPAR sends them nothing" in str(r.status)
+    # the busiest pool is the busiest (as ams_plan's), but this LPAR's growth never brings it to the target
+    assert str(res.binds_first) != "coprocessors"
 
 
 def test_both_readings_for_one_pool_are_refused_and_each_is_named_in_the_scenario():

@@ -124,16 +124,20 @@ def test_the_single_scope_report_has_no_other_lpars_share(tmp_path):
 
 def test_an_accelerator_with_cpc_columns_only_is_other_lpars_work_and_gets_no_measured_load(tmp_path):
     """The 2019 excerpt's CEX7A 2 prints only CPC columns (99.7%): its load is other LPARs' work,
-    not a free accelerator (issue 61); this LPAR's own busy on it is unknown, so no measured load."""
+    not a free accelerator (issue 61); the CPC columns count this LPAR's requests too, so other
+    LPARs' work is the CPC utilization less the plan's own busy there, and the plan's utilization
+    today is the CPC utilization RMF printed.  This LPAR's own busy on it is unknown: no measured load."""
     r = read_plan(_plan_file(tmp_path, F2019))
     assert (r.system.coprocessors, r.system.accelerators) == (2, 1)
     assert r.pools.busy["accelerators"] is None
     assert MEASURED_NAMES["accelerators"] not in [w.name for w in r.workloads]
     assert any("RMF prints no LPAR columns" in n for n in r.notes)
-    assert_allclose(r.system.other_accelerator_cards, 0.997, atol=1e-6)
     assert_allclose(r.system.other_coprocessor_cards, (99.8 - 41.7) / 100, atol=1e-6)
     res = plan(r.system, r.workloads)
-    assert float(res.resources["accelerators"].utilization) >= 0.997      # the card is busy, not free
+    own = float(res.resources["accelerators"].busy)
+    assert 0 < own < 0.997
+    assert_allclose(r.system.other_accelerator_cards, 0.997 - own, atol=1e-6)
+    assert_allclose(float(res.resources["accelerators"].utilization), 0.997, atol=1e-6)   # RMF's CPC-wide
     assert any("CEX7A 2 is 99.7% busy CPC-wide" in n for n in r.notes)
 
 
@@ -295,3 +299,27 @@ def test_the_measured_residual_is_taken_in_the_reports_own_interval(tmp_path):
     assert_allclose(at_11, sum(lpar for lpar, _ in COP_2018.values()) / 100, rtol=1e-9)
     assert per.argmax() == 9 * n // 24 and per[9 * n // 24] > at_11      # the plan's own peak is 09:00
     assert any("(2018-07-12 11:00:00)" in note and "in the same interval of their day" in note for note in r.notes)
+
+
+@pytest.mark.parametrize("when, seconds, n, want", [
+    ("2018-07-12 11:00:00", 1800.009, 96, [44, 45]),          # RMF's 30 minutes and 9 ms: two quarter hours
+    ("2019-08-11 22:45:00", 900.001, 96, [91]),
+    ("2019-08-11 10:00:01", 3600.0, 24, [10]),                 # a second past the hour: that hour
+    ("2019-08-11 23:30:00", 3600.0, 48, [47, 0]),              # across midnight: wraps
+    ("2019-08-11 10:15:00", 1800.0, 24, [10]),                 # inside one hour
+    ("2019-08-11 10:45:00", 1800.0, 24, [10, 11]),             # half in each
+])
+def test_the_report_interval_weights_the_plan_intervals_it_overlaps(when, seconds, n, want):
+    """_busy_in: the plan's busy in the report's interval, each plan interval weighted by the
+    minutes it shares with it (the reviewer's cases: 9 ms past 30 minutes, a second past the hour,
+    midnight)."""
+    import numpy as np
+    from cryptoplan.model.zos.plan.read import _busy_in
+    from cryptoplan.model.zos.plan import Workload
+    from cryptoplan.model.zos.plan.daily import DailyProfile
+    factors = list(np.arange(1.0, n + 1.0))                      # interval i busy i + 1: which ones are read
+    w = Workload("w", "measured", 1.0, 0.0, {"card": "coprocessors", "exec_ms": 1.0},
+                 profile=DailyProfile("p", tuple(factors)))
+    loads = np.array([np.asarray(factors) / np.mean(factors)])   # (W, J): every interval distinct
+    got = _busy_in([w], loads, when, seconds)
+    assert got == pytest.approx(float(np.mean(loads[0][want])), rel=1e-12), (want, got)   # equal overlaps here

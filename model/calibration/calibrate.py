@@ -51,7 +51,7 @@ import numpy as np
 from ..params import ParameterFileError, load_params, using_values, validate_params
 from ..zos.crypto import CARD_FUNCTIONS
 from .cpu_table import CPU_COLUMNS, CpuRow, cpu_observations, read_cpu_table
-from .card_speed import COPROCESSOR_TIMES
+from .card_speed import COPROCESSOR_TIMES, coprocessor_speed
 from .free import FREE, free_bounds
 from .leastsq import jacobian, solve
 from .observations import MEASUREMENT_RTOL, CalibrationError, Observation
@@ -245,6 +245,12 @@ def _refit(identified: list, base: dict, observations) -> tuple:
     return values, solution.cost, stderr, solution
 
 
+def _rows_source(rows) -> str:
+    """The file the report lines come from, for messages ("the reports" for several)."""
+    sources = {r.source for r in rows if getattr(r, "source", None)}
+    return sources.pop() if len(sources) == 1 else "the reports"
+
+
 def _bounds(name: str) -> tuple[float, float]:
     """A parameter's bounds: the fit's (:func:`~.free.free_bounds`), else positive."""
     return free_bounds(name) if name in FREE else (0.0, math.inf)
@@ -363,7 +369,7 @@ def _contradicted(published: dict, values: dict) -> tuple[list, int]:
     return lost, sum(r["within_tolerance"] for r in table.values())
 
 
-def calibrate(observations, rows=(), measured=None, speed=None) -> Calibration:
+def calibrate(observations, rows=(), measured=None, mix=None) -> Calibration:
     """Refit the parameters the site observations identify; keep the rest.
 
     The model and the rule that picks the parameters refitted are the module docstring's:
@@ -381,10 +387,14 @@ def calibrate(observations, rows=(), measured=None, speed=None) -> Calibration:
     measured : dict, optional
         Parameters the site measures directly (name -> {value, stderr, note}, e.g.
         :func:`smf_measured`): set, not fitted.
-    speed : CardSpeed, optional
-        The coprocessors' speed factor on a plan's mix
-        (:func:`~cryptoplan.model.calibration.card_speed.coprocessor_speed`): every coprocessor time
-        parameter multiplied by it (the observations must not depend on those parameters).
+    mix : tuple, optional
+        ``(system, workloads)``: a plan whose workloads state the mix of operations this LPAR sends
+        its coprocessors.  ``rows``' coprocessor lines then calibrate one speed factor on every
+        coprocessor time parameter
+        (:func:`~cryptoplan.model.calibration.card_speed.coprocessor_speed`), at the other
+        parameters as refitted (a key-length exponent the accelerator rows move is shared with the
+        coprocessor's sign), so that the file written reproduces the lines' mean.  The
+        observations must not depend on those parameters.
 
     Returns
     -------
@@ -398,15 +408,13 @@ def calibrate(observations, rows=(), measured=None, speed=None) -> Calibration:
     """
     doc = load_params()
     measured = dict(measured or {})
-    if not observations and not measured and speed is None:
+    if not observations and not measured and mix is None:
         raise CalibrationError("no site number to calibrate on")
     published = {n: float(p["value"]) for n, p in doc["parameters"].items()}
     base = dict(published)
     base.update({n: float(m["value"]) for n, m in measured.items()})
-    if speed is not None:
-        base.update(speed.values(published))
     wanted = _params_of(observations)
-    if speed is not None and set(wanted) & set(COPROCESSOR_TIMES):
+    if mix is not None and set(wanted) & set(COPROCESSOR_TIMES):
         raise CalibrationError("a coprocessor speed factor and site numbers of the coprocessor times cannot both "
                                "set them")
     zero = [n for n in wanted if not base[n] > 0]
@@ -416,6 +424,12 @@ def calibrate(observations, rows=(), measured=None, speed=None) -> Calibration:
     with using_values(published):
         before = [o.predict() for o in observations]
     values, cost, stderr, solution = _refit(identified, base, observations)
+    speed = None
+    if mix is not None:          # the speed factor at the refitted values (their exponents included)
+        with using_values(values):
+            system, workloads = mix
+            speed = coprocessor_speed(rows, system, workloads, path=_rows_source(rows))
+        values.update(speed.values(values))
     with using_values(values):
         after = [o.predict() for o in observations]
     held = dict(zip(solution.names, solution.at_bound.tolist())) if solution is not None else {}
@@ -426,17 +440,18 @@ def calibrate(observations, rows=(), measured=None, speed=None) -> Calibration:
                "note": m["note"], "unit": doc["parameters"][n].get("unit", "")} for n, m in measured.items()]
     sources = {n: f"site data: {m['note']}" for n, m in measured.items()}
     if speed is not None:
-        note = (f"coprocessor speed factor {speed.factor:.4g}: RMF's mean EXEC TIME {speed.measured_ms:.4g} ms over "
-                f"{speed.model_ms:.4g} ms, the plan's mix")
+        note = (f"coprocessor speed factor {speed.factor:.4g} on the plan's mix: RMF's mean EXEC TIME "
+                f"{speed.measured_ms:.4g} ms, the mix's {speed.model_ms:.4g} ms before")
         direct += [{"name": n, "published": published[n], "calibrated": values[n],
                     "stderr": values[n] * speed.sigma_rel, "note": note,
                     "unit": doc["parameters"][n].get("unit", "")} for n in COPROCESSOR_TIMES]
-        lines = ", ".join(speed.lines)
-        sources.update({n: f"the mean EXEC TIME {speed.measured_ms:.4g} ms of {lines} on the plan's mix, "
-                           f"{speed.model_ms:.4g} ms at the published times" + (
-                               ": the plan's operations would need a card faster than the models accept, so the LPAR's "
-                               "coprocessors more likely ran mostly services the plan does not state (symmetric "
-                               "work, MACs, hashing)" if speed.factor < 1 else "") for n in COPROCESSOR_TIMES})
+        first = speed.lines[0] + (f" and {len(speed.lines) - 1} more" if len(speed.lines) > 1 else "")
+        hint = (": the plan's operations would need a card faster than the models accept, so the LPAR's coprocessors "
+                "more likely ran mostly services the plan does not state (symmetric work, MACs, hashing)"
+                if speed.factor < 1 else "")
+        sources.update({n: f"the coprocessor speed factor {speed.factor:.4g}: the mean EXEC TIME "
+                           f"{speed.measured_ms:.4g} ms of {first} on the plan's mix, {speed.model_ms:.4g} ms "
+                           f"before{hint}" for n in COPROCESSOR_TIMES})
     _out_of_bounds(values, sources)
     residuals = [{"label": o.label, "quantity": o.quantity, "site": o.value, "before": b, "after": a}
                  for o, b, a in zip(observations, before, after)]

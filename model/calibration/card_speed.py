@@ -5,31 +5,37 @@ request the LPAR sent it (signatures, symmetric work, MACs, key generation), wit
 by function.  Such a line observes no one operation: reading it as an RSA-2048 sign put the
 sign at 0.079 ms on IBM's 2018 example, where the published time is 0.617 ms.  What it does
 observe is the card's speed *on the mix it was sent*.  A plan states that mix (its workloads:
-requests per unit of work of each card function, at their rates), and the models predict the
-mix's mean EXEC TIME on the report's card generation :math:`g`:
+requests per unit of work of each card function, at their rates).  Each request class's time on
+the report's card generation :math:`g` is affine in the coprocessor time parameters
+(:data:`COPROCESSOR_TIMES`; the shares and key-length exponents held): a part :math:`a` those
+parameters scale and a part :math:`b` they do not (a handshake's published card time per start, a
+measured EXEC TIME).  One factor :math:`f` on the parameters gives the mix the mean
 
 .. math::
 
-    \\bar t_{model,g} = \\frac{\\sum_w \\lambda_w \\sum_c n_{wc}\\, t_{c,g}}{\\sum_w \\lambda_w \\sum_c n_{wc}},
-    \\qquad
-    \\bar t_{RMF} = \\frac{\\sum_l R_l E_l}{\\sum_l R_l},
-    \\qquad
-    f = \\frac{\\bar t_{RMF}}{\\sum_l R_l\\, \\bar t_{model,g(l)} / \\sum_l R_l}
+    \\bar t_g(f) = f\\,\\bar a_g + \\bar b_g, \\qquad
+    \\bar a_g = \\frac{\\sum_w \\lambda_w \\sum_c n_{wc} a_{c,g}}{\\sum_w \\lambda_w \\sum_c n_{wc}}
 
-over the report's coprocessor lines :math:`l` with RATE :math:`R_l > 0` and EXEC TIME
-:math:`E_l`.  :math:`f` multiplies every coprocessor service time: the time parameters of each
-coprocessor function (:data:`COPROCESSOR_TIMES`); the shares and key-length exponents stay, so
-each function's time, and the mix's mean, is multiplied by :math:`f` exactly and the calibrated
-mix reproduces the measured mean.  The plan's ``measured`` workloads (RMF's own residual among
-them) are measurements, not functions of the parameters: they are left out of the mix.
+(:math:`\\bar b_g` alike), and :math:`f` is the one that makes the mix's mean over the report's
+lines the measured one:
+
+.. math::
+
+    f = \\frac{\\bar t_{RMF} - \\sum_l w_l \\bar b_{g(l)}}{\\sum_l w_l \\bar a_{g(l)}},
+    \\qquad \\bar t_{RMF} = \\sum_l w_l E_l, \\quad w_l = R_l / \\sum_l R_l
+
+over this LPAR's coprocessor lines :math:`l` (LPAR or TOTAL columns; a CPC-wide line carries
+other LPARs' mix) with RATE :math:`R_l > 0` and EXEC TIME :math:`E_l`.  Substituted back, the mix's
+mean under the calibrated parameters is :math:`\\bar t_{RMF}` exactly.  The plan's ``measured``
+workloads (RMF's own residual among them) are measurements of the very lines calibrated, not
+operations: they are left out of the mix.
 
 The factor's relative standard deviation is the largest of the variation between intervals
 (:data:`~.observations.MEASUREMENT_RTOL`), the print's rounding of EXEC TIME (half a unit of the
-third decimal, uniform) and the scatter of the lines' own factors :math:`E_l / \\bar t_{model,g(l)}`
-(their rate-weighted standard deviation over :math:`\\sqrt{L}`).  It does not hold the mix's own
-uncertainty: a plan that sends the cards another mix than the LPAR did calibrates another factor,
-which is why :attr:`CardSpeed.coverage` (the plan's request rate over the measured one) is
-printed with it.
+third decimal, uniform), the scatter of the lines' own factors (their rate-weighted standard
+deviation over :math:`\\sqrt{L}`), and the mix's own uncertainty, :math:`|\\ln c|` at most
+:math:`\\ln 2`, with :math:`c` the plan's request rate over the measured one (per interval): a
+plan that states a tenth of the LPAR's coprocessor requests states little of its mix.
 
 References
 ----------
@@ -56,6 +62,9 @@ COPROCESSOR_TIMES = tuple(law.time for law in CARD_FUNCTIONS.values() if law.car
 
 # RMF prints EXEC TIME in ms to three decimals: half a unit, uniform.
 _PRINT_SD_MS = 0.0005 / math.sqrt(3.0)
+# The mix's uncertainty is at most a factor of two at one standard deviation (the calibration's
+# weak prior on everything, calibrate.PRIOR_SIGMA): a plan far from the measured rate says little.
+_MIX_SD_MAX = math.log(2.0)
 
 
 @dataclass(frozen=True)
@@ -65,14 +74,16 @@ class CardSpeed:
     Attributes
     ----------
     factor : float
-        :math:`f`, the measured mean EXEC TIME over the model's for the plan's mix (1 = as published).
+        :math:`f`, the factor on the coprocessor time parameters that gives the plan's mix the
+        measured mean EXEC TIME (1: the parameters in force).
     sigma_rel : float
         Its relative standard deviation (module docstring).
     measured_ms, model_ms : float
         The rate-weighted mean EXEC TIME of the lines, and the model's for the plan's mix on the
         lines' generations at the parameters in force (ms).
     measured_rate, plan_rate : float
-        Requests per second: the lines' total, and what the plan's workloads send the coprocessors.
+        Requests per second: the lines' total (a mean over the report's intervals), and what the
+        plan's workloads send the coprocessors.
     lines : tuple of str
         The report lines used ("file line N: CEX6C 5").
     left_out : tuple of str
@@ -99,8 +110,10 @@ class CardSpeed:
 
 
 def coprocessor_lines(rows) -> list:
-    """The report's CCA coprocessor card lines that carry a time (FUNCTION TOTAL, RATE > 0)."""
-    return [r for r in rows if r.card == "coprocessor" and r.function == "TOTAL" and r.rate > 0]
+    """The report's CCA coprocessor card lines that carry a time (FUNCTION TOTAL, RATE > 0) of this
+    LPAR (not CPC-wide lines, which carry other LPARs' mix)."""
+    return [r for r in rows if r.card == "coprocessor" and r.function == "TOTAL" and r.rate > 0
+            and r.scope != "CPC"]
 
 
 def _mix(system, workloads, generation: str) -> tuple[float, float, float, tuple]:
@@ -116,10 +129,10 @@ def _mix(system, workloads, generation: str) -> tuple[float, float, float, tuple
     left_out = []
     doubled = None
     for w in workloads:
-        p = workload_profile(w, on)
-        if p.util_form:          # a measured utilization: busy, no request count
+        if w.kind == "measured":     # a measurement (RMF's residual among them), not an operation
             left_out.append(w.name)
             continue
+        p = workload_profile(w, on)
         n, t = (np.asarray(x, dtype=float) for x in p.classes["coprocessors"][:2])
         if doubled is None:      # every parameter as in force (an outer using_values too), the times doubled
             base = {k: param(k) for k in current_parameters().values}
@@ -139,9 +152,9 @@ def mix_mean_ms(system, workloads, generation: str) -> tuple[float, float, tuple
     Returns
     -------
     tuple
-        ``(mean EXEC ms, requests/s, names left out)``: :math:`\\bar t_{model,g}` and
-        :math:`\\sum_w \\lambda_w \\sum_c n_{wc}`, and the names of the workloads given as a
-        measured utilization (no request count), left out.
+        ``(mean EXEC ms, requests/s, names left out)``: :math:`\\bar t_g` at the parameters in
+        force and :math:`\\sum_w \\lambda_w \\sum_c n_{wc}`, and the names of the measured
+        workloads, left out.
     """
     R, S, F, left_out = _mix(system, workloads, generation)
     return ((S + F) / R if R > 0 else math.nan), R, left_out
@@ -173,16 +186,20 @@ def coprocessor_speed(rows, system, workloads, path: str = "the report") -> Card
     """
     lines = coprocessor_lines(rows)
     if not lines:
-        raise CalibrationError(f"{path}: no CCA coprocessor line with RATE > 0: no mean EXEC TIME to calibrate "
-                               "the coprocessors' speed on")
+        raise CalibrationError(f"{path}: no CCA coprocessor line of this LPAR with RATE > 0: no mean EXEC TIME "
+                               "to calibrate the coprocessors' speed on")
+    systems = sorted({r.system for r in lines if r.system})
+    if len(systems) > 1:
+        raise CalibrationError(f"{path}: coprocessor lines of systems {', '.join(systems)}: a plan states one LPAR's "
+                               "mix; calibrate on one system's report")
     mix = {g: _mix(system, workloads, g) for g in sorted({r.generation for r in lines})}
     plan_rate, _, _, left_out = next(iter(mix.values()))
     if not plan_rate > 0:
-        raise CalibrationError("the plan's workloads send the coprocessors no request (measured utilizations left "
+        raise CalibrationError("the plan's workloads send the coprocessors no request (measured workloads left "
                                "out): it states no mix of operations to calibrate the coprocessor lines against")
     if not all(m[1] > 0 for m in mix.values()):
-        raise CalibrationError("the plan's coprocessor requests all have fixed times (published per-start times, "
-                               "measured EXEC TIMEs): no coprocessor time parameter for the lines to calibrate")
+        raise CalibrationError("the plan's coprocessor requests all have fixed times (published per-start times): "
+                               "no coprocessor time parameter for the lines to calibrate")
     rate = np.array([r.rate for r in lines])
     exec_ms = np.array([r.exec_ms for r in lines])
     a = np.array([mix[r.generation][1] / plan_rate for r in lines])     # ms the factor scales, per request
@@ -192,13 +209,17 @@ def coprocessor_speed(rows, system, workloads, path: str = "the report") -> Card
     factor = (measured - float(np.sum(w * b))) / float(np.sum(w * a))
     if not factor > 0:
         raise CalibrationError(f"{path}: the lines' mean EXEC TIME {measured:.4g} ms is below what the plan's "
-                               "coprocessor requests with fixed times (channel starts, measured) take alone: the "
-                               "plan does not state this LPAR's mix")
+                               "coprocessor requests with fixed times (channel starts) take alone: the plan does "
+                               "not state this LPAR's mix")
     each = (exec_ms - b) / a
     scatter = (math.sqrt(float(np.sum(w * (each - factor) ** 2))) / math.sqrt(len(lines)) / factor
                if len(lines) > 1 else 0.0)
     scaled = float(np.sum(w * a)) * factor
-    sigma = max(MEASUREMENT_RTOL, _PRINT_SD_MS / scaled, scatter)
+    intervals = max(len({r.interval for r in lines}), 1)
+    measured_rate = float(rate.sum()) / intervals
+    mix_sd = min(abs(math.log(plan_rate / measured_rate)), _MIX_SD_MAX)
+    sigma = max(MEASUREMENT_RTOL, _PRINT_SD_MS / scaled, scatter, mix_sd)
     return CardSpeed(factor=factor, sigma_rel=sigma, measured_ms=measured, model_ms=float(np.sum(w * (a + b))),
-                     measured_rate=float(rate.sum()), plan_rate=plan_rate,
-                     lines=tuple(f"{located(path, r.line)}: {r.type} {r.id}" for r in lines), left_out=left_out)
+                     measured_rate=measured_rate, plan_rate=plan_rate,
+                     lines=tuple(f"{located(r.source or path, r.line)}: {r.type} {r.id}" for r in lines),
+                     left_out=left_out)

@@ -51,6 +51,10 @@ class RmfRow:
     rate: float        # requests per second
     exec_ms: float     # EXEC TIME, ms
     util_pct: float    # UTIL%
+    system: str | None = None     # the SMF system id, the interval and whose numbers (LPAR, TOTAL or
+    interval: str | None = None   # CPC) where the line was read from RMF's own output; None where typed
+    scope: str | None = None
+    source: str | None = None     # the file or sheet the line is in
 
     @property
     def generation(self) -> str:
@@ -139,7 +143,8 @@ def rmf_rows(records, path: str) -> list[RmfRow]:
         if exec_ms == 0 and rate > 0:
             raise CalibrationError(f"{located(path, line)}: EXEC TIME 0 with RATE {rate:g}: a card that serves "
                                    "requests takes time")
-        rows.append(RmfRow(line, r["TYPE"].upper(), r["ID"], func, key, rate, exec_ms, util))
+        rows.append(RmfRow(line, r["TYPE"].upper(), r["ID"], func, key, rate, exec_ms, util,
+                           r.get("SYSTEM") or None, r.get("INTERVAL") or None, r.get("SCOPE") or None, path))
     if not rows:
         raise CalibrationError(f"{path}: no report lines under the header")
     return rows

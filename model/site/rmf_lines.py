@@ -67,7 +67,8 @@ def report_lines(records, interval: str | None = None, system: str | None = None
         ``(line, {column: text})`` as :func:`~.rmf_crypto.rmf_rows` reads them: ``line`` the
         report's line number (a record read from ``file:line``) or ``"byte N"`` (an SMF 70-2
         record read from ``file@N``); columns :data:`~.rmf_crypto.RMF_COLUMNS`, numbers as
-        exact decimal text.
+        exact decimal text, and ``SYSTEM``, ``INTERVAL`` and ``SCOPE`` (``LPAR``, ``TOTAL`` or
+        ``CPC``: whose numbers the line is).
     notes : list of str
         One sentence per kind of line left out, with the cards it concerns.
     """
@@ -108,6 +109,7 @@ def report_lines(records, interval: str | None = None, system: str | None = None
     lines = []
     for (_, _, ctype, cid, func, key), r in chosen.items():
         lines.append((_line_of(r.source), {"TYPE": ctype, "ID": str(cid), "FUNCTION": func, "KEY": "" if key is None else str(key),
-                                 "RATE": _fmt(r.rate), "EXEC TIME": _fmt(r.exec_ms), "UTIL%": _fmt(r.util_pct)}))
+                                 "RATE": _fmt(r.rate), "EXEC TIME": _fmt(r.exec_ms), "UTIL%": _fmt(r.util_pct),
+                                 "SYSTEM": r.system, "INTERVAL": r.interval, "SCOPE": r.scope}))
     notes = [f"left out {', '.join(cards)}: {why}" for why, cards in skipped.items()]
     return lines, notes

@@ -227,7 +227,8 @@ def plan_json(result: PlanResult, rmf=None, bands=None) -> dict:
     if rmf is not None and rmf.pools is not None:
         p = rmf.pools
         doc["rmf"] = {"file": p.file, "system": p.system, "cards": p.cards, "peak_interval": p.peak,
-                      "busy": p.busy, "rate": p.rate, "other_lpars": p.other, "notes": list(rmf.notes)}
+                      "busy": p.busy, "rate": p.rate, "other_lpars": p.other, "other_lpars_work": p.work,
+                      "idle": p.idle, "hot_cpc": [list(h) for h in p.hot], "notes": list(rmf.notes)}
     return doc
 
 

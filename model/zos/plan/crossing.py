@@ -123,7 +123,8 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     growth : array_like, shape (W,)
         Yearly growth of each workload, fractions in (-1, 10].
     fixed : float or array_like, shape (*S)
-        Load that does not grow (MQ MSTR's administration).
+        Load that does not grow (MQ MSTR's administration on the processors; other LPARs' work,
+        ``other_*_cards``, on a card pool).
     capacity : array_like, shape (*S)
         The load that is the limit (servers x target, less other LPARs' share).
     factors : tuple of array_like, optional

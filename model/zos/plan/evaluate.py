@@ -87,8 +87,8 @@ class ResourceResult:
         cards' worth).
     by_workload : workload name -> its share of the utilization in the peak interval.
     other : the share other LPARs keep busy (cards: their share per card, or their work that stays
-        when cards are added over the installed cards) or work that follows no rate (processors: MSTR
-        administration), a fraction of the pool.
+        when cards are added over the installed cards; with no card installed, the share alone) or
+        work that follows no rate (processors: MSTR administration), a fraction of the pool.
     rate : requests per second this LPAR sends (cards), or jobs per second (processors), at the peak.
     exec_ms : mean service time per request or job (ms): RMF's average EXEC TIME for cards.
     scv : squared coefficient of variation of that service time (the pooled mix).
@@ -209,7 +209,8 @@ class PlanResult:
                 "interval_minutes": interval_minutes(self.intervals), "peak_day_factor": s.peak_day_factor,
                 "failover": s.failover, "failover_max_utilization": s.failover_max_utilization,
                 "site_failover_factor": s.site_failover_factor, "lead_time_months": s.lead_time_months,
-                "horizon_months": s.horizon_months, "max_utilization": s.max_utilization}
+                "horizon_months": s.horizon_months, "max_utilization": s.max_utilization,
+                "other_lpars": s.other_reading()}
 
     def to_dict(self) -> dict:
         """JSON-ready: numbers as floats or lists, inf and NaN as None (each pool's ``status`` says
@@ -313,8 +314,9 @@ def _meet_wait(k0, r, m1, scv, unknown, other, target_ms):
 
     ``k0`` already meets the utilization target (below 1), so every queue here is stable; each
     round adds a card where the wait is still over the target, all scenarios at once (a few
-    rounds: the wait falls fast with c).  Other LPARs' share is per card, so their requests grow
-    with k (at the pool's mean service time).
+    rounds: the wait falls fast with c).  Other LPARs' share (``other``) is per card, so their
+    requests grow with k (at the pool's mean service time); their work (``other_*_cards``) is in
+    ``unknown``, cards' worth that stays whatever k.
     """
     k = np.array(k0, dtype=float, copy=True)
     busy = (r > 0) & (m1 > 0) & np.isfinite(k)
@@ -362,7 +364,8 @@ def _status(pool, util, target, installed, required):
     """One sentence per scenario (the planner reads these before any number), each distinct one made once."""
     u, k, req = (np.asarray(a, dtype=float).ravel() for a in np.broadcast_arrays(util, installed, required))
     with np.errstate(invalid="ignore"):
-        cat = np.select([(k == 0) & (req > 0), u >= 1.0, u > target], [0, 1, 2], 3)
+        # 4: this LPAR sends the pool nothing (no count needed) and other LPARs' work keeps it busy
+        cat = np.select([(k == 0) & (req > 0), (req == 0) & (k > 0) & (u > 0), u >= 1.0, u > target], [0, 4, 1, 2], 3)
         pct = np.where(np.isfinite(u) & (u < 100.0), np.round(u * 100.0), -1.0)
     req = np.minimum(req, INSTALLABLE[pool] + 1.0)       # beyond: one sentence, "more than N"
     keys, _, inv = unique_rows(np.column_stack([cat, pct, k, req]))
@@ -375,6 +378,7 @@ def _status(pool, util, target, installed, required):
                 f"{pool}: overloaded, {busy} with {kk:.0f}: the rate cannot be carried; {need} needed for the "
                 f"{goal} target" if c == 1 else
                 f"{pool}: {busy}, over the {goal} target: {need} needed" if c == 2 else
+                f"{pool}: {busy} with other LPARs' work alone; this LPAR sends them nothing" if c == 4 else
                 f"{pool}: {busy}, within the {goal} target")
     texts = np.array([text(*row) for row in keys], dtype=object)
     out = texts[inv].reshape(np.shape(util))
@@ -618,6 +622,8 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
         headroom = np.where(var > 0, 0.0, np.inf)
     months_to = months_to_reach(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape),
                                 factors=d["factors"])
+    if pool != "processors":      # other LPARs' work alone does not grow: no month this LPAR's growth reaches
+        months_to = np.where(var_all.max(axis=-1) > 0, months_to, np.inf)
     # at the horizon only the peak load and counts are asked: each is monotone in the loads, so the
     # intervals that can hold the peak give them to the bit (crossing.peak_candidates)
     some = peak_columns(busiest.reshape(busiest.shape[0], -1), rates_h, d["factors"][0])
@@ -779,6 +785,8 @@ def _verdicts(resources, shape) -> tuple:
     reached, or reached at once, the one with the least headroom)."""
     def stacked(attr):
         return np.stack([np.asarray(getattr(resources[p], attr), dtype=float) * np.ones(shape) for p in POOLS])
+    # (the busiest as ams_plan's: other LPARs' load included; a pool busy with it alone says so in its
+    # status, and its growth never reaches the target: never first below)
     bottleneck = np.asarray(POOLS)[np.argmax(stacked("utilization"), axis=0)]
     first = np.lexsort((stacked("headroom"), stacked("months_to_target")), axis=0)[0]
     return _out(bottleneck), _out(np.asarray(POOLS)[first])

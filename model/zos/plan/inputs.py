@@ -130,7 +130,11 @@ class System:
     other_coprocessor_cards, other_accelerator_cards : float, optional
         Other LPARs' load as *work*, 0..64 cards' worth, that stays when cards are added (RMF's
         CPC minus LPAR utilization summed over the pool's cards): :math:`u = (B + W) / k`.  At
-        most one of the two readings per pool; a plan read from RMF takes this one.
+        most one of the two readings per pool; a plan read from RMF takes this one.  Either
+        reading is a constant: the same in every interval of the day (RMF's value at this LPAR's
+        peak), not multiplied by ``peak_day_factor`` (other LPARs' busiest day is not this
+        LPAR's), the same on another ``card_generation``, and counted in every interval of the
+        day's average utilization.
     horizon_months : float
         The horizon of the counts required as the workloads grow, 0..1200 months.
     max_wait_ms : float, optional

@@ -14,19 +14,27 @@ Crypto Hardware Activity report (or the SMF 70-2 records it is made from) of the
 From it, for this LPAR (the report's system, or ``rmf_system``):
 
 * **installed cards by mode**: every CCA coprocessor (``CEXnC``) and accelerator (``CEXnA``)
-  the report lists for the system, an idle one at 0.0% included; PKCS11 (EP11) coprocessors
-  (``CEXnP``) are listed apart (the plan's pools are CCA coprocessors and accelerators);
-* **other LPARs' share** of each pool: per card, CPC minus LPAR utilization, averaged over the
-  pool's cards at the pool's **peak interval** (the interval in which this system's cards of the
-  pool are busiest, mean LPAR utilization); the single-scope layout has no CPC columns, and an
-  accelerator whose LPAR columns RMF leaves blank has no LPAR share: those keep the plan's value;
-* a **measured** workload per pool for what this LPAR's cards were busy with at that peak beyond
-  what the plan's workloads account for: the measured busy, :math:`B = \\sum_c U_c` (cards' worth,
-  the LPAR columns), minus the plan's own busy at its peak interval today (growth 1, month 0, an
-  average day: ``peak_day_factor`` and ``site_failover_factor`` 1), as requests at the pool's
+  the report lists for the system; one idle at the peak (no request, 0.0% in every column) is
+  installed capacity and is listed apart; PKCS11 (EP11) coprocessors (``CEXnP``) are listed apart
+  (the plan's pools are CCA coprocessors and accelerators);
+* **other LPARs' work** on each pool (``other_coprocessor_cards``, ``other_accelerator_cards``),
+  work that stays when cards are added: :math:`W = \\sum_c (U_{CPC,c} - U_{LPAR,c})` over the pool's
+  cards at the pool's **peak interval** (the interval in which this system's cards of the pool
+  are busiest, mean LPAR utilization).  A card RMF prints with CPC columns only counts whole, less
+  the plan's own busy in that interval for a pool all of whose cards are so (the CPC columns
+  count this LPAR's requests too).  The single-scope layout has no CPC columns: the plan's
+  ``other_..._util`` (a share of every card) stands.  The share each card shows,
+  :math:`W / k`, is printed beside it for a plan that wants that reading instead;
+* a **measured** workload per pool for what this LPAR's cards were busy with in that interval
+  beyond what the plan's workloads account for: the measured busy, :math:`B = \\sum_c U_c` (cards'
+  worth, the LPAR columns), minus the plan's own busy in the same interval of its day (each of the
+  plan's intervals weighted by the minutes it shares with the report's), today (growth 1, month 0,
+  an average day: ``peak_day_factor`` and ``site_failover_factor`` 1), as requests at the pool's
   measured EXEC TIME, :math:`\\lambda = (B - B_{plan}) / \\bar s`,
   :math:`\\bar s = B / \\sum_c \\lambda_c`.  It does not grow (``growth_per_year`` 0), and the
-  plan's ``peak_day_factor`` applies to it as to every workload.
+  plan's ``peak_day_factor`` applies to it as to every workload.  A pool with no LPAR columns gets
+  none (this LPAR's own busy is not in the report);
+* a warning for every card above :data:`HOT_CPC_PCT` busy CPC-wide at the peak.
 
 A key the plan file gives itself wins over the report's (``coprocessors = 8`` to ask "with two
 more cards"); each value says where it came from (:attr:`RmfPlan.notes`).
@@ -241,7 +249,9 @@ def rmf_pools(records, file: str = "the report", system: str | None = None) -> R
             why[pool] = "RMF prints no LPAR columns for these cards (only the CPC's)"
         else:
             busy[pool] = sum(u or 0.0 for u in owns) / 100.0
-            rates = [(ln.scopes.get("LPAR") or ln.scopes.get("TOTAL") or {}).get("rate") for ln in lns]
+            # the requests of the cards with this LPAR's columns (a CPC-only card: none of its own)
+            rates = [(ln.scopes.get("LPAR") or ln.scopes.get("TOTAL") or {}).get("rate") for ln in lns
+                     if ln.own_util_pct is not None]
             known = [r for r in rates if r is not None]
             rate[pool] = sum(known) if len(known) == len(rates) else None
             shares = [ln.other_lpars_util_pct for ln in lns]
@@ -250,7 +260,8 @@ def rmf_pools(records, file: str = "the report", system: str | None = None) -> R
             else:
                 other[pool] = None
                 why[pool] = ("the report has one scope (TOTAL), no CPC columns to subtract the LPAR's from"
-                             if all(cpc(ln) is None for ln in lns) else "some cards have no LPAR or CPC columns")
+                             if all(cpc(ln) is None for ln in lns) else
+                             "some cards have CPC columns only: no share per card of this LPAR's")
         # other LPARs' work: CPC minus LPAR per card, a CPC-only card whole
         cpcs = [cpc(ln) for ln in lns]
         work[pool] = None
@@ -261,8 +272,8 @@ def rmf_pools(records, file: str = "the report", system: str | None = None) -> R
 
 
 def apply_rmf(sysdoc: dict, pools: RmfPools) -> tuple[dict, list[str]]:
-    """The ``[system]`` mapping with the report's counts and other LPARs' shares where the plan
-    gives none, and a note per value saying where it came from."""
+    """The ``[system]`` mapping with the report's counts and other LPARs' work where the plan gives
+    neither (nor a share), and a note per value saying where it came from."""
     out = dict(sysdoc)
     peaks = sorted({v for v in pools.peak.values() if v})
     notes = [f"RMF's report {pools.file}, system {pools.system}"
@@ -316,29 +327,42 @@ def apply_rmf(sysdoc: dict, pools: RmfPools) -> tuple[dict, list[str]]:
 
 def _busy_in(workloads, loads, when: str, seconds) -> float:
     """The plan's busy (cards' worth) in the report's interval ``when`` (``YYYY-MM-DD HH:MM:SS``, its
-    start) of ``seconds``: the mean over the plan's intervals of the day that start within it (or
-    the one holding its start), from ``loads`` (W, J) per distinct interval
-    (:func:`~.evaluate.plan_with_loads`, one scenario)."""
+    start) of ``seconds``: the mean over the plan's intervals of the day, each weighted by the
+    minutes it shares with the report's (start and length to the minute: RMF's interval is a few
+    milliseconds off its nominal length and start; across midnight it wraps), from ``loads`` (W, J)
+    per distinct interval (:func:`~.evaluate.plan_with_loads`, one scenario)."""
     from .daily import daily_factors, day_intervals, distinct_intervals
     n = day_intervals(workloads)
     _, inverse = distinct_intervals(daily_factors(workloads, n))
     per = np.asarray(loads, dtype=float).sum(axis=0)[inverse]            # (n,) busy in each interval
     hh, mm, ss = (int(x) for x in when.split()[1].split(":"))
-    start = (hh * 60 + mm + ss / 60.0) / (1440.0 / n)
-    span = max((seconds or 0.0) / 60.0 / (1440.0 / n), 1e-9)
-    idx = [i for i in range(n) if start <= i < start + span] or [int(start) % n]
-    return float(per[idx].mean())
+    start = round(hh * 60 + mm + ss / 60.0) % 1440                       # minutes from midnight
+    length = max(round((seconds or 0.0) / 60.0), 1)                      # minutes, at least one
+    width = 1440 // n
+    minutes = (start + np.arange(length)) % 1440
+    weights = np.bincount(minutes // width, minlength=n)[:n].astype(float)
+    return float(np.sum(weights * per) / weights.sum())
 
 
-def _measured(system, workloads, pools: RmfPools) -> tuple[list, list[str]]:
+def _measured(system, workloads, pools: RmfPools, from_report=()) -> tuple[list, list[str], System]:
     """The measured workloads: per pool, what the report's LPAR busy at its peak leaves beyond
-    the plan's own busy today (module docstring)."""
+    the plan's own busy in that interval of its day, today (module docstring); and the system with
+    other LPARs' work on a pool RMF prints with CPC columns only (``from_report``: the
+    ``other_*_cards`` keys the report set) less the plan's own busy there, which the CPC columns
+    count too."""
     today = dataclasses.replace(system, peak_day_factor=1.0, site_failover_factor=1.0,
                                 **{p: max(len(pools.cards[p]), 1) for p in RMF_POOLS})
     _, loads, _, _ = plan_with_loads(today, workloads, growth=1.0, months=0.0)
     extra, notes = [], []
-    for pool in RMF_POOLS:
+    for pool, mode in RMF_POOLS.items():
         b, s_ms = pools.busy.get(pool), pools.exec_ms(pool)
+        key = f"other_{mode}_cards"
+        if b is None and key in from_report and pools.cards[pool]:
+            cpc = float(getattr(system, key))
+            mine = _busy_in(workloads, loads[pool], pools.peak[pool], pools.seconds.get(pool))
+            system = dataclasses.replace(system, **{key: round(max(cpc - mine, 0.0), 6)})
+            notes.append(f"{key} = {getattr(system, key):.3g}: the CPC utilization, {cpc:.3g} cards' worth, less the "
+                         f"plan's own busy in that interval, {mine:.3g} (RMF prints no LPAR columns for these cards)")
         if b is None:
             continue
         when = pools.peak[pool]
@@ -356,7 +380,7 @@ def _measured(system, workloads, pools: RmfPools) -> tuple[list, list[str]]:
                               {"card": pool, "exec_ms": s_ms}))
         notes.append(head + f": {MEASURED_NAMES[pool]!r} carries the {left:.3f} left, {lam:,.1f} requests/s at "
                      f"the measured EXEC TIME {s_ms:.3f} ms")
-    return extra, notes
+    return extra, notes, system
 
 
 def read_plan(source) -> PlanInputs:
@@ -419,6 +443,7 @@ def read_plan(source) -> PlanInputs:
     if taken:
         raise PlanError(f"{label}: workload {taken[0]!r}: the name is the measured workload's RMF's report adds; "
                         "name yours otherwise")
-    extra, more = _measured(system, workloads, pools)
+    extra, more, system = _measured(system, workloads, pools,
+                                    [k for k in filled if k.endswith("_cards") and k not in rest])
     notes += more + [f"{report}: {w}" for w in warnings]
     return PlanInputs(system, workloads + extra, pools, tuple(notes))

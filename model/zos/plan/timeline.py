@@ -3,7 +3,9 @@
 For a pool with :math:`k` servers installed, each further server :math:`n = k + 1, \\dots, N`
 (:math:`N` the count required at the horizon, for the utilization target and, for card pools
 with ``failover = "one_card"``, to survive one card failing) must be installed by the month
-:math:`n - 1` servers stop being enough: the first month the peak interval reaches
+:math:`n - 1` servers stop being enough: the first month the peak interval's load, with the load
+that does not grow (:math:`B`: the processors' MSTR administration, a card pool's other LPARs' work
+``other_*_cards``), reaches
 
 .. math::
 
