@@ -140,3 +140,8 @@ def test_the_2018_excerpt_read_as_work_asks_for_fewer_cards_than_as_a_share(tmp_
     assert (own + W) / n <= target and (own + W) / (n - 1) > target
     assert float(rs.required) > n
     assert math.isclose(W, 2.937, abs_tol=1e-6)
+    # docs/calibration.md quotes these counts
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text(encoding="utf-8").split())
+    said = (f"the work reading needs {n:.0f} coprocessors ({float(rw.required_at_horizon):.0f} at the horizon), the "
+            f"share reading {float(rs.required):.0f} ({float(rs.required_at_horizon):.0f})")
+    assert said in doc, said

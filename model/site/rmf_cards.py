@@ -88,10 +88,12 @@ def peak_intervals(lines) -> dict:
         groups.setdefault(ln.card_type, {}).setdefault((ln.system, ln.interval), []).append((u, scope))
     out = {}
     for ctype, by in groups.items():
-        # a type's own (LPAR) numbers rank before CPC-only ones of the same type
+        # a type's own (LPAR) numbers rank before CPC-only ones of the same type, each interval by
+        # the mean of the scope it is ranked on
         def key(kv):
-            us = [u for u, _ in kv[1]]
-            return (any(sc == "LPAR" for _, sc in kv[1]), sum(us) / len(us), kv[0][1])
+            own = any(sc == "LPAR" for _, sc in kv[1])
+            us = [u for u, sc in kv[1] if sc == ("LPAR" if own else "CPC")]
+            return (own, sum(us) / len(us), kv[0][1])
         (system, interval), us = max(by.items(), key=key)
         scope = "LPAR" if any(sc == "LPAR" for _, sc in us) else "CPC"
         vals = [u for u, sc in us if sc == scope]
