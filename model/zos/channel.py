@@ -136,6 +136,10 @@ def channel_demands_us(mode, cipher, message_kb, roundtrip_us=None, task_elapsed
         If the demands of both LPARs exceed the round trip (then the round trip
         and the task statistics contradict each other).
     """
+    sets = _parameter_sets()
+    if sets is not None:      # k parameter sets in force: each set's demands, stacked (shape (k,))
+        return _stacked(sets, channel_demands_us, (mode, cipher, message_kb, roundtrip_us, task_elapsed_ratio,
+                                                   platform))
     m = normalize_mode(mode)
     c = None if m == "none" else normalize_cipher(cipher)
     plat = normalize_platform(platform)
@@ -265,6 +269,9 @@ def channel_pipeline(mode, cipher, message_kb, channel_pairs=1, requesters=1, ss
     """
     args = (mode, cipher, message_kb, channel_pairs, requesters, ssltasks, dispatchers, platform, cps,
             roundtrip_us, task_elapsed_ratio)
+    sets = _parameter_sets()
+    if sets is not None:      # k parameter sets in force: one MVA per set, each number stacked (shape (k,))
+        return _stacked(sets, channel_pipeline, args)
     out = _ANSWERS.get(_answer_key(args), lambda: _pipeline(*args), keep=binding()[1])
     return {**out, "demands": dict(out["demands"])}     # the caller's own dicts
 
@@ -370,6 +377,25 @@ def channel_throughput(mode, cipher, message_kb, channel_pairs=1, requesters=1, 
         with using_values(values):
             out[j] = channel_pipeline(*args)["throughput"]
     return out
+
+
+def _stacked(sets, fn, args):
+    """``fn(*args)`` under each parameter set of ``sets``, the answers stacked: a number becomes an
+    array of ``k`` (one per set), a dict each of its values so, and text or None that every set
+    agrees on stays as it is (a ``method`` that differs between sets is a list)."""
+    outs = []
+    for values in sets:
+        with using_values(values):
+            outs.append(fn(*args))
+
+    def stack(xs):
+        first = xs[0]
+        if isinstance(first, dict):
+            return {k: stack([x[k] for x in xs]) for k in first}
+        if first is None or isinstance(first, str):
+            return first if all(x == first for x in xs) else list(xs)
+        return np.array([float(x) for x in xs])
+    return stack(outs)
 
 
 def _parameter_sets():

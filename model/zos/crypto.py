@@ -143,6 +143,12 @@ def function_ms(function: str, key_bits):
     return t0 * grows
 
 
+def _law_params(operation, key_type) -> list:
+    """The parameters an operation's card time reads."""
+    law = CARD_FUNCTIONS[operation_function(operation, key_type)]
+    return [p for p in (law.time, law.exponent, law.fixed_share, law.fixed_ms) if p]
+
+
 def crypto_op_ms(operation, key_type="RSA", key_size=2048):
     """Crypto Express execution time of one operation (ms).
 
@@ -159,7 +165,9 @@ def crypto_op_ms(operation, key_type="RSA", key_size=2048):
     Returns
     -------
     float or ndarray
-        Milliseconds of card time (RMF "EXEC TIME"), excluding queueing.
+        Milliseconds of card time (RMF "EXEC TIME"), excluding queueing; inside a
+        :func:`~cryptoplan.model.params.using_values` block of ``k`` parameter sets (draws), one per
+        set, shape ``(k,)`` (a list of key sizes then has one per set too).
 
     .. math:: t(n) = t(n_0)\\,\\big(s + (1 - s)\\,(n / n_0)^{\\alpha}\\big)
 
@@ -172,5 +180,12 @@ def crypto_op_ms(operation, key_type="RSA", key_size=2048):
     sizes = np.atleast_1d(KEY_SIZE.check(key_size))
     for s in sizes.ravel():
         normalize_key(kt, s)
-    out = function_ms(operation_function(operation, kt), sizes)
-    return float(out[0]) if shape == () else out.reshape(shape)
+    try:
+        out = np.asarray(function_ms(operation_function(operation, kt), sizes))
+    except ValueError:        # k parameter sets in force (draws) and n key sizes: one of the two must be 1
+        raise InputError(f"key_size has {sizes.size} values and the parameters in force are "
+                         f"{np.broadcast_shapes(*(np.shape(param(n)) for n in _law_params(operation, kt)))[0]} "
+                         "sets (draws): give one key size, or one per set") from None
+    if shape == ():           # one key: a float, or one time per parameter set in force (draws)
+        return float(out[0]) if out.size == 1 else out
+    return out.reshape(shape) if out.size == int(np.prod(shape)) else out
