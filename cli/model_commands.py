@@ -444,8 +444,9 @@ def _calibration_text(cal, smf=None) -> str:
         for m in cal.moved:
             err = (f"at its {'lower' if m['calibrated'] <= m['bounds'][0] * (1 + 1e-6) else 'upper'} bound: the site "
                    "numbers want beyond it" if m.get("at_bound") else f"+- {m['stderr']:.2g}" + _pinned(m))
+            change = "from the fit's bound 0" if math.isinf(m["ratio"]) else f"{m['ratio'] - 1:+.1%}"
             out.append(f"  {m['name']:18s} published {m['published']:10.4g}  calibrated {m['calibrated']:10.4g} "
-                       f"{m['unit']:3s} {err} ({m['ratio'] - 1:+.1%})")
+                       f"{m['unit']:3s} {err} ({change})")
     elif cal.residuals:
         out.append("no parameter is identified by the site data: nothing refitted")
     if cal.measured:

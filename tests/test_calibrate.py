@@ -406,3 +406,33 @@ def test_a_site_calibration_narrows_the_band_of_the_card_time_it_informs(tmp_pat
     x_hat = np.array([published["parameters"][n]["value"] for n in tls["names"]])
     refits = recentred(np.asarray(tls["draws"]), x_hat, lo, hi)[:, j]
     assert np.isin(after["tls_chin_us"], refits).all() and np.isin(before["tls_chin_us"], refits).all()
+
+
+def test_a_parameter_the_fit_left_at_zero_is_calibrated_in_its_units(tmp_path):
+    """The unprotected TCPIP cost per KB is on its bound 0 in the published fit (1.1e-24 us/KB).  In
+    logarithms no site number moved it ("no site number depends on it": d/d ln x = x d/dx is 0 there),
+    so docs/models.md's "plan large-message TCPIP on a site's measured cost" could not be done.  It
+    is now refitted in its own units: lines made by the model from a known 0.4 us/KB (APPL% to RMF's
+    two decimals) calibrate back within 3 standard errors, and draws under the file spread by that
+    standard error."""
+    import numpy as np
+    from cryptoplan.model.calibration.calibrate import cpu_observations, read_cpu_table
+    from cryptoplan.model.calibration.draws import parameter_draws
+    from cryptoplan.model.zos.tls import tls_cost_us
+    base = {n: p["value"] for n, p in load_params()["parameters"].items()}
+    assert base["tls_tcpip_us_per_kb"] < 1e-12
+    truth = dict(base, tls_tcpip_us_per_kb=0.4)
+    rate, lines = 1000.0, []
+    with using_values(truth):
+        for kb in (2, 32, 64):
+            appl = float(tls_cost_us("none", None, kb, "TCPIP", platform="z15")) * rate / 1e4
+            lines.append(f"CHANNEL,none,,,,{kb},TCPIP,{rate:g},{appl:.2f}\n")
+    p = tmp_path / "cpu.csv"
+    p.write_text(CPU_HEADER + "".join(lines), encoding="utf-8")
+    cal = calibrate(cpu_observations(read_cpu_table(p), platform="z15", path=str(p)))
+    assert "tls_tcpip_us_per_kb" in cal.identified
+    got = next(m for m in cal.moved if m["name"] == "tls_tcpip_us_per_kb")
+    assert abs(got["calibrated"] - 0.4) <= 3 * got["stderr"] and got["stderr"] < 0.05
+    doc = cal.document()
+    draws = parameter_draws(20_000, seed=2, doc={**load_params(), **doc})
+    assert_allclose(np.std(draws["tls_tcpip_us_per_kb"]), got["stderr"], rtol=0.05)   # draws: 20,000

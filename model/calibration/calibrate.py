@@ -27,6 +27,11 @@ between intervals.  The published values :math:`\\theta_0` enter as a weak prior
 :data:`PRIOR_SIGMA` = ln 2 (a factor of two at one standard deviation): it only keeps a
 parameter the data barely see from wandering, it does not pull an identified one.
 
+A parameter the published fit left on a lower bound of 0 (the unprotected TCPIP cost per KB) has
+no logarithm: it is refitted in its own units, from 0 up, without the prior (the figures said only
+"as small as the bound allows"), and identified when the site rows pin it to the same share of its
+order of magnitude (the fit's starting point).
+
 A parameter is *identified* when the site rows shrink its prior uncertainty at least
 :data:`IDENTIFIED_SHRINK`-fold (posterior standard deviation from
 :math:`(J^T J + I/\\sigma_p^2)^{-1}` at the published values, J the rows' Jacobian in log
@@ -131,29 +136,62 @@ def _params_of(observations) -> list:
     return names
 
 
-def _batch(names, base, observations, prior=True):
-    """Residuals (k, m) of the log-parameter sets in the columns of ``logx`` (n, k).
+#: A published value at or below this is a parameter the fit put on its lower bound 0 (the solver
+#: stops within rounding of it: 1.1e-24 us/KB for the unprotected TCPIP cost per KB).
+ZERO_VALUE = 1e-12
 
-    The site rows' :math:`r_i`, then (``prior``) the prior's :math:`r_{p,j}`: see the
-    module docstring.  The observations' models are scalar: one evaluation per column.
+
+def _scale(name: str) -> float:
+    """The order of magnitude of a parameter the published fit left at 0, in its unit: the fit's
+    starting point (:class:`~.free.Free`'s ``start``), else a hundredth of its bounds' width."""
+    spec = FREE.get(name)
+    if spec is not None and spec.start:
+        return float(spec.start)
+    lo, hi = _bounds(name)
+    return (hi - lo) / 100.0 if math.isfinite(hi) else 1.0
+
+
+def _at_zero(name: str, value: float) -> bool:
+    """A parameter the published fit left on a lower bound of 0 (its value 0 to rounding): handled in
+    its own units, not in logarithms (module docstring)."""
+    lo, _ = _bounds(name)
+    return lo == 0.0 and value <= ZERO_VALUE
+
+
+def _coords(names, base) -> tuple:
+    """The solver's coordinates of ``names`` at ``base``: the logarithm of each, or the value itself
+    for one at a zero bound (:func:`_at_zero`); and the mask of the latter."""
+    linear = np.array([_at_zero(n, base[n]) for n in names], dtype=bool)
+    x = np.array([base[n] if lin else math.log(base[n]) for n, lin in zip(names, linear)], dtype=float)
+    return x, linear
+
+
+def _batch(names, base, observations, prior=True):
+    """Residuals (k, m) of the parameter sets in the columns of ``x`` (n, k), in the solver's
+    coordinates (:func:`_coords`: logarithms, or units for a parameter at a zero bound).
+
+    The site rows' :math:`r_i`, then (``prior``) the prior's :math:`r_{p,j}` of each parameter in
+    logarithms: see the module docstring (a parameter the published fit put on 0 has no prior: the
+    figures said only "as small as the bound allows", and the site's numbers decide).  The
+    observations' models are scalar: one evaluation per column.
     """
     y = np.array([o.value for o in observations])
     s = np.array([o.sigma for o in observations])
-    x0 = np.log([base[n] for n in names])
+    x0, linear = _coords(names, base)
 
     def batch(logx):
         logx = np.asarray(logx, dtype=float).reshape(len(names), -1)
         out = []
         for col in logx.T:
             values = dict(base)
-            values.update({n: float(np.exp(v)) for n, v in zip(names, col)})
+            values.update({n: float(v if lin else np.exp(v)) for n, v, lin in zip(names, col, linear)})
             with using_values(values):
                 m = np.array([o.predict() for o in observations], dtype=float)
             # outside the model's domain (a card time's fixed part above the whole, so that a longer
             # key takes no time or less than none): a wall the solver steps back from, not a NaN
             ok = np.isfinite(m) & (m > 0)
             r = np.where(ok, (np.log(np.where(ok, m, 1.0)) - np.log(y)) / s, OUTSIDE_DOMAIN_RESIDUAL)
-            out.append(np.concatenate([r, (col - x0) / PRIOR_SIGMA]) if prior else r)
+            out.append(np.concatenate([r, ((col - x0) / PRIOR_SIGMA)[~linear]]) if prior else r)
         return np.array(out)
     return batch
 
@@ -164,7 +202,9 @@ def _identify(candidates: list, base: dict, observations) -> tuple:
     The posterior covariance of the log parameters is :math:`(J^T J + I/\\sigma_p^2)^{-1}`,
     J the rows' Jacobian at ``base`` (:func:`cryptoplan.model.calibration.leastsq.jacobian`);
     a parameter is identified when its posterior standard deviation is at most
-    :data:`PRIOR_SIGMA` / :data:`IDENTIFIED_SHRINK`.
+    :data:`PRIOR_SIGMA` / :data:`IDENTIFIED_SHRINK`.  A parameter the published fit left on a zero
+    bound is in its own units, without the prior (:func:`_batch`), and identified when its
+    standard deviation is at most that share of its order of magnitude (:func:`_scale`).
 
     Returns
     -------
@@ -172,13 +212,20 @@ def _identify(candidates: list, base: dict, observations) -> tuple:
         ``(identified, sd, J)``: the names identified, every candidate's posterior standard
         deviation (of its logarithm) and the Jacobian (observations, candidates).
     """
-    x0 = np.log([base[n] for n in candidates])
+    x0, linear = _coords(candidates, base)
     J = (jacobian(_batch(candidates, base, observations, prior=False), x0,
                   np.full(x0.size, -np.inf), np.full(x0.size, np.inf)) if candidates
          else np.zeros((len(observations), 0)))
-    post = np.linalg.pinv(J.T @ J + np.eye(len(candidates)) / PRIOR_SIGMA ** 2)
+    # (a parameter at a zero bound has no prior in the fit; here a vague one, a thousand times its
+    # order of magnitude, keeps a direction no site number sees from reading as known: pinv would
+    # give it variance 0)
+    scale = np.array([_scale(n) for n in candidates], dtype=float)
+    post = np.linalg.pinv(J.T @ J + np.diag(np.where(linear, 1.0 / (1e3 * scale) ** 2, 1.0 / PRIOR_SIGMA ** 2)))
     sd = np.sqrt(np.clip(np.diag(post), 0.0, None))
-    identified = [n for n, s in zip(candidates, sd) if s <= PRIOR_SIGMA / IDENTIFIED_SHRINK]
+    # a parameter at a zero bound, in its units: pinned to the same share of its order of magnitude
+    limit = np.array([(_scale(n) if lin else 1.0) * PRIOR_SIGMA / IDENTIFIED_SHRINK
+                      for n, lin in zip(candidates, linear)])
+    identified = [n for n, s, lim in zip(candidates, sd, limit) if s <= lim]
     return identified, sd, J
 
 
@@ -205,10 +252,15 @@ def _why_unidentified(name: str, sd: float, column) -> str:
             "exponent, one message size a fixed cost from a per-KB one)")
 
 
-def _unidentified(candidates: list, sd, J, identified: list, zero: list) -> dict:
+def _unidentified(candidates: list, sd, J, identified: list, zero: list, base=None) -> dict:
     """name -> why, for each candidate not identified and each parameter published as 0."""
     unidentified = {n: _why_unidentified(n, s, col) for n, s, col in zip(candidates, sd, J.T)
                     if n not in identified}
+    for n in unidentified:       # one at a zero bound is in its units: its sd is not a factor
+        if base is not None and _at_zero(n, base[n]) and unidentified[n].startswith("uncertain to a factor"):
+            i = candidates.index(n)
+            unidentified[n] = (f"uncertain by {sd[i]:.3g} in its unit (1 sd) from its published 0: the site numbers "
+                               "move it only together with other parameters")
     for n in zero:
         unidentified[n] = ("its published value is 0 (at the fit's bound); the calibration works on "
                            "logarithms and keeps it")
@@ -230,18 +282,24 @@ def _refit(identified: list, base: dict, observations) -> tuple:
     values = dict(base)
     if not identified:
         return values, 0.0, {}, None
+    x0, linear = _coords(identified, base)
     start = lmfit.Parameters()
-    for n in identified:
+    for n, x, lin in zip(identified, x0, linear):
         lo, hi = _bounds(n)
-        # log space, within the parameter's bounds (the published fit's): a site's numbers do not
-        # take a time below what a card can do or an exponent out of its textbook band
-        start.add(n, value=math.log(base[n]), min=math.log(lo) if lo > 0 else -np.inf,
-                  max=math.log(hi) if math.isfinite(hi) else np.inf)
+        # within the parameter's bounds (the published fit's): a site's numbers do not take a time
+        # below what a card can do or an exponent out of its textbook band; in log space, or in the
+        # parameter's units for one the published fit left on 0
+        if lin:
+            start.add(n, value=x, min=lo, max=hi if math.isfinite(hi) else np.inf)
+        else:
+            start.add(n, value=x, min=math.log(lo) if lo > 0 else -np.inf,
+                      max=math.log(hi) if math.isfinite(hi) else np.inf)
     solution = solve(_batch(identified, base, observations), start)
-    values.update({n: float(np.exp(v)) for n, v in zip(identified, solution.x)})
+    values.update({n: float(v if lin else np.exp(v)) for n, v, lin in zip(identified, solution.x, linear)})
     # the standard error of a log-parameter, carried to the parameter (delta method); none (NaN)
     # for a parameter the site numbers pushed onto a bound
-    stderr = {n: float(np.exp(v) * e) for n, v, e in zip(identified, solution.x, solution.stderr)}
+    stderr = {n: float(e if lin else np.exp(v) * e)
+              for n, v, e, lin in zip(identified, solution.x, solution.stderr, linear)}
     return values, solution.cost, stderr, solution
 
 
@@ -305,7 +363,9 @@ def _site_covariance(doc: dict, values: dict, solution, measured: dict, speed=No
             out[group] = {"names": [block["names"][i] for i in keep], "matrix": m.tolist()}
     names, cov = solution.covariance_block() if solution is not None else ([], None)
     if names:
-        x = np.array([values[n] for n in names])
+        # from the solver's coordinates to the parameters': d theta / d ln theta = theta, or 1 for a
+        # parameter refitted in its units (published at a zero bound)
+        x = np.array([1.0 if _at_zero(n, doc["parameters"][n]["value"]) else values[n] for n in names])
         out["site"] = {"names": names, "matrix": (cov * np.outer(x, x)).tolist()}
     sd = {n: m.get("stderr") for n, m in measured.items()}
     sd = {n: float(e) for n, e in sd.items() if isinstance(e, (int, float)) and math.isfinite(e) and e > 0}
@@ -417,10 +477,10 @@ def calibrate(observations, rows=(), measured=None, mix=None) -> Calibration:
     if mix is not None and set(wanted) & set(COPROCESSOR_TIMES):
         raise CalibrationError("a coprocessor speed factor and site numbers of the coprocessor times cannot both "
                                "set them")
-    zero = [n for n in wanted if not base[n] > 0]
-    candidates = [n for n in wanted if base[n] > 0]
+    zero: list = []                 # (a parameter at a zero bound is refitted in its units: _coords)
+    candidates = list(wanted)
     identified, sd, J = _identify(candidates, base, observations)
-    unidentified = _unidentified(candidates, sd, J, identified, zero)
+    unidentified = _unidentified(candidates, sd, J, identified, zero, base)
     with using_values(published):
         before = [o.predict() for o in observations]
     values, cost, stderr, solution = _refit(identified, base, observations)
@@ -433,7 +493,8 @@ def calibrate(observations, rows=(), measured=None, mix=None) -> Calibration:
     with using_values(values):
         after = [o.predict() for o in observations]
     held = dict(zip(solution.names, solution.at_bound.tolist())) if solution is not None else {}
-    moved = [{"name": n, "published": published[n], "calibrated": values[n], "ratio": values[n] / published[n],
+    moved = [{"name": n, "published": published[n], "calibrated": values[n],
+              "ratio": values[n] / published[n] if published[n] > ZERO_VALUE else math.inf,
               "stderr": stderr[n], "unit": doc["parameters"][n].get("unit", ""), "at_bound": bool(held.get(n)),
               "bounds": _bounds(n), "published_stderr": doc["parameters"][n].get("stderr")} for n in identified]
     direct = [{"name": n, "published": published[n], "calibrated": values[n], "stderr": m["stderr"],
