@@ -547,9 +547,11 @@ def crossval(as_json):
         click.echo()
         return
     errs = [abs(r["relative_error"]) for r in rows if r["relative_error"] is not None]
-    click.echo(f"leave-one-out over {len(rows)} figures: median |error| {np.median(errs):.1%}, "
-               f"90th percentile {np.percentile(errs, 90):.1%}")
+    held = sum(r["within_tolerance"] for r in rows)
+    click.echo(f"leave-one-out over {len(rows)} figures: {held} of {len(rows)} predicted within their tolerance "
+               f"when left out; median |error| {np.median(errs):.1%}, 90th percentile {np.percentile(errs, 90):.1%}")
     for r in rows:
         err = "" if r["relative_error"] is None else f"{r['relative_error']:+.1%}"
         click.echo(f"{r['id']:44s} published {r['published']:>10.4g}  left-out prediction "
-                   f"{r['loo_prediction']:>10.4g}  {err}")
+                   f"{r['loo_prediction']:>10.4g}  {err:>7s}  {'' if r['within_tolerance'] else 'outside tolerance'}"
+                   .rstrip())

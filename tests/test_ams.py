@@ -1039,3 +1039,20 @@ def test_rsa_beats_nistecc_at_the_smaller_comparable_key_sizes():
     assert rate("NISTECC", 521) > rate("RSA", 4096)
     # whole 64-bit words: a 224-bit curve costs what a 256-bit one does
     assert rate("NISTECC", 224) == pytest.approx(rate("NISTECC", 256), rel=1e-12)
+
+
+@pytest.mark.parametrize("policy", ["integrity", "privacy", "confidentiality"])
+def test_z16_large_message_throughput_rows_are_predictions(policy):
+    """The z16 report's "throughput of large messages: +44.9 / +40.5 / +46.9%" (z15 with CEX7S to
+    z16 with CEX8S) scored as a prediction (issue 62: they were 'unmodelled' while the model, which
+    runs z16 on z15's AMS CPU factors, predicts 0.0%): the model's change at 4MB, one requester,
+    RSA 2048 (the row gives no key or size; 'large' read as 4MB, as the z15 report's), against the
+    row's accepted interval; a row outside it is listed in data/misses.csv with its reason, and a
+    listed row is outside."""
+    from cryptoplan.model.calibration.fit import known_misses
+    fid = f"ref_z16_vs_z15_tput_large_{policy}"
+    z15 = ams_throughput(policy, "RSA", 2048, 4096.0, platform="z15", card_generation="CEX7S")
+    z16 = ams_throughput(policy, "RSA", 2048, 4096.0, platform="z16", card_generation="CEX8S")
+    change = 100.0 * (float(z16) / float(z15) - 1.0)
+    lo, hi = figure(fid).bounds()
+    assert (lo <= change <= hi) == (fid not in known_misses()), (fid, change, lo, hi)

@@ -2,8 +2,10 @@
 
 Each row's ``use`` is one of: ``fitted`` (a fit target, compared with its tolerance),
 ``read`` (a model function reads the value: a factor, cost, bound or default),
-``checked`` (a test compares a model output with it; the test is named in ``why``),
-``input`` (configuration of a measurement) or ``unmodelled`` (with the reason).
+``checked`` (a test compares a model output with it, a prediction no fit uses; the test is
+named in ``why``), ``echo`` (a count the model is built from, which a named test finds returned
+as it is: not a prediction, counted apart), ``input`` (configuration of a measurement) or
+``unmodelled`` (with the reason).
 The fitted and read sets are recomputed here, so the file cannot drift from the code:
 ``read`` is what a tour of every public model function (tests/_tour.py) reads.
 """
@@ -20,7 +22,7 @@ from cryptoplan.model.datafiles import data_path
 from cryptoplan.model.figures import load_figures
 from cryptoplan.model.zos.tls import roundtrip_figure_ids
 
-USES = ("fitted", "read", "checked", "input", "unmodelled")
+USES = ("fitted", "read", "checked", "echo", "input", "unmodelled")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,7 @@ def test_checked_rows_name_a_test_that_exists(coverage):
     from pathlib import Path
     here = Path(__file__).parent
     for r in coverage:
-        if r["use"] == "checked":
+        if r["use"] in ("checked", "echo"):
             m = re.match(r"tests/(test_\w+\.py)::(test_\w+)", r["why"])
             assert m, r["id"]
             assert f"def {m[2]}(" in (here / m[1]).read_text(encoding="utf-8"), r["id"]
@@ -67,8 +69,8 @@ def test_readme_counts_are_the_files(coverage):
     from pathlib import Path
     text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8").split())
     m = re.search(r"each of the (\d+) rows: (\d+) fitted, (\d+) read directly .*?, (\d+) checked by a "
-                  r"named test, (\d+) configuration inputs, and (\d+) not modelled", text)
+                  r"named test .*?, (\d+) echoes .*?, (\d+) configuration inputs, and (\d+) not modelled", text)
     assert m, "README no longer states the coverage counts"
     counts = Counter(r["use"] for r in coverage)
     assert [int(g) for g in m.groups()] == [len(coverage), counts["fitted"], counts["read"], counts["checked"],
-                                            counts["input"], counts["unmodelled"]]
+                                            counts["echo"], counts["input"], counts["unmodelled"]]

@@ -622,22 +622,28 @@ def test_a_prior_holds_the_hardware_cipher_costs_near_the_published_cpacf_cost(f
         assert fresh_fit["parameters"][name]["stderr"] < x, name
 
 
-def test_at_least_91_of_the_101_predictions_hold():
-    """Issue 45's bar, counted from the tables: the fitted figures within their accepted
-    interval (MODEL_FIGURES) plus the checked rows, less the checked rows data/misses.csv lists
-    (each checked row's named test fails when it is out of tolerance and not listed, or listed
-    and within).  The seven ref_ops_* rows are AMS's operation counts per message, structure
-    more than prediction: without them the count is 86 of 94."""
+def test_fitted_and_predicted_figures_are_counted_apart_and_echoes_not_at_all():
+    """Issue 62's counting, from the tables: the fitted figures within their accepted interval
+    (MODEL_FIGURES, 82 of 88), and the predictions, the rows a named test compares with the models'
+    outputs that no fit uses (``checked``), less the ones data/misses.csv lists (each named test
+    fails when its row is out of tolerance and not listed, or listed and within): 4 of 9, the
+    z16 report's three large-message rows among the misses (the model runs z16 on z15's factors).
+    The seven ref_ops_* rows are AMS's operation counts per message, which the model is built
+    from and returns as they are (``echo``): not counted.  Issue 45's 93 of 101 counted the echoes
+    and left the z16 rows out; counted so, 93 of 104 (the bar here is today's count, so that a
+    change that loses a figure fails)."""
     rows = model_figures()
     uses = _coverage_uses()
     checked = {fid for fid, use in uses.items() if use == "checked"}
+    echoes = {fid for fid, use in uses.items() if use == "echo"}
     fitted = {fid for fid, use in uses.items() if use == "fitted"}
     assert {r["id"] for r in rows} == fitted
-    held = sum(r["within_tolerance"] for r in rows) + len(checked - set(KNOWN_OUT_OF_TOLERANCE))
-    assert len(fitted) + len(checked) == 101
-    assert held >= 91, held
-    ops = {fid for fid in checked if fid.startswith("ref_ops_")}
-    assert len(ops) == 7 and held - len(ops) >= 86
+    fitted_held = sum(r["within_tolerance"] for r in rows)
+    predicted_held = len(checked - set(KNOWN_OUT_OF_TOLERANCE))
+    assert (len(fitted), len(checked), len(echoes)) == (88, 9, 7)
+    assert all(fid.startswith("ref_ops_") for fid in echoes)
+    assert fitted_held >= 82 and predicted_held >= 4, (fitted_held, predicted_held)
+    assert fitted_held + predicted_held + len(echoes) == 93 and len(fitted) + len(checked) + len(echoes) == 104
 
 
 @pytest.mark.parametrize(("seed", "scipy_default"), [(s, False) for s in range(6)] + [(s, True) for s in range(6, 9)])
@@ -667,3 +673,21 @@ def test_the_tls_fit_ends_at_the_committed_minimum_when_its_inputs_move_in_the_l
         assert abs(sol.x[i] - committed[name]) <= allowed, (name, sol.x[i], committed[name])
     want = fitting._fit_group("tls", committed, init, (), 400, False)[2].cost
     assert sol.cost == pytest.approx(want, rel=1e-6)
+
+
+def test_the_leave_one_out_count_docs_models_quotes_is_crossvals():
+    """Issue 62: leave-one-out within tolerance is the headline number; docs/models.md quotes
+    `cryptoplan crossval`'s (count, median and 90th percentile of |error|), as it prints them, and
+    each row's within_tolerance is the fitted table's rule (the prediction inside the figure's
+    accepted interval)."""
+    from pathlib import Path
+    rows = F.crossvalidate(workers=2)
+    for r in rows:
+        lo, hi = figure(r["id"]).bounds()
+        assert r["within_tolerance"] == (lo <= r["loo_prediction"] <= hi), r["id"]
+    errs = [abs(r["relative_error"]) for r in rows if r["relative_error"] is not None]
+    said = (f"{sum(r['within_tolerance'] for r in rows)} of the {len(rows)} fitted figures are predicted within "
+            f"tolerance (`cryptoplan crossval`: median |error| {np.median(errs):.1%}, 90th percentile "
+            f"{np.percentile(errs, 90):.1%})")
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8").split())
+    assert said in doc, said

@@ -40,8 +40,10 @@ def _loo_one(job) -> dict:
             [t] = [t for t in targets() if t.figure_id == fid]
             pred = predict_all(vals, [t])[fid]
         pub = f.target()
+        lo, hi = f.bounds()
     return {"id": fid, "published": pub, "loo_prediction": pred,
-            "relative_error": (pred - pub) / abs(pub) if pub else None}
+            "relative_error": (pred - pub) / abs(pub) if pub else None,
+            "within_tolerance": bool(lo <= pred <= hi)}
 
 
 def _cores() -> int:
@@ -79,8 +81,10 @@ def crossvalidate(ids=None, workers=None, progress=None) -> list[dict]:
     -------
     list of dict
         One per figure, in the order of :func:`~cryptoplan.model.calibration.targets.targets`
-        then the round trips: ``id``, ``published``, ``loo_prediction`` (in the figure's unit)
-        and ``relative_error`` (None where the published value is 0).
+        then the round trips: ``id``, ``published``, ``loo_prediction`` (in the figure's unit),
+        ``relative_error`` (None where the published value is 0) and ``within_tolerance`` (the
+        prediction inside the figure's accepted interval, as the fitted table judges it:
+        :meth:`~cryptoplan.model.figures.Figure.bounds`).
     """
     base = {k: v["value"] for k, v in load_params()["parameters"].items()}
     table = table_in_force()
