@@ -170,7 +170,8 @@ def _fit_text(doc: dict, rows: list[dict]) -> str:
     out.append("[[fixed: read from the figures or a structural assumption, not fitted]]")
     out += [f"    {name:22s} {p['value']:12.6g} {p['unit']:6s} {p['source']}"
             for name, p in doc["parameters"].items() if not p["source"].startswith("fit")]
-    out.append(f"within the figure's tolerance: {ok}/{len(rows)}; within 10%: {within10}/{len(rows)}")
+    out.append(f"fitted figures within their tolerance: {ok}/{len(rows)}; within 10%: {within10}/{len(rows)} (figures the "
+               "fit was made to, not predictions: `cryptoplan crossval` predicts each with it left out)")
     by_source: dict = {}
     for r in rows:
         if r["relative_error"] is not None:
