@@ -13,6 +13,8 @@ import math
 import warnings
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 from numpy.testing import assert_allclose
 
@@ -691,3 +693,56 @@ def test_the_leave_one_out_count_docs_models_quotes_is_crossvals():
             f"{np.percentile(errs, 90):.1%})")
     doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8").split())
     assert said in doc, said
+
+
+def test_the_4mb_keysize_miss_is_a_loss_trade_not_forced():
+    """data/misses.csv's reason for s001_4m_tput_keysize, re-run (issue 62, finding 5): the shipped
+    AMS fit misses it (-36.1%, accepted down to -35.0%); with MQ's CPU per KB held at 1.15 us/KB
+    (inside one standard error of its fitted value) the AMS fit meets all 28 of its figures at a
+    loss at most 1.1% higher, so the miss is the robust loss's trade, not the model's structure."""
+    import dataclasses
+    import cryptoplan.model.calibration.free as free
+    import cryptoplan.model.calibration.fitting as fitting
+    from cryptoplan.model.calibration.report import figure_table
+    from cryptoplan.model.calibration.targets import targets
+    from cryptoplan.model.params import load_params
+    doc = load_params()
+    base = {n: p["value"] for n, p in doc["parameters"].items()}
+    ams = {t.figure_id for t in targets() if t.group == "ams"}
+
+    def run(hold=None):
+        saved = free.FREE["mq_us_per_kb"]
+        if hold is not None:
+            free.FREE["mq_us_per_kb"] = dataclasses.replace(saved, low=hold, high=hold * (1 + 1e-9), start=hold)
+        try:
+            fitted = fitting.fit(groups=("ams",), start=base, stderr=False)
+        finally:
+            free.FREE["mq_us_per_kb"] = saved
+        values = {**base, **{k: v["value"] for k, v in fitted["parameters"].items()}}
+        rows = {r["id"]: r for r in figure_table(values) if r["id"] in ams}
+        return fitted["cost"], rows
+    cost, rows = run()
+    assert len(rows) == 28 and [i for i, r in rows.items() if not r["within_tolerance"]] == ["s001_4m_tput_keysize"]
+    assert abs(1.15 - base["mq_us_per_kb"]) < doc["parameters"]["mq_us_per_kb"]["stderr"]
+    held_cost, held = run(1.15)
+    assert all(r["within_tolerance"] for r in held.values())
+    assert cost < held_cost <= 1.011 * cost
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=st.floats(1e-3, 1e4), b=st.floats(1e-3, 1e4), c=st.floats(1e-3, 1e4), d=st.floats(1e-3, 1e4))
+def test_the_seed000_forced_miss_proof_holds_for_every_linear_cost(a, b, c, d):
+    """data/misses.csv's proof for s000_16k_total_cost: with CPU linear in size and positive
+    (A + B kb, C + D kb), the saving's rise from 2 to 16KB is at most 9.33 times its rise from 16 to
+    64KB (14 (64 + c)/(48 (2 + c)), c = C/D > 0), where the rows need 42.8: checked over random
+    positive costs (hypothesis), in exact rational arithmetic (mpmath)."""
+    import mpmath
+    mpmath.mp.dps = 50
+    A, B, C, D = (mpmath.mpf(x) for x in (a, b, c, d))
+
+    def s(kb):
+        return 1 - (A + B * kb) / (C + D * kb)
+    rise, after = s(16) - s(2), s(64) - s(16)
+    if rise > 0:                   # increasing (a falling saving misses the 2 -> 16KB rise outright)
+        assert after > 0 and rise / after <= mpmath.mpf(14 * 64) / (48 * 2)
+        assert abs(rise / after - mpmath.mpf(14) * (64 + C / D) / (48 * (2 + C / D))) <= mpmath.mpf(10) ** -40
