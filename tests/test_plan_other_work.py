@@ -145,3 +145,16 @@ def test_the_2018_excerpt_read_as_work_asks_for_fewer_cards_than_as_a_share(tmp_
     said = (f"the work reading needs {n:.0f} coprocessors ({float(rw.required_at_horizon):.0f} at the horizon), the "
             f"share reading {float(rs.required):.0f} ({float(rs.required_at_horizon):.0f})")
     assert said in doc, said
+
+
+def test_no_card_installed_with_other_lpars_work():
+    """k = 0: this LPAR's work cannot be carried (the status says so) and the count it needs carries
+    other LPARs' work too; with no work of its own, nothing is needed and nothing is busy."""
+    s = System(processors=4, coprocessors=0, accelerators=1, other_coprocessor_cards=0.8)
+    r = plan(s, _pay(300)).resources["coprocessors"]
+    assert math.isinf(float(r.utilization)) and "none installed" in str(r.status)
+    n = float(r.required)
+    own = float(r.busy)
+    assert (own + 0.8) / n <= s.max_utilization * (1 + 1e-9) and (n == 1 or (own + 0.8) / (n - 1) > s.max_utilization)
+    idle = plan(s, [Workload("tls", "channel", 100, args={"mode": "none", "message_kb": 2})]).resources["coprocessors"]
+    assert float(idle.required) == 0 and float(idle.utilization) == 0
