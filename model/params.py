@@ -581,10 +581,23 @@ def binding() -> tuple:
     return (over, current_parameters())
 
 
+#: Parameters the models compute from others, never stored in a parameter file: name ->
+#: ``(inputs, function)``.  NULL_SHA's CPU per KB per side is TLS 1.2 AES-CBC with HMAC's times
+#: the MAC's share of it (``tls_null_share``, in [0, 1]), so it never exceeds it: in the fit, in
+#: every draw and in a site's calibration (a MAC alone cannot cost more than a cipher and the
+#: same kind of MAC).  A :func:`using_values` block that gives the name itself wins (the fit's
+#: linear cost table takes each cipher's column that way).
+DERIVED = {"tls_sym_us_per_kb_null": (("tls_sym_us_per_kb_tls12", "tls_null_share"), lambda a, b: a * b)}
+
+
 def param(name: str) -> float:
-    """Value of one parameter: a lookup in the parameter set in force, no file access."""
+    """Value of one parameter: a lookup in the parameter set in force, no file access (a
+    :data:`DERIVED` one computed from its inputs)."""
     over = _override.get()
     if over is not None and name in over:
         v = over[name]
         return v if getattr(v, "ndim", 0) else float(v)   # an array: k parameter sets at once
+    if name in DERIVED:
+        inputs, f = DERIVED[name]
+        return f(*(param(i) for i in inputs))
     return current_parameters()[name]

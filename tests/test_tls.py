@@ -6,6 +6,7 @@ source) or arithmetic on such rows written out in the test.
 
 from __future__ import annotations
 
+import contextlib
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -642,3 +643,29 @@ def test_handshake_overload_names_the_cards_needed():
         model.handshake_card_utilization(1.5 / t, c)
     with pytest.raises(ValueError, match="resumed_share"):
         model.handshake_card_utilization(10.0, c, resumed_share=1.5)
+
+
+def test_null_sha_never_costs_more_than_aes_with_the_same_kind_of_mac():
+    """Issue 62, finding 2: NULL_SHA (a MAC alone) was planned dearer than AES-CBC with HMAC
+    (1.58 against 1.31 us/KB per side: 9,930 against 8,862 us per 1MB transaction under SSLCIPH).
+    NULL_SHA's cost per KB is now TLS 1.2's times the MAC's share (params.DERIVED, the share in
+    [0, 1]): at the fit and in every one of 1,000 draws, a NULL_SHA channel costs no more than an
+    AES-CBC one, in every mode, size and address space."""
+    import numpy as np
+    from cryptoplan.model.calibration.draws import parameter_draws
+    from cryptoplan.model.params import param, using_values
+    from cryptoplan.model.zos.tls import tls_cost_us
+    kb = np.array([0.5, 2.0, 32.0, 1024.0, 100_000.0])
+    assert param("tls_sym_us_per_kb_null") < param("tls_sym_us_per_kb_tls12")
+    for values in (None, parameter_draws(1000, seed=4)):
+        with using_values(values) if values else contextlib.nullcontext():
+            assert np.all(np.asarray(param("tls_sym_us_per_kb_null")) <= np.asarray(param("tls_sym_us_per_kb_tls12")))
+            for mode in ("SSLCIPH", "ATTLS"):
+                for space in ("total", "CHIN", "TCPIP"):
+                    for k in kb:
+                        null = np.asarray(tls_cost_us(mode, "NULL_SHA", float(k), space))
+                        aes = np.asarray(tls_cost_us(mode, "TLS_RSA_WITH_AES_256_CBC_SHA", float(k), space))
+                        assert np.all(null <= aes * (1 + 1e-12)), (mode, space, k)
+    # a value given for NULL_SHA itself wins (the fit's cost table takes each cipher's column so)
+    with using_values({"tls_sym_us_per_kb_null": 7.0}):
+        assert param("tls_sym_us_per_kb_null") == 7.0
