@@ -120,13 +120,11 @@ FREE = {
     "tls_tcpip_us_per_kb": Free(low=0.0, high=20.0, unit="us/KB", submodel="tls", start=0.5,
                                 description="TCPIP CPU per KB, unprotected",
                                 weakly="seed 002 prints TCPIP only as AT-TLS/SSLCIPH ratios at 2 KB and, for "
-                                       "the software cipher, as absolute costs dominated by decryption, so no z15 "
-                                       "figure pins the unprotected TCPIP cost beyond 2 KB: a prior takes it from "
-                                       "the channel initiator's cost per KB and seed 000's z196 ratio of the two, "
-                                       "within a factor 3 (it was on its bound 0 without it, a megabyte through "
-                                       "TCPIP for free); answers for large messages carry it, and a site's RMF/SMF "
-                                       "30 TCPIP CPU per transaction at two sizes or more (cryptoplan calibrate "
-                                       "--cpu) fixes it"),
+                                       "the software cipher, as absolute costs dominated by decryption; the "
+                                       "unprotected TCPIP cost beyond 2 KB is not pinned by any figure (the fit "
+                                       "puts it on its bound 0, its bootstrap refits at 0 to 1.5 us/KB): a "
+                                       "site's RMF/SMF 30 TCPIP CPU per transaction (cryptoplan calibrate) "
+                                       "fixes it"),
     "tls_ssl_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=50.0,
                        description="MQ SSLCIPH overhead per transaction (CHIN)"),
     "tls_ssl_us_per_kb": Free(low=0.0, high=50.0, unit="us/KB", submodel="tls", start=1.0,
@@ -190,8 +188,7 @@ def _z196(name: str) -> Free:
 _Z196_NULL = FREE.pop("_z196_null")
 FREE.update({"z196_" + n: _z196(n) for n in Z196_OF})
 
-# (seed 000's z196 set is fitted before the z15 set: the z15 TCPIP cost per KB takes its prior from it)
-GROUPS = {"crypto": "ams", "ams": "ams", "tls_z196": "tls_z196", "tls": "tls", "handshake": "handshake"}
+GROUPS = {"crypto": "ams", "ams": "ams", "tls": "tls", "tls_z196": "tls_z196", "handshake": "handshake"}
 # Robust loss on tolerance-scaled residuals (f_scale = one tolerance): see the docstring of
 # cryptoplan.model.calibration.fit.
 # leastsq.LOSSES gives its IRLS weights for the standard errors.
@@ -225,20 +222,11 @@ class Prior:
         :math:`f > 1`.
     basis : str
         The centre's formula in words, for ``cryptoplan fit`` and the parameter file.
-    relative_to : str, optional
-        A parameter of the same sub-model: the prior is then on the ratio to it, the centre
-        being ``centre(values)`` times its current value (in the fit, each trial's).
     """
 
     centre: Callable[[dict], float]
     factor: float
     basis: str
-    relative_to: str | None = None
-
-    def target(self, values: dict) -> float:
-        """The centre :math:`x_p` under ``values`` (times ``relative_to``'s value when relative)."""
-        c = self.centre(values)
-        return c * values[self.relative_to] if self.relative_to else c
 
 
 # Published CPACF costs: the MQ for z/OS on z14 report (pp.15-20) measured AMS's symmetric work,
@@ -265,13 +253,6 @@ PRIORS = {
     "tls_sym_us_per_kb_tls13hw": Prior(
         lambda v: v["ams_enc_us_per_kb"] / 2.0, 2.0,
         f"one AES-256 pass per KB on CPACF: ams_enc_us_per_kb / 2 ({_CPACF})"),
-    "tls_tcpip_us_per_kb": Prior(
-        lambda v: v["z196_tls_tcpip_us_per_kb"] / v["z196_tls_chin_us_per_kb"], 3.0,
-        "the channel initiator's CPU per KB (tls_chin_us_per_kb) times TCPIP's share of it on seed 000's z196 "
-        "(z196_tls_tcpip_us_per_kb / z196_tls_chin_us_per_kb, from its TCPIP ratios at 16KB to 1MB): both address "
-        "spaces move the message's bytes on general processors, so their ratio is taken across machines, within a "
-        "factor 3; no z15 figure prices TCPIP per KB (seed 002 prints TCPIP only as ratios at 2KB)",
-        relative_to="tls_chin_us_per_kb"),
     "tls_null_share": Prior(
         lambda v: v["ams_hash_us_per_kb"] / (v["ams_enc_us_per_kb"] + v["ams_hash_us_per_kb"]), 2.0,
         f"the SHA pass's share of an AES and a SHA pass on CPACF: ams_hash_us_per_kb / (ams_enc_us_per_kb + "
