@@ -80,25 +80,17 @@ def _params(path) -> dict:
     return {k: v["value"] for k, v in doc.items()}
 
 
+def mix_plan(name: str, rate: float, key: str = "") -> str:
+    """A plan of one AMS Integrity workload on CEX6S cards: the mix of coprocessor operations a
+    calibration's ``--plan`` states (``key``: extra TOML lines, e.g. the key type and size)."""
+    return ('[system]\nprocessors = 8\ncoprocessors = 4\naccelerators = 1\ncard_generation = "CEX6S"\n\n'
+            f'[[workload]]\nname = "{name}"\nkind = "ams"\nrate = {rate}\npolicy = "integrity"\n{key}message_kb = 2\n')
+
+
 #: A plan whose coprocessor work is NISTECC-192 signatures on CEX6S cards: a mix whose mean the
 #: 2018 excerpt's 0.09 ms lines can be (an RSA-2048 sign mix cannot: tests/test_card_speed.py), at
 #: the rate the lines measured (17,723 requests/s; Integrity with NISTECC sends 6 a transaction).
-ECC_PLAN = """
-[system]
-processors = 8
-coprocessors = 4
-accelerators = 1
-card_generation = "CEX6S"
-
-[[workload]]
-name = "ecdsa"
-kind = "ams"
-rate = 2954
-policy = "integrity"
-key_type = "NISTECC"
-key_size = 192
-message_kb = 2
-"""
+ECC_PLAN = mix_plan("ecdsa", 2954, 'key_type = "NISTECC"\nkey_size = 192\n')
 
 
 def _ecc_plan(tmp_path) -> Path:

@@ -29,7 +29,7 @@ from cryptoplan.model.calibration.observations import CalibrationError
 from cryptoplan.model.calibration.rmf_crypto import RmfRow
 from cryptoplan.model.params import load_params, using_values
 from cryptoplan.model.zos.plan import System, Workload, read_plan
-from test_calibrate_rmf_report import ECC_PLAN      # the 2018 excerpt's rate, NISTECC signs
+from test_calibrate_rmf_report import ECC_PLAN, mix_plan     # ECC_PLAN: the 2018 excerpt's rate, NISTECC signs
 
 DATA = Path(__file__).resolve().parent / "data" / "rmf-reports"
 F2017, F2018, F2019 = (DATA / f for f in ("z14-cex5-cex6-2017.txt", "z14-cex5-cex6-lpar-cpc-2018.txt",
@@ -146,20 +146,7 @@ def test_a_plan_that_sends_the_coprocessors_nothing_states_no_mix():
 
 #: An RSA-2048 Integrity plan at the 2019 excerpt's measured coprocessor rate (1,997 requests/s,
 #: 2 signs a transaction).
-RSA_PLAN = """
-[system]
-processors = 8
-coprocessors = 4
-accelerators = 1
-card_generation = "CEX6S"
-
-[[workload]]
-name = "payments"
-kind = "ams"
-rate = 998.5
-policy = "integrity"
-message_kb = 2
-"""
+RSA_PLAN = mix_plan("payments", 998.5)
 
 
 def test_the_2018_excerpt_is_not_read_as_an_rsa_sign(tmp_path):
@@ -278,7 +265,7 @@ def test_a_plan_naming_the_report_leaves_its_measured_residual_out_of_the_mix(tm
     from cryptoplan.model.site.rmf_lines import report_lines
     from cryptoplan.model.site.rmf_report import read_rmf_report
     from cryptoplan.model.calibration.rmf_crypto import rmf_rows
-    small = ECC_PLAN.replace("rate = 2954", "rate = 500")       # below the measured busy: a residual
+    small = mix_plan("ecdsa", 500, 'key_type = "NISTECC"\nkey_size = 192\n')     # below the measured busy: a residual
     plain = tmp_path / "plain.toml"
     plain.write_text(small, encoding="utf-8")
     named = tmp_path / "named.toml"
@@ -295,7 +282,7 @@ def test_the_written_file_reproduces_the_mean_when_the_accelerator_rows_move_a_s
     factor is taken at the refitted values, so the file's mix has the lines' mean (substituted
     back, rtol 1e-9; before the fix it was 3.5% off with an RSA-1024 mix)."""
     plan = tmp_path / "rsa1024.toml"
-    plan.write_text(RSA_PLAN.replace('message_kb = 2', 'message_kb = 2\nkey_size = 1024'), encoding="utf-8")
+    plan.write_text(mix_plan("payments", 998.5, "key_size = 1024\n"), encoding="utf-8")
     out = tmp_path / "site.json"
     res = CliRunner().invoke(main, ["calibrate", "--rmf-report", str(F2019), "--plan", str(plan), "--out", str(out)])
     assert res.exit_code == 0, res.output
