@@ -252,18 +252,15 @@ def _why_unidentified(name: str, sd: float, column) -> str:
             "exponent, one message size a fixed cost from a per-KB one)")
 
 
-def _unidentified(candidates: list, sd, J, identified: list, zero: list, base=None) -> dict:
-    """name -> why, for each candidate not identified and each parameter published as 0."""
+def _unidentified(candidates: list, sd, J, identified: list, base: dict) -> dict:
+    """name -> why, for each candidate not identified."""
     unidentified = {n: _why_unidentified(n, s, col) for n, s, col in zip(candidates, sd, J.T)
                     if n not in identified}
     for n in unidentified:       # one at a zero bound is in its units: its sd is not a factor
-        if base is not None and _at_zero(n, base[n]) and unidentified[n].startswith("uncertain to a factor"):
+        if _at_zero(n, base[n]) and unidentified[n].startswith("uncertain to a factor"):
             i = candidates.index(n)
             unidentified[n] = (f"uncertain by {sd[i]:.3g} in its unit (1 sd) from its published 0: the site numbers "
                                "move it only together with other parameters")
-    for n in zero:
-        unidentified[n] = ("its published value is 0 (at the fit's bound); the calibration works on "
-                           "logarithms and keeps it")
     return unidentified
 
 
@@ -477,10 +474,9 @@ def calibrate(observations, rows=(), measured=None, mix=None) -> Calibration:
     if mix is not None and set(wanted) & set(COPROCESSOR_TIMES):
         raise CalibrationError("a coprocessor speed factor and site numbers of the coprocessor times cannot both "
                                "set them")
-    zero: list = []                 # (a parameter at a zero bound is refitted in its units: _coords)
     candidates = list(wanted)
     identified, sd, J = _identify(candidates, base, observations)
-    unidentified = _unidentified(candidates, sd, J, identified, zero, base)
+    unidentified = _unidentified(candidates, sd, J, identified, base)
     with using_values(published):
         before = [o.predict() for o in observations]
     values, cost, stderr, solution = _refit(identified, base, observations)
