@@ -582,12 +582,14 @@ def binding() -> tuple:
 
 
 #: Parameters the models compute from others, never stored in a parameter file: name ->
-#: ``(inputs, function)``.  NULL_SHA's CPU per KB per side is TLS 1.2 AES-CBC with HMAC's times
-#: the MAC's share of it (``tls_null_share``, in [0, 1]), so it never exceeds it: in the fit, in
-#: every draw and in a site's calibration (a MAC alone cannot cost more than a cipher and the
-#: same kind of MAC).  A :func:`using_values` block that gives the name itself wins (the fit's
+#: ``(inputs, function)``.  NULL_SHA's and TLS 1.3 AES-GCM's CPU per KB per side are TLS 1.2
+#: AES-CBC with HMAC's times a share of it (``tls_null_share``: the MAC alone; ``tls_gcm_share``:
+#: the AES pass alone; each in [0, 1]), so neither exceeds it: in the fit, in every draw and in a
+#: site's calibration (a MAC alone, or a cipher without the HMAC pass, cannot cost more than the
+#: cipher and the MAC).  A :func:`using_values` block that gives the name itself wins (the fit's
 #: linear cost table takes each cipher's column that way).
-DERIVED = {"tls_sym_us_per_kb_null": (("tls_sym_us_per_kb_tls12", "tls_null_share"), lambda a, b: a * b)}
+DERIVED = {"tls_sym_us_per_kb_null": (("tls_sym_us_per_kb_tls12", "tls_null_share"), lambda a, b: a * b),
+           "tls_sym_us_per_kb_tls13hw": (("tls_sym_us_per_kb_tls12", "tls_gcm_share"), lambda a, b: a * b)}
 
 
 def param(name: str) -> float:

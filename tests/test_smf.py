@@ -194,7 +194,7 @@ def test_synthetic_smf_calibrates_back_to_its_parameters(tmp_path):
     for m in cal.moved:
         assert abs(m["calibrated"] - truth[m["name"]]) <= 3 * m["stderr"], m
         assert m["stderr"] < 0.05 * m["calibrated"], m
-    assert "uncertain to a factor" in cal.unidentified["tls_sym_us_per_kb_tls13hw"]
+    assert "uncertain to a factor" in cal.unidentified["tls_gcm_share"]
     assert cal.unidentified["tls_chin_us"] == "no site number depends on it"
     assert_allclose(cal.parameters["chin_task_elapsed_ratio"]["value"], 1.3, rtol=1e-4)
     # the dispatchers + adapters check: per message, half the model's unprotected CHIN each
