@@ -270,3 +270,19 @@ def test_draws_planned_a_chunk_at_a_time_give_the_same_bands(monkeypatch):
     whole = plan_bands(SYSTEM, _workloads(), d).to_dict()
     monkeypatch.setattr(bands, "MAX_DRAW_ELEMENTS", 7 * len(_workloads()))      # chunks of 7 draws
     assert plan_bands(SYSTEM, _workloads(), d).to_dict() == whole
+
+
+def test_bands_text_says_now_and_none_left_once(tmp_path, monkeypatch):
+    """Issue 63, finding 5: an order-now purchase's band read "needed by month 0.0 to 0.0" and a pool
+    with no card left after one failed "none left (none left to none left)".  Said once: "needed now
+    in every draw", "none left"; a band from now to a month says so."""
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+    path = tmp_path / "tight.toml"
+    path.write_text('[system]\nprocessors = 4\ncoprocessors = 2\naccelerators = 1\nfailover = "one_card"\n'
+                    'lead_time_months = 6\n\n[[workload]]\nname = "pay"\nkind = "ams"\nrate = 900\n'
+                    'growth_per_year = 0.4\npolicy = "privacy"\nmessage_kb = 2\n', encoding="utf-8")
+    res = CliRunner().invoke(main, ["plan", str(path), "--bands", "--draws", "200"])
+    assert res.exit_code == 0, res.output
+    assert "0.0 to 0.0" not in res.output and "(none left to none left)" not in res.output
+    assert "90%: needed now in every draw; order now in 100% of draws" in res.output
+    assert re.search(r"Accelerators \(CEXnA\).* none left ", res.output)

@@ -27,6 +27,34 @@ def _system(cops, accs, lead, horizon, failover="one_card"):
                   horizon_months=horizon, failover=failover, other_coprocessor_util=0.05)
 
 
+def _breaks(s, ws, pool, count, months) -> set:
+    """The limits ``count`` servers of ``pool`` break at ``months``: "target" (the utilization
+    target), "one card failed" (the failover limit)."""
+    s2 = System(**{**{k: getattr(s, k) for k in s.__dataclass_fields__}, pool: count})
+    r = plan(s2, ws, months=months).resources[pool]
+    out = set()
+    if r.utilization > s.max_utilization * (1 + 1e-9):
+        out.add("target")
+    if r.failover is not None and r.failover.utilization > s.failover_max_utilization * (1 + 1e-9):
+        out.add("one card failed")
+    return out
+
+
+def _limits(p) -> list:
+    """Each server of purchase ``p`` with the limit its text names: [(count once it is in, limit)]."""
+    import re
+    if len(p.limits) == 1:
+        return [(n, p.limits[0]) for n in range(p.after - p.add + 1, p.after + 1)]
+    runs = [(m.group(1), int(m.group(2))) for m in
+            (re.fullmatch(r"([a-z ]+) \((\d+) in all\)", part) for part in p.reason.split(" and "))]
+    assert [r for r, _ in runs] == list(p.limits) and runs[-1][1] == p.after, (p.reason, p.limits)
+    out, n = [], p.after - p.add
+    for limit, upto in runs:
+        out += [(c, limit.strip()) for c in range(n + 1, upto + 1)]
+        n = upto
+    return out
+
+
 def _meets(s, ws, pool, count, months):
     """Does ``count`` servers of ``pool`` meet the target (and the failover limit) at ``months``?"""
     s2 = System(**{**{k: getattr(s, k) for k in s.__dataclass_fields__}, pool: count})
@@ -56,6 +84,11 @@ def test_each_purchase_is_installed_when_the_count_before_it_stops_being_enough(
         if t > 0.05:
             assert _meets(s, ws, p.resource, before, t - 0.05)
         assert not _meets(s, ws, p.resource, before + p.add - 1, min(t + 0.05, 1200.0))
+        # issue 63: each server's reason is the limit the count before it breaks then (two limits
+        # in one month were sorted by name and swapped)
+        for after, limit in _limits(p):
+            if limit != "wait target":
+                assert limit in _breaks(s, ws, p.resource, after - 1, min(t + 0.05, 1200.0)), (p, after, limit)
     for pool in ("coprocessors", "accelerators", "processors"):
         bought = sum(p.add for p in r.timeline if p.resource == pool)
         need = r.resources[pool].required_at_horizon
@@ -84,6 +117,25 @@ def test_order_now_when_the_date_has_passed():
     assert first.reason == "one card failed" and first.text().startswith("order now 1 accelerator (2 in all), needed now")
     d = r.to_dict()["timeline"][0]
     assert set(d) >= {"resource", "add", "install_by_month", "order_by_month"}
+
+
+def test_two_limits_in_one_month_each_name_their_own_count():
+    """Issue 63, finding 1: a new user's plan needed 2 accelerators now for the target and a 3rd for
+    one card failed; the two purchases of month 0 were sorted by reason, so the 2nd was printed
+    "one card failed" and the 3rd "target", against the table.  One purchase now, each count with
+    its own limit, as the table says it."""
+    s = _system(2, 1, 6.0, 24.0)
+    ws = [Workload("pay", "ams", 900.0, 0.4, {"policy": "privacy", "message_kb": 2})]
+    r = plan(s, ws)
+    now = [p for p in r.timeline if p.resource == "accelerators" and p.install_by_month == 0.0]
+    assert len(now) == 1, r.timeline
+    p = now[0]
+    assert p.limits == ("target", "one card failed") and p.after == 3 and p.add == 2, p
+    assert p.reason == "target (2 in all) and one card failed (3 in all)"
+    acc = r.resources["accelerators"]
+    assert acc.required == 2 and acc.failover.required == 3      # the table the reasons must agree with
+    assert p.text() == ("order now 2 accelerators (3 in all), needed now, 6.0 months late even so: "
+                        "target (2 in all) and one card failed (3 in all)")
 
 
 def test_an_array_of_scenarios_has_no_timeline():

@@ -135,7 +135,10 @@ def _in_band(b, fmt) -> str:
     """"20.6% (19.3% to 22.2%)": a band's point answer and its interval."""
     def f(x):
         return str(count_text(x, b.pool)) if b.pool is not None else fmt(x)
-    return f"{f(b.point)} ({f(b.low)} to {f(b.high)})"
+    point, low, high = f(b.point), f(b.low), f(b.high)
+    if point == low == high and not any(c.isdigit() for c in point):
+        return point                        # "none left" in every draw, not "none left (none left to none left)"
+    return f"{point} ({low} to {high})"
 
 
 _BAND_HEAD = ["resource", "peak", "at horizon", "P(over) now", "at horizon", "required", "at horizon",
@@ -163,8 +166,10 @@ def band_lines(bands) -> list[str]:
 def _timeline_band(t, level) -> str:
     """A purchase's band: when it is needed, and how often it must be ordered now."""
     b = t["install_by_month"]
-    return (f"    {100 * level:.0f}%: needed by month {b.low:.1f} to {b.high:.1f}; "
-            f"order now in {100 * t['p_order_now']:.0f}% of draws")
+    when = ("needed now in every draw" if b.high <= 0.0 else
+            f"needed between now and month {b.high:.1f}" if b.low <= 0.0 else
+            f"needed by month {b.low:.1f} to {b.high:.1f}")
+    return f"    {100 * level:.0f}%: {when}; order now in {100 * t['p_order_now']:.0f}% of draws"
 
 
 def plan_text(result: PlanResult, source: str = "", rmf_notes=(), bands=None) -> str:

@@ -206,7 +206,7 @@ def _answers(system, workloads, growth, months, draws, point) -> dict:
     for i, p in enumerate(point.timeline):
         first = p.after - p.add                 # servers installed before it: the month they stop being enough
         when, _ = need_months(system, p.resource, loads[p.resource], yearly, fixed[p.resource], first)
-        if p.reason == "wait target":           # as the point timeline: by the horizon at the latest
+        if p.limits[:1] == ("wait target",):    # as the point timeline: by the horizon at the latest
             when = np.minimum(when, system.horizon_months)
         out[("timeline", i, "install")] = when
     return out

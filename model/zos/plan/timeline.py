@@ -47,7 +47,11 @@ class Purchase:
     order_by_month : ``install_by_month - lead_time_months``, or 0 when that has passed.
     order_now : the order date has passed (or is now).
     late_by_months : how much later than needed they arrive if ordered now (0: in time).
-    reason : ``"target"`` (the utilization target) or ``"one card failed"``.
+    reason : the limit the count before each server breaks at ``install_by_month``: ``"target"``
+        (the utilization target), ``"one card failed"`` or ``"wait target"``; when the servers of
+        one month are bought for different limits, each with the count it makes, in count order
+        (``"target (2 in all) and one card failed (3 in all)"``).
+    limits : the distinct limits, in count order (the first is the first server's).
     """
 
     resource: str
@@ -58,12 +62,14 @@ class Purchase:
     order_now: bool
     late_by_months: float
     reason: str
+    limits: tuple = ()
 
     def to_dict(self) -> dict:
         """JSON-ready (the keys of ``cryptoplan plan --json``'s ``timeline``)."""
         return {"resource": self.resource, "add": self.add, "after": self.after,
                 "install_by_month": round(self.install_by_month, 3), "order_by_month": round(self.order_by_month, 3),
-                "order_now": self.order_now, "late_by_months": round(self.late_by_months, 3), "reason": self.reason}
+                "order_now": self.order_now, "late_by_months": round(self.late_by_months, 3), "reason": self.reason,
+                "limits": list(self.limits)}
 
     def text(self) -> str:
         """"order 1 coprocessor by month 24.0, installed by month 30.0 (target)"."""
@@ -152,13 +158,23 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
         late_wait = when > horizon
         when = np.where(late_wait, horizon, when)
         why = np.where(late_wait, "wait target", why)
-        for t, reason in sorted(set(zip(when.tolist(), why.tolist())), key=lambda x: (x[0], x[1])):
-            add = int(np.sum((when == t) & (why == reason)))
-            order = t - lead
+        for t in sorted(set(when.tolist())):
+            # the servers needed this month, in count order, each with the limit its count breaks
+            # (grouped by reason and sorted, two limits in one month swapped their reasons)
+            mine = np.flatnonzero(when == t)
             prev = sum(p.add for p in out if p.resource == pool)
-            out.append(Purchase(resource=pool, add=add, after=k + prev + add, install_by_month=float(t),
-                                order_by_month=float(max(order, 0.0)), order_now=bool(order <= 0),
-                                late_by_months=float(max(-order, 0.0)), reason=str(reason)))
+            runs: list[list] = []                   # [limit, count once its servers are in]
+            for j, i in enumerate(mine):
+                if runs and runs[-1][0] == why[i]:
+                    runs[-1][1] = k + prev + j + 1
+                else:
+                    runs.append([str(why[i]), k + prev + j + 1])
+            reason = runs[0][0] if len(runs) == 1 else " and ".join(f"{r} ({n} in all)" for r, n in runs)
+            order = t - lead
+            out.append(Purchase(resource=pool, add=int(mine.size), after=k + prev + int(mine.size),
+                                install_by_month=float(t), order_by_month=float(max(order, 0.0)),
+                                order_now=bool(order <= 0), late_by_months=float(max(-order, 0.0)) + 0.0,  # not -0.0
+                                reason=reason, limits=tuple(r for r, _ in runs)))
     return sorted(out, key=lambda p: (p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
 
 
@@ -191,7 +207,7 @@ def plan_warnings(system, workloads, profiles, workload_results, resources, time
         if need > INSTALLABLE[pool]:
             out.append(f"{pool}: more than {INSTALLABLE[pool]} needed by the horizon: more than one LPAR can "
                        "have; the timeline stops there")
-    if timeline and any(p.reason == "wait target" for p in timeline):
+    if timeline and any("wait target" in p.limits for p in timeline):
         out.append("the wait target (max_wait_ms) needs cards the utilization target does not: their install "
                    "month is given as the horizon, the latest it can be")
     return out
