@@ -391,3 +391,33 @@ def test_a_workbook_params_file_that_cannot_be_used_is_named(planner, value, fra
     wb.save("bad-params.xlsx")
     out = CliRunner().invoke(main, ["plan", "bad-params.xlsx"])
     assert out.exit_code == 2 and "ParamsFile" in out.output and fragment in out.output, out.output
+
+
+def test_the_growth_chart_draws_a_resource_above_100_percent(monkeypatch):
+    """Issue 63, finding 2: the growth chart's y axis stopped at 100% (``<c:max val="1"/>``), so a
+    bottleneck at 114% now and 213% at the horizon was not drawn and a line crossing 100% stopped.
+    The axis has no fixed maximum (it scales to the data), 100% is a line of its own, and the
+    horizon's line reaches the top of the data.  With the default workloads' rates tripled (the
+    formula engine evaluates the sheet), the accelerators' series runs above 100% and is drawn."""
+    from openpyxl.utils import get_column_letter
+    from cryptoplan.workbook.template.output import build_workbook, evaluated_values
+    from cryptoplan.workbook.template.plan import _DATA, _PLAN_MONTHS
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+    wb, b = build_workbook()
+    growth = next(c for c in wb["Plan"]._charts if "Growth" in str(c.title.tx.rich.p[0].r[0].t))
+    assert growth.y_axis.scaling.max is None and growth.y_axis.scaling.min == 0
+    ws = wb["Workloads"]
+    head = next(c for row in ws.iter_rows(max_row=80) for c in row if c.value == "rate")
+    r = head.row + 1
+    while isinstance(ws.cell(r, head.column).value, (int, float)):
+        ws.cell(r, head.column).value *= 3
+        r += 1
+    values = evaluated_values(wb, b)
+    first, last = 5, 4 + _PLAN_MONTHS
+    util = np.array([[values[("Plan", f"{get_column_letter(_DATA + j)}{i}")] for j in (1, 2, 3)]
+                     for i in range(first, last + 1)], dtype=float)
+    assert util.max() > 1.0                                  # above 100%: what the fixed axis cut off
+    full = [wb["Plan"].cell(i, _DATA + 5).value for i in range(first, last + 1)]
+    assert full == [1] * _PLAN_MONTHS and wb["Plan"].cell(4, _DATA + 5).value == "100% (full)"
+    top = values[("Plan", f"{get_column_letter(_DATA + 1)}{last + 4}")]   # the horizon line's upper end
+    assert_allclose(top, util.max(), rtol=1e-12)

@@ -517,11 +517,11 @@ def _growth_table(b: Builder, ws, timeline_top: int) -> dict:
     n = Name
     c0 = _DATA
     col = {k: get_column_letter(c0 + i) for i, k in enumerate(("months", "processors", "coprocessors",
-                                                                "accelerators", "target"))}
+                                                                "accelerators", "target", "full"))}
     g0 = 4
     ws.cell(g0 - 1, c0, "Growth chart data (not printed): utilization at each resource's peak, months ahead").font = \
         SERIES_FONT
-    header_row_at(ws, g0, c0, ["months", "processors", "coprocessors", "accelerators", "target"])
+    header_row_at(ws, g0, c0, ["months", "processors", "coprocessors", "accelerators", "target", "100% (full)"])
     horizon = f"Workloads!$B${SYSTEM_ROW['horizon_months']}"
     h = f"IF(ISNUMBER({horizon}),{horizon},12)"
     for i in range(_PLAN_MONTHS):
@@ -531,14 +531,21 @@ def _growth_table(b: Builder, ws, timeline_top: int) -> dict:
             b.udf(ws, f"{col[pool]}{r}", "PLAN_VALUE", *PLAN_ARGS, pool, "utilization", n("PlanGrowth"),
                   Cell(f"{col['months']}{r}"), number_format=F_PCT, after=PLAN_PROFILES)
         b.native(ws, f"{col['target']}{r}", "=MaxUtilization", F_PCT)
+        ws[f"{col['full']}{r}"] = 1
+        ws[f"{col['full']}{r}"].number_format = F_PCT
     last = g0 + _PLAN_MONTHS
-    # the horizon: a vertical line from 0 to 100%
+    # the horizon: a vertical line from 0 to the top of the data (100% at least; the y axis scales
+    # to the data, so a resource above 100% is drawn, issue 63)
     hz = last + 2
     ws.cell(hz, c0, "horizon").font = SERIES_FONT
     b.native(ws, f"{get_column_letter(c0 + 1)}{hz}", f'="horizon ("&{h}&" months)"')
-    for i, y in enumerate((0, 1)):
+    top = f"=MAX(1,{col['processors']}{g0 + 1}:{col['accelerators']}{last})"
+    for i, y in enumerate((0, top)):
         b.native(ws, f"{col['months']}{hz + 1 + i}", f"={h}", "0.0")
-        ws.cell(hz + 1 + i, c0 + 1, y).number_format = F_PCT
+        if i:
+            b.native(ws, f"{get_column_letter(c0 + 1)}{hz + 1 + i}", y, F_PCT)
+        else:
+            ws.cell(hz + 1 + i, c0 + 1, y).number_format = F_PCT
     # the order dates: a marker on the axis at each purchase's order month (#N/A: no purchase, a gap)
     od = hz + 4
     ws.cell(od, c0, "order by").font = SERIES_FONT
@@ -618,13 +625,17 @@ def _plan_charts(ws, g: dict, st: dict):
     x = Reference(ws, min_col=cx, min_row=g["first"], max_row=g["last"])
     series = [(f"'Plan'!${col[k]}${g['head']}", Reference(ws, min_col=column_index_from_string(col[k]),
                                                              min_row=g["first"], max_row=g["last"]))
-              for k in ("processors", "coprocessors", "accelerators", "target")]
+              for k in ("processors", "coprocessors", "accelerators", "target", "full")]
     ch = scatter_chart(ws, "Growth: each resource's peak utilization, months ahead", "months ahead",
                        "utilization", x, series, y_fmt="0%")
     target = ch.series[3]
     target.marker.symbol = "none"
     target.graphicalProperties.line.dashStyle = "dash"
     target.graphicalProperties.line.solidFill = "000000"
+    full = ch.series[4]                     # 100%: where a resource is overloaded
+    full.marker.symbol = "none"
+    full.graphicalProperties.line.solidFill = "404040"
+    full.graphicalProperties.line.width = 9525
     hz = g["horizon"]
     s = Series(Reference(ws, min_col=cx + 1, min_row=hz + 1, max_row=hz + 2),
                Reference(ws, min_col=cx, min_row=hz + 1, max_row=hz + 2), title_from_data=False)
@@ -645,7 +656,7 @@ def _plan_charts(ws, g: dict, st: dict):
     o.graphicalProperties.line.noFill = True
     o.smooth = False
     ch.series.append(o)
-    ch.y_axis.scaling.max = 1
+    # no fixed maximum: the axis scales to the data (it was 100%, and a resource above it was not drawn)
     ch.height, ch.width = 12.0, 16.5
     ws.add_chart(ch, "P4")
 
