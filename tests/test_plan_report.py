@@ -49,6 +49,20 @@ def test_the_readme_plan_prints_the_report_the_readme_shows(plan_file):
     assert res.output.strip().splitlines() == m.group(1).strip().splitlines()
 
 
+def test_the_readme_prose_under_the_plan_quotes_its_table(plan_file):
+    """Issue 63, finding 7: the prose under the README's plan said 44.3% / 24.8% / 89% / 0.8 months
+    where the table it describes printed 44.1% / 24.7% / 88.2% / 1.0.  The numbers the prose
+    quotes are the plan's, as the table prints them."""
+    system, workloads = read_plan(plan_file)
+    acc = plan(system, workloads).resources["accelerators"]
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert (f"the accelerators at {acc.peak_interval}, at {100 * acc.utilization:.1f}%, where their day averages "
+            f"{100 * acc.average_utilization:.1f}%") in text
+    assert (f"one alone would run at {100 * acc.failover.utilization:.1f}%: within the 90% limit today, over it in "
+            f"{acc.failover.months_to_limit:.1f} months") in text
+    assert f"Two accelerators at {100 * acc.utilization:.0f}% are within the 70% target" in text
+
+
 def test_json_has_the_documented_shape_and_the_models_numbers(plan_file):
     res = CliRunner().invoke(main, ["plan", plan_file, "--json"])
     assert res.exit_code == 0, res.output
