@@ -539,13 +539,11 @@ def _growth_table(b: Builder, ws, timeline_top: int) -> dict:
     hz = last + 2
     ws.cell(hz, c0, "horizon").font = SERIES_FONT
     b.native(ws, f"{get_column_letter(c0 + 1)}{hz}", f'="horizon ("&{h}&" months)"')
-    top = f"=MAX(1,{col['processors']}{g0 + 1}:{col['accelerators']}{last})"
-    for i, y in enumerate((0, top)):
+    for i in range(2):
         b.native(ws, f"{col['months']}{hz + 1 + i}", f"={h}", "0.0")
-        if i:
-            b.native(ws, f"{get_column_letter(c0 + 1)}{hz + 1 + i}", y, F_PCT)
-        else:
-            ws.cell(hz + 1 + i, c0 + 1, y).number_format = F_PCT
+    ws.cell(hz + 1, c0 + 1, 0).number_format = F_PCT
+    b.native(ws, f"{get_column_letter(c0 + 1)}{hz + 2}",
+             f"=MAX(1,{col['processors']}{g0 + 1}:{col['accelerators']}{last})", F_PCT)
     # the order dates: a marker on the axis at each purchase's order month (#N/A: no purchase, a gap)
     od = hz + 4
     ws.cell(od, c0, "order by").font = SERIES_FONT
