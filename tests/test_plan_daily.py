@@ -130,6 +130,38 @@ def test_a_storm_runs_at_its_rate_in_its_window_only():
                     rtol=1e-9)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 1439), st.floats(1.0, 240.0), st.floats(1.0, 120.0))
+def test_a_storm_off_the_quarter_hours_is_judged_at_its_own_rate(start, minutes, rate):
+    """Issue 63, finding 3: 2,000 starts in 10 minutes (3.33/s) were judged as 2.78/s over their
+    quarter hour, and a 2-minute burst at 400/s as 66.7/s.  A window that starts or ends inside a
+    quarter hour puts the day in minutes: a storm of a minute or more fills one, and the pool's
+    peak is the plan of the same rate all day (the storm's own rate), its day average the storm's
+    minutes' share of that (the other LPARs' 5% apart)."""
+    cipher = {"cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"}
+    storm = Workload("storm", "channel_starts", rate, args=cipher,
+                     window=Window.checked(f"{start // 60:02d}:{start % 60:02d}", minutes, "test"))
+    r = plan(S, [storm])
+    alone = plan(S, [Workload("storm", "channel_starts", rate, args=cipher)]).resources["coprocessors"]
+    cop = r.resources["coprocessors"]
+    aligned = start % 15 == 0 and minutes % 15 == 0
+    assert r.intervals == (96 if aligned else 1440)
+    assert_allclose(cop.utilization, alone.utilization, rtol=1e-12)
+    assert_allclose(cop.average_utilization - 0.05, (alone.utilization - 0.05) * minutes / 1440, rtol=1e-9)
+    assert_allclose(r.workloads["storm"].peak_rate, rate, rtol=1e-12)
+
+
+def test_a_two_minute_burst_above_what_the_channel_initiator_sustains_is_warned_at_its_rate():
+    """Issue 63, finding 3: a 2-minute burst at 400 starts/s was averaged over its quarter hour to
+    66.7/s, under the 95/s one channel initiator sustains, and got no warning."""
+    burst = Workload("burst", "channel_starts", 400.0, args={"cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"},
+                     window=Window.checked("08:05", 2, "test"))
+    r = plan(System(processors=8, coprocessors=8, accelerators=3, failover="none"), [burst])
+    said = [w for w in r.warnings if "burst" in w]
+    assert len(said) == 1 and "400 channel starts/s at its peak" in said[0], r.warnings
+    assert r.resources["coprocessors"].peak_interval == "08:05"
+
+
 @pytest.mark.parametrize("start,minutes,words", [
     ("09:00", 45.0, "window start must be whole minutes after midnight, 0 to 1439 (got '09:00')"),
     (1440, 45.0, "0 to 1439 (got 1440)"),

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...domains import BAND_LEVEL
 from ..._text import value_text
-from .daily import day_intervals
+from .daily import daily_factors, day_intervals, distinct_intervals
 from .evaluate import PlanResult, count_text, plan, plan_with_loads
 from .inputs import ARGUMENT, POOLS, PlanError, checked
 from .timeline import need_months
@@ -269,7 +269,9 @@ def plan_bands(system, workloads, draws: dict, level: float = 0.9, growth: float
                         "(a sweep gives each scenario's quantiles)")
     if not isinstance(draws, dict) or not draws:
         raise PlanError(f"draws must be a dict of parameter name -> array of draws (got {value_text(draws)})")
-    size = max(1, MAX_DRAW_ELEMENTS // (max(1, len(workloads)) * day_intervals(workloads)))
+    # (the plan holds each distinct interval of the day once: a day in minutes has few more of them)
+    distinct = distinct_intervals(daily_factors(workloads, day_intervals(workloads)))[0].size
+    size = max(1, MAX_DRAW_ELEMENTS // (max(1, len(workloads)) * distinct))
     parts = [_answers(system, workloads, growth, months, chunk, point) for chunk in _chunks(draws, size)]
     x = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
     n = len(x[("pool", POOLS[0], "utilization")])

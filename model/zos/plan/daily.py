@@ -17,8 +17,10 @@ For workload :math:`i` in interval :math:`j` of :math:`n`:
 
 with :math:`d` the system's ``peak_day_factor`` (the busiest day over the average day) and
 :math:`s_i` the ``site_failover_factor`` for a workload marked ``site_failover``.  A window's
-rate is the rate while it runs, so an interval it fills half sees half that rate: RMF's view of
-a ten-minute storm in a quarter-hour interval.
+rate is the rate while it runs.  RMF averages it over its interval (a ten-minute storm in a
+quarter hour shows as 2/3 of its rate), but the cards and processors carry the storm's rate
+while it runs, and their queues build then: a window off the quarter hours puts the day in
+minutes (:func:`day_intervals`), so the storm is judged at its own rate.
 """
 
 from __future__ import annotations
@@ -42,8 +44,11 @@ DAY_MINUTES = 1440
 #: Factors a profile may give, and RMF's interval length (minutes) each means.
 INTERVALS_PER_DAY = {24: 60, 48: 30, 96: 15}
 
-# A window is placed on quarter-hour intervals (RMF's shortest usual INTVAL).
+# A window on quarter hours is placed on quarter-hour intervals (RMF's shortest usual INTVAL); one
+# that starts or ends inside a quarter hour puts the day in minutes, so that it runs at its own rate
+# (issue 63: a 10-minute storm was judged at 2/3 of its rate, a 2-minute burst at 2/15).
 _WINDOW_INTERVALS = 96
+_MINUTE_INTERVALS = DAY_MINUTES
 
 
 @dataclass(frozen=True)
@@ -148,13 +153,22 @@ class Window:
 
 
 def day_intervals(workloads) -> int:
-    """Intervals a plan's day is evaluated in: the finest any workload needs (1: none needs one)."""
+    """Intervals a plan's day is evaluated in: the finest any workload needs (1: none needs one).
+
+    A profile needs its own intervals (24, 48 or 96); a window 96 when it starts and ends on quarter
+    hours, else 1,440 (minutes): a window starts on a whole minute, so one of a minute or more then
+    fills at least one interval and the peak sees the rate while it runs.  (Intervals with the same
+    factors are evaluated once, :func:`distinct_intervals`: minutes cost a plan a few more distinct
+    intervals, not 15 times the work.)
+    """
     n = 1
     for w in workloads:
         if w.profile is not None:
             n = max(n, len(w.profile.factors))
         if w.window is not None:
-            n = max(n, _WINDOW_INTERVALS)
+            quarter = DAY_MINUTES / _WINDOW_INTERVALS
+            aligned = w.window.start % quarter == 0 and w.window.minutes % quarter == 0
+            n = max(n, _WINDOW_INTERVALS if aligned else _MINUTE_INTERVALS)
     return n
 
 

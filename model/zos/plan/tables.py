@@ -211,6 +211,8 @@ def scenario_lines(result) -> list:
     s = result.system
     n = result.intervals
     day = ("one interval, the whole day (no daily profile)" if n == 1 else
+           f"{n:,} intervals of 1 minute (a window off RMF's quarter hours runs at its own rate), judged at "
+           "each resource's peak" if n == 1440 else
            f"{n} intervals of {1440 // n} minutes (RMF INTVAL {1440 // n}), judged at each resource's peak")
     site = [name for name, w in result.workloads.items() if w.site_failover]
     fail = ("one card failed: each card pool within "

@@ -189,7 +189,11 @@ def plan_warnings(system, workloads, profiles, workload_results, resources, time
             except ValueError as e:
                 out.append(f"workload {w.name!r}: cannot check its start rate against the channel initiator's: {e}")
                 continue
-            peak = np.max(np.asarray(workload_results[w.name].peak_rate, dtype=float))
+            r = workload_results[w.name]
+            peak = np.max(np.asarray(r.peak_rate, dtype=float))
+            if w.window is not None:         # the rate while it runs, even in a window under a minute
+                site = system.site_failover_factor if w.site_failover else 1.0
+                peak = max(peak, float(np.max(np.asarray(r.rate, dtype=float))) * system.peak_day_factor * site)
             if peak > most:
                 out.append(f"workload {w.name!r}: {peak:,.4g} channel starts/s at its peak is above the "
                            f"{most:,.4g}/s one channel initiator was measured to sustain ({w.arg('mode')}, "
