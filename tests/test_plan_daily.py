@@ -319,3 +319,48 @@ def test_the_site_failover_factor_multiplies_only_the_marked_workloads():
         assert_allclose(r.resources[pool].by_workload["stmt"], r0.resources[pool].by_workload["stmt"], rtol=1e-12)
     unused = plan(s, [pay(), stmt()])
     assert any("no workload is marked site_failover" in w for w in unused.warnings)
+
+
+def test_a_workload_may_stay_off_the_busiest_days_factor_and_a_storm_does_by_default():
+    """Issue 63, finding 4: the busiest-day factor multiplied everything, storms and flat batch
+    feeds included (a storm of 250/s quoted at 500/s with a factor 2).  ``peak_day = false`` keeps a
+    workload's rate as given; a window (a storm: its rate is the rate while it runs) is off by
+    default and can be put back on.  From TOML, the Workloads table and Python alike: the plan of a
+    factor-2 day with the feed off is the plan with the feed at its rate and the rest doubled."""
+    from cryptoplan.model.zos.plan.files import plan_from_tables
+    sysd = {"processors": 4, "coprocessors": 2, "accelerators": 2, "failover": "none", "peak_day_factor": 2.0}
+    pay = {"name": "pay", "kind": "ams", "rate": 100, "policy": "privacy", "message_kb": 2}
+    feed = {"name": "feed", "kind": "ams", "rate": 80, "policy": "integrity", "message_kb": 64, "peak_day": False}
+    s, ws = plan_from_dict({"system": sysd, "workload": [pay, feed]})
+    assert [w.peak_day for w in ws] == [True, False]
+    got = plan(s, ws)
+    ref_s, ref_ws = plan_from_dict({"system": {**sysd, "peak_day_factor": 1.0},
+                                    "workload": [{**pay, "rate": 200}, {**feed, "peak_day": True}]})
+    want = plan(ref_s, ref_ws)
+    for pool in ("processors", "coprocessors", "accelerators"):
+        assert_allclose(got.resources[pool].utilization, want.resources[pool].utilization, rtol=1e-12)
+    assert_allclose(got.workloads["feed"].peak_rate, 80.0, rtol=1e-12)
+    # the day's average: each workload's own busiest-day factor off its load (pay's halved, feed's not)
+    day_s, day_ws = plan_from_dict({"system": {**sysd, "peak_day_factor": 1.0}, "workload": [pay, feed]})
+    for pool in ("processors", "coprocessors", "accelerators"):
+        assert_allclose(got.resources[pool].average_utilization,
+                        plan(day_s, day_ws).resources[pool].average_utilization, rtol=1e-12)
+    assert got.to_dict()["workloads"]["feed"]["peak_day"] is False
+    # the Workloads table (Calc hands a boolean to an add-in as 0/1, a typed word as text)
+    head = ["name", "kind", "rate", "policy", "message_kb", "peak_day"]
+    for off in (False, 0, "FALSE", "false", "no"):
+        rows = [head, ["pay", "ams", 100, "privacy", 2, None], ["feed", "ams", 80, "integrity", 64, off]]
+        ts, tws = plan_from_tables(rows, [["processors", 4], ["coprocessors", 2], ["accelerators", 2],
+                                          ["failover", "none"], ["peak_day_factor", 2]])
+        assert [w.peak_day for w in tws] == [True, False]
+        assert_allclose(plan(ts, tws).resources["accelerators"].utilization,
+                        got.resources["accelerators"].utilization, rtol=1e-12)
+    # a storm is off by default, on when asked
+    storm = {"name": "storm", "kind": "channel_starts", "rate": 250, "cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256",
+             "start": "07:00", "duration_minutes": 10}
+    for said, factor in ((None, 1.0), (True, 2.0), (False, 1.0)):
+        w = {**storm} if said is None else {**storm, "peak_day": said}
+        s2, ws2 = plan_from_dict({"system": sysd, "workload": [w]})
+        assert_allclose(plan(s2, ws2).workloads["storm"].peak_rate, 250 * factor, rtol=1e-12)
+    with pytest.raises(PlanError, match=r"workload 'feed': peak_day must be true or false \(got 'maybe'\)"):
+        Workload("feed", "ams", 80, args={"policy": "integrity", "message_kb": 64}, peak_day="maybe")

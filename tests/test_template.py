@@ -587,9 +587,9 @@ def test_workloads_prints_two_pages_wide_each_with_the_names(path):
     assert ws.page_setup.orientation == "landscape"
     assert not ws.sheet_properties.pageSetUpPr.fitToPage      # Excel ignores manual breaks under fit-to-page
     assert ws.page_setup.scale == WORKLOADS_PRINT_SCALE >= 40
-    assert [b.id for b in ws.col_breaks.brk] == [16]          # after column P (flow): Q (mode) starts page 2
+    assert [b.id for b in ws.col_breaks.brk] == [17]          # after column Q (flow): R (mode) starts page 2
     head = next(r for r in range(1, 60) if ws.cell(r, 1).value == "name")
-    assert (ws[f"P{head}"].value, ws[f"Q{head}"].value) == ("flow", "mode")
+    assert (ws[f"Q{head}"].value, ws[f"R{head}"].value) == ("flow", "mode")
     assert str(ws.print_title_cols).replace("$", "") == "A:B"
     assert (ws[f"A{head}"].value, ws[f"B{head}"].value) == ("name", "kind")
 

@@ -155,7 +155,7 @@ def test_workloads_prints_on_two_readable_pages_in_libreoffice(soffice, lo_profi
     heads = [next(line.split() for line in p.splitlines() if line.split()[:2] == ["name", "kind"])
              for p in pages]
     assert heads[0][2:] == ["rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover",
-                            "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients",
+                            "peak_day", "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients",
                             "queue_manager", "flow"], heads[0]
     assert heads[1][2:] == ["mode", "cipher", "sslrkeyc", "ends", "resumed_share", "fips", "card_mode",
                             "sysplex_tickets", "cpu_us", "address_space", "card", "exec_ms", "utilization"], heads[1]

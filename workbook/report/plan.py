@@ -292,7 +292,7 @@ ul{margin:.2em 0;padding-left:1.2em}li{margin:.1em 0}.scn{background:#f4f4fa;pad
 @page{size:A4 landscape;margin:9mm}
 @media print{body{margin:0;max-width:none;font-size:8.5pt}h1{font-size:13pt}h2{font-size:10pt;margin:.5em 0 .2em;
 page-break-after:avoid}table{font-size:7.5pt}th,td{padding:0 4px}.charts{page-break-inside:avoid;
-justify-content:center}.charts img{width:auto;max-width:49.5%;max-height:56mm}p.s{margin:.1em 0}}"""
+justify-content:center}.charts img{width:auto;max-width:49.5%;max-height:52mm}p.s{margin:.1em 0}}"""
 
 
 def _html_table(head, rows, text_columns=1) -> str:

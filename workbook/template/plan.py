@@ -65,7 +65,7 @@ SYSTEM_ROW = {key: r for r, (key, _, _) in enumerate(_PLAN_SYSTEM, _PLAN_SYSTEM_
 # The Workloads table: the keys every kind takes (a day's profile or window, site failover), then
 # every key a kind takes, grouped by kind; a few example rows to start from.
 _PLAN_COLUMNS = ("name", "kind", "rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover",
-                 "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients", "queue_manager", "flow",
+                 "peak_day", "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients", "queue_manager", "flow",
                  "mode", "cipher", "sslrkeyc", "ends", "resumed_share", "fips", "card_mode", "sysplex_tickets",
                  "cpu_us", "address_space", "card", "exec_ms", "utilization")
 _PLAN_EXAMPLE = (
@@ -106,7 +106,8 @@ def add_workloads(b: Builder):
     ws = titled_sheet(b, "Workloads", "Workloads: everything that uses the cards and processors",
                       "One row per workload (kind: " + ", ".join(KINDS) + "); fill the columns its kind takes, "
                       "leave the rest empty. rate: " + "; ".join(f"{k} in {u}" for k, u in RATE_UNITS.items())
-                      + " (the daily average; with start and duration_minutes, the rate while it runs). The Plan "
+                      + " (the daily average; with start and duration_minutes, the rate while it runs). peak_day: "
+                      "FALSE for one the busiest day does not raise (empty: TRUE, FALSE for a window). The Plan "
                       "sheet and the Results sheet's first section compute from this sheet (cryptoplan plan "
                       "reads it too).", "P")
     _system_block(b, ws)
@@ -192,7 +193,7 @@ def _workloads_table(b: Builder, ws) -> tuple:
     lists = {"kind": KINDS, "policy": POLICIES, "key_type": KEY_TYPES, "mode": MODES,
              "card_mode": ("coprocessor", "accelerator"), "address_space": ("TCPIP", "application"),
              "card": ("coprocessors", "accelerators", "processors"), "flow": ("request_reply", "one_way"),
-             "ends": ("local", "both"), "site_failover": ("TRUE", "FALSE")}
+             "ends": ("local", "both"), "site_failover": ("TRUE", "FALSE"), "peak_day": ("TRUE", "FALSE")}
     for key, choices in lists.items():
         dv = DataValidation(type="list", formula1='"' + ",".join(choices) + '"', allow_blank=True)
         dv.error, dv.errorTitle, dv.showErrorMessage = f"{key}: one of {', '.join(choices)}", "Workloads", True
@@ -224,7 +225,8 @@ def _workloads_table(b: Builder, ws) -> tuple:
         dv.add(f"{col[key]}{first}:{col[key]}{last}")
     for key, fmt in (("rate", "#,##0.0"), ("growth_per_year", "0%"), ("resumed_share", "0%"),
                      ("utilization", "0%"), ("message_kb", "#,##0.0"),
-                     ("site_failover", '"TRUE";"TRUE";"FALSE"')):      # Calc shows a boolean as 1 otherwise
+                     ("site_failover", '"TRUE";"TRUE";"FALSE"'),       # Calc shows a boolean as 1 otherwise
+                     ("peak_day", '"TRUE";"TRUE";"FALSE"')):
         for r in range(first, last + 1):
             ws[f"{col[key]}{r}"].number_format = fmt
     return first, last

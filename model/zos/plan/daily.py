@@ -15,7 +15,8 @@ For workload :math:`i` in interval :math:`j` of :math:`n`:
     \\frac1n \\sum_j p_{ij} = 1 \\;\\text{(a profile)}, \\qquad
     p_{ij} = \\frac{|[a, a + \\ell) \\cap I_j|}{|I_j|} \\;\\text{(a window)}
 
-with :math:`d` the system's ``peak_day_factor`` (the busiest day over the average day) and
+with :math:`d` the system's ``peak_day_factor`` (the busiest day over the average day; 1 for a
+workload with ``peak_day = false``, a window's by default: a storm's rate is its own) and
 :math:`s_i` the ``site_failover_factor`` for a workload marked ``site_failover``.  A window's
 rate is the rate while it runs.  RMF averages it over its interval (a ten-minute storm in a
 quarter hour shows as 2/3 of its rate), but the cards and processors carry the storm's rate

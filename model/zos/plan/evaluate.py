@@ -163,6 +163,7 @@ class WorkloadResult:
         first asked (it needs every pool's wait in every interval, which nothing else does).
     processors_busy : processors' worth of its CPU in the processors' peak interval.
     site_failover : its rate carries the system's ``site_failover_factor``.
+    peak_day : its rate carries the system's ``peak_day_factor`` (false: a storm, a fixed feed).
     """
 
     kind: str
@@ -175,6 +176,7 @@ class WorkloadResult:
     card_ms: dict
     processors_busy: object
     site_failover: bool = False
+    peak_day: bool = True
     queueing: Callable[[], object] = field(default=lambda: _not_given("queueing_ms"), repr=False, compare=False)
 
     @cached_property
@@ -248,7 +250,7 @@ class PlanResult:
                         "requests": {k: _num(v) for k, v in w.requests.items()},
                         "card_ms": {k: _num(v) for k, v in w.card_ms.items()},
                         "queueing_ms": _num(w.queueing_ms), "processors_busy": _num(w.processors_busy),
-                        "site_failover": w.site_failover}
+                        "site_failover": w.site_failover, "peak_day": w.peak_day}
         return {"system": {k: getattr(self.system, k) for k in self.system.__dataclass_fields__},
                 "scenario": self.scenario(), "growth": _num(self.growth), "months": _num(self.months),
                 "bottleneck": np.asarray(self.bottleneck).tolist(),
@@ -490,7 +492,9 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     day = daily_factors(workloads, n_int) * site[:, None]                          # (W, I), average day
     day_at = distinct_intervals(day)                                               # (first, inverse)
     day = day[:, day_at[0]]                                                        # (W, J), J <= I
-    busiest = (day * system.peak_day_factor).reshape((len(workloads),) + (1,) * len(shape) + (day.shape[1],))
+    # the busiest day's factor on each workload (1 for one that opts out: a storm, a fixed feed)
+    peak_day = np.array([system.peak_day_factor if w.peak_day else 1.0 for w in workloads])
+    busiest = (day * peak_day[:, None]).reshape((len(workloads),) + (1,) * len(shape) + (day.shape[1],))
 
     def rates_at(months_ahead):
         # (W, *shape): each workload's rate as given; a measured utilization grows like a rate of 1
@@ -527,7 +531,7 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     resources, peaks = {}, {}
     for pool, d in pools.items():
         resources[pool], peaks[pool] = _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape,
-                                                 day_at, n_int)
+                                                 day_at, n_int, peak_day)
 
     stations = {p: pools[p]["station"] for p in POOLS}
     wl = _workload_results(workloads, profiles, lam_avg, lam, busiest, admin, cpu_unit, cpu_load, stations, peaks,
@@ -590,12 +594,13 @@ def _workload_list(workloads) -> list:
     return workloads
 
 
-def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_at, n_int) -> tuple:
+def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_at, n_int, peak_day) -> tuple:
     """One pool's answers from its station ``d`` (:func:`_pool_cpu` / :func:`_pool_card`), judged at its
     peak interval: utilization, shares, counts required now and at the horizon (utilization and wait
     targets, one card failed), headroom, months.  ``d``'s intervals are the day's distinct ones,
     ``day_at`` = ``(first, inverse)`` of :func:`~.daily.distinct_intervals` of a day of ``n_int``;
-    the horizon's rates are ``rates_h`` (W, *S) times ``busiest``, the day's factors.
+    the horizon's rates are ``rates_h`` (W, *S) times ``busiest``, the day's factors; ``peak_day``
+    (W,) each workload's busiest-day factor (the average day's load is its load over it).
     Returns the result and the peak's index among the distinct intervals."""
     target = system.max_utilization
     k = system.installed(pool)
@@ -616,7 +621,11 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
         counts = np.bincount(day_at[1], minlength=day_at[0].size).astype(float)
         # (a C-ordered product: the sum over the intervals in numpy's pairwise order, whatever the
         # layout of the loads; the same bits as a plan of one scenario)
-        avg = np.multiply(var_all, counts, order="C").sum(axis=-1) / n_int / system.peak_day_factor + fixed
+        if np.all(peak_day == system.peak_day_factor):
+            avg = np.multiply(var_all, counts, order="C").sum(axis=-1) / n_int / system.peak_day_factor + fixed
+        else:                       # each workload's busiest-day factor off its own load
+            day_loads = (d["loads"] / peak_day.reshape((-1,) + (1,) * (d["loads"].ndim - 1))).sum(axis=0)
+            avg = np.multiply(day_loads, counts, order="C").sum(axis=-1) / n_int + fixed
         avg_util = np.where(k > 0, avg / max(k, 1) + other, np.where(avg > 0, np.inf, 0.0))
     if k == 0:
         headroom = np.where(var > 0, 0.0, np.inf)
@@ -742,7 +751,8 @@ def _workload_results(workloads, profiles, lam_avg, lam, busiest, admin, cpu_uni
                                     peak_rate=_out(lam[i].max(axis=-1)), meaning=rate_meaning(w, p, lam_avg[i]),
                                     cpu_us=cpu, requests=reqs, card_ms=card_ms,
                                     processors_busy=_out(_peak(cpu_load[i], peaks["processors"])),
-                                    site_failover=w.site_failover, queueing=partial(queueing, i, reqs))
+                                    site_failover=w.site_failover, peak_day=w.peak_day,
+                                    queueing=partial(queueing, i, reqs))
     return wl
 
 

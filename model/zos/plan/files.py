@@ -110,7 +110,7 @@ def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
     args = {k: v for k, v in d.items() if k not in WORKLOAD_KEYS}
     try:
         return Workload(name, d["kind"], d.get("rate"), d.get("growth_per_year", 0.0), args, profile=prof,
-                        window=window, site_failover=site)
+                        window=window, site_failover=site, peak_day=d.get("peak_day"))
     except PlanError as e:
         raise PlanError(f"{where}: {e}") from None
 
@@ -214,8 +214,8 @@ def read_plan_document(path) -> dict:
 
 
 def _site_failover(v):
-    """A site_failover cell as the plan reads it: Calc hands TRUE/FALSE to an add-in as 1/0, a
-    typed word arrives as text."""
+    """A site_failover or peak_day cell as the plan reads it: Calc hands TRUE/FALSE to an add-in as
+    1/0, a typed word arrives as text."""
     if isinstance(v, (int, float)) and not isinstance(v, bool) and v in (0, 1):
         return bool(v)
     if isinstance(v, str) and v.strip().lower() in ("true", "false", "yes", "no"):
@@ -233,10 +233,11 @@ def workload_rows(rows):
     if not rows or not isinstance(rows[0], list):
         return rows
     head = [h.strip() if isinstance(h, str) else h for h in rows[0]]
-    if "site_failover" not in head:
-        return rows
-    j = head.index("site_failover")
-    return [rows[0]] + [r[:j] + [_site_failover(r[j])] + r[j + 1:] if len(r) > j else r for r in rows[1:]]
+    for key in ("site_failover", "peak_day"):
+        if key in head:
+            j = head.index(key)
+            rows = [rows[0]] + [r[:j] + [_site_failover(r[j])] + r[j + 1:] if len(r) > j else r for r in rows[1:]]
+    return rows
 
 
 def plan_from_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles"),
@@ -288,7 +289,7 @@ def _table_rows(rows, where: str, first_row: int = 1) -> list:
 def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict | None = None,
                         first_row: int = 1) -> list:
     """Workloads from a table: a header row of keys (``name``, ``kind``, ``rate``,
-    ``growth_per_year``, ``profile``, ``start``, ``duration_minutes``, ``site_failover`` and the
+    ``growth_per_year``, ``profile``, ``start``, ``duration_minutes``, ``site_failover``, ``peak_day`` and the
     kinds' arguments, :data:`KIND_ARGUMENTS`), then one row each, read as a TOML
     ``[[workload]]`` table is (:func:`workload_from_mapping`).
 

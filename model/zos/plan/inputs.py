@@ -281,6 +281,11 @@ class Workload:
     site_failover : bool
         The workload is multiplied by the system's ``site_failover_factor`` (another site's share
         of it arrives here).
+    peak_day : bool, optional
+        The workload is multiplied by the system's ``peak_day_factor`` (it is busier on the
+        busiest day of the year).  Default: true, but false for a workload in a window: a storm's
+        ``rate`` is the rate while it runs, which the busiest day does not raise (a batch feed
+        whose rate is fixed says ``peak_day = false`` too).
     """
 
     name: str
@@ -291,6 +296,7 @@ class Workload:
     profile: DailyProfile | None = None
     window: Window | None = None
     site_failover: bool = False
+    peak_day: bool | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "name", name_text(self.name, "a workload's name"))
@@ -321,6 +327,12 @@ class Workload:
         if not isinstance(self.site_failover, (bool, np.bool_)):
             raise PlanError(f"workload {self.name!r}: site_failover must be true or false (got {self.site_failover!r})")
         object.__setattr__(self, "site_failover", bool(self.site_failover))
+        if self.peak_day is None:
+            object.__setattr__(self, "peak_day", self.window is None)
+        elif not isinstance(self.peak_day, (bool, np.bool_)):
+            raise PlanError(f"workload {self.name!r}: peak_day must be true or false (got {self.peak_day!r}); "
+                            "leave it out for the default (true; false for a workload in a window)")
+        object.__setattr__(self, "peak_day", bool(self.peak_day))
         allowed = KIND_ARGUMENTS[self.kind]
         for key in self.args:
             if key not in allowed:
@@ -359,4 +371,5 @@ SYSTEM_KEYS = tuple(System.__dataclass_fields__)
 SYSTEM_REQUIRED = ("processors", "coprocessors", "accelerators")
 
 
-WORKLOAD_KEYS = ("name", "kind", "rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover")
+WORKLOAD_KEYS = ("name", "kind", "rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover",
+                 "peak_day")

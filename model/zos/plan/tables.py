@@ -204,6 +204,12 @@ def plan_timeline(workloads, system, growth=1.0, months=0.0, profiles=None) -> l
     return [{**p.to_dict(), "text": p.text()} for p in r.timeline or ()]
 
 
+def _not_peak_day(result) -> str:
+    """" (not on: restart-storm)": the workloads the busiest-day factor leaves as they are."""
+    off = [name for name, w in result.workloads.items() if not w.peak_day]
+    return f" (not on {', '.join(off)})" if off and result.system.peak_day_factor != 1.0 else ""
+
+
 def scenario_lines(result) -> list:
     """What a plan's answers are for, as ``cryptoplan plan`` heads its report (growth, months, the
     day's intervals, peak day, failover, site failover, lead time, horizon, the system), then the
@@ -218,7 +224,7 @@ def scenario_lines(result) -> list:
     fail = ("one card failed: each card pool within "
             f"{s.failover_max_utilization:.0%} with one card out" if s.failover == "one_card" else "none")
     return [f"Scenario: growth x{float(result.growth):g} on every rate, {float(result.months):g} months ahead; "
-            f"{day}; busiest day x{s.peak_day_factor:g} the average day",
+            f"{day}; busiest day x{s.peak_day_factor:g} the average day{_not_peak_day(result)}",
             f"Failover: {fail}; site failover x{s.site_failover_factor:g}"
             + (f" on {', '.join(site)}" if site else " (no workload marked)")
             + f"; lead time {s.lead_time_months:g} months; horizon {s.horizon_months:g} months",

@@ -193,7 +193,8 @@ def plan_warnings(system, workloads, profiles, workload_results, resources, time
             peak = np.max(np.asarray(r.peak_rate, dtype=float))
             if w.window is not None:         # the rate while it runs, even in a window under a minute
                 site = system.site_failover_factor if w.site_failover else 1.0
-                peak = max(peak, float(np.max(np.asarray(r.rate, dtype=float))) * system.peak_day_factor * site)
+                day = system.peak_day_factor if w.peak_day else 1.0
+                peak = max(peak, float(np.max(np.asarray(r.rate, dtype=float))) * day * site)
             if peak > most:
                 out.append(f"workload {w.name!r}: {peak:,.4g} channel starts/s at its peak is above the "
                            f"{most:,.4g}/s one channel initiator was measured to sustain ({w.arg('mode')}, "
