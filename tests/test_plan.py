@@ -206,6 +206,22 @@ def test_mstr_administration_is_counted_once_per_queue_manager():
     assert_allclose(one_qm.workloads["pay"].cpu_us["MSTR"], max(admin) * SYSTEM.processors * 1e6 / total, rtol=1e-12)
 
 
+def test_cpu_per_unit_holds_mstr_and_the_processors_share_does_not_as_the_report_says():
+    """Issue 63, finding 7: "CPU µs/unit" held an AMS workload's share of MQ MSTR administration
+    and its processors column did not (rate x column / CPs = 6.08% where the table printed 5.71%),
+    and nothing said so.  The report says it; here the two are reconciled: a flat day's
+    processors share times the CPs is the rate times the CPU per unit less its MSTR share, and the
+    MSTR administration is the processors' other load, counted once."""
+    from cryptoplan.workbook.report.plan import plan_text
+    r = plan(SYSTEM, WORKLOADS[:2])
+    for name in ("pay", "stmt"):
+        w = r.workloads[name]
+        own = float(w.cpu_us["total"]) - float(w.cpu_us["MSTR"])
+        assert_allclose(r.resources["processors"].by_workload[name] * SYSTEM.processors, w.rate * own / 1e6,
+                        rtol=1e-12)
+    assert "CPU µs/unit includes an AMS workload's share of its queue manager's MSTR administration" in plan_text(r)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.one_of(st.just(0.0), st.floats(1e-3, 400.0)), min_size=6, max_size=6), st.floats(0.05, 3.0))
 def test_vectorized_growth_equals_scalar_plans(rates, growth):

@@ -97,6 +97,12 @@ _WORKLOAD_HEAD = ["workload", "kind", "rate", "CPU µs/unit", "processors", "cop
                   "queueing ms/unit"]
 
 
+# the page says in its header what the text report says under its table: an AMS workload's CPU per
+# unit holds its share of MQ MSTR administration, its processors share does not (counted once)
+_HTML_WORKLOAD_HEAD = ["workload", "kind", "rate", "CPU µs/unit (MSTR share in)", "processors (MSTR apart)",
+                       *_WORKLOAD_HEAD[5:]]
+
+
 def _workload_rows(result: PlanResult) -> list[list[str]]:
     rows = []
     for name, w in result.workloads.items():
@@ -203,6 +209,10 @@ def plan_text(result: PlanResult, source: str = "", rmf_notes=(), bands=None) ->
     out.append("Not from these workloads: processors " + _pct(other["processors"])
                + " (MQ MSTR administration), coprocessors " + _pct(other["coprocessors"])
                + ", accelerators " + _pct(other["accelerators"]) + " (other LPARs)")
+    if any(w.kind == "ams" for w in result.workloads.values()):
+        out.append("CPU µs/unit includes an AMS workload's share of its queue manager's MSTR administration (as the "
+                   "AMS functions' cost per transaction does); the processors column does not: MSTR is counted once, "
+                   "above")
     cpu = result.resources["processors"]
     if cpu.msu is not None:
         out.append(f"Processors at the peak: {float(cpu.busy):.2f} CPs busy = {float(cpu.msu):,.0f} MSU "
@@ -374,7 +384,7 @@ every rate that brings the peak to its target. One card out: the pool with one c
 LPARs' share on the others). Accelerator RMF rows (this LPAR): ME {_pct(acc.rows['ME'])}, CRT {_pct(acc.rows['CRT'])},
 other functions {_pct(acc.rows['other'])}.</p>
 <h2>Workloads</h2>
-{_html_table(_WORKLOAD_HEAD, _workload_rows(result), text_columns=2)}
+{_html_table(_HTML_WORKLOAD_HEAD, _workload_rows(result), text_columns=2)}
 <div class=charts><img src="utilization.png" alt="stacked utilization by workload at each resource's peak">
 <img src="growth.png" alt="utilization over the months ahead, with the target line, horizon and order dates"></div>
 <p class=s style="font-size:8.5pt;color:#555">Utilization is RMF's: requests x EXEC TIME per card (summary row),

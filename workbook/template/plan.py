@@ -290,7 +290,7 @@ RESOURCES_SHOWN = (("resource", "resource"), ("installed", "installed"), ("utili
                    ("status", "status"))
 #: The workloads table as the sheet shows it.
 WORKLOADS_SHOWN = (("name", "workload"), ("kind", "kind"), ("rate", "rate"), ("unit", "unit"),
-                   ("peak_rate", "peak rate"), ("cpu_us", "CPU µs per unit"), ("processors", "processors"),
+                   ("peak_rate", "peak rate"), ("cpu_us", "CPU µs per unit (MSTR share in)"), ("processors", "processors"),
                    ("coprocessors", "coprocessors"), ("accelerators", "accelerators"),
                    ("queueing_ms", "queueing ms per unit"), ("meaning", "the rate in words"))
 _DATA = 25                     # column Y: the charts' data, right of the print area
