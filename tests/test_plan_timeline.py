@@ -205,3 +205,50 @@ def test_need_months_substituted_back_is_where_the_count_stops_being_enough(seed
         assert got == pytest.approx(cap, rel=1e-7), (j, why[j])
         before = load_at(np.full(s, max(when[j] - 0.01, 0.0)))[j] + fixed[j]
         assert before < cap + 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1900, 2998), st.integers(1, 12), st.floats(0.0, 600.0))
+def test_a_month_after_the_start_is_the_calendar_month_that_holds_it(year, month, months):
+    """Issue 63, finding 6: orders came out as "month 6.4", never as a calendar month.  month_date
+    substituted back: the calendar month it names is floor(months) whole months after the start,
+    counted as year * 12 + month, independently of its own arithmetic."""
+    from cryptoplan.model.zos.plan.calendar import month_date
+    got = month_date(f"{year:04d}-{month:02d}", months)
+    y, m = (int(x) for x in got.split("-"))
+    assert (y * 12 + m - 1) - (year * 12 + month - 1) == int(np.floor(months)) and 1 <= m <= 12
+
+
+def test_a_start_month_puts_every_order_on_the_calendar():
+    """Issue 63, finding 6: ``[system] start = "2027-01"`` from TOML, the System block (a typed
+    2027-01 a spreadsheet made a date included) and Python alike: the timeline's texts, JSON and the
+    scenario line give each month as a calendar month too; a bad start is named."""
+    import datetime
+    from cryptoplan.model.zos.plan import plan_from_dict
+    from cryptoplan.model.zos.plan.files import system_from_rows
+    from cryptoplan.model.zos.plan.tables import scenario_lines
+    from cryptoplan.model.zos.plan.inputs import PlanError
+    sysd = {"processors": 4, "coprocessors": 3, "accelerators": 2, "lead_time_months": 6, "horizon_months": 36,
+            "start": "2027-01"}
+    ws = [{"name": "pay", "kind": "ams", "rate": 400, "growth_per_year": 0.5, "policy": "privacy", "message_kb": 2}]
+    s, wls = plan_from_dict({"system": sysd, "workload": ws})
+    r = plan(s, wls)
+    later = [p for p in r.timeline if not p.order_now]
+    assert later, r.timeline
+    p = later[0]
+    y, m = divmod(2027 * 12 + int(np.floor(p.order_by_month)), 12)
+    assert f"order by month {p.order_by_month:.1f} ({y:04d}-{m + 1:02d})" in p.text(s.start)
+    d = r.to_dict()["timeline"][r.timeline.index(p)]
+    assert d["order_by_date"] == f"{y:04d}-{m + 1:02d}" and d["install_by_date"] >= d["order_by_date"]
+    assert "(month 0: 2027-01)" in scenario_lines(r)[0]
+    rows = [["processors", 4], ["coprocessors", 3], ["accelerators", 2], ["lead_time_months", 6],
+            ["horizon_months", 36]]
+    for given_start in ("2027-01", datetime.datetime(2027, 1, 1), datetime.date(2027, 1, 15)):
+        assert system_from_rows(rows + [["start", given_start]]) == s
+    assert System(processors=4, coprocessors=3, accelerators=2, lead_time_months=6, horizon_months=36,
+                  start="2027-01") == s
+    assert "order_by_date" not in plan(System(processors=4, coprocessors=2, accelerators=1), [wls[0]]).to_dict(
+    )["timeline"][0]
+    for bad in ("2027-13", "Jan 2027", "2027-1", 202701):
+        with pytest.raises(PlanError, match=r"start must be a calendar month as \"YYYY-MM\".*got " + repr(bad)[:5]):
+            System(processors=4, coprocessors=2, accelerators=1, start=bad)

@@ -127,7 +127,7 @@ def timeline_lines(result: PlanResult) -> list[str]:
     """The purchase timeline as sentences, earliest order first."""
     if not result.timeline:
         return [f"nothing to add within the {result.system.horizon_months:g}-month horizon"]
-    return [p.text() for p in result.timeline]
+    return [p.text(result.system.start) for p in result.timeline]
 
 
 def verdict_lines(result: PlanResult) -> list[str]:
@@ -351,7 +351,7 @@ def _plan_html(result: PlanResult, source: str, rmf_notes=(), bands=None) -> str
         bad = _bad(line)
         status.append(f"<p class=s><span class={'bad' if bad else 'ok'}>{'&#9888;' if bad else '&#10003;'}</span> "
                       f"{html.escape(line)}</p>")
-    lines = [html.escape(p.text()) for p in result.timeline or ()]
+    lines = [html.escape(p.text(result.system.start)) for p in result.timeline or ()]
     if bands is not None:
         lines = [f"{line}<br><small>{html.escape(_timeline_band(t, bands.level).strip())}</small>"
                  for line, t in zip(lines, bands.timeline)]

@@ -58,6 +58,8 @@ _PLAN_SYSTEM = (
     ("lead_time_months", 6, "Months from ordering a card (or processor capacity) to having it installed."),
     ("msu_per_processor", None, "Optional: MSU of one processor at full use; the processors' demand is also "
                                 "given in MSU."),
+    ("start", None, "Optional: the calendar month of month 0, as YYYY-MM (e.g. 2027-01): each order and "
+                    "install month is also given as a calendar month."),
 )
 #: The System block's first row; its rows by key.
 _PLAN_SYSTEM_FIRST = 5
@@ -142,6 +144,7 @@ def _system_block(b: Builder, ws):
     row = SYSTEM_ROW
     for key in ("max_utilization", "other_coprocessor_util", "other_accelerator_util", "failover_max_utilization"):
         ws.cell(row[key], 2).number_format = "0%"
+    ws.cell(row["start"], 2).number_format = "@"      # text: a typed 2027-01 stays a month, not a date
     gen = DataValidation(type="list", formula1='"' + ",".join(CARD_GENERATIONS) + '"', allow_blank=False)
     fail = DataValidation(type="list", formula1='"' + ",".join(FAILOVER_MODES) + '"', allow_blank=False)
     checks = [(gen, "card_generation", "CEX6S, CEX7S or CEX8S"),

@@ -256,7 +256,7 @@ class PlanResult:
                 "bottleneck": np.asarray(self.bottleneck).tolist(),
                 "binds_first": np.asarray(self.binds_first).tolist(),
                 "resources": res, "workloads": wl,
-                "timeline": None if self.timeline is None else [p.to_dict() for p in self.timeline],
+                "timeline": None if self.timeline is None else [p.to_dict(self.system.start) for p in self.timeline],
                 "warnings": list(self.warnings)}
 
 

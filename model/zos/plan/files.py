@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from ..._text import value_text
 from ...lazy import lazy_module
+from .calendar import calendar_start
 from .daily import DailyProfile, Window
 from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, PlanError, System, Workload)
 from .profiles import workload_profile
@@ -337,6 +338,15 @@ def system_from_rows(rows, where: str = "the system block", first_row: int = 1) 
     """A System from rows of (key, value): keys as :class:`System` names them; empty rows skipped
     (read as a TOML ``[system]`` table is, :func:`system_from_mapping`)."""
     d = {}
+    # a spreadsheet makes a typed start month (2027-01) a date: it is the month that counts
+    if not isinstance(rows, (str, bytes)):
+        try:
+            rows = [list(x) for x in rows]
+        except TypeError:
+            pass                                  # not a table: _table_rows names it
+        else:
+            rows = [[r[0], calendar_start(r[1], where)] if len(r) == 2 and _cell(r[0]) == "start"
+                    and isinstance(r[1], datetime.date) else r for r in rows]
     for i, row in enumerate(_table_rows(rows, where, first_row), first_row):
         if all(_blank(v) for v in row):
             continue

@@ -18,6 +18,7 @@ from ...domains import (FAILOVER_MAX_UTILIZATION, GROWTH_PER_YEAR, HORIZON_MONTH
                         SITE_FAILOVER_FACTOR, WORKLOAD_RATE, Domain)
 from ...params import normalize_choice
 from .daily import DailyProfile, Window
+from .calendar import calendar_start
 from .errors import PlanError
 from .naming import MAX_NAME, name_text
 
@@ -157,6 +158,9 @@ class System:
     msu_per_processor : float, optional
         MSU of one processor at full use (the machine's rating over its processors): the
         processors' demand is also given in MSU.
+    start : str, optional
+        The calendar month that is the plan's month 0, ``"YYYY-MM"``: every month the plan prints
+        is then also given as a calendar month (:mod:`.calendar`).
     """
 
     processors: int
@@ -177,6 +181,7 @@ class System:
     site_failover_factor: float = 1.0
     lead_time_months: float = 6.0
     msu_per_processor: float | None = None
+    start: str | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -220,6 +225,7 @@ class System:
         if self.msu_per_processor is not None:
             set_(self, "msu_per_processor", checked(MSU_PER_PROCESSOR, self.msu_per_processor, None,
                                                     "msu_per_processor"))
+        set_(self, "start", calendar_start(self.start))
 
     def installed(self, pool: str) -> int:
         """Servers of a pool: ``"processors"``, ``"coprocessors"`` or ``"accelerators"``."""

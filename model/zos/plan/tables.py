@@ -201,7 +201,7 @@ def plan_timeline(workloads, system, growth=1.0, months=0.0, profiles=None) -> l
     whether the order date has passed, why, and the sentence ``cryptoplan plan`` prints.  No row:
     nothing to add within the horizon."""
     _, r = _one(workloads, system, profiles, growth, months, "PLAN_TIMELINE")
-    return [{**p.to_dict(), "text": p.text()} for p in r.timeline or ()]
+    return [{**p.to_dict(), "text": p.text(r.system.start)} for p in r.timeline or ()]
 
 
 def _not_peak_day(result) -> str:
@@ -223,7 +223,8 @@ def scenario_lines(result) -> list:
     site = [name for name, w in result.workloads.items() if w.site_failover]
     fail = ("one card failed: each card pool within "
             f"{s.failover_max_utilization:.0%} with one card out" if s.failover == "one_card" else "none")
-    return [f"Scenario: growth x{float(result.growth):g} on every rate, {float(result.months):g} months ahead; "
+    cal = "" if s.start is None else f" (month 0: {s.start})"
+    return [f"Scenario: growth x{float(result.growth):g} on every rate, {float(result.months):g} months ahead{cal}; "
             f"{day}; busiest day x{s.peak_day_factor:g} the average day{_not_peak_day(result)}",
             f"Failover: {fail}; site failover x{s.site_failover_factor:g}"
             + (f" on {', '.join(site)}" if site else " (no workload marked)")

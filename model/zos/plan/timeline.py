@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tls import channel_start_rate
+from .calendar import month_date
 from .crossing import months_to_reach
 from .inputs import CARD_POOLS, INSTALLABLE, POOLS
 
@@ -64,19 +65,28 @@ class Purchase:
     reason: str
     limits: tuple = ()
 
-    def to_dict(self) -> dict:
-        """JSON-ready (the keys of ``cryptoplan plan --json``'s ``timeline``)."""
-        return {"resource": self.resource, "add": self.add, "after": self.after,
-                "install_by_month": round(self.install_by_month, 3), "order_by_month": round(self.order_by_month, 3),
-                "order_now": self.order_now, "late_by_months": round(self.late_by_months, 3), "reason": self.reason,
-                "limits": list(self.limits)}
+    def to_dict(self, start: str | None = None) -> dict:
+        """JSON-ready (the keys of ``cryptoplan plan --json``'s ``timeline``); with the plan's
+        ``start`` month (``"YYYY-MM"``), the order-by and install-by months as calendar months too."""
+        out = {"resource": self.resource, "add": self.add, "after": self.after,
+               "install_by_month": round(self.install_by_month, 3), "order_by_month": round(self.order_by_month, 3),
+               "order_now": self.order_now, "late_by_months": round(self.late_by_months, 3), "reason": self.reason,
+               "limits": list(self.limits)}
+        if start is not None:
+            out["order_by_date"] = month_date(start, self.order_by_month)
+            out["install_by_date"] = month_date(start, self.install_by_month)
+        return out
 
-    def text(self) -> str:
-        """"order 1 coprocessor by month 24.0, installed by month 30.0 (target)"."""
+    def text(self, start: str | None = None) -> str:
+        """"order by month 24.0 1 coprocessor (3 in all), installed by month 30.0: target"; with the
+        plan's ``start`` month each month also as the calendar month holding it ("month 24.0,
+        2029-01")."""
+        def when(m):
+            return f"month {m:.1f}" + (f" ({month_date(start, m)})" if start is not None else "")
         what = f"{self.add} {_ONE[self.resource]}{'s' if self.add != 1 else ''}"
-        order = "order now" if self.order_now else f"order by month {self.order_by_month:.1f}"
+        order = "order now" if self.order_now else f"order by {when(self.order_by_month)}"
         late = f", {self.late_by_months:.1f} months late even so" if self.late_by_months > 0 else ""
-        need = "needed now" if self.install_by_month == 0 else f"installed by month {self.install_by_month:.1f}"
+        need = "needed now" if self.install_by_month == 0 else f"installed by {when(self.install_by_month)}"
         return f"{order} {what} ({self.after} in all), {need}{late}: {self.reason}"
 
 
