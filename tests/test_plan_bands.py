@@ -286,3 +286,26 @@ def test_bands_text_says_now_and_none_left_once(tmp_path, monkeypatch):
     assert "0.0 to 0.0" not in res.output and "(none left to none left)" not in res.output
     assert "90%: needed now in every draw; order now in 100% of draws" in res.output
     assert re.search(r"Accelerators \(CEXnA\).* none left ", res.output)
+
+
+def test_every_surface_with_a_band_says_what_it_holds_and_how_well_bands_covered(readme_plan, tmp_path):
+    """Issue 63, finding 5: the bands leave out the forecast (growth is the planner's input) and
+    docs/calibration.md says the AMS bands covered the truth 64% / 77% of the time where they print
+    90%; the page said neither.  One sentence (bands.what_bands_hold) on the command line, the page
+    and the Plan sheet; its numbers are docs/calibration.md's (measured by tests/test_bands_coverage.py)."""
+    from cryptoplan.model.zos.plan.bands import MEASURED_COVERAGE, what_bands_hold
+    from cryptoplan.workbook.template.output import build_workbook
+    said = what_bands_hold()
+    assert "the rates and their growth are taken as given" in said
+    res = CliRunner().invoke(main, ["plan", readme_plan, "--bands", "--draws", "100"])
+    assert res.exit_code == 0 and said in res.output
+    assert CliRunner().invoke(main, ["plan", readme_plan, "--bands", "--draws", "100", "--report", "rep"]).exit_code == 0
+    page = " ".join(Path("rep/plan.html").read_text(encoding="utf-8").split())
+    assert said.replace("'", "&#x27;") in page
+    wb, _ = build_workbook()
+    assert said in [c.value for row in wb["Plan"].iter_rows(max_col=1) for c in row]
+    docs = " ".join((README.parent / "docs" / "calibration.md").read_text(encoding="utf-8").split())
+    c = MEASURED_COVERAGE
+    assert (f"and {100 * c['channel CPU']:.1f}% for the TLS block's recentred refits" in docs
+            and f"covered the truth {100 * c['AMS accelerators']:.0f}% of the time, the coprocessors' "
+                f"{100 * c['AMS coprocessors']:.0f}%" in docs)

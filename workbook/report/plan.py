@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from cryptoplan.model.zos.plan import MAX_MONTHS, POOLS, PlanResult, plan
+from cryptoplan.model.zos.plan.bands import what_bands_hold
 from cryptoplan.model.zos.plan.evaluate import count_text, plan_with_loads
 from cryptoplan.model.zos.plan.tables import params_in_force, scenario_lines
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_files
@@ -166,7 +167,7 @@ def band_lines(bands) -> list[str]:
                      "-" if b.failover is None else _in_band(b.failover["required"], str)])
     return [f"How sure: each answer and its {lvl} band, over {bands.draws:,} draws of the model's parameters "
             "(the parameter file's covariance and bootstrap refits); P(over): the share of draws in which the "
-            "installed servers are overloaded", *_table(_BAND_HEAD, rows)]
+            "installed servers are overloaded", f"  {what_bands_hold()}", *_table(_BAND_HEAD, rows)]
 
 
 def _timeline_band(t, level) -> str:
@@ -302,7 +303,7 @@ ul{margin:.2em 0;padding-left:1.2em}li{margin:.1em 0}.scn{background:#f4f4fa;pad
 @page{size:A4 landscape;margin:9mm}
 @media print{body{margin:0;max-width:none;font-size:8.5pt}h1{font-size:13pt}h2{font-size:10pt;margin:.5em 0 .2em;
 page-break-after:avoid}table{font-size:7.5pt}th,td{padding:0 4px}.charts{page-break-inside:avoid;
-justify-content:center}.charts img{width:auto;max-width:49.5%;max-height:52mm}p.s{margin:.1em 0}}"""
+justify-content:center}.charts img{width:auto;max-width:49.5%;max-height:47mm}p.s{margin:.1em 0}}"""
 
 
 def _html_table(head, rows, text_columns=1) -> str:
@@ -340,9 +341,9 @@ def _resources_html(result: PlanResult, bands) -> str:
     head, rows = _banded_rows(result, bands)
     lvl = f"{100 * bands.level:.0f}%"
     return (_html_table(head, rows)
-            + f"<p class=s>In brackets: the {lvl} band over {bands.draws:,} draws of the model's parameters (the "
-              "parameter file's covariance or bootstrap refits). P(over): the share of draws in which the installed "
-              "servers are overloaded, at the peak now and at the horizon.</p>")
+            + f"<p class=s>In brackets: the {lvl} band over {bands.draws:,} draws. P(over): the share of draws in "
+              f"which the installed servers are overloaded, at the peak now and at the horizon. "
+              f"{html.escape(what_bands_hold())}</p>")
 
 
 def _plan_html(result: PlanResult, source: str, rmf_notes=(), bands=None) -> str:

@@ -25,6 +25,7 @@ from cryptoplan.model.params import KEY_TYPES, MODES, POLICIES
 from cryptoplan.model.zos.ams import CARD_GENERATIONS
 from cryptoplan.model.zos.plan import (KINDS, RATE_UNITS, RESOURCE_COLUMNS, TEXT_COLUMNS, TIMELINE_COLUMNS,
                                        WORKLOAD_COLUMNS)
+from cryptoplan.model.zos.plan.bands import what_bands_hold
 from cryptoplan.model.zos.plan.inputs import FAILOVER_MODES
 from ._builder import (F_MS, F_PCT, F_RATIO, F_US, HEADER_FILL, HEADER_FONT, NOTE_FONT, SERIES_FONT, WRAP_TOP, Builder,
                        Cell, Expr, Name, header_row, heading, print_setup, scatter_chart, set_widths, titled_sheet)
@@ -394,6 +395,11 @@ def _band_table(b: Builder, ws):
     b.native(ws, f"A{top - 1}", f"=IF(ISBLANK({level}),{hint},IF({ok},{shown},{bad}))")
     labels = ["resource"] + [f"{label}, {end}" for *_, label in BANDS_SHOWN for end in ("low", "high")]
     _table_head(ws, top, labels, anchor_kept=False)
+    # what a band holds and how well bands covered, wrapped over the tables' width
+    note = ws.cell(top + 4, 1, what_bands_hold())
+    note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells(start_row=top + 4, start_column=1, end_row=top + 4, end_column=len(RESOURCES_SHOWN))
+    ws.row_dimensions[top + 4].height = 30
     lo, hi = f"(1-{level})/2", f"(1+{level})/2"
     for i in range(3):
         r, src = top + 1 + i, RESOURCES_TOP + 1 + i

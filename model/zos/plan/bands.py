@@ -35,7 +35,28 @@ from .evaluate import PlanResult, count_text, plan, plan_with_loads
 from .inputs import ARGUMENT, POOLS, PlanError, checked
 from .timeline import need_months
 
-__all__ = ["Band", "PoolBands", "PlanBands", "plan_bands", "band", "quantile_keys"]
+__all__ = ["Band", "PoolBands", "PlanBands", "plan_bands", "band", "quantile_keys", "BANDS_HOLD", "MEASURED_COVERAGE",
+           "what_bands_hold"]
+
+#: What a band holds, and what it does not (issue 63, finding 5): the model's parameters only.
+BANDS_HOLD = ("the model's parameters only (the parameter file's covariance or bootstrap refits); the rates "
+              "and their growth are taken as given")
+
+#: How often 90% bands covered the truth on synthetic refits (figures made from known parameters
+#: with their stated noise, refitted): tests/test_bands_coverage.py, the TLS block's 200 refits (its
+#: test asserts 85-95%), the AMS block's 100 (run as a script; not asserted: they under-cover).
+#: docs/calibration.md quotes the same numbers (tests/test_plan_bands.py holds the two together).
+MEASURED_COVERAGE = {"channel CPU": 0.885, "AMS accelerators": 0.64, "AMS coprocessors": 0.77,
+                     "AMS processors": 0.86}
+
+
+def what_bands_hold() -> str:
+    """One sentence for every surface that prints a band: what it holds and how well such bands covered."""
+    c = MEASURED_COVERAGE
+    return (f"Bands hold {BANDS_HOLD}. On synthetic refits 90% bands covered the truth "
+            f"{100 * c['channel CPU']:.1f}% of the time for channel CPU, but {100 * c['AMS accelerators']:.0f}% "
+            f"(accelerators) and {100 * c['AMS coprocessors']:.0f}% (coprocessors) for AMS work: read those as "
+            "too narrow.")
 
 
 def quantile_keys(level: float) -> tuple[str, str]:
