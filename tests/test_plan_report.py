@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from cryptoplan.model.zos.plan import plan, read_plan
+from cryptoplan.model.zos.plan import POOLS, System, Workload, plan, read_plan
 from cryptoplan.cli import main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -211,3 +211,30 @@ def test_each_workloads_profile_is_built_once_for_reading_planning_and_the_repor
         plan(system, workloads)
         plan(system, workloads, months=3.0)
     assert built == Counter({n: 2 for n in names}), built
+
+
+def test_orders_of_one_month_are_one_marker_with_a_line_each(tmp_path, monkeypatch):
+    """Issue 63, finding 7: three month-0 orders drew one triangle and overprinted their labels
+    ("ordrder 1").  Orders closer than a label is wide are one marker and one label, a line per
+    order naming its pool."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    from cryptoplan.workbook.report import charts
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+    s = System(processors=4, coprocessors=2, accelerators=1, lead_time_months=6)
+    r = plan(s, [Workload("pay", "ams", 900, 0.4, {"policy": "privacy", "message_kb": 2})])
+    assert sum(p.order_now for p in r.timeline) >= 2
+    seen = {}
+    real = plt.Axes.annotate
+
+    def spy(self, text, *a, **k):
+        seen.setdefault(self, []).append(text)
+        return real(self, text, *a, **k)
+    monkeypatch.setattr(plt.Axes, "annotate", spy)
+    months = np.linspace(0.0, 24.0, 25)
+    curves = {p: np.full(months.size, 50.0) for p in POOLS}
+    charts.growth_chart(r, {p: p for p in POOLS}, months, curves, tmp_path / "g.png", orders=r.timeline)
+    labels = [t for texts in seen.values() for t in texts if t.startswith("order")]
+    now = [p for p in r.timeline if p.order_by_month == 0.0]
+    assert labels[0] == "\n".join(f"order {p.add} {charts._SHORT[p.resource]}" for p in now), labels

@@ -190,6 +190,9 @@ def utilization_chart(result, labels: dict, path) -> None:
     fig.savefig(path, dpi=110, format="png")
 
 
+_SHORT = {"processors": "CP", "coprocessors": "CEXnC", "accelerators": "CEXnA"}
+
+
 def growth_chart(result, labels: dict, months, curves: dict, path, orders=(), bands=None, level=None) -> None:
     """Each pool's utilization at its peak as the workloads grow, with the month it reaches its
     target, the horizon and the purchase timeline's order dates (PNG).
@@ -224,14 +227,23 @@ def growth_chart(result, labels: dict, months, curves: dict, path, orders=(), ba
     ax.axvline(h, color="0.3", ls="-.", lw=1.5)
     top = max(105.0, ax.get_ylim()[1])
     ax.text(h, top * 0.97, f" horizon {h:g} months", va="top", fontsize=8, color="0.2")
-    ordered = False
-    for o in orders:
-        if o.order_by_month <= end:
-            ax.plot([o.order_by_month], [0], marker="^", ms=10, color=colour.get(o.resource, "black"),
-                    clip_on=False, zorder=5, label=None if ordered else "order by (timeline)")
-            ax.annotate(f"order {o.add}", (o.order_by_month, 0), textcoords="offset points", xytext=(3, 8),
-                        fontsize=7, color=colour.get(o.resource, "black"))
-            ordered = True
+    # orders whose months are closer than their labels are wide are one marker with one label, a
+    # line per order (three month-0 orders drew one triangle and overprinted "ordrder 1")
+    shown = sorted((o for o in orders if o.order_by_month <= end), key=lambda o: o.order_by_month)
+    groups: list[list] = []
+    for o in shown:
+        if groups and o.order_by_month - groups[-1][0].order_by_month <= 0.06 * end:
+            groups[-1].append(o)
+        else:
+            groups.append([o])
+    for i, group in enumerate(groups):
+        kinds = {o.resource for o in group}
+        c = colour.get(group[0].resource, "black") if len(kinds) == 1 else "black"
+        ax.plot([group[0].order_by_month], [0], marker="^", ms=10, color=c, clip_on=False, zorder=5,
+                label=None if i else "order by (timeline)")
+        text = "\n".join(f"order {o.add} {_SHORT[o.resource]}" for o in group)
+        ax.annotate(text, (group[0].order_by_month, 0), textcoords="offset points", xytext=(3, 8),
+                    fontsize=7, color=c, va="bottom")
     ax.set_xlabel("months ahead (each workload at its yearly growth)")
     ax.set_ylabel("utilization (%)")
     ax.set_xlim(0, end)
