@@ -550,3 +550,30 @@ def test_pooled_accelerator_wait_matches_a_multiclass_simulation():
     runs = np.array([_ciw_pool_wait(classes, 2, seed) for seed in range(4)])
     mean, se = runs.mean(), runs.std(ddof=1) / math.sqrt(runs.size)
     assert abs(acc.wait_ms - mean) <= 0.05 * mean + 3 * se, f"plan {acc.wait_ms:.4f} ms, simulated {mean:.4f} +- {se:.4f}"
+
+
+def test_ocsp_checking_is_a_plan_workload(tmp_path):
+    """Issue 63, finding 6: OCSP checking existed as a function (ocsp_cpu_us) and a planner computed
+    its load by hand.  kind = "ocsp": new connections/s with the site's CPU per connection without
+    OCSP; the processors carry rate x ocsp_cpu_us(connection_cpu_us) (seed 004's -20%), the cards
+    nothing (the responder validates); TOML, the Workloads table and Python agree."""
+    from cryptoplan.model.zos.plan import plan_from_dict
+    from cryptoplan.model.zos.plan.files import plan_from_tables
+    from cryptoplan.model.zos.tls import ocsp_cpu_us
+    s = System(processors=4, coprocessors=2, accelerators=1, failover="none")
+    w = Workload("tn3270", "ocsp", 200.0, args={"connection_cpu_us": 3000.0})
+    r = plan(s, [w])
+    assert_allclose(r.resources["processors"].utilization, 200.0 * ocsp_cpu_us(3000.0) / 1e6 / 4, rtol=EXACT)
+    assert_allclose(ocsp_cpu_us(3000.0), 2400.0, rtol=1e-12)       # seed 004: total CPU per connection -20%
+    assert r.resources["coprocessors"].by_workload["tn3270"] == 0.0 and r.workloads["tn3270"].unit == "connections/s"
+    assert "checked by an OCSP responder, 3,000 µs of CPU each without it" in r.workloads["tn3270"].meaning
+    ts, tw = plan_from_dict({"system": {"processors": 4, "coprocessors": 2, "accelerators": 1, "failover": "none"},
+                             "workload": [{"name": "tn3270", "kind": "ocsp", "rate": 200, "connection_cpu_us": 3000}]})
+    rows = [["name", "kind", "rate", "connection_cpu_us"], ["tn3270", "ocsp", 200, 3000]]
+    xs, xw = plan_from_tables(rows, [["processors", 4], ["coprocessors", 2], ["accelerators", 1], ["failover", "none"]])
+    for other in (plan(ts, tw), plan(xs, xw)):
+        assert_allclose(other.resources["processors"].utilization, r.resources["processors"].utilization, rtol=EXACT)
+    with pytest.raises(PlanError, match="connection_cpu_us is required for kind ocsp"):
+        Workload("tn3270", "ocsp", 200.0)
+    with pytest.raises(PlanError, match="workload 'tn3270': connection_cpu_us"):
+        plan(s, [Workload("tn3270", "ocsp", 200.0, args={"connection_cpu_us": -1.0})])

@@ -158,7 +158,8 @@ def test_workloads_prints_on_two_readable_pages_in_libreoffice(soffice, lo_profi
                             "peak_day", "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients",
                             "queue_manager", "flow"], heads[0]
     assert heads[1][2:] == ["mode", "cipher", "sslrkeyc", "ends", "resumed_share", "fips", "card_mode",
-                            "sysplex_tickets", "cpu_us", "address_space", "card", "exec_ms", "utilization"], heads[1]
+                            "sysplex_tickets", "cpu_us", "address_space", "card", "exec_ms", "utilization",
+                            "connection_cpu_us"], heads[1]
     # the first page also holds the System block and the Profiles table (24 hourly factors)
     assert "failover_max_utilization" in pages[0] and "23:00" in pages[0] and "online" in pages[0]
     for page in pages:

@@ -70,7 +70,7 @@ SYSTEM_ROW = {key: r for r, (key, _, _) in enumerate(_PLAN_SYSTEM, _PLAN_SYSTEM_
 _PLAN_COLUMNS = ("name", "kind", "rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover",
                  "peak_day", "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients", "queue_manager", "flow",
                  "mode", "cipher", "sslrkeyc", "ends", "resumed_share", "fips", "card_mode", "sysplex_tickets",
-                 "cpu_us", "address_space", "card", "exec_ms", "utilization")
+                 "cpu_us", "address_space", "card", "exec_ms", "utilization", "connection_cpu_us")
 _PLAN_EXAMPLE = (
     {"name": "payments", "kind": "ams", "rate": 150, "growth_per_year": 0.25, "profile": "online",
      "site_failover": True, "policy": "privacy", "key_type": "RSA", "key_size": 2048, "message_kb": 2},
@@ -219,7 +219,7 @@ def _workloads_table(b: Builder, ws) -> tuple:
     start.add(f"{col['start']}{first}:{col['start']}{last}")
     for key, domain in (("rate", D.WORKLOAD_RATE), ("message_kb", D.MESSAGE_KB), ("recipients", D.RECIPIENTS),
                         ("resumed_share", D.RESUMED_SHARE), ("utilization", D.WORKLOAD_UTIL),
-                        ("sslrkeyc", D.SSLRKEYC),
+                        ("sslrkeyc", D.SSLRKEYC), ("connection_cpu_us", D.CONNECTION_CPU_US),
                         ("duration_minutes", D.DURATION_MINUTES.narrowed(1.0, lo_open=False))):
         kind, op, f1, f2 = excel_validation(domain)
         dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2, allow_blank=True)

@@ -785,6 +785,9 @@ def rate_meaning(w: Workload, p, rate) -> str:
         return f"{n(r)} TLS handshakes/s, {share:.0%} of them resumed{when}"
     if w.kind == "channel_starts":
         return f"{n(r)} MQ channel starts/s{when}"
+    if w.kind == "ocsp":
+        return (f"{n(r)} new TLS connections/s checked by an OCSP responder, {float(w.arg('connection_cpu_us')):,.6g} "
+                f"µs of CPU each without it{when}")
     if p.util_form:
         return f"a measured utilization of {float(w.args['utilization']):.1%} of each {w.arg('card')} server{when}"
     return f"{n(r)} {p.unit or RATE_UNITS[w.kind]} measured{when}"

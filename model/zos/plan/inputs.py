@@ -26,7 +26,7 @@ __all__ = ["System", "Workload", "PlanError", "KINDS", "POOLS", "CARD_POOLS", "M
            "RATE_UNITS", "SYSTEM_KEYS", "SYSTEM_REQUIRED", "WORKLOAD_KEYS", "ARGUMENT", "checked", "choice",
            "FAILOVER_MODES", "INSTALLABLE", "MAX_NAME", "name_text"]
 
-KINDS = ("ams", "channel", "handshakes", "channel_starts", "measured")
+KINDS = ("ams", "channel", "handshakes", "channel_starts", "measured", "ocsp")
 
 
 POOLS = ("processors", "coprocessors", "accelerators")
@@ -60,12 +60,13 @@ KIND_ARGUMENTS: dict[str, dict[str, Any]] = {
                    "sysplex_tickets": False, "cpu_us": None, "address_space": "TCPIP"},
     "channel_starts": {"cipher": None, "mode": "SSLCIPH"},
     "measured": {"card": None, "exec_ms": None, "utilization": None, "cpu_us": None},
+    "ocsp": {"connection_cpu_us": None},
 }
 
 
 # What the rate counts, per kind (the unit of every "per unit" answer).
 RATE_UNITS = {"ams": "transactions/s", "channel": "transactions/s", "handshakes": "handshakes/s",
-              "channel_starts": "starts/s", "measured": "units/s"}
+              "channel_starts": "starts/s", "measured": "units/s", "ocsp": "connections/s"}
 
 
 _DERIVED = {"key_exchange": "it follows from cipher", "certificate": "it follows from cipher",

@@ -19,7 +19,7 @@ from ...domains import RESUMED_SHARE, WORKLOAD_UTIL, Domain
 from ...figures import figure, table_in_force
 from ...params import CIPHERS, binding, normalize_choice, normalize_cipher, normalize_mode
 from ...remember import Remembered
-from ..tls import channel_start_card_ms, channel_start_cost_us, handshake_cpu_factor, tls_cost_us
+from ..tls import channel_start_card_ms, channel_start_cost_us, handshake_cpu_factor, ocsp_cpu_us, tls_cost_us
 from .inputs import CARD_POOLS, KIND_ARGUMENTS, PlanError, System, Workload, checked, choice
 
 __all__ = ["Profile", "PROFILES", "END_SHARE", "handshake_baseline_cpu_us", "workload_profile"]
@@ -218,8 +218,20 @@ def _measured_profile(w: Workload, system: System) -> Profile:
     return Profile(cpu_us=cpu, classes=classes, busy=busy, unit=f"{card[:-1]} requests/s")
 
 
+def _ocsp_profile(w: Workload, system: System) -> Profile:
+    """New TLS connections checked by an OCSP responder: the site's CPU per connection without OCSP
+    (``connection_cpu_us``, SSL server and TCPIP together) times seed 004's total change with it
+    (:func:`~cryptoplan.model.zos.tls.ocsp_cpu_us`: the validation moves to the responder, on
+    another system, so the cards see nothing of it)."""
+    try:
+        cpu = _value(ocsp_cpu_us(w.arg("connection_cpu_us"), "total"))
+    except (ValueError, TypeError) as e:
+        raise PlanError(f"workload {w.name!r}: {e}") from None
+    return Profile(cpu_us={"connection": cpu}, classes=_no_cards(), busy={p: 0.0 for p in CARD_POOLS})
+
+
 PROFILES = {"ams": _ams_profile, "channel": _channel_profile, "handshakes": _handshake_profile,
-             "channel_starts": _start_profile, "measured": _measured_profile}
+             "channel_starts": _start_profile, "measured": _measured_profile, "ocsp": _ocsp_profile}
 
 
 #: The profiles built for the last workloads, systems, parameters and figures met: a plan's
