@@ -9,6 +9,7 @@ limit 0.05 months before, and fail one of them 0.05 months after), over random p
 from __future__ import annotations
 
 import numpy as np
+from numpy.testing import assert_allclose
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -252,3 +253,45 @@ def test_a_start_month_puts_every_order_on_the_calendar():
     for bad in ("2027-13", "Jan 2027", "2027-1", 202701):
         with pytest.raises(PlanError, match=r"start must be a calendar month as \"YYYY-MM\".*got " + repr(bad)[:5]):
             System(processors=4, coprocessors=2, accelerators=1, start=bad)
+
+
+def test_servers_already_ordered_come_first_and_say_when_they_arrive_against_when_they_are_needed():
+    """Issue 63, finding 6: a planner could not say a card is already on order.  [[order]] (resource,
+    count, arrives: months from the scenario, or a calendar month with the system's start) takes
+    the counts after the installed ones: the timeline says when it arrives against when the count
+    before it stops being enough (substituted back: the plan at that month breaks a limit with that
+    count, not just before), and proposes only what is still missing."""
+    from cryptoplan.model.zos.plan import plan_from_dict
+    from cryptoplan.model.zos.plan.inputs import PlanError
+    sysd = {"processors": 4, "coprocessors": 3, "accelerators": 2, "lead_time_months": 6, "horizon_months": 36,
+            "start": "2027-01"}
+    ws = [{"name": "pay", "kind": "ams", "rate": 400, "growth_per_year": 0.5, "policy": "privacy", "message_kb": 2}]
+    base = plan(*plan_from_dict({"system": sysd, "workload": ws}))
+    proposed = [p for p in base.timeline if p.resource == "accelerators"]
+    assert [p.after for p in proposed] == [3, 4]                   # without orders: the 3rd and the 4th
+    s, wls = plan_from_dict({"system": sysd, "workload": ws,
+                             "order": [{"resource": "accelerator", "count": 1, "arrives": "2027-12"}]})
+    assert s.orders[0].month == 11.0 and s.orders[0].resource == "accelerators"
+    r = plan(s, wls)
+    acc = [p for p in r.timeline if p.resource == "accelerators"]
+    first = acc[0]
+    assert first.on_order and first.after == 3 and first.install_by_month == 11.0
+    assert_allclose(first.needed_by_month, proposed[0].install_by_month, rtol=1e-12)   # the 3rd's need month
+    assert_allclose(first.late_by_months, max(11.0 - first.needed_by_month, 0.0), rtol=1e-12, atol=1e-12)
+    t = first.needed_by_month
+    assert _meets(s, wls, "accelerators", 2, t - 0.05) and not _meets(s, wls, "accelerators", 2, t + 0.05)
+    assert first.text(s.start).startswith("on order 1 accelerator (3 in all), arriving month 11.0 (2027-12), needed by")
+    assert [p.after for p in acc[1:]] == [4] and not acc[1].on_order                 # only the 4th proposed
+    assert_allclose(acc[1].install_by_month, proposed[1].install_by_month, rtol=1e-12)
+    d = r.to_dict()
+    assert d["timeline"][0]["on_order"] is True and d["system"]["orders"] == [
+        {"resource": "accelerators", "count": 1, "month": 11.0}]
+    with pytest.raises(PlanError, match=r"order 1: arrives '2027-12' is a calendar month, which needs the system's start"):
+        plan_from_dict({"system": {k: v for k, v in sysd.items() if k != "start"}, "workload": ws,
+                        "order": [{"resource": "accelerators", "count": 1, "arrives": "2027-12"}]})
+    with pytest.raises(PlanError, match=r"order 1: order of accelerators: count must be a whole number"):
+        plan_from_dict({"system": sysd, "workload": ws, "order": [{"resource": "accelerators", "count": 0.5,
+                                                                   "arrives": 3}]})
+    with pytest.raises(PlanError, match=r"order 1: unknown key 'when'"):
+        plan_from_dict({"system": sysd, "workload": ws, "order": [{"resource": "accelerators", "count": 1,
+                                                                   "arrives": 3, "when": 2}]})

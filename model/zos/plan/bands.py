@@ -304,7 +304,9 @@ def plan_bands(system, workloads, draws: dict, level: float = 0.9, growth: float
     for i, p in enumerate(point.timeline):
         when = x[("timeline", i, "install")]
         order = np.maximum(when - system.lead_time_months, 0.0)
-        timeline.append({"purchase": p, "install_by_month": band(p.install_by_month, when, level),
+        # (servers on order: the band is of the month they are needed by; they arrive when they arrive)
+        needed = p.needed_by_month if p.on_order else p.install_by_month
+        timeline.append({"purchase": p, "install_by_month": band(needed, when, level),
                          "order_by_month": band(p.order_by_month, order, level),
                          "p_order_now": float(np.mean(when - system.lead_time_months <= 0.0))})
     return PlanBands(result=point, level=level, draws=n, resources=resources, workloads=wl, timeline=timeline)

@@ -18,7 +18,7 @@ import re
 
 from .errors import PlanError
 
-__all__ = ["calendar_start", "month_date"]
+__all__ = ["calendar_start", "month_date", "months_between"]
 
 _START = re.compile(r"^(\d{4})-(\d{2})$")
 
@@ -60,3 +60,14 @@ def month_date(start: str, months: float) -> str:
     year, month = (int(x) for x in start.split("-"))
     k = (month - 1) + math.floor(months)
     return f"{year + k // 12:04d}-{k % 12 + 1:02d}"
+
+
+def months_between(start: str, month: str) -> int:
+    """Whole months from the beginning of ``start`` to the beginning of ``month`` (both
+    ``"YYYY-MM"``): the plan's month at which ``month`` begins.
+
+    >>> months_between("2027-01", "2027-07"), months_between("2027-11", "2027-01")
+    (6, -10)
+    """
+    (y0, m0), (y1, m1) = ((int(x) for x in t.split("-")) for t in (start, month))
+    return (y1 * 12 + m1) - (y0 * 12 + m0)

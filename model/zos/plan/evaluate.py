@@ -251,7 +251,9 @@ class PlanResult:
                         "card_ms": {k: _num(v) for k, v in w.card_ms.items()},
                         "queueing_ms": _num(w.queueing_ms), "processors_busy": _num(w.processors_busy),
                         "site_failover": w.site_failover, "peak_day": w.peak_day}
-        return {"system": {k: getattr(self.system, k) for k in self.system.__dataclass_fields__},
+        system = {k: getattr(self.system, k) for k in self.system.__dataclass_fields__}
+        system["orders"] = [{"resource": o.resource, "count": o.count, "month": o.month} for o in self.system.orders]
+        return {"system": system,
                 "scenario": self.scenario(), "growth": _num(self.growth), "months": _num(self.months),
                 "bottleneck": np.asarray(self.bottleneck).tolist(),
                 "binds_first": np.asarray(self.binds_first).tolist(),

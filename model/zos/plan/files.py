@@ -10,6 +10,7 @@ key and what is accepted.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import stat
@@ -18,9 +19,9 @@ from typing import TYPE_CHECKING, NoReturn
 
 from ..._text import value_text
 from ...lazy import lazy_module
-from .calendar import calendar_start
+from .calendar import calendar_start, months_between
 from .daily import DailyProfile, Window
-from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, PlanError, System, Workload)
+from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, Order, PlanError, System, Workload)
 from .profiles import workload_profile
 
 # a plan file's reader, on first use: a workbook's recalculation imports this module, never reads TOML
@@ -72,6 +73,42 @@ def system_from_mapping(d: dict, where: str) -> System:
         return System(**d)
     except PlanError as e:
         raise PlanError(f"{where}: {e}") from None
+
+
+ORDER_KEYS = ("resource", "count", "arrives")
+
+
+def orders_from_list(docs, system: System, where: str) -> tuple:
+    """A plan's ``[[order]]`` tables as :class:`~.inputs.Order`: ``resource``, ``count`` and
+    ``arrives``, the month from the scenario it is in service or, with the system's ``start``, a
+    calendar month ``"YYYY-MM"`` (the months from the start to its beginning)."""
+    if not isinstance(docs, list):
+        raise PlanError(f"{where}: orders are tables [[order]] with resource, count and arrives")
+    out = []
+    for n, d in enumerate(docs, 1):
+        if not isinstance(d, dict):
+            raise PlanError(f"{where}: order {n} is not a table")
+        for key in d:
+            if key not in ORDER_KEYS:
+                raise PlanError(f"{where}: order {n}: unknown key {key!r}; accepted: {', '.join(ORDER_KEYS)}")
+        for key in ORDER_KEYS:
+            if key not in d:
+                raise PlanError(f"{where}: order {n}: {key} is required")
+        month = d["arrives"]
+        if isinstance(month, str):
+            if system.start is None:
+                raise PlanError(f"{where}: order {n}: arrives {month!r} is a calendar month, which needs the "
+                                "system's start (start = \"YYYY-MM\", the month that is month 0); or give months "
+                                "from the scenario")
+            month = months_between(system.start, str(calendar_start(month, f"{where}: order {n}: arrives")))
+            if month < 0:
+                raise PlanError(f"{where}: order {n}: arrives {d['arrives']!r} is before the plan's start "
+                                f"({system.start})")
+        try:
+            out.append(Order(d["resource"], d["count"], month))
+        except PlanError as e:
+            raise PlanError(f"{where}: order {n}: {e}") from None
+    return tuple(out)
 
 
 def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
@@ -143,12 +180,14 @@ def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
     if not isinstance(doc, dict):
         fail("a plan is a table with [system] and [[workload]]")
     for key in doc:
-        if key not in ("system", "workload", "profile"):
-            fail(f"unknown table {key!r}: a plan has [system], [[workload]] and [profile.NAME] only")
+        if key not in ("system", "workload", "profile", "order"):
+            fail(f"unknown table {key!r}: a plan has [system], [[workload]], [profile.NAME] and [[order]] only")
     sysdoc = doc.get("system")
     if not isinstance(sysdoc, dict):
         fail("[system] is required (processors, coprocessors, accelerators, ...)")
     system = system_from_mapping(sysdoc, source)
+    if "order" in doc:
+        system = dataclasses.replace(system, orders=orders_from_list(doc["order"], system, source))
     pdocs = doc.get("profile", {})
     if not isinstance(pdocs, dict):
         fail("profiles are tables [profile.NAME] with factors = [...]")

@@ -22,7 +22,7 @@ from .calendar import calendar_start
 from .errors import PlanError
 from .naming import MAX_NAME, name_text
 
-__all__ = ["System", "Workload", "PlanError", "KINDS", "POOLS", "CARD_POOLS", "MAX_MONTHS", "KIND_ARGUMENTS",
+__all__ = ["System", "Workload", "Order", "PlanError", "KINDS", "POOLS", "CARD_POOLS", "MAX_MONTHS", "KIND_ARGUMENTS",
            "RATE_UNITS", "SYSTEM_KEYS", "SYSTEM_REQUIRED", "WORKLOAD_KEYS", "ARGUMENT", "checked", "choice",
            "FAILOVER_MODES", "INSTALLABLE", "MAX_NAME", "name_text"]
 
@@ -108,6 +108,46 @@ def choice(value, allowed, workload, key, normalize=None):
 
 
 # ----------------------------------------------------------------------------- inputs
+_ONE_POOL = {"processor": "processors", "coprocessor": "coprocessors", "accelerator": "accelerators"}
+
+
+@dataclass(frozen=True)
+class Order:
+    """Servers already ordered: ``count`` of ``resource`` in service from ``month`` (months from the
+    scenario).  The purchase timeline counts them before anything it proposes (issue 63).
+
+    Parameters
+    ----------
+    resource : {"processors", "coprocessors", "accelerators"}
+        (or the singular).
+    count : int
+        1 .. the most an LPAR can have of it.
+    month : float
+        When they are in service, 0 .. 1200 months from the scenario.
+    """
+
+    resource: str
+    count: int
+    month: float
+
+    def __post_init__(self):
+        res = choice(self.resource, POOLS, None, "order resource",
+                     lambda v: normalize_choice("resource", v, POOLS, _ONE_POOL))
+        object.__setattr__(self, "resource", res)
+        c = self.count
+        if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not float(c).is_integer() \
+                or not 1 <= c <= INSTALLABLE[res]:
+            raise PlanError(f"order of {res}: count must be a whole number of servers, 1 to {INSTALLABLE[res]} "
+                            f"(got {c!r})")
+        object.__setattr__(self, "count", int(c))
+        m = self.month
+        if isinstance(m, bool) or not isinstance(m, (int, float, np.integer, np.floating)) \
+                or not 0.0 <= float(m) <= MAX_MONTHS:
+            raise PlanError(f"order of {res}: the month it is in service must be a number of months from the "
+                            f"scenario, 0 to {MAX_MONTHS:g} (got {m!r})")
+        object.__setattr__(self, "month", float(m))
+
+
 @dataclass(frozen=True)
 class System:
     """The LPAR the workloads share: its processors and Crypto Express pools, and the targets.
@@ -162,6 +202,9 @@ class System:
     start : str, optional
         The calendar month that is the plan's month 0, ``"YYYY-MM"``: every month the plan prints
         is then also given as a calendar month (:mod:`.calendar`).
+    orders : sequence of Order
+        Servers already ordered (a plan file's ``[[order]]`` tables): the purchase timeline counts
+        them first, and says when each arrives against when it is needed.
     """
 
     processors: int
@@ -183,6 +226,7 @@ class System:
     lead_time_months: float = 6.0
     msu_per_processor: float | None = None
     start: str | None = None
+    orders: tuple = ()
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -227,6 +271,13 @@ class System:
             set_(self, "msu_per_processor", checked(MSU_PER_PROCESSOR, self.msu_per_processor, None,
                                                     "msu_per_processor"))
         set_(self, "start", calendar_start(self.start))
+        try:
+            orders = tuple(self.orders)
+        except TypeError:
+            raise PlanError(f"system: orders must be a list of Order (got {self.orders!r})") from None
+        if not all(isinstance(o, Order) for o in orders):
+            raise PlanError("system: orders must be Order objects (resource, count, month)")
+        set_(self, "orders", orders)
 
     def installed(self, pool: str) -> int:
         """Servers of a pool: ``"processors"``, ``"coprocessors"`` or ``"accelerators"``."""
@@ -372,7 +423,8 @@ _OPTIONAL_NONE = {"ams": ("key_reuse",), "channel": ("cipher",), "handshakes": (
 
 
 # ----------------------------------------------------------------------------- plan files
-SYSTEM_KEYS = tuple(System.__dataclass_fields__)
+# (orders are a plan's [[order]] tables, not a key of [system])
+SYSTEM_KEYS = tuple(k for k in System.__dataclass_fields__ if k != "orders")
 
 
 SYSTEM_REQUIRED = ("processors", "coprocessors", "accelerators")

@@ -53,6 +53,9 @@ class Purchase:
         one month are bought for different limits, each with the count it makes, in count order
         (``"target (2 in all) and one card failed (3 in all)"``).
     limits : the distinct limits, in count order (the first is the first server's).
+    on_order : servers already ordered (a plan's ``[[order]]``): ``install_by_month`` is when they
+        arrive, ``needed_by_month`` when the count before them stops being enough (inf: not within
+        the months searched), ``late_by_months`` how much later they arrive than that.
     """
 
     resource: str
@@ -64,6 +67,8 @@ class Purchase:
     late_by_months: float
     reason: str
     limits: tuple = ()
+    on_order: bool = False
+    needed_by_month: float = math.nan
 
     def to_dict(self, start: str | None = None) -> dict:
         """JSON-ready (the keys of ``cryptoplan plan --json``'s ``timeline``); with the plan's
@@ -72,6 +77,9 @@ class Purchase:
                "install_by_month": round(self.install_by_month, 3), "order_by_month": round(self.order_by_month, 3),
                "order_now": self.order_now, "late_by_months": round(self.late_by_months, 3), "reason": self.reason,
                "limits": list(self.limits)}
+        if self.on_order:
+            out["on_order"] = True
+            out["needed_by_month"] = round(self.needed_by_month, 3) if math.isfinite(self.needed_by_month) else None
         if start is not None:
             out["order_by_date"] = month_date(start, self.order_by_month)
             out["install_by_date"] = month_date(start, self.install_by_month)
@@ -84,6 +92,12 @@ class Purchase:
         def when(m):
             return f"month {m:.1f}" + (f" ({month_date(start, m)})" if start is not None else "")
         what = f"{self.add} {_ONE[self.resource]}{'s' if self.add != 1 else ''}"
+        if self.on_order:
+            if not math.isfinite(self.needed_by_month):
+                return f"on order {what} ({self.after} in all), arriving {when(self.install_by_month)}: not needed"
+            late = (f", {self.late_by_months:.1f} months late" if self.late_by_months > 0 else ", in time")
+            return (f"on order {what} ({self.after} in all), arriving {when(self.install_by_month)}, needed by "
+                    f"{when(self.needed_by_month)}{late}: {self.reason}")
         order = "order now" if self.order_now else f"order by {when(self.order_by_month)}"
         late = f", {self.late_by_months:.1f} months late even so" if self.late_by_months > 0 else ""
         need = "needed now" if self.install_by_month == 0 else f"installed by {when(self.install_by_month)}"
@@ -159,9 +173,26 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
             need = max(need, float(r.failover.required_at_horizon))
         k = r.installed
         last = int(min(need, INSTALLABLE[pool]))
-        if last <= k:
+        # servers already ordered take the counts after the installed ones, in the order they arrive
+        ordered = sorted((o for o in system.orders if o.resource == pool), key=lambda o: o.month)
+        on_order = min(sum(o.count for o in ordered), INSTALLABLE[pool] - k)
+        if on_order:
+            counts = np.arange(k, k + on_order)
+            when, why = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts)
+            j = 0
+            for o in ordered:
+                n = min(o.count, on_order - j)
+                if n <= 0:
+                    break
+                t, reasons = float(np.min(when[j:j + n])), [str(x) for x in why[j:j + n]]
+                out.append(Purchase(resource=pool, add=n, after=k + j + n, install_by_month=o.month,
+                                    order_by_month=0.0, order_now=False, late_by_months=max(o.month - t, 0.0) + 0.0,
+                                    reason=reasons[0], limits=tuple(dict.fromkeys(reasons)), on_order=True,
+                                    needed_by_month=t))
+                j += n
+        if last <= k + on_order:
             continue
-        counts = np.arange(k, last)                 # n - 1 for each n = k + 1 .. last
+        counts = np.arange(k + on_order, last)      # n - 1 for each n past the installed and ordered
         when, why = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts)
         # the wait target (max_wait_ms) can need a card before its utilization crossing: by the
         # horizon at the latest, which is what the counts at the horizon say
@@ -172,7 +203,7 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
             # the servers needed this month, in count order, each with the limit its count breaks
             # (grouped by reason and sorted, two limits in one month swapped their reasons)
             mine = np.flatnonzero(when == t)
-            prev = sum(p.add for p in out if p.resource == pool)
+            prev = sum(p.add for p in out if p.resource == pool)        # ordered and proposed before
             runs: list[list] = []                   # [limit, count once its servers are in]
             for j, i in enumerate(mine):
                 if runs and runs[-1][0] == why[i]:
@@ -185,7 +216,8 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
                                 install_by_month=float(t), order_by_month=float(max(order, 0.0)),
                                 order_now=bool(order <= 0), late_by_months=float(max(-order, 0.0)) + 0.0,  # not -0.0
                                 reason=reason, limits=tuple(r for r, _ in runs)))
-    return sorted(out, key=lambda p: (p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
+    # what is on order first, by arrival; then the purchases, earliest order first
+    return sorted(out, key=lambda p: (not p.on_order, p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
 
 
 def plan_warnings(system, workloads, profiles, workload_results, resources, timeline) -> list:
