@@ -61,14 +61,20 @@ def profile_from_mapping(name, d, where: str) -> DailyProfile:
     return prof
 
 
+def _check_keys(d: dict, accepted, required, where: str) -> None:
+    """Every key of ``d`` one of ``accepted`` and every one of ``required`` there; else PlanError
+    naming ``where`` and the key."""
+    for key in d:
+        if key not in accepted:
+            raise PlanError(f"{where}: unknown key {key!r}; accepted: {', '.join(accepted)}")
+    for key in required:
+        if key not in d:
+            raise PlanError(f"{where}: {key} is required")
+
+
 def system_from_mapping(d: dict, where: str) -> System:
     """A System from a mapping of its keys (a TOML ``[system]`` table, a workbook's System block)."""
-    for key in d:
-        if key not in SYSTEM_KEYS:
-            raise PlanError(f"{where}: system: unknown key {key!r}; accepted: {', '.join(SYSTEM_KEYS)}")
-    for key in SYSTEM_REQUIRED:
-        if key not in d:
-            raise PlanError(f"{where}: system: {key} is required")
+    _check_keys(d, SYSTEM_KEYS, SYSTEM_REQUIRED, f"{where}: system")
     try:
         return System(**d)
     except PlanError as e:
@@ -88,12 +94,7 @@ def orders_from_list(docs, system: System, where: str) -> tuple:
     for n, d in enumerate(docs, 1):
         if not isinstance(d, dict):
             raise PlanError(f"{where}: order {n} is not a table")
-        for key in d:
-            if key not in ORDER_KEYS:
-                raise PlanError(f"{where}: order {n}: unknown key {key!r}; accepted: {', '.join(ORDER_KEYS)}")
-        for key in ORDER_KEYS:
-            if key not in d:
-                raise PlanError(f"{where}: order {n}: {key} is required")
+        _check_keys(d, ORDER_KEYS, ORDER_KEYS, f"{where}: order {n}")
         month = d["arrives"]
         if isinstance(month, str):
             if system.start is None:

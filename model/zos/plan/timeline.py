@@ -145,6 +145,20 @@ def _crossings(system, pool, loads, yearly, fixed, counts) -> tuple:
     return need_months(system, pool, loads[:, None, :], yearly, fixed, counts)
 
 
+def _reason(why, before: int) -> tuple:
+    """``(reason, limits)`` of servers ``before + 1, before + 2, ...`` each bought for the limit in
+    ``why`` (in count order): the one limit, or each run of one with the count it makes
+    ("target (2 in all) and one card failed (3 in all)"), and the distinct limits in that order."""
+    runs: list[list] = []                       # [limit, count once its servers are in]
+    for j, limit in enumerate(str(x) for x in why):
+        if runs and runs[-1][0] == limit:
+            runs[-1][1] = before + j + 1
+        else:
+            runs.append([limit, before + j + 1])
+    reason = runs[0][0] if len(runs) == 1 else " and ".join(f"{r} ({n} in all)" for r, n in runs)
+    return reason, tuple(r for r, _ in runs)
+
+
 def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict) -> list:
     """The purchases each pool needs up to the horizon, earliest first (one scenario).
 
@@ -184,11 +198,11 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
                 n = min(o.count, on_order - j)
                 if n <= 0:
                     break
-                t, reasons = float(np.min(when[j:j + n])), [str(x) for x in why[j:j + n]]
+                t = float(np.min(when[j:j + n]))
+                reason, limits = _reason(why[j:j + n], k + j)
                 out.append(Purchase(resource=pool, add=n, after=k + j + n, install_by_month=o.month,
                                     order_by_month=0.0, order_now=False, late_by_months=max(o.month - t, 0.0) + 0.0,
-                                    reason=reasons[0], limits=tuple(dict.fromkeys(reasons)), on_order=True,
-                                    needed_by_month=t))
+                                    reason=reason, limits=limits, on_order=True, needed_by_month=t))
                 j += n
         if last <= k + on_order:
             continue
@@ -204,18 +218,12 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
             # (grouped by reason and sorted, two limits in one month swapped their reasons)
             mine = np.flatnonzero(when == t)
             prev = sum(p.add for p in out if p.resource == pool)        # ordered and proposed before
-            runs: list[list] = []                   # [limit, count once its servers are in]
-            for j, i in enumerate(mine):
-                if runs and runs[-1][0] == why[i]:
-                    runs[-1][1] = k + prev + j + 1
-                else:
-                    runs.append([str(why[i]), k + prev + j + 1])
-            reason = runs[0][0] if len(runs) == 1 else " and ".join(f"{r} ({n} in all)" for r, n in runs)
+            reason, limits = _reason(why[mine], k + prev)
             order = t - lead
             out.append(Purchase(resource=pool, add=int(mine.size), after=k + prev + int(mine.size),
                                 install_by_month=float(t), order_by_month=float(max(order, 0.0)),
                                 order_now=bool(order <= 0), late_by_months=float(max(-order, 0.0)) + 0.0,  # not -0.0
-                                reason=reason, limits=tuple(r for r, _ in runs)))
+                                reason=reason, limits=limits))
     # what is on order first, by arrival; then the purchases, earliest order first
     return sorted(out, key=lambda p: (not p.on_order, p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
 
