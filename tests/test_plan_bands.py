@@ -184,7 +184,9 @@ def test_cli_bands_json_carries_point_quantiles_and_p_overloaded(readme_plan):
     res = CliRunner().invoke(main, ["plan", readme_plan, "--json", "--bands", "--draws", "300", "--seed", "4"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert doc["bands"] == {"level": 0.9, "draws": 300, "low": "p05", "high": "p95"}
+    holds = doc["bands"].pop("holds")
+    assert doc["bands"] == {"level": 0.9, "draws": 300, "low": "p05", "high": "p95", "forecast": False}
+    assert holds.startswith("Bands hold the model's parameters only")
     for pool, r in doc["resources"].items():
         for key in ("utilization", "months_to_target", "required", "required_at_horizon"):
             assert set(r[key]) == {"point", "p05", "median", "p95"}, (pool, key)
@@ -293,9 +295,10 @@ def test_every_surface_with_a_band_says_what_it_holds_and_how_well_bands_covered
     docs/calibration.md says the AMS bands covered the truth 64% / 77% of the time where they print
     90%; the page said neither.  One sentence (bands.what_bands_hold) on the command line, the page
     and the Plan sheet; its numbers are docs/calibration.md's (measured by tests/test_bands_coverage.py)."""
+    from cryptoplan.model.zos.plan import read_plan
     from cryptoplan.model.zos.plan.bands import MEASURED_COVERAGE, what_bands_hold
     from cryptoplan.workbook.template.output import build_workbook
-    said = what_bands_hold()
+    said = what_bands_hold(read_plan(readme_plan).workloads)      # the README's plan gives no range
     assert "the rates and their growth are taken as given" in said
     res = CliRunner().invoke(main, ["plan", readme_plan, "--bands", "--draws", "100"])
     assert res.exit_code == 0 and said in res.output
@@ -303,7 +306,10 @@ def test_every_surface_with_a_band_says_what_it_holds_and_how_well_bands_covered
     page = " ".join(Path("rep/plan.html").read_text(encoding="utf-8").split())
     assert said.replace("'", "&#x27;") in page
     wb, _ = build_workbook()
-    assert said in [c.value for row in wb["Plan"].iter_rows(max_col=1) for c in row]
+    # the Plan sheet's workloads are the user's to change: its sentence names where ranges come from
+    sheet = what_bands_hold()
+    assert "a workload's rate_range and growth_range, where given" in sheet
+    assert sheet in [c.value for row in wb["Plan"].iter_rows(max_col=1) for c in row]
     docs = " ".join((README.parent / "docs" / "calibration.md").read_text(encoding="utf-8").split())
     c = MEASURED_COVERAGE
     assert (f"and {100 * c['channel CPU']:.1f}% for the TLS block's recentred refits" in docs

@@ -215,6 +215,33 @@ def test_a_scenarios_months_do_not_depend_on_the_others_evaluated_with_it(factor
         assert np.array_equal(months(sl), whole[sl]), sl
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), w=st.integers(1, 4), n_int=st.sampled_from([1, 4, 24]),
+       s=st.integers(1, 12), factored=st.booleans())
+def test_a_growth_per_scenario_crosses_where_each_scenario_alone_does(seed, w, n_int, s, factored):
+    """Growth of shape (W, S) (a forecast's draws, one growth per workload and draw) against each
+    scenario solved alone with its own growth (W,): the same month to its 1e-10 bracket, and the
+    month substituted back into that scenario's peak load."""
+    rng = np.random.default_rng(seed)
+    a, P = rng.uniform(0.0, 1.0, (w, s)), rng.uniform(0.0, 1.0, (w, n_int))
+    growth = rng.uniform(-0.5, 3.0, (w, s))
+    fixed, cap = rng.uniform(0.0, 0.3, s), rng.uniform(0.2, 4.0, s)
+
+    def months(sl, g):
+        if factored:
+            return months_to_reach(None, g, fixed[sl], cap[sl], factors=(a[:, sl], P))
+        return months_to_reach(a[:, sl, None] * P[:, None, :], g, fixed[sl], cap[sl])
+    together = months(slice(None), growth)
+    alone = np.array([months(slice(j, j + 1), growth[:, j])[0] for j in range(s)])
+    assert np.array_equal(np.isinf(together), np.isinf(alone))
+    ok = np.isfinite(alone)
+    assert_allclose(together[ok], alone[ok], rtol=0, atol=1e-8)
+    r = np.log1p(growth) / 12.0
+    t = np.where(ok, together, 0.0)
+    peak = np.einsum("ws,wi,ws->si", a, P, np.exp(r * t[None, :])).max(axis=1) + fixed
+    assert np.all(peak[ok] >= cap[ok] * (1 - 1e-9))
+
+
 # day profiles as planners give them: a few levels, many intervals equal or scaled copies
 _LEVELS = st.sampled_from([0.0, 0.0, 0.25, 0.5, 1.0, 1.0, 1.5, 2.0, 1e-300, 3.0])
 

@@ -578,18 +578,21 @@ def test_cli_writes_new_file(tmp_path):
     assert Path(out).stat().st_size > 10_000
 
 
-def test_workloads_prints_two_pages_wide_each_with_the_names(path):
+def test_workloads_prints_three_pages_wide_each_with_the_names(path):
     """The Workloads table's 24 columns printed on one page came out at about a third of full
-    size; it prints on two landscape pages (common and AMS keys, then the other kinds' keys), each
+    size; it prints on three landscape pages (the keys every kind takes with the forecast's ranges,
+    the AMS keys, the other kinds' keys: two held it until the ranges came), each
     repeating name and kind.  tests/test_template_libreoffice.py counts the pages LibreOffice prints."""
     from cryptoplan.workbook.template.plan import WORKLOADS_PRINT_SCALE
     ws = openpyxl.load_workbook(path)["Workloads"]
     assert ws.page_setup.orientation == "landscape"
     assert not ws.sheet_properties.pageSetUpPr.fitToPage      # Excel ignores manual breaks under fit-to-page
     assert ws.page_setup.scale == WORKLOADS_PRINT_SCALE >= 40
-    assert [b.id for b in ws.col_breaks.brk] == [17]          # after column Q (flow): R (mode) starts page 2
+    # after column M (peak_day): N (policy) starts page 2; after U (flow): V (mode) page 3
+    assert [b.id for b in ws.col_breaks.brk] == [13, 21]
     head = next(r for r in range(1, 60) if ws.cell(r, 1).value == "name")
-    assert (ws[f"Q{head}"].value, ws[f"R{head}"].value) == ("flow", "mode")
+    assert (ws[f"M{head}"].value, ws[f"N{head}"].value) == ("peak_day", "policy")
+    assert (ws[f"U{head}"].value, ws[f"V{head}"].value) == ("flow", "mode")
     assert str(ws.print_title_cols).replace("$", "") == "A:B"
     assert (ws[f"A{head}"].value, ws[f"B{head}"].value) == ("name", "kind")
 

@@ -138,7 +138,8 @@ def test_chart_png_rendered(soffice, tmp_path):
 
 def test_workloads_prints_on_two_readable_pages_in_libreoffice(soffice, lo_profile, tmp_path):
     """LibreOffice's own print of the Workloads sheet (its PDF export, page footers "Workloads -
-    page P of N"): two pages, the second starting at the channel keys, both with the names."""
+    page P of N"): three pages (the keys every kind takes with the forecast's ranges, the AMS keys,
+    the other kinds' keys), each with the names."""
     from cryptoplan.workbook.libreoffice import _shared_packages, profile
     pdftotext = require_tool("pdftotext")
     src = template.write_template(tmp_path / "planner.xlsx")
@@ -150,16 +151,17 @@ def test_workloads_prints_on_two_readable_pages_in_libreoffice(soffice, lo_profi
     text = subprocess.run([pdftotext, "-layout", str(tmp_path / "planner.pdf"), "-"], capture_output=True,
                           text=True, timeout=120, check=True).stdout
     pages = [p for p in text.split("\f") if "Workloads - page" in p]
-    assert len(pages) == 2, [p[-60:] for p in pages]
+    assert len(pages) == 3, [p[-60:] for p in pages]
     # each page's table header line: name and kind, then that page's keys
     heads = [next(line.split() for line in p.splitlines() if line.split()[:2] == ["name", "kind"])
              for p in pages]
-    assert heads[0][2:] == ["rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover",
-                            "peak_day", "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients",
-                            "queue_manager", "flow"], heads[0]
-    assert heads[1][2:] == ["mode", "cipher", "sslrkeyc", "ends", "resumed_share", "fips", "card_mode",
+    assert heads[0][2:] == ["rate", "rate_low", "rate_high", "growth_per_year", "growth_low", "growth_high",
+                            "profile", "start", "duration_minutes", "site_failover", "peak_day"], heads[0]
+    assert heads[1][2:] == ["policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients",
+                            "queue_manager", "flow"], heads[1]
+    assert heads[2][2:] == ["mode", "cipher", "sslrkeyc", "ends", "resumed_share", "fips", "card_mode",
                             "sysplex_tickets", "cpu_us", "address_space", "card", "exec_ms", "utilization",
-                            "connection_cpu_us"], heads[1]
+                            "connection_cpu_us"], heads[2]
     # the first page also holds the System block and the Profiles table (24 hourly factors)
     assert "failover_max_utilization" in pages[0] and "23:00" in pages[0] and "online" in pages[0]
     for page in pages:

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 
 from cryptoplan.model.zos.plan import MAX_MONTHS, POOLS, PlanResult, plan
-from cryptoplan.model.zos.plan.bands import what_bands_hold
 from cryptoplan.model.zos.plan.evaluate import count_text, plan_with_loads
 from cryptoplan.model.zos.plan.tables import params_in_force, scenario_lines
 from cryptoplan.workbook.engine.atomic import OutputError, atomic_files
@@ -165,9 +164,14 @@ def band_lines(bands) -> list[str]:
                      _in_band(b.required, str), _in_band(b.required_at_horizon, str),
                      _in_band(b.months_to_target, _months),
                      "-" if b.failover is None else _in_band(b.failover["required"], str)])
-    return [f"How sure: each answer and its {lvl} band, over {bands.draws:,} draws of the model's parameters "
-            "(the parameter file's covariance and bootstrap refits); P(over): the share of draws in which the "
-            "installed servers are overloaded", f"  {what_bands_hold()}", *_table(_BAND_HEAD, rows)]
+    return [f"How sure: each answer and its {lvl} band, over {bands.draws:,} draws of {_drawn(bands)}; "
+            "P(over): the share of draws in which the installed servers are overloaded", f"  {bands.holds}",
+            *_table(_BAND_HEAD, rows)]
+
+
+def _drawn(bands) -> str:
+    """What was drawn, in words."""
+    return "the model's parameters and the forecast's ranges" if bands.forecast else "the model's parameters"
 
 
 def _timeline_band(t, level) -> str:
@@ -341,9 +345,9 @@ def _resources_html(result: PlanResult, bands) -> str:
     head, rows = _banded_rows(result, bands)
     lvl = f"{100 * bands.level:.0f}%"
     return (_html_table(head, rows)
-            + f"<p class=s>In brackets: the {lvl} band over {bands.draws:,} draws. P(over): the share of draws in "
-              f"which the installed servers are overloaded, at the peak now and at the horizon. "
-              f"{html.escape(what_bands_hold())}</p>")
+            + f"<p class=s>In brackets: the {lvl} band over {bands.draws:,} draws of {_drawn(bands)}. P(over): the "
+              f"share of draws in which the installed servers are overloaded, at the peak now and at the horizon. "
+              f"{html.escape(bands.holds)}</p>")
 
 
 def _plan_html(result: PlanResult, source: str, rmf_notes=(), bands=None) -> str:

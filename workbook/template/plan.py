@@ -67,13 +67,15 @@ _PLAN_SYSTEM_FIRST = 5
 SYSTEM_ROW = {key: r for r, (key, _, _) in enumerate(_PLAN_SYSTEM, _PLAN_SYSTEM_FIRST)}
 # The Workloads table: the keys every kind takes (a day's profile or window, site failover), then
 # every key a kind takes, grouped by kind; a few example rows to start from.
-_PLAN_COLUMNS = ("name", "kind", "rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover",
-                 "peak_day", "policy", "key_type", "key_size", "message_kb", "key_reuse", "recipients", "queue_manager", "flow",
+_PLAN_COLUMNS = ("name", "kind", "rate", "rate_low", "rate_high", "growth_per_year", "growth_low", "growth_high",
+                 "profile", "start", "duration_minutes", "site_failover", "peak_day", "policy", "key_type", "key_size",
+                 "message_kb", "key_reuse", "recipients", "queue_manager", "flow",
                  "mode", "cipher", "sslrkeyc", "ends", "resumed_share", "fips", "card_mode", "sysplex_tickets",
                  "cpu_us", "address_space", "card", "exec_ms", "utilization", "connection_cpu_us")
 _PLAN_EXAMPLE = (
     {"name": "payments", "kind": "ams", "rate": 150, "growth_per_year": 0.25, "profile": "online",
-     "site_failover": True, "policy": "privacy", "key_type": "RSA", "key_size": 2048, "message_kb": 2},
+     "site_failover": True, "policy": "privacy", "key_type": "RSA", "key_size": 2048, "message_kb": 2,
+     "growth_low": 0.15, "growth_high": 0.4},
     {"name": "statements", "kind": "ams", "rate": 100, "growth_per_year": 0.1, "policy": "integrity",
      "key_type": "RSA", "key_size": 2048, "message_kb": 64},
     {"name": "audit", "kind": "ams", "rate": 300, "policy": "confidentiality", "key_reuse": 32, "message_kb": 2},
@@ -87,7 +89,7 @@ _PLAN_EXAMPLE = (
 #: The Profiles table's example: an online day, hourly factors from 00:00 (any scale: each
 #: profile is divided by its mean, so a workload's rate stays its daily average).
 _PROFILE_EXAMPLE = ("online", (2, 1, 1, 1, 1, 2, 4, 8, 10, 10, 9, 8, 8, 9, 9, 8, 6, 4, 3, 3, 2, 2, 2, 2))
-WORKLOADS_PRINT_SCALE = 42     # %: each half of the Workloads table fits A4 landscape
+WORKLOADS_PRINT_SCALE = 42     # %: each third of the Workloads table fits A4 landscape
 PLAN_ROWS = 20                 # workload rows of the table (empty ones are skipped)
 _PLAN_HEAD = _PLAN_SYSTEM_FIRST + len(_PLAN_SYSTEM) + 2     # the Workloads table's header row
 PROFILE_COLUMNS = 5            # profiles the Profiles table has room for
@@ -110,20 +112,26 @@ def add_workloads(b: Builder):
                       "One row per workload (kind: " + ", ".join(KINDS) + "); fill the columns its kind takes, "
                       "leave the rest empty. rate: " + "; ".join(f"{k} in {u}" for k, u in RATE_UNITS.items())
                       + " (the daily average; with start and duration_minutes, the rate while it runs). peak_day: "
-                      "FALSE for one the busiest day does not raise (empty: TRUE, FALSE for a window). The Plan "
+                      "FALSE for one the busiest day does not raise (empty: TRUE, FALSE for a window). rate_low/rate_high, "
+                      "growth_low/growth_high: a forecast's 90% interval, drawn in the Plan sheet's bands. The Plan "
                       "sheet and the Results sheet's first section compute from this sheet (cryptoplan plan "
-                      "reads it too).", "P")
+                      "reads it too).", _COL["peak_day"])
+    ws.row_dimensions[2].height = 52        # the note wrapped over the first printed page's width
     _system_block(b, ws)
     first, last = _workloads_table(b, ws)
     p_last = _profiles_table(b, ws)
     widths = {c: max(10, len(k) + 2) for k, c in _COL.items()}
-    widths.update({_COL["name"]: 16, _COL["kind"]: 15, _COL["cipher"]: 40, _COL["policy"]: 16})
+    widths.update({_COL["name"]: 16, _COL["kind"]: 15, _COL["cipher"]: 40, _COL["policy"]: 16,
+                   **{_COL[k]: 12 for k in ("rate_low", "rate_high", "growth_low", "growth_high")}})
     set_widths(ws, {**widths, "A": 24, "C": 16})
     ws.freeze_panes = f"C{first}"
-    # Two pages wide, readable: the common and AMS columns (with the System block and the
-    # Profiles table), then the other kinds' columns, each page with the name and kind
+    # Three pages wide, readable: the columns every kind takes (with the forecast's ranges, the
+    # System block and the Profiles table), the AMS columns, then the other kinds' columns, each
+    # page with the name and kind (two pages held the table until the ranges came: no scale that
+    # keeps the text readable fits the common and AMS columns on one page with them)
     print_setup(ws, f"A1:{_COL[_PLAN_COLUMNS[-1]]}{p_last}", scale=WORKLOADS_PRINT_SCALE)
-    ws.col_breaks.append(Break(id=_PLAN_COLUMNS.index("flow") + 1))
+    for last_on_page in ("peak_day", "flow"):
+        ws.col_breaks.append(Break(id=_PLAN_COLUMNS.index(last_on_page) + 1))
     ws.print_title_cols = "A:B"
 
 
@@ -220,6 +228,7 @@ def _workloads_table(b: Builder, ws) -> tuple:
     for key, domain in (("rate", D.WORKLOAD_RATE), ("message_kb", D.MESSAGE_KB), ("recipients", D.RECIPIENTS),
                         ("resumed_share", D.RESUMED_SHARE), ("utilization", D.WORKLOAD_UTIL),
                         ("sslrkeyc", D.SSLRKEYC), ("connection_cpu_us", D.CONNECTION_CPU_US),
+                        ("rate_low", D.WORKLOAD_RATE), ("rate_high", D.WORKLOAD_RATE),
                         ("duration_minutes", D.DURATION_MINUTES.narrowed(1.0, lo_open=False))):
         kind, op, f1, f2 = excel_validation(domain)
         dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2, allow_blank=True)
@@ -228,6 +237,7 @@ def _workloads_table(b: Builder, ws) -> tuple:
         ws.add_data_validation(dv)
         dv.add(f"{col[key]}{first}:{col[key]}{last}")
     for key, fmt in (("rate", "#,##0.0"), ("growth_per_year", "0%"), ("resumed_share", "0%"),
+                     ("rate_low", "#,##0.0"), ("rate_high", "#,##0.0"), ("growth_low", "0%"), ("growth_high", "0%"),
                      ("utilization", "0%"), ("message_kb", "#,##0.0"),
                      ("site_failover", '"TRUE";"TRUE";"FALSE"'),       # Calc shows a boolean as 1 otherwise
                      ("peak_day", '"TRUE";"TRUE";"FALSE"')):
@@ -246,9 +256,12 @@ def _profiles_table(b: Builder, ws) -> int:
     """
     top = _PROFILE_HEAD
     heading(ws, top - 2, "Profiles (PlanProfiles): how a rate spreads over the day")
-    ws.cell(top - 1, 1, "A name over each column, 24 hourly factors under it (RMF INTVAL 60; a 30- or 15-minute "
-                        "profile: use a plan file). Any scale: each profile is divided by its mean, so a "
-                        "workload's rate stays its daily average. A workload names its profile.").font = NOTE_FONT
+    note = ws.cell(top - 1, 1, "A name over each column, 24 hourly factors under it (RMF INTVAL 60; a 30- or "
+                               "15-minute profile: use a plan file). Any scale: each profile is divided by its mean, "
+                               "so a workload's rate stays its daily average. A workload names its profile.")
+    note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells(start_row=top - 1, start_column=1, end_row=top - 1, end_column=_PLAN_COLUMNS.index("peak_day") + 1)
+    ws.row_dimensions[top - 1].height = 24
     last = top + PROFILE_HOURS
     ws.cell(top, 1, "hour from").font = HEADER_FONT
     ws.cell(top, 1).fill = HEADER_FILL

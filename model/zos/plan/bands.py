@@ -1,4 +1,5 @@
-"""How sure a plan's answers are: the plan under draws of the model's parameters, as quantiles.
+"""How sure a plan's answers are: the plan under draws of the model's parameters (and of the
+forecast's ranges where workloads give them), as quantiles.
 
 The model's parameters come from a least-squares fit with a covariance, narrowed by a site's own
 RMF numbers where a site parameter file is in force; :func:`plan_bands` evaluates the plan under
@@ -32,15 +33,20 @@ from ...domains import BAND_LEVEL
 from ..._text import value_text
 from .daily import daily_factors, day_intervals, distinct_intervals
 from .evaluate import PlanResult, count_text, plan, plan_with_loads
+from .forecast import forecast_text, has_forecast
 from .inputs import ARGUMENT, POOLS, PlanError, checked
 from .timeline import need_months
 
-__all__ = ["Band", "PoolBands", "PlanBands", "plan_bands", "band", "quantile_keys", "BANDS_HOLD", "MEASURED_COVERAGE",
-           "what_bands_hold"]
+__all__ = ["Band", "PoolBands", "PlanBands", "plan_bands", "band", "quantile_keys", "BANDS_HOLD", "BANDS_HOLD_RANGES",
+           "MEASURED_COVERAGE", "what_bands_hold"]
 
-#: What a band holds, and what it does not (issue 63, finding 5): the model's parameters only.
+#: What a band holds, and what it does not (issue 63, finding 5): the model's parameters, and the
+#: forecast's ranges where workloads give them (:mod:`~.forecast`).
 BANDS_HOLD = ("the model's parameters only (the parameter file's covariance or bootstrap refits); the rates "
               "and their growth are taken as given")
+BANDS_HOLD_RANGES = ("the model's parameters (the parameter file's covariance or bootstrap refits) and the "
+                     "forecast's ranges ({}), each a 90% interval drawn independently of the others and of the "
+                     "parameters; rates and growth given as one number are taken as given")
 
 #: How often 90% bands covered the truth on synthetic refits (figures made from known parameters
 #: with their stated noise, refitted): tests/test_bands_coverage.py, the TLS block's 200 refits (its
@@ -50,10 +56,19 @@ MEASURED_COVERAGE = {"channel CPU": 0.885, "AMS accelerators": 0.64, "AMS coproc
                      "AMS processors": 0.86}
 
 
-def what_bands_hold() -> str:
-    """One sentence for every surface that prints a band: what it holds and how well such bands covered."""
+def what_bands_hold(workloads=None) -> str:
+    """What a band holds and how well such bands covered, for every surface that prints one.
+
+    ``workloads``: the plan's (its ranges named), or None where the workloads are not known when
+    the sentence is written (a workbook's Plan sheet: the ranges its Workloads table gives)."""
     c = MEASURED_COVERAGE
-    return (f"Bands hold {BANDS_HOLD}. On synthetic refits 90% bands covered the truth "
+    if workloads is None:
+        holds = BANDS_HOLD_RANGES.format("a workload's rate_range and growth_range, where given")
+    elif has_forecast(workloads):
+        holds = BANDS_HOLD_RANGES.format(forecast_text(workloads))
+    else:
+        holds = BANDS_HOLD
+    return (f"Bands hold {holds}. On synthetic refits 90% bands covered the truth "
             f"{100 * c['channel CPU']:.1f}% of the time for channel CPU, but {100 * c['AMS accelerators']:.0f}% "
             f"(accelerators) and {100 * c['AMS coprocessors']:.0f}% (coprocessors) for AMS work: read those as "
             "too narrow.")
@@ -154,6 +169,9 @@ class PlanBands:
         "order_by_month"}`` (Bands of the month the purchase's first server is needed, and that
         less the lead time, at least 0) and ``"p_order_now"`` (the share of draws in which it must
         be ordered now).
+    holds : what the bands hold (:func:`what_bands_hold` of the plan's workloads).
+    forecast : whether the draws hold a forecast's ranges (a workload's ``rate_range`` or
+        ``growth_range``) besides the model's parameters.
     """
 
     result: PlanResult
@@ -162,6 +180,8 @@ class PlanBands:
     resources: dict
     workloads: dict
     timeline: list = field(default_factory=list)
+    holds: str = ""
+    forecast: bool = False
 
     def to_dict(self) -> dict:
         """The point plan's JSON (:meth:`~.evaluate.PlanResult.to_dict`) with every banded answer an
@@ -169,7 +189,8 @@ class PlanBands:
         ``p_overloaded_at_horizon``; a ``"bands"`` entry says the level and the number of draws."""
         doc = self.result.to_dict()
         lo, hi = quantile_keys(self.level)
-        doc["bands"] = {"level": self.level, "draws": self.draws, "low": lo, "high": hi}
+        doc["bands"] = {"level": self.level, "draws": self.draws, "low": lo, "high": hi, "forecast": self.forecast,
+                        "holds": self.holds}
         for pool, b in self.resources.items():
             d = doc["resources"][pool]
             for k in ("utilization", "utilization_at_horizon", "months_to_target", "headroom", "required",
@@ -257,7 +278,8 @@ def plan_bands(system, workloads, draws: dict, level: float = 0.9, growth: float
     draws : dict
         Parameter name -> array of shape ``(D,)``, ``D >= 1``
         (:func:`cryptoplan.model.calibration.draws.parameter_draws`: from the fit's covariance, or a
-        site calibration's where its parameter file is in force).
+        site calibration's where its parameter file is in force).  A workload's ``rate_range`` and
+        ``growth_range`` are drawn with them, ``D`` draws each (:mod:`~.forecast`).
     level : float
         The central interval's probability, in (0, 1) (:data:`~cryptoplan.model.domains.BAND_LEVEL`);
         0.9 gives the 5% and 95% quantiles.
@@ -309,4 +331,5 @@ def plan_bands(system, workloads, draws: dict, level: float = 0.9, growth: float
         timeline.append({"purchase": p, "install_by_month": band(needed, when, level),
                          "order_by_month": band(p.order_by_month, order, level),
                          "p_order_now": float(np.mean(when - system.lead_time_months <= 0.0))})
-    return PlanBands(result=point, level=level, draws=n, resources=resources, workloads=wl, timeline=timeline)
+    return PlanBands(result=point, level=level, draws=n, resources=resources, workloads=wl, timeline=timeline,
+                     holds=what_bands_hold(workloads), forecast=has_forecast(workloads))

@@ -99,7 +99,7 @@ def _narrow(f, idx, lc, grow0, slope0, r_max, lo, v_lo, hi, v_hi, d_hi, cc) -> N
     """
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         gap = lc - np.log(grow0)                              # ln(C / F0) > 0
-        t_lo = gap / r_max if r_max > 0 else np.zeros_like(gap)
+        t_lo = np.where(r_max > 0, gap / r_max, 0.0)
         t_hi = np.where(slope0 > 0, gap / (slope0 / grow0), np.inf)
     for t in (t_lo, t_hi):
         use = np.flatnonzero(np.isfinite(t) & (t > lo) & (t < hi))
@@ -120,8 +120,9 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     loads : array_like, shape (W, *S, I)
         Each workload's load in each interval of the day at :math:`t = 0` (servers' worth, >= 0),
         broadcast against ``capacity`` over the middle axes.  Not read when ``factors`` are given.
-    growth : array_like, shape (W,)
-        Yearly growth of each workload, fractions in (-1, 10].
+    growth : array_like, shape (W,) or (W, *S)
+        Yearly growth of each workload, fractions in (-1, 10]; one per scenario too (a forecast's
+        draws, :mod:`~.forecast`), broadcast against ``capacity``.
     fixed : float or array_like, shape (*S)
         Load that does not grow (MQ MSTR's administration on the processors; other LPARs' work,
         ``other_*_cards``, on a card pool).
@@ -141,24 +142,33 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     """
     r = np.log1p(np.asarray(growth, dtype=float)) / 12.0
     cap = np.asarray(capacity, dtype=float)
+    per_scenario = r.ndim > 1           # (W, *S): each scenario its own growth
     if factors is not None:
         a, P = (np.asarray(x, dtype=float) for x in factors)
-        shape = np.broadcast_shapes(cap.shape, a.shape[1:], np.shape(fixed))
+        shape = np.broadcast_shapes(cap.shape, a.shape[1:], np.shape(fixed), r.shape[1:])
         w = a.shape[0]
         A = np.broadcast_to(a, (w,) + shape).reshape(w, -1)                 # (W, S)
         total = (A * P.sum(axis=1)[:, None]).sum(axis=0)
         P = P[:, peak_columns(P, A)]      # only the intervals that can be the peak: the same peak, to the bit
     else:
         loads = np.asarray(loads, dtype=float)
-        shape = np.broadcast_shapes(cap.shape, loads.shape[1:-1], np.shape(fixed))
+        shape = np.broadcast_shapes(cap.shape, loads.shape[1:-1], np.shape(fixed), r.shape[1:])
         w, n_int = loads.shape[0], loads.shape[-1]
         L = np.broadcast_to(loads, (w,) + shape + (n_int,)).reshape(w, -1, n_int)
-        L, r = _combine(L, r)
+        if not per_scenario:
+            L, r = _combine(L, r)
         total = L.sum(axis=(0, 2))
         LT = np.ascontiguousarray(L.transpose(0, 2, 1))                           # (W, I, S)
     c = np.broadcast_to(cap, shape).reshape(-1)
     b = np.broadcast_to(np.asarray(fixed, dtype=float), shape).reshape(-1)
-    rc = r[:, None]
+    if per_scenario:
+        R = np.broadcast_to(r, (r.shape[0],) + shape).reshape(r.shape[0], -1)     # (W, S)
+        r_max = R.max(axis=0)
+    else:
+        R, r_max = r[:, None], np.full(c.size, r.max())
+
+    def rates(idx):
+        return R[:, idx] if per_scenario else R
 
     def f(t, idx):
         """(value, slope) of the peak interval's load at months ``t`` for the scenarios ``idx``: every
@@ -167,6 +177,7 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
         # does not depend on which others are evaluated with it (a matrix product's blocking
         # would make it depend on the chunk a sweep hands over)
         # (each interval's loads are a row over the scenarios: the products run along the long axis)
+        rc = rates(idx)
         x = np.exp(rc * t[None, :])                               # (W, m) each growth's factor
         pick = np.arange(idx.size)
         if factors is not None:          # (I, m) = sum over w of P_w y_w, no W x I x m array
@@ -194,7 +205,7 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     # the steps are taken on ln(f - B), the growing part's logarithm, against ln(c - B) (c > f(0) >= B here)
     with np.errstate(divide="ignore"):
         lc = np.log(cc - bb)
-    _narrow(f, idx, lc, now[idx] - bb, slope_now[idx], float(r.max()), lo, v_lo, hi, v_hi, d_hi, cc)
+    _narrow(f, idx, lc, now[idx] - bb, slope_now[idx], r_max[idx], lo, v_lo, hi, v_hi, d_hi, cc)
     todo = np.arange(idx.size)
     for _ in range(200):
         if not todo.size:

@@ -24,6 +24,7 @@ from ...params import using_values
 from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
 from .crossing import months_to_reach, peak_columns
 from .daily import daily_factors, day_intervals, distinct_intervals, interval_label, interval_minutes
+from .forecast import forecast_draws
 from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, POOLS, RATE_UNITS, PlanError, System, Workload,
                      checked)
 from .profiles import workload_profile
@@ -478,10 +479,16 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     n_draws = _draw_count(draws)
     with using_values(draws) if n_draws else nullcontext():
         profiles = [workload_profile(w, system) for w in workloads]
-    yearly = np.array([w.growth_per_year for w in workloads])
+    yearly = np.array([w.growth_per_year for w in workloads], dtype=float)
     base = [np.asarray(1.0 if p.util_form else w.rate, dtype=float) for w, p in zip(workloads, profiles)]
     if n_draws:     # the draws: a last scenario axis the per-unit costs (shape (D,)) broadcast along
         g, t, base = g[..., None], t[..., None], [b[..., None] for b in base]
+        # a forecast's ranges are drawn with the parameters: each draw its rates and growth
+        rate_factor, drawn_growth = forecast_draws(workloads, n_draws)
+        if rate_factor is not None:
+            base = [b * f for b, f in zip(base, rate_factor)]
+        if drawn_growth is not None:
+            yearly = drawn_growth                                                   # (W, D)
     try:
         shape = np.broadcast_shapes(g.shape, t.shape, *(b.shape for b in base), (n_draws,) if n_draws else (),
                                     *_profile_shapes(profiles))

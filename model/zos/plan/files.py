@@ -38,6 +38,12 @@ __all__ = ["read_plan_document", "RMF_KEYS", "plan_from_dict", "plan_from_tables
 _NUMERIC = {"rate", "growth_per_year", "duration_minutes", "key_size", "message_kb", "key_reuse", "recipients",
             "sslrkeyc", "resumed_share", "cpu_us", "exec_ms", "utilization"}
 
+#: Keys whose value may be a range, two numbers (a forecast's 90% interval, :mod:`~.forecast`).
+_RANGES = ("rate_range", "growth_range", "growth_per_year")
+
+#: A Workloads table's columns for a range's ends (a cell holds one number): key -> (low, high).
+RANGE_COLUMNS = {"rate_range": ("rate_low", "rate_high"), "growth_range": ("growth_low", "growth_high")}
+
 #: The keys of a ``[profile.NAME]`` table.
 PROFILE_KEYS = ("factors", "interval_minutes")
 
@@ -128,6 +134,14 @@ def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
         # value of any key (a time of day is ``start``'s only)
         if v is None or isinstance(v, datetime.time) and key == "start":
             continue                # None: not given (a Python mapping; TOML has no null)
+        if key in _RANGES and isinstance(v, (list, tuple)):
+            if len(v) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+                raise PlanError(f"{label}: {key} must be one number or two, the low and high ends of the "
+                                f"forecast's 90% interval (got {value_text(v)})")
+            continue
+        if key in RANGE_COLUMNS:
+            raise PlanError(f"{label}: {key} must be two numbers, the low and high ends of the forecast's 90% "
+                            f"interval (got {value_text(v)})")
         if not isinstance(v, (str, bool, int, float)):
             raise PlanError(f"{label}: {key} must be a single {'number' if key in _NUMERIC else 'value'} "
                             f"(got {value_text(v)}); a plan file describes one scenario (--growth and "
@@ -148,10 +162,36 @@ def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
     site = d.get("site_failover", False)
     args = {k: v for k, v in d.items() if k not in WORKLOAD_KEYS}
     try:
-        return Workload(name, d["kind"], d.get("rate"), d.get("growth_per_year", 0.0), args, profile=prof,
-                        window=window, site_failover=site, peak_day=d.get("peak_day"))
+        return Workload(name, d["kind"], d.get("rate"), d.get("growth_per_year"), args, profile=prof,
+                        window=window, site_failover=site, peak_day=d.get("peak_day"),
+                        rate_range=_pair(d.get("rate_range")), growth_range=_pair(d.get("growth_range")))
     except PlanError as e:
         raise PlanError(f"{where}: {e}") from None
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, list) else v
+
+
+def _table_keys() -> list:
+    """A Workloads table's own columns: :data:`WORKLOAD_KEYS` with each range as two columns."""
+    return [c for k in WORKLOAD_KEYS for c in RANGE_COLUMNS.get(k, (k,))]
+
+
+def _range_columns(d: dict, at: str) -> dict:
+    """A Workloads row's ``rate_low``/``rate_high`` (``growth_low``/``growth_high``) as its
+    ``rate_range`` (``growth_range``): both ends or neither."""
+    for key, (lo, hi) in RANGE_COLUMNS.items():
+        if lo in d or hi in d:
+            if lo not in d or hi not in d:
+                given, missing = (lo, hi) if lo in d else (hi, lo)
+                raise PlanError(f"{at}: {given} is given and {missing} is not; a range takes both ends (the "
+                                "forecast's 90% interval), or leave both empty")
+            for c in (lo, hi):
+                if isinstance(d[c], bool) or not isinstance(d[c], (int, float)):
+                    raise PlanError(f"{at}: {c} must be a number (got {value_text(d[c])})")
+            d[key] = [d.pop(lo), d.pop(hi)]
+    return d
 
 
 def _check_workloads(system: System, workloads, where: str,
@@ -350,7 +390,7 @@ def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict
         cols = [i + 1 for i, h in enumerate(head) if h == twice]
         raise PlanError(f"{where}: columns {cols[0]} and {cols[1]} are both headed {twice!r}; one column per key "
                         "(the second would silently win)")
-    known = set(WORKLOAD_KEYS) | {k for args in KIND_ARGUMENTS.values() for k in args}
+    known = set(_table_keys()) | {k for args in KIND_ARGUMENTS.values() for k in args}
     out = []
     for i, row in enumerate(rows[1:], first_row + 1):
         if all(_blank(v) for v in row):
@@ -361,13 +401,14 @@ def workloads_from_rows(rows, where: str = "the workloads table", profiles: dict
                 continue
             if h is None or not isinstance(h, str) or h not in known:
                 raise PlanError(f"{where}, row {i}: a value under the column {h!r}, which names no workload key; "
-                                f"the keys: {', '.join(WORKLOAD_KEYS)} and each kind's arguments")
+                                f"the keys: {', '.join(_table_keys())} and each kind's arguments")
             d[h] = _cell(v)
         if "name" not in d:
             raise PlanError(f"{where}, row {i}: name is required")
         if "kind" not in d:
             raise PlanError(f"{where}, row {i} ({d['name']}): kind is required")
         d["name"] = str(d["name"])
+        d = _range_columns(d, f"{where}, row {i} ({d['name']})")
         out.append(workload_from_mapping(d, f"{where}, row {i}", profiles or {}))
     if not out:
         raise PlanError(f"{where}: no workload (every row under the header is empty)")

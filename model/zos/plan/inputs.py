@@ -16,8 +16,10 @@ from ..ams import AMS_PLATFORMS, CARD_GENERATIONS
 from ...domains import (FAILOVER_MAX_UTILIZATION, GROWTH_PER_YEAR, HORIZON_MONTHS, LEAD_TIME_MONTHS, MAX_UTILIZATION,
                         MAX_WAIT_MS, MSU_PER_PROCESSOR, OTHER_LPAR_CARDS, OTHER_LPAR_UTIL, PEAK_DAY_FACTOR, POOL_CARDS, PROCESSORS,
                         SITE_FAILOVER_FACTOR, WORKLOAD_RATE, Domain)
+from ..._text import value_text
 from ...params import normalize_choice
 from .daily import DailyProfile, Window
+from .forecast import range_point
 from .calendar import calendar_start
 from .errors import PlanError
 from .naming import MAX_NAME, name_text
@@ -325,9 +327,10 @@ class Workload:
         per second (full and resumed), channel starts per second, or, for ``measured``,
         requests per second on its card (with ``exec_ms``) or units of work per second
         (with ``cpu_us``); >= 0.  ``measured`` with ``utilization`` takes no rate.
-    growth_per_year : float
+    growth_per_year : float or (float, float), optional
         Yearly growth of the rate as a fraction (0.2 = +20% a year), (-1, 10]: 50 is refused
-        (a percent where a fraction belongs).
+        (a percent where a fraction belongs).  Default 0, or the middle of ``growth_range``.  A
+        pair ``(lo, hi)`` is ``growth_range`` with its middle as the point.
     args : dict
         The kind's arguments (:data:`KIND_ARGUMENTS`), named as the Python functions name
         them; an unknown one is an error.
@@ -344,17 +347,24 @@ class Workload:
         busiest day of the year).  Default: true, but false for a workload in a window: a storm's
         ``rate`` is the rate while it runs, which the busiest day does not raise (a batch feed
         whose rate is fixed says ``peak_day = false`` too).
+    rate_range, growth_range : (float, float), optional
+        The forecast's 90% interval of the rate (one rate: a scalar ``rate``) and of the yearly
+        growth, ``lo <= point <= hi``: bands (:func:`~.bands.plan_bands`, a plan under ``draws``)
+        draw them with the model's parameters (:mod:`~.forecast`); the plan without bands uses
+        the point.  With a range and no point, the point is the range's geometric middle.
     """
 
     name: str
     kind: str
     rate: object = None
-    growth_per_year: float = 0.0
+    growth_per_year: float | None = None
     args: dict = field(default_factory=dict)
     profile: DailyProfile | None = None
     window: Window | None = None
     site_failover: bool = False
     peak_day: bool | None = None
+    rate_range: tuple | None = None
+    growth_range: tuple | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "name", name_text(self.name, "a workload's name"))
@@ -369,12 +379,7 @@ class Workload:
         if qm is not None:
             object.__setattr__(self, "args", {**self.args, "queue_manager": name_text(
                 qm, f"workload {self.name!r}: queue_manager", limit=48)})
-        try:
-            g = GROWTH_PER_YEAR.check(self.growth_per_year, "growth_per_year", scalar=True)
-        except (ValueError, TypeError) as e:
-            raise PlanError(f"workload {self.name!r}: {e}; growth_per_year is a fraction per year "
-                            "(0.5 = +50% a year, 2 = three times the rate after a year)") from None
-        object.__setattr__(self, "growth_per_year", g)
+        self._growth()
         if self.profile is not None and not isinstance(self.profile, DailyProfile):
             raise PlanError(f"workload {self.name!r}: profile must be a DailyProfile (got {type(self.profile).__name__})")
         if self.window is not None and not isinstance(self.window, Window):
@@ -403,13 +408,73 @@ class Workload:
             raise PlanError(f"workload {self.name!r}: {missing[0]} is required for kind {self.kind}")
         util_form = self.kind == "measured" and self.args.get("utilization") is not None
         if util_form:
-            if self.rate is not None:
+            if self.rate is not None or self.rate_range is not None:
                 raise PlanError(f"workload {self.name!r}: rate and utilization are two ways to give a measured "
                                 "load: give one")
             return
-        if self.rate is None:
+        if self.rate is None and self.rate_range is None:
             raise PlanError(f"workload {self.name!r}: rate is required ({RATE_UNITS[self.kind]})")
+        if self.rate_range is not None:
+            lo, hi = self._range("rate_range", WORKLOAD_RATE, f"a rate ({RATE_UNITS[self.kind]})")
+            if lo <= 0.0:
+                raise PlanError(f"workload {self.name!r}: rate_range starts at {lo:g}; a forecast's range of a rate "
+                                "is above 0 (it is drawn on a log scale)")
+            if self.rate is None:
+                object.__setattr__(self, "rate", range_point(lo, hi))
+            elif np.ndim(self.rate):
+                raise PlanError(f"workload {self.name!r}: rate_range is the range of one rate; give one rate "
+                                f"with it (got {value_text(self.rate)})")
+            object.__setattr__(self, "rate_range", (lo, hi))
         object.__setattr__(self, "rate", checked(WORKLOAD_RATE, self.rate, self.name, "rate", scalar=False))
+        if self.rate_range is not None:
+            self._point_inside("rate", float(self.rate), self.rate_range)
+
+    def _range(self, key: str, domain, what: str, given_as: str | None = None) -> tuple:
+        """A range's two ends, each in ``domain``, low before high (``given_as``: the key the user
+        gave it as, where not ``key``)."""
+        v = getattr(self, key)
+        key = given_as or key
+        if isinstance(v, (str, bytes, dict)) or np.ndim(v) != 1 or len(v) != 2:
+            raise PlanError(f"workload {self.name!r}: {key} must be two numbers, the low and high ends of "
+                            f"the forecast's 90% interval of {what} (got {value_text(v)})")
+        try:
+            lo, hi = (float(domain.check(x, key, scalar=True)) for x in v)
+        except (ValueError, TypeError) as e:
+            raise PlanError(f"workload {self.name!r}: {e}") from None
+        if lo > hi:
+            raise PlanError(f"workload {self.name!r}: {key} is ({lo:g}, {hi:g}); give the low end first")
+        return lo, hi
+
+    def _point_inside(self, key: str, point: float, rng: tuple) -> None:
+        if not rng[0] <= point <= rng[1]:
+            raise PlanError(f"workload {self.name!r}: {key} {point:g} is outside its range ({rng[0]:g}, "
+                            f"{rng[1]:g}); the point is the forecast's median, inside its 90% interval")
+
+    def _growth(self) -> None:
+        """``growth_per_year`` and ``growth_range`` checked; a pair given as ``growth_per_year`` is
+        the range."""
+        g = self.growth_per_year
+        if g is not None and not isinstance(g, (str, bytes)) and np.ndim(g) == 1:
+            if self.growth_range is not None:
+                raise PlanError(f"workload {self.name!r}: growth_per_year is a range and growth_range is given: "
+                                "give the range once")
+            object.__setattr__(self, "growth_range", g)
+            g, given_as = None, "growth_per_year"
+        else:
+            given_as = None
+        if self.growth_range is not None:
+            lo, hi = self._range("growth_range", GROWTH_PER_YEAR, "the yearly growth (fractions)", given_as)
+            object.__setattr__(self, "growth_range", (lo, hi))
+            if g is None:
+                g = range_point(lo, hi, offset=1.0)
+        try:
+            g = GROWTH_PER_YEAR.check(0.0 if g is None else g, "growth_per_year", scalar=True)
+        except (ValueError, TypeError) as e:
+            raise PlanError(f"workload {self.name!r}: {e}; growth_per_year is a fraction per year "
+                            "(0.5 = +50% a year, 2 = three times the rate after a year)") from None
+        object.__setattr__(self, "growth_per_year", float(g))
+        if self.growth_range is not None:
+            self._point_inside("growth_per_year", float(g), self.growth_range)
 
     def arg(self, key: str):
         """The argument's value, or its default."""
@@ -431,4 +496,4 @@ SYSTEM_REQUIRED = ("processors", "coprocessors", "accelerators")
 
 
 WORKLOAD_KEYS = ("name", "kind", "rate", "growth_per_year", "profile", "start", "duration_minutes", "site_failover",
-                 "peak_day")
+                 "peak_day", "rate_range", "growth_range")

@@ -233,6 +233,16 @@ def plan_warnings(system, workloads, profiles, workload_results, resources, time
     out: list[str] = []
     for w, p in zip(workloads, profiles):
         out.extend(f"workload {w.name!r}: {note}" for note in p.notes)
+        given = [(f"{what} {fmt.format(rng[0])} to {fmt.format(rng[1])}{unit}", fmt.format(point)) for
+                 what, rng, point, unit, fmt in (("rate", w.rate_range, w.rate, "", "{:,.6g}"),
+                                                 ("growth", w.growth_range, w.growth_per_year, " a year", "{:.1%}"))
+                 if rng is not None]
+        if given:
+            one = len(given) == 1
+            out.append(f"workload {w.name!r}: {' and '.join(g for g, _ in given)} "
+                       f"{'is a forecast' if one else 'are a forecast'}'s 90% interval{'' if one else 's'}; the plan "
+                       f"uses {'its median' if one else 'their medians'}, {' and '.join(m for _, m in given)}; bands "
+                       "(--bands, PLAN_BAND) draw the range" + ("" if one else "s"))
         if w.kind == "channel_starts":
             try:
                 most = channel_start_rate(w.arg("mode"), w.arg("cipher"), system.platform)
