@@ -122,14 +122,24 @@ def test_the_text_and_page_state_the_scenario(plan_file):
     assert "6 months ahead" in page and "What to buy, by when" in page and "if one coprocessor fails" in page
 
 
-@pytest.mark.parametrize("bands", [[], ["--bands", "--draws", "300"]], ids=["point", "bands"])
+@pytest.mark.parametrize("bands, forecast", [([], False), (["--bands", "--draws", "300"], False),
+                                             (["--bands", "--draws", "300"], True)],
+                         ids=["point", "bands", "bands-with-a-forecast"])
 @pytest.mark.libreoffice
-def test_the_page_prints_on_one_a4_landscape_page(plan_file, tmp_path, bands):
+def test_the_page_prints_on_one_a4_landscape_page(plan_file, tmp_path, bands, forecast):
     # the manager prints it: Chromium's print of the page, counted by poppler; with --bands the
-    # resource table's cells carry their bands and the growth chart its shaded ones
+    # resource table's cells carry their bands and the growth chart its shaded ones; with a
+    # forecast's range the page names it (a longer sentence under the table)
     chromium = shutil.which("chromium")
     assert chromium, "Debian's chromium is needed (.ci/run installs it)"
+    if forecast:
+        text = Path(plan_file).read_text(encoding="utf-8")
+        assert "growth_per_year = 0.4 " in text
+        Path(plan_file).write_text(text.replace("growth_per_year = 0.4 ", "growth_per_year = [0.25, 0.55] ", 1),
+                                   encoding="utf-8")
     assert CliRunner().invoke(main, ["plan", plan_file, "--report", "rep", *bands]).exit_code == 0
+    if forecast:
+        assert "payments: growth 25% to 55% a year" in Path("rep/plan.html").read_text(encoding="utf-8")
     if bands:
         page = Path("rep/plan.html").read_text(encoding="utf-8")
         assert "In brackets: the 90% band over 300 draws" in page and "P(over) at horizon" in page

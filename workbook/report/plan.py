@@ -264,13 +264,17 @@ def growth_band(system, workloads, months, draws: dict, level: float) -> dict:
 
     One plan under the draws gives each workload's load in each interval of the busiest day
     (:func:`~cryptoplan.model.zos.plan.evaluate.plan_with_loads`); a load grows with its workload's
-    rate, :math:`L_{wj}(t) = L_{wj} (1 + g_w)^{t/12}`, so the peak utilization at month :math:`t` is
+    rate, :math:`L_{wj}(t) = L_{wj} (1 + g_w)^{t/12}` (:math:`g_w` drawn too where the workload gives a
+    growth range), so the peak utilization at month :math:`t` is
     :math:`\\max_j (\\sum_w L_{wj}(t) + B)/k + u_o`, the plan's own formula, for every month and
     draw at once (months taken a few at a time: arrays of megabytes, not gigabytes).
     """
     months = np.asarray(months, dtype=float)
     _, loads, fixed, yearly = plan_with_loads(system, workloads, draws=draws)
-    factors = (1.0 + yearly[:, None]) ** (months[None, :] / 12.0)               # (W, M)
+    # each workload's growth, per draw where a forecast's growth range is drawn: (W, D, M)
+    n_draws = len(next(iter(draws.values())))
+    g = np.broadcast_to(np.reshape(yearly, (len(workloads), -1)), (len(workloads), n_draws))
+    factors = (1.0 + g[..., None]) ** (months / 12.0)
     q = [(1.0 - level) / 2.0, (1.0 + level) / 2.0]
     out = {}
     for p in POOLS:
@@ -279,7 +283,7 @@ def growth_band(system, workloads, months, draws: dict, level: float) -> dict:
         step = max(1, 4_000_000 // max(L.size, 1))
         lo, hi = [], []
         for i in range(0, months.size, step):
-            peak = (np.einsum("wdi,wm->mdi", L, factors[:, i:i + step]) + fixed[p][None, :, None]).max(axis=-1)
+            peak = (np.einsum("wdi,wdm->mdi", L, factors[..., i:i + step]) + fixed[p][None, :, None]).max(axis=-1)
             with np.errstate(divide="ignore", invalid="ignore"):
                 util = peak / k + other if k else np.where(peak > 0, np.inf, 0.0)
             a, b = np.quantile(util, q, axis=-1, method="inverted_cdf")
@@ -304,10 +308,10 @@ th{background:#eef;text-align:left}td.n{text-align:right}p.s{margin:.2em 0}p.r{m
 .charts{display:flex;gap:1%}.charts img{width:49.5%}.cols{display:flex;gap:2%}.cols>div{flex:1}
 ul{margin:.2em 0;padding-left:1.2em}li{margin:.1em 0}.scn{background:#f4f4fa;padding:2px 6px}
 .bad{color:#b00;font-weight:bold}.ok{color:#070}
-@page{size:A4 landscape;margin:9mm}
+@page{size:A4 landscape;margin:8mm}
 @media print{body{margin:0;max-width:none;font-size:8.5pt}h1{font-size:13pt}h2{font-size:10pt;margin:.5em 0 .2em;
-page-break-after:avoid}table{font-size:7.5pt}th,td{padding:0 4px}.charts{page-break-inside:avoid;
-justify-content:center}.charts img{width:auto;max-width:49.5%;max-height:47mm}p.s{margin:.1em 0}}"""
+page-break-after:avoid}table{font-size:7.5pt}th,td{padding:0 4px}td.n,td:first-child{white-space:nowrap}.charts{page-break-inside:avoid;
+justify-content:center}.charts img{width:auto;max-width:49.5%;max-height:45mm}p.s{margin:.1em 0}}"""
 
 
 def _html_table(head, rows, text_columns=1) -> str:
@@ -345,8 +349,8 @@ def _resources_html(result: PlanResult, bands) -> str:
     head, rows = _banded_rows(result, bands)
     lvl = f"{100 * bands.level:.0f}%"
     return (_html_table(head, rows)
-            + f"<p class=s>In brackets: the {lvl} band over {bands.draws:,} draws of {_drawn(bands)}. P(over): the "
-              f"share of draws in which the installed servers are overloaded, at the peak now and at the horizon. "
+            + f"<p class=s>In brackets: the {lvl} band over {bands.draws:,} draws. P(over): the share of draws in "
+              f"which the installed servers are overloaded, at the peak now and at the horizon. "
               f"{html.escape(bands.holds)}</p>")
 
 
