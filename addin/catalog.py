@@ -418,7 +418,12 @@ PLAN_MONTHS = _a("months", "number", "Months ahead, each workload at its growth_
 # after params_file: a formula of an older template, without it, means what it meant
 PLAN_PROFILES_RANGE = _a("profiles", "range", "The Profiles table: a header row of profile names, under each "
                          "its 24, 48 or 96 factors from 00:00; empty: no daily profiles.", "", None)
-_PLAN_ARGS = (PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE)
+# after the profiles: servers already ordered (issue 63), a formula without it means what it meant
+PLAN_ORDERS_RANGE = _a("orders", "range", "The Orders table: a header row (resource, count, arrives), then "
+                       "servers already ordered, one order a row (arrives: months from the scenario, or YYYY-MM "
+                       "with the System block's start); empty: none on order.", "", None)
+_PLAN_ARGS = (PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE,
+              PLAN_ORDERS_RANGE)
 # PLAN_VALUE's and PLAN_BAND's first arguments: the tables, and which number of the plan
 _PLAN_NUMBER = (PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE,
                 _a("resource", "text", "processors, coprocessors, accelerators, or a workload's name."),
@@ -567,14 +572,14 @@ CATALOG: tuple = (
        "warnings (spills, one column).", _PLAN_ARGS, "table", "table", TEXT_COLUMNS),
     _f("PLAN_VALUE", "plan_value", PLANNING, "One number of the plan: a resource's (utilization, required, "
        "months_to_target, ...) or a workload's (cpu_us, queueing_ms, share of a resource).",
-       [*_PLAN_NUMBER, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE],
+       [*_PLAN_NUMBER, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE, PLAN_ORDERS_RANGE],
        "as the quantity (fraction, count, months, ms, µs)"),
     _f("PLAN_BAND", "plan_band", PLANNING, "A number of the plan at a quantile of its 1,000 draws of the "
        "model's parameters: 0.05 and 0.95 give the ends of its 90% band, 0.5 its median.",
        [*_PLAN_NUMBER,
         _a("quantile", "number", "The quantile of the draws; {range} (0.05 and 0.95: a 90% band).", "fraction",
            domain=D.BAND_LEVEL),
-        PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE],
+        PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE, PLAN_ORDERS_RANGE],
        "as the quantity (fraction, count, months, ms, µs)"),
     _f("MODEL_PARAMETERS", "model_parameters", PLANNING, "The fitted model parameters as a table "
        "with a header row (spills).", [PARAMS_FILE], "table", "table",

@@ -114,6 +114,8 @@ PLAN_SAMPLE = {
     # the Profiles table: one profile no workload above names (a table with room to add)
     "profiles": [["online"], *[[float(f)] for f in (1, 1, 1, 1, 2, 4, 8, 9, 9, 8, 8, 9, 9, 8, 6, 4, 3, 2, 2, 1, 1, 1,
                                                      1, 1)]],
+    # the Orders table: one accelerator arriving in six months
+    "orders": [["resource", "count", "arrives"], ["accelerators", 1.0, 6.0]],
 }
 
 
@@ -193,9 +195,9 @@ def test_excel_tables_have_no_blank_cell(spec):
     outs = [getattr(udfs, spec.name)(**args)]
     if args:
         outs.append(getattr(udfs, spec.name)(**args, growth=20.0))
-    if spec.name == "PLAN_TIMELINE":         # nothing to buy at the sample: the header alone
-        assert outs[0] == [list(spec.columns)]
-        outs = outs[1:]
+    if spec.name == "PLAN_TIMELINE":         # nothing to buy at the sample: the header and the order on hand
+        assert outs[0][0] == list(spec.columns) and len(outs[0]) == 2
+        assert outs[0][1][:2] == ["accelerators", 1.0], outs[0]
     for out in outs:
         _no_blank(spec, out)
 

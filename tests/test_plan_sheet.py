@@ -421,3 +421,40 @@ def test_the_growth_chart_draws_a_resource_above_100_percent(monkeypatch):
     assert full == [1] * _PLAN_MONTHS and wb["Plan"].cell(4, _DATA + 5).value == "100% (full)"
     top = values[("Plan", f"{get_column_letter(_DATA + 1)}{last + 4}")]   # the horizon line's upper end
     assert_allclose(top, util.max(), rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_the_orders_table_reaches_the_plan_sheets_timeline_and_cryptoplan_plan(planner):
+    """Issue 63, finding 6: servers already ordered, typed into the Workloads sheet's Orders table
+    (a month from the scenario, and a calendar month with the System block's start), are what the
+    Plan sheet's timeline and ``cryptoplan plan`` of the workbook take in: the same lines as
+    model.plan of the plan file stating the same orders (TOML's [[order]])."""
+    from cryptoplan.model.zos.plan import plan_from_dict
+    from cryptoplan.model.zos.plan.inputs import Order
+    from cryptoplan.workbook.template.plan import _PROFILE_HEAD, ORDERS_COLUMN, SYSTEM_ROW
+    wb = openpyxl.load_workbook(planner)
+    ws = wb["Workloads"]
+    assert [ws.cell(_PROFILE_HEAD, ORDERS_COLUMN + j).value for j in range(3)] == ["resource", "count", "arrives"]
+    ws[f"B{SYSTEM_ROW['start']}"] = "2027-01"
+    for i, row in enumerate((("accelerators", 1, 3), ("coprocessors", 2, "2027-06")), 1):
+        for j, v in enumerate(row):
+            ws.cell(_PROFILE_HEAD + i, ORDERS_COLUMN + j, v)
+    wb.save("ordered.xlsx")
+    system, workloads = read_plan_workbook("ordered.xlsx")
+    assert system.orders == (Order("accelerators", 1, 3.0), Order("coprocessors", 2, 5.0))
+    res = CliRunner().invoke(main, ["recalc", "ordered.xlsx", "-o", "ordered-out.xlsx"])
+    assert res.exit_code == 0, res.output
+    timeline = [t for t in _plan_sheet("ordered-out.xlsx")[3] if t]
+    want = plan(system, workloads)
+    assert timeline == [p.text(system.start) for p in want.timeline]
+    assert [t.split(" (")[0] for t in timeline if t.startswith("on order")] == ["on order 1 accelerator",
+                                                                                "on order 2 coprocessors"]
+    cli = CliRunner().invoke(main, ["plan", "ordered.xlsx"]).output
+    assert all(t in cli for t in timeline)
+    # the plan file that states the same orders plans the same
+    doc = {"system": {"processors": system.processors, "coprocessors": system.coprocessors,
+                      "accelerators": system.accelerators, "start": "2027-01"},
+           "order": [{"resource": "accelerators", "count": 1, "arrives": 3},
+                     {"resource": "coprocessors", "count": 2, "arrives": "2027-06"}]}
+    assert plan_from_dict({**doc, "workload": [{"name": "x", "kind": "ams", "rate": 1, "policy": "privacy",
+                                                "message_kb": 2}]})[0].orders == system.orders

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cryptoplan.model.zos.plan import System, Window, Workload, plan
+from cryptoplan.model.zos.plan import PlanError, System, Window, Workload, plan
 from cryptoplan.model.zos.plan.inputs import INSTALLABLE
 
 
@@ -295,3 +295,26 @@ def test_servers_already_ordered_come_first_and_say_when_they_arrive_against_whe
     with pytest.raises(PlanError, match=r"order 1: unknown key 'when'"):
         plan_from_dict({"system": sysd, "workload": ws, "order": [{"resource": "accelerators", "count": 1,
                                                                    "arrives": 3, "when": 2}]})
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([["resource", "count"], ["accelerators", 1]], "the first row must name the columns resource, count and arrives"),
+    ([["resource", "count", "arrives"], ["accelerators", 0, 3]], r"\(row 2\).*count must be a whole number"),
+    ([["resource", "count", "arrives"], ["gpus", 1, 3]], r"\(row 2\).*resource must be one of"),
+    ([["resource", "count", "arrives"], [None, None, None], ["accelerators", 1, "2026-01"]],
+     r"\(row 3\): arrives '2026-01' is before the plan's start \(2027-01\)"),
+    ([["resource", "count", "arrives"], ["accelerators", 1, None]], r"\(row 2\): arrives is required"),
+    ([["resource", "count", "arrives", None], ["accelerators", 1, 3, "note"]], "row 2: a value under no column"),
+])
+def test_a_bad_row_of_the_orders_table_is_named_with_its_row(rows, message):
+    from cryptoplan.model.zos.plan.files import orders_from_rows
+    system = System(processors=4, coprocessors=2, accelerators=1, start="2027-01")
+    with pytest.raises(PlanError, match=message):
+        orders_from_rows(rows, system, "orders")
+
+
+def test_an_orders_table_with_only_a_header_or_nothing_orders_nothing():
+    from cryptoplan.model.zos.plan.files import orders_from_rows
+    system = System(processors=4, coprocessors=2, accelerators=1)
+    assert orders_from_rows([["resource", "count", "arrives"], [None, None, None]], system) == ()
+    assert orders_from_rows([[None, None, None]], system) == ()

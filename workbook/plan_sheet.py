@@ -1,11 +1,12 @@
-"""A plan read from a workbook: the template's Workloads table, System block and Profiles table, as evaluated.
+"""A plan read from a workbook: the template's Workloads table, System block, Profiles and Orders tables, as evaluated.
 
 ``cryptoplan plan planner.xlsx`` reads the ranges the template names ``PlanWorkloads``,
-``PlanSystem`` and ``PlanProfiles`` (the System block's first rows are formulas over the Inputs
+``PlanSystem``, ``PlanProfiles`` and ``PlanOrders`` (the System block's first rows are formulas over the Inputs
 sheet, so the cells those ranges depend on are evaluated by the formula engine first, and only
 those) and plans them exactly as the Plan sheet's functions do: the same
 :func:`cryptoplan.model.read_plan` (the one reader of a plan) reads the cells.  A workbook of an older
-template has no ``PlanProfiles``: its workloads have no daily profile.
+template has no ``PlanProfiles`` (its workloads have no daily profile) or no ``PlanOrders`` (nothing on
+order).
 
 The workbook's ``ParamsFile`` input (a parameter file, such as a site calibration) selects the
 parameters the Plan sheet's functions use; :func:`read_plan_inputs` reads it too, so the command
@@ -39,6 +40,8 @@ else:
 PLAN_NAMES = ("PlanWorkloads", "PlanSystem")
 #: The defined name of the Profiles table (optional: older templates have none).
 PROFILES_NAME = "PlanProfiles"
+#: The defined name of the Orders table (optional: older templates have none).
+ORDERS_NAME = "PlanOrders"
 #: The defined name of the parameter-file input (optional: a workbook without it uses the environment's).
 PARAMS_NAME = "ParamsFile"
 
@@ -63,7 +66,7 @@ def _range(engine, path, name, required: bool = True):
         if not required and found is None:
             return None
         raise PlanError(f"{path}: no defined name {name} referring to a range (the template's Workloads "
-                        "sheet defines PlanWorkloads, PlanSystem and PlanProfiles)")
+                        "sheet defines PlanWorkloads, PlanSystem, PlanProfiles and PlanOrders)")
     try:
         si = engine.sheet_named(ref.sheet)
     except EngineError as exc:
@@ -141,7 +144,7 @@ def read_plan_inputs(path) -> PlanWorkbook:
     except (RecalcError, EngineError) as exc:
         raise PlanError(f"{path}: {exc}") from None
     ranges = {n: _range(engine, path, n) for n in PLAN_NAMES}
-    for optional in (PROFILES_NAME, PARAMS_NAME):
+    for optional in (PROFILES_NAME, ORDERS_NAME, PARAMS_NAME):
         rng = _range(engine, path, optional, required=False)
         if rng is not None:
             ranges[optional] = rng
@@ -155,8 +158,11 @@ def read_plan_inputs(path) -> PlanWorkbook:
         blocks["PlanWorkloads"], blocks["PlanSystem"], blocks.get(PROFILES_NAME),
         where=(f"{path}: PlanWorkloads (sheet {sheet['PlanWorkloads']})",
                f"{path}: PlanSystem (sheet {sheet['PlanSystem']})",
-               f"{path}: {PROFILES_NAME} (sheet {sheet.get(PROFILES_NAME, '')})"),
-        first_rows=(ranges["PlanWorkloads"][1], ranges["PlanSystem"][1])))
+               f"{path}: {PROFILES_NAME} (sheet {sheet.get(PROFILES_NAME, '')})",
+               f"{path}: {ORDERS_NAME} (sheet {sheet.get(ORDERS_NAME, '')})"),
+        first_rows=(ranges["PlanWorkloads"][1], ranges["PlanSystem"][1],
+                    ranges[ORDERS_NAME][1] if ORDERS_NAME in ranges else 1),
+        orders=blocks.get(ORDERS_NAME)))
     params = params_file = None
     if PARAMS_NAME in blocks:
         where = engine.where(_cells(ranges[PARAMS_NAME])[0])

@@ -9,6 +9,8 @@ month (PLAN_VALUE), and the stacked utilization and growth charts.
 
 from __future__ import annotations
 
+from copy import copy
+
 from openpyxl.chart import BarChart, Reference, Series
 from openpyxl.chart.data_source import StrRef
 from openpyxl.chart.series import SeriesLabel
@@ -26,7 +28,8 @@ from cryptoplan.model.zos.ams import CARD_GENERATIONS
 from cryptoplan.model.zos.plan import (KINDS, RATE_UNITS, RESOURCE_COLUMNS, TEXT_COLUMNS, TIMELINE_COLUMNS,
                                        WORKLOAD_COLUMNS)
 from cryptoplan.model.zos.plan.bands import what_bands_hold
-from cryptoplan.model.zos.plan.inputs import FAILOVER_MODES
+from cryptoplan.model.zos.plan.files import ORDER_KEYS
+from cryptoplan.model.zos.plan.inputs import FAILOVER_MODES, INSTALLABLE
 from ._builder import (F_MS, F_PCT, F_RATIO, F_US, HEADER_FILL, HEADER_FONT, NOTE_FONT, SERIES_FONT, WRAP_TOP, Builder,
                        Cell, Expr, Name, header_row, heading, print_setup, scatter_chart, set_widths, titled_sheet)
 from ._input_cells import excel_validation
@@ -94,6 +97,8 @@ PLAN_ROWS = 20                 # workload rows of the table (empty ones are skip
 _PLAN_HEAD = _PLAN_SYSTEM_FIRST + len(_PLAN_SYSTEM) + 2     # the Workloads table's header row
 PROFILE_COLUMNS = 5            # profiles the Profiles table has room for
 PROFILE_HOURS = 24             # its rows: hourly factors (RMF INTVAL 60)
+ORDER_ROWS = 6                 # rows of the Orders table (empty ones are skipped)
+ORDERS_COLUMN = 2 + PROFILE_COLUMNS + 1     # the Orders table's first column: one after the Profiles table's
 _PROFILE_HEAD = _PLAN_HEAD + PLAN_ROWS + 3                 # the Profiles table's header row
 _PLAN_MONTHS = 17              # points of the growth chart, from 0 to its last month
 F_MONTHS = '0.0 "months"'
@@ -101,7 +106,8 @@ F_MONTHS = '0.0 "months"'
 _COL = {name: get_column_letter(i) for i, name in enumerate(_PLAN_COLUMNS, 1)}
 #: The named ranges a plan is read from (PLAN_* functions, ``cryptoplan plan``).
 PLAN_ARGS = (Name("PlanWorkloads"), Name("PlanSystem"))
-PLAN_PROFILES = (Name("PlanProfiles"),)
+# the arguments after ParamsFile: the Profiles and Orders tables (each came later)
+PLAN_PROFILES = (Name("PlanProfiles"), Name("PlanOrders"))
 
 
 # ------------------------------------------------------------------ Workloads
@@ -260,8 +266,8 @@ def _profiles_table(b: Builder, ws) -> int:
                                "15-minute profile: use a plan file). Any scale: each profile is divided by its mean, "
                                "so a workload's rate stays its daily average. A workload names its profile.")
     note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=True, vertical="top")
-    ws.merge_cells(start_row=top - 1, start_column=1, end_row=top - 1, end_column=_PLAN_COLUMNS.index("peak_day") + 1)
-    ws.row_dimensions[top - 1].height = 24
+    ws.merge_cells(start_row=top - 1, start_column=1, end_row=top - 1, end_column=1 + PROFILE_COLUMNS)
+    ws.row_dimensions[top - 1].height = 44
     last = top + PROFILE_HOURS
     ws.cell(top, 1, "hour from").font = HEADER_FONT
     ws.cell(top, 1).fill = HEADER_FILL
@@ -282,7 +288,42 @@ def _profiles_table(b: Builder, ws) -> int:
     dv.error, dv.errorTitle, dv.showErrorMessage = f"a factor {D.PROFILE_FACTOR.text()}", "Profiles", True
     ws.add_data_validation(dv)
     dv.add(f"B{top + 1}:{p1}{last}")
+    _orders_table(b, ws)
     return last
+
+
+def _orders_table(b: Builder, ws) -> None:
+    """The Orders table (PlanOrders), beside the Profiles table: servers already ordered, a row each
+    (resource, count, arrives), which the plan's counts and timeline take in (issue 63)."""
+    top, c0 = _PROFILE_HEAD, ORDERS_COLUMN
+    ws.cell(top - 2, c0, "Orders (PlanOrders): servers ordered, not yet installed").font = copy(
+        ws.cell(top - 2, 1).font)           # the Profiles heading's font
+    note = ws.cell(top - 1, c0, "A row each: resource (processors, coprocessors or accelerators), count, and "
+                                "arrives: months from the scenario, or a month YYYY-MM with the System block's "
+                                "start. The counts and the timeline take them in after the installed ones.")
+    note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells(start_row=top - 1, start_column=c0, end_row=top - 1, end_column=_PLAN_COLUMNS.index("peak_day") + 1)
+    header_row_at(ws, top, c0, ORDER_KEYS)
+    last = top + ORDER_ROWS
+    for r in range(top + 1, last + 1):
+        for c in range(c0, c0 + len(ORDER_KEYS)):
+            ws.cell(r, c).style = "Input"
+        # a month typed as 2027-12 stays that text (a date cell would be read as its month too)
+        ws.cell(r, c0 + 2).number_format = "@"
+    first_col, last_col = get_column_letter(c0), get_column_letter(c0 + len(ORDER_KEYS) - 1)
+    b.wb.defined_names["PlanOrders"] = DefinedName(
+        "PlanOrders", attr_text=f"Workloads!${first_col}${top}:${last_col}${last}")
+    res = DataValidation(type="list", formula1='"processors,coprocessors,accelerators"', allow_blank=True)
+    res.error, res.errorTitle, res.showErrorMessage = "resource: processors, coprocessors or accelerators", \
+        "Orders", True
+    ws.add_data_validation(res)
+    res.add(f"{first_col}{top + 1}:{first_col}{last}")
+    count = get_column_letter(c0 + 1)
+    dv = DataValidation(type="whole", operator="between", formula1="1", formula2=str(max(INSTALLABLE.values())),
+                        allow_blank=True)
+    dv.error, dv.errorTitle, dv.showErrorMessage = "count: a whole number of servers, 1 or more", "Orders", True
+    ws.add_data_validation(dv)
+    dv.add(f"{count}{top + 1}:{count}{last}")
 
 
 # ------------------------------------------------------------------ Plan

@@ -32,7 +32,8 @@ else:
 
 __all__ = ["read_plan_document", "RMF_KEYS", "plan_from_dict", "plan_from_tables", "workload_rows", "workloads_from_rows",
            "system_from_rows", "profiles_from_rows",
-           "workload_from_mapping", "system_from_mapping", "profile_from_mapping", "MAX_PLAN_BYTES", "PROFILE_KEYS"]
+           "workload_from_mapping", "system_from_mapping", "profile_from_mapping", "MAX_PLAN_BYTES", "PROFILE_KEYS",
+           "orders_from_rows", "orders_from_list", "ORDER_KEYS"]
 
 # Keys whose value is a number (TRUE is not 1 there).
 _NUMERIC = {"rate", "growth_per_year", "duration_minutes", "key_size", "message_kb", "key_reuse", "recipients",
@@ -90,16 +91,19 @@ def system_from_mapping(d: dict, where: str) -> System:
 ORDER_KEYS = ("resource", "count", "arrives")
 
 
-def orders_from_list(docs, system: System, where: str) -> tuple:
+def orders_from_list(docs, system: System, where: str, labels=None) -> tuple:
     """A plan's ``[[order]]`` tables as :class:`~.inputs.Order`: ``resource``, ``count`` and
     ``arrives``, the month from the scenario it is in service or, with the system's ``start``, a
-    calendar month ``"YYYY-MM"`` (the months from the start to its beginning)."""
+    calendar month ``"YYYY-MM"`` (the months from the start to its beginning).  ``labels``: how
+    messages name each entry (default ``order N``)."""
     if not isinstance(docs, list):
         raise PlanError(f"{where}: orders are tables [[order]] with resource, count and arrives")
     out = []
     for n, d in enumerate(docs, 1):
         if not isinstance(d, dict):
             raise PlanError(f"{where}: order {n} is not a table")
+        if labels is not None:
+            n = labels[n - 1]
         _check_keys(d, ORDER_KEYS, ORDER_KEYS, f"{where}: order {n}")
         month = d["arrives"]
         if isinstance(month, str):
@@ -116,6 +120,39 @@ def orders_from_list(docs, system: System, where: str) -> tuple:
         except PlanError as e:
             raise PlanError(f"{where}: order {n}: {e}") from None
     return tuple(out)
+
+
+def orders_from_rows(rows, system: System, where: str = "the orders table", first_row: int = 1) -> tuple:
+    """Servers already ordered from a table: a header row ``resource``, ``count``, ``arrives``, then
+    one order a row (read as a plan file's ``[[order]]`` is, :func:`orders_from_list`); empty rows
+    skipped, a date cell under ``arrives`` its calendar month.  ``first_row``: the sheet row of the
+    header (messages name the row a planner sees)."""
+    # a spreadsheet makes a typed month (2027-12) a date: it is the month that counts
+    if not isinstance(rows, (str, bytes)):
+        try:
+            rows = [[calendar_start(v, f"{where}: arrives") if isinstance(v, datetime.date) else v for v in r]
+                    for r in rows]
+        except TypeError:
+            pass                                  # not a table: _table_rows names it
+    rows = _table_rows(rows, where, first_row)
+    if not rows or all(_blank(v) for row in rows for v in row):
+        return ()
+    head = [_cell(h) if not _blank(h) else None for h in rows[0]]
+    named = [h for h in head if h is not None]
+    if sorted(named) != sorted(ORDER_KEYS):
+        raise PlanError(f"{where}: the first row must name the columns resource, count and arrives (got "
+                        f"{', '.join(map(str, named)) or 'none'})")
+    docs, labels = [], []
+    for i, row in enumerate(rows[1:], first_row + 1):
+        if all(_blank(v) for v in row):
+            continue
+        d = {h: _cell(v) for h, v in zip(head, row) if h is not None and not _blank(v)}
+        if any(h is None and not _blank(v) for h, v in zip(head, row)):
+            raise PlanError(f"{where}, row {i}: a value under no column heading; the columns: resource, count, "
+                            "arrives")
+        docs.append(d)
+        labels.append(f"(row {i})")
+    return orders_from_list(docs, system, where, labels)
 
 
 def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
@@ -321,14 +358,21 @@ def workload_rows(rows):
     return rows
 
 
-def plan_from_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles"),
-                     first_rows=(1, 1)) -> tuple:
-    """``(System, [Workload])`` from the three ranges (``profiles`` None or empty: no profiles);
-    ``first_rows``: the sheet rows the workloads and system ranges start at (for messages).
-    :func:`cryptoplan.model.zos.plan.read.read_plan` reads a :class:`~.read.PlanTables` with it."""
+def plan_from_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles", "orders"),
+                     first_rows=(1, 1, 1), orders=None) -> tuple:
+    """``(System, [Workload])`` from the ranges (``profiles`` and ``orders`` None or empty: no
+    profiles, nothing on order); ``first_rows``: the sheet rows the workloads, system and orders
+    ranges start at (for messages).  :func:`cryptoplan.model.zos.plan.read.read_plan` reads a
+    :class:`~.read.PlanTables` with it."""
+    where = tuple(where) + ("workloads", "system", "profiles", "orders")[len(where):]
+    first_rows = tuple(first_rows) + (1, 1, 1)[len(first_rows):]
     prof = {} if profiles is None else profiles_from_rows(profiles, where[2])
     ws = workloads_from_rows(workload_rows(workloads), where[0], prof, first_row=first_rows[0])
     s = system_from_rows(system, where[1], first_row=first_rows[1])
+    if orders is not None:
+        placed = orders_from_rows(orders, s, where[3], first_row=first_rows[2])
+        if placed:
+            s = dataclasses.replace(s, orders=placed)
     _check_workloads(s, ws, where[0])
     return s, ws
 

@@ -132,15 +132,18 @@ class PlanTables:
     """A plan as a spreadsheet states it: the rows of its workloads table (a heading row, then a
     workload a row), of its system block (key, value rows) and, optionally, of its profiles table.
 
-    ``where`` names the three ranges in messages; ``first_rows`` are the sheet rows the workloads
-    and system ranges start at (a message names the sheet's row).
+    ``where`` names the ranges in messages; ``first_rows`` are the sheet rows the workloads, system
+    and orders ranges start at (a message names the sheet's row).  ``orders``: the rows of its
+    orders table (a header ``resource``, ``count``, ``arrives``, then one order a row), servers
+    already ordered, optional.
     """
 
     workloads: list
     system: list
     profiles: list | None = None
-    where: tuple = ("workloads", "system", "profiles")
-    first_rows: tuple = (1, 1)
+    where: tuple = ("workloads", "system", "profiles", "orders")
+    first_rows: tuple = (1, 1, 1)
+    orders: list | None = None
 
 
 @dataclass(frozen=True)
@@ -416,7 +419,7 @@ def read_plan(source) -> PlanInputs:
     """
     if isinstance(source, PlanTables):
         t = source
-        system, workloads = plan_from_tables(t.workloads, t.system, t.profiles, t.where, t.first_rows)
+        system, workloads = plan_from_tables(t.workloads, t.system, t.profiles, t.where, t.first_rows, t.orders)
         return PlanInputs(system, workloads)
     if isinstance(source, Mapping):
         doc, label, folder = dict(source), "the plan", Path(".")

@@ -1,10 +1,10 @@
 """The plan as the spreadsheet asks for it: PLAN_RESOURCES, PLAN_WORKLOADS, PLAN_TIMELINE, PLAN_TEXT
 and PLAN_VALUE.
 
-Each takes the Workloads table, the System block and (optionally) the Profiles table as ranges of
-cells, reads them with :mod:`.files`, plans with :func:`~.evaluate.plan` and returns table rows or
-one number.  The profiles come last (after the add-in's ``params_file``): a formula written by an
-older template, without them, means what it meant.
+Each takes the Workloads table, the System block and (optionally) the Profiles and Orders tables
+as ranges of cells, reads them with :mod:`.files`, plans with :func:`~.evaluate.plan` and returns
+table rows or one number.  The profiles and the orders come last (after the add-in's
+``params_file``): a formula written by an older template, without them, means what it meant.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ _CACHE = Remembered(8)
 _READ = Remembered(4)
 
 
-def _planned(workloads, system, profiles, growth, months, draws=None):
+def _planned(workloads, system, profiles, growth, months, draws=None, orders=None):
     """``(System, PlanResult)`` of one scenario from the ranges, remembered for the same cells and
     parameters (and the same ``draws`` dict, :func:`plan`'s); the tables' reading is remembered
     apart, for the same cells at other months."""
@@ -105,23 +105,23 @@ def _planned(workloads, system, profiles, growth, months, draws=None):
     # given to using_values over the same set are other parameters
     params = binding() if draws is None else (*binding(), draws)
     # and the figures table in force: the models read their published figures from it
-    parts = (table_in_force(), _table_key(workloads), _table_key(system), _table_key(profiles), _key(growth),
-             _key(months))
+    parts = (table_in_force(), _table_key(workloads), _table_key(system), _table_key(profiles), _table_key(orders),
+             _key(growth), _key(months))
     key = None if any(p is _UNHASHABLE for p in parts) else (tuple(map(id, params)), *parts)
 
     def read():
-        s, ws = reader.read_plan(reader.PlanTables(workloads, system, profiles))
+        s, ws = reader.read_plan(reader.PlanTables(workloads, system, profiles, orders=orders))
         return s, tuple(ws)
 
     def make():
         # the System and Workloads are frozen: one reading serves every scenario of the tables
-        s, ws = _READ.get(None if key is None else (key[0][:2], *key[1:5]), read, keep=params)
+        s, ws = _READ.get(None if key is None else (key[0][:2], *key[1:6]), read, keep=params)
         return s, plan(s, ws, growth, months, draws=draws)
     return _CACHE.get(key, make, keep=params)
 
 
-def _one(workloads, system, profiles, growth, months, name: str):
-    s, r = _planned(workloads, system, profiles, growth, months)
+def _one(workloads, system, profiles, growth, months, name: str, orders=None):
+    s, r = _planned(workloads, system, profiles, growth, months, orders=orders)
     if np.ndim(r.bottleneck):
         raise PlanError(f"{name} shows one scenario: growth and months must be single numbers")
     return s, r
@@ -137,7 +137,7 @@ def _text(x, kind: str):
     return x
 
 
-def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
+def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None) -> list:
     """The plan's resources as table rows (the Plan sheet's first table), from the ranges.
 
     Parameters
@@ -148,6 +148,9 @@ def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None) -> 
         The System block, rows of (key, value), see :func:`system_from_rows`.
     growth, months : float
         As :func:`plan` (one scenario).
+    orders : 2-D sequence, optional
+        The orders table: a header row ``resource``, ``count``, ``arrives``, then servers already
+        ordered, one order a row (:func:`~.files.orders_from_rows`); None or empty: none.
     profiles : 2-D sequence, optional
         The Profiles table (a header row of names, factors under each), see
         :func:`profiles_from_rows`; None: no profiles.
@@ -161,7 +164,7 @@ def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None) -> 
         processors (or with ``failover = "none"``) None.  ``other``: the share other LPARs keep
         busy (cards) or MQ MSTR administration (processors), which the workloads' shares leave out.
     """
-    _, r = _one(workloads, system, profiles, growth, months, "PLAN_RESOURCES")
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_RESOURCES", orders)
     rows = []
     for pool in POOLS:
         x = r.resources[pool]
@@ -179,12 +182,12 @@ def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None) -> 
     return rows
 
 
-def plan_workloads(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
+def plan_workloads(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None) -> list:
     """The plan's workloads as table rows (keys :data:`WORKLOAD_COLUMNS`): rate (the day's average,
     or a window's rate while it runs), CPU µs per unit, its share of each pool's utilization at
     that pool's peak, its queueing delay per unit (``"overloaded"`` where a pool it uses is), its
     highest rate in any interval of the busiest day and the rate in words (profile, window)."""
-    _, r = _one(workloads, system, profiles, growth, months, "PLAN_WORKLOADS")
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_WORKLOADS", orders)
     out = []
     for name, w in r.workloads.items():
         out.append({"name": name, "kind": w.kind, "rate": float(w.rate), "unit": w.unit,
@@ -195,12 +198,12 @@ def plan_workloads(workloads, system, growth=1.0, months=0.0, profiles=None) -> 
     return out
 
 
-def plan_timeline(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
+def plan_timeline(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None) -> list:
     """The purchase timeline as table rows (keys :data:`TIMELINE_COLUMNS`), earliest order first:
     what to add to which pool, installed by and ordered by which month (months from the scenario),
     whether the order date has passed, why, and the sentence ``cryptoplan plan`` prints.  No row:
     nothing to add within the horizon."""
-    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TIMELINE")
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TIMELINE", orders)
     return [{**p.to_dict(), "text": p.text(r.system.start)} for p in r.timeline or ()]
 
 
@@ -267,12 +270,12 @@ def params_in_force() -> str:
     return "the packaged fit (cryptoplan data/params.json)" if packaged else str(p)
 
 
-def plan_text(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
+def plan_text(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None) -> list:
     """The plan's sentences as table rows (one column, ``text``): the scenario it is for
     (:func:`scenario_lines`), each pool's verdict at its peak and each card pool's with one card
     failed, the busiest pool and the one the growth brings to its target first, then each warning
     (``"Warning: ..."``): the sentences ``cryptoplan plan`` prints."""
-    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TEXT")
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TEXT", orders)
     lines = scenario_lines(r)
     lines += [str(r.resources[p].status) for p in POOLS]
     lines += [str(r.resources[p].failover.status) for p in POOLS if r.resources[p].failover is not None]
@@ -285,7 +288,7 @@ def plan_text(workloads, system, growth=1.0, months=0.0, profiles=None) -> list:
     return [{"text": line} for line in lines]
 
 
-def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, profiles=None):
+def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, profiles=None, orders=None):
     """One number of the plan: a pool's or a workload's, over scenarios of growth and months.
 
     Parameters
@@ -319,11 +322,11 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, pr
     PlanError
         For a bad table, resource or quantity.
     """
-    return _value(workloads, system, resource, quantity, growth, months, profiles, None, None)
+    return _value(workloads, system, resource, quantity, growth, months, profiles, None, None, orders)
 
 
 def plan_quantile(workloads, system, resource, quantity, draws: dict, quantile: float, growth=1.0, months=0.0,
-                  profiles=None):
+                  profiles=None, orders=None):
     """:func:`plan_value`'s number at a quantile of parameter draws.
 
     Parameters
@@ -337,16 +340,16 @@ def plan_quantile(workloads, system, resource, quantity, draws: dict, quantile: 
     workloads, system, resource, quantity, growth, months, profiles
         As :func:`plan_value`, which says what it raises (for the draw at that quantile).
     """
-    return _value(workloads, system, resource, quantity, growth, months, profiles, draws, float(quantile))
+    return _value(workloads, system, resource, quantity, growth, months, profiles, draws, float(quantile), orders)
 
 
-def _value(workloads, system, resource, quantity, growth, months, profiles, draws, quantile):
+def _value(workloads, system, resource, quantity, growth, months, profiles, draws, quantile, orders=None):
     if not isinstance(resource, str) or not resource.strip():
         raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
                         f"(got {value_text(resource)})")
     res = resource.strip()
     q = normalize_choice("quantity", quantity, RESOURCE_QUANTITIES if res in POOLS else WORKLOAD_QUANTITIES)
-    s, r = _planned(workloads, system, profiles, growth, months, draws)
+    s, r = _planned(workloads, system, profiles, growth, months, draws, orders)
     if res in POOLS:
         x = r.resources[res]
         if q in _FAILOVER:
