@@ -38,6 +38,7 @@ if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
     from cryptoplan.model.site import rmf_files
     from cryptoplan.model.site import errors as site_errors
     from cryptoplan.model.site import rmf_lines
+    from cryptoplan.model.site import rmf_records
     from cryptoplan.workbook.report import charts
     from cryptoplan.model.calibration import card_speed
     from cryptoplan.workbook import plan_sheet
@@ -55,6 +56,7 @@ else:
     rmf_files = lazy_module("cryptoplan.model.site.rmf_files")
     site_errors = lazy_module("cryptoplan.model.site.errors")
     rmf_lines = lazy_module("cryptoplan.model.site.rmf_lines")
+    rmf_records = lazy_module("cryptoplan.model.site.rmf_records")
     charts = lazy_module("cryptoplan.workbook.report.charts")
     card_speed = lazy_module("cryptoplan.model.calibration.card_speed")
     plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
@@ -325,8 +327,13 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key
                 sources.append((rmf_path, site_rmf.read_rmf_sheet(rmf_path)))
             else:
                 sources.append((rmf_path, C.read_rmf_crypto(rmf_path)))
+        read: list = []                   # every file's records: a card's line once per interval across them
         for path, is_smf in [(p, False) for p in rmf_reports] + ([(smf70_path, True)] if smf70_path else []):
-            sources.append((path, _rmf_rows_read(path, is_smf)))
+            sources.append((path, _rmf_rows_read(path, is_smf, read)))
+        try:
+            rmf_records.check_records(read)
+        except ValueError as exc:
+            raise C.CalibrationError(str(exc)) from None
         mix = None
         for path, r in sources:
             obs += C.rmf_observations(r, path=path)
@@ -407,7 +414,7 @@ def _grouped(notes) -> list:
             for why, w in by.items()]
 
 
-def _rmf_rows_read(path: str, is_smf: bool) -> list:
+def _rmf_rows_read(path: str, is_smf: bool, read: list | None = None) -> list:
     """The calibration lines of RMF's printed crypto report (or SMF 70-2 records) at ``path``.
 
     Every interval and card the models price is a line (:func:`~cryptoplan.model.site.rmf_lines.report_lines`:
@@ -418,6 +425,8 @@ def _rmf_rows_read(path: str, is_smf: bool) -> list:
         records, warnings = rmf_files.read_activity(path, smf=is_smf)
     except ValueError as exc:        # RmfReportError, Smf70Error: the file, the line or byte, what was expected
         raise C.CalibrationError(str(exc)) from None
+    if read is not None:
+        read += records
     lines, notes = rmf_lines.report_lines(records)
     for w in warnings + notes:
         click.echo(f"{path}: {w}", err=True)

@@ -17,9 +17,11 @@ from cryptoplan.model.lazy import lazy_module
 if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
     from cryptoplan.model.site import rmf_files
     from cryptoplan.model.site import rmf_cards
+    from cryptoplan.model.site import rmf_records
 else:
     rmf_files = lazy_module("cryptoplan.model.site.rmf_files")
     rmf_cards = lazy_module("cryptoplan.model.site.rmf_cards")
+    rmf_records = lazy_module("cryptoplan.model.site.rmf_records")
 
 __all__ = ["rmf_command"]
 
@@ -52,6 +54,10 @@ def rmf_command(files, is_smf, as_json):
             raise click.UsageError(str(exc)) from None
         records += r
         warnings += w
+    try:                                 # across the files: a card's line once per interval
+        rmf_records.check_records(records)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     lines = rmf_cards.card_lines(records)
     peak = rmf_cards.peak_intervals(lines)
     if as_json:

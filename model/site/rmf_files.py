@@ -8,9 +8,12 @@ Every route that reads one (``cryptoplan rmf``, ``calibrate --rmf-report``/``--s
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
-from .rmf_records import CryptoActivity
+from .._text import value_text
+from .rmf_records import CryptoActivity, check_records
 from .rmf_report import RmfReportError, read_rmf_report
 from .smf70 import read_smf70
 
@@ -34,10 +37,21 @@ def read_activity(path, smf: bool | None = None) -> tuple[list[CryptoActivity], 
         Both :class:`~.errors.SiteFileError`: the file, the line or byte offset, and
         what was expected; a file that cannot be read is an RmfReportError naming it.
     """
+    try:
+        mode = os.stat(Path(path)).st_mode          # before any open: a FIFO's open would wait for a writer
+    except (OSError, ValueError) as e:              # ValueError: a NUL in the name
+        name = os.fspath(path)
+        raise RmfReportError(f"{name if name.isprintable() else value_text(name)}: cannot read RMF's report "
+                             f"({getattr(e, 'strerror', None) or e})") from None
+    if not stat.S_ISREG(mode):
+        raise RmfReportError(f"{path}: not a regular file (a folder, FIFO or device): give RMF's report or SMF "
+                             "70-2 records as a file")
     if smf is None:
         try:
             with open(Path(path), "rb") as f:
                 smf = b"\x00" in f.read(4)
         except OSError as e:
             raise RmfReportError(f"{path}: cannot read RMF's report ({e.strerror or e})") from None
-    return read_smf70(path) if smf else read_rmf_report(path)
+    records, warnings = read_smf70(path) if smf else read_rmf_report(path)
+    check_records(records)
+    return records, warnings

@@ -27,7 +27,12 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-__all__ = ["CryptoActivity", "CARD_TYPE", "card_mode", "card_generation", "SCOPES", "SECTIONS"]
+__all__ = ["CryptoActivity", "CARD_TYPE", "card_mode", "card_generation", "SCOPES", "SECTIONS", "check_records",
+           "MAX_SUMMARY_UTIL_PCT"]
+
+#: A card's summary line is busy at most the whole interval: RMF caps UTIL% there (a by-function
+#: row may pass it, concurrency inside the card; the calibration holds those to its own limit).
+MAX_SUMMARY_UTIL_PCT = 100.0
 
 #: Where a record's numbers count requests from: this LPAR, the whole machine, or the
 #: single-scope layout's TOTAL.
@@ -111,3 +116,31 @@ class CryptoActivity:
     def to_dict(self) -> dict:
         """JSON-ready, with ``mode`` and ``generation``."""
         return {**asdict(self), "mode": self.mode, "generation": self.generation}
+
+
+def check_records(records) -> None:
+    """Refuse what no RMF report holds, naming where it was read: the same card's line twice in
+    one interval and scope (a report or SMF file repeated, or a line pasted twice; the last
+    would silently win, or be counted twice), and a card's summary UTIL% above 100.
+
+    Raises
+    ------
+    SiteFileError
+    """
+    from .errors import SiteFileError
+    seen: dict = {}
+    for r in records:
+        if not isinstance(r, CryptoActivity):
+            continue
+        if r.function is None and r.util_pct is not None and r.util_pct > MAX_SUMMARY_UTIL_PCT:
+            raise SiteFileError(f"{r.source}: {r.card_type} {r.card_id} ({r.scope}) UTIL% {r.util_pct:g} is above "
+                                f"{MAX_SUMMARY_UTIL_PCT:g}: a card is busy at most the whole interval")
+        key = (r.system, r.date, r.time, r.scope, r.card_type, r.card_id, r.function, r.key_size)
+        first = seen.get(key)
+        seen[key] = r.source if first is None else first
+        if first is not None:
+            what = f"{r.card_type} {r.card_id}" + (f" {r.function}" if r.function else "") + (
+                f" {r.key_size}" if r.key_size else "")
+            raise SiteFileError(f"{r.source}: {what} ({r.scope}) of system {r.system} in the interval {r.date} "
+                                f"{r.time} was read before, at {first}: each card's line once per interval (the "
+                                "same report or SMF file given twice, or a line repeated)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cryptoplan.model.errors import CryptoplanError
 
+import errno
 import glob
 import os
 import re
@@ -202,7 +203,7 @@ def atomic_target(dest):
 
 
 @contextmanager
-def atomic_files(dests):
+def atomic_files(dests, replace: bool = True):
     """Several files written as one: yield a temporary path for each of ``dests``, rename them
     all onto their destinations once every one is written.
 
@@ -211,10 +212,17 @@ def atomic_files(dests):
     SIGTERM, SIGHUP) every temporary file is removed and no destination has changed.  The
     renames themselves come last, one after another.
 
+    ``replace`` False: a destination that exists when the files are put in place (another process
+    wrote it since the caller checked) is not replaced: each file is published with a hard link,
+    which fails where the name exists (:func:`_publish_new`), in the same order in every writer,
+    so of two writers racing for one new set the second finds the first's first file and stops,
+    having published nothing.
+
     Raises
     ------
     OutputError
-        If a destination is not a regular file, its folder is missing, or a write fails.
+        If a destination is not a regular file, its folder is missing, or a write fails; with
+        ``replace`` False, ``"... exists; use --force"`` if a destination appeared meanwhile.
     """
     dests = [os.fspath(d) for d in dests]
     for d in dests:
@@ -234,13 +242,50 @@ def atomic_files(dests):
             for d, tmp in zip(dests, tmps):
                 os.chmod(tmp, _mode_for(d))
                 check_destination(d)
-            for d, tmp in zip(dests, tmps):
-                os.replace(tmp, d)
+            if replace:
+                for d, tmp in zip(dests, tmps):
+                    os.replace(tmp, d)
+            else:
+                _publish_new(dests, tmps)
     except OSError as exc:
         _remove(tmps)
         raise OutputError(f"cannot write {', '.join(dests)}: {exc.strerror or exc}") from None
     except BaseException:
         _remove(tmps)
+        raise
+
+
+def _written_meanwhile(d: str) -> OutputError:
+    return OutputError(f"{d} exists (written meanwhile by another run); use --force to replace it")
+
+
+def _publish_new(dests, tmps) -> None:
+    """Put each ``tmps[i]`` at ``dests[i]`` where no file of that name exists, else raise
+    OutputError (naming it) with none of this call's destinations left in place.
+
+    A hard link is atomic and fails on an existing name; where the file system has none (some
+    network and FUSE mounts), an exclusive create claims the name and the rename fills it."""
+    done: list[str] = []
+    try:
+        for d, tmp in zip(dests, tmps):
+            try:
+                os.link(tmp, d)
+            except FileExistsError:
+                raise _written_meanwhile(d) from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS):
+                    raise
+                try:
+                    os.close(os.open(d, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                except FileExistsError:
+                    raise _written_meanwhile(d) from None
+                done.append(d)
+                os.replace(tmp, d)
+                continue
+            done.append(d)
+            os.unlink(tmp)
+    except BaseException:
+        _remove(done)                    # ours: made by this call's links and claims
         raise
 
 

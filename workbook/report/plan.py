@@ -438,7 +438,7 @@ def write_plan_report(result: PlanResult, workloads, folder, source: str = "", f
     except OSError as e:
         raise OutputError(f"cannot create the report folder {str(folder)[:80]}: {e.strerror or e}") from None
     try:
-        with atomic_files(targets) as (page, bars, growth), charts.quiet_drawing(notes):
+        with atomic_files(targets, replace=force) as (page, bars, growth), charts.quiet_drawing(notes):
             charts.utilization_chart(result, _LABEL, bars)
             months = _growth_months(result)
             shaded = (growth_band(result.system, workloads, months, draws, bands.level)
