@@ -73,6 +73,7 @@ Why text and not a real Excel error value
 
 from __future__ import annotations
 
+from cryptoplan.model._text import value_text
 from cryptoplan.model.errors import CryptoplanError, InputTypeError
 
 import datetime as _dt
@@ -169,7 +170,7 @@ def _describe(value) -> str:
         return "TRUE" if value else "FALSE"
     if isinstance(value, float):
         return f"{value:g}"
-    return repr(value)
+    return value_text(value)          # a date as the sheet shows it, a long text abbreviated
 
 
 def _number(name: str, value) -> float:

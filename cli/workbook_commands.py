@@ -308,6 +308,9 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
     if loose and draws is None:
         raise click.UsageError(f"{' and '.join(loose)} {'is' if len(loose) == 1 else 'are'} for --draws: "
                                "add --draws N, or leave it out")
+    if scheduler is not None and not scheduler.strip():
+        raise click.UsageError("--scheduler is empty: give the dask scheduler's address, tcp://HOST:PORT, or leave "
+                               "it out to run here")
     if workers > 1 and scheduler:
         raise click.UsageError("--workers and --scheduler both say where the chunks run: give one")
     if plot and not ys:
@@ -384,6 +387,50 @@ def sweep_command(workbook, varies, sets, zip_inputs, output, plot, ys, max_cell
     sys.exit(code)
 
 
+#: Seconds to wait for a scheduler to open the conversation (dask's answers at once).
+SCHEDULER_PROBE_S = 5.0
+#: The most a dask handshake's first frame holds, bytes (a few hundred in practice).
+_HANDSHAKE_MAX = 1 << 20
+
+
+def _probe_scheduler(address: str, timeout: float = SCHEDULER_PROBE_S) -> None:
+    """Refuse, with a usage error naming it, an address that is no dask scheduler, before dask's
+    client is given it: a listener that never answers made the client wait for ever, an HTTP
+    server's reply was read as a frame length (3 EiB), a refused port waited 30 s.
+
+    A dask scheduler speaks first: on a new TCP connection it sends its handshake, one message
+    whose 8-byte little-endian length comes first (``distributed.comm.tcp``).  So a ``tcp://``
+    address must accept the connection and send, within ``timeout``, a length that is a small
+    message.  Other schemes (``tls://``...) are left to dask, its own 30-s timeout."""
+    import socket
+    import struct
+    scheme, sep, rest = address.strip().rpartition("://")
+    if sep and scheme != "tcp":
+        return
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise click.UsageError(f"--scheduler {address!r}: give the address as tcp://HOST:PORT")
+    what = f"--scheduler {address}"
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            head = b""
+            while len(head) < 8:
+                chunk = sock.recv(8 - len(head))
+                if not chunk:
+                    raise click.UsageError(f"{what}: the connection was closed without a word: not a dask scheduler")
+                head += chunk
+    except TimeoutError:
+        raise click.UsageError(f"{what}: nothing answered within {timeout:g} s (a dask scheduler greets at once): "
+                               "not a dask scheduler, or not reachable") from None
+    except OSError as exc:
+        raise click.UsageError(f"{what}: cannot connect ({exc.strerror or exc})") from None
+    (n,) = struct.unpack("<Q", head)
+    if not 0 < n <= _HANDSHAKE_MAX:
+        raise click.UsageError(f"{what}: what answered is not a dask scheduler (its first bytes {head!r} are no "
+                               "dask message)")
+
+
 class _executor:
     """The executor of ``--workers``/``--scheduler`` (None: this process), shut down on exit."""
 
@@ -397,6 +444,7 @@ class _executor:
                 import distributed
             except ImportError:
                 raise click.UsageError("--scheduler needs dask.distributed: pip install 'cryptoplan[cluster]'") from None
+            _probe_scheduler(self.scheduler)
             try:
                 client = distributed.Client(self.scheduler, timeout="30s")
             except (OSError, ValueError, TimeoutError) as exc:

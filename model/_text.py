@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 
 __all__ = ["value_text"]
@@ -20,7 +21,12 @@ def value_text(value, limit: int = 60) -> str:
     '1000000000000000000000000...0000000000000000000000000 (401 digits)'
     >>> value_text(0.5)
     '0.5'
+    >>> value_text(datetime.datetime(2020, 1, 1))
+    'the date 2020-01-01'
     """
+    if isinstance(value, (datetime.date, datetime.time)):     # a spreadsheet's date cell: as the sheet shows it
+        shown = value.isoformat(sep=" ") if isinstance(value, datetime.datetime) else value.isoformat()
+        return f"the {'time' if isinstance(value, datetime.time) else 'date'} {shown.removesuffix(' 00:00:00')}"
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
         digits = math.floor(value.bit_length() * math.log10(2)) + 1
         return f"{'-' if value < 0 else ''}an integer of about {digits:,} digits"

@@ -215,7 +215,7 @@ def test_refits_without_noise_return_the_fit():
 def test_a_broken_bootstrap_block_is_refused(doc):
     for change, match in ((lambda b: b["draws"][0].append(1.0), "not a table"),
                           (lambda b: b["draws"][0].__setitem__(0, -5.0), "outside its parameters' bounds"),
-                          (lambda b: b["names"].__setitem__(0, "no_such"), "does not have: no_such")):
+                          (lambda b: b["names"].__setitem__(0, "no_such"), "does not have: 'no_such'")):
         bad = copy.deepcopy(doc)
         change(bad["bootstrap"]["handshake"])
         with pytest.raises(CryptoplanError, match=match):

@@ -110,3 +110,236 @@ def test_8_a_plans_rmf_naming_a_fifo_is_refused_not_waited_on(tmp_path):
     os.mkfifo(fifo)
     rc, out = _run("plan", _plan_with_rmf(tmp_path, str(fifo)))
     assert rc == 2 and "not a regular file" in out, out
+
+
+def test_4_a_profile_whose_mean_underflows_is_the_same_profile_at_another_scale():
+    """``factors = [5e-324, 0, ...]`` made NaN factors (five RuntimeWarnings, every pool
+    "overloaded"): a profile is the same at any scale, so it is one interval carrying the day."""
+    import warnings
+
+    from numpy.testing import assert_allclose
+
+    from cryptoplan.model.zos.plan import DailyProfile, System, Workload, plan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tiny = DailyProfile("tiny", [5e-324] + [0.0] * 23)
+        assert tiny.factors == DailyProfile("one", [1.0] + [0.0] * 23).factors
+        r = plan(System(processors=4, coprocessors=2, accelerators=1),
+                 [Workload("pay", "ams", 10.0, args={"policy": "privacy", "message_kb": 2}, profile=tiny)])
+    flat = plan(System(processors=4, coprocessors=2, accelerators=1),
+                [Workload("pay", "ams", 240.0, args={"policy": "privacy", "message_kb": 2})])
+    for pool in ("processors", "coprocessors", "accelerators"):       # the day's rate in the one interval
+        assert_allclose(r.resources[pool].utilization, flat.resources[pool].utilization, rtol=1e-12)
+
+
+def _params_doc():
+    import json
+
+    from cryptoplan.model.params import params_path
+    return json.loads(Path(params_path()).read_text(encoding="utf-8"))
+
+
+def _cov(d):
+    """The first covariance block the draws use (a group without bootstrap refits)."""
+    return d["covariance"][next(g for g in d["covariance"] if g not in d.get("bootstrap", {}))]
+
+
+def _boot(d):
+    return d["bootstrap"][next(iter(d["bootstrap"]))]
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: _cov(d).pop("matrix"), "is not a symmetric"),
+    (lambda d: _cov(d).pop("names"), "names must be a list"),
+    (lambda d: d["covariance"].update({next(g for g in d["covariance"] if g not in d["bootstrap"]): [1, 2]}),
+     "must be a table with names"),
+    (lambda d: _cov(d).update(matrix=[[float("inf")] * len(_cov(d)["names"])] * len(_cov(d)["names"])),
+     "matrix of finite numbers"),
+    (lambda d: _cov(d).update(matrix=[[1.0, 2.0], [3.0]]), "is not a symmetric"),
+    (lambda d: _cov(d).update(matrix="text"), "is not a symmetric"),
+    (lambda d: _cov(d)["names"].__setitem__(0, "no_such_parameter"),
+     "names parameters the file does not have: 'no_such_parameter'"),
+    (lambda d: _cov(d)["names"].__setitem__(1, _cov(d)["names"][0]), "is named twice"),
+    (lambda d: d.update(bootstrap=[1, 2]), "'bootstrap' section must be a table"),
+    (lambda d: _boot(d).pop("names"), "names must be a list"),
+    (lambda d: _boot(d).update(draws=[["x"]]), "is not a table of finite draws"),
+])
+def test_5_a_parameter_files_covariance_and_bootstrap_blocks_are_checked_before_use(edit, words):
+    """A block without ``matrix`` was a KeyError traceback from ``plan --bands`` and
+    '#VALUE! PLAN_BAND: internal error'; every such file is an InputError naming the block.
+    (The packaged file has covariance blocks without bootstrap refits and bootstrap blocks.)"""
+    from cryptoplan.model.calibration.draws import parameter_draws
+    from cryptoplan.model.errors import InputError
+    doc = _params_doc()
+    edit(doc)
+    with pytest.raises(InputError, match=words):
+        parameter_draws(10, seed=1, doc=doc)
+
+
+@pytest.fixture(scope="module")
+def planner(tmp_path_factory):
+    from click.testing import CliRunner
+
+    from cryptoplan.cli import main
+    folder = tmp_path_factory.mktemp("round5")
+    res = CliRunner().invoke(main, ["template", "-o", str(folder / "planner.xlsx")])
+    assert res.exit_code == 0, res.output
+    return str(folder / "planner.xlsx")
+
+
+def _sweep(planner, tmp_path, *args):
+    from click.testing import CliRunner
+
+    from cryptoplan.cli import main
+    return CliRunner().invoke(main, ["sweep", planner, "--vary", "PlanGrowth=1,2", "--draws", "4", "-o",
+                                     str(tmp_path / "x.csv"), *args])
+
+
+def test_7_an_empty_scheduler_is_refused_not_ignored(planner, tmp_path):
+    res = _sweep(planner, tmp_path, "--scheduler", "")
+    assert res.exit_code == 2 and "--scheduler is empty" in res.output, res.output
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.fail_slow(40)
+@pytest.mark.parametrize("server", ["silent", "http", "refused", "garbage"])
+def test_6_a_scheduler_address_that_is_no_dask_scheduler_is_refused_in_seconds(planner, tmp_path, server):
+    """A listener that never answers (no exit in 200 s), an HTTP server (a 3 EiB allocation, or no
+    exit in 100 s), a refused port (30 s): each a usage error naming the address within the probe's
+    5 s."""
+    import socket
+    import threading
+    import time
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    port = lst.getsockname()[1]
+    if server == "refused":
+        lst.close()
+    else:
+        lst.listen(4)
+
+        def serve():
+            try:
+                conn, _ = lst.accept()
+            except OSError:
+                return
+            if server == "http":          # answers only what it is asked, as an HTTP server does
+                conn.settimeout(10)
+                try:
+                    if conn.recv(1024):
+                        conn.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n")
+                except OSError:
+                    pass
+            elif server == "garbage":
+                conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            time.sleep(8)
+            conn.close()
+        threading.Thread(target=serve, daemon=True).start()
+    t0 = time.monotonic()
+    res = _sweep(planner, tmp_path, "--scheduler", f"tcp://127.0.0.1:{port}")
+    took = time.monotonic() - t0
+    lst.close()
+    assert res.exit_code == 2 and f"--scheduler tcp://127.0.0.1:{port}" in res.output, res.output
+    assert "Traceback" not in res.output and took < 20, (took, res.output)
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.subprocess
+@pytest.mark.fail_slow(60)
+def test_6_a_real_dask_scheduler_passes_the_probe(planner, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        res = _sweep(planner, tmp_path, "--scheduler", cluster.scheduler_address)
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.subprocess
+def test_12_control_characters_in_the_system_id_never_reach_the_terminal(tmp_path):
+    """``SYSTEM ID S21\\x1b[31mRED\\x1b]0;pwned\\x07`` coloured and retitled the terminal through
+    rmf, template --rmf, recalc --rmf and plan: the id is refused, shown escaped."""
+    text = REPORT.read_text(encoding="utf-8").replace("SYSTEM ID CB89 ", "SYSTEM ID S21\x1b[31mRED\x1b]0;pwned\x07 ")
+    bad = _report(tmp_path, text)
+    for args in (["rmf", bad], ["plan", _plan_with_rmf(tmp_path, bad)],
+                 ["template", "-o", str(tmp_path / "t.xlsx"), "--rmf", bad]):
+        rc, out = _run(*args)
+        assert rc == 2 and "\x1b" not in out and "\x07" not in out, (args, out)
+        assert "is not a system name" in out and "\\x1b" in out, (args, out)
+
+
+_CARD_0 = "CEX7C   0   0.00    0.000     0.0    0.00    0.000     0.0       0.00           0.00\n"
+_ACC = "RSA CRT 4096                         387.8     1.025    39.7"
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("old, new, words", [
+    (_CARD_1, _CARD_1.replace("        1 ", "        \u00b2 "), r"two values \('\u00b2' and '1997'\) under one heading"),
+    (_ACC, _ACC.replace("4096", "9" * 5000), "without its key size"),
+    ("INTERVAL 15.00.001", "INTERVAL " + "9" * 400 + ".00.001", "the report's header lacks INTERVAL"),
+    (_CARD_1, _CARD_1.replace("1997", "9" * 400), "'0.209' at column 417 is under no heading"),
+])
+def test_13_numbers_in_a_report_are_read_within_what_rmf_prints(tmp_path, old, new, words):
+    """A card id ``²`` (isdigit() is true), a 5,000-digit key size, a 400-digit INTERVAL and a
+    400-digit rate: "invalid literal for int()", "Exceeds the limit (4300 digits)", an
+    OverflowError traceback, an inf that JSON refused.  Each a one-line error naming the line."""
+    text = REPORT.read_text(encoding="utf-8")
+    assert old in text
+    bad = _report(tmp_path, text.replace(old, new, 1))
+    for args in (["rmf", bad, "--json"], ["plan", _plan_with_rmf(tmp_path, bad)]):
+        rc, out = _run(*args)
+        assert rc == 2 and "Traceback" not in out and re.search(words, out), (args, out)
+        assert re.search(r"r\.txt:\d+", out), (args, out)
+        assert len(out) < 2000, out
+
+
+@pytest.mark.parametrize("name", ["r\u0000.txt"])
+def test_14_a_nul_in_a_file_name_is_a_clean_error(tmp_path, name):
+    from cryptoplan.model.zos.plan import PlanError, read_plan
+    plan = tmp_path / "p.toml"
+    plan.write_text('[system]\nprocessors = 4\nrmf = "r\\u0000.txt"\n\n[[workload]]\nname = "pay"\nkind = "ams"\n'
+                    'rate = 100\npolicy = "privacy"\nmessage_kb = 2\n', encoding="utf-8")
+    with pytest.raises(PlanError, match=r"r\\x00\.txt.*cannot read RMF's report"):
+        read_plan(plan)
+    with pytest.raises(PlanError, match=r"'a\\x00'"):
+        read_plan("a\x00")
+
+
+@pytest.mark.parametrize("horizon", [961, 1200])
+def test_15_a_report_for_a_horizon_above_960_months_is_written(tmp_path, horizon, monkeypatch):
+    """The growth chart ran to 1.25 x the horizon and tripped the 1,200-month check: exit 2 for a
+    horizon the plan accepts (0..1200)."""
+    from click.testing import CliRunner
+
+    from cryptoplan.cli import main
+    monkeypatch.chdir(tmp_path)
+    text = _readme_plan(tmp_path / "site.toml").read_text(encoding="utf-8")
+    assert "horizon_months = 36" in text
+    Path("site.toml").write_text(text.replace("horizon_months = 36", f"horizon_months = {horizon}"), encoding="utf-8")
+    res = CliRunner().invoke(main, ["plan", "site.toml", "--report", "rep"])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in Path("rep").iterdir()) == ["growth.png", "plan.html", "utilization.png"]
+
+
+@pytest.mark.parametrize("name", ["accelerators_required_at_level", "coprocessors_required_at_level",
+                                  "processors_required_at_level"])
+def test_16_an_empty_level_is_named(name):
+    from cryptoplan.model.calibration import planning
+    from cryptoplan.model.errors import InputError
+    with pytest.raises(InputError, match="level is empty"):
+        getattr(planning, name)(100, "privacy", "RSA", 2048, 2, level=[])
+
+
+@pytest.mark.parametrize("name", ["plan_resources", "plan_workloads", "plan_text", "plan_timeline"])
+@pytest.mark.parametrize("which", ["workloads", "system"])
+def test_16_a_three_dimensional_table_is_refused_naming_the_argument(name, which):
+    """NumPy's "truth value of an array is ambiguous", naming no argument."""
+    import numpy as np
+
+    from cryptoplan.model.zos.plan import PlanError
+    from cryptoplan.model.zos.plan import tables
+    args = {"workloads": [["name", "kind", "rate", "policy", "message_kb"], ["p", "ams", 300, "privacy", 2]],
+            "system": [["processors", 4], ["coprocessors", 2], ["accelerators", 1]]}
+    args[which] = np.zeros((2, 2, 2))
+    with pytest.raises(PlanError, match=f"^{which}, row 1, column 1: the cell holds array"):
+        getattr(tables, name)(**args)

@@ -45,8 +45,8 @@ def test_the_split_lognormal_has_the_range_as_its_90_percent_interval_and_the_po
         lo = abs(lo) + 0.01                # a rate range is above 0
     hi = lo + width
     point = lo + at * (hi - lo)
-    mpmath.mp.dps = 30
-    z95 = float(mpmath.sqrt(2) * mpmath.erfinv(mpmath.mpf("0.9")))    # the 95% normal quantile
+    with mpmath.workdps(30):             # (a context: the precision other tests set is left alone)
+        z95 = float(mpmath.sqrt(2) * mpmath.erfinv(mpmath.mpf("0.9")))    # the 95% normal quantile
     x = split_lognormal(np.array([-z95, 0.0, z95]), point, lo, hi, offset)
     assert_allclose(x, [lo, point, hi], rtol=1e-12, atol=1e-12)
 

@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from .._text import value_text
 from ..domains import DRAWS
 from ..errors import InputError
 from ..params import load_params
@@ -80,32 +81,36 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
         raise InputError("the parameter file has no 'covariance' section: cryptoplan fit --out and "
                          "cryptoplan calibrate --out write one")
     rng = np.random.default_rng(seed)
-    values = {name: float(entry["value"]) for name, entry in doc["parameters"].items()}
+    values = _values(doc)
     out = {name: np.full(n, v) for name, v in values.items()}
     boot = doc.get("bootstrap") or {}
+    if not isinstance(boot, dict):
+        raise InputError(f"the parameter file's 'bootstrap' section must be a table of blocks (got {value_text(boot)})")
     for group, block in blocks.items():
         if group in boot:
             continue
-        names = list(block["names"])
-        cov = np.asarray(block["matrix"], dtype=float)
-        if cov.shape != (len(names), len(names)) or not np.allclose(cov, cov.T, rtol=1e-9, atol=0.0):
-            raise InputError(f"covariance block {group!r} is not a symmetric {len(names)} x {len(names)} matrix")
+        names = _block_names(block, "covariance", group, values)
+        try:
+            cov = np.asarray(block.get("matrix"), dtype=float)
+        except (TypeError, ValueError):
+            cov = np.zeros((0, 0))
+        if cov.shape != (len(names), len(names)) or not np.isfinite(cov).all() or not np.allclose(
+                cov, cov.T, rtol=1e-9, atol=0.0):
+            raise InputError(f"covariance block {group!r} is not a symmetric {len(names)} x {len(names)} matrix of "
+                             "finite numbers (its 'matrix')")
         if np.linalg.eigvalsh(cov).min() < -1e-9 * max(np.abs(cov).max(), 1e-300):
             raise InputError(f"covariance block {group!r} is not positive semi-definite")
         mean = np.array([values[k] for k in names])
         lo, hi = np.array([_bounds(k) for k in names]).T
         out.update(zip(names, _truncated_normal(rng, mean, cov, lo, hi, n, group)))
     for group, block in boot.items():
-        names = list(block.get("names", ()))
+        names = _block_names(block, "bootstrap", group, values)
         try:
             rows = np.asarray(block.get("draws"), dtype=float)
         except (TypeError, ValueError):
             rows = np.zeros((0, 0))
         if rows.ndim != 2 or rows.shape[1] != len(names) or not rows.shape[0] or not np.isfinite(rows).all():
             raise InputError(f"bootstrap block {group!r} is not a table of finite draws of {len(names)} parameters")
-        unknown = [k for k in names if k not in values]
-        if unknown:
-            raise InputError(f"bootstrap block {group!r} names parameters the file does not have: {', '.join(unknown)}")
         lo, hi = np.array([_bounds(k) for k in names]).T
         if np.any((rows < lo) | (rows > hi)):
             raise InputError(f"bootstrap block {group!r} has draws outside its parameters' bounds")
@@ -113,6 +118,38 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
         pick = recentred(rows, x_hat, lo, hi)[rng.integers(0, rows.shape[0], size=n)]
         out.update(zip(names, pick.T))
     return out
+
+
+def _values(doc: dict) -> dict:
+    """The document's parameter values: ``{name: float}``, each a finite number."""
+    params = doc.get("parameters")
+    if not isinstance(params, dict):
+        raise InputError("the parameter file has no 'parameters' section of name -> {value, ...}")
+    out = {}
+    for name, entry in params.items():
+        v = entry.get("value") if isinstance(entry, dict) else None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            raise InputError(f"parameter {value_text(name)} has no finite value (got {value_text(v)})")
+        out[name] = float(v)
+    return out
+
+
+def _block_names(block, section: str, group, values: dict) -> list:
+    """A covariance or bootstrap block's ``names``: a list of distinct parameters the file has."""
+    where = f"{section} block {value_text(group)}"
+    if not isinstance(block, dict):
+        raise InputError(f"{where} must be a table with names and {'matrix' if section == 'covariance' else 'draws'} "
+                         f"(got {value_text(block)})")
+    names = block.get("names")
+    if not isinstance(names, list) or not names or not all(isinstance(k, str) for k in names):
+        raise InputError(f"{where}: names must be a list of parameter names (got {value_text(names)})")
+    twice = next((k for k in names if names.count(k) > 1), None)
+    if twice is not None:
+        raise InputError(f"{where}: the parameter {twice!r} is named twice")
+    unknown = [k for k in names if k not in values]
+    if unknown:
+        raise InputError(f"{where} names parameters the file does not have: {', '.join(map(value_text, unknown))}")
+    return names
 
 
 def recentred(rows, x_hat, lo, hi) -> np.ndarray:

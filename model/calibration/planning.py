@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..domains import BAND_LEVEL
+from ..errors import InputError
 from ..figures import figure
 from ..params import binding, load_params, params_path, using_values
 from ..remember import Remembered
@@ -70,6 +71,9 @@ def _count_at_level(count, args: tuple, level):
     if level is None:
         return count(*args)
     lv = np.asarray(BAND_LEVEL.check(level, "level", scalar=False), dtype=float)
+    if lv.size == 0:
+        raise InputError("level is empty: give a confidence in (0, 1), e.g. 0.9, or leave it out for the fitted "
+                         "parameters' count")
     if lv.ndim and np.unique(lv).size > 1:     # several levels (a sweep): each one's own draws' answer
         out = np.zeros(np.broadcast_shapes(lv.shape, *(np.shape(a) for a in args)))
         for v in np.unique(lv):

@@ -28,7 +28,22 @@ import re
 from dataclasses import asdict, dataclass
 
 __all__ = ["CryptoActivity", "CARD_TYPE", "card_mode", "card_generation", "SCOPES", "SECTIONS", "check_records",
-           "MAX_SUMMARY_UTIL_PCT"]
+           "MAX_SUMMARY_UTIL_PCT", "SYSTEM_ID", "system_id"]
+
+#: An SMF system id (SMF70SID, the report's SYSTEM ID): 1 to 4 characters of letters, digits and
+#: the national characters @ # $ (z/OS's SYSNAME rules); nothing else reaches a message or a terminal.
+SYSTEM_ID = re.compile(r"[A-Za-z0-9@#$]{1,8}")
+
+
+def system_id(text: str, where: str) -> str:
+    """``text`` as a system id, or SiteFileError naming ``where`` (a control character in it, an
+    escape sequence, would colour or retitle the terminal that prints it)."""
+    from .._text import value_text
+    from .errors import SiteFileError
+    if not SYSTEM_ID.fullmatch(text):
+        raise SiteFileError(f"{where}: SYSTEM ID {value_text(text)} is not a system name (1 to 8 letters, digits, "
+                            "@, # or $)")
+    return text
 
 #: A card's summary line is busy at most the whole interval: RMF caps UTIL% there (a by-function
 #: row may pass it, concurrency inside the card; the calibration holds those to its own limit).

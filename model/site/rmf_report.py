@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import SiteFileError
-from .rmf_records import CARD_TYPE, CryptoActivity
+from .._text import value_text
+from .rmf_records import CARD_TYPE, CryptoActivity, system_id
 
 __all__ = ["read_rmf_report", "parse_rmf_report", "RmfReportError", "MAX_REPORT_BYTES", "KNOWN_FUNCTIONS"]
 
@@ -45,8 +46,11 @@ _SECTION = re.compile(r"^\s*-+\s*CRYPTOGRAPHIC\s+(CCA COPROCESSOR|PKCS11 COPROCE
 _SECTIONS = {"CCA COPROCESSOR": "CCA", "PKCS11 COPROCESSOR": "PKCS11", "ACCELERATOR": "ACCELERATOR"}
 _HEADING = re.compile(r"EXEC TIME|KEY-GEN RATE|UTIL%|RATE|TYPE|ID|FUNCTION|KEY|\S+")
 _GROUP = re.compile(r"-{2,} ?([A-Z0-9%](?:[A-Z0-9% ]|-(?=[A-Z]))*?) ?-{2,}|\bKEY-GEN\b")
-_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?[KM]?|\.[0-9]+")
-_INTERVAL = re.compile(r"INTERVAL\s+(\d+)\.(\d{2})\.(\d{3})")
+# (a column of RMF's is at most a dozen characters wide: a longer run of digits is no number it prints,
+# and would be an inf, an overflow or past Python's 4,300-digit conversion limit)
+_NUMBER = re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,9})?[KM]?|\.[0-9]{1,9}")
+_INTERVAL = re.compile(r"INTERVAL\s+([0-9]{1,4})\.([0-9]{2})\.([0-9]{3})")
+_DIGITS = re.compile(r"[0-9]{1,5}")       # a card id (AP number) or a key size, as RMF prints them
 _DATE = re.compile(r"DATE\s+(\d{2})/(\d{2})/(\d{4})")
 _TIME = re.compile(r"TIME\s+(\d{2})\.(\d{2})\.(\d{2})")
 _SYSTEM = re.compile(r"SYSTEM ID\s+(\S+)")
@@ -69,7 +73,7 @@ class _Column:
 def _number(text: str, where: str) -> float:
     m = _NUMBER.fullmatch(text)
     if not m:
-        raise RmfReportError(f"{where}: {text!r} is not a number as RMF prints one")
+        raise RmfReportError(f"{where}: {value_text(text)} is not a number as RMF prints one")
     scale = {"K": 1e3, "M": 1e6}.get(text[-1], 1.0)
     return float(text.rstrip("KM")) * scale
 
@@ -203,7 +207,7 @@ def _header(lines, i, name):
     mo, d, y = found["DATE"].groups()
     hh, mm, ss = found["TIME"].groups()
     im, isec, ims = found["INTERVAL"].groups()
-    return (found["SYSTEM ID"].group(1), f"{y}-{mo}-{d}", f"{hh}:{mm}:{ss}",
+    return (system_id(found["SYSTEM ID"].group(1), where), f"{y}-{mo}-{d}", f"{hh}:{mm}:{ss}",
             60 * int(im) + int(isec) + int(ims) / 1000.0), j
 
 
@@ -238,7 +242,7 @@ def _section(lines, i, section, header, name, records, warnings):
         elif tokens and tokens[0][1] < (id_col.start if id_col else 6) and re.fullmatch(r"[A-Z]\S*", tokens[0][0]):
             raise RmfReportError(f"{where}: {tokens[0][0]!r} in the TYPE column is not a Crypto Express type "
                                  "as RMF prints it (CEXnC, CEXnP, CEXnA)")
-        if id_col and tokens and abs(tokens[0][2] - id_col.end) <= 2 and tokens[0][0].isdigit() and (
+        if id_col and tokens and abs(tokens[0][2] - id_col.end) <= 2 and _DIGITS.fullmatch(tokens[0][0]) and (
                 fn_col is None or tokens[0][2] < fn_col.start):
             if ctype is None:
                 raise RmfReportError(f"{where}: a card id before any card type")
@@ -262,8 +266,9 @@ def _section(lines, i, section, header, name, records, warnings):
                 tokens = [t for t in tokens if t not in seq]
                 if function.startswith("RSA"):
                     nxt = next((t for t in tokens if t[1] > seq[-1][1]), None)
-                    if nxt is None or not nxt[0].isdigit():
-                        raise RmfReportError(f"{where}: {function} without its key size")
+                    if nxt is None or not _DIGITS.fullmatch(nxt[0]):
+                        raise RmfReportError(f"{where}: {function} without its key size (a whole number of "
+                                             f"bits{'' if nxt is None else f', got {value_text(nxt[0])}'})")
                     key = int(nxt[0])
                     tokens.remove(nxt)
                 if function not in KNOWN_FUNCTIONS:

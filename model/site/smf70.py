@@ -116,7 +116,7 @@ from pathlib import Path
 
 from .hfp import HfpError, hfp_to_float
 from .errors import SiteFileError
-from .rmf_records import CryptoActivity
+from .rmf_records import CryptoActivity, system_id
 
 __all__ = ["read_smf70", "Smf70Error", "MAX_SMF_BYTES", "CARD_TYPE_CODES", "card_type_name"]
 
@@ -331,7 +331,7 @@ def _product(rec: _Record, off: int, length: int, name: str) -> _Interval:
     seconds = 60 * int(itv[0:2]) + int(itv[2:4]) + int(itv[4:7]) / 1000.0
     if int(itv[2:4]) > 59 or seconds <= 0:
         raise Smf70Error(f"{name}@{rec.at(off + 18)}: SMF70INT {itv} is not an interval length mmssttt > 0")
-    system = rec.data[_SID:_SID + 4].decode("cp037").strip()
+    system = system_id(rec.data[_SID:_SID + 4].decode("cp037").strip(), f"{name}@{rec.at(_SID)}: SMF70SID")
     srl = rec.data[off + 51] if length >= 52 else 0
     return _Interval(system, date.isoformat(), f"{hh:02d}:{mm:02d}:{ss:02d}", seconds, srl)
 

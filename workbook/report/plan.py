@@ -298,7 +298,8 @@ def _growth_months(result: PlanResult) -> np.ndarray:
     h = result.system.horizon_months
     first = min((float(result.resources[p].months_to_target) for p in POOLS), default=math.inf)
     end = float(np.clip(1.2 * first if math.isfinite(first) else 0.0, max(1.25 * h, 24.0), max(120.0, 1.25 * h)))
-    return np.linspace(0.0, end, 121)
+    # (never past the months a plan looks at: a horizon of 1,000 months charts to 1,200, not 1,250)
+    return np.linspace(0.0, min(end, MAX_MONTHS), 121)
 
 
 _CSS = """body{font-family:DejaVu Sans,Arial,sans-serif;max-width:64em;margin:1.5em auto;color:#222;font-size:11pt}

@@ -91,7 +91,13 @@ class DailyProfile:
         if not a.any():
             raise PlanError(f"{where}: every factor is 0; a profile spreads the daily rate, so at least one "
                             "interval must carry it")
-        object.__setattr__(self, "factors", tuple((a / a.mean()).tolist()))
+        mean = a.mean()
+        if not (np.isfinite(mean) and mean >= np.finfo(float).tiny):
+            # a mean that underflows (factors of 5e-324) has lost its digits or is 0: the profile is
+            # the same at any scale, so it is divided by its largest factor first
+            a = a / a.max()
+            mean = a.mean()
+        object.__setattr__(self, "factors", tuple((a / mean).tolist()))
 
     @property
     def minutes(self) -> int:

@@ -302,6 +302,9 @@ def read_plan_document(path) -> dict:
     :data:`MAX_PLAN_BYTES` (a byte-order mark is skipped); errors name the file."""
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
         raise PlanError(f"path must be a plan file's name (got {value_text(path)})")
+    name = os.fspath(path)
+    if not isinstance(name, str) or "\x00" in name:
+        raise PlanError(f"{value_text(name)}: cannot read the plan file (a file name holds no NUL character)")
     p = Path(path)
     try:
         # a regular file only: a FIFO would block, /dev/zero reports size 0 and never ends
@@ -350,7 +353,7 @@ def workload_rows(rows):
         return rows
     if not rows or not isinstance(rows[0], list):
         return rows
-    head = [h.strip() if isinstance(h, str) else h for h in rows[0]]
+    head = [h.strip() if isinstance(h, str) else None for h in rows[0]]     # (a cell may be anything)
     for key in ("site_failover", "peak_day"):
         if key in head:
             j = head.index(key)
@@ -470,8 +473,8 @@ def system_from_rows(rows, where: str = "the system block", first_row: int = 1) 
         except TypeError:
             pass                                  # not a table: _table_rows names it
         else:
-            rows = [[r[0], calendar_start(r[1], where)] if len(r) == 2 and _cell(r[0]) == "start"
-                    and isinstance(r[1], datetime.date) else r for r in rows]
+            rows = [[r[0], calendar_start(r[1], where)] if len(r) == 2 and isinstance(r[0], str)
+                    and r[0].strip() == "start" and isinstance(r[1], datetime.date) else r for r in rows]
     for i, row in enumerate(_table_rows(rows, where, first_row), first_row):
         if all(_blank(v) for v in row):
             continue
