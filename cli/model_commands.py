@@ -39,6 +39,7 @@ if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
     from cryptoplan.model.site import errors as site_errors
     from cryptoplan.model.site import rmf_lines
     from cryptoplan.model.site import rmf_records
+    from cryptoplan.workbook.engine import atomic
     from cryptoplan.workbook.report import charts
     from cryptoplan.model.calibration import card_speed
     from cryptoplan.workbook import plan_sheet
@@ -57,6 +58,7 @@ else:
     site_errors = lazy_module("cryptoplan.model.site.errors")
     rmf_lines = lazy_module("cryptoplan.model.site.rmf_lines")
     rmf_records = lazy_module("cryptoplan.model.site.rmf_records")
+    atomic = lazy_module("cryptoplan.workbook.engine.atomic")
     charts = lazy_module("cryptoplan.workbook.report.charts")
     card_speed = lazy_module("cryptoplan.model.calibration.card_speed")
     plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
@@ -365,16 +367,32 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key
     for c in cal.consistency:
         if c.get("disagrees"):
             click.echo(C.consistency_warning(c, sources[0][0] if len(sources) == 1 else ""), err=True)
-    with writing(out_path) as tmp:
-        Path(tmp).write_text(F.params_text(cal.document()), encoding="utf-8")
+    # the parameter file and the report are written as one set: both or neither (a full disk
+    # while drawing the chart left the parameter file written and a new report folder behind)
+    targets = [Path(out_path)]
+    made = False
+    if report_dir:
+        made = not os.path.lexists(report_dir)
+        folder = report_folder(report_dir)
+        targets += [folder / "report.txt"] + ([folder / "calibration.png"] if cal.residuals else [])
+    try:
+        with atomic.atomic_files(targets) as tmps:
+            Path(tmps[0]).write_text(F.params_text(cal.document()), encoding="utf-8")
+            if report_dir:
+                Path(tmps[1]).write_text(text, encoding="utf-8")
+                if cal.residuals:
+                    charts.calibration_chart(cal.residuals, tmps[2])
+    except atomic.OutputError as exc:
+        raise click.ClickException(f"{exc}; nothing was written") from None
+    finally:
+        if made and not any(t.exists() for t in targets[1:]):
+            try:
+                folder.rmdir()              # the folder this run made, only if empty
+            except OSError:
+                pass
     click.echo(f"wrote {out_path}  (use it: CRYPTOPLAN_PARAMS={out_path})")
     if report_dir:
-        folder = report_folder(report_dir)
-        with writing(folder / "report.txt") as tmp:
-            Path(tmp).write_text(text, encoding="utf-8")
         if cal.residuals:
-            with writing(folder / "calibration.png") as tmp:
-                charts.calibration_chart(cal.residuals, tmp)
             click.echo(f"wrote {folder / 'report.txt'} and {folder / 'calibration.png'}")
         else:
             click.echo(f"wrote {folder / 'report.txt'} (no site number the model predicts: no chart)")

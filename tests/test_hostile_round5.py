@@ -163,7 +163,8 @@ def _boot(d):
     (lambda d: d.update(bootstrap=[1, 2]), "'bootstrap' section must be a table"),
     (lambda d: _boot(d).pop("names"), "names must be a list"),
     (lambda d: _boot(d).update(draws=[["x"]]), "is not a table of finite draws"),
-])
+], ids=["no matrix", "no names", "a block as a list", "an inf matrix", "a ragged matrix", "a text matrix",
+        "an unknown name", "a repeated name", "bootstrap as a list", "bootstrap without names", "text draws"])
 def test_5_a_parameter_files_covariance_and_bootstrap_blocks_are_checked_before_use(edit, words):
     """A block without ``matrix`` was a KeyError traceback from ``plan --bands`` and
     '#VALUE! PLAN_BAND: internal error'; every such file is an InputError naming the block.
@@ -278,7 +279,7 @@ _ACC = "RSA CRT 4096                         387.8     1.025    39.7"
     (_ACC, _ACC.replace("4096", "9" * 5000), "without its key size"),
     ("INTERVAL 15.00.001", "INTERVAL " + "9" * 400 + ".00.001", "the report's header lacks INTERVAL"),
     (_CARD_1, _CARD_1.replace("1997", "9" * 400), "'0.209' at column 417 is under no heading"),
-])
+], ids=["card id superscript two", "5000-digit key size", "400-digit INTERVAL", "400-digit rate"])
 def test_13_numbers_in_a_report_are_read_within_what_rmf_prints(tmp_path, old, new, words):
     """A card id ``²`` (isdigit() is true), a 5,000-digit key size, a 400-digit INTERVAL and a
     400-digit rate: "invalid literal for int()", "Exceeds the limit (4300 digits)", an
@@ -343,3 +344,184 @@ def test_16_a_three_dimensional_table_is_refused_naming_the_argument(name, which
     args[which] = np.zeros((2, 2, 2))
     with pytest.raises(PlanError, match=f"^{which}, row 1, column 1: the cell holds array"):
         getattr(tables, name)(**args)
+
+
+_TITLE_LINES = REPORT.read_text(encoding="utf-8").split("-------- CRYPTOGRAPHIC CCA")[0]
+
+
+@pytest.mark.fail_slow(20)
+def test_9_a_megabyte_of_dashes_under_a_section_title_is_read_in_one_pass(tmp_path):
+    """A 200 KB line of dashes: no answer in 60 s (16 KB: 4.9 s), the group regex backtracking
+    from each dash.  A run of dashes is entered at its first dash only, so the line is read in
+    one pass (its budget is the test's only clock)."""
+    from cryptoplan.model.site.rmf_report import RmfReportError, _groups, read_rmf_report
+    line = "-" * 1_000_000
+    assert _groups(line) == []
+    assert _groups("   ---- LPAR ----   " + line + " CPC ---") == [(3, 17, "LPAR"), (20, 1_000_028, "CPC")]
+    text = _TITLE_LINES + "-------- CRYPTOGRAPHIC CCA COPROCESSOR ----\n" + line + "\nTYPE   ID   RATE\n"
+    assert read_rmf_report(_report(tmp_path, text)) == ([], [])        # a section of no card
+    with pytest.raises(RmfReportError, match=r"r\.txt:9: a card id before any card type"):
+        read_rmf_report(_report(tmp_path, text + "        1   1997\n"))
+
+
+def test_9_a_heading_of_20000_columns_compares_each_value_with_its_neighbours_only():
+    """_assign compared every token with every column (20,000 RATE columns: no answer in 90 s):
+    each value's candidates are now the columns beside it, at most three, found by bisection."""
+    from cryptoplan.model.site import rmf_report as R
+    head = "TYPE   ID" + "".join(f" {'RATE':>6}" for _ in range(20_000))
+    cols = R._columns(head, "", "r.txt:8")
+    numeric = [c for c in cols if c.kind not in ("TYPE", "ID", "FUNCTION")]
+    starts, ends = [c.start for c in numeric], [c.end for c in numeric]
+    tokens = [(f"{i}", c.end - 1, c.end) for i, c in enumerate(numeric)]
+    widths = [hi - lo + 1 for lo, hi in (R._near(starts, ends, a, b) for _, a, b in tokens)]
+    assert max(widths) <= 3
+    values = R._assign(tokens, cols, "r.txt:9")
+    assert len(values) == 20_000 and all(values[c][0] == f"{i}" for i, c in enumerate(numeric))
+    # and the choice is the full scan's: the column each value overlaps most (nearest centre on a tie)
+    for text, a, b in tokens[:50] + [("7", 3, 4), ("8", 10**6, 10**6 + 1)]:
+        best = max(numeric, key=lambda c: (min(b, c.end) - max(a, c.start), -abs((a + b) / 2 - (c.start + c.end) / 2)))
+        lo, hi = R._near(starts, ends, a, b)
+        assert best in numeric[lo:hi + 1]
+
+
+def test_10_the_smf_reader_checks_each_record_as_it_reads_it(monkeypatch):
+    """30 MB of 5-byte records after one good record: every record was held (38 s, 2.4 GB) before
+    the error at byte 672.  The stream is read one record at a time: the reader has seen two when
+    it refuses the second, naming its byte."""
+    from test_smf70 import build_smf70, cca_section
+
+    from cryptoplan.model.site import smf70
+    good = build_smf70(cca=[cca_section(1, 7, 1, 1.0, 0.5, 1000, 1000)])
+    bad = (5).to_bytes(2, "big") + b"\0\0" + b"\x46"              # a record of one byte after its RDW
+    data = good + bad * 200_000                                  # a megabyte of them
+    seen = []
+    real = smf70._records
+
+    def counting(*args):
+        for rec in real(*args):
+            seen.append(rec)
+            yield rec
+    monkeypatch.setattr(smf70, "_records", counting)
+    with pytest.raises(smf70.Smf70Error, match=f"<bytes>@{len(good)}: truncated SMF record: 5 bytes"):
+        smf70.read_smf70(data)
+    assert len(seen) == 2
+
+
+def test_10_a_spanned_records_byte_offsets_are_found_by_bisection():
+    """A 2.6 MB spanned record in 5-byte segments took 116 s: each offset scanned every segment.
+    The offsets are the scan's, from a table of the segments' starts made once."""
+    from cryptoplan.model.site.smf70 import _Record
+    pieces = [(0, 0, 4)] + [(4 + i, 4 + 5 * i + 4, 1) for i in range(100_000)]
+    rec = _Record(bytes(100_004), tuple(pieces))
+
+    def scan(offset):
+        for start, file_start, length in pieces:
+            if start <= offset < start + length:
+                return file_start + offset - start
+        return pieces[-1][1] + offset - pieces[-1][0]
+    for offset in (0, 3, 4, 5, 50_000, 100_003, 100_004, 200_000):
+        assert rec.at(offset) == scan(offset), offset
+    assert rec._starts is rec._starts                        # made once, kept
+
+
+def test_11_a_chunk_whose_rows_do_not_fit_in_memory_is_a_clean_error(planner, tmp_path, monkeypatch):
+    """A MemoryError traceback from the CSV writer (``list(map(repr, ...))``, outside the
+    evaluation's handler) at 200k scenarios under a 1 GiB cap: the writer's MemoryError is the same
+    clean error as the evaluation's, and no file is left."""
+    from cryptoplan.workbook import sweeps
+
+    def no_memory(*args):
+        raise MemoryError
+    monkeypatch.setattr(sweeps, "_csv_fields", no_memory)
+    from click.testing import CliRunner
+
+    from cryptoplan.cli import main
+    res = CliRunner().invoke(main, ["sweep", planner, "--vary", "PlanGrowth=1,2,3", "-o", str(tmp_path / "x.csv")])
+    assert res.exit_code != 0 and res.exception is None or isinstance(res.exception, SystemExit), res.output
+    assert "do not fit in memory as text; give a smaller --chunk-size" in res.output, res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_18_a_killed_writers_temporary_files_are_removed_by_the_next_writer_into_the_folder(tmp_path, monkeypatch):
+    """SIGKILL left ``.NAME.PID.*.tmp`` beside the report and the sweep's and template's targets;
+    only the next write to that same name removed them.  Any writer into the folder now removes
+    every such file whose process is gone (a live one's stays: it may be writing)."""
+    import os
+
+    from cryptoplan.workbook.engine.atomic import atomic_target
+    dead = 2 ** 22 + 1                          # above Linux's largest pid_max: no process has it
+    debris = [tmp_path / f".plan.html.{dead}.abcd1234.tmp", tmp_path / f".curve.csv.{dead}.Zz_09xyz.tmp"]
+    alive = tmp_path / f".other.csv.{os.getpid()}.abcd1234.tmp"
+    mine = tmp_path / "notes.txt"
+    for p in (*debris, alive, mine):
+        p.write_text("x", encoding="utf-8")
+    with atomic_target(tmp_path / "new.xlsx") as tmp:
+        Path(tmp).write_text("y", encoding="utf-8")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([alive.name, mine.name, "new.xlsx"]), left
+
+
+@pytest.mark.subprocess
+def test_19_calibrate_writes_its_parameter_file_and_report_both_or_neither(tmp_path):
+    """On a full disk ``calibrate --report`` exited 1 leaving the new report folder behind, with
+    the ``--out`` parameter file already written.  The report's folder on a full file system
+    (a 64 KiB tmpfs, root only), the parameter file elsewhere: exit 1, neither left."""
+    from test_hostile_input import _tmpfs
+    with _tmpfs(tmp_path / "full", "size=64k") as full:
+        (full / "filler").write_bytes(b"\0" * 40_000)
+        rc, out = _run("calibrate", "--rmf-report", str(REPORT), "--out", str(tmp_path / "site.json"),
+                       "--report", str(full / "rep"))
+        assert rc == 1 and "No space left on device" in out and "nothing was written" in out, out
+        assert "Traceback" not in out
+        assert sorted(p.name for p in full.iterdir()) == ["filler"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full"]
+    rc, out = _run("calibrate", "--rmf-report", str(REPORT), "--out", str(tmp_path / "site.json"),
+                   "--report", str(tmp_path / "rep"))
+    assert rc == 0 and (tmp_path / "site.json").is_file() and (tmp_path / "rep" / "calibration.png").is_file(), out
+
+
+def test_3_and_12_smf_records_are_held_to_the_same_rules(tmp_path):
+    """SMF 70-2: a card busy five times the interval (UTIL% 500) and a SMF70SID holding an escape
+    character are refused as the printed report's are, naming the byte."""
+    from test_smf70 import build_smf70, cca_section
+
+    from cryptoplan.model.site.errors import SiteFileError
+    from cryptoplan.model.site.rmf_files import read_activity
+    busy = tmp_path / "busy.smf"
+    busy.write_bytes(build_smf70(cca=[cca_section(1, 7, 1, 2.0 ** -20, 5 * 1800.009 * 2 ** 20, 1000, 1000)]))
+    with pytest.raises(SiteFileError, match=r"busy\.smf@\d+: CEX\dC 1 \(LPAR\) UTIL% 500 is above 100"):
+        read_activity(busy)
+    sid = tmp_path / "sid.smf"
+    sid.write_bytes(build_smf70(system="S\x1b1", cca=[cca_section(1, 7, 1, 1.0, 0.5, 1000, 1000)]))
+    with pytest.raises(SiteFileError, match=r"sid\.smf@14: SMF70SID: SYSTEM ID 'S\\x1b1' is not a system name"):
+        read_activity(sid)
+
+
+@pytest.mark.parametrize("name, args", [
+    ("ERLANGC", {"traffic": "DATE", "servers": 3}),
+    ("ACCELERATORS_REQUIRED", {"tx_rate": 100, "policy": "privacy", "key_type": "RSA", "key_size": 2048,
+                               "message_kb": 2, "level": "DATE"}),
+    ("PLAN_RESOURCES", {"workloads": [["name", "kind", "rate"], ["p", "ams", "DATE"]],
+                        "system": [["processors", 4], ["coprocessors", 2], ["accelerators", 1]]}),
+    ("PLAN_RESOURCES", {"workloads": [["name", "kind", "rate", "policy", "message_kb"], ["p", "ams", 1, "privacy", 2]],
+                        "system": [["processors", 4], ["coprocessors", 2], ["accelerators", 1]],
+                        "growth": "DATE"}),
+])
+def test_17_a_date_in_a_cell_is_shown_as_the_sheet_shows_it(name, args):
+    """178 cells of 30 functions read "(got datetime.datetime(2020, 1, 1, 0, 0))"; the engine's
+    every-function fuzz (tests/test_fuzz_addin.py) asserts it for every argument; here, the
+    spreadsheet functions of the issue's examples."""
+    import datetime
+
+    from cryptoplan.addin import udfs
+    day = datetime.datetime(2020, 1, 1)
+
+    def put(v):
+        if v == "DATE":
+            return day
+        if isinstance(v, list):
+            return [put(x) for x in v]
+        return v
+    out = getattr(udfs, name)(**{k: put(v) for k, v in args.items()})
+    text = repr(out)
+    assert "#VALUE!" in text and "datetime" not in text and "2020-01-01" in text, text

@@ -738,7 +738,13 @@ def write_sweep(chunks, path, *, keep: bool = False):
     with atomic_target(path) as tmp:
         with _writer(tmp, suffix) as write:
             for res in chunks:
-                write(res, header=n == 0)
+                try:
+                    write(res, header=n == 0)
+                except MemoryError:
+                    # the chunk's rows as text: several times its numbers (the temporary file goes)
+                    raise RecalcError(f"{path}: the rows of a chunk of {res.n:,} scenarios do not fit in memory "
+                                      f"as text; give a smaller --chunk-size (chunk_size), e.g. "
+                                      f"{max(1, res.n // 8):,}") from None
                 n += res.n
                 outputs = len(res.output_keys())
                 code = max(code, res.exit_code)

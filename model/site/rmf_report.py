@@ -24,6 +24,7 @@ IBM, "z/OS RMF Report Analysis", Crypto Hardware Activity report.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,9 @@ _TITLE = re.compile(r"C\s?R\s?Y\s?P\s?T\s?O\s+H\s?A\s?R\s?D\s?W\s?A\s?R\s?E\s+A\
 _SECTION = re.compile(r"^\s*-+\s*CRYPTOGRAPHIC\s+(CCA COPROCESSOR|PKCS11 COPROCESSOR|ACCELERATOR)\b")
 _SECTIONS = {"CCA COPROCESSOR": "CCA", "PKCS11 COPROCESSOR": "PKCS11", "ACCELERATOR": "ACCELERATOR"}
 _HEADING = re.compile(r"EXEC TIME|KEY-GEN RATE|UTIL%|RATE|TYPE|ID|FUNCTION|KEY|\S+")
-_GROUP = re.compile(r"-{2,} ?([A-Z0-9%](?:[A-Z0-9% ]|-(?=[A-Z]))*?) ?-{2,}|\bKEY-GEN\b")
+# (a run of dashes is entered at its first dash only and never given back: a line of a million
+# dashes is read in one pass, where trying each dash as a start backtracked quadratically)
+_GROUP = re.compile(r"(?<!-)-{2,}+ ?([A-Z0-9%](?:[A-Z0-9% ]|-(?=[A-Z]))*?) ?-{2,}|\bKEY-GEN\b")
 # (a column of RMF's is at most a dozen characters wide: a longer run of digits is no number it prints,
 # and would be an inf, an overflow or past Python's 4,300-digit conversion limit)
 _NUMBER = re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,9})?[KM]?|\.[0-9]{1,9}")
@@ -102,17 +105,19 @@ def _groups(line: str) -> list[tuple[int, int, str]]:
 
 def _columns(head: str, above: str, where: str) -> list[_Column]:
     """The columns of a section from its heading line and the group line above it."""
-    groups = _groups(above)
+    groups = _groups(above)                     # disjoint and in order: found by bisection
+    group_starts = [s for s, _, _ in groups]
     cols = []
     after_function = False
     for m in _HEADING.finditer(head):
         word, a, b = m.group(0), m.start(), m.end()
         kind = {"EXEC TIME": "EXEC", "UTIL%": "UTIL", "KEY-GEN RATE": "KEYGEN"}.get(word, word)
         if kind not in ("TYPE", "ID", "FUNCTION", "KEY", "RATE", "EXEC", "UTIL", "KEYGEN"):
-            raise RmfReportError(f"{where}: a column headed {word!r}; expected TYPE, ID, RATE, EXEC TIME, UTIL%, "
-                                 "KEY-GEN RATE, FUNCTION or KEY")
+            raise RmfReportError(f"{where}: a column headed {value_text(word)}; expected TYPE, ID, RATE, EXEC TIME, "
+                                 "UTIL%, KEY-GEN RATE, FUNCTION or KEY")
         center = (a + b) / 2
-        label = next((g for s, e, g in groups if s <= center < e), "")
+        k = bisect.bisect_right(group_starts, center) - 1
+        label = groups[k][2] if k >= 0 and groups[k][0] <= center < groups[k][1] else ""
         scope = "LPAR" if "LPAR" in label else "CPC" if "CPC" in label else "TOTAL"
         function = "ME" if label.startswith("ME-FORMAT") else "CRT" if label.startswith("CRT-FORMAT") else None
         if kind == "RATE" and label == "KEY-GEN":
@@ -126,12 +131,26 @@ def _columns(head: str, above: str, where: str) -> list[_Column]:
     return cols
 
 
+def _near(starts, ends, a: int, b: int) -> tuple[int, int]:
+    """The columns (indices ``lo..hi``) that can hold the characters ``a..b``: from the last one
+    ending at or before ``a`` to the first starting at or after ``b`` (disjoint columns, in order)."""
+    return max(bisect.bisect_right(ends, a) - 1, 0), min(bisect.bisect_left(starts, b), len(starts) - 1)
+
+
 def _assign(tokens, cols, where):
-    """Each token to the column its characters overlap most (nearest centre on a tie)."""
+    """Each token to the column its characters overlap most (nearest centre on a tie).
+
+    The heading's columns are disjoint and in order, so the best is among those from the last one
+    ending at or before the token to the first starting at or after it: found by bisection, the
+    line read in O(tokens log columns) however wide the heading (a heading of 20,000 columns
+    compared every token with every column)."""
     out = {}
     numeric = [c for c in cols if c.kind not in ("TYPE", "ID", "FUNCTION")]
+    starts, ends = [c.start for c in numeric], [c.end for c in numeric]
     for text, a, b in tokens:
-        best = max(numeric, key=lambda c: (min(b, c.end) - max(a, c.start), -abs((a + b) / 2 - (c.start + c.end) / 2)))
+        lo, hi = _near(starts, ends, a, b)
+        best = max(numeric[lo:hi + 1], key=lambda c: (min(b, c.end) - max(a, c.start),
+                                                     -abs((a + b) / 2 - (c.start + c.end) / 2)))
         if min(b, best.end) - max(a, best.start) <= -6:
             raise RmfReportError(f"{where}: {text!r} at column {a + 1} is under no heading")
         if best in out:

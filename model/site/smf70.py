@@ -108,8 +108,10 @@ above); IBM, "z/OS RMF Report Analysis", Crypto Hardware Activity report.
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import datetime as _dt
+import functools
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,10 +189,17 @@ class _Record:
     data: bytes
     pieces: tuple        # (logical start, file start, length), in order
 
+    @functools.cached_property
+    def _starts(self) -> list:
+        return [start for start, _, _ in self.pieces]
+
     def at(self, offset: int) -> int:
-        """The file offset of the record's byte ``offset``."""
-        for start, file_start, length in self.pieces:
-            if start <= offset < start + length:
+        """The file offset of the record's byte ``offset`` (its piece found by bisection: a spanned
+        record of half a million 5-byte segments is asked for offsets many times)."""
+        k = bisect.bisect_right(self._starts, offset) - 1
+        if k >= 0:
+            start, file_start, length = self.pieces[k]
+            if offset < start + length:
                 return file_start + offset - start
         last = self.pieces[-1]
         return last[1] + offset - last[0]
@@ -221,8 +230,10 @@ def _looks_blocked(data) -> bool:
     return pos == end and end > 8
 
 
-def _records(data, name, warnings) -> list[_Record]:
-    """The logical records of an RDW'd stream, spanned segments reassembled."""
+def _records(data, name, warnings):
+    """The logical records of an RDW'd stream, spanned segments reassembled: yielded one at a
+    time, so the reader checks each before the next is read (30 MB of 5-byte records after a
+    good one were all held, 2.4 GB, before the first was refused)."""
     n = len(data)
     if n == 0:
         raise Smf70Error(f"{name}: empty; {_HOW}")
@@ -232,7 +243,6 @@ def _records(data, name, warnings) -> list[_Record]:
     if not _plausible_rdw(data, 0, 0x10000):
         raise Smf70Error(f"{name}@0: X'{bytes(data[:4]).hex().upper()}' is not a record descriptor word (2-byte "
                          f"length, 2 bytes of segment flags); the data set was not transferred with RDWs: {_HOW}")
-    out: list[_Record] = []
     pending = None      # (file offset of the first segment, bytearray body, pieces)
     pos = 0
     while pos < n:
@@ -255,7 +265,7 @@ def _records(data, name, warnings) -> list[_Record]:
                 raise Smf70Error(f"{name}@{pos}: a new record begins while the spanned record begun at byte "
                                  f"{pending[0]} has had no last segment")
             if code == 0:
-                out.append(_Record(bytes(data[pos:pos + 4]) + body, ((0, pos, 4), (4, pos + 4, len(body)))))
+                yield _Record(bytes(data[pos:pos + 4]) + body, ((0, pos, 4), (4, pos + 4, len(body))))
             else:
                 pending = (pos, bytearray(body), [(0, pos, 4), (4, pos + 4, len(body))])
         else:
@@ -268,13 +278,12 @@ def _records(data, name, warnings) -> list[_Record]:
             if code == 2:
                 total = 4 + len(buf)
                 rdw = (total if total <= 0xFFFF else 0).to_bytes(2, "big") + b"\0\0"
-                out.append(_Record(rdw + bytes(buf), tuple(pieces)))
                 pending = None
+                yield _Record(rdw + bytes(buf), tuple(pieces))
         pos += length
     if pending is not None:
         raise Smf70Error(f"{name}@{pending[0]}: truncated: the spanned record begun here has no last segment "
                          "before the end of the file")
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

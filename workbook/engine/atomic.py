@@ -5,7 +5,6 @@ from __future__ import annotations
 from cryptoplan.model.errors import CryptoplanError
 
 import errno
-import glob
 import os
 import re
 import signal
@@ -23,6 +22,8 @@ __all__ = ["atomic_target", "atomic_files", "check_destination", "check_folder_w
 # the earlier naming ".NAME.XXXXXXXX.tmp").
 STALE_SECONDS = 3600.0
 _PID_PART = re.compile(r"\.([0-9]{1,10})\.[A-Za-z0-9_]{8}\.tmp")
+_OLD_PART = re.compile(r"\.[A-Za-z0-9_]{8}\.tmp")             # before the PID was in the name
+_ANY_OURS = re.compile(r"\..+\.([0-9]{1,10})\.[A-Za-z0-9_]{8}\.tmp")
 
 
 class OutputError(CryptoplanError, ValueError):
@@ -108,22 +109,33 @@ def _running(pid: int) -> bool:
 
 
 def _sweep_stale(folder: str, name: str) -> None:
-    """Remove our own temporary files for ``name`` that a killed run left behind.
+    """Remove the temporary files killed runs left behind in ``folder`` (issue 64, finding 18).
 
-    Ours are ``.NAME.PID.XXXXXXXX.tmp``: removed when process PID no longer runs, or when
-    older than :data:`STALE_SECONDS` (also the earlier ``.NAME.XXXXXXXX.tmp``).  A file a
+    Ours are ``.NAME.PID.XXXXXXXX.tmp``: any of them, whatever NAME, is removed when process PID
+    no longer runs (a SIGKILL'd writer of another file in the folder), and one for ``name`` also
+    when older than :data:`STALE_SECONDS` (so is the earlier ``.NAME.XXXXXXXX.tmp``).  A file a
     live process is writing is never touched before the hour.
     """
     now = time.time()
     prefix = "." + name
-    for path in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix) + ".*.tmp")):
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        base = entry.name
+        if not (base.startswith(".") and base.endswith(".tmp")):
+            continue
         try:
-            st = os.lstat(path)
+            st = entry.stat(follow_symlinks=False)
             if not stat.S_ISREG(st.st_mode):
                 continue
-            m = _PID_PART.fullmatch(os.path.basename(path)[len(prefix):])
-            if now - st.st_mtime > STALE_SECONDS or (m is not None and not _running(int(m.group(1)))):
-                os.unlink(path)
+            m = _ANY_OURS.fullmatch(base)
+            dead = m is not None and not _running(int(m.group(1)))
+            mine = base.startswith(prefix + ".") and (_PID_PART.fullmatch(base[len(prefix):]) is not None
+                                                      or _OLD_PART.fullmatch(base[len(prefix):]) is not None)
+            if dead or (mine and now - st.st_mtime > STALE_SECONDS):
+                os.unlink(entry.path)
         except OSError:
             pass  # another process removed or renamed it first
 
