@@ -279,7 +279,8 @@ def _rmf_inputs(engine, workbook, fill) -> dict:
 @click.option("--force", is_flag=True, help="Overwrite existing -o/--plot files.")
 @click.option("--draws", type=click.IntRange(1, 1_000_000), default=None,
               help="Also evaluate each scenario under N draws of the model's parameters: each numeric output "
-                   "gets its [p05], [median], [p95] and [P(error)] columns.")
+                   "gets its [p05], [median], [p95] and [P(error)] columns.  The parameters only: a Workloads "
+                   "row's rate or growth range stays at its median here (PLAN_BAND draws it).")
 @click.option("--level", type=Finite(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
               help="With --draws: the central interval's probability.")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
@@ -410,7 +411,7 @@ def _probe_scheduler(address: str, timeout: float = SCHEDULER_PROBE_S) -> None:
     host, _, port = rest.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise click.UsageError(f"--scheduler {address!r}: give the address as tcp://HOST:PORT")
-    what = f"--scheduler {address}"
+    what = f"--scheduler {address if address.isprintable() else repr(address)}"
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
             sock.settimeout(timeout)
@@ -425,7 +426,7 @@ def _probe_scheduler(address: str, timeout: float = SCHEDULER_PROBE_S) -> None:
                                "not a dask scheduler, or not reachable") from None
     except OSError as exc:
         raise click.UsageError(f"{what}: cannot connect ({exc.strerror or exc})") from None
-    (n,) = struct.unpack("<Q", head)
+    (n,) = struct.unpack("=Q", head)        # as dask packs it: native byte order ("Q")
     if not 0 < n <= _HANDSHAKE_MAX:
         raise click.UsageError(f"{what}: what answered is not a dask scheduler (its first bytes {head!r} are no "
                                "dask message)")

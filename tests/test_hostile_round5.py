@@ -7,6 +7,7 @@ exit, or a correct answer; no traceback, hang, silent last-wins or escape sequen
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -448,17 +449,22 @@ def test_18_a_killed_writers_temporary_files_are_removed_by_the_next_writer_into
     every such file whose process is gone (a live one's stays: it may be writing)."""
     import os
 
-    from cryptoplan.workbook.engine.atomic import atomic_target
+    from cryptoplan.workbook.engine.atomic import _host, atomic_target
     dead = 2 ** 22 + 1                          # above Linux's largest pid_max: no process has it
-    debris = [tmp_path / f".plan.html.{dead}.abcd1234.tmp", tmp_path / f".curve.csv.{dead}.Zz_09xyz.tmp"]
-    alive = tmp_path / f".other.csv.{os.getpid()}.abcd1234.tmp"
-    mine = tmp_path / "notes.txt"
-    for p in (*debris, alive, mine):
+    host = _host()
+    debris = [tmp_path / f".plan.html.cryptoplan-{host}-{dead}.abcd1234.tmp",
+              tmp_path / f".curve.csv.cryptoplan-{host}-{dead}.zz_09xyz.tmp"]
+    kept = [tmp_path / f".other.csv.cryptoplan-{host}-{os.getpid()}.abcd1234.tmp",      # a live writer's
+            tmp_path / f".other.csv.cryptoplan-otherhost-{dead}.abcd1234.tmp",            # another host's
+            tmp_path / f".backup.{dead}.20240101.tmp",                                    # not ours
+            tmp_path / "notes.txt"]
+    for p in (*debris, *kept):
         p.write_text("x", encoding="utf-8")
     with atomic_target(tmp_path / "new.xlsx") as tmp:
+        assert Path(tmp).name.startswith(f".new.xlsx.cryptoplan-{host}-{os.getpid()}.")
         Path(tmp).write_text("y", encoding="utf-8")
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == sorted([alive.name, mine.name, "new.xlsx"]), left
+    assert left == sorted([p.name for p in kept] + ["new.xlsx"]), left
 
 
 @pytest.mark.subprocess
@@ -525,3 +531,31 @@ def test_17_a_date_in_a_cell_is_shown_as_the_sheet_shows_it(name, args):
     out = getattr(udfs, name)(**{k: put(v) for k, v in args.items()})
     text = repr(out)
     assert "#VALUE!" in text and "datetime" not in text and "2020-01-01" in text, text
+
+
+def test_1_a_losing_writer_never_removes_what_another_run_put_in_place(tmp_path, monkeypatch):
+    """A second read's case: run A (no --force) has published its first file, run C (--force)
+    replaces both names, A's second link fails and A rolls back: it must remove only what is still
+    its own, not C's first file."""
+    from cryptoplan.workbook.engine import atomic
+    dests = [str(tmp_path / "plan.html"), str(tmp_path / "growth.png")]
+    tmps = []
+    for i, d in enumerate(dests):
+        t = tmp_path / f".a{i}.tmp"
+        t.write_text(f"A{i}", encoding="utf-8")
+        tmps.append(str(t))
+    real_link = os.link
+    calls = []
+
+    def link(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:                 # C, with --force, replaces both names meanwhile
+            for d in dests:
+                c = tmp_path / ".c.tmp"
+                c.write_text("C", encoding="utf-8")
+                os.replace(c, d)
+        return real_link(src, dst)
+    monkeypatch.setattr(atomic.os, "link", link)
+    with pytest.raises(atomic.OutputError, match="growth.png exists .written meanwhile by another run"):
+        atomic._publish_new(dests, tmps)
+    assert [Path(d).read_text(encoding="utf-8") for d in dests] == ["C", "C"]

@@ -189,3 +189,27 @@ def test_the_plan_says_it_uses_the_median_and_that_bands_draw_the_range():
              [Workload("p", "ams", 300, [0.25, 0.55], args, rate_range=(250, 400))])
     assert ("workload 'p': rate 250 to 400 and growth 25.0% to 55.0% a year are a forecast's 90% intervals; "
             "the plan uses their medians, 300 and 39.2%") in " ".join(r.warnings)
+
+
+def test_a_growth_range_under_scenario_arrays_is_each_scenarios_own():
+    """A second read's case: with growth an array of scenarios and draws, the drawn growth (W, D)
+    was lined up against the scenarios' axis: months at growth x3 came out 2.9 where the same plan
+    at a scalar x3 gives 1.05.  Each scenario of the array equals its own scalar plan, draw by draw."""
+    draws, _ = _fixed_draws(8)
+    s = System(processors=4, coprocessors=2, accelerators=1, horizon_months=24)
+    args = {"policy": "privacy", "message_kb": 2}
+    w = [Workload("p", "ams", 300, None, args, growth_range=(0.2, 0.6)), Workload("q", "ams", 50, 0.1, args)]
+    many = plan(s, w, growth=np.array([1.0, 3.0]), draws=draws)
+    for j, g in enumerate((1.0, 3.0)):
+        one = plan(s, w, growth=g, draws=draws)
+        for pool in ("processors", "coprocessors", "accelerators"):
+            for attr in ("months_to_target", "utilization_at_horizon", "required_at_horizon"):
+                got = np.asarray(getattr(many.resources[pool], attr))[j]
+                want = np.asarray(getattr(one.resources[pool], attr))
+                assert_allclose(got, want, rtol=1e-9, err_msg=f"{pool} {attr} x{g}")
+            f_many = many.resources[pool].failover
+            if f_many is not None:
+                assert_allclose(np.asarray(f_many.months_to_limit)[j],
+                                np.asarray(one.resources[pool].failover.months_to_limit), rtol=1e-9)
+    three = plan(s, w, growth=np.array([1.0, 2.0, 3.0]), draws=draws)      # a bare ValueError before
+    assert np.shape(three.resources["processors"].months_to_target) == (3, 8)

@@ -44,8 +44,9 @@ def read_activity(path, smf: bool | None = None) -> tuple[list[CryptoActivity], 
         raise RmfReportError(f"{name if name.isprintable() else value_text(name)}: cannot read RMF's report "
                              f"({getattr(e, 'strerror', None) or e})") from None
     if not stat.S_ISREG(mode):
-        raise RmfReportError(f"{path}: not a regular file (a folder, FIFO or device): give RMF's report or SMF "
-                             "70-2 records as a file")
+        name = os.fspath(path)
+        raise RmfReportError(f"{name if name.isprintable() else value_text(name)}: not a regular file (a folder, "
+                             "FIFO or device): give RMF's report or SMF 70-2 records as a file")
     if smf is None:
         try:
             with open(Path(path), "rb") as f:

@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass
 __all__ = ["CryptoActivity", "CARD_TYPE", "card_mode", "card_generation", "SCOPES", "SECTIONS", "check_records",
            "MAX_SUMMARY_UTIL_PCT", "SYSTEM_ID", "system_id"]
 
-#: An SMF system id (SMF70SID, the report's SYSTEM ID): 1 to 4 characters of letters, digits and
-#: the national characters @ # $ (z/OS's SYSNAME rules); nothing else reaches a message or a terminal.
+#: An SMF system id (SMF70SID, the report's SYSTEM ID; 4 characters in SMF, a SYSNAME up to 8):
+#: letters, digits and the national characters @ # $; nothing else reaches a message or a terminal.
 SYSTEM_ID = re.compile(r"[A-Za-z0-9@#$]{1,8}")
 
 

@@ -8,6 +8,7 @@ import errno
 import os
 import re
 import signal
+import socket
 import stat
 import tempfile
 import threading
@@ -21,9 +22,22 @@ __all__ = ["atomic_target", "atomic_files", "check_destination", "check_folder_w
 # removes it.  One older than this is removed whatever its PID (a PID reused since, or a file of
 # the earlier naming ".NAME.XXXXXXXX.tmp").
 STALE_SECONDS = 3600.0
-_PID_PART = re.compile(r"\.([0-9]{1,10})\.[A-Za-z0-9_]{8}\.tmp")
+_PID_PART = re.compile(r"\.(?:cryptoplan-[A-Za-z0-9]{1,16}-)?([0-9]{1,10})\.[A-Za-z0-9_]{8}\.tmp")
 _OLD_PART = re.compile(r"\.[A-Za-z0-9_]{8}\.tmp")             # before the PID was in the name
-_ANY_OURS = re.compile(r"\..+\.([0-9]{1,10})\.[A-Za-z0-9_]{8}\.tmp")
+#: Our temporary files, whatever they were for: marked with this tool's name and the host whose
+#: process wrote them (a process is only known to be gone on its own host: a folder shared over
+#: NFS may hold another host's files being written)
+_ANY_OURS = re.compile(r"\..+\.cryptoplan-([A-Za-z0-9]{1,16})-([0-9]{1,10})\.[A-Za-z0-9_]{8}\.tmp")
+
+
+def _host() -> str:
+    """This host's name as our temporary files carry it (letters and digits, at most 16)."""
+    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:16] or "host"
+
+
+def _tmp_prefix(dest: str) -> str:
+    """``.NAME.cryptoplan-HOST-PID.``: the start of a temporary file's name for ``dest``."""
+    return f".{os.path.basename(dest)}.cryptoplan-{_host()}-{os.getpid()}."
 
 
 class OutputError(CryptoplanError, ValueError):
@@ -111,10 +125,12 @@ def _running(pid: int) -> bool:
 def _sweep_stale(folder: str, name: str) -> None:
     """Remove the temporary files killed runs left behind in ``folder`` (issue 64, finding 18).
 
-    Ours are ``.NAME.PID.XXXXXXXX.tmp``: any of them, whatever NAME, is removed when process PID
-    no longer runs (a SIGKILL'd writer of another file in the folder), and one for ``name`` also
-    when older than :data:`STALE_SECONDS` (so is the earlier ``.NAME.XXXXXXXX.tmp``).  A file a
-    live process is writing is never touched before the hour.
+    Ours are ``.NAME.cryptoplan-HOST-PID.XXXXXXXX.tmp``: any of them, whatever NAME, is removed
+    when written on this host by a process PID that no longer runs (a SIGKILL'd writer of another
+    file in the folder); one for ``name`` also when older than :data:`STALE_SECONDS` (so are the
+    earlier ``.NAME.PID.XXXXXXXX.tmp`` and ``.NAME.XXXXXXXX.tmp``, and one of a gone PID).  A file
+    a live process is writing is never touched before the hour; another name's file without the
+    mark (a user's ``.backup.2024.20240101.tmp``) never.
     """
     now = time.time()
     prefix = "." + name
@@ -131,9 +147,12 @@ def _sweep_stale(folder: str, name: str) -> None:
             if not stat.S_ISREG(st.st_mode):
                 continue
             m = _ANY_OURS.fullmatch(base)
-            dead = m is not None and not _running(int(m.group(1)))
-            mine = base.startswith(prefix + ".") and (_PID_PART.fullmatch(base[len(prefix):]) is not None
-                                                      or _OLD_PART.fullmatch(base[len(prefix):]) is not None)
+            dead = m is not None and m.group(1) == _host() and not _running(int(m.group(2)))
+            rest = base[len(prefix):] if base.startswith(prefix + ".") else None
+            pid = None if rest is None else _PID_PART.fullmatch(rest)
+            mine = rest is not None and (pid is not None or _OLD_PART.fullmatch(rest) is not None)
+            # an unmarked one for NAME (written before the mark) as before: gone when its PID is
+            dead = dead or (pid is not None and m is None and not _running(int(pid.group(1))))
             if dead or (mine and now - st.st_mtime > STALE_SECONDS):
                 os.unlink(entry.path)
         except OSError:
@@ -194,7 +213,7 @@ def atomic_target(dest):
         raise OutputError(f"cannot write {dest}: the folder {folder} does not exist")
     _sweep_stale(folder, os.path.basename(dest))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(dest)}.{os.getpid()}.", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(dest), suffix=".tmp", dir=folder)
     except OSError as exc:
         raise OutputError(f"cannot write {dest}: {exc.strerror or exc}") from None
     os.close(fd)
@@ -247,7 +266,7 @@ def atomic_files(dests, replace: bool = True):
             for d in dests:
                 folder = os.path.dirname(os.path.abspath(d))
                 _sweep_stale(folder, os.path.basename(d))
-                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(d)}.{os.getpid()}.", suffix=".tmp", dir=folder)
+                fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(d), suffix=".tmp", dir=folder)
                 os.close(fd)
                 tmps.append(tmp)
             yield list(tmps)
@@ -277,9 +296,11 @@ def _publish_new(dests, tmps) -> None:
 
     A hard link is atomic and fails on an existing name; where the file system has none (some
     network and FUSE mounts), an exclusive create claims the name and the rename fills it."""
-    done: list[str] = []
+    done: list[tuple[str, tuple]] = []          # (destination, (device, inode) of what we put there)
     try:
         for d, tmp in zip(dests, tmps):
+            st = os.stat(tmp)
+            ident = (st.st_dev, st.st_ino)
             try:
                 os.link(tmp, d)
             except FileExistsError:
@@ -291,14 +312,28 @@ def _publish_new(dests, tmps) -> None:
                     os.close(os.open(d, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
                 except FileExistsError:
                     raise _written_meanwhile(d) from None
-                done.append(d)
+                done.append((d, _ident(d)))
                 os.replace(tmp, d)
+                done[-1] = (d, ident)           # (the rename keeps the temporary file's inode)
                 continue
-            done.append(d)
-            os.unlink(tmp)
+            done.append((d, ident))
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass                            # published; the next writer into the folder sweeps it
     except BaseException:
-        _remove(done)                    # ours: made by this call's links and claims
+        # only what is still ours: a run with --force may have replaced a name since we put it there
+        _remove([d for d, ident in done if _ident(d) == ident])
         raise
+
+
+def _ident(path: str):
+    """``(device, inode)`` of ``path`` (not followed), or None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _remove(paths) -> None:

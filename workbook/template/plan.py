@@ -308,8 +308,7 @@ def _orders_table(b: Builder, ws) -> None:
     for r in range(top + 1, last + 1):
         for c in range(c0, c0 + len(ORDER_KEYS)):
             ws.cell(r, c).style = "Input"
-        # a month typed as 2027-12 stays that text (a date cell would be read as its month too)
-        ws.cell(r, c0 + 2).number_format = "@"
+        # (a general cell: a month typed as 3 is a number, one typed as 2027-12 a date, read as its month)
     first_col, last_col = get_column_letter(c0), get_column_letter(c0 + len(ORDER_KEYS) - 1)
     b.wb.defined_names["PlanOrders"] = DefinedName(
         "PlanOrders", attr_text=f"Workloads!${first_col}${top}:${last_col}${last}")

@@ -33,7 +33,7 @@ from ...domains import BAND_LEVEL
 from ..._text import value_text
 from .daily import daily_factors, day_intervals, distinct_intervals
 from .evaluate import PlanResult, count_text, plan, plan_with_loads
-from .forecast import forecast_text, has_forecast
+from .forecast import forecast_draws, forecast_text, has_forecast
 from .inputs import ARGUMENT, POOLS, PlanError, checked
 from .timeline import need_months
 
@@ -225,14 +225,17 @@ MAX_DRAW_ELEMENTS = 4_000_000
 
 
 def _chunks(draws: dict, size: int):
+    """``(i, the draws i .. i + size)`` for each chunk."""
     n = len(next(iter(draws.values())))
     for i in range(0, n, size):
-        yield {k: np.asarray(v)[i:i + size] for k, v in draws.items()}
+        yield i, {k: np.asarray(v)[i:i + size] for k, v in draws.items()}
 
 
-def _answers(system, workloads, growth, months, draws, point) -> dict:
-    """Every banded answer of one plan under ``draws``: key -> 1-D array over the draws."""
-    drawn, loads, fixed, yearly = plan_with_loads(system, workloads, growth=growth, months=months, draws=draws)
+def _answers(system, workloads, growth, months, draws, point, forecast) -> dict:
+    """Every banded answer of one plan under ``draws`` (and the forecast's draws ``forecast``, the
+    same slice): key -> 1-D array over the draws."""
+    drawn, loads, fixed, yearly = plan_with_loads(system, workloads, growth=growth, months=months, draws=draws,
+                                                  forecast=forecast)
     d = len(next(iter(draws.values())))
     out: dict[tuple, np.ndarray] = {}
     for p in POOLS:
@@ -315,7 +318,11 @@ def plan_bands(system, workloads, draws: dict, level: float = 0.9, growth: float
     # (the plan holds each distinct interval of the day once: a day in minutes has few more of them)
     distinct = distinct_intervals(daily_factors(workloads, day_intervals(workloads)))[0].size
     size = max(1, MAX_DRAW_ELEMENTS // (max(1, len(workloads)) * distinct))
-    parts = [_answers(system, workloads, growth, months, chunk, point) for chunk in _chunks(draws, size)]
+    # the forecast's draws made once for all D (stratified over D), each chunk planned with its slice
+    rates, grown = forecast_draws(workloads, len(next(iter(draws.values()))))
+    parts = [_answers(system, workloads, growth, months, chunk, point,
+                      (None if rates is None else rates[:, i:i + size], None if grown is None else grown[:, i:i + size]))
+             for i, chunk in _chunks(draws, size)]
     x = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
     n = len(x[("pool", POOLS[0], "utilization")])
     resources = {p: _pool_bands(p, point.resources[p], x, level) for p in POOLS}

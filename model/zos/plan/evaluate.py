@@ -461,11 +461,14 @@ def plan(system: System, workloads, growth=1.0, months=0.0, draws=None) -> PlanR
     return plan_with_loads(system, workloads, growth, months, draws)[0]
 
 
-def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=None) -> tuple:
+def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=None, forecast=None) -> tuple:
     """:func:`plan`, and what its timeline is computed from: ``(result, loads, fixed, yearly)``, pool ->
     each workload's load in each distinct interval of the busiest day (servers' worth, ``(W, *S, J)``:
     intervals with the same factors are one, :func:`~.daily.distinct_intervals`), pool -> the load
-    that does not grow (``(*S)``), and each workload's yearly growth ``(W,)``.
+    that does not grow (``(*S)``), and each workload's yearly growth ``(W,)`` (``(W, 1, ..., D)`` where
+    a growth range is drawn).  ``forecast``: the ``(rate factors, growths)`` of
+    :func:`~.forecast.forecast_draws` for these draws (a slice of a larger set's, as
+    :func:`~.bands.plan_bands` plans its draws a chunk at a time); None: drawn here.
 
     The plan is evaluated in each distinct interval once: the answers are those of every interval
     evaluated, to the bit (the peak is the first interval holding the maximum), but for the day's
@@ -481,20 +484,23 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
         profiles = [workload_profile(w, system) for w in workloads]
     yearly = np.array([w.growth_per_year for w in workloads], dtype=float)
     base = [np.asarray(1.0 if p.util_form else w.rate, dtype=float) for w, p in zip(workloads, profiles)]
+    drawn_growth = None
     if n_draws:     # the draws: a last scenario axis the per-unit costs (shape (D,)) broadcast along
         g, t, base = g[..., None], t[..., None], [b[..., None] for b in base]
         # a forecast's ranges are drawn with the parameters: each draw its rates and growth
-        rate_factor, drawn_growth = forecast_draws(workloads, n_draws)
+        rate_factor, drawn_growth = forecast_draws(workloads, n_draws) if forecast is None else forecast
         if rate_factor is not None:
             base = [b * f for b, f in zip(base, rate_factor)]
-        if drawn_growth is not None:
-            yearly = drawn_growth                                                   # (W, D)
     try:
         shape = np.broadcast_shapes(g.shape, t.shape, *(b.shape for b in base), (n_draws,) if n_draws else (),
                                     *_profile_shapes(profiles))
     except ValueError:
         raise PlanError("the rates, growth and months are arrays of shapes that do not broadcast: "
                         + ", ".join(str(np.shape(b)) for b in (g, t, *base))) from None
+    if drawn_growth is not None:
+        # (W, 1, ..., 1, D): each workload's growth per draw, the draws the scenarios' last axis
+        yearly = np.asarray(drawn_growth, dtype=float).reshape((len(workloads),) + (1,) * (len(shape) - 1)
+                                                               + (n_draws,))
     names = [w.name for w in workloads]
     n_int = day_intervals(workloads)
     site = np.array([system.site_failover_factor if w.site_failover else 1.0 for w in workloads])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import os
+import re
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -41,6 +42,9 @@ _NUMERIC = {"rate", "growth_per_year", "duration_minutes", "key_size", "message_
 
 #: Keys whose value may be a range, two numbers (a forecast's 90% interval, :mod:`~.forecast`).
 _RANGES = ("rate_range", "growth_range", "growth_per_year")
+
+#: A number of months typed as text in a table cell ("3", "4.5").
+_MONTHS_TEXT = re.compile(r"[0-9]{1,4}(?:\.[0-9]*)?")
 
 #: A Workloads table's columns for a range's ends (a cell holds one number): key -> (low, high).
 RANGE_COLUMNS = {"rate_range": ("rate_low", "rate_high"), "growth_range": ("growth_low", "growth_high")}
@@ -139,17 +143,21 @@ def orders_from_rows(rows, system: System, where: str = "the orders table", firs
         return ()
     head = [_cell(h) if not _blank(h) else None for h in rows[0]]
     named = [h for h in head if h is not None]
-    if sorted(named) != sorted(ORDER_KEYS):
+    if sorted(map(str, named)) != sorted(ORDER_KEYS) or not all(isinstance(h, str) for h in named):
         raise PlanError(f"{where}: the first row must name the columns resource, count and arrives (got "
-                        f"{', '.join(map(str, named)) or 'none'})")
+                        f"{', '.join(map(value_text, named)) or 'none'})")
     docs, labels = [], []
     for i, row in enumerate(rows[1:], first_row + 1):
         if all(_blank(v) for v in row):
             continue
-        d = {h: _cell(v) for h, v in zip(head, row) if h is not None and not _blank(v)}
-        if any(h is None and not _blank(v) for h, v in zip(head, row)):
+        if any(not _blank(v) for v in row[len(head):]) or any(
+                h is None and not _blank(v) for h, v in zip(head, row)):
             raise PlanError(f"{where}, row {i}: a value under no column heading; the columns: resource, count, "
                             "arrives")
+        d = {h: _cell(v) for h, v in zip(head, row) if h is not None and not _blank(v)}
+        arrives = d.get("arrives")
+        if isinstance(arrives, str) and _MONTHS_TEXT.fullmatch(arrives):
+            d["arrives"] = float(arrives)          # a month typed into a text cell: "3" is month 3
         docs.append(d)
         labels.append(f"(row {i})")
     return orders_from_list(docs, system, where, labels)
