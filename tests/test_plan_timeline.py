@@ -308,12 +308,24 @@ def test_servers_already_ordered_come_first_and_say_when_they_arrive_against_whe
      r"\(row 3\): arrives '2026-01' is before the plan's start \(2027-01\)"),
     ([["resource", "count", "arrives"], ["accelerators", 1, None]], r"\(row 2\): arrives is required"),
     ([["resource", "count", "arrives", None], ["accelerators", 1, 3, "note"]], "row 2: a value under no column"),
+    ([["resource", "count", "arrives"], ["accelerators", 1, 3, "note"]], "row 2: a value under no column"),
+    ([["resource", "count", 3], ["accelerators", 1, 3]], "the first row must name the columns resource, count and "
+                                                          "arrives .got 'resource', 'count', 3."),
 ])
 def test_a_bad_row_of_the_orders_table_is_named_with_its_row(rows, message):
     from cryptoplan.model.zos.plan.files import orders_from_rows
     system = System(processors=4, coprocessors=2, accelerators=1, start="2027-01")
     with pytest.raises(PlanError, match=message):
         orders_from_rows(rows, system, "orders")
+
+
+def test_a_month_typed_into_a_text_cell_is_that_month():
+    """A 3 typed into a cell formatted as text arrives as "3": months from the scenario, as typed."""
+    from cryptoplan.model.zos.plan.files import orders_from_rows
+    from cryptoplan.model.zos.plan.inputs import Order
+    system = System(processors=4, coprocessors=2, accelerators=1, start="2027-01")
+    assert orders_from_rows([["resource", "count", "arrives"], ["coprocessors", 1, "3"], ["accelerators", 2, "2027-06"]],
+                            system) == (Order("coprocessors", 1, 3.0), Order("accelerators", 2, 5.0))
 
 
 def test_an_orders_table_with_only_a_header_or_nothing_orders_nothing():
