@@ -376,7 +376,7 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key
         folder = report_folder(report_dir)
         targets += [folder / "report.txt"] + ([folder / "calibration.png"] if cal.residuals else [])
     try:
-        with atomic.atomic_files(targets) as tmps:
+        with atomic.atomic_files(targets, replace=force) as tmps:
             Path(tmps[0]).write_text(F.params_text(cal.document()), encoding="utf-8")
             if report_dir:
                 Path(tmps[1]).write_text(text, encoding="utf-8")
