@@ -180,13 +180,8 @@ def test_5_a_parameter_files_covariance_and_bootstrap_blocks_are_checked_before_
 
 @pytest.fixture(scope="module")
 def planner(tmp_path_factory):
-    from click.testing import CliRunner
-
-    from cryptoplan.cli import main
-    folder = tmp_path_factory.mktemp("round5")
-    res = CliRunner().invoke(main, ["template", "-o", str(folder / "planner.xlsx")])
-    assert res.exit_code == 0, res.output
-    return str(folder / "planner.xlsx")
+    from cryptoplan.workbook.template import write_template
+    return str(write_template(tmp_path_factory.mktemp("round5") / "planner.xlsx"))
 
 
 def _sweep(planner, tmp_path, *args):

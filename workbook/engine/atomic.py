@@ -122,18 +122,20 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _sweep_stale(folder: str, name: str) -> None:
-    """Remove the temporary files killed runs left behind in ``folder`` (issue 64, finding 18).
+def _sweep_stale(folder: str, *names: str) -> None:
+    """Remove the temporary files killed runs left behind in ``folder`` (issue 64, finding 18),
+    reading the folder once for every destination ``names`` in it.
 
     Ours are ``.NAME.cryptoplan-HOST-PID.XXXXXXXX.tmp``: any of them, whatever NAME, is removed
     when written on this host by a process PID that no longer runs (a SIGKILL'd writer of another
-    file in the folder); one for ``name`` also when older than :data:`STALE_SECONDS` (so are the
-    earlier ``.NAME.PID.XXXXXXXX.tmp`` and ``.NAME.XXXXXXXX.tmp``, and one of a gone PID).  A file
+    file in the folder); one for a name of ``names`` also when older than :data:`STALE_SECONDS` (so
+    are the earlier ``.NAME.PID.XXXXXXXX.tmp`` and ``.NAME.XXXXXXXX.tmp``, and one of a gone PID).  A file
     a live process is writing is never touched before the hour; another name's file without the
     mark (a user's ``.backup.2024.20240101.tmp``) never.
     """
     now = time.time()
-    prefix = "." + name
+    prefixes = sorted(("." + name for name in names), key=len, reverse=True)   # the longest name first
+    host = _host()
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -147,8 +149,9 @@ def _sweep_stale(folder: str, name: str) -> None:
             if not stat.S_ISREG(st.st_mode):
                 continue
             m = _ANY_OURS.fullmatch(base)
-            dead = m is not None and m.group(1) == _host() and not _running(int(m.group(2)))
-            rest = base[len(prefix):] if base.startswith(prefix + ".") else None
+            dead = m is not None and m.group(1) == host and not _running(int(m.group(2)))
+            prefix = next((p for p in prefixes if base.startswith(p + ".")), None)
+            rest = None if prefix is None else base[len(prefix):]
             pid = None if rest is None else _PID_PART.fullmatch(rest)
             mine = rest is not None and (pid is not None or _OLD_PART.fullmatch(rest) is not None)
             # an unmarked one for NAME (written before the mark) as before: gone when its PID is
@@ -260,12 +263,16 @@ def atomic_files(dests, replace: bool = True):
         check_destination(d)
         if not os.path.isdir(os.path.dirname(os.path.abspath(d))):
             raise OutputError(f"cannot write {d}: the folder {os.path.dirname(os.path.abspath(d))} does not exist")
+    by_folder: dict[str, list[str]] = {}
+    for d in dests:
+        by_folder.setdefault(os.path.dirname(os.path.abspath(d)), []).append(os.path.basename(d))
     tmps = []
     try:
         with _signals_raise():
+            for folder, names in by_folder.items():
+                _sweep_stale(folder, *names)
             for d in dests:
                 folder = os.path.dirname(os.path.abspath(d))
-                _sweep_stale(folder, os.path.basename(d))
                 fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(d), suffix=".tmp", dir=folder)
                 os.close(fd)
                 tmps.append(tmp)
