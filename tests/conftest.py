@@ -120,7 +120,7 @@ def scaled_figures(tmp_path):
 # reason starts with SPREADSHEET_SKIP so that the closing summary can count them.
 SPREADSHEET_SKIP = "spreadsheet engine not installed"
 SPREADSHEET_INSTALL = ("sudo apt-get install -y --no-install-recommends libreoffice-calc-nogui poppler-utils "
-                       "python3-uno libreoffice-dev")
+                       "fonts-crosextra-carlito python3-uno libreoffice-dev")
 
 
 @pytest.fixture

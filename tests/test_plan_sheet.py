@@ -39,16 +39,17 @@ def planner(tmp_path, monkeypatch):
 
 def _plan_sheet(path):
     """The Plan sheet's resources, workloads, sentences and timeline, and the stacked chart's series."""
-    from cryptoplan.workbook.template.plan import (PLAN_ROWS, PLAN_TABLE_TOP, RESOURCES_SHOWN, RESOURCES_TOP, TEXT_ROWS,
-                                                   TIMELINE_ROWS, WORKLOADS_SHOWN, _DATA, _TEXT_TOP, _TIMELINE_TOP)
+    from cryptoplan.workbook.template.plan import (PLAN_ROWS, RESOURCES_SHOWN, RESOURCES_TOP, TEXT_ROWS, TIMELINE_ROWS,
+                                                   WORKLOADS_SHOWN, _DATA, _TEXT_TOP, _TIMELINE_TOP, workload_row)
     ws = openpyxl.load_workbook(path, data_only=True)["Plan"]
     res = {ws.cell(r, 1).value: {k: ws.cell(r, c).value for c, (k, _) in enumerate(RESOURCES_SHOWN, 1)}
            for r in range(RESOURCES_TOP + 1, RESOURCES_TOP + 4)}
     wl = {}
-    for r in range(PLAN_TABLE_TOP + 1, PLAN_TABLE_TOP + PLAN_ROWS + 1):
+    for r in map(workload_row, range(PLAN_ROWS)):
         if ws.cell(r, 1).value in (None, "", "#N/A"):
             break
         wl[ws.cell(r, 1).value] = {k: ws.cell(r, c).value for c, (k, _) in enumerate(WORKLOADS_SHOWN, 1)}
+        wl[ws.cell(r, 1).value]["meaning"] = ws.cell(r + 1, 1).value      # the row under: the rate in words
     text = [ws.cell(r, 1).value for r in range(_TEXT_TOP + 1, _TEXT_TOP + TEXT_ROWS + 1)]
     timeline = [ws.cell(r, 1).value for r in range(_TIMELINE_TOP + 1, _TIMELINE_TOP + TIMELINE_ROWS + 1)]
     c0 = _DATA + 6                                 # the stacked chart's series: name, then a share per pool

@@ -651,18 +651,65 @@ def test_printed_sheets_keep_to_their_tables(path):
 def test_plan_sheet_text_does_not_run_together(wb):
     """On the printed Plan page the Growth factor's note ran into its value ("1.00on every
     rate") and the workloads' queueing numbers stood at the right edge of the status-wide
-    column, far from their header: the notes are indented, the last column left-aligned."""
+    column, far from their header: the notes are indented, the status too; each workload's rate
+    in words has its own row under its numbers, over the table's width; the charts stand right
+    of the workloads' numbers, and long text stops at column O."""
     ws = wb["Plan"]
     for r in (4, 5):
         assert ws.cell(r, 3).alignment.horizontal == "left" and ws.cell(r, 3).alignment.indent >= 1
-    from cryptoplan.workbook.template.plan import PLAN_ROWS, PLAN_TABLE_TOP as top, WORKLOADS_SHOWN
+    from cryptoplan.workbook.template.plan import (_PLAN_LAST, MEANING_SHOWN, PLAN_ROWS, PLAN_TABLE_TOP as top,
+                                                   RESOURCES_SHOWN, RESOURCES_TOP, WORKLOAD_COLUMNS, WORKLOADS_SHOWN,
+                                                   workload_row)
     col, row = _spill_of(wb, "Plan", f"A{top}")                 # the table shown there
     assert "PLAN_WORKLOADS" in wb["Tables"][f"{col}{row}"].value.text
     last = openpyxl.utils.get_column_letter(len(WORKLOADS_SHOWN))
-    assert all(ws[f"{last}{r}"].alignment.horizontal == "left" for r in range(top + 1, top + PLAN_ROWS + 1))
-    # long text (the rate in words, the plan's sentences) stops at column O, left of the charts
-    assert all(ws.cell(r, 15).value == " " for r in range(1, top + PLAN_ROWS + 1))
-    assert all(a._from.col >= 15 for a in (ch.anchor for ch in ws._charts))
+    merged = {str(m) for m in ws.merged_cells.ranges}
+    meaning = openpyxl.utils.get_column_letter(WORKLOAD_COLUMNS.index(MEANING_SHOWN[0]) + 1)
+    for i in range(PLAN_ROWS):
+        r = workload_row(i)
+        assert f"A{r + 1}:{last}{r + 1}" in merged                # the rate in words, under the numbers
+        assert ws[f"A{r + 1}"].value == f'=IFERROR(IF(ISBLANK(Tables!{meaning}{row + 1 + i}),"",IF(ISLOGICAL(' \
+            f'Tables!{meaning}{row + 1 + i}),N(Tables!{meaning}{row + 1 + i}),Tables!{meaning}{row + 1 + i})),"")'
+    status = len(RESOURCES_SHOWN)
+    assert all(ws.cell(r, status).alignment.indent >= 1 and ws.cell(r, status).alignment.wrap_text
+               for r in range(RESOURCES_TOP + 1, RESOURCES_TOP + 4))
+    assert all(ws.cell(r, 15).value == " " for r in range(1, _PLAN_LAST + 1))
+    anchors = [ch.anchor._from for ch in ws._charts]
+    assert all(a.col >= len(WORKLOADS_SHOWN) and a.row + 1 >= top for a in anchors)
+
+
+def test_plan_prints_on_two_pages_at_eight_points_or_more(wb):
+    """Issue 63: the Plan sheet printed on one page at about 5 pt.  It prints on two A4 landscape
+    pages at a fixed scale (Excel ignores manual breaks under fit-to-page), broken above the
+    workloads, and every font in the print area, cells and charts, prints at 8 pt or more.
+    tests/test_template_libreoffice.py counts the pages LibreOffice prints and reads their words."""
+    from openpyxl.utils.cell import range_boundaries
+
+    from cryptoplan.workbook.template.plan import (_PLAN_LAST, PAGE_BREAK_AFTER, PLAN_MIN_FONT, PLAN_PRINT_SCALE,
+                                                   PLAN_TABLE_TOP)
+    ws = wb["Plan"]
+    assert ws.page_setup.orientation == "landscape" and int(ws.page_setup.paperSize) == int(ws.PAPERSIZE_A4)
+    assert not ws.sheet_properties.pageSetUpPr.fitToPage
+    assert int(ws.page_setup.scale) == PLAN_PRINT_SCALE
+    assert [b.id for b in ws.row_breaks.brk] == [PAGE_BREAK_AFTER] and PAGE_BREAK_AFTER < PLAN_TABLE_TOP - 1
+    c0, r0, c1, r1 = range_boundaries(str(ws.print_area).split("!")[-1].replace("$", ""))
+    assert (c0, r0, c1, r1) == (1, 1, 14, _PLAN_LAST)
+    assert PLAN_PRINT_SCALE / 100 * PLAN_MIN_FONT >= 8.0
+    sizes = {float(ws.cell(r, c).font.sz) for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)}
+    assert min(sizes) >= PLAN_MIN_FONT, sorted(sizes)
+    assert len(ws._charts) == 2
+    for ch in ws._charts:
+        texts = [ch.title.tx.rich] + [ax.txPr for ax in (ch.x_axis, ch.y_axis)]
+        texts += [ax.title.tx.rich for ax in (ch.x_axis, ch.y_axis) if ax.title is not None]
+        texts += [ch.legend.txPr] if ch.legend is not None else []
+        for rich in texts:
+            for para in rich.p:
+                # the paragraph's size, and any run's own (a run without one takes the paragraph's)
+                props = [para.pPr.defRPr] + [run.rPr for run in (para.r or []) if run.rPr is not None]
+                assert all(p.sz is not None and p.sz / 100 >= PLAN_MIN_FONT for p in props), props
+    # the page-1 rows have a height (Excel's default row, 15 pt, where nothing else is set), so
+    # LibreOffice (whose default row is lower) prints what Excel prints
+    assert all(ws.row_dimensions[r].height for r in range(1, PAGE_BREAK_AFTER + 1))
 
 
 def test_plan_headers_fit_their_columns(wb):

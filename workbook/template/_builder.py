@@ -41,15 +41,17 @@ F_CPS = '[=1]0 "CP";0 "CPs"'
 F_RATIO = '0.00"x"'
 F_STARTS = '#,##0.0 "starts/s"'
 
-# Styles: a sheet's title, a table's header row, a section heading, notes, wrapped text.
-TITLE_FONT = Font(size=16, bold=True, color="1F3864")
-HEADER_FONT = Font(bold=True, color="FFFFFF")
+# Styles: a sheet's title, a table's header row, a section heading, notes, wrapped text.  Each font
+# names the workbook's (a font without a name is a serif face in LibreOffice, wider than Calibri).
+_FACE = "Calibri"
+TITLE_FONT = Font(name=_FACE, size=16, bold=True, color="1F3864")
+HEADER_FONT = Font(name=_FACE, size=11, bold=True, color="FFFFFF")
 HEADER_FILL = PatternFill("solid", fgColor="1F3864")
-_SECTION = Font(bold=True, size=12, color="1F3864")
-NOTE_FONT = Font(italic=True, color="595959")
+_SECTION = Font(name=_FACE, bold=True, size=12, color="1F3864")
+NOTE_FONT = Font(name=_FACE, size=11, italic=True, color="595959")
 WRAP_TOP = Alignment(wrap_text=True, vertical="top")
 #: The labels of the chart data beside a table (columns not printed).
-SERIES_FONT = Font(bold=True, color="595959")
+SERIES_FONT = Font(name=_FACE, size=11, bold=True, color="595959")
 
 
 # ------------------------------------------------------------------ formula arguments
@@ -162,11 +164,13 @@ class Builder:
                     cell.number_format = number_format
 
     def dynamic_array(self, ws, coord: str, name: str, height: int, width: int, *args, order=None,
-                      after: tuple = ()) -> int:
+                      after: tuple = (), row_step: int = 1) -> int:
         """A spilling table function of ``args`` (header row + ``height - 1`` rows), shown at ``coord``.
 
         ``order``: the table's columns (0-based) in the order the sheet shows them; default all,
         as the function gives them.  ``after``: arguments after ParamsFile (see :meth:`udf`).
+        ``row_step``: the sheet rows from one of the table's rows to the next below its header (2
+        leaves a row under each for the caller).
         Returns the table's first row on the ``Tables`` sheet (:func:`shown` refers to its cells).
 
         The spilling formula itself stands on the hidden sheet ``Tables`` (its own block of
@@ -191,9 +195,10 @@ class Builder:
         top, left = ws[coord].row, ws[coord].column
         shown = range(width) if order is None else order
         for i in range(height):
+            row = top + (0 if i == 0 else 1 + (i - 1) * row_step)
             for j, k in enumerate(shown):
                 src = f"Tables!{get_column_letter(1 + k)}{t_top + i}"
-                self.native(ws, f"{get_column_letter(left + j)}{top + i}", _shown(src, anchor=i == k == 0))
+                self.native(ws, f"{get_column_letter(left + j)}{row}", _shown(src, anchor=i == k == 0))
         return t_top
 
     def _tables_sheet(self):

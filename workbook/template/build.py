@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from copy import copy
+
 from ._builder import Builder
 from .calibration import add_calibration, add_parameters
 from .check import add_check
@@ -42,4 +44,19 @@ def build_workbook():
         b.wb.move_sheet(sheet, offset=len(b.wb.sheetnames) - 1 - b.wb.sheetnames.index(hidden))
     b.wb.active = 1  # Inputs
     b.wb.calculation.fullCalcOnLoad = True
+    _named_faces(b.wb)
     return b.wb, b
+
+
+def _named_faces(wb) -> None:
+    """Every cell font names its face and size (the workbook's Calibri 11 where a style left them
+    out): a font without a name prints in a wider serif face in LibreOffice, so a sheet sized for
+    Calibri ran past its columns there."""
+    default = wb._fonts[0]
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.has_style and (cell.font.name is None or cell.font.sz is None):
+                    font = copy(cell.font)
+                    font.name, font.sz = font.name or default.name, font.sz or default.sz
+                    cell.font = font

@@ -15,11 +15,15 @@ from openpyxl.chart import BarChart, Reference, Series
 from openpyxl.chart.data_source import StrRef
 from openpyxl.chart.series import SeriesLabel
 from openpyxl.chart.shapes import GraphicalProperties
+from openpyxl.chart.text import RichText, Text
+from openpyxl.chart.title import Title
 from openpyxl.formatting.rule import FormulaRule
 from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties, RegularTextRun
 from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.page import PageMargins
 from openpyxl.worksheet.pagebreak import Break
 
 from cryptoplan.model import domains as D
@@ -31,7 +35,8 @@ from cryptoplan.model.zos.plan.bands import what_bands_hold
 from cryptoplan.model.zos.plan.files import ORDER_KEYS
 from cryptoplan.model.zos.plan.inputs import FAILOVER_MODES, INSTALLABLE
 from ._builder import (F_MS, F_PCT, F_RATIO, F_US, HEADER_FILL, HEADER_FONT, NOTE_FONT, SERIES_FONT, WRAP_TOP, Builder,
-                       Cell, Expr, Name, header_row, heading, print_setup, scatter_chart, set_widths, titled_sheet)
+                       Cell, Expr, Name, header_row, heading, print_setup, scatter_chart, set_widths, shown,
+                       titled_sheet)
 from ._input_cells import excel_validation
 
 __all__ = ["PLAN_ROWS", "F_MONTHS", "PLAN_ARGS", "PLAN_PROFILES", "add_workloads", "add_plan"]
@@ -326,18 +331,32 @@ def _orders_table(b: Builder, ws) -> None:
 
 
 # ------------------------------------------------------------------ Plan
-# The Plan sheet's grid: A..N the text and the tables (N the wide status/meaning column), O a
-# narrow column of single spaces that stops long text running under the charts, P..W the charts
-# and the stacked chart's legend; from Y on, not printed, the charts' data.
+# The Plan sheet prints on two A4 landscape pages at PLAN_PRINT_SCALE (issue 63: it printed on one
+# at about 5 pt).  Page 1, what a manager decides from: the scenario, verdicts and warnings, the
+# resources, their bands and what to buy by when.  Page 2: the workloads in A..J, two rows each (the
+# numbers, its name in its colour in the stacked chart; under them the rate in words, A..J merged),
+# and right of them (K..N) the growth chart and the stacked utilization chart.  The grid is A..N (N
+# the wide status column); O is a narrow column of single spaces that stops long text at the print
+# area's edge; from Y on, not printed, the charts' data.
 _TEXT_TOP = 7                  # PLAN_TEXT: the scenario, verdicts and warnings
 TEXT_ROWS = 16
-RESOURCES_TOP = _TEXT_TOP + TEXT_ROWS + 3
-BANDS_TOP = RESOURCES_TOP + 6  # the resources' bands at PlanBandLevel (header row; its heading above)
-_TIMELINE_TOP = BANDS_TOP + 6
+RESOURCES_TOP = _TEXT_TOP + TEXT_ROWS + 2
+BANDS_TOP = RESOURCES_TOP + 5  # the resources' bands at PlanBandLevel (header row; its heading above)
+_TIMELINE_TOP = BANDS_TOP + 5
 TIMELINE_ROWS = 8
 PLAN_TABLE_TOP = _TIMELINE_TOP + TIMELINE_ROWS + 3      # the PLAN_WORKLOADS header row
-_LEGEND_TOP = 51               # the stacked chart's legend (in cells, under the chart)
-_PLAN_LAST = max(PLAN_TABLE_TOP + PLAN_ROWS, _LEGEND_TOP + PLAN_ROWS + 2)      # the last printed row
+PAGE_BREAK_AFTER = PLAN_TABLE_TOP - 2                   # page 1 ends above the workloads' heading
+_PLAN_LAST = PLAN_TABLE_TOP + 2 * PLAN_ROWS               # the last printed row
+# Right of the workloads (K..N, rows of 15 pt under the 44-pt header): the growth chart from the
+# header row, the stacked chart under it, and under that the legend of its two series that are no
+# workload's (other LPARs, MQ MSTR).
+_GROWTH_CM, _STACK_CM, _CHART_WIDTH_CM = 12.0, 7.6, 12.0
+_STACK_ROW = PLAN_TABLE_TOP + 21
+_LEGEND_TOP = _STACK_ROW + 16
+#: The printed size in percent: the sheet's smallest font (11 pt, charts included) prints at >= 8 pt.
+PLAN_PRINT_SCALE = 73
+#: The smallest font size (points) on the Plan sheet's print area, cells and charts.
+PLAN_MIN_FONT = 11
 #: The resources table as the sheet shows it (as ``cryptoplan plan`` prints it), with its headers.
 RESOURCES_SHOWN = (("resource", "resource"), ("installed", "installed"), ("utilization", "peak utilization"),
                    ("peak_interval", "peak at"), ("average_utilization", "day average"), ("wait_ms", "wait per request"),
@@ -349,7 +368,14 @@ RESOURCES_SHOWN = (("resource", "resource"), ("installed", "installed"), ("utili
 WORKLOADS_SHOWN = (("name", "workload"), ("kind", "kind"), ("rate", "rate"), ("unit", "unit"),
                    ("peak_rate", "peak rate"), ("cpu_us", "CPU µs per unit (MSTR share in)"), ("processors", "processors"),
                    ("coprocessors", "coprocessors"), ("accelerators", "accelerators"),
-                   ("queueing_ms", "queueing ms per unit"), ("meaning", "the rate in words"))
+                   ("queueing_ms", "queueing ms per unit"))
+#: The workloads' rate in words: in the row under each workload's numbers, A..J merged.
+MEANING_SHOWN = ("meaning", "the rate in words")
+
+
+def workload_row(i: int) -> int:
+    """The Plan sheet's row of workload ``i``'s numbers (0-based; its rate in words is the row under)."""
+    return PLAN_TABLE_TOP + 1 + 2 * i
 _DATA = 25                     # column Y: the charts' data, right of the print area
 # Series colours of the stacked chart (its legend is drawn in cells beside it, in these colours):
 # other LPARs, MQ MSTR, then one per workload row.
@@ -385,15 +411,24 @@ def add_plan(b: Builder):
     months = _growth_table(b, ws, tops["timeline"])
     stack = _stack_data(b, ws, tops["resources"])
     _plan_charts(ws, months, stack)
-    widths = {"A": 20, "B": 14, "C": 12, "D": 14, "E": 10, "F": 11, "G": 13, "H": 13, "I": 13, "J": 11,
-              "K": 10, "L": 10, "M": 10, "N": 46, "O": 1.5, "P": 3}
-    widths.update({get_column_letter(c): 11.5 for c in range(17, 24)})
+    # each column as wide as its widest header word in bold (they wrap between words) and its
+    # values; N the status (wrapped); A..J the workloads' rate in words (about 130 characters)
+    widths = {"A": 17, "B": 13, "C": 12, "D": 13, "E": 10, "F": 11, "G": 13, "H": 15, "I": 15, "J": 11,
+              "K": 10, "L": 10, "M": 11, "N": 31, "O": 1.5}
     set_widths(ws, widths)
     for r in range(1, _PLAN_LAST + 1):
-        ws.cell(r, 15, " ")             # text stops here, not under the charts
+        ws.cell(r, 15, " ")             # text stops here, at the print area's edge
+    for r in range(PLAN_TABLE_TOP + 1, _PLAN_LAST + 1):
+        ws.row_dimensions[r].height = 15    # the charts beside these rows are placed by them
     ws.freeze_panes = "A4"
-    print_setup(ws, f"A1:W{_PLAN_LAST}")
-    ws.page_setup.fitToHeight = 1       # a manager prints it: one page
+    print_setup(ws, f"A1:N{_PLAN_LAST}", scale=PLAN_PRINT_SCALE)
+    ws.row_breaks.append(Break(id=PAGE_BREAK_AFTER))
+    ws.page_margins = PageMargins(left=0.3, right=0.3, top=0.35, bottom=0.35, header=0.12, footer=0.12)
+    # page 1's rows as Excel sizes them (LibreOffice's default row is lower): what prints is what fits
+    headings = {_TEXT_TOP - 1, RESOURCES_TOP - 1, BANDS_TOP - 1, _TIMELINE_TOP - 1}
+    for r in range(1, PAGE_BREAK_AFTER + 1):
+        if ws.row_dimensions[r].height is None:
+            ws.row_dimensions[r].height = 21 if r == 1 else 16.5 if r in headings else 15
 
 
 #: Where the band's level is typed (empty: no band).
@@ -415,8 +450,7 @@ def _band_level_input(b: Builder, ws):
     ws.cell(row, column_index_from_string(col) - 1, "Band level").alignment = Alignment(horizontal="right")
     cell = ws[BAND_LEVEL_CELL]
     cell.style, cell.number_format = "Input", "0%"
-    note = ws.cell(row, column_index_from_string(col) + 1, "e.g. 90%: how sure each resource's answers are; "
-                                                           "empty: none")
+    note = ws.cell(row, column_index_from_string(col) + 1, "e.g. 90%; empty: no bands")
     note.font = NOTE_FONT
     note.alignment = Alignment(horizontal="left", indent=1)
     b.wb.defined_names["PlanBandLevel"] = DefinedName("PlanBandLevel", attr_text=f"Plan!${col}${row}")
@@ -447,12 +481,12 @@ def _band_table(b: Builder, ws):
             'model\'s parameter draws"')
     b.native(ws, f"A{top - 1}", f"=IF(ISBLANK({level}),{hint},IF({ok},{shown},{bad}))")
     labels = ["resource"] + [f"{label}, {end}" for *_, label in BANDS_SHOWN for end in ("low", "high")]
-    _table_head(ws, top, labels, anchor_kept=False)
-    # what a band holds and how well bands covered, wrapped over the tables' width
-    note = ws.cell(top + 4, 1, what_bands_hold())
-    note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=True, vertical="top")
-    ws.merge_cells(start_row=top + 4, start_column=1, end_row=top + 4, end_column=len(RESOURCES_SHOWN))
-    ws.row_dimensions[top + 4].height = 30
+    _table_head(ws, top, labels, anchor_kept=False, lines=4)
+    # what a band holds and how well bands covered: wrapped right of the band table, over its rows
+    c0 = 2 + 2 * len(BANDS_SHOWN)
+    note = ws.cell(top, c0, what_bands_hold())
+    note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=True, vertical="top", indent=1)
+    ws.merge_cells(start_row=top, start_column=c0, end_row=top + 3, end_column=len(RESOURCES_SHOWN))
     lo, hi = f"(1-{level})/2", f"(1+{level})/2"
     for i in range(3):
         r, src = top + 1 + i, RESOURCES_TOP + 1 + i
@@ -466,15 +500,15 @@ def _band_table(b: Builder, ws):
                 ws.cell(r, 2 + 2 * j + k).alignment = Alignment(horizontal="right")
 
 
-def _table_head(ws, row: int, labels, anchor_kept: bool = True):
-    """A shown table's header row: styled, its labels (all but the anchor, which shows the function's
-    error if there is one) as the sheet names them."""
+def _table_head(ws, row: int, labels, anchor_kept: bool = True, lines: int = 3):
+    """A shown table's header row, ``lines`` of bold 11 pt high: styled, its labels (all but the
+    anchor, which shows the function's error if there is one) as the sheet names them."""
     for c, label in enumerate(labels, 1):
         cell = ws.cell(row, c)
         if c > 1 or not anchor_kept:
             cell.value = label
         cell.font, cell.fill, cell.alignment = HEADER_FONT, HEADER_FILL, WRAP_TOP
-    ws.row_dimensions[row].height = 40
+    ws.row_dimensions[row].height = 14.5 * lines + 0.5
 
 
 def _text_rows(ws, first: int, last: int):
@@ -515,6 +549,7 @@ def _plan_tables(b: Builder, ws, args: tuple) -> dict:
                                         order=order, after=PLAN_PROFILES)
     _table_head(ws, top, [label for _, label in RESOURCES_SHOWN])
     for r in range(top + 1, top + 4):
+        ws.row_dimensions[r].height = 30        # two lines: the status wraps in its column
         for j, (key, _) in enumerate(RESOURCES_SHOWN, 1):
             fmt = {"utilization": F_PCT, "average_utilization": F_PCT, "failover_utilization": F_PCT,
                    "headroom": F_RATIO, "months_to_target": "0.0", "months_to_limit": "0.0",
@@ -522,7 +557,8 @@ def _plan_tables(b: Builder, ws, args: tuple) -> dict:
             cell = ws.cell(r, j)
             if fmt:
                 cell.number_format = fmt
-            cell.alignment = Alignment(horizontal="left" if key in ("resource", "status") else "right")
+            cell.alignment = Alignment(horizontal="left" if key in ("resource", "status") else "right",
+                                       wrap_text=key == "status", vertical="top", indent=int(key == "status"))
 
     top = _TIMELINE_TOP
     heading(ws, top - 1, "What to buy, by when (months from the scenario; lead_time_months before each is needed)")
@@ -544,18 +580,36 @@ def _plan_tables(b: Builder, ws, args: tuple) -> dict:
     heading(ws, top - 1, "Workloads: each one's share of each resource's utilization at that resource's peak")
     order = [WORKLOAD_COLUMNS.index(k) for k, _ in WORKLOADS_SHOWN]
     tops["workloads"] = b.dynamic_array(ws, f"A{top}", "PLAN_WORKLOADS", PLAN_ROWS + 1, len(WORKLOAD_COLUMNS),
-                                        *args, order=order, after=PLAN_PROFILES)
-    _table_head(ws, top, [label for _, label in WORKLOADS_SHOWN])
-    for r in range(top + 1, top + PLAN_ROWS + 1):
+                                        *args, order=order, after=PLAN_PROFILES, row_step=2)
+    _table_head(ws, top, [label for _, label in WORKLOADS_SHOWN], lines=4)
+    meaning = WORKLOAD_COLUMNS.index(MEANING_SHOWN[0])
+    last = get_column_letter(len(WORKLOADS_SHOWN))
+    for i in range(PLAN_ROWS):
+        r = workload_row(i)
         for j, (key, _) in enumerate(WORKLOADS_SHOWN, 1):
             fmt = {"rate": "#,##0.0", "peak_rate": "#,##0.0", "cpu_us": F_US, "processors": F_PCT,
                    "coprocessors": F_PCT, "accelerators": F_PCT, "queueing_ms": F_MS}.get(key)
             if fmt:
                 ws.cell(r, j).number_format = fmt
-        # the rate in words runs on over the empty columns to the right of it, in a smaller font
-        ws.cell(r, len(WORKLOADS_SHOWN)).alignment = Alignment(horizontal="left")
-        ws.cell(r, len(WORKLOADS_SHOWN)).font = Font(name="Calibri", size=8)
+        # the name in its colour in the stacked chart (the chart's legend); a long one wraps
+        colour = _COLOURS[2 + i]
+        ws.conditional_formatting.add(f"A{r}", FormulaRule(
+            formula=[f"LEN($A${r})>0"], fill=PatternFill(start_color=colour, end_color=colour, fill_type="solid"),
+            font=Font(bold=True, color=_ink_on(colour))))
+        ws.cell(r, 1).alignment = Alignment(wrap_text=True, vertical="top")
+        # under the numbers: the rate in words, over the table's width
+        b.native(ws, f"A{r + 1}", shown(tops["workloads"], 1 + i, meaning))
+        ws.cell(r + 1, 1).alignment = Alignment(horizontal="left", indent=1)
+        ws.cell(r + 1, 1).font = Font(name="Calibri", size=PLAN_MIN_FONT, italic=True, color="404040")
+        ws.merge_cells(f"A{r + 1}:{last}{r + 1}")
     return tops
+
+
+def _ink_on(fill: str) -> str:
+    """Black or white, whichever reads better on the colour ``fill`` (RRGGBB): by its luminance
+    (ITU-R BT.601 weights)."""
+    r, g, b = (int(fill[k:k + 2], 16) for k in (0, 2, 4))
+    return "000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "FFFFFF"
 
 
 def _value_of(src: str) -> str:
@@ -658,23 +712,21 @@ def _stack_data(b: Builder, ws, resources_top: int) -> dict:
     b.native(ws, f"{p}{r}", f"=N({other['processors']})", F_PCT)
     ws[f"{c}{r}"] = 0
     ws[f"{a}{r}"] = 0
-    shown = {k: get_column_letter(j) for j, (k, _) in enumerate(WORKLOADS_SHOWN, 1)}
+    col_of = {k: get_column_letter(j) for j, (k, _) in enumerate(WORKLOADS_SHOWN, 1)}
     for i in range(PLAN_ROWS):
         r = r0 + 3 + i
-        src = PLAN_TABLE_TOP + 1 + i
-        b.native(ws, f"{name}{r}", f'=IF(LEN({shown["name"]}{src})>0,{shown["name"]}{src},"")')
+        src = workload_row(i)
+        b.native(ws, f"{name}{r}", f'=IF(LEN({col_of["name"]}{src})>0,{col_of["name"]}{src},"")')
         for dst, pool in ((p, "processors"), (c, "coprocessors"), (a, "accelerators")):
-            b.native(ws, f"{dst}{r}", f"=N({shown[pool]}{src})", F_PCT)
+            b.native(ws, f"{dst}{r}", f"=N({col_of[pool]}{src})", F_PCT)
     last = r0 + 2 + PLAN_ROWS
-    # the legend, in cells: swatch (P) and name (Q) for each series that is there
-    l0 = _LEGEND_TOP - 1
-    ws.cell(l0, 16, "Legend of the chart above").font = Font(bold=True, color="1F3864")
-    for i, r in enumerate(range(r0 + 1, last + 1)):
-        lr = l0 + 1 + i
-        b.native(ws, f"Q{lr}", f'={name}{r}')
-        ws.conditional_formatting.add(f"P{lr}", FormulaRule(
-            formula=[f"LEN($Q${lr})>0"], fill=PatternFill(start_color=_COLOURS[i], end_color=_COLOURS[i],
-                                                          fill_type="solid")))
+    # the legend, in cells under the chart: a swatch (K) and the name (L) of other LPARs and MQ MSTR
+    # (each workload's colour is its name's in the workloads table)
+    ws.cell(_LEGEND_TOP, 11, "Also in the chart above:").font = Font(bold=True, color="1F3864")
+    for i, r in enumerate(range(r0 + 1, r0 + 3)):
+        lr = _LEGEND_TOP + 1 + i
+        b.native(ws, f"L{lr}", f'={name}{r}')
+        ws.cell(lr, 11).fill = PatternFill(start_color=_COLOURS[i], end_color=_COLOURS[i], fill_type="solid")
     return {"name": name, "cols": (p, c, a), "first": r0 + 1, "last": last, "head": r0}
 
 
@@ -719,13 +771,14 @@ def _plan_charts(ws, g: dict, st: dict):
     o.smooth = False
     ch.series.append(o)
     # no fixed maximum: the axis scales to the data (it was 100%, and a resource above it was not drawn)
-    ch.height, ch.width = 12.0, 16.5
-    ws.add_chart(ch, "P4")
+    ch.height, ch.width = _GROWTH_CM, _CHART_WIDTH_CM
+    _print_sized(ch)
+    ws.add_chart(ch, f"K{PLAN_TABLE_TOP}")
 
     bar = BarChart()
     bar.type, bar.grouping, bar.overlap = "bar", "stacked", 100
     bar.title = "Utilization by workload at each resource's peak"
-    bar.height, bar.width = 8.5, 16.5
+    bar.height, bar.width = _STACK_CM, _CHART_WIDTH_CM
     p, c, a = st["cols"]
     first_col = column_index_from_string(p)
     cats = Reference(ws, min_col=first_col, max_col=first_col + 2, min_row=st["head"])
@@ -739,7 +792,38 @@ def _plan_charts(ws, g: dict, st: dict):
     bar.y_axis.numFmt, bar.y_axis.scaling.min = "0%", 0
     bar.x_axis.delete = bar.y_axis.delete = False
     bar.legend = None                   # drawn in cells beside it: only the series that are there
-    ws.add_chart(bar, "P31")
+    _print_sized(bar)
+    ws.add_chart(bar, f"K{_STACK_ROW}")
+
+
+def _text_of(size: float, bold: bool = False) -> RichText:
+    """A chart text's properties: ``size`` points."""
+    cp = CharacterProperties(sz=round(size * 100), b=bold)
+    return RichText(p=[Paragraph(pPr=ParagraphProperties(defRPr=cp), endParaRPr=cp)])
+
+
+def _title_of(text: str, size: float, bold: bool) -> Title:
+    """A chart or axis title ``text`` at ``size`` points."""
+    cp = CharacterProperties(sz=round(size * 100), b=bold)
+    para = Paragraph(pPr=ParagraphProperties(defRPr=cp), r=[RegularTextRun(rPr=cp, t=text)])
+    return Title(tx=Text(rich=RichText(p=[para])), overlay=False)
+
+
+def _title_text(title) -> str:
+    """The plain text of an openpyxl chart or axis title (as the chart builders set it)."""
+    return "".join(r.t for p in title.tx.rich.p for r in (p.r or []))
+
+
+def _print_sized(ch) -> None:
+    """Every text of chart ``ch`` (title, axis titles and labels, legend) at PLAN_MIN_FONT points or
+    more, so it prints at >= 8 pt at PLAN_PRINT_SCALE (a chart's default text is 10 pt)."""
+    ch.title = _title_of(_title_text(ch.title), PLAN_MIN_FONT + 1, bold=True)
+    for axis in (ch.x_axis, ch.y_axis):
+        axis.txPr = _text_of(PLAN_MIN_FONT)
+        if axis.title is not None:
+            axis.title = _title_of(_title_text(axis.title), PLAN_MIN_FONT, bold=True)
+    if ch.legend is not None:
+        ch.legend.txPr = _text_of(PLAN_MIN_FONT)
 
 
 def _timeline_text_cell(tops) -> str:
