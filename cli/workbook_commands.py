@@ -94,8 +94,8 @@ def _echo_fill(fill) -> None:
               help="Workbook to write (.xlsx).")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 @click.option("--png", "png_dir", type=click.Path(file_okay=False), default=None,
-              help="Also render each chart sheet to DIR/<sheet>.png (needs LibreOffice and "
-                   "pdftoppm; default inputs).")
+              help="Also render each chart sheet's pages with charts to DIR/<sheet>.png (and the Plan "
+                   "sheet's second page to DIR/plan-2.png; needs LibreOffice and pdftoppm; default inputs).")
 @_rmf_options
 def template_command(output, force, png_dir, rmf_report, smf70, rmf_system, rmf_interval):
     """Write the template planning workbook (Excel functions over named inputs).

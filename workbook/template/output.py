@@ -35,6 +35,9 @@ __all__ = ["CHART_SHEETS", "evaluated_values", "snapshot", "write_template", "re
 
 #: The sheets with charts, rendered by :func:`render_pngs`.
 CHART_SHEETS = ("Plan", "What-if", "Calibration")
+#: The printed pages of each chart sheet that :func:`render_pngs` writes (from the first): the
+#: Plan sheet's second holds its charts; Calibration's chart is over its long table's first page.
+_CHART_PAGES = {"Plan": 2, "What-if": 1, "Calibration": 1}
 
 
 def evaluated_values(wb, b) -> dict:
@@ -222,7 +225,8 @@ def render_pngs(out_dir, dpi: int = 110, timeout: float = 180.0) -> list:
 
     Each sheet is written alone as a values snapshot (see the module
     docstring), converted to PDF by LibreOffice headless with a private user
-    profile, and its first page rasterised by ``pdftoppm``.
+    profile, and its pages with the charts rasterised by ``pdftoppm``: the first as
+    ``<sheet>.png``, a second (the Plan sheet's) as ``<sheet>-2.png``.
 
     Parameters
     ----------
@@ -264,11 +268,15 @@ def render_pngs(out_dir, dpi: int = 110, timeout: float = 180.0) -> list:
             pdf = tmp / f"{slug}.pdf"
             if r.returncode != 0 or not pdf.exists():
                 raise RuntimeError(f"LibreOffice PDF export failed: {r.stderr.strip() or r.stdout}")
-            target = out / slug
-            r = subprocess.run([pdftoppm, "-png", "-r", str(dpi), "-singlefile", str(pdf),
-                                str(target)], capture_output=True, text=True, timeout=timeout)
-            png = target.with_suffix(".png")
-            if r.returncode != 0 or not png.exists():
+            # the pages with the charts: the first as <sheet>.png, the next as <sheet>-2.png
+            pages = tmp / f"{slug}-page"
+            r = subprocess.run([pdftoppm, "-png", "-r", str(dpi), "-f", "1", "-l", str(_CHART_PAGES[title]), str(pdf),
+                                str(pages)], capture_output=True, text=True, timeout=timeout)
+            made = sorted(tmp.glob(f"{slug}-page-*.png"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+            if r.returncode != 0 or not made:
                 raise RuntimeError(f"pdftoppm failed: {r.stderr.strip()}")
-            written.append(png)
+            for k, page in enumerate(made, 1):
+                png = out / (f"{slug}.png" if k == 1 else f"{slug}-{k}.png")
+                shutil.move(page, png)
+                written.append(png)
     return written

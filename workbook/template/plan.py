@@ -17,9 +17,9 @@ from openpyxl.chart.series import SeriesLabel
 from openpyxl.chart.shapes import GraphicalProperties
 from openpyxl.chart.text import RichText, Text
 from openpyxl.chart.title import Title
+from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties, RegularTextRun
 from openpyxl.formatting.rule import FormulaRule
 from openpyxl.styles import Alignment, Font, PatternFill
-from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties, RegularTextRun
 from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
@@ -371,11 +371,6 @@ WORKLOADS_SHOWN = (("name", "workload"), ("kind", "kind"), ("rate", "rate"), ("u
                    ("queueing_ms", "queueing ms per unit"))
 #: The workloads' rate in words: in the row under each workload's numbers, A..J merged.
 MEANING_SHOWN = ("meaning", "the rate in words")
-
-
-def workload_row(i: int) -> int:
-    """The Plan sheet's row of workload ``i``'s numbers (0-based; its rate in words is the row under)."""
-    return PLAN_TABLE_TOP + 1 + 2 * i
 _DATA = 25                     # column Y: the charts' data, right of the print area
 # Series colours of the stacked chart (its legend is drawn in cells beside it, in these colours):
 # other LPARs, MQ MSTR, then one per workload row.
@@ -384,11 +379,17 @@ _COLOURS = ("A6A6A6", "595959", "4472C4", "ED7D31", "70AD47", "FFC000", "5B9BD5"
             "7F7F7F", "B4C7E7")
 
 
+def workload_row(i: int) -> int:
+    """The Plan sheet's row of workload ``i``'s numbers (0-based; its rate in words is the row under)."""
+    return PLAN_TABLE_TOP + 1 + 2 * i
+
+
 def add_plan(b: Builder):
     """The Plan sheet: the whole system at the planned rates, judged at each resource's peak
     interval: the scenario, verdicts and warnings (PLAN_TEXT), the resources (PLAN_RESOURCES), what to
     buy by when (PLAN_TIMELINE), the workloads (PLAN_WORKLOADS), the growth chart (PLAN_VALUE over
-    months, with the horizon and the order dates) and the stacked utilization chart, on one page."""
+    months, with the horizon and the order dates) and the stacked utilization chart, on two printed
+    pages (the layout above :data:`PLAN_PRINT_SCALE`)."""
     n = Name
     ws = titled_sheet(b, "Plan", "Plan: every workload on the shared cards and processors",
                       "From the Workloads sheet, at each resource's peak interval of the busiest day. Utilization "
