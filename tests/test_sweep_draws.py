@@ -113,6 +113,33 @@ def test_an_output_that_errs_in_some_draws_gives_its_share(planner):
     assert all(str(r.column(f"{key} [{q}]")[2]) == "#N/A" for q in ("p05", "median", "p95"))
 
 
+def test_every_chunk_draws_under_one_drawing_and_text_outputs_get_no_band(planner, monkeypatch):
+    """Issue 66: each chunk of a sweep made its own Drawing, so the draws, their picks and what is
+    remembered by them (the channel's answer per draw, the workloads' per-unit costs) were made
+    again in every chunk.  Three chunks now draw once; and an output that is text in every scenario
+    (a scenario line, a verdict) is not evaluated again under the draws, nor banded: the numeric
+    outputs' bands are those of one chunk of all the scenarios, to the bit."""
+    from cryptoplan.model.calibration import draws as draws_module
+    made = []
+    real = draws_module.parameter_draws
+    monkeypatch.setattr(draws_module, "parameter_draws", lambda *a, **k: made.append(a) or real(*a, **k))
+    drawing._DRAWINGS.clear()
+    chunked = sweep(planner, {"PlanGrowth": GROWTH}, draws=D, seed=5, chunk_size=D)
+    assert len(made) == 1, made
+    with drawing.drawing(D, 5) as _:
+        first = drawing.active()
+    with drawing.drawing(D, 5):
+        assert drawing.active() is first
+    with drawing.drawing(D, 6):
+        assert drawing.active() is not first
+    whole = sweep(planner, {"PlanGrowth": GROWTH}, draws=D, seed=5)
+    _same(chunked, whole)
+    texts = [k for k in whole.output_keys() if isinstance(whole.column(k)[0], str)
+             and not k.endswith("]") and not str(whole.column(k)[0]).startswith("#")]
+    assert "Bottleneck at TxRate (busiest card type)" in texts
+    assert not any(f"{k} [median]" in whole.output_keys() for k in texts)
+
+
 def _same(a, b):
     assert a.output_keys() == b.output_keys()
     for k in a.output_keys():

@@ -33,7 +33,7 @@ else:
     draws_module = lazy_module("cryptoplan.model.calibration.draws")
     model_params = lazy_module("cryptoplan.model.params")
 
-__all__ = ["drawing", "active", "Drawing"]
+__all__ = ["drawing", "active", "shared", "Drawing"]
 
 
 @dataclass
@@ -77,10 +77,23 @@ def active() -> Drawing | None:
     return _ACTIVE.get()
 
 
+# The Drawing of each (n, seed) met: every chunk of a sweep evaluates under the same one, so what it
+# made (the draws, each chunk's picks of them) and what is remembered by those objects (a channel's
+# answers per draw, the workloads' per-unit costs) is found again in the next chunk, not made anew.
+_DRAWINGS = Remembered(4)
+
+
+def shared(n: int, seed: int = 0) -> Drawing:
+    """The :class:`Drawing` of ``n`` draws with ``seed`` that :func:`drawing` puts in force (one per
+    pair, remembered for the last few pairs)."""
+    n, seed = int(n), int(seed)
+    return _DRAWINGS.get((n, seed), lambda: Drawing(n, seed))
+
+
 @contextmanager
 def drawing(n: int, seed: int = 0):
     """Evaluate the catalog functions under ``n`` parameter draws (module docstring)."""
-    token = _ACTIVE.set(Drawing(int(n), int(seed)))
+    token = _ACTIVE.set(shared(n, seed))
     try:
         yield
     finally:

@@ -155,6 +155,8 @@ class SweepResult:
         out = {}
         for key, (kind, num, text) in self._columns.items():
             out[key] = (kind, num, text)
+            if key not in drawn:                              # text in every scenario: not drawn
+                continue
             dk, dn, dt = drawn[key]
             if not (kind == NUM).any() and not (dk.reshape(m, d) == NUM).any():
                 continue                                  # a text output: no band
@@ -467,7 +469,7 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
         draws = int(DRAWS.check(draws, "draws", scalar=True))
         level = float(BAND_LEVEL.check(level, "level", scalar=True))
         try:        # the parameter file in force must give draws: said once, not as #N/A in every band
-            drawing.Drawing(draws, seed).values()
+            drawing.shared(draws, seed).values()       # (the draws the chunks then evaluate under)
         except InputError as exc:
             raise RecalcError(f"--draws: {exc}") from None
     fixed = dict(fixed or {})
@@ -538,8 +540,10 @@ def _engine(spec: _Spec, n: int):
     return engine
 
 
-def _evaluated(spec: _Spec, engine, part: list, m: int, repeat: int) -> dict:
-    """Evaluate ``m`` scenarios (each repeated ``repeat`` times, consecutively); the engine's values."""
+def _evaluated(spec: _Spec, engine, part: list, m: int, repeat: int, roots: list | None = None) -> dict:
+    """Evaluate ``m`` scenarios (each repeated ``repeat`` times, consecutively); the engine's values.
+    ``roots``: the cells to evaluate (with what they depend on); default every formula of the
+    Results sheet."""
     engine.resize(m * repeat)
     try:
         for name, col in zip(spec.names, part):
@@ -547,7 +551,8 @@ def _evaluated(spec: _Spec, engine, part: list, m: int, repeat: int) -> dict:
             engine.set_input(name, values if m * repeat > 1 else values[0])
     except EngineError as exc:
         raise RecalcError(f"{spec.path}: {exc}") from None
-    roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"] or None
+    if roots is None:
+        roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"] or None
     try:
         engine.evaluate(roots)
     except MemoryError:
@@ -609,11 +614,24 @@ def evaluate_chunk(task) -> "SweepResult":
     res = SweepResult._from_values(inputs, vals, m, cells, spec.path)
     res._names = {key: nm for key, _, nm in outs}
     if spec.draws is not None:
+        # the draws evaluate the outputs that can have a band: those a number or an error in some
+        # scenario; an output that is text in every one (a scenario line, a verdict) and the
+        # labels and messages beside the outputs are not asked again under the draws
+        banded = [(key, cell) for key, cell, _ in outs if not _plain_text(vals[key], m)]
         with drawing.drawing(spec.draws, spec.seed):
-            _evaluated(spec, engine, part, m, spec.draws)
-            drawn = {key: engine.cell_value(*cell) for key, cell, _ in outs}
+            if banded:
+                _evaluated(spec, engine, part, m, spec.draws, roots=[cell for _, cell in banded])
+            drawn = {key: engine.cell_value(*cell) for key, cell in banded}
         res._add_bands({k: _top_left(v, m * spec.draws) for k, v in drawn.items()}, m, spec.draws, spec.level)
     return res
+
+
+def _plain_text(v: Val, m: int) -> bool:
+    """Whether a value is text, and no error text, in each of its ``m`` scenarios (top-left cells)."""
+    kind, _, text = _top_left(v, m)
+    if not (kind == STR).all() or text is None:
+        return False
+    return not any(isinstance(t, ErrorText) for t in text.tolist())
 
 
 def _top_left(v: Val, m: int) -> tuple:
