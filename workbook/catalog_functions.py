@@ -554,11 +554,11 @@ def _val_key(v) -> tuple | None:
 def _by_draw_key(name: str, vals, vec_vals: dict, draws, bound) -> tuple | None:
     """The key of a function's answers per draw: its name, its arguments' values, the draws and the
     parameters in force (their ids: kept with the entry); None when an argument has no key."""
-    parts = [_val_key(v) for v in vals] + [(j, _val_key(v)) for j, v in sorted(vec_vals.items())]
-    if any(p is None for p in parts[:len(vals)]) or any(v is not None and k is None for (_, k), v in
-                                                          zip(parts[len(vals):], [vec_vals[j] for j in sorted(vec_vals)])):
+    given = [_val_key(v) for v in vals]
+    whole = [(j, _val_key(v)) for j, v in sorted(vec_vals.items())]
+    if any(k is None for k in given) or any(k is None and vec_vals[j] is not None for j, k in whole):
         return None
-    return (name, tuple(parts), id(draws), tuple(map(id, bound)))
+    return (name, tuple(given), tuple(whole), id(draws), tuple(map(id, bound)))
 
 
 def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert, draws=None):
