@@ -21,8 +21,8 @@ Every timed result is checked: the peer's per-draw answers against the draws-mod
 Target: 10,000 scenarios x 1,000 draws under 40 s on 2 cores (issue 66; issue 46 set 60 s); ``--full`` runs it as a
 planner does (``cryptoplan sweep --workers 2``, end to end, the CSV written); always printed scaled
 to that size from one chunk of ``scenarios x D``: a process's first chunk (nothing remembered) and a later
-one (what the first remembered, the channel's answer per draw, asked again), each worker of the two
-cores taking half the chunks.
+one (scenarios no run evaluated, under draws the first made: what depends on the draws alone is then
+found again), each worker of the two cores taking half the chunks.
 """
 
 from __future__ import annotations
