@@ -63,23 +63,6 @@ class Remembered:
             self._entries.popitem(last=False)
         return out
 
-    def peek(self, key: Hashable | None) -> Any:
-        """The result remembered under ``key`` (now the most recent), or None."""
-        hit = None if key is None else self._entries.get(key)
-        if hit is None:
-            return None
-        self._entries.move_to_end(key)
-        return hit[1]
-
-    def put(self, key: Hashable | None, value: Any, keep: object = None) -> None:
-        """Remember ``value`` under ``key`` (None: nothing), with ``keep`` as :meth:`get` holds it."""
-        if key is None:
-            return
-        self._entries[key] = (keep, value)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
-
     def clear(self) -> None:
         """Forget every entry."""
         self._entries.clear()

@@ -83,7 +83,19 @@ def main() -> None:
             kept.clear()
         return sweep(path, fresh(), draws=d, seed=1, chunk_size=a.scenarios * d)
     t_cold = _median(cold, a.runs, check)
-    t_draws = _median(lambda: sweep(path, fresh(), draws=d, seed=1, chunk_size=a.scenarios * d), a.runs, check)
+    # a later chunk: a sweep of 1 + K chunks less a sweep of its first (what a sweep keeps from one
+    # chunk to the next is kept within one sweep)
+    k = 4
+
+    def many():
+        more = {"PlanGrowth": list(np.linspace(0.5, 4.0, a.scenarios * (1 + k)) * (1 + 1e-9 * next(runs)))}
+        return sweep(path, more, draws=d, seed=1, chunk_size=a.scenarios * d)
+
+    def check_many(r):
+        assert r.column(f"{KEY} [P(error)]") == [0.0] * a.scenarios * (1 + k)
+    t_many = _median(many, a.runs, check_many)
+    t_one = _median(lambda: sweep(path, fresh(), draws=d, seed=1, chunk_size=a.scenarios * d), a.runs, check)
+    t_draws = (t_many - t_one) / k
     banded = sweep(path, vary, draws=d, seed=1, chunk_size=a.scenarios * d)
 
     values = Drawing(d, 1).values()

@@ -108,3 +108,30 @@ def test_a_diagnostic_reads_as_text_for_an_error_code_and_for_an_add_ins_error_t
     assert Diagnostic("MMC_WAIT", ERR_DIV0, "no servers").text() == "MMC_WAIT: #DIV/0! no servers"
     said = "#NUM! ERLANGC: unstable queue"
     assert Diagnostic("ERLANGC", STR, said).text() == f"ERLANGC: {said}"
+
+
+def test_independent_of_names_the_cells_an_input_cannot_reach(tmp_path):
+    """Engine.independent_of (what a sweep keeps from chunk to chunk): a cell reading the input,
+    directly, through a range or through another formula, is dependent; so is one with a reference
+    known only when it runs (INDIRECT, even of another cell), a volatile function and an array
+    formula; the rest are free."""
+    import openpyxl
+    from openpyxl.worksheet.formula import ArrayFormula
+
+    from cryptoplan.workbook.engine import Engine, Package, native_functions
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "S"
+    ws["A1"], ws["A2"] = 1, 2
+    cells = {"B1": "=A1*2", "B2": "=B1+1", "B3": "=SUM(A1:A2)", "B4": "=A2*3", "B5": "=B4+1",
+             "B6": '=INDIRECT("A2")', "B7": "=NOW()*0+A2", "B8": "=LEN(\"x\")"}
+    for k, f in cells.items():
+        ws[k] = f
+    ws["C1"] = ArrayFormula("C1:C2", "=A2:A3*1")
+    wb.save(tmp_path / "b.xlsx")
+    eng = Engine(Package(str(tmp_path / "b.xlsx")), native_functions(), n=2)
+    free = eng.independent_of([eng.locate("S!A1")])
+    names = {f"{openpyxl.utils.get_column_letter(c)}{r}" for _, r, c in free}
+    assert names == {"B4", "B5", "B8"}, names
+    assert {f"{openpyxl.utils.get_column_letter(c)}{r}" for _, r, c in eng.independent_of([])} == \
+        {"B1", "B2", "B3", "B4", "B5", "B8"}

@@ -62,17 +62,3 @@ def test_a_size_below_one_is_refused():
     with pytest.raises(InputError, match="size must be at least 1"):
         Remembered(0)
 
-
-def test_peek_and_put_keep_the_order_and_the_size():
-    """peek finds what get or put remembered (None for a key never seen, or None itself) and makes
-    it the most recent; put replaces, evicts the oldest past the size, and ignores a None key."""
-    r = Remembered(2)
-    assert r.peek("a") is None and r.peek(None) is None
-    r.put("a", 1)
-    r.put(None, 9)
-    assert r.get("b", lambda: 2) == 2 and len(r) == 2
-    assert r.peek("a") == 1               # "a" is now the most recent: "b" goes first
-    r.put("c", 3)
-    assert r.peek("b") is None and r.peek("a") == 1 and r.peek("c") == 3
-    r.put("c", 4)
-    assert r.peek("c") == 4 and len(r) == 2

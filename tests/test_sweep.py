@@ -574,3 +574,46 @@ def test_the_sweep_plot_has_units_steps_distinct_lines_and_its_parameter_source(
     assert any("model parameters: the packaged fit" in t.get_text() for t in fig.texts)
     monkeypatch.setenv("CRYPTOPLAN_PARAMS", "site.json")
     assert res.params_source() == "site.json (CRYPTOPLAN_PARAMS)"
+
+
+def test_cells_the_varied_inputs_cannot_reach_keep_their_values_only_under_the_same_parameters(tmp_path,
+                                                                                               monkeypatch):
+    """Issue 66: the chunks of a sweep evaluate the cells the varied inputs cannot reach once (the
+    single-workload calculator under a PlanGrowth sweep) and the next chunks take their values;
+    the answers are one pass's; nothing is carried into another sweep (under other parameters,
+    or other fixed inputs): each answer is what a fresh engine gives."""
+    from cryptoplan.model.params import using_values
+    from cryptoplan.workbook import sweeps
+    from cryptoplan.workbook.engine import evaluation
+    p = _template(tmp_path)
+    vary = {"PlanGrowth": [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]}     # three chunks of two
+    key = "AMS CPU per transaction at TxRate, total"
+    evaluated: list = []
+    real_cell, real_chunk = evaluation.evaluate_cell, sweeps._evaluated
+
+    def cell(engine, k):
+        evaluated[-1].add(k)
+        return real_cell(engine, k)
+
+    def chunk(*args, **kw):
+        evaluated.append(set())
+        return real_chunk(*args, **kw)
+    monkeypatch.setattr(evaluation, "evaluate_cell", cell)
+    monkeypatch.setattr(sweeps, "_evaluated", chunk)
+    chunked = sweep(p, vary, chunk_size=2)
+    free = sweeps._LOCAL.kept["free"]
+    assert len(evaluated) == 3 and len(free & evaluated[0]) > 40
+    assert all(e and not free & e for e in evaluated[1:]), [sorted(free & e)[:5] for e in evaluated[1:]]
+    monkeypatch.undo()
+    whole = sweep(p, vary, chunk_size=100)
+    for k in whole.outputs:
+        assert all(_same(a, b) for a, b in zip(whole.outputs[k], chunked.outputs[k])), k
+    base = chunked.column(key)
+    with using_values({"ams_sig_op_us": 2 * 45.5287}):          # other parameters: made again
+        other = sweep(p, vary, chunk_size=2).column(key)
+        sweeps._LOCAL.__dict__.pop("kept", None)
+        sweeps._LOCAL.__dict__.pop("engine", None)
+        fresh = sweep(p, vary, chunk_size=2).column(key)
+    assert other == fresh and other[0] > base[0]
+    assert sweep(p, vary, chunk_size=2, fixed={"TxRate": 2000}).column("Accelerators required") == \
+        sweep(p, vary, chunk_size=100, fixed={"TxRate": 2000}).column("Accelerators required")

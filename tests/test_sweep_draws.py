@@ -24,8 +24,7 @@ from numpy.testing import assert_allclose
 from cryptoplan.cli import main
 from cryptoplan.model.params import using_values
 from cryptoplan.workbook import drawing
-from cryptoplan.addin.errors import ErrorText
-from cryptoplan.workbook.engine.values import ERR_NULL, NUM
+from cryptoplan.workbook.engine.values import NUM
 from cryptoplan.workbook.recalculation import find_outputs, load_engine
 from cryptoplan.workbook.sweeps import _top_left, sweep
 
@@ -139,37 +138,6 @@ def test_every_chunk_draws_under_one_drawing_and_text_outputs_get_no_band(planne
              and not k.endswith("]") and not str(whole.column(k)[0]).startswith("#")]
     assert "Bottleneck at TxRate (busiest card type)" in texts
     assert not any(f"{k} [median]" in whole.output_keys() for k in texts)
-
-
-def test_answers_per_draw_are_found_again_in_the_next_chunk_and_errors_are_not_kept(planner, monkeypatch):
-    """Issue 66: a cell whose arguments are the same in every scenario is answered once per draw
-    (D answers), and those are the same in every chunk: the next chunk finds them (the chunks'
-    bands are one pass's, the test above).  Answers holding an error are not kept: their message
-    is each evaluation's own diagnostic."""
-    from cryptoplan.model.remember import Remembered
-    from cryptoplan.workbook import catalog_functions as cf
-    seen = {"asked": 0, "found": 0}
-
-    class Counted(Remembered):
-        def peek(self, key):
-            hit = super().peek(key)
-            seen["asked"] += 1
-            seen["found"] += hit is not None
-            return hit
-    monkeypatch.setattr(cf, "_BY_DRAW", Counted(256))
-    # AMS privacy at 3,000 transactions/s: the coprocessors' queueing delay is an error in every draw
-    growth = [0.5, 1.5, 2.5, 3.5]                  # two chunks of two scenarios (one scenario: each is a draw)
-    r = sweep(planner, {"PlanGrowth": growth}, fixed={"Policy": "privacy", "TxRate": 3000}, draws=D, seed=7,
-              chunk_size=2 * D)
-    per_chunk = seen["asked"] // 2
-    assert per_chunk > 10 and per_chunk - 5 <= seen["found"] < per_chunk, seen      # the second chunk's
-    kept = [v for _, v in cf._BY_DRAW._entries.values()]
-    assert kept and all(v.num.shape[0] == D for v in kept)
-    assert not any((v.kind >= ERR_NULL).any() or (v.text is not None and any(
-        isinstance(t, ErrorText) for t in v.text.ravel().tolist())) for v in kept)
-    whole = sweep(planner, {"PlanGrowth": growth}, fixed={"Policy": "privacy", "TxRate": 3000}, draws=D, seed=7)
-    _same(r, whole)
-    assert r.error_counts() == whole.error_counts() and r.error_counts()["Coprocessor queueing delay per transaction"]
 
 
 def _same(a, b):

@@ -465,16 +465,8 @@ def _catalog_core(spec, drawn: bool = False) -> Fn:
         vals, n, rows, cols = b
         nv = max([n] + [v.n for v in vec_vals.values() if v is not None])
         by_draw = draws is not None and nv == 1 and ctx.engine.n > draws.n
-        remembered = None
         if by_draw:                 # the same arguments in every scenario: one answer per draw,
             nv = draws.n            # each scenario s then takes its draw's (s mod D)
-            # the D answers are the same in every chunk of a sweep that gives these arguments
-            # again: remembered by them, the draws and the parameters in force
-            bound = model_params.binding()
-            remembered = _by_draw_key(spec.name, ovals, vec_vals, draws, bound)
-            hit = _BY_DRAW.peek(remembered)
-            if hit is not None:
-                return hit.take(np.arange(ctx.engine.n) % draws.n)
         elif draws is not None:     # every scenario is a draw: the answer differs in each
             nv = max(nv, ctx.engine.n)
         if nv != n:
@@ -526,39 +518,9 @@ def _catalog_core(spec, drawn: bool = False) -> Fn:
             run_groups(E, fast, keys, numcols, call_vec, call_one, out, call_leaf, call_failed,
                        distinct=draws is not None)      # (by_draw: one row per draw already)
         val = finish(out, n, rows, cols, ctx, spec.name)
-        if by_draw and not out.errors:      # (errors: their diagnostics are each cell's own)
-            _BY_DRAW.put(remembered, val, keep=(bound, draws))
         return val.take(np.arange(ctx.engine.n) % d) if by_draw else val
 
     return Fn(spec.name, impl, (REF,), 0, len(args), udf=True, rest=(REF,))
-
-
-# A function's answers per draw for arguments that are the same in every scenario (see _evaluate)
-_BY_DRAW = Remembered(256)
-
-
-def _val_key(v) -> tuple | None:
-    """A hashable image of an engine value (its kinds, numbers by their bits, texts); None if a
-    text is not a plain string."""
-    if v is None:
-        return None
-    text = None
-    if v.text is not None:
-        items = v.text.ravel().tolist()
-        if not all(t is None or isinstance(t, str) for t in items):
-            return None
-        text = tuple((type(t).__name__, t) for t in items)
-    return (v.num.shape, v.kind.tobytes(), np.ascontiguousarray(v.num).tobytes(), text)
-
-
-def _by_draw_key(name: str, vals, vec_vals: dict, draws, bound) -> tuple | None:
-    """The key of a function's answers per draw: its name, its arguments' values, the draws and the
-    parameters in force (their ids: kept with the entry); None when an argument has no key."""
-    given = [_val_key(v) for v in vals]
-    whole = [(j, _val_key(v)) for j, v in sorted(vec_vals.items())]
-    if any(k is None for k in given) or any(k is None and vec_vals[j] is not None for j, k in whole):
-        return None
-    return (name, tuple(given), tuple(whole), id(draws), tuple(map(id, bound)))
 
 
 def _per_scenario(ctx, spec, given, vals, vec_vals, positions, convert, draws=None):

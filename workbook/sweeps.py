@@ -26,6 +26,7 @@ import os
 import re
 import sys
 import threading
+import uuid
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -45,7 +46,10 @@ from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, is_error_value,
     parse_value, check_utf8, find_outputs, load_engine,
 )
+from cryptoplan.model.figures import table_in_force as figures_table_in_force
 from cryptoplan.model.lazy import lazy_module
+from cryptoplan.model.params import binding as parameters_bound
+from .engine.evaluation import DONE
 
 # loaded on first use: a sweep that writes CSV needs neither openpyxl nor matplotlib
 if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
@@ -477,7 +481,7 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     objects = [_as_objects(v) for v in lists]
     # with draws a chunk is its scenarios times the draws: as many engine scenarios as chunk_size
     step = chunk_size if draws is None else max(1, chunk_size // draws)
-    spec = _Spec(os.fspath(path), tuple(names), fixed, functions, max_cells, draws, seed, level)
+    spec = _Spec(os.fspath(path), tuple(names), fixed, functions, max_cells, draws, seed, level, uuid.uuid4().hex)
     engine = _engine(spec, min(n, step) * (draws or 1))      # the inputs checked here, before any chunk
     try:
         for name, values in zip(names, lists):
@@ -510,6 +514,7 @@ class _Spec(NamedTuple):
     draws: int | None
     seed: int
     level: float
+    run: str = ""       # this sweep's own: what one chunk keeps for the next is kept within one sweep
 
 
 # The engine of the workbook each worker evaluates (one sweep at a time per thread: an engine
@@ -553,8 +558,9 @@ def _evaluated(spec: _Spec, engine, part: list, m: int, repeat: int, roots: list
         raise RecalcError(f"{spec.path}: {exc}") from None
     if roots is None:
         roots = [k for k in engine.formulas if engine.sheets[k[0]].name.lower() == "results"] or None
+    kept = _kept(spec, engine, repeat)
     try:
-        engine.evaluate(roots)
+        engine.evaluate(roots, known=kept["values"])          # what the last chunk computed the same
     except MemoryError:
         # every formula cell holds one value per scenario of the chunk: a smaller chunk fits
         if repeat > 1 and m == 1:
@@ -562,7 +568,31 @@ def _evaluated(spec: _Spec, engine, part: list, m: int, repeat: int, roots: list
                               "--draws") from None
         raise RecalcError(f"{spec.path}: a chunk of {m * repeat:,} evaluations does not fit in memory; give a "
                           f"smaller --chunk-size (chunk_size), e.g. {max(1, m * repeat // 8):,}") from None
+    kept["values"] = {key: (engine.values[key], engine.diagnostics.get(key)) for key in kept["free"]
+                      if engine.state.get(key) == DONE and key in engine.values}
     return engine.values
+
+
+def _kept(spec: _Spec, engine, repeat: int) -> dict:
+    """What the chunks of one sweep (``spec.run``) keep from one to the next in this thread: the
+    formula cells that do not depend on the varied inputs (``free``) and their values after the
+    last evaluation of the same kind (``values``; ``repeat`` draws per scenario and ``engine.n``
+    scenarios, under the same parameters in force, figures table and draws).  Those cells then
+    keep their values instead of being evaluated again: the same inputs give the same value (a
+    cell reading a varied input, a reference known only when it runs, an array or a volatile
+    function is evaluated every time, :meth:`~.engine.Engine.independent_of`).  Nothing is kept
+    from one sweep to the next: a parameter file a cell names may have changed in between."""
+    bound = parameters_bound()
+    token = (repeat, engine.n, spec.draws, spec.seed, figures_table_in_force())
+    held = getattr(_LOCAL, "kept", None)
+    if (held is None or held["engine"] is not engine or held["spec"] != spec or len(held["bound"]) != len(bound)
+            or any(a is not b for a, b in zip(held["bound"], bound))):
+        try:
+            free = engine.independent_of([engine.locate(name) for name in spec.names])
+        except EngineError:
+            free = set()
+        held = _LOCAL.kept = {"engine": engine, "spec": spec, "bound": bound, "free": free, "by": {}}
+    return held["by"].setdefault(token, {"free": held["free"], "values": {}})
 
 
 #: glibc's mallopt parameter and the value :func:`_malloc_for_chunks` sets: allocations below 32 MiB

@@ -131,6 +131,7 @@ class Engine:
         self._find_formulas()
         self._compiled: dict[tuple, object] = {}
         self._deps: dict[tuple, list] = {}
+        self._reads: dict[tuple, list] = {}     # formula cell -> the references it reads statically
         self._dynamic: set = set()
         self._uses: dict[tuple, set] = {}
         self.overrides: dict[tuple, Val] = {}
@@ -445,6 +446,7 @@ class Engine:
             for ref in comp.refs:
                 deps.extend(self._formula_cells_in(ref))
             self._deps[key] = deps
+            self._reads[key] = list(comp.refs)
             self._uses[key] = comp.functions
             if comp.dynamic:
                 self._dynamic.add(key)
@@ -512,6 +514,7 @@ class Engine:
             for lane in comp.lane_refs:
                 deps.extend(self._formula_cells_in(lane.refs[i]))
             self._deps[key] = deps
+            self._reads[key] = list(comp.refs) + [lane.refs[i] for lane in comp.lane_refs]
             self._uses[key] = comp.functions
         g.f = f
         return True
@@ -553,6 +556,40 @@ class Engine:
                    if ref.r1 <= r <= ref.r2 and ref.c1 <= c <= ref.c2]
         return [self.spill_owner.get(k, k) for k in out]
 
+    def independent_of(self, inputs) -> set:
+        """The formula cells whose value cannot depend on the input cells ``inputs`` (keys
+        ``(sheet, row, col)``): none of their static references covers one, directly or through
+        the formula cells they read.  Conservatively dependent: a cell with a reference known only
+        when it runs (INDIRECT, OFFSET), an array formula or a spilled cell, a volatile function.
+        (What a sweep keeps from one chunk to the next: the same inputs give the same value.)"""
+        given: dict[int, set] = {}
+        for k in inputs:
+            given.setdefault(k[0], set()).add((k[1], k[2]))
+        volatile = {name for name, fn in self.functions.items() if getattr(fn, "volatile", False)}
+        memo: dict = {}
+
+        def reads_input(key) -> bool:
+            for ref in self._reads.get(key, ()):
+                cells = given.get(ref.sheet)
+                if cells and any(ref.r1 <= r <= ref.r2 and ref.c1 <= c <= ref.c2 for r, c in cells):
+                    return True
+            return False
+
+        def dependent(key) -> bool:
+            got = memo.get(key)
+            if got is not None:
+                return got
+            memo[key] = True                     # (a cycle: dependent)
+            self._prepare(key)
+            cell = self.formulas.get(key)
+            dep = (cell is None or key in self._dynamic or cell.ftype != "normal" or key in self.spill_owner
+                   or bool(self._uses.get(key, set()) & volatile) or key not in self._reads or reads_input(key)
+                   or any(dependent(d) for d in self._deps.get(key, ())))
+            memo[key] = dep
+            return dep
+        with deep_recursion():
+            return {k for k in self.formulas if not dependent(k)}
+
     def functions_used(self) -> set[str]:
         """Names of all functions called by the workbook's formulas (after compiling)."""
         out = set()
@@ -566,13 +603,15 @@ class Engine:
         """Formula cells in evaluation order (precedents first); records cycles in :attr:`cycles`."""
         return evaluation.order(self, roots)
 
-    def evaluate(self, roots=None, iterate=None) -> None:
+    def evaluate(self, roots=None, iterate=None, known=None) -> None:
         """Evaluate every formula cell (or those ``roots`` need), precedents first.
 
         ``iterate`` optionally wraps the evaluation order (a progress bar): its items are cells,
-        and the groups of cells of one shape evaluated as one call.
+        and the groups of cells of one shape evaluated as one call.  ``known``: ``{cell: (value,
+        diagnostics)}``, formula cells whose values are given, not evaluated (a sweep's cells
+        that its varied inputs cannot reach, :meth:`independent_of`, as the last chunk left them).
         """
-        evaluation.evaluate(self, roots, iterate)
+        evaluation.evaluate(self, roots, iterate, known)
 
     def _evaluate(self, key) -> None:
         """Evaluate the formula cell ``key`` once (a cell read before its turn)."""

@@ -131,21 +131,27 @@ def schedule(engine, order: list) -> list:
                 engine._prepare(k)
 
 
-def evaluate(engine, roots=None, iterate=None) -> None:
+def evaluate(engine, roots=None, iterate=None, known=None) -> None:
     """Evaluate every formula cell (or those ``roots`` need), precedents first.
 
     ``iterate`` optionally wraps the evaluation order (a progress bar): its items are cells,
-    and the groups of cells of one shape evaluated as one call.
+    and the groups of cells of one shape evaluated as one call.  ``known``: ``{cell: (value,
+    diagnostics)}`` of formula cells whose values are given (not evaluated again).
     """
     with deep_recursion():
-        _evaluate_order(engine, roots, iterate)
+        _evaluate_order(engine, roots, iterate, known or {})
 
 
-def _evaluate_order(engine, roots, iterate) -> None:
+def _evaluate_order(engine, roots, iterate, known) -> None:
     """Order the formulas, give the cells of each cycle ``#CIRCULAR!``, evaluate the rest."""
     engine.values = {}
     engine.state = {}
     engine.diagnostics = {}
+    for k, (value, diags) in known.items():
+        engine.values[k] = value
+        engine.state[k] = DONE
+        if diags:
+            engine.diagnostics[k] = diags
     cells = order(engine, roots)
     for comp in engine.cycles:
         names = ", ".join(engine.where(k) for k in sorted(comp)[:8])
