@@ -79,7 +79,7 @@ def main() -> None:
 
     def cold():
         # a process's first chunk: nothing remembered
-        for kept in (channel._ANSWERS, channel._VECTORS, channel._SETS, drawing._DRAWINGS):
+        for kept in (channel._ANSWERS, drawing._DRAWINGS):
             kept.clear()
         return sweep(path, fresh(), draws=d, seed=1, chunk_size=a.scenarios * d)
     t_cold = _median(cold, a.runs, check)

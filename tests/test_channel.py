@@ -282,27 +282,3 @@ def test_parameter_sets_as_arrays_give_each_sets_throughput(mode, pairs, scales)
         with using_values({ratio: x, delay: fixed}):
             assert got[j] == channel_throughput(*args)
 
-
-def test_a_block_of_draws_asked_again_gives_its_remembered_throughputs(monkeypatch):
-    """Issue 66: channel_throughput under a block of k parameter sets answers each set by one MVA,
-    and a sweep asks the same block again in every chunk: the k answers are remembered by the
-    block (the second call looks up no set), equal to each set's own answer, and a caller that changes
-    the array it got changes nothing remembered."""
-    import numpy as np
-
-    from cryptoplan.model.calibration.draws import parameter_draws
-    from cryptoplan.model.params import parameter_sets, prepared_values, using_values
-    from cryptoplan.model.zos import channel
-    block = prepared_values(parameter_draws(4, seed=11))
-    args = ("ATTLS", "TLS_CHACHA20_POLY1305_SHA256", 32.0, 3, 2)
-    with using_values(block):
-        first = channel_throughput(*args)
-        first[:] = -1.0
-        runs = []
-        monkeypatch.setattr(channel, "channel_pipeline", lambda *a: runs.append(a))   # (each set's look-up)
-        again = channel_throughput(*args)
-    assert not runs and again.shape == (4,) and np.all(again > 0)
-    monkeypatch.undo()
-    for j, values in enumerate(parameter_sets(block)):
-        with using_values(values):
-            assert again[j] == channel_throughput(*args)

@@ -61,4 +61,3 @@ def test_a_size_below_one_is_refused():
     from cryptoplan.model.errors import InputError
     with pytest.raises(InputError, match="size must be at least 1"):
         Remembered(0)
-

@@ -46,9 +46,7 @@ from .recalculation import (
     EXIT_ERROR_VALUES, EXIT_NOT_COMPUTED, EXIT_OK, RecalcError, is_error_value,
     parse_value, check_utf8, find_outputs, load_engine,
 )
-from cryptoplan.model.figures import table_in_force as figures_table_in_force
 from cryptoplan.model.lazy import lazy_module
-from cryptoplan.model.params import binding as parameters_bound
 from .engine.evaluation import DONE
 
 # loaded on first use: a sweep that writes CSV needs neither openpyxl nor matplotlib
@@ -576,23 +574,20 @@ def _evaluated(spec: _Spec, engine, part: list, m: int, repeat: int, roots: list
 def _kept(spec: _Spec, engine, repeat: int) -> dict:
     """What the chunks of one sweep (``spec.run``) keep from one to the next in this thread: the
     formula cells that do not depend on the varied inputs (``free``) and their values after the
-    last evaluation of the same kind (``values``; ``repeat`` draws per scenario and ``engine.n``
-    scenarios, under the same parameters in force, figures table and draws).  Those cells then
-    keep their values instead of being evaluated again: the same inputs give the same value (a
-    cell reading a varied input, a reference known only when it runs, an array or a volatile
-    function is evaluated every time, :meth:`~.engine.Engine.independent_of`).  Nothing is kept
-    from one sweep to the next: a parameter file a cell names may have changed in between."""
-    bound = parameters_bound()
-    token = (repeat, engine.n, spec.draws, spec.seed, figures_table_in_force())
+    last evaluation of the same kind (``values``; ``repeat`` draws per scenario, ``engine.n``
+    scenarios).  Those cells then keep their values instead of being evaluated again: the same
+    inputs give the same value (a cell reading a varied input, a reference known only when it
+    runs, an array or a volatile function is evaluated every time,
+    :meth:`~.engine.Engine.independent_of`).  Nothing is kept from one sweep to the next: the
+    parameters in force, or a parameter file a cell names, may have changed in between."""
     held = getattr(_LOCAL, "kept", None)
-    if (held is None or held["engine"] is not engine or held["spec"] != spec or len(held["bound"]) != len(bound)
-            or any(a is not b for a, b in zip(held["bound"], bound))):
+    if held is None or held["engine"] is not engine or held["spec"] != spec:
         try:
             free = engine.independent_of([engine.locate(name) for name in spec.names])
         except EngineError:
             free = set()
-        held = _LOCAL.kept = {"engine": engine, "spec": spec, "bound": bound, "free": free, "by": {}}
-    return held["by"].setdefault(token, {"free": held["free"], "values": {}})
+        held = _LOCAL.kept = {"engine": engine, "spec": spec, "free": free, "by": {}}
+    return held["by"].setdefault((repeat, engine.n), {"free": held["free"], "values": {}})
 
 
 #: glibc's mallopt parameter and the value :func:`_malloc_for_chunks` sets: allocations below 32 MiB

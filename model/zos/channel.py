@@ -372,17 +372,11 @@ def channel_throughput(mode, cipher, message_kb, channel_pairs=1, requesters=1, 
     sets = _parameter_sets()
     if sets is None:
         return channel_pipeline(*args)["throughput"]
-
-    def each():
-        out = np.empty(len(sets))
-        for j, values in enumerate(sets):       # one MVA per parameter set (each remembered)
-            with using_values(values):
-                out[j] = channel_pipeline(*args)["throughput"]
-        return out
-    # the k answers remembered by the block of sets itself: a sweep's chunks ask them again under
-    # the same block (one look-up, where each chunk looked up its k sets one by one)
-    over = binding()[0]
-    return _VECTORS.get(_vector_key(args, over), each, keep=over).copy()
+    out = np.empty(len(sets))
+    for j, values in enumerate(sets):       # one MVA per parameter set (each remembered)
+        with using_values(values):
+            out[j] = channel_pipeline(*args)["throughput"]
+    return out
 
 
 def _stacked(sets, fn, args):
@@ -406,25 +400,6 @@ def _stacked(sets, fn, args):
 
 def _parameter_sets():
     """The parameter sets of the :func:`~cryptoplan.model.params.using_values` block in force
-    (:func:`~cryptoplan.model.params.parameter_sets`, split once per block); None without one, or
-    with single values."""
+    (:func:`~cryptoplan.model.params.parameter_sets`); None without one, or with single values."""
     over, _ = binding()
-    return None if over is None else _SETS.get(id(over), lambda: parameter_sets(over), keep=over)
-
-
-# A block of k parameter sets split into its sets, and channel_throughput's k answers under it, by
-# the block (its id, the block kept with the entry): the same block object is given again in each
-# chunk of a sweep under draws (cryptoplan.workbook.drawing).
-_SETS = Remembered(16)
-_VECTORS = Remembered(256)
-
-
-def _vector_key(args: tuple, over):
-    """The key of ``args`` under the block of parameter sets ``over``; None when an argument is not
-    a plain value."""
-    try:
-        key = (tuple((type(a), a.hex() if type(a) is float else a) for a in args), id(over))
-        hash(key)
-    except (TypeError, ValueError):
-        return None
-    return key
+    return None if over is None else parameter_sets(over)

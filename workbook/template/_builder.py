@@ -41,17 +41,16 @@ F_CPS = '[=1]0 "CP";0 "CPs"'
 F_RATIO = '0.00"x"'
 F_STARTS = '#,##0.0 "starts/s"'
 
-# Styles: a sheet's title, a table's header row, a section heading, notes, wrapped text.  Each font
-# names the workbook's (a font without a name is a serif face in LibreOffice, wider than Calibri).
-_FACE = "Calibri"
-TITLE_FONT = Font(name=_FACE, size=16, bold=True, color="1F3864")
-HEADER_FONT = Font(name=_FACE, size=11, bold=True, color="FFFFFF")
+# Styles: a sheet's title, a table's header row, a section heading, notes, wrapped text (each cell's
+# font is given the workbook's face and size where a style leaves them out: build._named_faces).
+TITLE_FONT = Font(size=16, bold=True, color="1F3864")
+HEADER_FONT = Font(bold=True, color="FFFFFF")
 HEADER_FILL = PatternFill("solid", fgColor="1F3864")
-_SECTION = Font(name=_FACE, bold=True, size=12, color="1F3864")
-NOTE_FONT = Font(name=_FACE, size=11, italic=True, color="595959")
+_SECTION = Font(bold=True, size=12, color="1F3864")
+NOTE_FONT = Font(italic=True, color="595959")
 WRAP_TOP = Alignment(wrap_text=True, vertical="top")
 #: The labels of the chart data beside a table (columns not printed).
-SERIES_FONT = Font(name=_FACE, size=11, bold=True, color="595959")
+SERIES_FONT = Font(bold=True, color="595959")
 
 
 # ------------------------------------------------------------------ formula arguments
