@@ -697,6 +697,8 @@ def test_plan_prints_on_two_pages_at_eight_points_or_more(wb):
     assert PLAN_PRINT_SCALE / 100 * PLAN_MIN_FONT >= 8.0
     sizes = {float(ws.cell(r, c).font.sz) for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)}
     assert min(sizes) >= PLAN_MIN_FONT, sorted(sizes)
+    # each cell names its face (a nameless font prints as a wider serif in LibreOffice)
+    assert {ws.cell(r, c).font.name for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)} == {"Calibri"}
     assert len(ws._charts) == 2
     for ch in ws._charts:
         texts = [ch.title.tx.rich] + [ax.txPr for ax in (ch.x_axis, ch.y_axis)]
