@@ -135,3 +135,55 @@ def test_an_unknown_loss_is_refused_by_name():
     batch, _, _ = _line_problem(2)
     with pytest.raises(ValueError, match="loss must be one of .*'huber'"):
         solve(batch, _params(), loss="huber")
+
+
+def _lmfit_answer(batch, params, loss):
+    """The same problem through lmfit's Minimizer (the path solve took before it called SciPy
+    directly): its answer, and the residual and Jacobian evaluations it made."""
+    names = list(params)
+    calls = {"n": 0}
+
+    def fcn(p):
+        calls["n"] += 1
+        return batch(np.array([[p[n].value] for n in names]))[0]
+
+    def jac(p, *args, **kws):
+        calls["n"] += 1
+        return jacobian(batch, np.array([p[n].value for n in names]),
+                        np.array([params[n].min for n in names]), np.array([params[n].max for n in names]))
+    res = lmfit.Minimizer(fcn, params, scale_covar=False).least_squares(
+        jac=jac, x_scale="jac", method="trf", max_nfev=400, loss=loss, f_scale=1.0)
+    return np.array([res.params[n].value for n in names]), calls["n"]
+
+
+@pytest.mark.parametrize("group, loss", [("tls", "linear"), ("tls", "cauchy"), ("ams", "cauchy"),
+                                         ("handshake", "cauchy")])
+def test_solve_is_lmfits_minimizer_to_the_bit(group, loss):
+    """solve calls scipy.optimize.least_squares itself, with what lmfit's Minimizer.least_squares
+    passes it (bounds, trust-region reflective, the Jacobian, x_scale, loss, tolerances) and trial
+    points clipped into the bounds as lmfit's Parameter clips them: on each sub-model of the
+    packaged fit, from the priors' starting values, the answer is lmfit's to the bit and so is the
+    count of evaluations (lmfit's ends with one more residual evaluation at the answer, as
+    solve's does)."""
+    from cryptoplan.model.calibration.fitting import free_parameters
+    from cryptoplan.model.calibration.free import initial
+    from cryptoplan.model.calibration.scoring import group_batch
+    from cryptoplan.model.params import load_params
+
+    values = {k: float(v["value"]) for k, v in load_params()["parameters"].items()}
+    names, _, batch = group_batch(group, values)
+    params = free_parameters(names, {n: initial(n)[0] for n in names})
+    sol = solve(batch, params, loss=loss, stderr=False)
+    x, calls = _lmfit_answer(batch, params, loss)
+    assert np.array_equal(sol.x, x), np.abs(sol.x - x).max()
+    assert sol.nfev == calls
+
+
+def test_a_residual_the_model_cannot_compute_is_named():
+    params = lmfit.Parameters()
+    params.add("a", value=1.0, min=0.0, max=10.0)
+
+    def batch(X):
+        return np.where(X.T > 2.0, np.nan, X.T - 3.0)
+    with pytest.raises(ValueError, match=r"the fit's (residuals|Jacobian): NaN at a trial point"):
+        solve(batch, params)

@@ -34,7 +34,7 @@ one point either side of it.
 
 Parameters are bounded (exponents by the ranges the reference facts give).
 Each sub-model is solved by :func:`cryptoplan.model.calibration.leastsq.solve`, the code
-base's one least-squares path (lmfit's Minimizer over SciPy's trust-region
+base's one least-squares path (lmfit's Parameters solved by SciPy's trust-region
 solver), with its one standard-error convention: the fixed-weight (IRLS)
 approximation at the optimum, :math:`\\mathrm{cov} = s^2 (J^T W J)^{-1}`
 with Cauchy weights :math:`w_i = 1/(1 + r_i^2)` and :math:`s^2 =

@@ -1,4 +1,4 @@
-"""One least-squares path for every fit: lmfit's Parameters and Minimizer, one standard-error rule.
+"""One least-squares path for every fit: lmfit's Parameters, SciPy's solver, one standard-error rule.
 
 The published-figure fit (:func:`cryptoplan.model.calibration.fit.fit`), the round-trip
 fit (:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip`) and the site calibration
@@ -16,7 +16,9 @@ same way and solve it here:
   one stated uncertainty.
 
 :func:`solve` minimises :math:`\\tfrac12\\sum_i \\rho(r_i^2)` with SciPy's
-trust-region reflective solver through :meth:`lmfit.Minimizer.least_squares`,
+trust-region reflective solver (:func:`scipy.optimize.least_squares`, called directly: lmfit's
+``Minimizer`` wraps the same call and, per solve, copies the parameters, names every trial point
+and inverts :math:`J^TJ` for errors not used here, a sixth of a small fit's time),
 :math:`\\rho(z) = z` (``loss="linear"``) or :math:`\\ln(1 + z)` (``"cauchy"``).
 
 Standard errors (the one convention)
@@ -63,13 +65,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-from ..lazy import lazy_module
+from scipy import optimize
 
-# lmfit takes ~0.4 s to import: loaded on first use, as the planning functions never fit
-if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
+if TYPE_CHECKING:     # the problem's statement (lmfit takes ~0.4 s to import; the callers make it)
     import lmfit
-else:
-    lmfit = lazy_module("lmfit")
 
 __all__ = ["Solution", "solve", "jacobian", "standard_errors", "at_bound", "LOSSES"]
 
@@ -264,7 +263,17 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarra
     return out, float(np.sqrt(s2)), full
 
 
-def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: bool = True,
+def _finite(x, what: str) -> np.ndarray:
+    """``x`` as floats, or an :class:`~cryptoplan.model.errors.InputError` (a ValueError) naming
+    ``what`` if any is NaN (a residual the model could not compute at a trial point: the solver
+    cannot step from it)."""
+    x = np.asarray(x, dtype=float)
+    if np.isnan(x).any():
+        raise InputError(f"the fit's {what}: NaN at a trial point (the model gave no number there)")
+    return x
+
+
+def solve(batch, params: lmfit.Parameters, *, loss: str = "linear", max_nfev: int = 400, stderr: bool = True,
           tol: float | None = None) -> Solution:
     """Minimise :math:`\\tfrac12\\sum_i\\rho(r_i^2)` over ``params``; the one least-squares path.
 
@@ -274,12 +283,13 @@ def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: b
         ``batch(X)``: residuals (k, m), in stated uncertainties, of the parameter
         sets in the columns of ``X`` (n, k), n = ``len(params)`` in its order.
     params : lmfit.Parameters
-        Starting values and bounds (``min``/``max``; ``vary=False`` holds one); left as they are
-        (the minimizer works on its copy), so several solves may start from one.
+        Starting values and bounds (``min``/``max``; ``vary=False`` holds one); only read, so
+        several solves may start from one.
     loss : {"linear", "cauchy"}
         :math:`\\rho(z) = z` or :math:`\\ln(1 + z)`, with ``f_scale`` one stated uncertainty.
     max_nfev : int
-        Evaluations allowed.
+        Residual evaluations allowed (the Jacobian's not counted): the solver stops there, at the
+        best point it has accepted.
     stderr : bool
         Compute standard errors (module docstring); NaN when False.
     tol : float, optional
@@ -308,29 +318,25 @@ def solve(batch, params, *, loss: str = "linear", max_nfev: int = 400, stderr: b
     def sub_batch(xv):
         return batch(full(xv))
 
-    def values_of(p):
-        return np.array([p[names[i]].value for i in vi])
-
+    lo_v, hi_v = lo_all[vi], hi_all[vi]
     counter = {"batches": 0}
+    # (a trial point is clipped into the bounds, as lmfit's Parameter does with a value it is given)
 
-    def fcn(p):
+    def fcn(xv):
         counter["batches"] += 1
-        return sub_batch(values_of(p)[:, None])[0]
+        return _finite(sub_batch(np.clip(xv, lo_v, hi_v)[:, None])[0], "residuals")
 
-    def jac(p, *args, **kws):
+    def jac(xv):
         counter["batches"] += 1
-        return jacobian(sub_batch, values_of(p), lo_all[vi], hi_all[vi])
+        return _finite(jacobian(sub_batch, np.clip(xv, lo_v, hi_v), lo_v, hi_v), "Jacobian")
 
-    minimizer = lmfit.Minimizer(fcn, params, scale_covar=False)
-    # lmfit always inverts J^T J of the (loss-scaled) Jacobian for its own uncertainties, which
-    # this module does not use (standard_errors below: IRLS weights, bounds, Birge floor); when
-    # that matrix is near-singular its square roots of negative variances warn on every fit.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        stops = {} if tol is None else {"xtol": tol, "ftol": tol, "gtol": tol}
-        res = minimizer.least_squares(jac=jac, x_scale="jac", method="trf", max_nfev=max_nfev,
-                                      loss=loss, f_scale=1.0, **stops)
     x = x_all.copy()
-    x[vi] = [res.params[names[i]].value for i in vi]
+    if vi.size:
+        stops = {} if tol is None else {"xtol": tol, "ftol": tol, "gtol": tol}
+        res = optimize.least_squares(fcn, x_all[vi], jac=jac, bounds=(lo_v, hi_v), x_scale="jac", method="trf",
+                                     max_nfev=max_nfev, loss=loss, f_scale=1.0, **stops)
+        x[vi] = np.clip(res.x, lo_v, hi_v)
+    counter["batches"] += 1                 # the residuals at the answer
     r = np.asarray(batch(x[:, None])[0], dtype=float)
     cost = 0.5 * float(np.sum(r * r)) if loss == "linear" else 0.5 * float(np.sum(np.log1p(r * r)))
     bound = at_bound(x, lo_all, hi_all) & varied

@@ -93,20 +93,32 @@ class Scorer:
         self.tol = np.array([f.tolerance for f in figs], dtype=float)
         self.points = np.array([f.points for f in figs], dtype=float)
         self.percent = (self.points > 0) & ~self.change
+        # a point figure's reference is its target whatever the model gives: its ratio's
+        # denominator and its log tolerance are made once (a bounded figure's, per evaluation)
+        self._den, self._ltol = self._reference(self.target, slice(None))
+        self._b = np.flatnonzero(self.bounded)
+
+    def _reference(self, ref, at):
+        """``(ref / div + offset, ln tolerance)`` of the figures ``at`` measured against ``ref``."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            width = np.maximum(self.tol[at] * np.abs(ref), self.points[at])      # Figure.width
+            ltol = np.where(self.change[at], np.maximum(width, self.tol[at]) / np.abs(100.0 + ref),
+                            np.where(self.percent[at] & (ref != 0), width / np.abs(ref), self.tol[at]))
+            return ref / self.div[at] + self.offset[at], ltol
 
     def __call__(self, model) -> np.ndarray:
-        """The residuals (in tolerances) of ``model``, one value per figure, or (figures, k)."""
+        """The residuals (in tolerances) of ``model``: one value per figure (the last axis)."""
         model = np.asarray(model, dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
-            above = self.has_hi & (model > self.hi)
-            below = self.has_lo & ~above & (model < self.lo)
-            ref = np.where(above, self.hi, np.where(below, self.lo, self.target))
             m = model / self.div + self.offset
-            width = np.maximum(self.tol * np.abs(ref), self.points)      # Figure.width
-            ltol = np.where(self.change, np.maximum(width, self.tol) / np.abs(100.0 + ref),
-                            np.where(self.percent & (ref != 0), width / np.abs(ref), self.tol))
-            r = np.log(m / (ref / self.div + self.offset)) / ltol
-        r = np.where(self.bounded & ~above & ~below, 0.0, r)
+            r = np.log(m / self._den) / self._ltol
+            if self._b.size:           # a bounded figure: 0 within its ends, else against the end passed
+                b = self._b
+                mb = model[..., b]
+                above = self.has_hi[b] & (mb > self.hi[b])
+                below = self.has_lo[b] & ~above & (mb < self.lo[b])
+                den, ltol = self._reference(np.where(above, self.hi[b], np.where(below, self.lo[b], self.target[b])), b)
+                r[..., b] = np.where(above | below, np.log(m[..., b] / den) / ltol, 0.0)
         return np.where(m <= 0, 1e3, r)
 
 
