@@ -54,19 +54,24 @@ class FailoverResult:
         to the limit (0: over it now; inf: never within :data:`MAX_MONTHS`).  Computed when
         first asked (a root per scenario, which a sweep of the counts never reads).
     status : one sentence per scenario ("if one coprocessor fails, the other 1 runs at 106%:
-        overloaded").
+        overloaded").  Made when first asked (a sweep of the numbers never reads them).
     """
 
     utilization: object
     required: object
     required_at_horizon: object
-    status: object
+    statuses: Callable[[], object] = field(default=lambda: _not_given("status"), repr=False, compare=False)
     months: Callable[[], object] = field(default=lambda: _not_given("months_to_limit"), repr=False, compare=False)
 
     @cached_property
     def months_to_limit(self):
         """See the class's attributes (computed once, when first asked)."""
         return self.months()
+
+    @cached_property
+    def status(self):
+        """See the class's attributes (made once, when first asked)."""
+        return self.statuses()
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,7 @@ class ResourceResult:
         (``other``: card time of handshakes, channel starts and measured requests, whose function no
         published figure names).
     status : one sentence per scenario: within target, over target, or overloaded and by how much.
+        Made when first asked (a sweep of the numbers never reads them).
     """
 
     installed: int
@@ -139,7 +145,12 @@ class ResourceResult:
     rows: dict
     row_rates: dict
     row_shares: dict
-    status: object
+    statuses: Callable[[], object] = field(default=lambda: _not_given("status"), repr=False, compare=False)
+
+    @cached_property
+    def status(self):
+        """See the class's attributes (made once, when first asked)."""
+        return self.statuses()
 
 
 @dataclass(frozen=True)
@@ -687,7 +698,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
         rows={k_: _out(v[..., 0]) for k_, v in at.get("rows", {}).items()},
         row_rates={k_: _out(v[..., 0]) for k_, v in at.get("row_rates", {}).items()},
         row_shares={row: {w_: _out(v[..., 0]) for w_, v in b.items()} for row, b in at.get("row_shares", {}).items()},
-        status=_status(pool, util, target, k, required)), idx
+        statuses=lambda: _status(pool, util, target, k, required)), idx
 
 
 def _failover(system, pool, var, var_all, loads_h, yearly, shape, factors, fixed) -> FailoverResult:
@@ -708,7 +719,7 @@ def _failover(system, pool, var, var_all, loads_h, yearly, shape, factors, fixed
         m = months_to_reach(None, yearly, f, np.broadcast_to(lim * (k - 1) - other * k, shape), factors=factors)
         return _out(np.where(some, m, np.inf))
     return FailoverResult(utilization=_out(util), required=_out(required), required_at_horizon=_out(required_h),
-                          status=_failover_status(pool, util, lim, k, required), months=months)
+                          statuses=lambda: _failover_status(pool, util, lim, k, required), months=months)
 
 
 def _workload_results(workloads, profiles, lam_avg, lam, busiest, admin, cpu_unit, cpu_load, stations, peaks,

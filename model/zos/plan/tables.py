@@ -350,6 +350,7 @@ def _value(workloads, system, resource, quantity, growth, months, profiles, draw
     res = resource.strip()
     q = normalize_choice("quantity", quantity, RESOURCE_QUANTITIES if res in POOLS else WORKLOAD_QUANTITIES)
     s, r = _planned(workloads, system, profiles, growth, months, draws, orders)
+    # each scenario's status sentence names why a number is an error: made only when one is
     if res in POOLS:
         x = r.resources[res]
         if q in _FAILOVER:
@@ -357,27 +358,39 @@ def _value(workloads, system, resource, quantity, growth, months, profiles, draw
                 why = ("the processors have no card to fail" if res == "processors"
                        else "the System block's failover is none")
                 raise NotAvailableError(f"{q} of {res}: {why}")
-            out = np.asarray(getattr(x.failover, _FAILOVER[q]), dtype=float)
-            status = np.broadcast_to(np.asarray(x.failover.status, dtype=object), out.shape)
+            fo = x.failover
+            out = np.asarray(getattr(fo, _FAILOVER[q]), dtype=float)
+
+            def status_of():
+                return fo.status
         else:
             out = np.asarray(getattr(x, q), dtype=float)
-            status = np.broadcast_to(np.asarray(x.status, dtype=object), out.shape)
+
+            def status_of():
+                return x.status
     elif res in r.workloads:
         w = r.workloads[res]
         out = np.asarray({"rate": w.rate, "cpu_us": w.cpu_us["total"], "queueing_ms": w.queueing_ms}.get(
             q, r.resources.get(q).by_workload[res] if q in POOLS else None), dtype=float)
-        status = np.broadcast_to(np.asarray(r.resources[str(np.ravel(r.bottleneck)[0])].status, dtype=object),
-                                 out.shape)
-        if q == "queueing_ms":       # name the overloaded pool the workload uses
-            used = [p for p in POOLS if (p == "processors" or w.requests[p] > 0)]
-            status = np.broadcast_to(np.select([np.asarray(r.resources[p].overloaded) for p in used],
-                                               [np.asarray(r.resources[p].status, dtype=object) for p in used],
-                                               ""), out.shape)
+
+        def status_of():
+            if q == "queueing_ms":       # name the overloaded pool the workload uses
+                used = [p for p in POOLS if (p == "processors" or w.requests[p] > 0)]
+                return np.select([np.asarray(r.resources[p].overloaded) for p in used],
+                                 [np.asarray(r.resources[p].status, dtype=object) for p in used], "")
+            return r.resources[str(np.ravel(r.bottleneck)[0])].status
     else:
         raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
                         f"(got {value_text(resource)}; the workloads: {', '.join(r.workloads)})")
+
+    values, pick = out, None
     if draws is not None:
-        out, status = _at_quantile(out, np.broadcast_to(status, out.shape), quantile)
+        out, pick = _at_quantile(out, quantile)
+
+    def statuses():
+        """Each element's status sentence (of the draw at the quantile, under draws)."""
+        full = np.broadcast_to(np.asarray(status_of(), dtype=object), values.shape)
+        return full if pick is None else np.take_along_axis(full, pick, axis=-1)[..., 0]
     bad = ~np.isfinite(out)
     if res in POOLS and q in _COUNTS:
         too_many = np.isfinite(out) & (out > INSTALLABLE[res])
@@ -397,7 +410,7 @@ def _value(workloads, system, resource, quantity, growth, months, profiles, draw
                     f"within {MAX_MONTHS:g} months at these growth rates")
         else:
             what = f"no load on {res} grows: its headroom is unbounded"
-        flat = np.ravel(status)
+        flat = np.ravel(statuses()) if not never else None
 
         def message(i: int) -> str:
             return what if never else str(flat[i])
@@ -407,16 +420,15 @@ def _value(workloads, system, resource, quantity, growth, months, profiles, draw
     return float(out) if out.ndim == 0 else out
 
 
-def _at_quantile(values, status, q: float) -> tuple:
-    """The ``q`` quantile along the draws (last) axis, and the status of the draw it is: the smallest
-    value with at least ``q`` of the draws at or below it (NaN, an overloaded wait, sorts last)."""
+def _at_quantile(values, q: float) -> tuple:
+    """The ``q`` quantile along the draws (last) axis, and which draw it is (shape ``(..., 1)``): the
+    smallest value with at least ``q`` of the draws at or below it (NaN, an overloaded wait, sorts
+    last)."""
     v = np.where(np.isnan(values), np.inf, values)
     d = v.shape[-1]
     j = max(int(np.ceil(q * d)) - 1, 0)
     pick = np.take_along_axis(np.argsort(v, axis=-1, kind="stable"), np.full(v.shape[:-1] + (1,), j), axis=-1)
-    out = np.take_along_axis(values, pick, axis=-1)[..., 0]
-    st = np.take_along_axis(np.asarray(status, dtype=object), pick, axis=-1)[..., 0]
-    return out, st
+    return np.take_along_axis(values, pick, axis=-1)[..., 0], pick
 
 
 # PLAN_VALUE's one-card-failed quantities -> FailoverResult's attributes; the counts it checks
