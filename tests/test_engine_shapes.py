@@ -51,6 +51,7 @@ def test_a_shaped_parse_is_the_formulas_own(formula):
     _same_tree(formula)     # the shape's tree is remembered: the second parse comes from it
 
 
+@pytest.mark.slow        # over 1.3 s (docs/development.md, "Tiers")
 def test_every_formula_of_the_template_parses_the_same_through_its_shape(tmp_path):
     eng = Engine(Package(write_template(tmp_path / "planner.xlsx")), native_functions())
     shapes = {split(c.formula)[0] for c in eng.formulas.values()}

@@ -208,6 +208,7 @@ def _every_interval(factors):
     return np.arange(factors.shape[1]), np.arange(factors.shape[1])
 
 
+@pytest.mark.slow        # over 1.3 s (docs/development.md, "Tiers")
 @pytest.mark.fail_slow("60s")     # 60 examples of two plans each: 6.7 s on an idle machine, 21.6 s beside the suite
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([0.0, 13.7, 311.3]),

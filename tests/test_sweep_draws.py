@@ -148,6 +148,7 @@ def _same(a, b):
                    or u == v for u, v in zip(x, y)), k
 
 
+@pytest.mark.slow        # over 1.3 s (docs/development.md, "Tiers")
 @pytest.mark.parametrize("pool", ["threads", "processes"])
 def test_an_executor_gives_the_one_process_numbers(planner, pool):
     vary = {"PlanGrowth": [0.5, 1.0, 1.5, 2.0, 2.5]}
