@@ -185,5 +185,10 @@ def test_a_residual_the_model_cannot_compute_is_named():
 
     def batch(X):
         return np.where(X.T > 2.0, np.nan, X.T - 3.0)
-    with pytest.raises(ValueError, match=r"the fit's (residuals|Jacobian): NaN at a trial point"):
+    with pytest.raises(ValueError, match=r"the fit's (residuals|Jacobian): not a finite number at a trial point"):
         solve(batch, params)
+
+    def infinite(X):
+        return np.where(X.T > 2.0, np.inf, X.T - 3.0)
+    with pytest.raises(ValueError, match=r"the fit's (residuals|Jacobian): not a finite number at a trial point"):
+        solve(infinite, params)

@@ -315,3 +315,25 @@ def test_every_surface_with_a_band_says_what_it_holds_and_how_well_bands_covered
     assert (f"and {100 * c['channel CPU']:.1f}% for the TLS block's recentred refits" in docs
             and f"covered the truth {100 * c['AMS accelerators']:.0f}% of the time, the coprocessors' "
                 f"{100 * c['AMS coprocessors']:.0f}%" in docs)
+
+
+def test_plan_band_of_a_workloads_wait_and_of_a_count_the_draws_do_not_move():
+    """A workload's queueing at a quantile of the draws (its pools chosen by whether it sends them
+    requests in any draw), and the servers installed (the same in every draw: itself), over a curve
+    of growth; an overloaded draw at the quantile names the pool.  Expected: the draw's own value
+    at that quantile (``numpy.quantile``'s inverted_cdf of the per-draw plan values, made by
+    plan_bands' vectorized plan, which the tests above check against one plan per draw)."""
+    from cryptoplan.model.calibration.planning import BAND_DRAWS, BAND_SEED, plan_band
+    from cryptoplan.model.zos.plan.read import PlanTables, read_plan
+    from cryptoplan.model.zos.plan.tables import UnstableQueueError
+    wl = (("name", "kind", "rate", "policy", "message_kb"), ("pay", "ams", 300.0, "privacy", 2.0))
+    sy = (("processors", 4.0), ("coprocessors", 2.0), ("accelerators", 2.0))
+    g = [1.0, 2.0]
+    system, workloads = read_plan(PlanTables(wl, sy))
+    draws = parameter_draws(BAND_DRAWS, seed=BAND_SEED)
+    got = plan_band(wl, sy, "pay", "queueing_ms", 0.95, growth=g)
+    per_draw = np.asarray(plan(system, workloads, np.array(g), draws=draws).workloads["pay"].queueing_ms)
+    assert_allclose(got, np.quantile(per_draw, 0.95, axis=-1, method="inverted_cdf"), rtol=0, atol=0)
+    assert plan_band(wl, sy, "processors", "installed", 0.5, growth=g) == 4.0
+    with pytest.raises(UnstableQueueError, match="coprocessors: overloaded"):
+        plan_band(wl, sy, "pay", "queueing_ms", 0.5, growth=[1.0, 40.0])

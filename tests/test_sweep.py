@@ -546,7 +546,6 @@ def test_exit_1_says_once_how_many_outputs_are_errors_and_which(tmp_path, monkey
         assert f'"{k}" in {n} of 3 scenarios' in lines[0]
 
 
-@pytest.mark.slow        # over 1.3 s (docs/development.md, "Tiers")
 def test_the_sweep_plot_has_units_steps_distinct_lines_and_its_parameter_source(tmp_path, monkeypatch):
     """Issue 33: x axis with its unit, card counts as steps, lines that coincide still told
     apart (marker and dash differ), and the parameter file named on the figure."""

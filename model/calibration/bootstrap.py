@@ -124,7 +124,7 @@ def refits(names, batch, noisy, x_hat, scale: float, n: int, rng) -> np.ndarray:
     ndarray, shape (n, parameters)
     """
     m = int(np.size(noisy))
-    # every refit starts from the same Parameters: the solver works on its own copy of them
+    # every refit starts from the same Parameters: solve only reads them
     start = free_parameters(names, dict(zip(names, np.asarray(x_hat, dtype=float))))
     out = np.empty((n, len(names)))
     for b in range(n):

@@ -265,11 +265,11 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarra
 
 def _finite(x, what: str) -> np.ndarray:
     """``x`` as floats, or an :class:`~cryptoplan.model.errors.InputError` (a ValueError) naming
-    ``what`` if any is NaN (a residual the model could not compute at a trial point: the solver
-    cannot step from it)."""
+    ``what`` if any is NaN or infinite (a residual the model could not compute at a trial point:
+    the solver cannot step from it; lmfit refused the same)."""
     x = np.asarray(x, dtype=float)
-    if np.isnan(x).any():
-        raise InputError(f"the fit's {what}: NaN at a trial point (the model gave no number there)")
+    if not np.isfinite(x).all():
+        raise InputError(f"the fit's {what}: not a finite number at a trial point (the model gave no number there)")
     return x
 
 
@@ -333,8 +333,11 @@ def solve(batch, params: lmfit.Parameters, *, loss: str = "linear", max_nfev: in
     x = x_all.copy()
     if vi.size:
         stops = {} if tol is None else {"xtol": tol, "ftol": tol, "gtol": tol}
-        res = optimize.least_squares(fcn, x_all[vi], jac=jac, bounds=(lo_v, hi_v), x_scale="jac", method="trf",
-                                     max_nfev=max_nfev, loss=loss, f_scale=1.0, **stops)
+        # (a trial point may take the model where a ratio or logarithm has no value: the residuals
+        # say so, as they did under lmfit's call, which ran with these warnings off)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = optimize.least_squares(fcn, x_all[vi], jac=jac, bounds=(lo_v, hi_v), x_scale="jac", method="trf",
+                                         max_nfev=max_nfev, loss=loss, f_scale=1.0, **stops)
         x[vi] = np.clip(res.x, lo_v, hi_v)
     counter["batches"] += 1                 # the residuals at the answer
     r = np.asarray(batch(x[:, None])[0], dtype=float)

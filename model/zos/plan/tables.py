@@ -375,7 +375,8 @@ def _value(workloads, system, resource, quantity, growth, months, profiles, draw
 
         def status_of():
             if q == "queueing_ms":       # name the overloaded pool the workload uses
-                used = [p for p in POOLS if (p == "processors" or w.requests[p] > 0)]
+                # (a pool is used if the workload sends it requests under some draw)
+                used = [p for p in POOLS if (p == "processors" or np.any(np.asarray(w.requests[p]) > 0))]
                 return np.select([np.asarray(r.resources[p].overloaded) for p in used],
                                  [np.asarray(r.resources[p].status, dtype=object) for p in used], "")
             return r.resources[str(np.ravel(r.bottleneck)[0])].status
@@ -384,7 +385,7 @@ def _value(workloads, system, resource, quantity, growth, months, profiles, draw
                         f"(got {value_text(resource)}; the workloads: {', '.join(r.workloads)})")
 
     values, pick = out, None
-    if draws is not None:
+    if draws is not None and out.ndim:          # (a number the draws do not move, installed: itself)
         out, pick = _at_quantile(out, quantile)
 
     def statuses():
