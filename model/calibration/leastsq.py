@@ -17,8 +17,9 @@ same way and solve it here:
 
 :func:`solve` minimises :math:`\\tfrac12\\sum_i \\rho(r_i^2)` with SciPy's
 trust-region reflective solver (:func:`scipy.optimize.least_squares`, called directly: lmfit's
-``Minimizer`` wraps the same call and, per solve, copies the parameters, names every trial point
-and inverts :math:`J^TJ` for errors not used here, a sixth of a small fit's time),
+``Minimizer`` wraps the same call and, per solve, copies the parameters, sets every trial point
+through them and inverts :math:`J^TJ` for errors not used here; without it, and with the figures'
+references computed once, a TLS bootstrap refit takes 20 ms instead of 25, to the same bits),
 :math:`\\rho(z) = z` (``loss="linear"``) or :math:`\\ln(1 + z)` (``"cauchy"``).
 
 Standard errors (the one convention)
