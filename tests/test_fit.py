@@ -677,7 +677,7 @@ def test_the_tls_fit_ends_at_the_committed_minimum_when_its_inputs_move_in_the_l
     assert sol.cost == pytest.approx(want, rel=1e-6)
 
 
-@pytest.mark.slow        # over 1.3 s (docs/development.md, "Tiers")
+# (over 1.3 s, kept in the fast tier: the only traced test of lines it reaches; docs/development.md, "Tiers")
 def test_the_leave_one_out_count_docs_models_quotes_is_crossvals():
     """Issue 62: leave-one-out within tolerance is the headline number; docs/models.md quotes
     `cryptoplan crossval`'s (count, median and 90th percentile of |error|), as it prints them, and

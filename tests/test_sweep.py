@@ -237,7 +237,7 @@ def test_template_sweep_row_equals_recalc_with_set(tmp_path):
             assert cell == ("" if o["value"] is None else str(o["value"])), o["key"]
 
 
-@pytest.mark.slow        # over 1.3 s (docs/development.md, "Tiers")
+# (over 1.3 s, kept in the fast tier: the only traced test of lines it reaches; docs/development.md, "Tiers")
 def test_template_10k_scenarios_every_value_a_number_or_a_message(tmp_path):
     # speed is measured in tests/bench_recalc.py, not here
     p = _template(tmp_path)
@@ -577,7 +577,7 @@ def test_the_sweep_plot_has_units_steps_distinct_lines_and_its_parameter_source(
     assert res.params_source() == "site.json (CRYPTOPLAN_PARAMS)"
 
 
-@pytest.mark.slow        # over 1.3 s (docs/development.md, "Tiers")
+# (over 1.3 s, kept in the fast tier: the only traced test of lines it reaches; docs/development.md, "Tiers")
 def test_cells_the_varied_inputs_cannot_reach_keep_their_values_only_under_the_same_parameters(tmp_path,
                                                                                                monkeypatch):
     """Issue 66: the chunks of a sweep evaluate the cells the varied inputs cannot reach once (the
