@@ -246,3 +246,29 @@ def test_a_band_with_no_draw_computed_is_an_error_the_exit_code_counts(planner):
     key = "Coprocessor queueing delay per transaction"
     assert r.column(f"{key} [P(error)]") == [0.0, 1.0]
     assert r.exit_code == 1 and f"{key} [median]" in r.error_counts()
+
+
+def test_a_task_of_several_chunks_evaluates_its_scenarios_once_and_gives_each_chunks_result(planner, monkeypatch):
+    """Issue 66: each chunk of a sweep with draws evaluated its few scenarios at the parameters on
+    their own (a tenth of the chunk's time, the same for 20 scenarios as for 160).  A task now
+    evaluates several chunks' scenarios at once, then each chunk under the draws.  Expected: the
+    chunks a sweep yields, and every value in them, are those of tasks of one chunk each (the
+    sweep before), and each task evaluated its scenarios at the parameters once."""
+    from cryptoplan.workbook import sweeps
+    vary = {"PlanGrowth": [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]}
+    calls = []
+    real = sweeps._evaluated
+    monkeypatch.setattr(sweeps, "_evaluated", lambda spec, engine, part, m, repeat, roots=None: calls.append(
+        (m, repeat)) or real(spec, engine, part, m, repeat, roots))
+    got = {}
+    for per_task in (1, 3):
+        monkeypatch.setattr(sweeps, "TASK_CHUNKS", per_task)
+        calls.clear()
+        got[per_task] = list(sweeps.iter_sweep(planner, vary, draws=4, seed=2, chunk_size=8))   # 2 scenarios a chunk
+        assert [c.n for c in got[per_task]] == [2, 2, 2, 1]
+        points = [m for m, repeat in calls if repeat == 1]
+        assert points == ([2, 2, 2, 1] if per_task == 1 else [6, 1]), calls
+        assert [m for m, repeat in calls if repeat == 4] == [2, 2, 2, 1], calls
+    for a, b in zip(got[1], got[3]):
+        _same(a, b)
+        assert a.exit_code == b.exit_code and a.inputs == b.inputs

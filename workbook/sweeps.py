@@ -140,12 +140,13 @@ class SweepResult:
         self.path = path
 
     @classmethod
-    def _from_values(cls, inputs, values: dict, m: int, cells, path) -> "SweepResult":
-        """A chunk's result from the engine's output values, kept as arrays: the Python lists
-        of :attr:`outputs` are built only if asked for (the CSV writer formats the arrays)."""
+    def _from_columns(cls, inputs, columns: dict, cells, path) -> "SweepResult":
+        """A chunk's result from its outputs' ``(kind, num, text)`` columns (:func:`_top_left` of
+        the engine's values), kept as arrays: the Python lists of :attr:`outputs` are built only
+        if asked for (the CSV writer formats the arrays)."""
         res = cls(inputs, None, cells, path)
-        res._columns = {key: _top_left(v, m) for key, v in values.items()}
-        res._exit = max((_exit_code(v) for v in values.values()), default=EXIT_OK)
+        res._columns = columns
+        res._exit = max((_exit_code(kind, text) for kind, _, text in columns.values()), default=EXIT_OK)
         return res
 
     def _add_bands(self, drawn: dict, m: int, d: int, level: float) -> None:
@@ -486,19 +487,29 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
             _check_kind(engine, name, values)
     except EngineError as exc:
         raise RecalcError(f"{path}: {exc}") from None
-    tasks = ((spec, _chunk_columns(objects, zip_inputs, start, min(step, n - start)))
-             for start in range(0, n, step))
+    # with draws a task is several chunks: its scenarios at the parameters in one evaluation, then
+    # each chunk under the draws (evaluate_chunk)
+    size = step if draws is None else step * TASK_CHUNKS
+    tasks = ((spec, _chunk_columns(objects, zip_inputs, start, min(size, n - start)), step)
+             for start in range(0, n, size))
     if executor is None:
-        yield from (evaluate_chunk(task) for task in tasks)
+        for task in tasks:
+            yield from evaluate_chunk(task)
         return
-    # a window of chunks at a time, each a list (dask's map takes no iterator): the workers stay
+    # a window of tasks at a time, each a list (dask's map takes no iterator): the workers stay
     # busy and memory holds a window's results, not the sweep's
     while window := list(itertools.islice(tasks, EXECUTOR_WINDOW)):
-        yield from executor.map(evaluate_chunk, window)
+        for chunks in executor.map(evaluate_chunk, window):
+            yield from chunks
 
 
-#: Chunks handed to an executor at once (:func:`iter_sweep`).
+#: Tasks handed to an executor at once (:func:`iter_sweep`).
 EXECUTOR_WINDOW = 32
+
+#: Chunks of a sweep with draws that one task evaluates (:func:`evaluate_chunk`): their scenarios
+#: at the parameters are one evaluation, whose cost is mostly the same for 20 scenarios as for
+#: 160 (20 ms a chunk of the template's 20 scenarios x 1,000 draws, a tenth of it, issue 66).
+TASK_CHUNKS = 8
 
 
 class _Spec(NamedTuple):
@@ -622,38 +633,56 @@ def _malloc_for_chunks() -> bool:
     return tuned
 
 
-def evaluate_chunk(task) -> "SweepResult":
-    """One chunk of a sweep: ``task`` is ``(spec, columns)``, the sweep's shared settings and the
-    varied inputs' values of the chunk's scenarios.  What :func:`iter_sweep` maps over an
-    executor (a module-level function: it pickles by name)."""
+def evaluate_chunk(task) -> list:
+    """One task of a sweep: ``task`` is ``(spec, columns, step)``, the sweep's shared settings, the
+    varied inputs' values of the task's scenarios and the scenarios a chunk holds.  Returns the
+    task's chunks' :class:`SweepResult`, one per ``step`` scenarios, in order.  What
+    :func:`iter_sweep` maps over an executor (a module-level function: it pickles by name).
+
+    The task's scenarios are evaluated at the parameters in one evaluation; with draws each
+    chunk's are then evaluated under the draws (``step x draws`` engine scenarios), its outputs
+    that can have a band only."""
     _malloc_for_chunks()
-    spec, part = task
+    spec, part, step = task
     m = len(part[0])
-    engine = _engine(spec, m * (spec.draws or 1))
+    engine = _engine(spec, m if spec.draws is None else min(step, m) * spec.draws)
     _evaluated(spec, engine, part, m, 1)
     outs = find_outputs(engine)
     cells = {key: f"{engine.sheets[cell[0]].name}!{cell_name(cell[1], cell[2])}" for key, cell, _ in outs}
-    vals = {key: engine.cell_value(*cell) for key, cell, _ in outs}
+    columns = {key: _top_left(engine.cell_value(*cell), m) for key, cell, _ in outs}
     inputs = dict(zip(spec.names, part))
     inputs.update({name: [value] * m for name, value in spec.fixed.items()})
-    res = SweepResult._from_values(inputs, vals, m, cells, spec.path)
-    res._names = {key: nm for key, _, nm in outs}
-    if spec.draws is not None:
-        # the draws evaluate the outputs that can have a band: those a number or an error in some
-        # scenario; an output that is text in every one (a scenario line, a verdict) and the
-        # labels and messages beside the outputs are not asked again under the draws
-        banded = [(key, cell) for key, cell, _ in outs if not _plain_text(vals[key], m)]
-        with drawing.drawing(spec.draws, spec.seed):
-            if banded:
-                _evaluated(spec, engine, part, m, spec.draws, roots=[cell for _, cell in banded])
-            drawn = {key: engine.cell_value(*cell) for key, cell in banded}
-        res._add_bands({k: _top_left(v, m * spec.draws) for k, v in drawn.items()}, m, spec.draws, spec.level)
-    return res
+    names = {key: nm for key, _, nm in outs}
+    results = []
+    for start in range(0, m, step):
+        at = slice(start, min(m, start + step))
+        k = at.stop - start
+        res = SweepResult._from_columns({name: v[at] for name, v in inputs.items()},
+                                        {key: tuple(None if x is None else x[at] for x in col)
+                                         for key, col in columns.items()}, cells, spec.path)
+        res._names = names
+        if spec.draws is not None:
+            _add_draws(spec, spec.draws, engine, [v[at] for v in part], k, outs, res)
+        results.append(res)
+    return results
 
 
-def _plain_text(v: Val, m: int) -> bool:
-    """Whether a value is text, and no error text, in each of its ``m`` scenarios (top-left cells)."""
-    kind, _, text = _top_left(v, m)
+def _add_draws(spec: _Spec, d: int, engine, part: list, m: int, outs: list, res: "SweepResult") -> None:
+    """``res``'s bands: its ``m`` scenarios (``part``) under the ``d`` draws, the outputs that can have a
+    band evaluated: those a number or an error in some scenario; an output that is text in
+    every one (a scenario line, a verdict) and the labels and messages beside the outputs are
+    not asked again under the draws."""
+    banded = [(key, cell) for key, cell, _ in outs if not _plain_text(*res._columns[key])]
+    with drawing.drawing(d, spec.seed):
+        if banded:
+            _evaluated(spec, engine, part, m, d, roots=[cell for _, cell in banded])
+        drawn = {key: engine.cell_value(*cell) for key, cell in banded}
+    res._add_bands({k: _top_left(v, m * d) for k, v in drawn.items()}, m, d, spec.level)
+
+
+def _plain_text(kind, num, text) -> bool:
+    """Whether a column of top-left values (:func:`_top_left`) is text, and no error text, in each
+    of its scenarios."""
     if not (kind == STR).all() or text is None:
         return False
     return not any(isinstance(t, ErrorText) for t in text.tolist())
@@ -678,17 +707,15 @@ def _error_count(kind, text) -> int:
     return int(bad.sum())
 
 
-def _exit_code(v) -> int:
-    """Exit code of one output over a chunk's scenarios, from the value's kind array (vectorized)."""
-    kind = v.kind[:, 0, 0]
+def _exit_code(kind, text) -> int:
+    """Exit code of one output over a chunk's scenarios, from its top-left values' kinds and texts
+    (:func:`_top_left`; vectorized)."""
     if not_computed(kind).any():
         return EXIT_NOT_COMPUTED
     if (kind >= ERR_NULL).any():
         return EXIT_ERROR_VALUES
     is_text = kind == STR
-    if v.text is not None and is_text.any():
-        text = v.text[:, 0, 0]
-        text = np.broadcast_to(text, kind.shape) if text.shape != kind.shape else text
+    if text is not None and is_text.any():
         if any(isinstance(t, ErrorText) for t in text[is_text].tolist()):
             return EXIT_ERROR_VALUES
     return EXIT_OK
