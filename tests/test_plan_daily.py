@@ -366,3 +366,72 @@ def test_a_workload_may_stay_off_the_busiest_days_factor_and_a_storm_does_by_def
         assert_allclose(plan(s2, ws2).workloads["storm"].peak_rate, 250 * factor, rtol=1e-12)
     with pytest.raises(PlanError, match=r"workload 'feed': peak_day must be true or false \(got 'maybe'\)"):
         Workload("feed", "ams", 80, args={"policy": "integrity", "message_kb": 64}, peak_day="maybe")
+
+
+def _arrays_kept(obj, seen=None) -> list:
+    """Every NumPy array a callable keeps (its closure's cells, through the callables, partials,
+    dicts, tuples and lists they hold)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return [obj]
+    if isinstance(obj, dict):
+        return [a for v in obj.values() for a in _arrays_kept(v, seen)]
+    if isinstance(obj, (tuple, list)):
+        return [a for v in obj for a in _arrays_kept(v, seen)]
+    inner = getattr(obj, "__wrapped__", None) or getattr(obj, "func", None)
+    out = _arrays_kept(inner, seen) if inner is not None else []
+    for attr in ("args", "keywords"):
+        out += _arrays_kept(getattr(obj, attr, None) or (), seen) if not callable(getattr(obj, attr, None)) else []
+    for cell in getattr(obj, "__closure__", None) or ():
+        try:
+            out += _arrays_kept(cell.cell_contents, seen)
+        except ValueError:        # an empty cell
+            pass
+    return out
+
+
+def _flat(v, i=None, key="") -> dict:
+    """``{path: number}`` of a number or a (nested) dict of them, element ``i`` of each array."""
+    if isinstance(v, dict):
+        return {k2: x for k, u in v.items() for k2, x in _flat(u, i, f"{key}/{k}").items()}
+    return {key: float(np.asarray(v, dtype=float)[i] if i is not None else v)}
+
+
+def test_the_peaks_mix_the_horizon_shares_and_warnings_are_made_when_asked_from_scenario_sized_arrays():
+    """Issue 66: a sweep of the utilizations and counts never reads the wait at the peak, the
+    counts at the horizon, each workload's share or the warnings, and computing them was a fifth
+    of a sweep with draws; they are made when first asked.  Expected: each is what a plan of that
+    scenario alone gives (every attribute of a one-scenario plan is read there, as its report
+    reads it), and what the plan keeps to make them later is no per-interval array (a plan kept
+    for later holds arrays of the scenarios' shape only: no more than W x S numbers each)."""
+    prof = DailyProfile("online", [1.0] * 8 + [4.0] * 8 + [2.0] * 8)
+    ws = [pay(profile=prof), Workload("stmt", "ams", 100.0, 0.3, {"policy": "integrity", "message_kb": 64.0})]
+    s = System(processors=8, coprocessors=3, accelerators=2, other_coprocessor_util=0.05, failover="one_card",
+               max_wait_ms=0.5, horizon_months=30)
+    growth = np.linspace(0.5, 30.0, 40)
+    r = plan(s, ws, growth=growth)
+    lazy = ("rate", "exec_ms", "scv", "wait_ms", "rows", "row_rates", "row_shares", "required_at_horizon",
+            "utilization_at_horizon", "by_workload")
+    for pool, x in r.resources.items():
+        assert not set(lazy) & set(vars(x)), pool
+        for group in (x.shares, x.at_peak, x.horizon, x.statuses):
+            big = [a.shape for a in _arrays_kept(group) if a.size > len(ws) * growth.size]
+            assert not big, (pool, big)
+    assert "warnings" not in vars(r)
+    for i in (0, 17, 39):
+        one = plan(s, ws, growth=float(growth[i]))
+        for pool, x in r.resources.items():
+            y = one.resources[pool]
+            for name in lazy:
+                a, b = _flat(getattr(x, name), i), _flat(getattr(y, name))
+                assert a.keys() == b.keys(), (pool, name)
+                for k in b:
+                    assert_allclose(a[k], b[k], rtol=EXACT, err_msg=f"{pool} {name} {k}")
+            if y.failover is not None:
+                assert_allclose(np.asarray(x.failover.required_at_horizon, float)[i], y.failover.required_at_horizon,
+                                rtol=EXACT)
+    assert r.warnings == plan(s, ws, growth=growth).warnings
+    assert "warnings" in vars(r)

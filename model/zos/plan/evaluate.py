@@ -13,7 +13,7 @@ import math
 from contextlib import nullcontext
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 
 import numpy as np
 
@@ -38,6 +38,20 @@ def _not_given(name: str):
     raise PlanError(f"{name} was not given to this result: it is computed by plan(), which passes how")
 
 
+def _made(group: str, key: str) -> cached_property:
+    """An attribute made when first asked: ``key`` of the dict that the result's ``group`` callable
+    returns (the callable makes its dict once, for every attribute of the group)."""
+    def get(self):
+        return getattr(self, group)()[key]
+    get.__doc__ = f"See the class's attributes (made once, when first asked, with the rest of ``{group}``)."
+    return cached_property(get)
+
+
+def _unmade(group: str):
+    """A group callable's default: the result was built without it (:func:`_not_given`)."""
+    return field(default=lambda: _not_given(group), repr=False, compare=False)
+
+
 @dataclass(frozen=True)
 class FailoverResult:
     """A card pool with one of its cards failed, at its peak interval (arrays like the scenarios).
@@ -49,7 +63,8 @@ class FailoverResult:
         card failed and work is sent to the pool; 0: no load).
     required : the fewest cards that keep it within ``failover_max_utilization`` with one out:
         :math:`\\max(2, \\lceil (L + F)/(F - u_o) \\rceil)` where there is load, else 0.
-    required_at_horizon : the same at the horizon.
+    required_at_horizon : the same at the horizon.  Computed when first asked, with the pool's
+        own (:attr:`ResourceResult.required_at_horizon`).
     months_to_limit : months until the workloads' growth brings the installed cards, one out,
         to the limit (0: over it now; inf: never within :data:`MAX_MONTHS`).  Computed when
         first asked (a root per scenario, which a sweep of the counts never reads).
@@ -59,9 +74,11 @@ class FailoverResult:
 
     utilization: object
     required: object
-    required_at_horizon: object
     statuses: Callable[[], object] = field(default=lambda: _not_given("status"), repr=False, compare=False)
     months: Callable[[], object] = field(default=lambda: _not_given("months_to_limit"), repr=False, compare=False)
+    horizon: Callable[[], dict] = _unmade("horizon")
+
+    required_at_horizon = _made("horizon", "failover_required_at_horizon")
 
     @cached_property
     def months_to_limit(self):
@@ -121,6 +138,11 @@ class ResourceResult:
         published figure names).
     status : one sentence per scenario: within target, over target, or overloaded and by how much.
         Made when first asked (a sweep of the numbers never reads them).
+
+    ``by_workload``, the peak's mix and wait (``rate``, ``exec_ms``, ``scv``, ``wait_ms``, ``rows``,
+    ``row_rates``, ``row_shares``) and the horizon's answers (``required_at_horizon``,
+    ``utilization_at_horizon``) are computed when first asked, each group at once: a sweep of the
+    utilizations and counts reads none of them (a fifth of a sweep's time with draws, issue 66).
     """
 
     installed: int
@@ -128,24 +150,28 @@ class ResourceResult:
     peak_interval: object
     average_utilization: object
     busy: object
-    by_workload: dict
     other: object
-    rate: object
-    exec_ms: object
-    scv: object
-    wait_ms: object
     required: object
     headroom: object
     months_to_target: object
-    required_at_horizon: object
-    utilization_at_horizon: object
     overloaded: object
     failover: FailoverResult | None
     msu: object
-    rows: dict
-    row_rates: dict
-    row_shares: dict
     statuses: Callable[[], object] = field(default=lambda: _not_given("status"), repr=False, compare=False)
+    shares: Callable[[], dict] = _unmade("shares")
+    at_peak: Callable[[], dict] = _unmade("at_peak")
+    horizon: Callable[[], dict] = _unmade("horizon")
+
+    by_workload = _made("shares", "by_workload")
+    rate = _made("at_peak", "rate")
+    exec_ms = _made("at_peak", "exec_ms")
+    scv = _made("at_peak", "scv")
+    wait_ms = _made("at_peak", "wait_ms")
+    rows = _made("at_peak", "rows")
+    row_rates = _made("at_peak", "row_rates")
+    row_shares = _made("at_peak", "row_shares")
+    required_at_horizon = _made("horizon", "required_at_horizon")
+    utilization_at_horizon = _made("horizon", "utilization_at_horizon")
 
     @cached_property
     def status(self):
@@ -203,7 +229,8 @@ class PlanResult:
     :class:`WorkloadResult`), ``bottleneck`` (the busiest pool) and ``binds_first`` (the pool whose
     target the workloads' growth reaches first), for ``system`` at ``growth`` and ``months``;
     ``intervals`` of the day it was evaluated in, the purchase ``timeline`` (a list of
-    :class:`~.timeline.Purchase`; None for arrays of scenarios) and ``warnings`` (sentences)."""
+    :class:`~.timeline.Purchase`; None for arrays of scenarios) and ``warnings`` (sentences; made
+    when first asked: they read the horizon's counts, which a sweep of the numbers never asks)."""
 
     system: System
     resources: dict
@@ -214,7 +241,12 @@ class PlanResult:
     months: object
     intervals: int = 1
     timeline: list | None = None
-    warnings: tuple = ()
+    warned: Callable[[], tuple] = field(default=tuple, repr=False, compare=False)
+
+    @cached_property
+    def warnings(self) -> tuple:
+        """See the class's description (made once, when first asked)."""
+        return self.warned()
 
     def scenario(self) -> dict:
         """What the answers are for: growth, months, the day's intervals, failover, lead time."""
@@ -568,10 +600,9 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     timeline = None
     if shape == ():
         timeline = purchase_timeline(system, loads, yearly, fixed, resources)
-    warnings = plan_warnings(system, workloads, profiles, wl, resources, timeline)
     result = PlanResult(system=system, resources=resources, workloads=wl, bottleneck=bottleneck,
                         binds_first=binds, growth=_out(g), months=_out(t), intervals=n_int, timeline=timeline,
-                        warnings=tuple(warnings))
+                        warned=lambda: tuple(plan_warnings(system, workloads, profiles, wl, resources, timeline)))
     return result, loads, fixed, yearly
 
 
@@ -637,7 +668,10 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
     with np.errstate(invalid="ignore"):
         idx = np.argmax(np.where(np.isnan(util_all), np.inf, util_all) if k else var_all, axis=-1)
     var = _peak(var_all, idx)
-    at = d["station"](_at_peak(lam, idx))           # the pool's mix and wait at the peak only, (*S, 1)
+    # (each closure below keeps what it needs and no per-interval array: a plan kept for later
+    # holds arrays of the scenarios' shape only)
+    lam_peak, station = _at_peak(lam, idx), d["station"]
+    loads_at, mix_of, unit = d["loads_at"], d.get("mix"), d["factors"][0]     # (no mix: the processors)
     # a load too small for its factor to be a float (subnormal rates) has unbounded headroom
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         room = (target - other) * k - fixed
@@ -659,57 +693,83 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
                                 factors=d["factors"])
     if pool != "processors":      # other LPARs' work alone does not grow: no month this LPAR's growth reaches
         months_to = np.where(var_all.max(axis=-1) > 0, months_to, np.inf)
-    # at the horizon only the peak load and counts are asked: each is monotone in the loads, so the
-    # intervals that can hold the peak give them to the bit (crossing.peak_candidates)
-    some = peak_columns(busiest.reshape(busiest.shape[0], -1), rates_h, d["factors"][0])
-    loads_h = d["loads_at"](rates_h[..., None] * busiest[..., some]).sum(axis=0)   # (*S, C)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        peak_h = (loads_h + fixed[..., None]).max(axis=-1)
-        util_h = peak_h / k + other if k else np.where(peak_h > 0, np.inf, 0.0)
     required = _own(count_needed(var_all + fixed[..., None], other, target), var_all, pool)
-    required_h = _own(count_needed(loads_h + fixed[..., None], other, target), loads_h, pool)
-    if pool in CARD_POOLS and system.max_wait_ms is not None:
+    waits = pool in CARD_POOLS and system.max_wait_ms is not None
+    if waits:
         # (requests/s, mean EXEC ms, SCV, cards' worth with no request count): _pool_card's mix
-        mix: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = d["mix"](lam)
+        mix: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = mix_of(lam)
         required = _meet_wait(required, *mix, other, system.max_wait_ms)
-        lam_h = rates_h[..., None] * busiest               # the waits are not monotone: every interval
-        mix = d["mix"](lam_h)
-        own_h = d["loads_at"](lam_h).sum(axis=0)
-        required_h = _meet_wait(_own(count_needed(own_h + fixed[..., None], other, target), own_h, pool),
-                                *mix, other, system.max_wait_ms)
-    required, required_h = required.max(axis=-1), required_h.max(axis=-1)
+    required = required.max(axis=-1)
     overloaded = util >= 1.0
     failover = None
-    if pool in CARD_POOLS and system.failover == "one_card":
-        failover = _failover(system, pool, var, var_all, loads_h, yearly, shape, d["factors"], fixed)
+    one_out = pool in CARD_POOLS and system.failover == "one_card"
+
+    @cache
+    def horizon() -> dict:
+        """The counts and the utilization at the horizon (and with one card failed)."""
+        # only the peak load and counts are asked: each is monotone in the loads, so the intervals
+        # that can hold the peak give them to the bit (crossing.peak_candidates)
+        some = peak_columns(busiest.reshape(busiest.shape[0], -1), rates_h, unit)
+        loads_h = loads_at(rates_h[..., None] * busiest[..., some]).sum(axis=0)   # (*S, C)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            peak_h = (loads_h + fixed[..., None]).max(axis=-1)
+            util_h = peak_h / k + other if k else np.where(peak_h > 0, np.inf, 0.0)
+        required_h = _own(count_needed(loads_h + fixed[..., None], other, target), loads_h, pool)
+        if waits:           # the waits are not monotone: every interval
+            lam_h = rates_h[..., None] * busiest
+            own_h = loads_at(lam_h).sum(axis=0)
+            mix_h: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = mix_of(lam_h)
+            required_h = _meet_wait(_own(count_needed(own_h + fixed[..., None], other, target), own_h, pool),
+                                    *mix_h, other, system.max_wait_ms)
+        out = {"required_at_horizon": _out(required_h.max(axis=-1)), "utilization_at_horizon": _out(util_h)}
+        if one_out:
+            lim = system.failover_max_utilization
+            out["failover_required_at_horizon"] = _out(_own(failover_count_needed(
+                loads_h + fixed[..., None], other, lim), loads_h, pool).max(axis=-1))
+        return out
+
+    if one_out:
+        failover = _failover(system, pool, var, var_all, yearly, shape, d["factors"], fixed, horizon)
     msu = None
     if pool == "processors" and system.msu_per_processor is not None:
         msu = _out((var + fixed) * system.msu_per_processor)
-    by = {n: _out(_share(_peak(ld, idx), k)) for n, ld in zip(names, d["loads"])}
+    at_loads = _at_peak(d["loads"], idx)[..., 0]                                   # (W, *S)
+
+    @cache
+    def shares() -> dict:
+        """Each workload's share of the utilization at the peak."""
+        return {"by_workload": {n: _out(_share(ld, k)) for n, ld in zip(names, at_loads)}}
+
+    @cache
+    def at_peak() -> dict:
+        """The pool's mix and wait at the peak."""
+        at = station(lam_peak)                  # (*S, 1)
+        return {"rate": _out(at["rate"][..., 0]), "exec_ms": _out(at["exec_ms"][..., 0]),
+                "scv": _out(at["scv"][..., 0]), "wait_ms": _out(np.where(overloaded, np.nan, at["wait_ms"][..., 0])),
+                "rows": {k_: _out(v[..., 0]) for k_, v in at.get("rows", {}).items()},
+                "row_rates": {k_: _out(v[..., 0]) for k_, v in at.get("row_rates", {}).items()},
+                "row_shares": {row: {w_: _out(v[..., 0]) for w_, v in b.items()}
+                               for row, b in at.get("row_shares", {}).items()}}
     labels = np.array([interval_label(int(j), n_int) for j in day_at[0]], dtype=object)
     return ResourceResult(
         installed=k, utilization=_out(util), peak_interval=_out(labels[idx]), average_utilization=_out(avg_util),
-        busy=_out(var + fixed if pool == "processors" else var), by_workload=by,
-        other=_out(np.broadcast_to(other + (fixed / k if k else 0.0), shape)), rate=_out(at["rate"][..., 0]),
-        exec_ms=_out(at["exec_ms"][..., 0]), scv=_out(at["scv"][..., 0]),
-        wait_ms=_out(np.where(overloaded, np.nan, at["wait_ms"][..., 0])),
+        busy=_out(var + fixed if pool == "processors" else var),
+        other=_out(np.broadcast_to(other + (fixed / k if k else 0.0), shape)),
         required=_out(required), headroom=_out(headroom), months_to_target=_out(months_to),
-        required_at_horizon=_out(required_h), utilization_at_horizon=_out(util_h), overloaded=_out(overloaded), failover=failover, msu=msu,
-        rows={k_: _out(v[..., 0]) for k_, v in at.get("rows", {}).items()},
-        row_rates={k_: _out(v[..., 0]) for k_, v in at.get("row_rates", {}).items()},
-        row_shares={row: {w_: _out(v[..., 0]) for w_, v in b.items()} for row, b in at.get("row_shares", {}).items()},
-        statuses=lambda: _status(pool, util, target, k, required)), idx
+        overloaded=_out(overloaded), failover=failover, msu=msu,
+        statuses=lambda: _status(pool, util, target, k, required), shares=shares, at_peak=at_peak,
+        horizon=horizon), idx
 
 
-def _failover(system, pool, var, var_all, loads_h, yearly, shape, factors, fixed) -> FailoverResult:
+def _failover(system, pool, var, var_all, yearly, shape, factors, fixed, horizon) -> FailoverResult:
     """The card pool with one card out, at its peak interval (see :class:`FailoverResult`); ``fixed``
-    (*S): other LPARs' work that stays, cards' worth (0 where their load is a share per card)."""
+    (*S): other LPARs' work that stays, cards' worth (0 where their load is a share per card);
+    ``horizon``: the pool's answers at the horizon, one card failed among them, when asked."""
     k, other, lim = system.installed(pool), system.other(pool), system.failover_max_utilization
     f = np.asarray(fixed, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         util = (np.where(var > 0, np.inf, 0.0) if k <= 1 else (var + f + other * k) / (k - 1))
     required = _own(failover_count_needed(var_all + f[..., None], other, lim), var_all, pool).max(axis=-1)
-    required_h = _own(failover_count_needed(loads_h + f[..., None], other, lim), loads_h, pool).max(axis=-1)
     some = var_all.max(axis=-1) > 0
 
     def months():
@@ -718,8 +778,9 @@ def _failover(system, pool, var, var_all, loads_h, yearly, shape, factors, fixed
         # (factors given: the loads themselves are not read, nor kept by this closure)
         m = months_to_reach(None, yearly, f, np.broadcast_to(lim * (k - 1) - other * k, shape), factors=factors)
         return _out(np.where(some, m, np.inf))
-    return FailoverResult(utilization=_out(util), required=_out(required), required_at_horizon=_out(required_h),
-                          statuses=lambda: _failover_status(pool, util, lim, k, required), months=months)
+    return FailoverResult(utilization=_out(util), required=_out(required),
+                          statuses=lambda: _failover_status(pool, util, lim, k, required), months=months,
+                          horizon=horizon)
 
 
 def _workload_results(workloads, profiles, lam_avg, lam, busiest, admin, cpu_unit, cpu_load, stations, peaks,
