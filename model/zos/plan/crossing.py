@@ -87,29 +87,34 @@ def peak_columns(P, *weights) -> np.ndarray:
     return np.arange(P.shape[-1])
 
 
-def _narrow(f, idx, lc, grow0, slope0, r_max, lo, v_lo, hi, v_hi, d_hi, cc) -> None:
-    """Close the bracket ``[lo, hi]`` in place to where the growth rates put the root.
+def _bounds(lc, grow0, slope0, r_max) -> tuple:
+    """Where the growth rates put the root: ``(t_lo, t_hi)``, each in months (0 or inf where a
+    rate is 0).
 
     The growing part :math:`F = f - B` starts at :math:`F_0` and grows no faster than the fastest
     workload, :math:`F(t) \\le F_0 e^{r_{max} t}`, and, by Jensen's inequality on its peak
     interval at :math:`t = 0` (whose slope is ``slope0``), no slower than that interval's
     load-weighted mean rate :math:`\\bar r = F'(0)/F_0`: :math:`F(t) \\ge F_0 e^{\\bar r t}`.  So
-    the root lies in :math:`[\\ln(C/F_0)/r_{max},\\ \\ln(C/F_0)/\\bar r]`.  Each end is evaluated
-    and kept only on its side of the capacity (rounding decides, as in every step).
+    the root lies in :math:`[\\ln(C/F_0)/r_{max},\\ \\ln(C/F_0)/\\bar r]`.
     """
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         gap = lc - np.log(grow0)                              # ln(C / F0) > 0
         t_lo = np.where(r_max > 0, gap / r_max, 0.0)
         t_hi = np.where(slope0 > 0, gap / (slope0 / grow0), np.inf)
-    for t in (t_lo, t_hi):
-        use = np.flatnonzero(np.isfinite(t) & (t > lo) & (t < hi))
-        if not use.size:
-            continue
-        v, d = f(t[use], idx[use])
-        up = v >= cc[use]
-        a, b = use[~up], use[up]
-        lo[a], v_lo[a] = t[a], v[~up]
-        hi[b], v_hi[b], d_hi[b] = t[b], v[up], d[up]
+    return t_lo, t_hi
+
+
+def _probe(f, t, idx, lo, v_lo, hi, v_hi, d_hi, cc) -> None:
+    """Evaluate ``f`` at ``t`` where it lies inside the bracket ``(lo, hi)`` and keep it as the end
+    on its side of the capacity (rounding decides, as in every step), in place."""
+    use = np.flatnonzero(np.isfinite(t) & (t > lo) & (t < hi))
+    if not use.size:
+        return
+    v, d = f(t[use], idx[use])
+    up = v >= cc[use]
+    a, b = use[~up], use[up]
+    lo[a], v_lo[a] = t[a], v[~up]
+    hi[b], v_hi[b], d_hi[b] = t[b], v[up], d[up]
 
 
 def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
@@ -196,16 +201,24 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
 
     every = np.arange(c.size)
     now, slope_now = f(np.zeros(c.size), every)
-    late, slope_late = f(np.full(c.size, MAX_MONTHS), every)
     out = np.where(now >= c, 0.0, np.inf)          # no load at all: the fixed part now, or never
-    idx = np.flatnonzero((now < c) & (late >= c) & (total > 0))
+    idx = np.flatnonzero((now < c) & (total > 0))
     lo, v_lo = np.zeros(idx.size), now[idx]
-    hi, v_hi, d_hi = np.full(idx.size, MAX_MONTHS), late[idx], slope_late[idx]
+    hi, v_hi, d_hi = np.full(idx.size, MAX_MONTHS), np.full(idx.size, np.nan), np.full(idx.size, np.nan)
     cc, bb = c[idx], b[idx]
     # the steps are taken on ln(f - B), the growing part's logarithm, against ln(c - B) (c > f(0) >= B here)
     with np.errstate(divide="ignore"):
         lc = np.log(cc - bb)
-    _narrow(f, idx, lc, now[idx] - bb, slope_now[idx], r_max[idx], lo, v_lo, hi, v_hi, d_hi, cc)
+    t_lo, t_hi = _bounds(lc, now[idx] - bb, slope_now[idx], r_max[idx])
+    # the slowest rate's bound first: where it reaches the capacity, so does T (f is convex and
+    # below it at 0); where it does not, f at T says whether the capacity is reached by T at all
+    _probe(f, t_hi, idx, lo, v_lo, hi, v_hi, d_hi, cc)
+    far = np.flatnonzero(hi == MAX_MONTHS)
+    v_hi[far], d_hi[far] = f(np.full(far.size, MAX_MONTHS), idx[far])
+    keep = np.flatnonzero(v_hi >= cc)
+    idx, lo, v_lo, hi, v_hi, d_hi = idx[keep], lo[keep], v_lo[keep], hi[keep], v_hi[keep], d_hi[keep]
+    cc, bb, lc, t_lo = cc[keep], bb[keep], lc[keep], t_lo[keep]
+    _probe(f, t_lo, idx, lo, v_lo, hi, v_hi, d_hi, cc)
     todo = np.arange(idx.size)
     for _ in range(200):
         if not todo.size:
