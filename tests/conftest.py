@@ -134,6 +134,7 @@ def profile_builds(monkeypatch):
     from cryptoplan.model.zos.plan import profiles
 
     monkeypatch.setattr(profiles, "_BUILT", Remembered(64))
+    monkeypatch.setattr(profiles, "_DRAWN", Remembered(32))
     count: Counter = Counter()
     for kind, make in list(profiles.PROFILES.items()):
         def counted(w, system, make=make):

@@ -12,7 +12,7 @@ import pytest
 from cryptoplan.model.datafiles import data_path
 from cryptoplan.model.calibration.draws import parameter_draws
 from cryptoplan.model.figures import using_figures
-from cryptoplan.model.params import using_values
+from cryptoplan.model.params import prepared_values, using_values
 from cryptoplan.model.zos.plan import PlanError, System, Workload, plan
 from cryptoplan.model.zos.plan import profiles
 
@@ -65,8 +65,9 @@ def test_another_figures_table_is_another_profile(built, tmp_path):
     assert built["pay"] == 2
 
 
-def test_a_plan_under_draws_builds_its_own_and_keeps_none(built):
-    # arrays of parameter sets are each call's own: remembering them would keep the draws alive
+def test_a_plan_under_draws_builds_its_own_and_keeps_a_few(built):
+    # a dict of draws is a block of values of its own in each call: nothing to find again; what is
+    # remembered under arrays is kept apart, a few blocks (each entry keeps its draws alive)
     d = parameter_draws(5, seed=1)
     w = [_ams()]
     a = plan(SYSTEM, w, draws=d)
@@ -74,3 +75,31 @@ def test_a_plan_under_draws_builds_its_own_and_keeps_none(built):
     assert built["pay"] == 2
     np.testing.assert_array_equal(a.resources["coprocessors"].utilization, b.resources["coprocessors"].utilization)
     assert len(profiles._BUILT._entries) == 0
+    for seed in range(40):
+        plan(SYSTEM, w, draws=parameter_draws(3, seed=seed))
+    assert len(profiles._DRAWN) == profiles._DRAWN.size
+
+
+def test_the_same_block_of_draws_builds_once_and_another_its_own(built):
+    """Issue 66: a sweep's chunks evaluate under the same draws, the same values block
+    (workbook/drawing.py hands the same object over for the same draws), and each chunk's plan
+    built its workloads' profiles again (5% of a chunk).  Expected: one build for the same block,
+    the same numbers as a build of their own, and a block with other values builds its own."""
+    d = parameter_draws(5, seed=1)
+    block = prepared_values(d)
+    w = _ams()
+    with using_values(block):
+        first = profiles.workload_profile(w, SYSTEM)
+    with using_values(block):
+        assert profiles.workload_profile(w, SYSTEM) is first
+    assert built["pay"] == 1
+    other = prepared_values({k: v * 1.5 if k == "mq_us_per_kb" else v for k, v in d.items()})
+    with using_values(other):
+        p = profiles.workload_profile(w, SYSTEM)
+    assert built["pay"] == 2 and p is not first
+    with using_values(dict(d)):                  # equal values, another block: built, the same numbers
+        again = profiles.workload_profile(w, SYSTEM)
+    assert built["pay"] == 3
+    for part in ("cpu_us", "busy"):
+        for k, v in getattr(first, part).items():
+            np.testing.assert_array_equal(getattr(again, part)[k], v)

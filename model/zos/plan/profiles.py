@@ -238,6 +238,11 @@ PROFILES = {"ams": _ams_profile, "channel": _channel_profile, "handshakes": _han
 #: workloads are checked when they are read (:func:`~.read.read_plan`), planned, and planned again
 #: for a report.
 _BUILT = Remembered(64)
+#: Those built under arrays of parameter sets (draws), apart and fewer: each entry keeps its
+#: values block, the draws, alive (a sweep's chunks plan each draw set again and again, a
+#: :func:`~.evaluate.plan` given a dict of draws makes a block of its own each call).
+_DRAWN = Remembered(32)
+_BLOCK = "a block of arrays of parameter sets, by identity"
 
 
 def _profile_key(w: Workload, system: System):
@@ -245,12 +250,11 @@ def _profile_key(w: Workload, system: System):
     arguments (each with its type, a float by its bits: True and 1, or -0.0 and 0.0, are other
     arguments, which a builder may refuse or take), the system, the figures table in force, and the
     parameters in force (a :func:`~cryptoplan.model.params.using_values` block by its values, the
-    parameter set by identity).  None under arrays of parameter sets (a plan's draws: each call
-    its own) or for an argument that is not a plain value."""
+    parameter set by identity; a block of arrays of parameter sets, a plan's draws, by identity
+    too, as :func:`~.tables.plan_value` remembers its plans: a sweep's chunks plan under the same
+    draws, the same object, again and again).  None for an argument that is not a plain value."""
     over, params = binding()
-    given = None if over is None else over.key()
-    if over is not None and given is None:
-        return None
+    given = None if over is None else (over.key() or (_BLOCK, id(over)))
     try:
         args = tuple((k, type(v), v.hex() if type(v) is float else v) for k, v in sorted(w.args.items()))
         key = (given, id(params), table_in_force(), w.name, w.kind, args, system)
@@ -271,5 +275,6 @@ def workload_profile(w: Workload, system: System) -> Profile:
         As the kind's builder: its model refuses the arguments (never remembered).
     """
     key = _profile_key(w, system)
-    # the entry keeps the parameter set whose id its key holds
-    return _BUILT.get(key, lambda: PROFILES[w.kind](w, system), keep=binding()[1])
+    # the entry keeps the parameter set and the values block whose ids its key holds
+    kept = _DRAWN if key is not None and isinstance(key[0], tuple) and key[0][0] is _BLOCK else _BUILT
+    return kept.get(key, lambda: PROFILES[w.kind](w, system), keep=binding())
