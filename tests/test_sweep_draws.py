@@ -272,3 +272,18 @@ def test_a_task_of_several_chunks_evaluates_its_scenarios_once_and_gives_each_ch
     for a, b in zip(got[1], got[3]):
         _same(a, b)
         assert a.exit_code == b.exit_code and a.inputs == b.inputs
+
+    class Counting:
+        """An executor that runs the tasks here and counts them."""
+        tasks: list = []
+
+        def map(self, fn, window):
+            self.tasks.extend(window)
+            return map(fn, window)
+    # an executor gets a task per chunk where there are fewer than EXECUTOR_TASKS x TASK_CHUNKS
+    # chunks: its workers share them
+    ex = Counting()
+    mapped = list(sweeps.iter_sweep(planner, vary, draws=4, seed=2, chunk_size=8, executor=ex))
+    assert len(ex.tasks) == 4 and [c.n for c in mapped] == [2, 2, 2, 1]
+    for a, b in zip(got[1], mapped):
+        _same(a, b)

@@ -488,8 +488,11 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     except EngineError as exc:
         raise RecalcError(f"{path}: {exc}") from None
     # with draws a task is several chunks: its scenarios at the parameters in one evaluation, then
-    # each chunk under the draws (evaluate_chunk)
-    size = step if draws is None else step * TASK_CHUNKS
+    # each chunk under the draws (evaluate_chunk); an executor gets at least EXECUTOR_TASKS of them
+    # where there are as many chunks, to share among its workers
+    chunks = -(-n // step)
+    size = step if draws is None else step * max(1, min(TASK_CHUNKS, chunks if executor is None
+                                                        else chunks // EXECUTOR_TASKS))
     tasks = ((spec, _chunk_columns(objects, zip_inputs, start, min(size, n - start)), step)
              for start in range(0, n, size))
     if executor is None:
@@ -499,8 +502,8 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     # a window of tasks at a time, each a list (dask's map takes no iterator): the workers stay
     # busy and memory holds a window's results, not the sweep's
     while window := list(itertools.islice(tasks, EXECUTOR_WINDOW)):
-        for chunks in executor.map(evaluate_chunk, window):
-            yield from chunks
+        for done in executor.map(evaluate_chunk, window):
+            yield from done
 
 
 #: Tasks handed to an executor at once (:func:`iter_sweep`).
@@ -510,6 +513,10 @@ EXECUTOR_WINDOW = 32
 #: at the parameters are one evaluation, whose cost is mostly the same for 20 scenarios as for
 #: 160 (20 ms a chunk of the template's 20 scenarios x 1,000 draws, a tenth of it, issue 66).
 TASK_CHUNKS = 8
+
+#: The fewest tasks a sweep with draws hands an executor where it has as many chunks (one chunk a
+#: task below that): its workers share them, a task of 8 chunks taking a second or more.
+EXECUTOR_TASKS = 16
 
 
 class _Spec(NamedTuple):
