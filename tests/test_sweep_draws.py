@@ -280,10 +280,19 @@ def test_a_task_of_several_chunks_evaluates_its_scenarios_once_and_gives_each_ch
         def map(self, fn, window):
             self.tasks.extend(window)
             return map(fn, window)
-    # an executor gets a task per chunk where there are fewer than EXECUTOR_TASKS x TASK_CHUNKS
-    # chunks: its workers share them
-    ex = Counting()
-    mapped = list(sweeps.iter_sweep(planner, vary, draws=4, seed=2, chunk_size=8, executor=ex))
-    assert len(ex.tasks) == 4 and [c.n for c in mapped] == [2, 2, 2, 1]
-    for a, b in zip(got[1], mapped):
-        _same(a, b)
+    # an executor gets at least EXECUTOR_TASKS tasks where there are as many chunks (here 4 chunks,
+    # 16 tasks asked: one chunk a task); with 2 asked, tasks of 2 chunks, the last one partial
+    for least, tasks in ((sweeps.EXECUTOR_TASKS, [2, 2, 2, 1]), (2, [4, 3])):
+        monkeypatch.setattr(sweeps, "EXECUTOR_TASKS", least)
+        ex = Counting()
+        ex.tasks = []
+        mapped = list(sweeps.iter_sweep(planner, vary, draws=4, seed=2, chunk_size=8, executor=ex))
+        assert [len(t[1][0]) for t in ex.tasks] == tasks and [c.n for c in mapped] == [2, 2, 2, 1]
+        for a, b in zip(got[1], mapped):
+            _same(a, b)
+    # a task's scenarios are no more engine scenarios than a chunk's: 2 draws, chunks of 2
+    # scenarios (chunk_size 4), so tasks of 2 chunks however many TASK_CHUNKS allows
+    monkeypatch.setattr(sweeps, "TASK_CHUNKS", 8)
+    calls.clear()
+    list(sweeps.iter_sweep(planner, vary, draws=2, seed=2, chunk_size=4))
+    assert [m for m, repeat in calls if repeat == 1] == [4, 3], calls

@@ -459,7 +459,10 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
 
     The workbook is read, parsed and compiled once (once per worker with an ``executor``); each
     chunk is one vectorized evaluation of its scenarios (memory bounded by ``chunk_size``, not by
-    the number of scenarios), in scenario order.  Arguments as :func:`sweep`.
+    the number of scenarios), in scenario order.  With ``draws``, a chunk is ``chunk_size //
+    draws`` scenarios under every draw, and a task of up to :data:`TASK_CHUNKS` chunks evaluates
+    their scenarios at the parameters in one evaluation first (no more engine scenarios than a
+    chunk: :func:`evaluate_chunk`).  Arguments as :func:`sweep`.
 
     Raises
     ------
@@ -488,10 +491,11 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
     except EngineError as exc:
         raise RecalcError(f"{path}: {exc}") from None
     # with draws a task is several chunks: its scenarios at the parameters in one evaluation, then
-    # each chunk under the draws (evaluate_chunk); an executor gets at least EXECUTOR_TASKS of them
-    # where there are as many chunks, to share among its workers
+    # each chunk under the draws (evaluate_chunk); no more than `draws` chunks, so that evaluation
+    # is no larger than chunk_size either; an executor gets at least EXECUTOR_TASKS tasks where
+    # there are as many chunks, to share among its workers
     chunks = -(-n // step)
-    size = step if draws is None else step * max(1, min(TASK_CHUNKS, chunks if executor is None
+    size = step if draws is None else step * max(1, min(TASK_CHUNKS, draws, chunks if executor is None
                                                         else chunks // EXECUTOR_TASKS))
     tasks = ((spec, _chunk_columns(objects, zip_inputs, start, min(size, n - start)), step)
              for start in range(0, n, size))
@@ -509,9 +513,10 @@ def iter_sweep(path, vary: dict, *, zip_inputs: bool = False, functions: Functio
 #: Tasks handed to an executor at once (:func:`iter_sweep`).
 EXECUTOR_WINDOW = 32
 
-#: Chunks of a sweep with draws that one task evaluates (:func:`evaluate_chunk`): their scenarios
-#: at the parameters are one evaluation, whose cost is mostly the same for 20 scenarios as for
-#: 160 (20 ms a chunk of the template's 20 scenarios x 1,000 draws, a tenth of it, issue 66).
+#: Chunks of a sweep with draws that one task evaluates (:func:`evaluate_chunk`), at most (and no
+#: more than the draws: a task's scenarios are no more engine scenarios than a chunk's): their
+#: scenarios at the parameters are one evaluation, whose cost is mostly the same for 20 scenarios
+#: as for 160 (20 ms a chunk of the template's 20 scenarios x 1,000 draws, a tenth of it, issue 66).
 TASK_CHUNKS = 8
 
 #: The fewest tasks a sweep with draws hands an executor where it has as many chunks (one chunk a
