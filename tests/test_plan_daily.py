@@ -408,7 +408,9 @@ def test_the_peaks_mix_the_horizon_shares_and_warnings_are_made_when_asked_from_
     reads it), and what the plan keeps to make them later is no per-interval array (a plan kept
     for later holds arrays of the scenarios' shape only: no more than W x S numbers each)."""
     prof = DailyProfile("online", [1.0] * 8 + [4.0] * 8 + [2.0] * 8)
-    ws = [pay(profile=prof), Workload("stmt", "ams", 100.0, 0.3, {"policy": "integrity", "message_kb": 64.0})]
+    ws = [pay(profile=prof), Workload("stmt", "ams", 100.0, 0.3, {"policy": "integrity", "message_kb": 64.0}),
+          Workload("starts", "channel_starts", 5000.0, 0.0,
+                   {"mode": "SSLCIPH", "cipher": "TLS_RSA_WITH_AES_256_CBC_SHA256"})]
     s = System(processors=8, coprocessors=3, accelerators=2, other_coprocessor_util=0.05, failover="one_card",
                max_wait_ms=0.5, horizon_months=30)
     growth = np.linspace(0.5, 30.0, 40)
@@ -417,7 +419,7 @@ def test_the_peaks_mix_the_horizon_shares_and_warnings_are_made_when_asked_from_
             "utilization_at_horizon", "by_workload")
     for pool, x in r.resources.items():
         assert not set(lazy) & set(vars(x)), pool
-        for group in (x.shares, x.at_peak, x.horizon, x.statuses):
+        for group in (x.shares, x.at_peak, x.horizon, x.statuses, r.warned):
             big = [a.shape for a in _arrays_kept(group) if a.size > len(ws) * growth.size]
             assert not big, (pool, big)
     assert "warnings" not in vars(r)
@@ -433,5 +435,10 @@ def test_the_peaks_mix_the_horizon_shares_and_warnings_are_made_when_asked_from_
             if y.failover is not None:
                 assert_allclose(np.asarray(x.failover.required_at_horizon, float)[i], y.failover.required_at_horizon,
                                 rtol=EXACT)
-    assert r.warnings == plan(s, ws, growth=growth).warnings
+    # the warnings: the channel starts' peak over the scenarios and the pools beyond what an LPAR
+    # can have by the horizon in some scenario, the largest growth's (each is monotone in it)
+    assert len(r.warnings) == 3 and r.warnings == plan(s, ws, growth=float(growth[-1])).warnings, r.warnings
     assert "warnings" in vars(r)
+    bare = evaluate.ResourceResult(*(None,) * 12)          # made without its groups: each attribute says so
+    with pytest.raises(PlanError, match="wait_ms was not given"):
+        bare.wait_ms

@@ -42,14 +42,18 @@ def _made(group: str, key: str) -> cached_property:
     """An attribute made when first asked: ``key`` of the dict that the result's ``group`` callable
     returns (the callable makes its dict once, for every attribute of the group)."""
     def get(self):
-        return getattr(self, group)()[key]
+        make = getattr(self, group)
+        if make is None:
+            _not_given(key)
+        return make()[key]
     get.__doc__ = f"See the class's attributes (made once, when first asked, with the rest of ``{group}``)."
     return cached_property(get)
 
 
-def _unmade(group: str):
-    """A group callable's default: the result was built without it (:func:`_not_given`)."""
-    return field(default=lambda: _not_given(group), repr=False, compare=False)
+def _unmade():
+    """A group callable's default: none, the result was built without it (its attributes say so,
+    :func:`_not_given`)."""
+    return field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ class FailoverResult:
     required: object
     statuses: Callable[[], object] = field(default=lambda: _not_given("status"), repr=False, compare=False)
     months: Callable[[], object] = field(default=lambda: _not_given("months_to_limit"), repr=False, compare=False)
-    horizon: Callable[[], dict] = _unmade("horizon")
+    horizon: Callable[[], dict] | None = _unmade()
 
     required_at_horizon = _made("horizon", "failover_required_at_horizon")
 
@@ -158,9 +162,9 @@ class ResourceResult:
     failover: FailoverResult | None
     msu: object
     statuses: Callable[[], object] = field(default=lambda: _not_given("status"), repr=False, compare=False)
-    shares: Callable[[], dict] = _unmade("shares")
-    at_peak: Callable[[], dict] = _unmade("at_peak")
-    horizon: Callable[[], dict] = _unmade("horizon")
+    shares: Callable[[], dict] | None = _unmade()
+    at_peak: Callable[[], dict] | None = _unmade()
+    horizon: Callable[[], dict] | None = _unmade()
 
     by_workload = _made("shares", "by_workload")
     rate = _made("at_peak", "rate")
@@ -602,7 +606,7 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
         timeline = purchase_timeline(system, loads, yearly, fixed, resources)
     result = PlanResult(system=system, resources=resources, workloads=wl, bottleneck=bottleneck,
                         binds_first=binds, growth=_out(g), months=_out(t), intervals=n_int, timeline=timeline,
-                        warned=lambda: tuple(plan_warnings(system, workloads, profiles, wl, resources, timeline)))
+                        warned=plan_warnings(system, workloads, profiles, wl, resources, timeline))
     return result, loads, fixed, yearly
 
 

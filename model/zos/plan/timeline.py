@@ -21,6 +21,7 @@ are one purchase.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -228,8 +229,13 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
     return sorted(out, key=lambda p: (not p.on_order, p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
 
 
-def plan_warnings(system, workloads, profiles, workload_results, resources, timeline) -> list:
-    """Sentences a planner must read beside the numbers: what the plan assumed or could not do."""
+def plan_warnings(system, workloads, profiles, workload_results, resources, timeline) -> Callable[[], tuple]:
+    """Sentences a planner must read beside the numbers: what the plan assumed or could not do.
+
+    Returns what makes them: the sentences that read the figures and parameters (a channel
+    initiator's start rate) are made now, under the plan's, and a bad one is raised by the plan;
+    those of the counts at the horizon, which a sweep of the numbers never reads, when first
+    called (:attr:`~.evaluate.PlanResult.warnings`)."""
     out: list[str] = []
     for w, p in zip(workloads, profiles):
         out.extend(f"workload {w.name!r}: {note}" for note in p.notes)
@@ -264,15 +270,20 @@ def plan_warnings(system, workloads, profiles, workload_results, resources, time
     if system.site_failover_factor != 1.0 and not marked:
         out.append(f"site_failover_factor is {system.site_failover_factor:g} but no workload is marked "
                    "site_failover = true: it changes nothing")
-    for pool in POOLS:
-        r = resources[pool]
-        need = np.max(np.asarray(r.required_at_horizon, dtype=float))
-        if r.failover is not None:
-            need = max(need, np.max(np.asarray(r.failover.required_at_horizon, dtype=float)))
-        if need > INSTALLABLE[pool]:
-            out.append(f"{pool}: more than {INSTALLABLE[pool]} needed by the horizon: more than one LPAR can "
-                       "have; the timeline stops there")
+    tail = []
     if timeline and any("wait target" in p.limits for p in timeline):
-        out.append("the wait target (max_wait_ms) needs cards the utilization target does not: their install "
-                   "month is given as the horizon, the latest it can be")
-    return out
+        tail.append("the wait target (max_wait_ms) needs cards the utilization target does not: their install "
+                    "month is given as the horizon, the latest it can be")
+
+    def warnings() -> tuple:
+        beyond = []
+        for pool in POOLS:
+            r = resources[pool]
+            need = np.max(np.asarray(r.required_at_horizon, dtype=float))
+            if r.failover is not None:
+                need = max(need, np.max(np.asarray(r.failover.required_at_horizon, dtype=float)))
+            if need > INSTALLABLE[pool]:
+                beyond.append(f"{pool}: more than {INSTALLABLE[pool]} needed by the horizon: more than one LPAR can "
+                              "have; the timeline stops there")
+        return tuple(out + beyond + tail)
+    return warnings
