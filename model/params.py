@@ -504,11 +504,18 @@ def using_params(values: dict):
     return using_values(values)
 
 
-def prepared_values(values: dict):
+def prepared_values(values: dict, shared: bool = False):
     """``values`` as :func:`using_values` keeps them, made once: the same object given to several
     :func:`using_values` blocks is the same :func:`binding`, so what is remembered per binding
-    (a plan evaluated for one set of cells) is found again."""
-    return values if isinstance(values, _Values) else _Values(values)
+    (a plan evaluated for one set of cells) is found again.  ``shared``: its maker hands the same
+    object over again for the same values and never changes it (a sweep's draws,
+    :meth:`cryptoplan.workbook.drawing.Drawing.at`), so what is made from arrays of parameter sets
+    may be remembered by its identity too (a plan's workload profiles)."""
+    if isinstance(values, _Values):
+        return values
+    out = _Values(values)
+    out.shared = bool(shared)
+    return out
 
 
 def parameter_sets(values: dict) -> list | None:
@@ -538,13 +545,14 @@ class _Values(dict):
     values for all of them decide every :func:`param` whatever the set in force.
     """
 
-    __slots__ = ("complete", "_key")
+    __slots__ = ("complete", "_key", "shared")
 
     def __init__(self, values):
         super().__init__(values)
         names = _reference_names_cached()
         self.complete = names is not None and names <= self.keys()
         self._key = _UNSET
+        self.shared = False
 
     def key(self):
         """The values as a hashable key, each float by its bits (-0.0 is not 0.0), with their names

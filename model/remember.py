@@ -55,7 +55,10 @@ class Remembered:
             return make()
         hit = self._entries.get(key)
         if hit is not None:
-            self._entries.move_to_end(key)
+            try:
+                self._entries.move_to_end(key)
+            except KeyError:        # another thread's entry pushed it out meanwhile: the value stands
+                pass
             return hit[1]
         out = make()
         self._entries[key] = (keep, out)

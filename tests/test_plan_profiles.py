@@ -65,39 +65,39 @@ def test_another_figures_table_is_another_profile(built, tmp_path):
     assert built["pay"] == 2
 
 
-def test_a_plan_under_draws_builds_its_own_and_keeps_a_few(built):
-    # a dict of draws is a block of values of its own in each call: nothing to find again; what is
-    # remembered under arrays is kept apart, a few blocks (each entry keeps its draws alive)
+def test_a_plan_under_draws_builds_its_own_and_keeps_none(built):
+    # a dict of draws is a block of values of its own in each call: nothing would be found again,
+    # and remembering it would keep the draws alive
     d = parameter_draws(5, seed=1)
     w = [_ams()]
     a = plan(SYSTEM, w, draws=d)
     b = plan(SYSTEM, w, draws=d)
     assert built["pay"] == 2
     np.testing.assert_array_equal(a.resources["coprocessors"].utilization, b.resources["coprocessors"].utilization)
-    assert len(profiles._BUILT._entries) == 0
-    for seed in range(40):
-        plan(SYSTEM, w, draws=parameter_draws(3, seed=seed))
-    assert len(profiles._DRAWN) == profiles._DRAWN.size
+    assert len(profiles._BUILT) == 0 and len(profiles._DRAWN) == 0
+    with using_values(prepared_values(d)):       # a block its maker does not share: the same
+        profiles.workload_profile(w[0], SYSTEM)
+    assert len(profiles._BUILT) == 0 and len(profiles._DRAWN) == 0
 
 
 def test_the_same_block_of_draws_builds_once_and_another_its_own(built):
     """Issue 66: a sweep's chunks evaluate under the same draws, the same values block
-    (workbook/drawing.py hands the same object over for the same draws), and each chunk's plan
-    built its workloads' profiles again (5% of a chunk).  Expected: one build for the same block,
+    (workbook/drawing.py hands the same object over for the same draws, and says it shares it), and
+    each chunk's plan built its workloads' profiles again (5% of a chunk).  Expected: one build for the same block,
     the same numbers as a build of their own, and a block with other values builds its own."""
     d = parameter_draws(5, seed=1)
-    block = prepared_values(d)
+    block = prepared_values(d, shared=True)
     w = _ams()
     with using_values(block):
         first = profiles.workload_profile(w, SYSTEM)
     with using_values(block):
         assert profiles.workload_profile(w, SYSTEM) is first
     assert built["pay"] == 1
-    other = prepared_values({k: v * 1.5 if k == "mq_us_per_kb" else v for k, v in d.items()})
+    other = prepared_values({k: v * 1.5 if k == "mq_us_per_kb" else v for k, v in d.items()}, shared=True)
     with using_values(other):
         p = profiles.workload_profile(w, SYSTEM)
     assert built["pay"] == 2 and p is not first
-    with using_values(dict(d)):                  # equal values, another block: built, the same numbers
+    with using_values(prepared_values(dict(d), shared=True)):    # equal values, another block: built
         again = profiles.workload_profile(w, SYSTEM)
     assert built["pay"] == 3
     for part in ("cpu_us", "busy"):

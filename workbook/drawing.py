@@ -64,7 +64,7 @@ class Drawing:
             return self._each.get(tuple(map(id, bound)), lambda: model_params.parameter_sets(v), keep=bound)[int(idx)]
 
         def pick():
-            return model_params.prepared_values({k: x[idx] for k, x in v.items()})
+            return model_params.prepared_values({k: x[idx] for k, x in v.items()}, shared=True)
         # the entry keeps the binding whose ids its key holds (they were once not kept)
         return self._picked.get((tuple(map(id, bound)), idx.shape, idx.tobytes()), pick, keep=bound)
 

@@ -238,9 +238,8 @@ PROFILES = {"ams": _ams_profile, "channel": _channel_profile, "handshakes": _han
 #: workloads are checked when they are read (:func:`~.read.read_plan`), planned, and planned again
 #: for a report.
 _BUILT = Remembered(64)
-#: Those built under arrays of parameter sets (draws), apart and fewer: each entry keeps its
-#: values block, the draws, alive (a sweep's chunks plan each draw set again and again, a
-#: :func:`~.evaluate.plan` given a dict of draws makes a block of its own each call).
+#: Those built under a shared block of arrays of parameter sets (a sweep's draws), apart and
+#: fewer: each entry keeps its block, the draws, alive.
 _DRAWN = Remembered(32)
 _BLOCK = "a block of arrays of parameter sets, by identity"
 
@@ -250,11 +249,17 @@ def _profile_key(w: Workload, system: System):
     arguments (each with its type, a float by its bits: True and 1, or -0.0 and 0.0, are other
     arguments, which a builder may refuse or take), the system, the figures table in force, and the
     parameters in force (a :func:`~cryptoplan.model.params.using_values` block by its values, the
-    parameter set by identity; a block of arrays of parameter sets, a plan's draws, by identity
-    too, as :func:`~.tables.plan_value` remembers its plans: a sweep's chunks plan under the same
-    draws, the same object, again and again).  None for an argument that is not a plain value."""
+    parameter set by identity; a block of arrays of parameter sets, a sweep's draws, by identity
+    too where its maker shares it, as :func:`~.tables.plan_value` remembers its plans: a sweep's
+    chunks plan under the same draws, the same object, again and again).  None for an argument
+    that is not a plain value, or under arrays of parameter sets not shared (a dict of draws given
+    to :func:`~.evaluate.plan` is a block of its own each call: nothing would be found again)."""
     over, params = binding()
-    given = None if over is None else (over.key() or (_BLOCK, id(over)))
+    given = None if over is None else over.key()
+    if over is not None and given is None:
+        if not over.shared:
+            return None
+        given = (_BLOCK, id(over))
     try:
         args = tuple((k, type(v), v.hex() if type(v) is float else v) for k, v in sorted(w.args.items()))
         key = (given, id(params), table_in_force(), w.name, w.kind, args, system)
