@@ -88,8 +88,8 @@ def peak_columns(P, *weights) -> np.ndarray:
 
 
 def _bounds(lc, grow0, slope0, r_max) -> tuple:
-    """Where the growth rates put the root: ``(t_lo, t_hi)``, each in months (0 or inf where a
-    rate is 0).
+    """Where the growth rates put the root: ``(t_lo, t_hi)``, each in months (``t_lo`` 0 where
+    no workload grows, ``t_hi`` inf where the peak interval's load does not grow at 0).
 
     The growing part :math:`F = f - B` starts at :math:`F_0` and grows no faster than the fastest
     workload, :math:`F(t) \\le F_0 e^{r_{max} t}`, and, by Jensen's inequality on its peak
