@@ -107,6 +107,9 @@ def _read_png(path):
     return width, height, rows
 
 
+# four pages rendered, each PNG decoded here in Python: 14 s alone, 18.8 s in make test and 20.9 s
+# in a clean-clone CI beside the suite (2026-11-29), past the 20 s default
+@pytest.mark.fail_slow("60s")
 def test_chart_png_rendered(soffice, tmp_path):
     require_tool("pdftoppm")
     r = CliRunner().invoke(main, ["template", "-o", str(tmp_path / "p.xlsx"), "--png",
