@@ -281,5 +281,6 @@ def workload_profile(w: Workload, system: System) -> Profile:
     """
     key = _profile_key(w, system)
     # the entry keeps the parameter set and the values block whose ids its key holds
-    kept = _DRAWN if key is not None and isinstance(key[0], tuple) and key[0][0] is _BLOCK else _BUILT
+    over = binding()[0]
+    kept = _DRAWN if over is not None and over.key() is None else _BUILT     # (key() is made once)
     return kept.get(key, lambda: PROFILES[w.kind](w, system), keep=binding())
