@@ -597,6 +597,43 @@ def test_every_planning_parameter_with_a_standard_error_above_its_value_says_why
             assert name in weak or name in on_bound, f"{name} is identified now: drop its weakly text"
 
 
+def test_every_planning_parameter_on_a_bound_states_what_holds_it_there(fresh_fit):
+    """Issue 62: no planning parameter on a bound without a stated source.  Each one the fit
+    leaves on a bound carries its `weakly` text (`cryptoplan fit` prints it under "on a bound"),
+    which names the bound's source: the published range it is read from (``bounds_from``), or the
+    physics (a time or a cost is at least 0)."""
+    on_bound = [n for n in F.bound_parameters(fresh_fit) if n in F.FREE and free.role(n) == "planning"]
+    assert on_bound, "no planning parameter on a bound: the test has nothing to check (keep it honest)"
+    for name in on_bound:
+        spec = F.FREE[name]
+        assert len(spec.weakly) > 40, name
+        lo, _ = spec.bounds()
+        if spec.bounds_from is not None:
+            assert spec.bounds_from in spec.weakly, name
+        else:
+            assert lo == 0.0 and "at least 0" in spec.weakly, name
+
+
+def test_the_bounds_texts_numbers_are_what_a_freed_fit_gives(fresh_fit, monkeypatch):
+    """The numbers the two `weakly` texts quote, re-run: the crypto + AMS fit with exp_public
+    freed to 0.5-3 (not identified: standard error above 10, cost within 1% of the bounded fit's)
+    and ams_fixed_ms freed below 0 (0 within one standard error of where it goes)."""
+    import dataclasses
+    monkeypatch.setitem(free.FREE, "ams_fixed_ms", dataclasses.replace(free.FREE["ams_fixed_ms"], low=-5.0))
+    monkeypatch.setitem(free.FREE, "exp_public", dataclasses.replace(free.FREE["exp_public"], bounds_from=None,
+                                                                    low=0.5, high=3.0))
+    start = {n: p["value"] for n, p in fresh_fit["parameters"].items()}
+    doc = F.fit(groups=("ams",), start=start)
+    got = doc["parameters"]
+    assert got["exp_public"]["stderr"] > 10 and 2.0 < got["exp_public"]["value"] < 2.5, got["exp_public"]
+    assert got["exp_public"]["value"] == pytest.approx(2.26, abs=0.005)
+    assert fresh_fit["solutions"]["ams"].cost == pytest.approx(1.0735, abs=5e-5)
+    assert doc["cost"] == pytest.approx(1.0702, abs=5e-5)
+    fixed = got["ams_fixed_ms"]
+    assert fixed["value"] < 0 and abs(fixed["value"]) < fixed["stderr"], fixed
+    assert fixed["value"] == pytest.approx(-0.0007, abs=5e-5) and fixed["stderr"] == pytest.approx(0.041, abs=5e-4)
+
+
 def test_fit_prints_each_parameters_role(fresh_fit):
     tags = F.parameter_roles(fresh_fit)
     assert tags["cop_rsa_ms_2048"] == "[planning]"
