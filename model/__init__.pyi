@@ -64,6 +64,7 @@ from .zos.ams import (
 )
 from .zos.tls.traffic import (
     tls_cost_us as tls_cost_us,
+    tls_cost_change_pct as tls_cost_change_pct,
     renegotiation_cost_us as renegotiation_cost_us,
     tls_roundtrip_us as tls_roundtrip_us,
 )

@@ -119,9 +119,9 @@ def normalize_policy(policy) -> str:
     return normalize_choice("policy", policy, POLICIES)
 
 
-def normalize_mode(mode) -> str:
-    """Channel protection: none, SSLCIPH or ATTLS (also AT-TLS, AT_TLS)."""
-    return normalize_choice("mode", mode, MODES, {"at-tls": "ATTLS", "at_tls": "ATTLS", "": "none",
+def normalize_mode(mode, name: str = "mode") -> str:
+    """Channel protection: none, SSLCIPH or ATTLS (also AT-TLS, AT_TLS); an error names ``name``."""
+    return normalize_choice(name, mode, MODES, {"at-tls": "ATTLS", "at_tls": "ATTLS", "": "none",
                                          "ssl": "SSLCIPH", "mq": "SSLCIPH"})
 
 

@@ -38,6 +38,8 @@ CALLS = {
     "processors_required": lambda: m.processors_required(300, *AMS),
     "crypto_wait_ms": lambda: m.crypto_wait_ms(300, *AMS),
     "tls_cost_us": lambda: m.tls_cost_us(*RSA_CBC),
+    "tls_cost_change_pct": lambda: m.tls_cost_change_pct("ATTLS", "TLS_RSA_WITH_AES_256_CBC_SHA256", 64.0),
+    "tls_cost_change_pct_z196": lambda: m.tls_cost_change_pct("ATTLS", "NULL_SHA", 64.0, "TCPIP", platform="z196"),
     "tls_roundtrip_us": lambda: m.tls_roundtrip_us(*CHACHA),
     "channel_demands_us": lambda: m.channel_demands_us(*CHACHA),
     "channel_pipeline": lambda: {k: v for k, v in m.channel_pipeline(*CHACHA, ssltasks=1).items() if k != "demands"},

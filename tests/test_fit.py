@@ -640,15 +640,27 @@ def test_fit_prints_each_parameters_role(fresh_fit):
     assert tags["z196_tls_chin_us_per_kb"] == "[descriptive]"
     assert tags["tls_sym_us_per_kb_tls12"].startswith("[planning, prior")
     assert free.role("tls_mstr_us") == "fixed"
-    # no planning function reads the descriptive set: no string naming one of its parameters
-    # outside the fit (a docstring may describe it)
+    # no planning function reads the descriptive set: outside the fit, one function names its
+    # parameters (tls_cost_change_pct, issue 62: seed 000's statements from a public function),
+    # and only when asked for platform "z196", which no planning path passes and tls_cost_us refuses
     import pathlib
     import re
+    from cryptoplan.model.zos.tls import traffic
     root = pathlib.Path(__file__).resolve().parent.parent
     names = re.compile(r"[\"']z196_")
-    for path in (root / "model").rglob("*.py"):
-        if "calibration" not in path.parts:
-            assert not names.search(path.read_text(encoding="utf-8")), path
+    readers = [path.relative_to(root).as_posix() for path in (root / "model").rglob("*.py")
+               if "calibration" not in path.parts and names.search(path.read_text(encoding="utf-8"))]
+    assert readers == ["model/zos/tls/traffic.py"], readers
+    text = (root / "model/zos/tls/traffic.py").read_text(encoding="utf-8")
+    assert "def _z196_param" in text
+    import ast
+    for top in ("model", "workbook", "addin", "cli"):
+        for path in (root / top).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and node.value == "z196":
+                    assert path.name == "traffic.py", (path, node.lineno)   # CHANGE_PLATFORMS and its test
+    with pytest.raises(ValueError, match="platform"):
+        traffic.tls_cost_us("ATTLS", "NULL_SHA", 2.0, platform="z196")
 
 
 def test_a_prior_holds_the_hardware_cipher_costs_near_the_published_cpacf_cost(fresh_fit):

@@ -135,6 +135,7 @@ _VALID = dict(tx_rate=100.0, quantile=0.9, policy="privacy", key_type="RSA", key
               system=(("processors", 4.0), ("coprocessors", 2.0), ("accelerators", 2.0)))
 _VALID_FOR = {"plan": {}, "mva": {"servers": [1, 1]}, "mva_response": {"servers": [1, 1]},
               "mva_throughput": {"servers": [1, 1]}, "tls_roundtrip_us": {"cipher": "TLS_CHACHA20_POLY1305_SHA256"},
+              "tls_cost_change_pct": {"mode": "ATTLS"},
               "channel_demands_us": {"roundtrip_us": 500},
               "channel_pipeline": {"roundtrip_us": 500, "ssltasks": 8, "dispatchers": 5},
               "channel_throughput": {"roundtrip_us": 500, "ssltasks": 8, "dispatchers": 5}}

@@ -694,3 +694,71 @@ def test_an_unprotected_channels_tcpip_cost_grows_with_the_message(a, b):
                 small = np.asarray(tls_cost_us(mode, cipher, lo, "TCPIP"))
                 large = np.asarray(tls_cost_us(mode, cipher, hi, "TCPIP"))
                 assert np.all(large > small) if values is None else np.all(large >= small), (mode, lo, hi)
+
+
+# ------------------------------------------------------------ tls_cost_change_pct (issue 62: z196 in the public API)
+def test_seed_000s_figures_are_what_tls_cost_change_pct_gives_on_the_z196():
+    """Issue 62: seed 000's statements are reproducible from a function a user calls.  Each of its
+    fifteen fitted figures' model values (the fit's own evaluation: the targets' linear tables,
+    another code path) equals tls_cost_change_pct(..., platform="z196") at the figure's
+    conditions, to rounding (rtol 1e-12); a TCPIP ratio is 1 + change / 100."""
+    from cryptoplan.model.calibration.report import figure_table
+    from cryptoplan.model.params import load_params
+    rows = {r["id"]: r for r in figure_table({k: v["value"] for k, v in load_params()["parameters"].items()})}
+    seen = 0
+    for fid, r in rows.items():
+        if not fid.startswith("s000_"):
+            continue
+        c = figure(fid).conditions
+        kb = float(c["message_kb"])
+        cipher = "NULL_SHA" if fid.endswith("_nullsha") else "TLS_RSA_WITH_AES_256_CBC_SHA"
+        space = "TCPIP" if "_tcpip_" in fid else "CHIN" if "_chin_" in fid else None
+        pct = model.tls_cost_change_pct("ATTLS", cipher, kb, space, platform="z196")
+        got = 1.0 + pct / 100.0 if "_tcpip_" in fid else pct
+        assert_allclose(got, r["model"], rtol=1e-12, err_msg=fid)
+        seen += 1
+    assert seen == 15
+
+
+@settings(max_examples=60, deadline=None)
+@given(kb=st.floats(0.0, 102400.0), mode=st.sampled_from(["none", "SSLCIPH", "ATTLS"]),
+       base=st.sampled_from(["none", "SSLCIPH", "ATTLS"]), space=st.sampled_from([None, "CHIN", "TCPIP"]),
+       cipher=st.sampled_from(sorted(CIPHERS)), platform=st.sampled_from(["z14", "z15", "z16"]))
+def test_tls_cost_change_pct_is_the_ratio_of_tls_cost_us(kb, mode, base, space, cipher, platform):
+    """On a planning platform the change is the ratio of the two costs tls_cost_us gives (no
+    renegotiation), substituted back: 100 (C_mode / C_base - 1), rtol 1e-12."""
+    if mode == base:
+        with pytest.raises(ValueError, match="must differ"):
+            model.tls_cost_change_pct(mode, cipher, kb, space, base, platform)
+        return
+    want = 100.0 * (model.tls_cost_us(mode, cipher, kb, space, platform=platform)
+                    / model.tls_cost_us(base, cipher, kb, space, platform=platform) - 1.0)
+    assert_allclose(model.tls_cost_change_pct(mode, cipher, kb, space, base, platform), want, rtol=1e-12, atol=1e-12)
+
+
+def test_tls_cost_change_pct_refuses_what_it_has_no_numbers_for():
+    """The z196 set has no TLS 1.3 cipher; MSTR's channel CPU is 0 in every mode; a platform
+    outside the list is named with the allowed ones.  The default platform is z16, not z196."""
+    with pytest.raises(ValueError, match="z196.*TLS_AES_256_GCM_SHA384 is a TLS 1.3 cipher"):
+        model.tls_cost_change_pct("ATTLS", "TLS_AES_256_GCM_SHA384", 16.0, platform="z196")
+    with pytest.raises(ValueError, match="MSTR"):
+        model.tls_cost_change_pct("ATTLS", "NULL_SHA", 16.0, "MSTR")
+    with pytest.raises(ValueError, match="platform.*z12"):
+        model.tls_cost_change_pct("ATTLS", "NULL_SHA", 16.0, platform="z12")
+    import inspect
+    assert inspect.signature(model.tls_cost_change_pct).parameters["platform"].default == "z16"
+    z16 = model.tls_cost_change_pct("ATTLS", "NULL_SHA", 16.0)
+    assert z16 == model.tls_cost_change_pct("ATTLS", "NULL_SHA", 16.0, platform="z15")
+    assert z16 != model.tls_cost_change_pct("ATTLS", "NULL_SHA", 16.0, platform="z196")
+
+
+def test_docs_models_quotes_the_z196_tcpip_change_as_computed():
+    """docs/models.md's example of tls_cost_change_pct on the z196, run: its printed percent is
+    the function's, to the printed digit."""
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
+    m = re.search(r"`(tls_cost_change_pct\(\"ATTLS\"[^`]*platform=\"z196\"\))`\s+is ([+-]\d+\.\d)%", text)
+    assert m, "the z196 example is missing from docs/models.md"
+    got = eval("model." + m.group(1), {"model": model})
+    assert f"{got:+.1f}" == m.group(2)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..figures import figure
+from ..zos.tls.traffic import Z196_ANCHOR, Z196_OF
 
 __all__ = ["Free", "FREE", "GROUPS", "LOSS", "derived_parameters", "initial", "free_bounds", "Z196_OF",
            "Z196_ANCHOR", "DESCRIPTIVE", "Prior", "PRIORS", "role"]
@@ -187,11 +188,9 @@ FREE = {
 # changes of costs linear in the parameters, which a common scale leaves unchanged: the set is
 # in units of the z196's unprotected CHIN cost per transaction (Z196_ANCHOR, 1 by definition).
 # Its two TLS 1.3 cipher costs have no seed 000 figure and are not in it; its queue manager costs
-# are 0, as the z15 set's (derived_parameters: tls_mstr_us).
-Z196_ANCHOR = "tls_chin_us"
-Z196_OF = ("tls_chin_us_per_kb", "tls_tcpip_us", "tls_tcpip_us_per_kb",
-           "tls_ssl_us", "tls_ssl_us_per_kb", "tls_attls_tcpip_us", "tls_sym_us_per_kb_null",
-           "tls_sym_us_per_kb_tls12")
+# are 0, as the z15 set's (derived_parameters: tls_mstr_us).  The model declares the set
+# (cryptoplan.model.zos.tls.Z196_OF), as tls_cost_change_pct(..., platform="z196") reads it to
+# reproduce seed 000's statements; no planning function reads it.
 
 
 def _z196(name: str) -> Free:

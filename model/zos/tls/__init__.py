@@ -10,12 +10,14 @@ from .handshakes import (KEY_EXCHANGES, handshake_card_utilization, handshake_cp
                          handshake_latency_factor, ocsp_cpu_us)
 from .starts import (HANDSHAKE_FLIGHTS, START_PLATFORMS, channel_start_card_ms, channel_start_card_utilization,
                      channel_start_cost_us, channel_start_rate, channel_stop_cost_us)
-from .traffic import (CHANNEL_COST_PARAMS, CIPHER_FAMILIES, PLATFORMS, ROUNDTRIP_PARAMS, cipher_family,
-                      normalize_platform, renegotiation_cost_us, roundtrip_figure_ids, roundtrip_points,
-                      tls_cost_parts_us, tls_cost_us, tls_roundtrip_us)
+from .traffic import (CHANGE_PLATFORMS, CHANNEL_COST_PARAMS, CIPHER_FAMILIES, PLATFORMS, ROUNDTRIP_PARAMS,
+                      Z196_ANCHOR, Z196_OF, cipher_family, normalize_platform, renegotiation_cost_us,
+                      roundtrip_figure_ids, roundtrip_points, tls_cost_change_pct, tls_cost_parts_us, tls_cost_us,
+                      tls_roundtrip_us)
 
 __all__ = ["roundtrip_points", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_roundtrip_us", "tls_cost_us",
-           "tls_cost_parts_us", "normalize_platform", "renegotiation_cost_us", "channel_start_rate",
+           "tls_cost_parts_us", "tls_cost_change_pct", "normalize_platform", "renegotiation_cost_us",
+           "Z196_ANCHOR", "Z196_OF", "CHANGE_PLATFORMS", "channel_start_rate",
            "channel_start_cost_us", "channel_stop_cost_us", "channel_start_card_ms",
            "channel_start_card_utilization", "handshake_card_utilization", "handshake_cpu_factor",
            "handshake_latency_factor",

@@ -38,7 +38,8 @@ from ...params import (CIPHERS, normalize_address_space, normalize_choice, norma
                        normalize_mode, param)
 
 __all__ = ["roundtrip_points", "roundtrip_figure_ids", "ROUNDTRIP_PARAMS", "tls_roundtrip_us", "tls_cost_us",
-           "tls_cost_parts_us", "normalize_platform", "renegotiation_cost_us", "cipher_family", "CIPHER_FAMILIES",
+           "tls_cost_parts_us", "tls_cost_change_pct", "normalize_platform", "Z196_ANCHOR", "Z196_OF",
+           "CHANGE_PLATFORMS", "renegotiation_cost_us", "cipher_family", "CIPHER_FAMILIES",
            "CHANNEL_COST_PARAMS", "PLATFORMS"]
 
 
@@ -136,6 +137,42 @@ def normalize_platform(platform) -> str:
     return normalize_choice("platform", platform, PLATFORMS)
 
 
+#: Seed 000's descriptive z196 set (a z196 with z/OS 1.13): the z15 set's parameters it has a twin
+#: of (``"z196_" + name``), in units of the z196's unprotected channel-initiator CPU per
+#: transaction (``Z196_ANCHOR``, 1 by definition).  It has no TLS 1.3 cipher (seed 000 measured
+#: NULL_SHA and TLS_RSA_WITH_AES_256_CBC_SHA), and its queue manager costs are 0, as the z15
+#: set's.  :func:`tls_cost_change_pct` reads it; the fit (:mod:`cryptoplan.model.calibration.free`)
+#: declares it from these names.
+Z196_ANCHOR = "tls_chin_us"
+Z196_OF = ("tls_chin_us_per_kb", "tls_tcpip_us", "tls_tcpip_us_per_kb",
+           "tls_ssl_us", "tls_ssl_us_per_kb", "tls_attls_tcpip_us", "tls_sym_us_per_kb_null",
+           "tls_sym_us_per_kb_tls12")
+#: Platforms of :func:`tls_cost_change_pct`: the planning ones and seed 000's z196 (relative only).
+CHANGE_PLATFORMS = PLATFORMS + ("z196",)
+
+
+def _z196_param(name: str):
+    """The z196 set's value of the z15 set's parameter ``name`` (see :data:`Z196_OF`)."""
+    if name == Z196_ANCHOR:
+        return 1.0
+    return param("z196_" + name) if name in Z196_OF else 0.0
+
+
+def _cost_parts(m: str, cipher, kb, get, g) -> dict:
+    """:func:`tls_cost_parts_us`'s sums, the parameters read through ``get``, times ``g``."""
+    mstr = get("tls_mstr_us") + get("tls_mstr_us_per_kb") * kb
+    chin = get("tls_chin_us") + get("tls_chin_us_per_kb") * kb
+    tcp = get("tls_tcpip_us") + get("tls_tcpip_us_per_kb") * kb
+    if m != "none":
+        e = get(CIPHER_FAMILIES[cipher_family(normalize_cipher(cipher))])
+        if m == "SSLCIPH":
+            chin = chin + get("tls_ssl_us") + (get("tls_ssl_us_per_kb") + 4.0 * e) * kb
+        else:
+            chin = chin + 2.0 * e * kb
+            tcp = tcp + get("tls_attls_tcpip_us") + 2.0 * e * kb
+    return {"MSTR": g * mstr, "CHIN": g * chin, "TCPIP": g * tcp}
+
+
 def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     """CPU µs per request/reply transaction by address space (both LPARs), no renegotiation.
 
@@ -192,18 +229,73 @@ def tls_cost_parts_us(mode, cipher, message_kb, platform="z16") -> dict:
     plat = normalize_platform(platform)
     kb = np.asarray(MESSAGE_KB.check(message_kb), dtype=float)
     g = param("tls_z14_vs_z15") if plat == "z14" else 1.0
-    mstr = param("tls_mstr_us") + param("tls_mstr_us_per_kb") * kb
-    chin = param("tls_chin_us") + param("tls_chin_us_per_kb") * kb
-    tcp = param("tls_tcpip_us") + param("tls_tcpip_us_per_kb") * kb
-    if m != "none":
-        e = param(CIPHER_FAMILIES[cipher_family(normalize_cipher(cipher))])
-        if m == "SSLCIPH":
-            chin = chin + param("tls_ssl_us") + (param("tls_ssl_us_per_kb") + 4.0 * e) * kb
-        else:
-            chin = chin + 2.0 * e * kb
-            tcp = tcp + param("tls_attls_tcpip_us") + 2.0 * e * kb
-    out = {"MSTR": g * mstr, "CHIN": g * chin, "TCPIP": g * tcp}
+    out = _cost_parts(m, cipher, kb, param, g)
     return {k: (float(v) if np.ndim(v) == 0 else v) for k, v in out.items()}
+
+
+def tls_cost_change_pct(mode, cipher, message_kb, address_space=None, baseline="SSLCIPH", platform="z16"):
+    """Change of a channel's CPU per request/reply transaction from ``baseline`` to ``mode`` (%).
+
+    .. math:: 100\\,\\Big(\\frac{C_{mode}(KB)}{C_{baseline}(KB)} - 1\\Big)
+
+    with :math:`C` the CPU of :func:`tls_cost_parts_us` in the address space asked (MSTR + CHIN +
+    TCPIP for the total), the same cipher in both modes, no renegotiation (as the seeds measured).
+    The seeds print exactly this: AT-TLS against SSLCIPH in total, in CHIN and in TCPIP (seed 000
+    as a ratio: 1 + change / 100).
+
+    ``platform="z196"`` evaluates seed 000's descriptive set (a z196 with z/OS 1.13, fitted to
+    that seed's fifteen relative figures alone, in units of its unprotected channel-initiator
+    cost: :data:`Z196_OF`), so that seed's statements can be reproduced from a function a user
+    calls.  It is never the default and no planning function reads it; a change in % needs no
+    unit, which is why only this function offers it.
+
+    Parameters
+    ----------
+    mode, baseline : {"none", "SSLCIPH", "ATTLS"}
+        The protection compared and the one compared against (they differ).
+    cipher : str
+        IBM cipher name, used by both (ignored where both are "none").  On the z196, NULL_SHA or a
+        TLS 1.2 hardware cipher (seed 000 measured no TLS 1.3 cipher).
+    message_kb : float or array_like
+        Message size in KB (request and reply), 0..102400.
+    address_space : {None, "total", "MSTR", "CHIN", "TCPIP"}
+        None or "total": MSTR + CHIN + TCPIP.  MSTR costs 0 in both sets (a channel's MQPUT and
+        MQGET are charged to CHIN): its change is refused.
+    platform : {"z14", "z15", "z16", "z196"}
+
+    Returns
+    -------
+    float or ndarray
+        Percent (negative: ``mode`` costs less).
+
+    References
+    ----------
+    .. [1] IBM, "Using AT-TLS to encrypt data flowing over IBM MQ channels", SupportPac MP16
+       (seed 000's z196 measurements).
+    .. [2] A. Sharkey, "MQ for z/OS using AT-TLS to provide channel encryption", 2021.
+    """
+    m, b = normalize_mode(mode), normalize_mode(baseline, "baseline")
+    if m == b:
+        raise InputError(f"mode and baseline must differ (both {m!r}): a change from a protection to itself is 0")
+    space = normalize_address_space(address_space)
+    if space == "MSTR":
+        raise InputError("address_space 'MSTR' has no change to give: the queue manager's channel CPU is 0 in "
+                         "every mode (charged to CHIN); choose total, CHIN or TCPIP")
+    plat = normalize_choice("platform", platform, CHANGE_PLATFORMS)
+    kb = np.asarray(MESSAGE_KB.check(message_kb), dtype=float)
+    if plat == "z196":
+        if cipher_family(normalize_cipher(cipher)) not in ("null", "tls12"):
+            raise InputError(f"platform 'z196' (seed 000's descriptive set) has costs for NULL_SHA and the TLS 1.2 "
+                             f"hardware ciphers only; {normalize_cipher(cipher)} is a TLS 1.3 cipher")
+        get, g = _z196_param, 1.0
+    else:
+        get, g = param, (param("tls_z14_vs_z15") if plat == "z14" else 1.0)
+
+    def cost(mm):
+        parts = _cost_parts(mm, cipher, kb, get, g)
+        return parts["MSTR"] + parts["CHIN"] + parts["TCPIP"] if space == "total" else parts[space]
+    out = 100.0 * (cost(m) / cost(b) - 1.0)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def renegotiation_cost_us(cipher, message_kb, sslrkeyc, platform="z16"):
