@@ -149,9 +149,21 @@ _GROUP_TITLES = {"ams": "crypto + AMS", "tls": "TLS channel costs (z15 set: plan
                  "roundtrip": "TLS round trips"}
 
 
-def _fit_text(doc: dict, rows: list[dict]) -> str:
+def _figure_line(r: dict) -> list[str]:
+    """A figure's line (published, model, accepted interval), and its miss's reason under it."""
+    mark = "ok " if r["within_tolerance"] else "   "
+    lo, hi = ("" if v is None else f"{v:.4g}" for v in (r["accepted_low"], r["accepted_high"]))
+    out = [f"  {mark}{r['id']:44s} published {r['published']:>10.4g}  model {r['model']:>10.4g}"
+           f"  accepts {lo:>9s} .. {hi:<9s} {r['kind']}"]
+    if r["reason"]:
+        out.append(f"       why: {r['reason']}")
+    return out
+
+
+def _fit_text(doc: dict, rows: list[dict], predicted: tuple | list = ()) -> str:
     """What ``cryptoplan fit`` prints: each group's fit report, the parameters read from the
-    figures, how many figures the fit reproduces, and every figure with its model value."""
+    figures, the figures counted apart (fitted, predicted, echoes), every fitted figure with its
+    model value, then every predicted one."""
     ok = sum(r["within_tolerance"] for r in rows)
     within10 = sum(abs(r["relative_error"] or 0) <= 0.10 for r in rows)
     n_free = sum(p["source"].startswith("fit") for p in doc["parameters"].values())
@@ -174,21 +186,28 @@ def _fit_text(doc: dict, rows: list[dict]) -> str:
     out.append("[[fixed: read from the figures or a structural assumption, not fitted]]")
     out += [f"    {name:22s} {p['value']:12.6g} {p['unit']:6s} {p['source']}"
             for name, p in doc["parameters"].items() if not p["source"].startswith("fit")]
-    out.append(f"fitted figures within their tolerance: {ok}/{len(rows)}; within 10%: {within10}/{len(rows)} (figures the "
-               "fit was made to, not predictions: `cryptoplan crossval` predicts each with it left out)")
+    counts = F.figure_counts(rows, list(predicted))
+    (d_ok, d_n), (p_ok, p_n) = counts["descriptive"], counts["predicted"]
+    out.append("figures, counted apart:")
+    out.append(f"  predicted (published, no fit uses them): {p_ok} of {p_n} within their tolerance (listed last)")
+    out.append("  fitted, each predicted with it left out (the headline for the fitted figures): `cryptoplan crossval`")
+    out.append(f"  fitted: {ok} of {len(rows)} within their tolerance, {within10}/{len(rows)} within 10% (figures the fit "
+               f"was made to, not predictions; {d_n} of them seed 000's descriptive z196 set, {d_ok} within)")
+    out.append(f"  echoes: {counts['echoes']} (the operation counts per message the AMS model is built from: returned, "
+               "not predicted, not counted)")
     by_source: dict = {}
     for r in rows:
         if r["relative_error"] is not None:
             by_source.setdefault(r["source"], []).append(abs(r["relative_error"]))
     out.append("median absolute relative error by source:")
     out += [f"  {src:45s} {np.median(errs):7.1%}  ({len(errs)} figures)" for src, errs in sorted(by_source.items())]
+    out.append("[[fitted: the figures the fit was made to]]")
     for r in rows:
-        mark = "ok " if r["within_tolerance"] else "   "
-        lo, hi = ("" if v is None else f"{v:.4g}" for v in (r["accepted_low"], r["accepted_high"]))
-        out.append(f"  {mark}{r['id']:44s} published {r['published']:>10.4g}  model {r['model']:>10.4g}"
-                   f"  accepts {lo:>9s} .. {hi:<9s} {r['kind']}")
-        if r["reason"]:
-            out.append(f"       why: {r['reason']}")
+        out += _figure_line(r)
+    if predicted:
+        out.append("[[predicted: published figures no fit uses, from the fitted parameters]]")
+        for r in predicted:
+            out += _figure_line(r)
     return "\n".join(out) + "\n"
 
 
@@ -231,7 +250,8 @@ def fit(figures_path, out_path, report_dir, force, check):
         doc = F.fit()
         values = {k: v["value"] for k, v in doc["parameters"].items()}
         rows = F.figure_table(values)
-    click.echo(_fit_text(doc, rows), nl=False)
+        predicted = F.prediction_table(values)
+    click.echo(_fit_text(doc, rows, predicted), nl=False)
     if report_dir:          # first: a fit refused below is one whose residuals a reader wants
         folder = report_folder(report_dir)
         try:

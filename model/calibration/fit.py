@@ -55,6 +55,8 @@ The fit in modules, read in this order:
   (:func:`fit_cost`, :func:`roundtrip_cost`);
 * :mod:`~cryptoplan.model.calibration.fitting`: the fit itself (:func:`fit`);
 * :mod:`~cryptoplan.model.calibration.crossval`: leave-one-out (:func:`crossvalidate`);
+* :mod:`~cryptoplan.model.calibration.predictions`: the published figures no fit uses, scored
+  from the fitted parameters and counted apart (:func:`prediction_table`, :func:`figure_counts`);
 * :mod:`~cryptoplan.model.calibration.report`: the published-vs-model table
   (:func:`figure_table`, :func:`known_misses`), the check of a fresh fit against the
   committed parameter file (:func:`fit_differences`) and the file's text
@@ -78,6 +80,7 @@ from .free import FREE, GROUPS, LOSS, PRIORS, Free, derived_parameters
 from .report import figure_table, figure_table_ids, fit_differences, known_misses, params_text, write_params
 from .report import bound_parameters, covariance_section, parameter_roles, weak_parameters
 from .report import REFIT_BOUND_ATOL, REFIT_COST_RTOL, REFIT_SIGMAS  # noqa: F401  (not in __all__)
+from .predictions import PREDICTED, figure_counts, figure_uses, predicted_value, prediction_table
 from .scoring import fit_cost, roundtrip_cost
 from .targets import Target, predict_all, targets
 
@@ -85,4 +88,5 @@ __all__ = ["Target", "targets", "Free", "FREE", "GROUPS", "LOSS", "derived_param
            "predict_all",
            "figure_table", "figure_table_ids", "crossvalidate", "fit_differences", "fit_cost", "roundtrip_cost",
            "write_params", "params_text", "parameter_roles", "weak_parameters", "bound_parameters", "PRIORS", "covariance_section",
-           "bootstrap_section", "BOOTSTRAP_DRAWS"]
+           "bootstrap_section", "BOOTSTRAP_DRAWS", "PREDICTED", "predicted_value", "prediction_table",
+           "figure_uses", "figure_counts"]

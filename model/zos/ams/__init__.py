@@ -93,7 +93,7 @@ References
 
 from __future__ import annotations
 
-from ._scenario import AMS_ADDRESS_SPACES, AMS_PLATFORMS, RESOURCES, RMF_EXAMPLE, CARD_GENERATIONS
+from ._scenario import AMS_ADDRESS_SPACES, AMS_PLATFORMS, RESOURCES, RMF_EXAMPLE, CARD_GENERATIONS, SIZE_CLASSES_KB
 from ._operations import card_generation_factor, ams_operations, ams_card_demands_ms
 from ._cpu import ams_platform_factors
 from ._workload import (AmsWorkload, ams_bottleneck, ams_cost_at_rate_us, ams_cost_us, ams_demands,
@@ -107,4 +107,4 @@ __all__ = ["AmsWorkload", "card_generation_factor", "ams_operations", "ams_messa
            "ams_cost_at_rate_us", "ams_plan", "AMSPlan", "ams_bottleneck", "card_utilization",
            "crypto_wait_ms", "accelerators_required", "coprocessors_required",
            "processors_required", "ams_platform_factors", "AMS_ADDRESS_SPACES", "AMS_PLATFORMS",
-           "RESOURCES", "RMF_EXAMPLE", "CARD_GENERATIONS"]
+           "RESOURCES", "RMF_EXAMPLE", "CARD_GENERATIONS", "SIZE_CLASSES_KB"]
