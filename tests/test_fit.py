@@ -186,7 +186,7 @@ def test_every_listed_miss_has_a_reason():
 
 def test_figure_table_carries_conditions_and_reasons():
     rows = {r["id"]: r for r in model_figures()}
-    assert "message_kb=16" in rows["s002_16k_total_cost"]["conditions"]
+    assert "message_kb=32" in rows["s002_32k_total_cost"]["conditions"]
     for fid, r in rows.items():
         assert r["reason"] == ("" if r["within_tolerance"] else KNOWN_OUT_OF_TOLERANCE[fid]), fid
 
@@ -675,11 +675,12 @@ def test_a_prior_holds_the_hardware_cipher_costs_near_the_published_cpacf_cost(f
 
 def test_fitted_and_predicted_figures_are_counted_apart_and_echoes_not_at_all():
     """Issue 62's counting, from the tables: the fitted figures within their accepted interval
-    (MODEL_FIGURES, 82 of 88), and the predictions, the published rows no fit uses (``checked``),
+    (MODEL_FIGURES, 82 of 86), and the predictions, the published rows no fit uses (``checked``),
     each scored against its own accepted interval by F.prediction_table (which `cryptoplan fit`
-    prints): 3 of 9, the z16 report's three large-message rows among the misses (the model runs
-    z16 on z15's factors), and seed 003's "up to 98%" DHE saving, which contradicts the note the
-    handshake model is fitted to (53%).  Until the table scored it, that row's test read "up to"
+    prints): 3 of 11, the z16 report's three large-message rows among the misses (the model runs
+    z16 on z15's factors), seed 003's "up to 98%" DHE saving, which contradicts the note the
+    handshake model is fitted to (53%), and the two forced misses the fit leaves out (issue 62:
+    82 of 88 fitted while they were fitted).  Until the table scored it, that row's test read "up to"
     as a bound and the count was 4 of 9 (93 of 104).  The seven ref_ops_* rows are AMS's
     operation counts per message, which the model is built from and returns as they are
     (``echo``): not counted.  Counted as issue 62 counts them (echoes among the 104): 92 of 104;
@@ -692,16 +693,16 @@ def test_fitted_and_predicted_figures_are_counted_apart_and_echoes_not_at_all():
     assert {r["id"] for r in rows} == fitted
     values = {k: v["value"] for k, v in committed()["parameters"].items()}
     predicted = F.prediction_table(values)
-    assert {r["id"] for r in predicted} == checked == set(F.PREDICTED)
+    assert {r["id"] for r in predicted} == checked == set(F.predicted_ids())
     fitted_held = sum(r["within_tolerance"] for r in rows)
     predicted_held = sum(r["within_tolerance"] for r in predicted)
-    assert (len(fitted), len(checked), len(echoes)) == (88, 9, 7)
+    assert (len(fitted), len(checked), len(echoes)) == (86, 11, 7)
     assert all(fid.startswith("ref_ops_") for fid in echoes)
     assert fitted_held >= 82 and predicted_held >= 3, (fitted_held, predicted_held)
     assert fitted_held + predicted_held + len(echoes) == 92 and len(fitted) + len(checked) + len(echoes) == 104
     counts = F.figure_counts(rows, predicted)
-    assert counts == {"fitted": (fitted_held, 88), "predicted": (predicted_held, 9), "echoes": 7,
-                      "descriptive": (13, 15)}
+    assert counts == {"fitted": (fitted_held, 86), "predicted": (predicted_held, 11), "echoes": 7,
+                      "descriptive": (13, 14)}
 
 
 @pytest.mark.parametrize(("seed", "scipy_default"), [(s, False) for s in range(6)] + [(s, True) for s in range(6, 9)])

@@ -80,13 +80,13 @@ from .free import FREE, GROUPS, LOSS, PRIORS, Free, derived_parameters
 from .report import figure_table, figure_table_ids, fit_differences, known_misses, params_text, write_params
 from .report import bound_parameters, covariance_section, parameter_roles, weak_parameters
 from .report import REFIT_BOUND_ATOL, REFIT_COST_RTOL, REFIT_SIGMAS  # noqa: F401  (not in __all__)
-from .predictions import PREDICTED, figure_counts, figure_uses, predicted_value, prediction_table
+from .predictions import PREDICTED, figure_counts, figure_uses, predicted_ids, predicted_value, prediction_table
 from .scoring import fit_cost, roundtrip_cost
-from .targets import Target, predict_all, targets
+from .targets import NOT_FITTED, Target, predict_all, scored_targets, targets
 
-__all__ = ["Target", "targets", "Free", "FREE", "GROUPS", "LOSS", "derived_parameters", "known_misses", "fit",
-           "predict_all",
+__all__ = ["Target", "targets", "NOT_FITTED", "scored_targets", "Free", "FREE", "GROUPS", "LOSS",
+           "derived_parameters", "known_misses", "fit", "predict_all",
            "figure_table", "figure_table_ids", "crossvalidate", "fit_differences", "fit_cost", "roundtrip_cost",
            "write_params", "params_text", "parameter_roles", "weak_parameters", "bound_parameters", "PRIORS", "covariance_section",
-           "bootstrap_section", "BOOTSTRAP_DRAWS", "PREDICTED", "predicted_value", "prediction_table",
+           "bootstrap_section", "BOOTSTRAP_DRAWS", "PREDICTED", "predicted_ids", "predicted_value", "prediction_table",
            "figure_uses", "figure_counts"]

@@ -141,7 +141,7 @@ FREE = {
                                        "figure pins the unprotected TCPIP cost beyond 2 KB.  It sat on its bound 0 "
                                        "(a megabyte through TCPIP for free) while TLS 1.3 AES-GCM could cost more "
                                        "than AES-CBC with HMAC; with that order kept it is above 0, but its "
-                                       "bootstrap refits run from 0 to 2.2 us/KB (5th to 95th percentile, 16% of "
+                                       "bootstrap refits run from 0 to 3.0 us/KB (5th to 95th percentile, 10% of "
                                        "them at 0).  A prior from seed 000's z196 ratio to the channel initiator's "
                                        "cost per KB (0.42) held it at 0.51 +- 0.45, and the TLS bands then covered "
                                        "the truth in 80-84% of 200 synthetic refits (bar 85%): not used.  Answers "

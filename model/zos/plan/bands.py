@@ -52,7 +52,7 @@ BANDS_HOLD_RANGES = ("the model's parameters (the parameter file's covariance or
 #: with their stated noise, refitted): tests/test_bands_coverage.py, the TLS block's 200 refits (its
 #: test asserts 85-95%), the AMS block's 100 (run as a script; not asserted: they under-cover).
 #: docs/calibration.md quotes the same numbers (tests/test_plan_bands.py holds the two together).
-MEASURED_COVERAGE = {"channel CPU": 0.885, "AMS accelerators": 0.64, "AMS coprocessors": 0.77,
+MEASURED_COVERAGE = {"channel CPU": 0.855, "AMS accelerators": 0.64, "AMS coprocessors": 0.77,
                      "AMS processors": 0.86}
 
 
