@@ -235,7 +235,11 @@ def test_the_normal_90_percent_band_covers_the_truth_85_to_95_percent_of_the_tim
         assert 0.85 <= share <= 0.95, (answer, share)
 
 
-@pytest.mark.fail_slow("450s")          # 177-222 s on two processes beside the suite (the TLS targets one array program)
+# 177-222 s on two processes beside the suite (the TLS targets one array program); 463 s in a clean-clone
+# CI on 2026-11-29, a day the machine ran `make test-fast` in 165-181 s (77-95 s the day before).  Not the
+# change of that day (the forced rows left out of the TLS fit): six replications took 11.4-15.4 s with it
+# and 15.2-16.5 s without, alternated in one session
+@pytest.mark.fail_slow("900s")
 def test_the_bootstrap_90_percent_band_covers_the_truth_85_to_95_percent_of_the_time():
     for answer, share in coverage("tls", "bootstrap").items():
         assert 0.85 <= share <= 0.95, (answer, share)

@@ -531,7 +531,9 @@ def _ciw_pool_wait(classes, servers, seed, until_ms=25_000.0, warm_ms=2_000.0):
 
 
 @pytest.mark.slow
-@pytest.mark.fail_slow("120s")          # 31 s alone (90985a6): a Ciw simulation of the pooled cards
+# 31 s alone (90985a6), 53 s alone and 173 s beside the suite in a clean-clone CI on 2026-11-29, a day the
+# machine ran `make test-fast` in 165-181 s (77-95 s the day before): a Ciw simulation of the pooled cards
+@pytest.mark.fail_slow("360s")
 def test_pooled_accelerator_wait_matches_a_multiclass_simulation():
     """Two workloads on 2 accelerators, 72% busy: AMS privacy's ME and CRT requests and TLS
     handshakes (three constant service times, SCV 1.74 mixed).  The plan's M/G/c wait per request
