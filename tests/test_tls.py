@@ -743,8 +743,11 @@ def test_tls_cost_change_pct_refuses_what_it_has_no_numbers_for():
     outside the list is named with the allowed ones.  The default platform is z16, not z196."""
     with pytest.raises(ValueError, match="z196.*TLS_AES_256_GCM_SHA384 is a TLS 1.3 cipher"):
         model.tls_cost_change_pct("ATTLS", "TLS_AES_256_GCM_SHA384", 16.0, platform="z196")
-    with pytest.raises(ValueError, match="MSTR"):
+    with pytest.raises(ValueError, match="MSTR.*baseline SSLCIPH is 0"):
         model.tls_cost_change_pct("ATTLS", "NULL_SHA", 16.0, "MSTR")
+    from cryptoplan.model.params import using_values
+    with using_values({"tls_mstr_us": 5.0}):          # a site file that gives the queue manager a cost
+        assert model.tls_cost_change_pct("ATTLS", "NULL_SHA", 16.0, "MSTR") == 0.0   # "not affected"
     with pytest.raises(ValueError, match="platform.*z12"):
         model.tls_cost_change_pct("ATTLS", "NULL_SHA", 16.0, platform="z12")
     import inspect

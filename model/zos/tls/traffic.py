@@ -254,13 +254,14 @@ def tls_cost_change_pct(mode, cipher, message_kb, address_space=None, baseline="
     mode, baseline : {"none", "SSLCIPH", "ATTLS"}
         The protection compared and the one compared against (they differ).
     cipher : str
-        IBM cipher name, used by both (ignored where both are "none").  On the z196, NULL_SHA or a
+        IBM cipher name, the same for whichever of the two is protected.  On the z196, NULL_SHA or a
         TLS 1.2 hardware cipher (seed 000 measured no TLS 1.3 cipher).
     message_kb : float or array_like
         Message size in KB (request and reply), 0..102400.
     address_space : {None, "total", "MSTR", "CHIN", "TCPIP"}
-        None or "total": MSTR + CHIN + TCPIP.  MSTR costs 0 in both sets (a channel's MQPUT and
-        MQGET are charged to CHIN): its change is refused.
+        None or "total": MSTR + CHIN + TCPIP.  An address space whose CPU under the baseline is 0
+        has no change to give and is refused: MSTR under the packaged parameters (a channel's MQPUT
+        and MQGET are charged to CHIN) and on the z196; a site file that gives MSTR a cost has one.
     platform : {"z14", "z15", "z16", "z196"}
 
     Returns
@@ -278,9 +279,6 @@ def tls_cost_change_pct(mode, cipher, message_kb, address_space=None, baseline="
     if m == b:
         raise InputError(f"mode and baseline must differ (both {m!r}): a change from a protection to itself is 0")
     space = normalize_address_space(address_space)
-    if space == "MSTR":
-        raise InputError("address_space 'MSTR' has no change to give: the queue manager's channel CPU is 0 in "
-                         "every mode (charged to CHIN); choose total, CHIN or TCPIP")
     plat = normalize_choice("platform", platform, CHANGE_PLATFORMS)
     kb = np.asarray(MESSAGE_KB.check(message_kb), dtype=float)
     if plat == "z196":
@@ -294,7 +292,12 @@ def tls_cost_change_pct(mode, cipher, message_kb, address_space=None, baseline="
     def cost(mm):
         parts = _cost_parts(mm, cipher, kb, get, g)
         return parts["MSTR"] + parts["CHIN"] + parts["TCPIP"] if space == "total" else parts[space]
-    out = 100.0 * (cost(m) / cost(b) - 1.0)
+    base = cost(b)
+    if np.any(np.asarray(base) <= 0.0):
+        raise InputError(f"address_space {space!r} has no change to give: its CPU under the baseline {b} is 0 "
+                         "(the packaged parameters charge a channel's MQPUT and MQGET to CHIN, so MSTR's is 0); "
+                         "choose total, CHIN or TCPIP")
+    out = 100.0 * (cost(m) / base - 1.0)
     return float(out) if np.ndim(out) == 0 else out
 
 
