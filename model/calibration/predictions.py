@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import math
 from typing import Callable
 
 from ..datafiles import data_path
 from ..errors import UnknownName
-from ..figures import figure, load_figures, source_label
+from ..figures import figure, load_figures
 from ..params import using_values
 from ..zos.ams import SIZE_CLASSES_KB, ams_throughput
 from ..zos.tls import handshake_cpu_factor, tls_roundtrip_us
-from .report import known_misses
+from .report import figure_row, known_misses
 from .targets import NOT_FITTED, predict_all, scored_targets, targets
 
 __all__ = ["PREDICTED", "predicted_ids", "predicted_value", "prediction_table", "figure_uses", "figure_counts"]
@@ -125,17 +124,7 @@ def prediction_table(values: dict) -> list[dict]:
                 continue
             f = table[fid]
             model = float(PREDICTED[fid]()) if fid in PREDICTED else scored[fid]
-            lo, hi = f.bounds()
-            pub = f.target()
-            ok = bool(lo <= model <= hi)
-            rows.append({"id": fid, "source": source_label(f.source), "quantity": f.quantity,
-                         "conditions": "; ".join(f"{k}={v}" for k, v in f.conditions.items() if v),
-                         "unit": f.unit, "kind": f.kind, "published": pub, "low": f.low, "high": f.high,
-                         "model": model, "residual": model - pub,
-                         "relative_error": (model - pub) / abs(pub) if pub else None,
-                         "tolerance": f.tolerance, "accepted_low": lo if math.isfinite(lo) else None,
-                         "accepted_high": hi if math.isfinite(hi) else None, "within_tolerance": ok,
-                         "reason": "" if ok else misses.get(fid, "not listed in data/misses.csv")})
+            rows.append(figure_row(f, model, misses))
     return rows
 
 

@@ -28,7 +28,7 @@ from .free import FREE, PRIORS, free_bounds, role
 from .scoring import fit_cost, roundtrip_cost
 from .targets import predict_all, targets
 
-__all__ = ["known_misses", "figure_table_ids", "figure_table", "REFIT_SIGMAS", "REFIT_BOUND_ATOL",
+__all__ = ["known_misses", "figure_table_ids", "figure_table", "figure_row", "REFIT_SIGMAS", "REFIT_BOUND_ATOL",
            "REFIT_COST_RTOL", "fit_differences", "params_text", "write_params", "weak_parameters",
            "bound_parameters",
            "parameter_roles", "covariance_section"]
@@ -154,22 +154,24 @@ def figure_table(values: dict) -> list[dict]:
             c = figure(fid).conditions
             preds[fid] = float(tls_roundtrip_us(c["mode"], c["cipher"], float(c["message_kb"])))
     misses = known_misses()
-    rows = []
-    for fid in figure_table_ids():
-        model = preds[fid]
-        f = figure(fid)
-        lo, hi = f.bounds()
-        pub = f.target()
-        ok = bool(lo <= model <= hi)
-        rows.append({"id": fid, "source": source_label(f.source), "quantity": f.quantity,
-                     "conditions": "; ".join(f"{k}={v}" for k, v in f.conditions.items() if v),
-                     "unit": f.unit, "kind": f.kind, "published": pub, "low": f.low, "high": f.high,
-                     "model": model, "residual": model - pub,
-                     "relative_error": (model - pub) / abs(pub) if pub else None,
-                     "tolerance": f.tolerance, "accepted_low": lo if math.isfinite(lo) else None,
-                     "accepted_high": hi if math.isfinite(hi) else None, "within_tolerance": ok,
-                     "reason": "" if ok else misses.get(fid, "not listed in data/misses.csv")})
-    return rows
+    return [figure_row(figure(fid), preds[fid], misses) for fid in figure_table_ids()]
+
+
+def figure_row(f, model: float, misses: dict) -> dict:
+    """One row of :func:`figure_table` (and of the predictions' table): figure ``f`` against the
+    model's value ``model`` in its unit, scored against its accepted interval, with the reason
+    ``misses`` (:func:`known_misses`) gives when it is outside."""
+    lo, hi = f.bounds()
+    pub = f.target()
+    ok = bool(lo <= model <= hi)
+    return {"id": f.id, "source": source_label(f.source), "quantity": f.quantity,
+            "conditions": "; ".join(f"{k}={v}" for k, v in f.conditions.items() if v),
+            "unit": f.unit, "kind": f.kind, "published": pub, "low": f.low, "high": f.high,
+            "model": model, "residual": model - pub,
+            "relative_error": (model - pub) / abs(pub) if pub else None,
+            "tolerance": f.tolerance, "accepted_low": lo if math.isfinite(lo) else None,
+            "accepted_high": hi if math.isfinite(hi) else None, "within_tolerance": ok,
+            "reason": "" if ok else misses.get(f.id, "not listed in data/misses.csv")}
 
 
 # How far a fresh fit may stand from the committed one (see fit_differences).
