@@ -13,8 +13,9 @@ Both ways of drawing are checked on a sub-model they serve: the covariance's tru
 the round-trip block (the ten published round trips, fitted by least squares; its answer the
 round trip of a 32 KB AT-TLS message and a 4 KB SSLCIPH one), and the bootstrap refits, recentred
 on the fit as :func:`~cryptoplan.model.calibration.draws.parameter_draws` recentres them, on the
-TLS block (its answer the processors' utilization of two channel workloads), with 61 refits a
-replication to keep the test to a few minutes.  Bounded figures (ranges, upper and lower bounds)
+TLS block (its answer the processors' utilization of two channel workloads) and on the crypto +
+AMS block (the coprocessors', accelerators' and processors' utilization of two AMS workloads),
+with 61 refits a replication to keep each test within the hour.  Bounded figures (ranges, upper and lower bounds)
 are constraints, not measurements: the synthetic problems keep only point figures and priors.
 """
 
@@ -25,10 +26,10 @@ import os
 import numpy as np
 import pytest
 
-from cryptoplan.model.calibration.bootstrap import refits
+from cryptoplan.model.calibration.bootstrap import refits, starts
 from cryptoplan.model.calibration.draws import _truncated_normal, recentred
-from cryptoplan.model.calibration.fitting import free_parameters
-from cryptoplan.model.calibration.free import LOSS, free_bounds, initial
+from cryptoplan.model.calibration.fitting import fit_twice
+from cryptoplan.model.calibration.free import free_bounds, initial
 from cryptoplan.model.calibration.leastsq import solve
 from cryptoplan.model.calibration.scoring import group_batch
 from cryptoplan.model.figures import figure
@@ -76,8 +77,7 @@ def _synthetic(group: str, truth: dict, rng):
 
 
 def _fit(names, batch):
-    first = solve(batch, free_parameters(names, {n: initial(n)[0] for n in names}), stderr=False)
-    return solve(batch, free_parameters(names, first.values()), loss=LOSS, stderr=True)
+    return fit_twice(batch, names, {n: initial(n)[0] for n in names}, stderr=True)[1]
 
 
 def _draws(method, names, batch, point, sol, truth, rng) -> dict:
@@ -92,7 +92,7 @@ def _draws(method, names, batch, point, sol, truth, rng) -> dict:
             out.update(zip(block, x))
     else:
         scale = sol.scale if np.isfinite(sol.scale) else 1.0
-        rows = refits(names, batch, point, sol.x, scale, REFITS, rng)
+        rows = refits(names, batch, point, starts(names), scale, REFITS, rng)
         rows = recentred(rows, sol.x, bounds[:, 0], bounds[:, 1])
         out.update(zip(names, rows[rng.integers(0, rows.shape[0], DRAWS)].T))
     return out
@@ -245,8 +245,19 @@ def test_the_bootstrap_90_percent_band_covers_the_truth_85_to_95_percent_of_the_
         assert 0.85 <= share <= 0.95, (answer, share)
 
 
+# 2,736 s on two processes while the fast tier and two fits ran beside it (90.0, 88.5, 91.0%); the
+# AMS block's 16 parameters and 30 residuals, each refit repeating the fit (bootstrap.refits)
+@pytest.mark.fail_slow("3600s")
+def test_the_ams_bootstrap_90_percent_band_covers_the_truth_85_to_95_percent_of_the_time():
+    """Issue 62's bar: the coprocessors', accelerators' and processors' utilization of a plan with
+    AMS Privacy at 2 KB and Integrity with RSA-4096 keys at 32 KB.  They covered 77, 64 and 86%
+    (100 refits) while each refit started at the fit and the public-key exponent sat on its
+    range's low end (docs/calibration.md)."""
+    for answer, share in coverage("ams", "bootstrap").items():
+        assert 0.85 <= share <= 0.95, (answer, share)
+
+
 if __name__ == "__main__":        # the coverage measured, for the record
     print("round trips, normal:", roundtrip_coverage())
     print("tls, bootstrap:", coverage("tls", "bootstrap"))
-    # not asserted: the AMS block's bands undercover (64/77/86% in 100; bootstrap.py says why)
-    print("ams, bootstrap (100):", coverage("ams", "bootstrap", reps=100))
+    print("ams, bootstrap:", coverage("ams", "bootstrap"))

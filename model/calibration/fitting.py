@@ -30,7 +30,7 @@ if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
 else:
     lmfit = lazy_module("lmfit")
 
-__all__ = ["fit", "free_parameters", "FIT_TOL"]
+__all__ = ["fit", "fit_twice", "free_parameters", "FIT_TOL"]
 
 #: Where each sub-model's two fits stop (:func:`~cryptoplan.model.calibration.leastsq.solve`'s
 #: ``tol``: relative step, relative change of the cost, scaled gradient).  While a range figure
@@ -100,12 +100,42 @@ def _fit_group(group: str, values: dict, init: dict, exclude, max_nfev: int, std
         :class:`~cryptoplan.model.calibration.leastsq.Solution` and the Cauchy one.
     """
     gnames, _, batch = group_batch(group, values, exclude)      # figures' residuals, then priors'
-
-    first = solve(batch, free_parameters(gnames, {n: init[n][0] for n in gnames}, exclude),
-                  max_nfev=max_nfev, stderr=False, tol=FIT_TOL)
-    sol = solve(batch, free_parameters(gnames, first.values(), exclude), loss=LOSS, max_nfev=max_nfev,
-                stderr=stderr, tol=FIT_TOL)
+    first, sol = fit_twice(batch, gnames, {n: init[n][0] for n in gnames}, exclude, max_nfev=max_nfev,
+                           stderr=stderr, tol=FIT_TOL)
     return gnames, first, sol
+
+
+def fit_twice(batch, names, start: dict, exclude=(), *, max_nfev: int = 400, stderr: bool = False,
+              tol: float | None = FIT_TOL):
+    """A sub-model's problem solved as the fit solves it: least squares from ``start``, then
+    the robust loss (:data:`~cryptoplan.model.calibration.free.LOSS`) from there.
+
+    The one place the two stages are written: :func:`fit` solves each sub-model with it, and a
+    bootstrap refit (:func:`cryptoplan.model.calibration.bootstrap.refits`) repeats it on its
+    moved figures from the same starts, since the robust loss has more than one basin and a
+    refit must be able to land where a fit of such figures would.
+
+    Parameters
+    ----------
+    batch : callable
+        The residuals, as for :func:`~cryptoplan.model.calibration.leastsq.solve`.
+    names : sequence of str
+        The free parameters (bounds: :func:`~cryptoplan.model.calibration.free.initial`).
+    start : dict
+        Name -> starting value of the first stage.
+    exclude : sequence of str
+        Figures left out (their parameters' bounds may depend on them).
+
+    Returns
+    -------
+    tuple
+        ``(first, solution)``: the least-squares and the robust
+        :class:`~cryptoplan.model.calibration.leastsq.Solution`.
+    """
+    first = solve(batch, free_parameters(names, start, exclude), max_nfev=max_nfev, stderr=False, tol=tol)
+    sol = solve(batch, free_parameters(names, first.values(), exclude), loss=LOSS, max_nfev=max_nfev,
+                stderr=stderr, tol=tol)
+    return first, sol
 
 
 def _fitted_entry(name: str, sol, i: int) -> dict:
