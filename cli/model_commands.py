@@ -274,7 +274,7 @@ def fit(figures_path, out_path, report_dir, force, check):
             raise click.ClickException(f"{exc}; {out_path} not written") from None
         check_output_file(out_path, "--out")
         click.echo(f"drawing the bootstrap of the sub-models whose covariance is not to be trusted "
-                   f"({F.BOOTSTRAP_DRAWS} refits each, repeating the fit: a few minutes) ...", err=True)
+                   f"({F.BOOTSTRAP_DRAWS} refits each, about two minutes) ...", err=True)
         written["bootstrap"] = F.bootstrap_section(doc)
         for group, block in written["bootstrap"].items():
             if block["stalled"]:

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 from bench_ams import _median  # noqa: E402  (median of runs, each result checked)
 from test_bands_coverage import _fit, _synthetic  # noqa: E402  (the coverage test's problem and fit)
 
-from cryptoplan.model.calibration.bootstrap import refits, starts  # noqa: E402
+from cryptoplan.model.calibration.bootstrap import refits  # noqa: E402
 from cryptoplan.model.calibration.free import free_bounds  # noqa: E402
 from cryptoplan.model.params import load_params  # noqa: E402
 
@@ -53,7 +53,7 @@ def replication(truth: dict, seed: int, n: int):
 
     def run():
         rng.bit_generator.state = state
-        return refits(names, batch, point, starts(names), scale, n, rng)
+        return refits(names, batch, point, sol.x, scale, n, rng, repeat=False)
 
     def check(rows):
         assert rows.shape == (n, len(names)) and np.all(np.isfinite(rows)), rows.shape

@@ -13,9 +13,10 @@ Both ways of drawing are checked on a sub-model they serve: the covariance's tru
 the round-trip block (the ten published round trips, fitted by least squares; its answer the
 round trip of a 32 KB AT-TLS message and a 4 KB SSLCIPH one), and the bootstrap refits, recentred
 on the fit as :func:`~cryptoplan.model.calibration.draws.parameter_draws` recentres them, on the
-TLS block (its answer the processors' utilization of two channel workloads) and on the crypto +
-AMS block (the coprocessors', accelerators' and processors' utilization of two AMS workloads),
-with 61 refits a replication to keep each test within the hour.  Bounded figures (ranges, upper and lower bounds)
+TLS block (its answer the processors' utilization of two channel workloads), with 61 refits a
+replication to keep the test to a few minutes; and, run as a script, on the crypto + AMS block
+(the coprocessors', accelerators' and processors' utilization of two AMS workloads:
+:func:`ams_coverage`, 45 minutes on two processes).  Bounded figures (ranges, upper and lower bounds)
 are constraints, not measurements: the synthetic problems keep only point figures and priors.
 """
 
@@ -26,7 +27,7 @@ import os
 import numpy as np
 import pytest
 
-from cryptoplan.model.calibration.bootstrap import refits, starts
+from cryptoplan.model.calibration.bootstrap import REPEATED, refits, starts
 from cryptoplan.model.calibration.draws import _truncated_normal, recentred
 from cryptoplan.model.calibration.fitting import fit_twice
 from cryptoplan.model.calibration.free import free_bounds, initial
@@ -80,7 +81,7 @@ def _fit(names, batch):
     return fit_twice(batch, names, {n: initial(n)[0] for n in names}, stderr=True)[1]
 
 
-def _draws(method, names, batch, point, sol, truth, rng) -> dict:
+def _draws(method, names, batch, point, sol, truth, rng, group: str) -> dict:
     x_hat = dict(zip(names, sol.x))
     out = {k: np.full(DRAWS, v) for k, v in {**truth, **x_hat}.items()}
     bounds = np.array([free_bounds(k) for k in names], dtype=float)
@@ -92,7 +93,8 @@ def _draws(method, names, batch, point, sol, truth, rng) -> dict:
             out.update(zip(block, x))
     else:
         scale = sol.scale if np.isfinite(sol.scale) else 1.0
-        rows = refits(names, batch, point, starts(names), scale, REFITS, rng)
+        repeat = group in REPEATED
+        rows = refits(names, batch, point, starts(names) if repeat else sol.x, scale, REFITS, rng, repeat)
         rows = recentred(rows, sol.x, bounds[:, 0], bounds[:, 1])
         out.update(zip(names, rows[rng.integers(0, rows.shape[0], DRAWS)].T))
     return out
@@ -115,7 +117,7 @@ def _replications(group: str, method: str, states: list, seed: int) -> np.ndarra
         rng.bit_generator.state = state
         names, batch, point = _synthetic(group, truth, rng)
         sol = _fit(names, batch)
-        b = plan_bands(SYSTEM, workloads, _draws(method, names, batch, point, sol, truth, rng), level=LEVEL)
+        b = plan_bands(SYSTEM, workloads, _draws(method, names, batch, point, sol, truth, rng, group), level=LEVEL)
         for col, (pool, attr) in enumerate(ANSWERS[group]):
             band = getattr(b.resources[pool], attr)
             out[row, col] = band.low <= float(getattr(true.resources[pool], attr)) <= band.high
@@ -226,7 +228,7 @@ def test_each_replication_starts_where_the_one_process_loop_reached():
     rng = np.random.default_rng(0)
     assert rng.bit_generator.state == states[0]
     names, batch, point = _synthetic("tls", truth, rng)
-    _draws("bootstrap", names, batch, point, _fit(names, batch), truth, rng)
+    _draws("bootstrap", names, batch, point, _fit(names, batch), truth, rng, "tls")
     assert rng.bit_generator.state == states[1]
 
 
@@ -245,19 +247,16 @@ def test_the_bootstrap_90_percent_band_covers_the_truth_85_to_95_percent_of_the_
         assert 0.85 <= share <= 0.95, (answer, share)
 
 
-# 2,736 s on two processes while the fast tier and two fits ran beside it (90.0, 88.5, 91.0%); the
-# AMS block's 16 parameters and 30 residuals, each refit repeating the fit (bootstrap.refits)
-@pytest.mark.fail_slow("3600s")
-def test_the_ams_bootstrap_90_percent_band_covers_the_truth_85_to_95_percent_of_the_time():
-    """Issue 62's bar: the coprocessors', accelerators' and processors' utilization of a plan with
-    AMS Privacy at 2 KB and Integrity with RSA-4096 keys at 32 KB.  They covered 77, 64 and 86%
-    (100 refits) while each refit started at the fit and the public-key exponent sat on its
-    range's low end (docs/calibration.md)."""
-    for answer, share in coverage("ams", "bootstrap").items():
-        assert 0.85 <= share <= 0.95, (answer, share)
+# Not run by the suite: the AMS block's refits repeat the fit from its starts (bootstrap.REPEATED),
+# and its 200 replications took 2,736 s on two processes beside the fast tier (covered 90.0, 88.5
+# and 91.0% of the time: coprocessors, accelerators, processors), beyond what CI's 90 minutes
+# leave it.  Run as a script (below) it prints them.
+def ams_coverage(reps: int = REPS, seed: int = 0) -> dict:
+    """The crypto + AMS block's coverage, as the TLS test measures the TLS block's."""
+    return coverage("ams", "bootstrap", reps=reps, seed=seed)
 
 
 if __name__ == "__main__":        # the coverage measured, for the record
     print("round trips, normal:", roundtrip_coverage())
     print("tls, bootstrap:", coverage("tls", "bootstrap"))
-    print("ams, bootstrap:", coverage("ams", "bootstrap"))
+    print("ams, bootstrap:", ams_coverage())
