@@ -90,10 +90,10 @@ _BOUNDED = ("range", "upper_bound", "lower_bound")
 #: The blocks whose refits repeat the fit from its starts (:func:`refits`); the others' start at
 #: the fitted values (one robust solve each).  The crypto + AMS block's bands covered 77/64/86%
 #: started at the fit and 90.0/88.5/91.0% repeating it (module docstring).  The TLS block's
-#: refits are not repeated: from its starts each costs about ten times a solve started at the fit
-#: (2.2 s against 0.2-0.3 s on a loaded machine), which puts its 200-replication coverage test
-#: beyond CI's time, and started at the fit its bands cover 85.5% (within the 85-95% bar, at
-#: its edge).  Whether repeating would widen them is not measured.
+#: refits are not repeated: from its starts each costs about six times a solve started at the fit
+#: (10 refits of a synthetic TLS fit: 5.8-7.4 s against 1.0-1.2 s, beside a CI run), which puts
+#: its 200-replication coverage test beyond CI's time, and started at the fit its bands cover
+#: 85.5% (within the 85-95% bar, at its edge).  Whether repeating would widen them is not measured.
 REPEATED = frozenset({"ams"})
 
 
@@ -167,8 +167,8 @@ def stalled(rows, x_hat) -> int:
     """How many refits ended where they started, every parameter to 1e-12.
 
     A refit of figures moved by a normal draw ends elsewhere (its problem is not the fit's);
-    one that does not has stopped, not converged: its solver rejected every step.  (While the
-    refits started at the fit, this found them stalled there; they now start where the fit did.)  That
+    one that does not has stopped, not converged: its solver rejected every step.  (Refits of the
+    blocks not in :data:`REPEATED` start at the fit: there it finds them stalled.)  That
     happens where a residual is not smooth at the fit (a finite difference across a jump reads
     a slope of millions).  While ``s002_2k_tcpip_cost_hw`` was scored on the farther of two
     ciphers, its residual flipped sign where the TLS fit ends, and 163 of 201 TLS refits
