@@ -1,8 +1,9 @@
 """Do the bands cover the truth as often as they say?  Synthetic refits (issue 46's bar).
 
 The truth is known because the figures are made from it: the packaged fit's values are taken as
-the true parameters, each point figure of a sub-model is moved by one normal draw of its stated
-tolerance (the noise the fit assumes: a residual of 1 is one stated uncertainty), the sub-model is
+the true parameters, each point figure of a sub-model is moved by one normal draw of its standard
+uncertainty (the noise the fit assumes: a tolerance over the square root of 3,
+:data:`~cryptoplan.model.calibration.scoring.TOLERANCE_UNCERTAINTY`), the sub-model is
 fitted to them as ``cryptoplan fit`` fits it (least squares, then the robust loss), its draws are
 made as ``cryptoplan fit --out`` and :func:`~cryptoplan.model.calibration.draws.parameter_draws`
 make them, and the plan's 90% band is checked against the plan under the true parameters.  200
@@ -32,7 +33,7 @@ from cryptoplan.model.calibration.draws import _truncated_normal, recentred
 from cryptoplan.model.calibration.fitting import fit_twice
 from cryptoplan.model.calibration.free import free_bounds, initial
 from cryptoplan.model.calibration.leastsq import solve
-from cryptoplan.model.calibration.scoring import group_batch
+from cryptoplan.model.calibration.scoring import TOLERANCE_UNCERTAINTY, group_batch
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import load_params, using_values
 from cryptoplan.model.zos.plan import System, Workload, plan, plan_bands
@@ -70,7 +71,7 @@ def _synthetic(group: str, truth: dict, rng):
     r_true = batch(x_true[:, None])[0]
     point = np.ones(r_true.size, dtype=bool)                     # figures, then priors
     point[:len(tlist)] = [figure(t.figure_id).kind not in ("range", "upper_bound", "lower_bound") for t in tlist]
-    e = rng.standard_normal(r_true.size)
+    e = TOLERANCE_UNCERTAINTY * rng.standard_normal(r_true.size)
 
     def synthetic(x):
         return np.where(point, batch(x) - r_true[None, :] - e, 0.0)
@@ -196,9 +197,9 @@ def roundtrip_coverage(reps: int = REPS, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     hits = dict.fromkeys(answers, 0)
     for _ in range(reps):
-        y = y_true * (1.0 + tol * rng.standard_normal(y_true.size))
+        y = y_true * (1.0 + tol * TOLERANCE_UNCERTAINTY * rng.standard_normal(y_true.size))
         sol = solve(lambda x: (times(x) / y - 1.0) / tol,
-                    free_parameters_of(names, {k: truth[k] for k in names}))
+                    free_parameters_of(names, {k: truth[k] for k in names}), sigma=TOLERANCE_UNCERTAINTY)
         block, cov = sol.covariance_block()
         idx = [names.index(k) for k in block]
         x = _truncated_normal(rng, sol.x[idx], cov, np.zeros(len(idx)), np.full(len(idx), np.inf), DRAWS, "rt")

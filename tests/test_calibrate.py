@@ -367,12 +367,15 @@ def test_a_calibration_that_breaks_a_parameter_relation_is_refused_not_written()
 def test_a_site_calibration_narrows_the_band_of_the_card_time_it_informs(tmp_path):
     """Issue 46: the calibrated file keeps a covariance (the published blocks without what the
     site set, and a block for what it refitted), so parameter draws under it are narrower where
-    the site's RMF lines inform: the coprocessor's RSA-2048 sign time, 0.625 +- 0.038 ms
-    published, is drawn with the site's standard error instead (its 90% band about five times
-    narrower: 0.095 ms wide published, 0.0195 ms calibrated from a speed factor on the plan's mix;
-    0.100 and 0.020 while the bootstrap's refits started at the fit), while a parameter no line
-    touches keeps its published spread (its bootstrap refits, unchanged).  The calibrated width is
-    the site's standard error's (asserted below); the bar on the ratio is four times."""
+    the site's RMF lines inform: the coprocessor's RSA-2048 sign time, 0.625 +- 0.022 ms
+    published, is drawn with the site's standard error instead (its 90% band about three times
+    narrower: 0.061 ms wide published, 0.0195 ms calibrated from a speed factor on the plan's mix;
+    0.095 ms published while a figure's tolerance was read as one standard deviation rather than
+    as a half-width, 0.100 while the bootstrap's refits started at the fit), while a parameter no
+    line touches keeps its published spread (its bootstrap refits, unchanged).  The calibrated
+    width is the site's standard error's (asserted below); the bar on the ratio is three times:
+    the published band is the published figures' (their tolerances over the square root of 3),
+    the calibrated one the site lines' scatter, and neither is set by this test."""
     import numpy as np
     from cryptoplan.model.calibration.draws import parameter_draws
     out = tmp_path / "site.json"
@@ -387,7 +390,7 @@ def test_a_site_calibration_narrows_the_band_of_the_card_time_it_informs(tmp_pat
     after = parameter_draws(20_000, seed=5, doc=site)
     width = {k: (np.percentile(d["cop_rsa_ms_2048"], 95) - np.percentile(d["cop_rsa_ms_2048"], 5))
              for k, d in (("before", before), ("after", after))}
-    assert width["after"] < 0.25 * width["before"], width
+    assert width["after"] < width["before"] / 3, width
     # the 90% band's width is 2 x 1.645 standard errors of the calibrated parameter (rtol: draws)
     assert_allclose(width["after"], 2 * 1.645 * site["parameters"]["cop_rsa_ms_2048"]["stderr"], rtol=0.05)
     assert abs(np.median(after["cop_rsa_ms_2048"]) - site["parameters"]["cop_rsa_ms_2048"]["value"]) < 1e-3

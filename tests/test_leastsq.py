@@ -83,6 +83,28 @@ def test_linear_fit_and_errors_are_the_normal_equations_with_the_birge_floor(see
     assert sol.cost == pytest.approx(0.5 * float(r @ r), rel=1e-6)
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), noise=st.sampled_from([0.3, 1.0, 3.0]), u=st.floats(0.2, 2.0))
+def test_a_residuals_standard_uncertainty_scales_the_errors_and_the_birge_floor(seed, noise, u):
+    # residuals in tolerances whose standard uncertainty is u tolerances (a published figure's
+    # tolerance is a half-width: u = 1/sqrt 3): the errors are those of the residuals divided
+    # by u, the Birge factor computed in those units from its definition
+    batch, A, b = _line_problem(seed, noise=noise)
+    sol = solve(batch, _params(), sigma=u)
+    plain = solve(batch, _params())
+    assert_allclose(sol.x, plain.x, rtol=0, atol=0)          # sigma changes the errors, not the fit
+    r = (A @ sol.x - b) / u
+    s2 = max(1.0, float(r @ r) / (len(b) - 2))
+    cov = np.linalg.inv((A / u).T @ (A / u)) * s2
+    assert_allclose(sol.stderr, np.sqrt(np.diag(cov)), rtol=1e-6)
+    assert sol.scale == pytest.approx(np.sqrt(s2), rel=1e-6)
+    # below the floor the errors shrink with u; above it the scatter sets them whatever u says
+    if s2 == 1.0 and plain.scale == 1.0:
+        assert_allclose(sol.stderr, u * plain.stderr, rtol=1e-6)
+    elif s2 > 1.0 and plain.scale > 1.0:
+        assert_allclose(sol.stderr, plain.stderr, rtol=1e-6)
+
+
 def test_cauchy_errors_are_the_weighted_normal_equations():
     batch, A, b = _line_problem(3, noise=4.0)
     b = b.copy()

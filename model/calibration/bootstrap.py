@@ -14,10 +14,12 @@ uncertainty:
 
 .. math::
 
-    r^*_i(\\theta) = r_i(\\theta) + s\\,\\varepsilon_i, \\qquad \\varepsilon_i \\sim N(0, 1),
+    r^*_i(\\theta) = r_i(\\theta) + s\\,u\\,\\varepsilon_i, \\qquad \\varepsilon_i \\sim N(0, 1),
 
 the residuals in units of the figures' tolerances
-(:func:`~cryptoplan.model.calibration.scoring.residuals`), :math:`s` the fit's Birge factor, and
+(:func:`~cryptoplan.model.calibration.scoring.residuals`), :math:`u` a tolerance's standard
+uncertainty (:data:`~cryptoplan.model.calibration.scoring.TOLERANCE_UNCERTAINTY`, :math:`1/\\sqrt 3`:
+a tolerance is the half-width of the interval a figure is good to), :math:`s` the fit's Birge factor, and
 the sub-model refitted within its bounds: the blocks of :data:`REPEATED` as the fit was made
 (:func:`~cryptoplan.model.calibration.fitting.fit_twice`: least squares from the fit's starts, then
 its robust loss from there), the others by one robust solve from the fitted values.  Each prior is
@@ -72,7 +74,7 @@ from .fitting import fit_twice, free_parameters
 from .free import FREE, GROUPS, LOSS, free_bounds, initial
 from .leastsq import solve
 from .report import covariance_section
-from .scoring import group_batch
+from .scoring import TOLERANCE_UNCERTAINTY, group_batch
 
 __all__ = ["bootstrap_section", "refits", "starts", "stalled", "REPEATED", "untrusted", "outside_share", "BOOTSTRAP_DRAWS",
            "UNTRUSTED_SHARE"]
@@ -113,7 +115,7 @@ def untrusted(values: dict, block: dict) -> bool:
 
 
 def refits(names, batch, noisy, start, scale: float, n: int, rng, repeat: bool = True) -> np.ndarray:
-    """``n`` refits of a least-squares problem on its observations moved by their stated uncertainty.
+    """``n`` refits of a least-squares problem on its observations moved by their standard uncertainty.
 
     With ``repeat`` each refit is the fit repeated
     (:func:`~cryptoplan.model.calibration.fitting.fit_twice`: least squares from ``start``, the
@@ -140,7 +142,8 @@ def refits(names, batch, noisy, start, scale: float, n: int, rng, repeat: bool =
         Where each refit starts: the fit's starts (:func:`starts`) with ``repeat``, the fitted
         values without.
     scale : float
-        The standard deviation of the moves, in stated uncertainties (the fit's Birge factor).
+        The fit's Birge factor: the moves' standard deviation over the observations' standard
+        uncertainty (:data:`~cryptoplan.model.calibration.scoring.TOLERANCE_UNCERTAINTY` tolerances).
     n : int
     rng : numpy.random.Generator
     repeat : bool
@@ -155,7 +158,7 @@ def refits(names, batch, noisy, start, scale: float, n: int, rng, repeat: bool =
     once = free_parameters(names, start)
     out = np.empty((n, len(names)))
     for b in range(n):
-        shift = np.where(noisy, scale * rng.standard_normal(m), 0.0)
+        shift = np.where(noisy, scale * TOLERANCE_UNCERTAINTY * rng.standard_normal(m), 0.0)
 
         def moved(x, shift=shift):
             return batch(x) + shift
@@ -189,7 +192,7 @@ def stalled(rows, x_hat) -> int:
 
 
 def _refits(group: str, values: dict, solution, n: int, rng) -> np.ndarray:
-    """``n`` refits of ``group`` on its figures moved by their stated uncertainty, shape (n, parameters)."""
+    """``n`` refits of ``group`` on its figures moved by their standard uncertainty, shape (n, parameters)."""
     names, tlist, batch = group_batch(group, values)
     x_hat = np.array([values[k] for k in names])
     noisy = np.ones(batch(x_hat[:, None]).shape[-1], dtype=bool)       # figures, then priors
@@ -240,6 +243,6 @@ def bootstrap_section(doc: dict, n: int = BOOTSTRAP_DRAWS, seed: int = 0) -> dic
         rows = np.clip(np.array([[float(f"{v:.6g}") for v in row] for row in rows]), bounds[:, 0], bounds[:, 1])
         out[group] = {"names": names, "draws": rows.tolist(),
                       "method": f"bootstrap: {n} refits on the figures, each moved by a normal draw of its "
-                                f"stated tolerance (x the fit's Birge factor), seed {seed}",
+                                f"tolerance / sqrt 3 (x the fit's Birge factor), seed {seed}",
                       "stalled": n_stalled}
     return out

@@ -21,7 +21,7 @@ from ..zos.tls import ROUNDTRIP_PARAMS
 from .free import FREE, GROUPS, LOSS, PRIORS, derived_parameters, initial
 from .leastsq import solve
 from .roundtrip import fit_roundtrip
-from .scoring import group_batch, roundtrip_cost
+from .scoring import TOLERANCE_UNCERTAINTY, group_batch, roundtrip_cost
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as the figure table (MODEL_FIGURES) never fits
@@ -134,7 +134,7 @@ def fit_twice(batch, names, start: dict, exclude=(), *, max_nfev: int = 400, std
     """
     first = solve(batch, free_parameters(names, start, exclude), max_nfev=max_nfev, stderr=False, tol=tol)
     sol = solve(batch, free_parameters(names, first.values(), exclude), loss=LOSS, max_nfev=max_nfev,
-                stderr=stderr, tol=tol)
+                stderr=stderr, tol=tol, sigma=TOLERANCE_UNCERTAINTY)
     return first, sol
 
 

@@ -99,7 +99,7 @@ FREE = {
     "ams_fixed_ms": Free(low=0.0, high=20.0, unit="ms", submodel="ams",
                          description="elapsed per transaction outside the processors and cards",
                          weakly="a time, so at least 0 (the bound is physical).  Freed below 0, the crypto + AMS "
-                                "fit puts it at -0.0025 ms with a standard error of 0.015 ms: seed 001's and the "
+                                "fit puts it at -0.0025 ms with a standard error of 0.0084 ms: seed 001's and the "
                                 "z14 report's single-requester throughputs are met by the processors' and cards' "
                                 "times alone, and 0 is well within that error.  Answers for a closed loop's rate "
                                 "(ams_throughput, the most a requester can push) carry it: they are upper "
@@ -133,10 +133,11 @@ FREE = {
                                        "figure pins the unprotected TCPIP cost beyond 2 KB.  It sat on its bound 0 "
                                        "(a megabyte through TCPIP for free) while TLS 1.3 AES-GCM could cost more "
                                        "than AES-CBC with HMAC; with that order kept it is above 0, but its "
-                                       "bootstrap refits run from 0 to 3.0 us/KB (5th to 95th percentile, 10% of "
+                                       "bootstrap refits run from 0 to 1.8 us/KB (5th to 95th percentile, 14% of "
                                        "them at 0).  A prior from seed 000's z196 ratio to the channel initiator's "
                                        "cost per KB (0.42) held it at 0.51 +- 0.45, and the TLS bands then covered "
-                                       "the truth in 80-84% of 200 synthetic refits (bar 85%): not used.  Answers "
+                                       "the truth in 80-84% of 200 synthetic refits (bar 85%; both measured while a "
+                                       "tolerance was read as one standard deviation): not used.  Answers "
                                        "for large messages carry it; a site's RMF/SMF 30 TCPIP CPU per transaction "
                                        "at two sizes or more (cryptoplan calibrate --cpu) fixes it"),
     "tls_ssl_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=50.0,
@@ -306,14 +307,15 @@ PRIORS = {
     # The key-size exponents: their published ranges bound them and, as priors, centre them.
     # No figure measures a public-key (ME, verify) time at a key size other than 2048 bits:
     # freed to 0.5-3 without its prior, the crypto + AMS fit moves exp_public to 2.43 with a
-    # standard error of 3.8 (tests/test_fit.py::test_the_public_exponent_is_the_priors_not_the_figures).
+    # standard error of 2.2, wider than half that range (tests/test_fit.py::
+    # test_the_public_exponent_is_the_priors_not_the_figures).
     # Bounded alone, it went to the range's low end, 1.6, on the fit's slight pull; in 60
     # synthetic refits of the block (truth there) it was fitted 1.83 on average and the
     # accelerators' utilization 1.3 standard deviations high: bands around it covered the truth
-    # 64-68% of the time.  The prior puts it in the middle, 1.79 +- 0.20, where OpenSSL's software
+    # 64-68% of the time.  The prior puts it in the middle, 1.79 +- 0.12, where OpenSSL's software
     # examples in the same reference (1.91, 1.97) are one factor away at most.  The private-key
-    # exponent is pinned by seed 001's 1024 -> 4096-bit rates (2.85 +- 0.12 with the prior, 2.89
-    # without, 0.9 standard errors below the range's top); its prior keeps it off that top.
+    # exponent is pinned by seed 001's 1024 -> 4096-bit rates (2.85 +- 0.07 with the prior, 2.89
+    # without, 0.11 below the range's top, 3.0); its prior keeps it off that top.
     "exp_private": range_prior("ref_scaling_private_exponent"),
     "exp_public": range_prior("ref_scaling_public_exponent"),
 }

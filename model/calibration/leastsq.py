@@ -11,9 +11,13 @@ same way and solve it here:
   sets as the columns of ``X`` (n, k) and returns their residuals (k, m), so a
   forward-difference Jacobian costs one model evaluation, not n + 1
   (:func:`jacobian`);
-* each residual is counted in the observation's **stated uncertainty** (a
-  figure's tolerance, a site number's relative sigma), so a residual of 1 is
-  one stated uncertainty.
+* each residual is counted in the observation's **scale** (a figure's
+  tolerance, a site number's relative sigma), so a residual of 1 is one
+  tolerance or one sigma, and the robust loss bends there; its **standard
+  uncertainty** in those units is ``sigma`` (1 for a site number, whose sigma
+  is a standard deviation; :data:`~cryptoplan.model.calibration.scoring.FIGURE_UNCERTAINTY`
+  for a published figure, whose tolerance is the half-width of the interval it
+  is good to).
 
 :func:`solve` minimises :math:`\\tfrac12\\sum_i \\rho(r_i^2)` with SciPy's
 trust-region reflective solver (:func:`scipy.optimize.least_squares`, called directly: lmfit's
@@ -27,12 +31,14 @@ Standard errors (the one convention)
 At the optimum a robust estimate is a weighted least-squares one with
 :math:`w_i = \\rho'(r_i^2)` (1, or :math:`1/(1 + r_i^2)` for Cauchy).  With
 :math:`J` the Jacobian of the raw residuals (central differences, one-sided
-at a bound) over the parameters not on a bound,
+at a bound) over the parameters not on a bound, :math:`\\Sigma` the diagonal
+of the residuals' standard uncertainties :math:`\\sigma_i` (in the residuals'
+units),
 
 .. math::
 
-    \\mathrm{cov} = s^2\\,(J^T W J)^{-1}, \\qquad
-    s^2 = \\max\\Big(1, \\frac{\\sum_i w_i r_i^2}{m - p}\\Big),
+    \\mathrm{cov} = s^2\\,(J^T \\Sigma^{-1} W \\Sigma^{-1} J)^{-1}, \\qquad
+    s^2 = \\max\\Big(1, \\frac{\\sum_i w_i r_i^2 / \\sigma_i^2}{m - p}\\Big),
 
 the stated uncertainties taken at their word unless the residuals scatter
 more than they allow, in which case they are scaled up by the Birge ratio
@@ -100,7 +106,7 @@ class Solution:
     varied : ndarray of bool
         Parameters the solver moved (``vary=True``).
     residual : ndarray
-        The residuals at ``x``, in stated uncertainties.
+        The residuals at ``x``, in the batch's units (tolerances, sigmas).
     cost : float
         :math:`\\tfrac12\\sum_i\\rho(r_i^2)` at ``x``.
     nfev : int
@@ -108,7 +114,7 @@ class Solution:
     loss : str
         ``"linear"`` or ``"cauchy"``.
     scale : float
-        The Birge factor :math:`s \\ge 1` the covariance was scaled by (NaN
+        The Birge factor :math:`s \\ge 1` the covariance was scaled by, in standard uncertainties (NaN
         without standard errors).
     cov : ndarray or None
         The covariance of ``x`` (n, n), in the parameters' units squared: NaN in the rows and
@@ -162,7 +168,7 @@ class Solution:
         m, p = self.residual.size, int(np.sum(self.varied & ~self.at_bound))
         inside = int(np.sum(np.abs(self.residual) <= 1.0))
         scale = "" if not np.isfinite(self.scale) else f", error scale s {self.scale:.3g}"
-        lines = [f"[[{title}]] {self.loss} loss, {m} residuals ({inside} within one stated uncertainty), "
+        lines = [f"[[{title}]] {self.loss} loss, {m} residuals ({inside} within one tolerance or sigma), "
                  f"{p} free parameters, {self.nfev} evaluations, cost {self.cost:.6g}{scale}"]
         width = max([len(n) for n in self.names] + [4])
         for i, n in enumerate(self.names):
@@ -207,7 +213,7 @@ def jacobian(batch, x, lo, hi) -> np.ndarray:
     return (r[1:] - r[0]).T / h
 
 
-def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarray, float, np.ndarray]:
+def standard_errors(batch, x, lo, hi, r, free, loss="linear", sigma=None) -> tuple[np.ndarray, float, np.ndarray]:
     """Standard errors by the module docstring's convention, and the Birge factor used.
 
     Parameters
@@ -221,6 +227,8 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarra
     free : ndarray of bool
         Parameters to give an error (not on a bound, varied).
     loss : {"linear", "cauchy"}
+    sigma : array_like, optional
+        Each residual's standard uncertainty, in the residuals' units (> 0; default 1).
 
     Returns
     -------
@@ -244,6 +252,9 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear") -> tuple[np.ndarra
     got = batch(sets)                                        # (2 * free, residuals)
     jac = ((got[:idx.size] - got[idx.size:]) / (up[idx] - down[idx])[:, None]).T
     w = LOSSES[loss](r)
+    # in standard uncertainties: the loss's weights stay those of the residuals it was solved in
+    u = np.ones_like(r) if sigma is None else np.broadcast_to(np.asarray(sigma, dtype=float), r.shape)
+    r, jac = r / u, jac / u[:, None]
     dof = r.size - idx.size
     s2 = max(1.0, float(np.sum(w * r * r)) / dof) if dof > 0 else 1.0
     # column-scaled weighted Jacobian: its singular values show directions no residual pins;
@@ -275,19 +286,19 @@ def _finite(x, what: str) -> np.ndarray:
 
 
 def solve(batch, params: lmfit.Parameters, *, loss: str = "linear", max_nfev: int = 400, stderr: bool = True,
-          tol: float | None = None) -> Solution:
+          tol: float | None = None, sigma=None) -> Solution:
     """Minimise :math:`\\tfrac12\\sum_i\\rho(r_i^2)` over ``params``; the one least-squares path.
 
     Parameters
     ----------
     batch : callable
-        ``batch(X)``: residuals (k, m), in stated uncertainties, of the parameter
+        ``batch(X)``: residuals (k, m), in tolerances or sigmas, of the parameter
         sets in the columns of ``X`` (n, k), n = ``len(params)`` in its order.
     params : lmfit.Parameters
         Starting values and bounds (``min``/``max``; ``vary=False`` holds one); only read, so
         several solves may start from one.
     loss : {"linear", "cauchy"}
-        :math:`\\rho(z) = z` or :math:`\\ln(1 + z)`, with ``f_scale`` one stated uncertainty.
+        :math:`\\rho(z) = z` or :math:`\\ln(1 + z)`, with ``f_scale`` one unit of the residuals.
     max_nfev : int
         Residual evaluations allowed (the Jacobian's not counted): the solver stops there, at the
         best point it has accepted.
@@ -296,6 +307,9 @@ def solve(batch, params: lmfit.Parameters, *, loss: str = "linear", max_nfev: in
     tol : float, optional
         The solver's ``xtol``, ``ftol`` and ``gtol`` (relative step, relative change of the cost,
         scaled gradient at which it stops); default SciPy's 1e-8.
+    sigma : array_like, optional
+        Each residual's standard uncertainty in the residuals' units, for the standard errors
+        (module docstring); default 1.
 
     Returns
     -------
@@ -346,7 +360,7 @@ def solve(batch, params: lmfit.Parameters, *, loss: str = "linear", max_nfev: in
     bound = at_bound(x, lo_all, hi_all) & varied
     if stderr:
         free = varied & ~bound
-        se, s, cov = standard_errors(batch, x, lo_all, hi_all, r, free, loss)
+        se, s, cov = standard_errors(batch, x, lo_all, hi_all, r, free, loss, sigma)
     else:
         se, s, cov = np.full(x.size, np.nan), np.nan, None
     return Solution(names=names, x=x, stderr=se, at_bound=bound, varied=varied, residual=r, cost=cost,

@@ -17,6 +17,7 @@ import numpy as np
 from ..figures import figure, table_in_force
 from ..zos.tls import ROUNDTRIP_PARAMS, roundtrip_points
 from .leastsq import solve
+from .scoring import TOLERANCE_UNCERTAINTY
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as planning calls need not load the optimizer
@@ -77,7 +78,7 @@ def _fit_roundtrip(table: str, exclude: tuple) -> dict:
     params = lmfit.Parameters()
     for n, x0 in zip(names, (1000.0, 1000.0, 600.0, 600.0, 0.1)):
         params.add(n, value=x0, min=0.0)
-    sol = solve(batch, params)
+    sol = solve(batch, params, sigma=TOLERANCE_UNCERTAINTY)      # a tolerance is a half-width
     all_attls = np.array([m == "ATTLS" for m, _, _, _ in every])
     all_kb = np.array([k for _, k, _, _ in every])
     rel = _roundtrip_times(sol.x[:, None], all_attls, all_kb)[0] / np.array([v for _, _, v, _ in every]) - 1.0
