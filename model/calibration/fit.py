@@ -9,9 +9,13 @@ compared quantity, so a residual is counted in tolerances (:math:`|r_i|
 
 .. math::
 
-    r_i = \\frac{\\ln(\\hat y_i / y_i)}{\\tau_i'}, \\qquad
+    r_i = \\frac{\\ln(\\hat y_i / y_i)}{\\ln(1 + \\tau_i')}, \\qquad
     y = 1 + v/100, \\; \\tau' = \\tau\\,|v| / |100 + v| \\text{ for a percentage change } v
-    \\; (y = \\text{the figure}, \\; \\tau' = \\tau \\text{ otherwise}).
+    \\; (y = \\text{the figure}, \\; \\tau' = \\tau \\text{ otherwise}),
+
+so a residual of 1 is the upper end of the interval the figure accepts, exactly (for a saving
+near 100% the ratio's relative tolerance is large, and its first-order form :math:`\\tau'` was
+far too loose: :func:`~cryptoplan.model.calibration.scoring._log_tolerance`).
 
 ``up_to`` statements compare the extreme model value over the stated
 conditions; bounds contribute only when violated.
