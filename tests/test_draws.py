@@ -3,7 +3,8 @@ from its bootstrap refits where the covariance is not to be trusted (issue 46's 
 
 Expected values: the stored covariance and fitted values (the sample moments of the draws must
 match them where truncation is negligible), the stored bootstrap table (every draw of a block is
-one of its rows, whole), and the bounds."""
+one of its rows, whole), and the bounds; for the draws against the fitted figures, the figures'
+accepted intervals (data/figures.csv through Figure.bounds)."""
 
 from __future__ import annotations
 
@@ -255,3 +256,77 @@ def test_fit_out_warns_of_a_block_whose_refits_stalled(tmp_path, monkeypatch, fr
     written = json.loads((tmp_path / "p.json").read_text())
     assert written["bootstrap"]["tls"]["stalled"] == 2
     assert all(isinstance(b["stalled"], int) for b in written["bootstrap"].values())
+
+
+# --------------------------------------------------------------- draws against the fitted figures
+def _draw_contradictions(n: int, seed: int) -> dict:
+    """Share of ``n`` draws of the packaged parameters under which each fitted figure's model
+    value falls outside the interval the figure accepts (Figure.bounds), and whether the fit
+    itself is inside: ``{id: (share, inside_at_fit)}``, the crypto/AMS/TLS/handshake targets and
+    the ten round trips."""
+    from cryptoplan.model.calibration.targets import predictions, targets
+    from cryptoplan.model.figures import figure
+    from cryptoplan.model.params import using_values
+    from cryptoplan.model.zos.tls import roundtrip_points, tls_roundtrip_us
+
+    tl = targets()
+    at_fit = {t.figure_id: float(t.predict()) for t in tl}
+    at_fit.update({fid: float(tls_roundtrip_us(m, "TLS_CHACHA20_POLY1305_SHA256", kb))
+                   for m, kb, _, fid in roundtrip_points()})
+    drawn = parameter_draws(n, seed=seed)
+    with using_values(drawn):
+        got = {t.figure_id: p for t, p in zip(tl, predictions(tl))}
+        got.update({fid: tls_roundtrip_us(m, "TLS_CHACHA20_POLY1305_SHA256", kb) for m, kb, _, fid in roundtrip_points()})
+    out = {}
+    for fid, values in got.items():
+        lo, hi = figure(fid).bounds()
+        v = np.broadcast_to(np.asarray(values, dtype=float), (n,))
+        out[fid] = (float(np.mean((v < lo) | (v > hi))), bool(lo <= at_fit[fid] <= hi))
+    return out
+
+
+#: Fitted figures the fit meets that more than 10% of the packaged draws contradict (issue 62's bar
+#: is none).  Measured on 20,000 draws (seeds 1-3) after a tolerance became a half-width
+#: (scoring.TOLERANCE_UNCERTAINTY) and its log width exact (scoring._log_tolerance): the share of
+#: draws outside the accepted interval, and where the fit sits in it.  Most sit near an edge, where
+#: any honest spread crosses it; for the others the draws' median is off the fit (the refits are
+#: skewed) or the range is narrow for the spread.  Before the two changes 48 of the 82 figures the
+#: fit meets were over 10% (a tolerance read as one standard deviation); seed 002's 32 KB total
+#: saving is at the bar (9.7-10.3%) and not listed.
+OVER_TEN_PERCENT = {
+    "s002_16k_chin_cost": "43%: fitted -49.54, the interval's end -49.5",
+    "s001_64k_conf32_tput_4096": "27-28%: fitted 53.7 in [45, 55]",
+    "ref_32k_rsa_aes128gcm_z15_us": "26-27%: fitted 445.8 in [378, 462], draws' median 452",
+    "s002_1m_total_cost": "24-25%: fitted -40.6 in [-46.2, -37.8], draws' median -39.5",
+    "s000_64k_chin_cost": "23%: fitted -46.3 in [-47.25, -42.75]",
+    "s001_2k_conf32_tput_4096": "20-21%: fitted 25.05 in [23.75, 26.25], draws' median 25.3",
+    "s001_privacy_accelerator_share": "20%: fitted 0.525 in [0.45, 0.55]",
+    "s001_2k_tput_rsa1024_vs_ecc192": "13%: fitted 67 in [60.3, 73.7], draws' median 65.7",
+}
+
+DRAWS_CHECKED = 20_000
+#: A share of draws is measured, not known: "at most 10%" holds unless the share measured on
+#: DRAWS_CHECKED draws is more than three binomial standard errors above it (0.64 points).
+OVER = 0.10 + 3.0 * (0.10 * 0.90 / DRAWS_CHECKED) ** 0.5
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_draws_contradict_a_figure_the_fit_meets_in_at_most_ten_percent_of_draws_but_the_listed(seed):
+    """Issue 62: draws should not contradict the figures they were fitted to by more than the
+    figures' tolerance in more than 10% of draws.  Held for every fitted figure the fit meets
+    (82 of 86) but the eight of :data:`OVER_TEN_PERCENT` (each with its measured share and where
+    the fit sits); a figure the fit misses (data/misses.csv) is contradicted by most draws, as it
+    is by the fit."""
+    from cryptoplan.model.calibration.report import known_misses
+    got = _draw_contradictions(DRAWS_CHECKED, seed)
+    assert len(got) == 86
+    misses = known_misses()
+    for fid, (share, inside) in got.items():
+        if not inside:
+            assert fid in misses, fid
+        elif share > OVER:
+            assert fid in OVER_TEN_PERCENT, (fid, share)
+    # the list is not stale: each is still over the bar
+    for fid in OVER_TEN_PERCENT:
+        assert got[fid][1] and got[fid][0] > OVER, (fid, got[fid])
