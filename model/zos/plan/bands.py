@@ -49,11 +49,12 @@ BANDS_HOLD_RANGES = ("the model's parameters (the parameter file's covariance or
                      "parameters; rates and growth given as one number are taken as given")
 
 #: How often 90% bands covered the truth on synthetic refits (figures made from known parameters
-#: with their stated noise, refitted): tests/test_bands_coverage.py, 200 refits of the TLS block (its
-#: test asserts 85-95%) and 200 of the AMS block (run as a script: 45 minutes).
+#: with their stated noise, a tolerance over the square root of 3, refitted):
+#: tests/test_bands_coverage.py, 400 refits of the TLS block (two seeds of 200: 85.0% and 83.0%;
+#: its test asserts 85-95% on the first) and 200 of the AMS block (run as a script: an hour).
 #: docs/calibration.md quotes the same numbers (tests/test_plan_bands.py holds the two together).
-MEASURED_COVERAGE = {"channel CPU": 0.855, "AMS accelerators": 0.885, "AMS coprocessors": 0.90,
-                     "AMS processors": 0.91}
+MEASURED_COVERAGE = {"channel CPU": 0.84, "AMS accelerators": 0.845, "AMS coprocessors": 0.885,
+                     "AMS processors": 0.875}
 
 
 def what_bands_hold(workloads=None) -> str:
