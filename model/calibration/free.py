@@ -225,7 +225,9 @@ class Prior:
     tolerance off (the same robust loss).  Where the figures pin the parameter the prior
     hardly moves it; where they do not (a direction the figures leave free), it keeps the
     parameter within about a factor :math:`f` of the source's value and gives it a standard
-    error, read as the prior's width, that is no longer larger than the value.
+    error that is no longer larger than the value: :math:`f` is read as a half-width, like a
+    figure's tolerance, so alone the prior gives :math:`\\ln x` a standard error of
+    :math:`\\ln f / \\sqrt 3` (:data:`~cryptoplan.model.calibration.scoring.TOLERANCE_UNCERTAINTY`).
 
     Attributes
     ----------

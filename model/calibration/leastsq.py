@@ -15,7 +15,7 @@ same way and solve it here:
   tolerance, a site number's relative sigma), so a residual of 1 is one
   tolerance or one sigma, and the robust loss bends there; its **standard
   uncertainty** in those units is ``sigma`` (1 for a site number, whose sigma
-  is a standard deviation; :data:`~cryptoplan.model.calibration.scoring.FIGURE_UNCERTAINTY`
+  is a standard deviation; :data:`~cryptoplan.model.calibration.scoring.TOLERANCE_UNCERTAINTY`
   for a published figure, whose tolerance is the half-width of the interval it
   is good to).
 
