@@ -67,9 +67,12 @@ def _meets(s, ws, pool, count, months):
 
 
 @pytest.mark.slow
-# its budget: 30 whole plans and their timelines; alone 2.8 s (6.5 s under coverage), beside the
-# rest of the suite on two workers under coverage 21-23 s, past the 20-s default
-@pytest.mark.fail_slow(40)
+# its budget: 30 whole plans and their timelines, each purchase checked with a plan per server
+# (a fast-growing example buys dozens: up to 63 accelerators), so its time is the examples':
+# alone 9.8-24.9 s on four draws of them (2026-11-29, no coverage; the 2.8 s this comment first
+# gave was one lucky draw), 21-23 s and 53 s in two clean-clone CI runs (two workers under
+# coverage beside the suite)
+@pytest.mark.fail_slow(150)
 @settings(max_examples=30, deadline=None)
 @given(st.floats(20.0, 800.0), st.floats(0.05, 3.0), st.integers(1, 4), st.integers(1, 4), st.floats(0.0, 12.0),
        st.sampled_from(["one_card", "none"]))
