@@ -710,8 +710,8 @@ def test_fitted_and_predicted_figures_are_counted_apart_and_echoes_not_at_all():
     predicted_held = sum(r["within_tolerance"] for r in predicted)
     assert (len(fitted), len(checked), len(echoes)) == (86, 11, 7)
     assert all(fid.startswith("ref_ops_") for fid in echoes)
-    assert fitted_held >= 82 and predicted_held >= 3, (fitted_held, predicted_held)
-    assert fitted_held + predicted_held + len(echoes) == 92 and len(fitted) + len(checked) + len(echoes) == 104
+    assert fitted_held >= 82 and predicted_held >= 4, (fitted_held, predicted_held)
+    assert fitted_held + predicted_held + len(echoes) == 93 and len(fitted) + len(checked) + len(echoes) == 104
     counts = F.figure_counts(rows, predicted)
     assert counts == {"fitted": (fitted_held, 86), "predicted": (predicted_held, 11), "echoes": 7,
                       "descriptive": (13, 14)}

@@ -1,7 +1,7 @@
 """The fit of the channel round-trip model to seed 002's table of measured times.
 
 :func:`cryptoplan.model.zos.tls.tls_roundtrip_us` is the model (one intercept per mode, SSLCIPH
-linear in size, AT-TLS quadratic); this module fits its five parameters through the one
+linear in size, AT-TLS with a :math:`KB\\ln(1 + KB)` term); this module fits its five parameters through the one
 least-squares path (:mod:`cryptoplan.model.calibration.leastsq`), and
 :func:`cryptoplan.model.calibration.fit.fit` stores them in the parameter file.
 """
@@ -59,7 +59,7 @@ def fit_roundtrip(exclude=()) -> dict:
 def _roundtrip_times(x, mode_attls, kb):
     """Round trips (k, m) of the parameter sets in the columns of ``x`` (5, k)."""
     r_s, r_a, a, b, q = (np.asarray(v, dtype=float)[:, None] for v in x)
-    return np.where(mode_attls, r_a + b * kb + q * kb * kb, r_s + a * kb)
+    return np.where(mode_attls, r_a + b * kb + q * kb * np.log1p(kb), r_s + a * kb)
 
 
 @lru_cache(maxsize=32)
@@ -76,7 +76,7 @@ def _fit_roundtrip(table: str, exclude: tuple) -> dict:
 
     names = tuple(ROUNDTRIP_PARAMS)
     params = lmfit.Parameters()
-    for n, x0 in zip(names, (1000.0, 1000.0, 600.0, 600.0, 0.1)):
+    for n, x0 in zip(names, (1000.0, 1000.0, 600.0, 600.0, 10.0)):
         params.add(n, value=x0, min=0.0)
     sol = solve(batch, params, sigma=TOLERANCE_UNCERTAINTY)      # a tolerance is a half-width
     all_attls = np.array([m == "ATTLS" for m, _, _, _ in every])
