@@ -34,7 +34,15 @@ scale of the loss is one tolerance by that reading, not tuned: with 0.35,
 0.5, 0.7, 1, 1.2, 1.5, 2 and 3 tolerances the fit meets 72, 73, 75, 74, 72,
 75, 65 and 58 of the 88 fitted figures (the TLS fit is not convex and lands
 in other optima), so a count of figures within tolerance says little about
-one point either side of it.
+one point either side of it.  A loss flat inside each row's tolerance (Cauchy on
+the excess :math:`\\max(|r| - m, 0)`, from the shipped fit: ``tests/study_flat_loss.py``)
+was measured and not adopted: over the whole interval (:math:`m = 1`) it moves the
+figures it frees to their interval's edge (:math:`|r| = 1.00`), where a parameter draw
+has even odds of putting them out, and seed 000's z196 set goes from 13 to 11 of 14; at
+:math:`m = 0.8` every sub-model meets all its figures (the four misses that are not
+forced come in at 0.81 to 0.91 tolerances, the channel initiator's fixed cost moving from
+93 to 53 µs); at 0.5, two of the four stay out and a figure met today goes out.  The count
+follows a margin with no reading of its own, as it follows the Cauchy scale.
 
 Parameters are bounded (exponents by the ranges the reference facts give).
 Each sub-model is solved by :func:`cryptoplan.model.calibration.leastsq.solve`, the code

@@ -1,0 +1,75 @@
+"""Study (not a test): a loss flat inside each row's tolerance, Cauchy on the excess.
+
+Issue 62 asks for "a loss flat inside each row's tolerance, Cauchy tails outside (so a figure
+already within tolerance stops pulling)".  This script measures what that loss does, started
+from the shipped fit (``data/params.json``), for each sub-model the fit solves with the
+robust loss: the residual in tolerances ``r`` is replaced by
+``sign(r) * max(|r| - m, 0)`` and solved with the same Cauchy loss and bounds, ``m`` the
+margin (1: flat over the whole accepted interval).
+
+Run from the checkout, after installing it::
+
+    python tests/study_flat_loss.py 1.0 0.8 0.5
+
+For each margin and sub-model it prints the figures within tolerance before and after
+(figures, then priors), the Cauchy cost before and after, and the figures that crossed their
+interval's edge.  Measured on the fit of 2dabdfa (2026-11-29):
+
+- m = 1.0: TLS 34 -> 36 of 36, AMS 27 -> 26 of 28, seed 000's z196 set 13 -> 11 of 14: the
+  figures the loss moves land on their interval's edge (|r| = 1.00 to 1.04), where any
+  parameter draw has about even odds of putting them outside.
+- m = 0.8: every sub-model meets every figure (AMS 28, TLS 36, z196 14), the four "not forced"
+  misses of data/misses.csv in (|r| 0.81 to 0.91), at a Cauchy cost 1.4 to 2.7 times the fit's.
+- m = 0.5: AMS 27, TLS 35, z196 13 (two of the four misses stay out, one met figure goes out).
+
+So the count within tolerance follows the margin, a free choice with no reading of its own
+(a tolerance's half-width reading gives 1); and the loss's weights are 0 inside, so the
+standard errors of its fit would need another convention.  Not adopted (fit.py says so).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from cryptoplan.model.calibration.fitting import free_parameters
+from cryptoplan.model.calibration.free import LOSS
+from cryptoplan.model.calibration.leastsq import solve
+from cryptoplan.model.calibration.scoring import TOLERANCE_UNCERTAINTY, group_batch
+from cryptoplan.model.params import load_params
+
+GROUPS = ("ams", "tls", "tls_z196", "handshake")
+
+
+def study(margin: float) -> dict:
+    """Per sub-model: ``(figures, within before, within after, cost before, cost after, crossed)``."""
+    base = {k: v["value"] for k, v in load_params()["parameters"].items()}
+    out = {}
+    for group in GROUPS:
+        names, tl, batch = group_batch(group, base)
+        nfig = len(tl)
+        r0 = batch(np.array([[base[n]] for n in names]))[0]
+
+        def flat(x, batch=batch):
+            r = batch(x)
+            return np.sign(r) * np.maximum(np.abs(r) - margin, 0.0)
+
+        sol = solve(flat, free_parameters(names, {n: base[n] for n in names}), loss=LOSS, max_nfev=400,
+                    stderr=False, sigma=TOLERANCE_UNCERTAINTY)
+        r1 = batch(sol.x[:, None])[0]
+        assert np.all(np.isfinite(r1)), group          # the study's own check: the solve succeeded
+        crossed = [(t.figure_id, round(float(a), 2), round(float(b), 2))
+                   for t, a, b in zip(tl, r0, r1) if (abs(a) <= 1) != (abs(b) <= 1)]
+        out[group] = (nfig, int(np.sum(np.abs(r0[:nfig]) <= 1)), int(np.sum(np.abs(r1[:nfig]) <= 1)),
+                      0.5 * float(np.sum(np.log1p(r0 ** 2))), 0.5 * float(np.sum(np.log1p(r1 ** 2))), crossed)
+    return out
+
+
+if __name__ == "__main__":
+    for m in [float(a) for a in sys.argv[1:]] or [1.0]:
+        print(f"margin {m:g} tolerance")
+        for group, (n, before, after, c0, c1, crossed) in study(m).items():
+            print(f"  {group:10s} {before:3d} -> {after:3d} of {n:3d} within; Cauchy cost {c0:.3f} -> {c1:.3f}")
+            for fid, a, b in crossed:
+                print(f"      {fid}: |r| {abs(a):.2f} -> {abs(b):.2f}")
