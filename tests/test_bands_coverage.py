@@ -197,8 +197,9 @@ def roundtrip_coverage(reps: int = REPS, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     hits = dict.fromkeys(answers, 0)
     for _ in range(reps):
-        y = y_true * (1.0 + tol * TOLERANCE_UNCERTAINTY * rng.standard_normal(y_true.size))
-        sol = solve(lambda x: (times(x) / y - 1.0) / tol,
+        # the fit's reading: a time's log-ratio has standard uncertainty ln(1 + tolerance) / sqrt 3
+        y = y_true * np.exp(np.log1p(tol) * TOLERANCE_UNCERTAINTY * rng.standard_normal(y_true.size))
+        sol = solve(lambda x: np.log(times(x) / y) / np.log1p(tol),
                     free_parameters_of(names, {k: truth[k] for k in names}), sigma=TOLERANCE_UNCERTAINTY)
         block, cov = sol.covariance_block()
         idx = [names.index(k) for k in block]
@@ -233,8 +234,17 @@ def test_each_replication_starts_where_the_one_process_loop_reached():
     assert rng.bit_generator.state == states[1]
 
 
+#: Replications of the round trips' check: at 200 a share's binomial standard error is 2.1 points, so a
+#: 90% band lands outside 85-95% by chance in about 2% of runs per answer.  The log-scored fit of
+#: 2026-11-30 read 95.5% for AT-TLS on seed 0's 200 and 88.0 to 93.0% on seeds 1-5 (91.6% pooled
+#: over the six); 1,000 replications (0.9 points of standard error, about 20 s on one process)
+#: read 92.2% and 91.1%.
+RT_REPS = 1000
+
+
+@pytest.mark.fail_slow("90s")
 def test_the_normal_90_percent_band_covers_the_truth_85_to_95_percent_of_the_time():
-    for answer, share in roundtrip_coverage().items():
+    for answer, share in roundtrip_coverage(reps=RT_REPS).items():
         assert 0.85 <= share <= 0.95, (answer, share)
 
 
@@ -259,6 +269,6 @@ def ams_coverage(reps: int = REPS, seed: int = 0) -> dict:
 
 
 if __name__ == "__main__":        # the coverage measured, for the record
-    print("round trips, normal:", roundtrip_coverage())
+    print("round trips, normal:", roundtrip_coverage(reps=RT_REPS))
     print("tls, bootstrap:", coverage("tls", "bootstrap"))
     print("ams, bootstrap:", ams_coverage())

@@ -17,7 +17,7 @@ import numpy as np
 from ..figures import figure, table_in_force
 from ..zos.tls import ROUNDTRIP_PARAMS, roundtrip_points
 from .leastsq import solve
-from .scoring import TOLERANCE_UNCERTAINTY
+from .scoring import TOLERANCE_UNCERTAINTY, Scorer
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as planning calls need not load the optimizer
@@ -37,13 +37,14 @@ def fit_roundtrip(exclude=()) -> dict:
     +0.7% and +13.6%, and the largest residual falls from 3.0% to 2.0%.
 
     Least squares (:func:`cryptoplan.model.calibration.leastsq.solve`) on each published time's
-    relative error in units of its tolerance,
+    residual as every figure is scored (:class:`~cryptoplan.model.calibration.scoring.Scorer`),
+    the log-ratio in units of the tolerance's log width,
 
-    .. math:: r_i = \\frac{\\hat y_i / y_i - 1}{\\tau_i},
+    .. math:: r_i = \\frac{\\ln(\\hat y_i / y_i)}{\\ln(1 + \\tau_i)},
 
     except the figure ids in ``exclude``.  The ten times are one measurement series with
     one tolerance (a measured time of one run: ``data/README.md``, *Tolerances*), so the
-    weights are equal and the fit is relative least squares.  Cached per figures table, so
+    weights are equal and the fit is least squares on the log times.  Cached per figures table, so
     :func:`cryptoplan.model.figures.using_figures` refits it.  :func:`cryptoplan.model.calibration.fit.fit`
     stores the result in the parameter file, which is what :func:`tls_roundtrip_us` reads.
 
@@ -68,11 +69,10 @@ def _fit_roundtrip(table: str, exclude: tuple) -> dict:
     pts = [p for p in every if p[3] not in exclude]
     attls = np.array([m == "ATTLS" for m, _, _, _ in pts])
     kb = np.array([k for _, k, _, _ in pts])
-    y = np.array([v for _, _, v, _ in pts])
-    tol = np.array([figure(fid).tolerance for _, _, _, fid in pts])
+    score = Scorer([figure(fid) for _, _, _, fid in pts])
 
     def batch(x):
-        return (_roundtrip_times(x, attls, kb) / y - 1.0) / tol
+        return score(_roundtrip_times(x, attls, kb))
 
     names = tuple(ROUNDTRIP_PARAMS)
     params = lmfit.Parameters()

@@ -69,13 +69,24 @@ def _log_tolerance(fig, ref: float) -> float:
     errors were 1.15 times their values (0.55 times now) and 5% of their draws put ECDHE's
     saving with a coprocessor below 88% (below 94.8% now; ``cryptoplan fit``, 1,000 draws).
     """
-    if fig.unit == "pct_change":
-        d = max(fig.width(ref), fig.tolerance) / abs(100.0 + ref)
-    elif fig.points:                    # a percentage compared as v / 100: points of v over |v|
-        d = fig.width(ref) / abs(ref) if ref else fig.tolerance
-    else:
-        d = fig.tolerance               # > 0 for every row (tests/test_figures_table.py)
-    return math.log1p(d)
+    change = fig.unit == "pct_change"
+    return float(_log_width(fig.tolerance, fig.points, change, bool(fig.points) and not change, ref))
+
+
+def _log_width(tol, points, change, percent, ref):
+    """:func:`_log_tolerance`'s rule, elementwise over arrays of figures: the one place it is written.
+
+    ``tol`` the relative tolerances, ``points`` the percentage points (0 for a figure not printed as a
+    percentage), ``change`` a percentage change, ``percent`` another percentage, ``ref`` the values
+    compared against.  Every tolerance is > 0 (tests/test_figures_table.py), so a figure that is not
+    a percentage always has a width.
+    """
+    ref = np.asarray(ref, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        width = np.maximum(tol * np.abs(ref), points)                           # Figure.width
+        d = np.where(change, np.maximum(width, tol) / np.abs(100.0 + ref),
+                     np.where(percent & (ref != 0), width / np.abs(ref), tol))   # points of v over |v|
+    return np.log1p(d)
 
 
 def _residual(fig, model: float) -> float:
@@ -127,11 +138,8 @@ class Scorer:
 
     def _reference(self, ref, at):
         """``(ref / div + offset, ln tolerance)`` of the figures ``at`` measured against ``ref``."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            width = np.maximum(self.tol[at] * np.abs(ref), self.points[at])      # Figure.width
-            ltol = np.log1p(np.where(self.change[at], np.maximum(width, self.tol[at]) / np.abs(100.0 + ref),
-                                     np.where(self.percent[at] & (ref != 0), width / np.abs(ref), self.tol[at])))
-            return ref / self.div[at] + self.offset[at], ltol
+        ltol = _log_width(self.tol[at], self.points[at], self.change[at], self.percent[at], ref)
+        return ref / self.div[at] + self.offset[at], ltol
 
     def __call__(self, model) -> np.ndarray:
         """The residuals (in tolerances) of ``model``: one value per figure (the last axis)."""
@@ -252,16 +260,14 @@ def fit_cost(values: dict) -> float:
 
 
 def roundtrip_cost(values: dict) -> float:
-    """The round-trip fit's cost at ``values``: :math:`\\tfrac12 \\sum_i ((\\hat y_i / y_i - 1)/\\tau_i)^2`.
+    """The round-trip fit's cost at ``values``: :math:`\\tfrac12 \\sum_i r_i^2`.
 
     Over every published round trip (:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip` minimises it),
-    :math:`\\tau_i` the row's tolerance.
+    :math:`r_i` each time's residual as every figure is scored (:class:`Scorer`).
     """
-    total = 0.0
+    figs = [figure(fid) for fid in roundtrip_figure_ids()]
     with using_values(values):
-        for fid in roundtrip_figure_ids():
-            f = figure(fid)
-            c = f.conditions
-            rel = float(tls_roundtrip_us(c["mode"], c["cipher"], float(c["message_kb"]))) / f.target() - 1.0
-            total += 0.5 * (rel / f.tolerance) ** 2
-    return total
+        model = [float(tls_roundtrip_us(f.conditions["mode"], f.conditions["cipher"], float(f.conditions["message_kb"])))
+                 for f in figs]
+    r = Scorer(figs)(np.array(model))
+    return 0.5 * float(np.sum(r * r))

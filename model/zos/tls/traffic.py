@@ -27,7 +27,7 @@ for the left-out 1 MB cell, and keeps the ten times within 1.7%.  Below the firs
 two intercepts, extrapolated, put AT-TLS's extra time at 78 µs at zero size, falling
 to 23 µs at 2 KB before it grows.
 
-Fitted by least squares on the relative error to the ten published times
+Fitted by least squares to the ten published times, each scored as every figure is (a log-ratio)
 (:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip`, stored in the parameter file by
 ``cryptoplan fit``); the "% increase" row is each column's two times' ratio, printed to
 0.01 point, and is checked as a prediction, not fitted (fitting it too would count
