@@ -11,11 +11,12 @@ Run from the checkout, after installing it::
 
     python tests/study_flat_loss.py 1.0 0.8 0.5
 
-For each margin and sub-model it prints the figures within tolerance before and after
-(figures, then priors), the Cauchy cost before and after, and the figures that crossed their
-interval's edge.  Measured on the fit of 2dabdfa (2026-11-29):
+For each margin and sub-model it prints the scored terms within tolerance before and after (a
+figure said of several conditions is scored at each end: the TLS sub-model's 36 terms come from
+31 figures), the Cauchy cost before and after, and the figures that crossed their interval's
+edge.  Measured on the fit of 2dabdfa (2026-11-29):
 
-- m = 1.0: TLS 34 -> 36 of 36, AMS 27 -> 26 of 28, seed 000's z196 set 13 -> 11 of 14: the
+- m = 1.0 (terms): TLS 34 -> 36 of 36, AMS 27 -> 26 of 28, seed 000's z196 set 13 -> 11 of 14: the
   figures the loss moves land on their interval's edge (|r| = 1.00 to 1.04), where any
   parameter draw has about even odds of putting them outside.
 - m = 0.8: every sub-model meets every figure (AMS 28, TLS 36, z196 14), the four "not forced"
@@ -70,6 +71,6 @@ if __name__ == "__main__":
     for m in [float(a) for a in sys.argv[1:]] or [1.0]:
         print(f"margin {m:g} tolerance")
         for group, (n, before, after, c0, c1, crossed) in study(m).items():
-            print(f"  {group:10s} {before:3d} -> {after:3d} of {n:3d} within; Cauchy cost {c0:.3f} -> {c1:.3f}")
+            print(f"  {group:10s} {before:3d} -> {after:3d} of {n:3d} terms within; Cauchy cost {c0:.3f} -> {c1:.3f}")
             for fid, a, b in crossed:
                 print(f"      {fid}: |r| {abs(a):.2f} -> {abs(b):.2f}")

@@ -7,8 +7,9 @@ uncertainty (the noise the fit assumes: a tolerance over the square root of 3,
 fitted to them as ``cryptoplan fit`` fits it (least squares, then the robust loss), its draws are
 made as ``cryptoplan fit --out`` and :func:`~cryptoplan.model.calibration.draws.parameter_draws`
 make them, and the plan's 90% band is checked against the plan under the true parameters.  200
-such refits; the band must cover the truth 85-95% of the time (the binomial noise of 200 at 90%
-is 2.1 points: the range is 2.4 of them each side).
+such refits (1,000 for the round trips, which take seconds: :data:`RT_REPS`); the band must cover
+the truth 85-95% of the time (the binomial noise of 200 at 90% is 2.1 points: the range is 2.4 of
+them each side; of 1,000, 0.9 points).
 
 Both ways of drawing are checked on a sub-model they serve: the covariance's truncated normal on
 the round-trip block (the ten published round trips, fitted by least squares; its answer the
@@ -197,7 +198,8 @@ def roundtrip_coverage(reps: int = REPS, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     hits = dict.fromkeys(answers, 0)
     for _ in range(reps):
-        # the fit's reading: a time's log-ratio has standard uncertainty ln(1 + tolerance) / sqrt 3
+        # the fit's reading: a time's log-ratio has standard uncertainty ln(1 + tolerance) / sqrt 3,
+        # and its residual is the Scorer's rule for a point figure in µs, against the synthetic time
         y = y_true * np.exp(np.log1p(tol) * TOLERANCE_UNCERTAINTY * rng.standard_normal(y_true.size))
         sol = solve(lambda x: np.log(times(x) / y) / np.log1p(tol),
                     free_parameters_of(names, {k: truth[k] for k in names}), sigma=TOLERANCE_UNCERTAINTY)

@@ -32,7 +32,7 @@ def pct(fid: str) -> float:
 # ------------------------------------------------------------ round trip
 # Bound 5% relative.  Seed 002 prints one value per table cell and no repeat runs,
 # so its run-to-run scatter is not published and cannot be cited.  The bound is set
-# (a) above the fit's measured residuals (largest 2.0%, AT-TLS 64KB) and
+# (a) above the fit's measured residuals (largest 1.6%, SSLCIPH 16KB) and
 # (b) below the smallest AT-TLS vs SSLCIPH difference the model has to resolve at
 # 16KB and above (s002_rt_attls_vs_sslciph_16k_pct, +7.48%), so a model that cannot tell
 # the two modes apart fails.  The printed-digit tolerances of the rows (1e-6..2e-4) are
@@ -101,7 +101,7 @@ def test_attls_gap_monotone_over_the_published_sizes(a, b):
     """AT-TLS's extra time grows with size from the table's first column (2 KB) to its last.
 
     Below 2 KB nothing is published and the two intercepts are extrapolations: the model's
-    gap falls from about 78 µs at zero size to about 23 µs at 2 KB (the traffic module says
+    gap falls from about 78 µs at zero size to about 23 µs near 1.8 KB (the traffic module says
     so); it is not asserted there."""
     lo, hi = sorted((a, b))
     def gap(kb):

@@ -158,7 +158,7 @@ def _roundtrip_entries(exclude) -> tuple[dict, object]:
     for name, (unit, desc) in ROUNDTRIP_PARAMS.items():
         params[name] = {"value": rt["values"][name], "stderr": rt["stderr"][name], "unit": unit,
                         "submodel": "tls", "description": desc,
-                        "source": "fit (round-trip table of Sharkey's AT-TLS channels blog, 2021; relative least squares)"}
+                        "source": "fit (round-trip table of Sharkey's AT-TLS channels blog, 2021; least squares on log-ratios)"}
     return params, rt["solution"]
 
 

@@ -34,7 +34,9 @@ def fit_roundtrip(exclude=()) -> dict:
 
     One intercept per mode: with a shared one (before issue 32) AT-TLS's extra time came out
     +6.9% at 2 KB and +11.9% at 64 KB where the table gives +1.24% and +16.32%; with two,
-    +0.7% and +13.6%, and the largest residual falls from 3.0% to 2.0%.
+    +0.7% and +13.6%, and the largest residual falls from 3.0% to 2.0% (both with the
+    quadratic AT-TLS term of the time; with :math:`KB\\ln(1 + KB)`, +1.1% and +16.9%, largest
+    residual 1.6%).
 
     Least squares (:func:`cryptoplan.model.calibration.leastsq.solve`) on each published time's
     residual as every figure is scored (:class:`~cryptoplan.model.calibration.scoring.Scorer`),

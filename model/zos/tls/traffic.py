@@ -10,7 +10,7 @@ much higher, where SSLCIPH's window grows smoothly.  The table's own "% increase
 row says how that cost grows: +7.48, +11.64, +16.32% at 16, 32 and 64 KB, about
 4.5 points per doubling of size, i.e. AT-TLS's time per KB grows with the
 logarithm of the size.  With SSLCIPH linear, a term :math:`q\\,\\mathrm{KB}\\ln(1 + \\mathrm{KB})`
-gives exactly that (the gap over SSLCIPH's time tends to :math:`c + d \\ln \\mathrm{KB}`):
+gives that: AT-TLS's time over SSLCIPH's, less one, tends to :math:`c + d \\ln \\mathrm{KB}`:
 
 .. math::
 
@@ -23,9 +23,9 @@ same parameter count): that gives a gap growing in proportion to size, +10.9% an
 +13.6% at 16 and 64 KB where the table prints +7.48 and +16.32, AT-TLS's 1 MB time
 predicted 69% high when that cell is left out of the fit, and, extrapolated, a 100 MB
 AT-TLS round trip 25 times SSLCIPH's; this one gives +8.0% and +16.9%, 5.3% low
-for the left-out 1 MB cell, and keeps the ten times within 1.7%.  Below the first column (2 KB) nothing is published: there the
+for the left-out 1 MB cell, and keeps the ten times within 1.6%.  Below the first column (2 KB) nothing is published: there the
 two intercepts, extrapolated, put AT-TLS's extra time at 78 µs at zero size, falling
-to 23 µs at 2 KB before it grows.
+to 23 µs near 1.8 KB before it grows.
 
 Fitted by least squares to the ten published times, each scored as every figure is (a log-ratio)
 (:func:`cryptoplan.model.calibration.roundtrip.fit_roundtrip`, stored in the parameter file by
