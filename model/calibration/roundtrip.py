@@ -15,7 +15,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..figures import figure, table_in_force
-from ..zos.tls import ROUNDTRIP_PARAMS, roundtrip_points
+from ..params import using_values
+from ..zos.tls import ROUNDTRIP_PARAMS, roundtrip_points, tls_roundtrip_us
 from .leastsq import solve
 from .scoring import TOLERANCE_UNCERTAINTY, Scorer
 from ..lazy import lazy_module
@@ -59,30 +60,32 @@ def fit_roundtrip(exclude=()) -> dict:
     return _fit_roundtrip(table_in_force(), tuple(sorted(exclude)))
 
 
-def _roundtrip_times(x, mode_attls, kb):
-    """Round trips (k, m) of the parameter sets in the columns of ``x`` (5, k)."""
-    r_s, r_a, a, b, q = (np.asarray(v, dtype=float)[:, None] for v in x)
-    return np.where(mode_attls, r_a + b * kb + q * kb * np.log1p(kb), r_s + a * kb)
+def _roundtrip_times(x, pts) -> np.ndarray:
+    """Round trips (k, m) at the points ``pts`` of the parameter sets in the columns of ``x`` (5, k).
+
+    Through :func:`~cryptoplan.model.zos.tls.tls_roundtrip_us` itself, so the model is written
+    once; it reads only the five round-trip parameters, all given here (no parameter file)."""
+    values = {n: np.asarray(v, dtype=float) for n, v in zip(ROUNDTRIP_PARAMS, x)}
+    with using_values(values):
+        return np.stack([np.broadcast_to(tls_roundtrip_us(m, figure(fid).conditions["cipher"], kb),
+                                         values[next(iter(values))].shape)
+                         for m, kb, _, fid in pts], axis=-1)
 
 
 @lru_cache(maxsize=32)
 def _fit_roundtrip(table: str, exclude: tuple) -> dict:
     every = roundtrip_points()
     pts = [p for p in every if p[3] not in exclude]
-    attls = np.array([m == "ATTLS" for m, _, _, _ in pts])
-    kb = np.array([k for _, k, _, _ in pts])
     score = Scorer([figure(fid) for _, _, _, fid in pts])
 
     def batch(x):
-        return score(_roundtrip_times(x, attls, kb))
+        return score(_roundtrip_times(x, pts))
 
     names = tuple(ROUNDTRIP_PARAMS)
     params = lmfit.Parameters()
     for n, x0 in zip(names, (1000.0, 1000.0, 600.0, 600.0, 10.0)):
         params.add(n, value=x0, min=0.0)
     sol = solve(batch, params, sigma=TOLERANCE_UNCERTAINTY)      # a tolerance is a half-width
-    all_attls = np.array([m == "ATTLS" for m, _, _, _ in every])
-    all_kb = np.array([k for _, k, _, _ in every])
-    rel = _roundtrip_times(sol.x[:, None], all_attls, all_kb)[0] / np.array([v for _, _, v, _ in every]) - 1.0
+    rel = _roundtrip_times(sol.x[:, None], every)[0] / np.array([v for _, _, v, _ in every]) - 1.0
     return {"values": sol.values(), "stderr": {n: float(e) for n, e in zip(names, sol.stderr)},
             "residuals": {fid: float(r) for (_, _, _, fid), r in zip(every, rel)}, "solution": sol}
