@@ -61,6 +61,7 @@ from cryptoplan import model      # lazy: a function's module loads on first use
 from cryptoplan.model import domains as D
 from cryptoplan.model.zos.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
 from cryptoplan.model.zos.crypto import OPERATIONS
+from cryptoplan.model.zos.quantum_safe import QS_ALGORITHMS
 from cryptoplan.model.domains import Domain
 from cryptoplan.model.figures import figure
 from cryptoplan.model.queueing.mgc import MGC_METHODS
@@ -473,6 +474,28 @@ CATALOG: tuple = (
        "asymmetric operation on its card, excluding queueing.",
        [OPERATION, _a("key_type", "text", KEY_TYPE.help, "", "RSA", KEY_TYPES),
         _a("key_size", "integer", KEY_SIZE.help, "bits", 2048, _KEY_SIZES), PARAMS_FILE], "ms"),
+    _f("QS_OP_MS", "qs_op_ms", PLANNING, "Assumed Crypto Express coprocessor execution time of one "
+       "quantum-safe operation (ML-DSA, ML-KEM): its software cost relative to an RSA-2048 sign applied "
+       "to the coprocessor's RSA-2048 sign time; no card time is published.",
+       [_a("algorithm", "text", "ML-DSA-44, ML-DSA-65, ML-DSA-87, ML-KEM-512, ML-KEM-768 or ML-KEM-1024.", "",
+           REQUIRED, QS_ALGORITHMS),
+        _a("operation", "text", "sign or verify (ML-DSA); encapsulate or decapsulate (ML-KEM).", "", REQUIRED,
+           ("sign", "verify", "encapsulate", "decapsulate")),
+        _a("card_generation", "text", "Crypto Express generation of the coprocessors: CEX8S (CCA 8.4 or later); "
+           "an earlier one is an error naming it.", "", "CEX8S", ("CEX6S", "CEX7S", "CEX8S")), PARAMS_FILE], "ms"),
+    _f("QS_CARD_UTILIZATION", "migrated_card_utilization", PLANNING, "Utilization of the Crypto Express "
+       "cards of one type at an AMS rate with a share of its transactions moved to a quantum-safe algorithm "
+       "(ML-DSA signatures or ML-KEM key transport, on coprocessors at QS_OP_MS's assumed times); "
+       "#NUM! if overloaded.",
+       [TX_RATE, *_AMS_ARGS,
+        _a("algorithm", "text", "The algorithm the share moves to: ML-DSA-44/65/87 (signatures) or ML-KEM-512/768/1024 "
+           "(key transport).", "", "ML-DSA-65", QS_ALGORITHMS),
+        _a("share", "number", "Share of the transactions migrated; {range}.", "fraction", 0.0, domain=D.MIGRATED_SHARE),
+        _a("card", "text", "Card type: coprocessor or accelerator.", "", "coprocessor", ("accelerator", "coprocessor")),
+        CARDS, RECIPIENTS, OTHER_LPAR,
+        _a("card_generation", "text", "Crypto Express generation of the coprocessors: CEX8S (CCA 8.4 or later); "
+           "an earlier one is an error naming it.", "", "CEX8S", ("CEX6S", "CEX7S", "CEX8S")), PARAMS_FILE],
+       "fraction (0..1)"),
     _f("AMS_THROUGHPUT", "ams_throughput", PLANNING, "The most MQ AMS request/reply transactions "
        "per second N requesters reach (closed loop, exact MVA over processors, coprocessors and "
        "accelerators).",

@@ -45,6 +45,10 @@ from .queueing.mva import (
 from .zos.crypto import (
     crypto_op_ms as crypto_op_ms,
 )
+from .zos.quantum_safe import (
+    qs_op_ms as qs_op_ms,
+    migrated_card_utilization as migrated_card_utilization,
+)
 from .zos.ams import (
     AmsWorkload as AmsWorkload,
     ams_throughput as ams_throughput,

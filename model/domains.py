@@ -46,7 +46,7 @@ __all__ = [
     # planning
     "KEY_SIZE", "MESSAGE_KB", "ROUNDTRIP_MESSAGE_KB", "KEY_REUSE", "RECIPIENTS", "REQUESTERS",
     "CARDS", "PROCESSORS", "OTHER_LPAR_UTIL", "TX_RATE", "PLANNED_TX_RATE", "MAX_UTILIZATION",
-    "MAX_WAIT_MS", "START_RATE", "HANDSHAKE_RATE", "RESUMED_SHARE", "CONNECTION_CPU_US", "SSLRKEYC",
+    "MAX_WAIT_MS", "START_RATE", "HANDSHAKE_RATE", "RESUMED_SHARE", "MIGRATED_SHARE", "CONNECTION_CPU_US", "SSLRKEYC",
     "CHANNEL_PAIRS", "CHANNEL_REQUESTERS", "SSLTASKS", "IDLE_SSLTASKS", "DISPATCHERS", "CPS",
     "ROUNDTRIP_US", "TASK_ELAPSED_RATIO",
     # a plan
@@ -305,6 +305,7 @@ DURATION_MINUTES = Domain("duration_minutes", 0.0, 1440.0, lo_open=True, unit="m
 START_RATE = Domain("start_rate", 0.0, unit="starts/s")
 HANDSHAKE_RATE = Domain("handshake_rate", 0.0, unit="handshakes/s")
 RESUMED_SHARE = Domain("resumed_share", 0.0, 1.0, unit="fraction")
+MIGRATED_SHARE = Domain("share", 0.0, 1.0, unit="fraction")     # of a workload moved to a quantum-safe algorithm
 CONNECTION_CPU_US = Domain("connection_cpu_us", 0.0, unit="us")
 SSLRKEYC = Domain("sslrkeyc", 0.0, FromFigure("ref_sslrkeyc_range"), integer=True, unit="bytes")
 # Two channels per pair on each queue manager: at most half of MAXCHL's largest value.

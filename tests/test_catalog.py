@@ -126,7 +126,7 @@ _SAMPLE = {"operation": "sign", "policy": "privacy", "key_type": "RSA", "key_siz
            "workloads": (("name", "kind", "rate", "policy", "message_kb", "growth_per_year"),
                          ("pay", "ams", 300.0, "privacy", 2.0, 1.0)),
            "system": (("processors", 4.0), ("coprocessors", 2.0), ("accelerators", 2.0), ("horizon_months", 60.0)),
-           "resource": "accelerators", "quantity": "utilization", "quantile": 0.9}
+           "resource": "accelerators", "quantity": "utilization", "quantile": 0.9, "algorithm": "ML-DSA-65", "share": 0.1}
 
 
 @pytest.mark.parametrize("spec", CATALOG, ids=lambda f: f.name)

@@ -47,6 +47,8 @@ CALLS = {
     "channel_start_cost_us": lambda: m.channel_start_cost_us("SSLCIPH", "TLS_RSA_WITH_AES_256_CBC_SHA256"),
     "renegotiation_cost_us": lambda: m.renegotiation_cost_us("TLS_RSA_WITH_AES_256_CBC_SHA256", 2.0, 1000),
     "handshake_card_utilization": lambda: m.handshake_card_utilization(100, "TLS_RSA_WITH_AES_256_CBC_SHA256"),
+    "qs_op_ms": lambda: m.qs_op_ms("ML-DSA-65", "sign"),
+    "migrated_card_utilization": lambda: m.migrated_card_utilization(300, *AMS, share=0.4, cards=4),
 }
 
 

@@ -185,7 +185,7 @@ def _ams_cpu_params() -> tuple:
     """The AMS sub-model's free parameters and the ones read from rows: what an AMS CPU
     observation may depend on."""
     return tuple(n for n, spec in FREE.items() if spec.submodel == "ams") + tuple(
-        n for n, spec in derived_parameters().items() if spec[1] != "structural assumption")
+        n for n, spec in derived_parameters().items() if "assumption" not in spec[1])
 
 
 def cpu_observations(rows, platform: str = "z16", path: str = "the CPU table") -> list:

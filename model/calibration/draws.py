@@ -117,7 +117,25 @@ def parameter_draws(n: int, seed=None, doc: dict | None = None) -> dict:
         x_hat = np.array([values[k] for k in names])
         pick = recentred(rows, x_hat, lo, hi)[rng.integers(0, rows.shape[0], size=n)]
         out.update(zip(names, pick.T))
+    _assumed(out, doc, n, rng)
     return out
+
+
+def _assumed(out: dict, doc: dict, n: int, rng) -> None:
+    """The assumed factors on quantum-safe card times drawn over their band, in place.
+
+    Each of :data:`~cryptoplan.model.zos.quantum_safe.QS_FACTORS` the document still holds as
+    the packaged assumption (source "assumption") is drawn by
+    :func:`~cryptoplan.model.zos.quantum_safe.factor_draws`, times its value; a site that has
+    measured its own times (another source) keeps its value, or its covariance block's draws.
+    Drawn last, so the fitted parameters' draws are those of a document without them.
+    """
+    from ..zos.quantum_safe import QS_FACTORS, factor_draws
+    params = doc.get("parameters", {})
+    for name in QS_FACTORS.values():
+        entry = params.get(name)
+        if isinstance(entry, dict) and str(entry.get("source", "")).startswith("assumption"):
+            out[name] = out[name] * factor_draws(n, rng)
 
 
 def _values(doc: dict) -> dict:

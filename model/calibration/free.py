@@ -361,6 +361,12 @@ def derived_parameters() -> dict:
                         "standard error 670 times its value)"),
         "tls_mstr_us_per_kb": (0.0, "structural assumption", "us/KB", "tls",
                                "queue manager CPU per KB of a channel transaction: 0, as tls_mstr_us"),
+        "qs_mldsa_time_factor": (1.0, "assumption", "1", "crypto",
+                                 "factor on the assumed coprocessor time of ML-DSA (relative software cost x the "
+                                 "measured RSA-2048 sign time: model.zos.quantum_safe): 1; no card time is published, "
+                                 "so --bands draws it over data/quantum_safe_cards.csv's band; a site measures its own"),
+        "qs_mlkem_time_factor": (1.0, "assumption", "1", "crypto",
+                                 "factor on the assumed coprocessor time of ML-KEM, as qs_mldsa_time_factor"),
         "chin_task_elapsed_ratio": (1.0, "structural assumption", "1", "tls",
                                     "SSL-task and dispatcher elapsed time per CPU time (model.channel's rho); "
                                     "1: the runs of Sharkey's AT-TLS channels blog (2021) were neither CPU nor network constrained; a site "
