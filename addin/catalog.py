@@ -423,8 +423,12 @@ PLAN_PROFILES_RANGE = _a("profiles", "range", "The Profiles table: a header row 
 PLAN_ORDERS_RANGE = _a("orders", "range", "The Orders table: a header row (resource, count, arrives), then "
                        "servers already ordered, one order a row (arrives: months from the scenario, or YYYY-MM "
                        "with the System block's start); empty: none on order.", "", None)
+# after the orders: quantum-safe migrations (issue 65), a formula without it means what it meant
+PLAN_MIGRATIONS_RANGE = _a("migrations", "range", "The Migrations table: a header row (workload, to, start, months, "
+                           "share), then one quantum-safe migration a row: share of an AMS workload moved to ML-DSA or "
+                           "ML-KEM from month start over months; empty: none.", "", None)
 _PLAN_ARGS = (PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE,
-              PLAN_ORDERS_RANGE)
+              PLAN_ORDERS_RANGE, PLAN_MIGRATIONS_RANGE)
 # PLAN_VALUE's and PLAN_BAND's first arguments: the tables, and which number of the plan
 _PLAN_NUMBER = (PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE,
                 _a("resource", "text", "processors, coprocessors, accelerators, or a workload's name."),
@@ -436,6 +440,13 @@ _PLAN_NUMBER = (PLAN_WORKLOADS_RANGE, PLAN_SYSTEM_RANGE,
 _HANDSHAKE_ARGS = (KEY_EXCHANGE, CERTIFICATE, PROTOCOL, RESUMPTION, SYSPLEX_TICKETS, FIPS,
                    CARD_MODE, HEAPPOOLS64)
 _AMS_ARGS = (POLICY, KEY_TYPE, KEY_SIZE, MESSAGE_KB, KEY_REUSE)
+# a quantum-safe migration's arguments (issue 65)
+QS_ALGORITHM = _a("algorithm", "text", "The algorithm the share moves to: ML-DSA-44/65/87 (signatures) or "
+                  "ML-KEM-512/768/1024 (key transport).", "", "ML-DSA-65", QS_ALGORITHMS)
+QS_SHARE = _a("share", "number", "Share of the transactions migrated; {range}.", "fraction", 0.0,
+              domain=D.MIGRATED_SHARE)
+QS_GENERATION = _a("card_generation", "text", "Crypto Express generation of the coprocessors: CEX8S (CCA 8.4 or "
+                   "later); an earlier one is an error naming it.", "", "CEX8S", ("CEX6S", "CEX7S", "CEX8S"))
 
 
 def _f(name, model_name, category, help, args, unit, result="number", columns=()):
@@ -487,15 +498,16 @@ CATALOG: tuple = (
        "cards of one type at an AMS rate with a share of its transactions moved to a quantum-safe algorithm "
        "(ML-DSA signatures or ML-KEM key transport, on coprocessors at QS_OP_MS's assumed times); "
        "#NUM! if overloaded.",
-       [TX_RATE, *_AMS_ARGS,
-        _a("algorithm", "text", "The algorithm the share moves to: ML-DSA-44/65/87 (signatures) or ML-KEM-512/768/1024 "
-           "(key transport).", "", "ML-DSA-65", QS_ALGORITHMS),
-        _a("share", "number", "Share of the transactions migrated; {range}.", "fraction", 0.0, domain=D.MIGRATED_SHARE),
+       [TX_RATE, *_AMS_ARGS, QS_ALGORITHM, QS_SHARE,
         _a("card", "text", "Card type: coprocessor or accelerator.", "", "coprocessor", ("accelerator", "coprocessor")),
-        CARDS, RECIPIENTS, OTHER_LPAR,
-        _a("card_generation", "text", "Crypto Express generation of the coprocessors: CEX8S (CCA 8.4 or later); "
-           "an earlier one is an error naming it.", "", "CEX8S", ("CEX6S", "CEX7S", "CEX8S")), PARAMS_FILE],
+        CARDS, RECIPIENTS, OTHER_LPAR, QS_GENERATION, PARAMS_FILE],
        "fraction (0..1)"),
+    _f("QS_CARDS_REQUIRED", "migrated_cards_required", PLANNING, "Fewest Crypto Express cards of one type "
+       "keeping their utilization within max_utilization at an AMS rate with a share of its transactions "
+       "moved to a quantum-safe algorithm (0 if none are used).",
+       [TX_RATE, *_AMS_ARGS, QS_ALGORITHM, QS_SHARE,
+        _a("card", "text", "Card type: coprocessor or accelerator.", "", "coprocessor", ("accelerator", "coprocessor")),
+        MAX_UTIL, RECIPIENTS, OTHER_LPAR, QS_GENERATION, PARAMS_FILE], "cards", "integer"),
     _f("AMS_THROUGHPUT", "ams_throughput", PLANNING, "The most MQ AMS request/reply transactions "
        "per second N requesters reach (closed loop, exact MVA over processors, coprocessors and "
        "accelerators).",
@@ -595,14 +607,15 @@ CATALOG: tuple = (
        "warnings (spills, one column).", _PLAN_ARGS, "table", "table", TEXT_COLUMNS),
     _f("PLAN_VALUE", "plan_value", PLANNING, "One number of the plan: a resource's (utilization, required, "
        "months_to_target, ...) or a workload's (cpu_us, queueing_ms, share of a resource).",
-       [*_PLAN_NUMBER, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE, PLAN_ORDERS_RANGE],
+       [*_PLAN_NUMBER, PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE, PLAN_ORDERS_RANGE,
+        PLAN_MIGRATIONS_RANGE],
        "as the quantity (fraction, count, months, ms, µs)"),
     _f("PLAN_BAND", "plan_band", PLANNING, "A number of the plan at a quantile of its 1,000 draws of the "
        "model's parameters: 0.05 and 0.95 give the ends of its 90% band, 0.5 its median.",
        [*_PLAN_NUMBER,
         _a("quantile", "number", "The quantile of the draws; {range} (0.05 and 0.95: a 90% band).", "fraction",
            domain=D.BAND_LEVEL),
-        PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE, PLAN_ORDERS_RANGE],
+        PLAN_GROWTH, PLAN_MONTHS, PARAMS_FILE, PLAN_PROFILES_RANGE, PLAN_ORDERS_RANGE, PLAN_MIGRATIONS_RANGE],
        "as the quantity (fraction, count, months, ms, µs)"),
     _f("MODEL_PARAMETERS", "model_parameters", PLANNING, "The fitted model parameters as a table "
        "with a header row (spills).", [PARAMS_FILE], "table", "table",

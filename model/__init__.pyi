@@ -48,6 +48,7 @@ from .zos.crypto import (
 from .zos.quantum_safe import (
     qs_op_ms as qs_op_ms,
     migrated_card_utilization as migrated_card_utilization,
+    migrated_cards_required as migrated_cards_required,
 )
 from .zos.ams import (
     AmsWorkload as AmsWorkload,
@@ -93,6 +94,8 @@ from .zos.channel import (
 from .zos.plan import (
     System as System,
     Workload as Workload,
+    Order as Order,
+    Migration as Migration,
     PlanError as PlanError,
     PlanResult as PlanResult,
     DailyProfile as DailyProfile,

@@ -49,6 +49,7 @@ CALLS = {
     "handshake_card_utilization": lambda: m.handshake_card_utilization(100, "TLS_RSA_WITH_AES_256_CBC_SHA256"),
     "qs_op_ms": lambda: m.qs_op_ms("ML-DSA-65", "sign"),
     "migrated_card_utilization": lambda: m.migrated_card_utilization(300, *AMS, share=0.4, cards=4),
+    "migrated_cards_required": lambda: m.migrated_cards_required(3000, *AMS, share=0.4),
 }
 
 

@@ -809,14 +809,15 @@ def test_the_seed000_forced_miss_proof_holds_for_every_linear_cost(a, b, c, d):
     """data/misses.csv's proof for s000_16k_total_cost: with CPU linear in size and positive
     (A + B kb, C + D kb), the saving's rise from 2 to 16KB is at most 9.33 times its rise from 16 to
     64KB (14 (64 + c)/(48 (2 + c)), c = C/D > 0), where the rows need 42.8: checked over random
-    positive costs (hypothesis), in exact rational arithmetic (mpmath)."""
-    import mpmath
-    mpmath.mp.dps = 50
-    A, B, C, D = (mpmath.mpf(x) for x in (a, b, c, d))
+    positive costs (hypothesis), in exact rational arithmetic (fractions: the costs' floats are
+    rationals, and the identity holds exactly; 50-digit mpmath lost it to cancellation where the
+    saving is nearly flat, A/C close to B/D: 2.5e-34 off for costs near 1e-3)."""
+    from fractions import Fraction
+    A, B, C, D = (Fraction(x) for x in (a, b, c, d))
 
     def s(kb):
         return 1 - (A + B * kb) / (C + D * kb)
     rise, after = s(16) - s(2), s(64) - s(16)
     if rise > 0:                   # increasing (a falling saving misses the 2 -> 16KB rise outright)
-        assert after > 0 and rise / after <= mpmath.mpf(14 * 64) / (48 * 2)
-        assert abs(rise / after - mpmath.mpf(14) * (64 + C / D) / (48 * (2 + C / D))) <= mpmath.mpf(10) ** -40
+        assert after > 0 and rise / after <= Fraction(14 * 64, 48 * 2)
+        assert rise / after == 14 * (64 + C / D) / (48 * (2 + C / D))

@@ -116,6 +116,8 @@ PLAN_SAMPLE = {
                                                      1, 1)]],
     # the Orders table: one accelerator arriving in six months
     "orders": [["resource", "count", "arrives"], ["accelerators", 1.0, 6.0]],
+    # the Migrations table: half of pay's key transport moving to ML-KEM-768 over a year from month 3
+    "migrations": [["workload", "to", "start", "months", "share"], ["pay", "ML-KEM-768", 3.0, 12.0, 0.5]],
 }
 
 

@@ -134,6 +134,7 @@ _VALID = dict(tx_rate=100.0, quantile=0.9, policy="privacy", key_type="RSA", key
               workloads=(("name", "kind", "rate", "policy", "message_kb"), ("pay", "ams", 100.0, "privacy", 2.0)),
               system=(("processors", 4.0), ("coprocessors", 2.0), ("accelerators", 2.0)))
 _VALID_FOR = {"plan": {}, "qs_op_ms": {"algorithm": "ML-DSA-65"}, "migrated_card_utilization": {"share": 0.5},
+              "migrated_cards_required": {"share": 0.5},
               "mva": {"servers": [1, 1]}, "mva_response": {"servers": [1, 1]},
               "mva_throughput": {"servers": [1, 1]}, "tls_roundtrip_us": {"cipher": "TLS_CHACHA20_POLY1305_SHA256"},
               "tls_cost_change_pct": {"mode": "ATTLS"},

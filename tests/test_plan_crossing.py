@@ -283,3 +283,76 @@ def test_dominated_intervals_dropped_the_crossing_substitutes_back(seed, w, s):
     growth, fixed, cap = rng.uniform(-0.5, 3.0, w), rng.uniform(0.0, 0.3, s), rng.uniform(0.2, 4.0, s)
     assert peak_candidates(P).size <= 3
     _factored_crosses_where_the_loads_do(a, P, growth, fixed, cap)
+
+
+# ------------------------------------------------------------------ schedules (a migration's shares)
+def _peak_with(loads, growth, fixed, schedule, t):
+    """The peak load at months ``t`` (array) straight from the definition, for a scheduled plan."""
+    from cryptoplan.model.zos.plan.crossing import Schedule
+    assert isinstance(schedule, Schedule)
+    r = np.log1p(np.asarray(growth)) / 12.0
+    m = np.exp(r[:, None] * t[None, :]) * schedule.at(schedule.start + t)      # (W, n)
+    return (loads[:, :, None] * m[:, None, :]).sum(axis=0).max(axis=0) + fixed
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), w=st.integers(1, 4), n_int=st.sampled_from([1, 3, 24]),
+       start=st.floats(0.0, 30.0), factored=st.booleans())
+def test_a_scheduled_crossing_is_the_first_on_a_fine_grid_and_substitutes_back(seed, w, n_int, start, factored):
+    """Substituted back: the peak reaches the capacity at the month returned and stays below it on a
+    grid of every 0.01 month before it (the scan's steps are bounded by the peak's slope)."""
+    from cryptoplan.model.zos.plan.crossing import Schedule
+    rng = np.random.default_rng(seed)
+    P = rng.uniform(0.1, 1.0, (w, n_int))
+    a = rng.uniform(0.0, 1.0, w)
+    loads = a[:, None] * P
+    growth = rng.uniform(-0.3, 0.8, w)
+    knots = []
+    for _ in range(w):
+        if rng.random() < 0.3:
+            knots.append(None)
+            continue
+        s0 = rng.uniform(0.0, 40.0)
+        d = rng.uniform(0.0, 20.0) if rng.random() < 0.7 else 0.0      # 0: the share jumps at s0
+        v0, v1 = rng.uniform(0.0, 1.0), rng.uniform(0.0, 3.0)
+        knots.append((np.array([s0, s0 + d]), np.array([v0, v1])))
+    sched = Schedule(tuple(knots), start)
+    fixed = rng.uniform(0.0, 0.3)
+    grid = np.arange(0.0, 120.0, 0.01)
+    peak = _peak_with(loads, growth, fixed, sched, grid)
+    cap = float(rng.uniform(peak[0], 1.5 * peak.max() + 0.1))
+    if factored:
+        got = months_to_reach(None, growth, fixed, cap, factors=(a, P), schedule=sched)
+    else:
+        got = months_to_reach(loads, growth, fixed, cap, schedule=sched)
+    got = float(got)
+    first = grid[np.argmax(peak >= cap)] if np.any(peak >= cap) else np.inf
+    if np.isfinite(got):
+        at = _peak_with(loads, growth, fixed, sched, np.array([got]))[0]
+        assert at >= cap * (1 - 1e-12), (got, at, cap)
+        before = grid[grid < got - 1e-9]
+        assert np.all(_peak_with(loads, growth, fixed, sched, before) < cap)
+        assert got <= first + 1e-9
+    else:
+        assert first == np.inf
+
+
+def test_a_pool_a_migration_empties_and_growth_refills_crosses_after_the_dip():
+    """Accelerators losing a workload's verifies over months 6-18 while another grows: the
+    peak dips below the target, then returns; without the schedule the crossing would come early."""
+    from cryptoplan.model.zos.plan.crossing import Schedule
+    loads = np.array([[0.5], [0.2]])         # migrating workload, growing workload
+    growth = np.array([0.4, 0.4])
+    sched = Schedule(((np.array([6.0, 18.0]), np.array([1.0, 0.2])), None))
+    t = float(months_to_reach(loads, growth, 0.0, 0.9, schedule=sched))
+    plain = float(months_to_reach(loads, growth, 0.0, 0.9))
+    assert t > 18.0 > plain
+    assert_allclose(_peak_with(loads, growth, 0.0, sched, np.array([t]))[0], 0.9, rtol=1e-9)
+
+
+def test_a_share_that_jumps_is_met_where_it_jumps():
+    from cryptoplan.model.zos.plan.crossing import Schedule
+    loads = np.array([[0.4]])
+    sched = Schedule(((np.array([10.0, 10.0]), np.array([1.0, 3.0])),))
+    # 0.4 now, 1.2 from month 10 on: a capacity of 1 is reached at 10, not by growth later
+    assert float(months_to_reach(loads, np.array([0.0]), 0.0, 1.0, schedule=sched)) == 10.0

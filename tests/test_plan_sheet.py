@@ -459,3 +459,39 @@ def test_the_orders_table_reaches_the_plan_sheets_timeline_and_cryptoplan_plan(p
                      {"resource": "coprocessors", "count": 2, "arrives": "2027-06"}]}
     assert plan_from_dict({**doc, "workload": [{"name": "x", "kind": "ams", "rate": 1, "policy": "privacy",
                                                 "message_kb": 2}]})[0].orders == system.orders
+
+
+@pytest.mark.slow
+def test_the_migrations_table_reaches_the_plan_sheet_and_agrees_with_toml_and_python(planner):
+    """Issue 65: a quantum-safe migration typed into the Workloads sheet's Migrations table is the
+    migration ``cryptoplan plan`` of the workbook, the Plan sheet's timeline and model.plan take in,
+    and the one a plan file's [[migration]] and Python's Migration state."""
+    from cryptoplan.model.zos.plan import Migration, plan_from_dict
+    from cryptoplan.workbook.template.plan import MIGRATIONS_COLUMN, MIGRATIONS_HEAD
+    wb = openpyxl.load_workbook(planner)
+    ws = wb["Workloads"]
+    assert [ws.cell(MIGRATIONS_HEAD, MIGRATIONS_COLUMN + j).value for j in range(5)] == [
+        "workload", "to", "start", "months", "share"]
+    system0, workloads0 = read_plan_workbook(planner)
+    ams = next(w.name for w in workloads0 if w.kind == "ams")
+    for j, v in enumerate((ams, "ML-DSA-65", 6, 12, None)):
+        ws.cell(MIGRATIONS_HEAD + 1, MIGRATIONS_COLUMN + j, v)
+    wb.save("migrating.xlsx")
+    system, workloads = read_plan_workbook("migrating.xlsx")
+    assert system.migrations == (Migration(ams, "ML-DSA-65", 6.0, 12.0, 1.0),)
+    doc_system = {k: getattr(system, k) for k in ("processors", "coprocessors", "accelerators")}
+    toml = plan_from_dict({"system": doc_system, "workload": [{"name": ams, "kind": "ams", "rate": 1,
+                                                               "policy": "privacy", "message_kb": 2}],
+                           "migration": [{"workload": ams, "to": "ML-DSA-65", "start": 6, "months": 12}]})[0]
+    assert toml.migrations == system.migrations
+    res = CliRunner().invoke(main, ["recalc", "migrating.xlsx", "-o", "migrating-out.xlsx"])
+    assert res.exit_code == 0, res.output
+    timeline = [t for t in _plan_sheet("migrating-out.xlsx")[3] if t]
+    want = plan(system, workloads)
+    assert timeline == [p.text(system.start) for p in want.timeline]
+    # the migration moves work onto the coprocessors by the horizon (36 months: past its month 18)
+    before = plan(system0, workloads0).resources["coprocessors"].utilization_at_horizon
+    assert want.resources["coprocessors"].utilization_at_horizon > before
+    cli = CliRunner().invoke(main, ["plan", "migrating.xlsx"]).output
+    assert f"{ams} (ML-DSA-65)" in cli
+    assert all(t in cli for t in timeline)

@@ -1,4 +1,4 @@
-"""A plan read from a workbook: the template's Workloads table, System block, Profiles and Orders tables, as evaluated.
+"""A plan read from a workbook: the template's Workloads table, System block, Profiles and Orders and Migrations tables, as evaluated.
 
 ``cryptoplan plan planner.xlsx`` reads the ranges the template names ``PlanWorkloads``,
 ``PlanSystem``, ``PlanProfiles`` and ``PlanOrders`` (the System block's first rows are formulas over the Inputs
@@ -42,6 +42,8 @@ PLAN_NAMES = ("PlanWorkloads", "PlanSystem")
 PROFILES_NAME = "PlanProfiles"
 #: The defined name of the Orders table (optional: older templates have none).
 ORDERS_NAME = "PlanOrders"
+#: The defined name of the Migrations table (optional: older templates have none).
+MIGRATIONS_NAME = "PlanMigrations"
 #: The defined name of the parameter-file input (optional: a workbook without it uses the environment's).
 PARAMS_NAME = "ParamsFile"
 
@@ -144,7 +146,7 @@ def read_plan_inputs(path) -> PlanWorkbook:
     except (RecalcError, EngineError) as exc:
         raise PlanError(f"{path}: {exc}") from None
     ranges = {n: _range(engine, path, n) for n in PLAN_NAMES}
-    for optional in (PROFILES_NAME, ORDERS_NAME, PARAMS_NAME):
+    for optional in (PROFILES_NAME, ORDERS_NAME, MIGRATIONS_NAME, PARAMS_NAME):
         rng = _range(engine, path, optional, required=False)
         if rng is not None:
             ranges[optional] = rng
@@ -159,10 +161,12 @@ def read_plan_inputs(path) -> PlanWorkbook:
         where=(f"{path}: PlanWorkloads (sheet {sheet['PlanWorkloads']})",
                f"{path}: PlanSystem (sheet {sheet['PlanSystem']})",
                f"{path}: {PROFILES_NAME} (sheet {sheet.get(PROFILES_NAME, '')})",
-               f"{path}: {ORDERS_NAME} (sheet {sheet.get(ORDERS_NAME, '')})"),
+               f"{path}: {ORDERS_NAME} (sheet {sheet.get(ORDERS_NAME, '')})",
+               f"{path}: {MIGRATIONS_NAME} (sheet {sheet.get(MIGRATIONS_NAME, '')})"),
         first_rows=(ranges["PlanWorkloads"][1], ranges["PlanSystem"][1],
-                    ranges[ORDERS_NAME][1] if ORDERS_NAME in ranges else 1),
-        orders=blocks.get(ORDERS_NAME)))
+                    ranges[ORDERS_NAME][1] if ORDERS_NAME in ranges else 1,
+                    ranges[MIGRATIONS_NAME][1] if MIGRATIONS_NAME in ranges else 1),
+        orders=blocks.get(ORDERS_NAME), migrations=blocks.get(MIGRATIONS_NAME)))
     params = params_file = None
     if PARAMS_NAME in blocks:
         where = engine.where(_cells(ranges[PARAMS_NAME])[0])

@@ -35,7 +35,8 @@ def _draws() -> dict:
     return _DRAWN.get(tuple(map(id, bound)), lambda: parameter_draws(BAND_DRAWS, seed=BAND_SEED), keep=bound)
 
 
-def plan_band(workloads, system, resource, quantity, quantile, growth=1.0, months=0.0, profiles=None, orders=None):
+def plan_band(workloads, system, resource, quantity, quantile, growth=1.0, months=0.0, profiles=None, orders=None,
+              migrations=None):
     """A plan's number at a quantile of the model's parameter draws (``PLAN_BAND``).
 
     :func:`~cryptoplan.model.zos.plan.tables.plan_value`'s number evaluated under
@@ -45,7 +46,7 @@ def plan_band(workloads, system, resource, quantity, quantile, growth=1.0, month
 
     Parameters
     ----------
-    workloads, system, resource, quantity, growth, months, profiles, orders
+    workloads, system, resource, quantity, growth, months, profiles, orders, migrations
         As :func:`~cryptoplan.model.zos.plan.tables.plan_value`.
     quantile : float
         In (0, 1).
@@ -62,7 +63,8 @@ def plan_band(workloads, system, resource, quantity, quantile, growth=1.0, month
         (the 95% quantile of a wait is an error where more than 5% of the draws overload the pool).
     """
     q = float(checked(BAND_LEVEL, quantile, ARGUMENT, "quantile"))
-    return plan_quantile(workloads, system, resource, quantity, _draws(), q, growth, months, profiles, orders)
+    return plan_quantile(workloads, system, resource, quantity, _draws(), q, growth, months, profiles, orders,
+                         migrations)
 
 
 def _count_at_level(count, args: tuple, level):

@@ -57,17 +57,17 @@ import numpy as np
 
 from ..datafiles import data_path
 from ..errors import InputError
-from ..domains import CARDS, MESSAGE_KB, MIGRATED_SHARE, TX_RATE
+from ..domains import CARDS, MAX_UTILIZATION, MESSAGE_KB, MIGRATED_SHARE, TX_RATE
 from ..params import normalize_choice, param
 from .ams import CARD_GENERATIONS
-from .ams._open import overload_error
+from .ams._open import overload_error, whole_count
 from .ams._operations import card_ms_per_txn, operation_counts, requests_per_txn, times_per_request
 from .ams._scenario import CARD_MODES, FUNCTIONS, other_utilization, validated_scenario
 from .stations import count_needed
 
 __all__ = ["QS_ALGORITHMS", "QS_OPERATIONS", "QS_FACTORS", "TimeBand", "TIME_BAND", "software_ratio",
            "qs_op_ms", "capable_generations", "check_capable", "factor_draws", "ams_migrated_card_ms",
-           "migrated_card_utilization"]
+           "migrated_card_utilization", "migrated_cards_required"]
 
 #: Each algorithm's operations, in the order the functions list them.
 QS_OPERATIONS = {
@@ -314,6 +314,44 @@ def migrated_card_utilization(tx_rate, policy, key_type, key_size, message_kb, k
     u = np.asarray(load / n + other, dtype=float)
     overload_error(f"{c}s", u, *np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam), "cards")
     return float(u) if u.ndim == 0 else u
+
+
+def migrated_cards_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, algorithm="ML-DSA-65",
+                            share=0.0, card="coprocessor", max_utilization=0.7, recipients=1, other_lpar_util=0.0,
+                            card_generation="CEX8S"):
+    """Fewest cards of one mode keeping RMF's utilization within ``max_utilization`` at an AMS rate
+    with ``share`` of it moved to ``algorithm`` (0 where the pool has no work).
+
+    .. math:: k = \\min\\{k \\ge 1 : L / k + u_{other} \\le U_{max}\\}, \\qquad
+              L = \\lambda\\,\\big((1 - m)\\,D_{before} + m\\,D_{after}\\big) / 1000
+
+    Parameters as :func:`migrated_card_utilization`; ``max_utilization`` in (0, 1).
+
+    Returns
+    -------
+    int or ndarray
+        Cards; an array over parameter draws inside ``using_values``.
+
+    Raises
+    ------
+    InputError
+        ``other_lpar_util`` at or above ``max_utilization`` (no count meets it), or an argument
+        out of its range.
+    """
+    c = normalize_choice("card", card, CARD_MODES)
+    lam = float(TX_RATE.check(tx_rate, scalar=True))
+    m = float(MIGRATED_SHARE.check(share, scalar=True))
+    u_max = float(MAX_UTILIZATION.check(max_utilization, scalar=True))
+    other = other_utilization("other_lpar_util", other_lpar_util)
+    MESSAGE_KB.check(message_kb, scalar=True)
+    if np.any(other >= u_max):
+        raise InputError(f"other_lpar_util ({float(np.max(other)):g}) leaves no room below max_utilization "
+                         f"({u_max:g}): no number of shared {c}s meets the target")
+    d = ams_migrated_card_ms(policy, key_type, key_size, key_reuse, recipients, algorithm, card_generation)
+    load = lam * ((1.0 - m) * np.asarray(d["before"][c]) + m * np.asarray(d["after"][c])) / 1000.0
+    k = count_needed(load, other, u_max)
+    out = whole_count(np.asarray(k, dtype=float), f"{c}s", np.broadcast_to(lam, np.shape(k)))
+    return out
 
 
 TIME_BAND = _band()

@@ -177,9 +177,12 @@ def _drawn(bands) -> str:
 def _timeline_band(t, level) -> str:
     """A purchase's band: when it is needed, and how often it must be ordered now."""
     b = t["install_by_month"]
+    # (a band's high end can be never: a migration's assumed times may be low enough that the
+    # count lasts in some draws)
+    high = f"{b.high:.1f}" if math.isfinite(b.high) else "never (within 100 years)"
     when = ("needed now in every draw" if b.high <= 0.0 else
-            f"needed between now and month {b.high:.1f}" if b.low <= 0.0 else
-            f"needed by month {b.low:.1f} to {b.high:.1f}")
+            f"needed between now and month {high}" if b.low <= 0.0 else
+            f"needed by month {b.low:.1f} to {high}")
     return f"    {100 * level:.0f}%: {when}; order now in {100 * t['p_order_now']:.0f}% of draws"
 
 
@@ -270,11 +273,16 @@ def growth_band(system, workloads, months, draws: dict, level: float) -> dict:
     draw at once (months taken a few at a time: arrays of megabytes, not gigabytes).
     """
     months = np.asarray(months, dtype=float)
-    _, loads, fixed, yearly = plan_with_loads(system, workloads, draws=draws)
-    # each workload's growth, per draw where a forecast's growth range is drawn: (W, D, M)
+    result, loads, fixed, yearly = plan_with_loads(system, workloads, draws=draws)
+    # each workload's growth, per draw where a forecast's growth range is drawn: (W, D, M); a
+    # migration's parts (more rows than the workloads given) times their shares at each month
     n_draws = len(next(iter(draws.values())))
-    g = np.broadcast_to(np.reshape(yearly, (len(workloads), -1)), (len(workloads), n_draws))
+    w = len(yearly)
+    g = np.broadcast_to(np.reshape(yearly, (w, -1)), (w, n_draws))
     factors = (1.0 + g[..., None]) ** (months / 12.0)
+    if result.schedule is not None:
+        loads = result.growth_loads
+        factors = factors * result.schedule.at(result.schedule.start + months)[:, None, :]
     q = [(1.0 - level) / 2.0, (1.0 + level) / 2.0]
     out = {}
     for p in POOLS:

@@ -32,7 +32,8 @@ from cryptoplan.model.zos.ams import CARD_GENERATIONS
 from cryptoplan.model.zos.plan import (KINDS, RATE_UNITS, RESOURCE_COLUMNS, TEXT_COLUMNS, TIMELINE_COLUMNS,
                                        WORKLOAD_COLUMNS)
 from cryptoplan.model.zos.plan.bands import what_bands_hold
-from cryptoplan.model.zos.plan.files import ORDER_KEYS
+from cryptoplan.model.zos.plan.files import MIGRATION_KEYS, ORDER_KEYS
+from cryptoplan.model.zos.quantum_safe import QS_ALGORITHMS
 from cryptoplan.model.zos.plan.inputs import FAILOVER_MODES, INSTALLABLE
 from ._builder import (F_MS, F_PCT, F_RATIO, F_US, HEADER_FILL, HEADER_FONT, NOTE_FONT, SERIES_FONT, WRAP_TOP, Builder,
                        Cell, Expr, Name, header_row, heading, print_setup, scatter_chart, set_widths, shown,
@@ -104,15 +105,18 @@ PROFILE_COLUMNS = 5            # profiles the Profiles table has room for
 PROFILE_HOURS = 24             # its rows: hourly factors (RMF INTVAL 60)
 ORDER_ROWS = 6                 # rows of the Orders table (empty ones are skipped)
 ORDERS_COLUMN = 2 + PROFILE_COLUMNS + 1     # the Orders table's first column: one after the Profiles table's
+MIGRATION_ROWS = 6             # rows of the Migrations table (empty ones are skipped)
+MIGRATIONS_COLUMN = ORDERS_COLUMN                # the Migrations table: under the Orders table
 _PROFILE_HEAD = _PLAN_HEAD + PLAN_ROWS + 3                 # the Profiles table's header row
+MIGRATIONS_HEAD = _PROFILE_HEAD + ORDER_ROWS + 4           # the Migrations table's: under the Orders table
 _PLAN_MONTHS = 17              # points of the growth chart, from 0 to its last month
 F_MONTHS = '0.0 "months"'
 #: The Workloads table's column letters by key.
 _COL = {name: get_column_letter(i) for i, name in enumerate(_PLAN_COLUMNS, 1)}
 #: The named ranges a plan is read from (PLAN_* functions, ``cryptoplan plan``).
 PLAN_ARGS = (Name("PlanWorkloads"), Name("PlanSystem"))
-# the arguments after ParamsFile: the Profiles and Orders tables (each came later)
-PLAN_PROFILES = (Name("PlanProfiles"), Name("PlanOrders"))
+# the arguments after ParamsFile: the Profiles, Orders and Migrations tables (each came later)
+PLAN_PROFILES = (Name("PlanProfiles"), Name("PlanOrders"), Name("PlanMigrations"))
 
 
 # ------------------------------------------------------------------ Workloads
@@ -294,6 +298,7 @@ def _profiles_table(b: Builder, ws) -> int:
     ws.add_data_validation(dv)
     dv.add(f"B{top + 1}:{p1}{last}")
     _orders_table(b, ws)
+    _migrations_table(b, ws)
     return last
 
 
@@ -328,6 +333,41 @@ def _orders_table(b: Builder, ws) -> None:
     dv.error, dv.errorTitle, dv.showErrorMessage = "count: a whole number of servers, 1 or more", "Orders", True
     ws.add_data_validation(dv)
     dv.add(f"{count}{top + 1}:{count}{last}")
+
+
+def _migrations_table(b: Builder, ws) -> None:
+    """The Migrations table (PlanMigrations), under the Orders table: quantum-safe migrations, a row
+    each (workload, to, start, months, share), which every month of the plan follows (issue 65)."""
+    top, c0 = MIGRATIONS_HEAD, MIGRATIONS_COLUMN
+    ws.cell(top - 2, c0, "Migrations (PlanMigrations): quantum-safe, month by month").font = copy(
+        ws.cell(_PROFILE_HEAD - 2, ORDERS_COLUMN).font)          # the Orders heading's font
+    note = ws.cell(top - 1, c0, "A row each: an AMS workload's name, to (ML-DSA-44/65/87 for its signatures, "
+                                "ML-KEM-512/768/1024 for its key transport), start (month), months (how long), "
+                                "share (moved by the end; empty: all). Card times are assumed: see QS_OP_MS.")
+    note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=True, vertical="top")
+    ws.merge_cells(start_row=top - 1, start_column=c0, end_row=top - 1, end_column=_PLAN_COLUMNS.index("peak_day") + 1)
+    ws.row_dimensions[top - 1].height = 40                      # the note's three lines
+    header_row_at(ws, top, c0, MIGRATION_KEYS)
+    last = top + MIGRATION_ROWS
+    for r in range(top + 1, last + 1):
+        for c in range(c0, c0 + len(MIGRATION_KEYS)):
+            ws.cell(r, c).style = "Input"
+    first_col, last_col = get_column_letter(c0), get_column_letter(c0 + len(MIGRATION_KEYS) - 1)
+    b.wb.defined_names["PlanMigrations"] = DefinedName(
+        "PlanMigrations", attr_text=f"Workloads!${first_col}${top}:${last_col}${last}")
+    to = DataValidation(type="list", formula1=f'"{",".join(QS_ALGORITHMS)}"', allow_blank=True)
+    to.error, to.errorTitle, to.showErrorMessage = f"to: one of {', '.join(QS_ALGORITHMS)}", "Migrations", True
+    ws.add_data_validation(to)
+    col = get_column_letter(c0 + 1)
+    to.add(f"{col}{top + 1}:{col}{last}")
+    for j, (key, dom) in enumerate((("start", D.HORIZON_MONTHS), ("months", D.HORIZON_MONTHS),
+                                    ("share", D.MIGRATED_SHARE)), 2):
+        kind, op, f1, f2 = excel_validation(dom)
+        dv = DataValidation(type=kind, operator=op, formula1=f1, formula2=f2, allow_blank=True)
+        dv.error, dv.errorTitle, dv.showErrorMessage = f"{key} {dom.text()}", "Migrations", True
+        ws.add_data_validation(dv)
+        letter = get_column_letter(c0 + j)
+        dv.add(f"{letter}{top + 1}:{letter}{last}")
 
 
 # ------------------------------------------------------------------ Plan

@@ -23,7 +23,7 @@ _TLS = tuple(Name(n) for n in ("Mode", "Cipher", "MessageKB"))
 _TLS_OPT = (Name("SSLRKEYC"), Name("Platform"))
 _PLAN = (Name("PlanWorkloads"), Name("PlanSystem"))
 _PLAN_AT = (Name("PlanGrowth"), Name("PlanMonths"))
-_PLAN_AFTER = (Name("PlanProfiles"), Name("PlanOrders"))      # after ParamsFile (the arguments came later)
+_PLAN_AFTER = (Name("PlanProfiles"), Name("PlanOrders"), Name("PlanMigrations"))   # after ParamsFile (they came later)
 _FIRST_ROW = 5                 # the first result row (under the header row 4)
 _WIDTHS = {"A": 52, "B": 28, "C": 62, "D": 48, "E": 26}
 

@@ -1,8 +1,10 @@
 """The What-if sheet: the transaction rate and the RSA key size varied, the other inputs as entered.
 
-Three tables, each over a column of values: the installed cards' utilization and queueing
+Four tables, each over a column of values: the installed cards' utilization and queueing
 delay as the rate grows to their limit, the cards required as the rate grows beyond it (in
-multiples of TxRate), and the closed-loop throughput and CPU per RSA key size.  Columns I-L,
+multiples of TxRate), the closed-loop throughput and CPU per RSA key size, and the share of
+the workload's signatures moved to ML-DSA-65 against the coprocessors required (issue 65; the
+quantum-safe card times are assumptions, said under the table).  Columns I-L,
 not printed, feed the four scatter charts under the tables (``#N/A`` where a result is an
 error, which a chart leaves as a gap).
 """
@@ -13,8 +15,8 @@ from openpyxl.chart import Reference
 from openpyxl.styles import Font
 
 from cryptoplan.model.params import RSA_KEY_SIZES
-from ._builder import (AMS_ARGS, F_CARDS, F_MS, F_PCT, F_TPS, F_US, NOTE_FONT, SERIES_FONT, Builder, Cell, Name,
-                       header_row, heading, print_setup, scatter_chart, set_widths, titled_sheet)
+from ._builder import (AMS_ARGS, F_CARDS, F_MS, F_PCT, F_TPS, F_US, NOTE_FONT, SERIES_FONT, WRAP_TOP, Builder, Cell, Expr,
+                       Name, header_row, heading, print_setup, scatter_chart, set_widths, titled_sheet)
 
 __all__ = ["add_whatif"]
 
@@ -23,7 +25,8 @@ _GROWTH_FACTORS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 
 
 def add_whatif(b: Builder):
-    """The What-if sheet: three tables (rate to the limit, cards required, RSA key size), charts under them."""
+    """The What-if sheet: four tables (rate to the limit, cards required, RSA key size, quantum-safe share),
+    charts under them."""
     ws = titled_sheet(b, "What-if", "What-if: transaction rate and key size",
                       "Other inputs come from the Inputs sheet. The first table grows the rate up to what the "
                       "installed cards carry; the second counts the cards needed beyond it. Columns I-L (not "
@@ -32,11 +35,12 @@ def add_whatif(b: Builder):
     limit = _limit_table(b, ws)
     required = _required_table(b, ws, limit[2] + 2)
     key_size = _key_size_table(b, ws, required[2] + 2)
-    anchor = key_size[2] + 2
+    migrated = _migration_table(b, ws, key_size[2] + 2)
+    anchor = migrated[2] + 3
     _charts(ws, limit, required, key_size, anchor)
     set_widths(ws, {"A": 17, "B": 14, "C": 15, "D": 15, "E": 15, "F": 15, "G": 3, "H": 24,
                     "I": 12, "J": 12, "K": 12, "L": 12})
-    for r in (limit[0], required[0], key_size[0]):
+    for r in (limit[0], required[0], key_size[0], migrated[0]):
         ws.row_dimensions[r].height = 30
     ws.freeze_panes = "A4"
     print_setup(ws, f"A1:H{anchor + 30}", landscape=False)     # columns I-L only feed the charts
@@ -147,6 +151,49 @@ def _key_size_table(b: Builder, ws, k0: int) -> tuple:
         b.udf(ws, f"C{r}", "AMS_COST_US", *key, *req, "total", n("Platform"), number_format=F_US)
         _gap(b, ws, f"I{r}", f"B{r}", "#,##0")
     return k0 + 1, kfirst, kfirst + len(RSA_KEY_SIZES) - 1
+
+
+#: The shares of the signatures moved to ML-DSA-65 the quantum-safe table shows.
+_MIGRATED_SHARES = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
+#: The algorithm it moves them to (a FIPS 204 level a CEX8S with CCA 8.4 runs).
+_MIGRATED_TO = "ML-DSA-65"
+
+
+def _migration_table(b: Builder, ws, m0: int) -> tuple:
+    """The share of TxRate's signatures moved to ML-DSA-65 against the coprocessors required and the
+    installed coprocessors' utilization, headed at row ``m0``.
+
+    Returns
+    -------
+    (int, int, int)
+        The table's header row and its first and last rows.
+    """
+    n = Name
+    heading(ws, m0, f"Quantum-safe: share of the signatures moved to {_MIGRATED_TO} (at TxRate)")
+    header_row(ws, m0 + 1, ["Share migrated", "Coprocessors required", "Their utilization",
+                            "Accelerators required"])
+    first = m0 + 2
+    for i, share in enumerate(_MIGRATED_SHARES):
+        r = first + i
+        ws.cell(r, 1, share).number_format = "0%"
+        mig = (n("TxRate"), *AMS_ARGS, _MIGRATED_TO, Cell(f"A{r}"))
+        b.udf(ws, f"B{r}", "QS_CARDS_REQUIRED", *mig, "coprocessor", n("MaxUtilization"), n("Recipients"),
+              number_format=F_CARDS)
+        # (their utilization: with the count required, at least one, never overloaded)
+        b.udf(ws, f"C{r}", "QS_CARD_UTILIZATION", *mig, "coprocessor", Expr(f"MAX(B{r},1)"), n("Recipients"),
+              number_format=F_PCT)
+        b.udf(ws, f"D{r}", "QS_CARDS_REQUIRED", *mig, "accelerator", n("MaxUtilization"), n("Recipients"),
+              number_format=F_CARDS)
+    last = first + len(_MIGRATED_SHARES) - 1
+    note = ws.cell(last + 1, 1, f"{_MIGRATED_TO} card times are assumed (no card time is published): its software "
+                                "cost relative to an RSA-2048 sign times the coprocessor's measured RSA-2048 time; "
+                                "PLAN_BAND and --bands draw them from 0.5 to 3 times (QS_OP_MS). Evaluated for CEX8S "
+                                "coprocessors with CCA 8.4, the one generation that runs them.")
+    note.font = NOTE_FONT
+    note.alignment = WRAP_TOP
+    ws.merge_cells(start_row=last + 1, start_column=1, end_row=last + 1, end_column=8)
+    ws.row_dimensions[last + 1].height = 30
+    return m0 + 1, first, last
 
 
 def _charts(ws, limit: tuple, required: tuple, key_size: tuple, anchor: int):

@@ -74,12 +74,12 @@ from .timeline import Purchase
 from .daily import DailyProfile, Window
 from .files import MAX_PLAN_BYTES, plan_from_dict, profiles_from_rows, system_from_rows, workloads_from_rows
 from .read import PlanInputs, PlanTables, read_plan
-from .inputs import KIND_ARGUMENTS, KINDS, MAX_MONTHS, POOLS, RATE_UNITS, PlanError, System, Workload
+from .inputs import KIND_ARGUMENTS, KINDS, MAX_MONTHS, POOLS, RATE_UNITS, Migration, Order, PlanError, System, Workload
 from .profiles import handshake_baseline_cpu_us
 from .tables import (RESOURCE_COLUMNS, RESOURCE_QUANTITIES, TEXT_COLUMNS, TIMELINE_COLUMNS, WORKLOAD_COLUMNS,
                      WORKLOAD_QUANTITIES, plan_resources, plan_text, plan_timeline, plan_value, plan_workloads)
 
-__all__ = ["System", "Workload", "PlanError", "PlanResult", "ResourceResult", "WorkloadResult",
+__all__ = ["System", "Workload", "Order", "Migration", "PlanError", "PlanResult", "ResourceResult", "WorkloadResult",
            "FailoverResult", "Purchase", "plan", "plan_bands", "Band", "PlanBands", "PoolBands",
            "read_plan", "PlanInputs", "PlanTables", "plan_from_dict", "RATE_UNITS", "workloads_from_rows", "system_from_rows",
            "plan_resources", "plan_workloads", "plan_value", "plan_timeline", "plan_text", "RESOURCE_QUANTITIES",

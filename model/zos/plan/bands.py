@@ -253,7 +253,8 @@ def _answers(system, workloads, growth, months, draws, point, forecast) -> dict:
                         for k, v in getattr(w, part).items()})
     for i, p in enumerate(point.timeline):
         first = p.after - p.add                 # servers installed before it: the month they stop being enough
-        when, _ = need_months(system, p.resource, loads[p.resource], yearly, fixed[p.resource], first)
+        grows = loads if drawn.growth_loads is None else drawn.growth_loads     # (a migration's: without its shares)
+        when, _ = need_months(system, p.resource, grows[p.resource], yearly, fixed[p.resource], first, drawn.schedule)
         if p.limits[:1] == ("wait target",):    # as the point timeline: by the horizon at the latest
             when = np.minimum(when, system.horizon_months)
         out[("timeline", i, "install")] = when

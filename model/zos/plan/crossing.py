@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import NamedTuple
+
 from .inputs import MAX_MONTHS
 
-__all__ = ["months_to_reach", "peak_candidates", "peak_columns", "TOLERANCE_MONTHS"]
+__all__ = ["months_to_reach", "peak_candidates", "peak_columns", "TOLERANCE_MONTHS", "Schedule", "SCAN_STEP_MONTHS"]
 
 #: Width of the final bracket (months): far below the 0.05 months a plan is checked to, and within
 #: a few ulps of months up to 1,200.
@@ -117,7 +119,120 @@ def _probe(f, t, idx, lo, v_lo, hi, v_hi, d_hi, cc) -> None:
     hi[b], v_hi[b], d_hi[b] = t[b], v[up], d[up]
 
 
-def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
+class Schedule(NamedTuple):
+    """Each workload's rate multiplier over the months, beside its growth: a migration's shares.
+
+    ``knots[w]`` is None (1 at every month) or ``(months, values)``: the multiplier is linear
+    between the knots (absolute months of the plan, ascending) and constant beyond them
+    (:func:`numpy.interp`).  ``start`` (broadcast to the scenarios) is the scenario's month, the
+    crossing's month 0.  A migrated workload is two: what is left, :math:`1 - m(t)`, and what
+    has moved, :math:`m(t)`, each its own row of loads (:mod:`.migration`).
+    """
+
+    knots: tuple
+    start: object = 0.0
+
+    def at(self, months) -> np.ndarray:
+        """The multipliers at absolute ``months`` (shape (n,)): (W, n)."""
+        x = np.asarray(months, dtype=float)
+        return np.stack([np.ones_like(x) if k is None else np.interp(x, k[0], k[1]) for k in self.knots])
+
+    def last(self) -> float:
+        """The last knot (absolute months): beyond it every multiplier is constant."""
+        ends = [float(k[0][-1]) for k in self.knots if k is not None]
+        return max(ends) if ends else -np.inf
+
+    def steepest(self) -> np.ndarray:
+        """Each workload's largest multiplier and largest slope (per month): (2, W)."""
+        out = np.zeros((2, len(self.knots)))
+        out[0] = 1.0
+        for w, k in enumerate(self.knots):
+            if k is not None:
+                xs, ys = (np.asarray(v, dtype=float) for v in k)
+                out[0, w] = np.abs(ys).max()
+                dx = np.diff(xs)
+                out[1, w] = np.max(np.abs(np.diff(ys)) / np.where(dx > 0, dx, np.inf), initial=0.0)
+        return out
+
+
+#: The shortest step of the scan over a schedule's months (months): a crossing that starts and
+#: ends within it can be missed; a plan is read to 0.05 months.
+SCAN_STEP_MONTHS = 1e-3
+
+
+def _scheduled(L, R, b, c, schedule: Schedule, t0, growth, per_scenario) -> np.ndarray:
+    """:func:`months_to_reach` with a :class:`Schedule`: loads ``L`` (W, S, I) at month 0 of the
+    scenario without its multipliers, monthly log-rates ``R`` (W, 1) or (W, S), the rest (S,).
+
+    Until the last knot the peak :math:`f(t) = \\max_j \\sum_w L_{wj} e^{r_w t} \\phi_w(t_0 + t) + B`
+    need not be convex (a pool a migration empties falls, then grows), so it is scanned: from
+    :math:`t` with :math:`f(t) < c` the next probe is :math:`t + (c - f(t))/M`, :math:`M` a bound on
+    :math:`|f'|` over the scan, so no crossing lies before it, and the first probe at or over
+    :math:`c` is the first crossing (to rounding; a step lengthened to :data:`SCAN_STEP_MONTHS` is
+    bisected); each knot is probed, so a share that jumps there is met where it jumps.  Beyond the
+    last knot the multipliers are constant and :math:`f` a sum of
+    exponentials again: :func:`months_to_reach` from there.
+    """
+    w, n, _ = L.shape
+    t0 = np.broadcast_to(np.asarray(t0, dtype=float), (n,))
+    R = np.broadcast_to(R, (w, n))
+    t_end = np.maximum(schedule.last() - t0, 0.0)
+
+    def f(t, idx):
+        m = np.exp(R[:, idx] * t[None, :]) * schedule.at(t0[idx] + t)          # (W, k)
+        v = L[0][idx] * m[0][:, None]
+        for i in range(1, w):
+            v = v + L[i][idx] * m[i][:, None]
+        return v.max(axis=-1) + b[idx]
+
+    knots = np.unique(np.concatenate([np.asarray(k[0], dtype=float) for k in schedule.knots if k is not None]))
+    phi_max, slope = schedule.steepest()
+    grow = np.exp(np.maximum(R, 0.0) * t_end[None, :])                        # (W, S)
+    M = (L.max(axis=-1) * grow * (np.abs(R) * phi_max[:, None] + slope[:, None])).sum(axis=0)
+    total = L.sum(axis=(0, 2))
+    out = np.full(n, np.inf)
+    now = f(np.zeros(n), np.arange(n))
+    out[now >= c] = 0.0
+    idx = np.flatnonzero((now < c) & (total > 0))       # no load at all: never
+    t, v = np.zeros(idx.size), now[idx]
+    todo = np.arange(idx.size)
+    while todo.size:
+        sub = idx[todo]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = np.where(M[sub] > 0, (c[sub] - v[todo]) / M[sub], np.inf)
+        # never past a knot without landing on it: a share that jumps (a migration of 0 months)
+        # jumps there, where the slope bound does not hold
+        nxt = knots[np.minimum(np.searchsorted(knots, t0[sub] + t[todo], side="right"), knots.size - 1)] - t0[sub]
+        nxt = np.where(nxt > t[todo], nxt, t_end[sub])
+        step = np.minimum(np.minimum(t[todo] + np.maximum(h, SCAN_STEP_MONTHS), t_end[sub]), nxt)
+        clamped = step > t[todo] + h              # past where no crossing can be: a bracket to bisect
+        v_new = f(step, sub)
+        up = v_new >= c[sub]
+        k = np.flatnonzero(up & clamped)
+        if k.size:                            # within one short step: bisected to the tolerance
+            a, z = t[todo][k], step[k]
+            for _ in range(64):
+                mid = 0.5 * (a + z)
+                hit = f(mid, sub[k]) >= c[sub[k]]
+                a, z = np.where(hit, a, mid), np.where(hit, mid, z)
+                if np.all(z - a <= TOLERANCE_MONTHS):
+                    break
+            out[sub[k]] = z
+        fine = np.flatnonzero(up & ~clamped)  # f < c before the step's end: that is the crossing
+        out[sub[fine]] = step[fine]
+        t[todo], v[todo] = step, v_new
+        todo = todo[~up & (step < t_end[sub])]
+    rest = idx[~np.isfinite(out[idx])]        # scanned to the last knot without a crossing
+    if rest.size:                             # beyond it: constant multipliers, convex again
+        te = t_end[rest]
+        m_end = np.exp(R[:, rest] * te[None, :]) * schedule.at(t0[rest] + te)
+        g = np.asarray(growth, dtype=float)
+        tail = months_to_reach(L[:, rest] * m_end[..., None], g[:, rest] if per_scenario else g, b[rest], c[rest])
+        out[rest] = te + tail
+    return out
+
+
+def months_to_reach(loads, growth, fixed, capacity, factors=None, schedule: Schedule | None = None) -> np.ndarray:
     """First :math:`t \\in [0, T]` with :math:`\\max_j \\sum_i L_{ij} (1 + g_i)^{t/12} + B \\ge c`.
 
     Parameters
@@ -148,6 +263,8 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
     r = np.log1p(np.asarray(growth, dtype=float)) / 12.0
     cap = np.asarray(capacity, dtype=float)
     per_scenario = r.ndim > 1           # (W, *S): each scenario its own growth
+    if schedule is not None and any(k is not None for k in schedule.knots):
+        return _with_schedule(loads, growth, r, fixed, cap, factors, schedule, per_scenario)
     if factors is not None:
         a, P = (np.asarray(x, dtype=float) for x in factors)
         shape = np.broadcast_shapes(cap.shape, a.shape[1:], np.shape(fixed), r.shape[1:])
@@ -251,3 +368,24 @@ def months_to_reach(loads, growth, fixed, capacity, factors=None) -> np.ndarray:
         todo = todo[(b_ - a) > TOLERANCE_MONTHS]
     out[idx] = hi
     return out.reshape(shape)
+
+
+def _with_schedule(loads, growth, r, fixed, cap, factors, schedule, per_scenario) -> np.ndarray:
+    """The loads as (W, S, I) and the rest flat over the scenarios, for :func:`_scheduled`."""
+    if factors is not None:
+        a, P = (np.asarray(x, dtype=float) for x in factors)
+        L = a[..., None] * P.reshape((P.shape[0],) + (1,) * (a.ndim - 1) + (P.shape[1],))
+    else:
+        L = np.asarray(loads, dtype=float)
+    shape = np.broadcast_shapes(cap.shape, L.shape[1:-1], np.shape(fixed), r.shape[1:], np.shape(schedule.start))
+    w, n_int = L.shape[0], L.shape[-1]
+    L = np.broadcast_to(L, (w,) + shape + (n_int,)).reshape(w, -1, n_int)
+    c = np.broadcast_to(cap, shape).reshape(-1)
+    b = np.broadcast_to(np.asarray(fixed, dtype=float), shape).reshape(-1)
+    t0 = np.broadcast_to(np.asarray(schedule.start, dtype=float), shape).reshape(-1)
+    if per_scenario:
+        R = np.broadcast_to(r, (w,) + shape).reshape(w, -1)
+        g = np.broadcast_to(np.asarray(growth, dtype=float), (w,) + shape).reshape(w, -1)
+    else:
+        R, g = r[:, None], np.asarray(growth, dtype=float)
+    return _scheduled(L, R, b, c, schedule, t0, g, per_scenario).reshape(shape)

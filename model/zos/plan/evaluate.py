@@ -9,6 +9,8 @@ follow (the package documentation has the formulas).
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from contextlib import nullcontext
 from collections.abc import Callable
@@ -22,7 +24,8 @@ from ..._text import value_text
 from ...domains import GROWTH, MONTHS
 from ...params import using_values
 from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
-from .crossing import months_to_reach, peak_columns
+from .crossing import Schedule, months_to_reach, peak_columns
+from .migration import expand_migrations, migrated_name
 from .daily import daily_factors, day_intervals, distinct_intervals, interval_label, interval_minutes
 from .forecast import forecast_draws
 from .inputs import (ARGUMENT, CARD_POOLS, INSTALLABLE, POOLS, RATE_UNITS, PlanError, System, Workload,
@@ -234,7 +237,11 @@ class PlanResult:
     target the workloads' growth reaches first), for ``system`` at ``growth`` and ``months``;
     ``intervals`` of the day it was evaluated in, the purchase ``timeline`` (a list of
     :class:`~.timeline.Purchase`; None for arrays of scenarios) and ``warnings`` (sentences; made
-    when first asked: they read the horizon's counts, which a sweep of the numbers never asks)."""
+    when first asked: they read the horizon's counts, which a sweep of the numbers never asks).
+    With quantum-safe migrations, ``schedule`` (:class:`~.crossing.Schedule`) holds each
+    workload's share over the months and ``growth_loads`` each pool's loads without it (as
+    :func:`plan_with_loads`' loads, which hold the shares at the scenario): what a crossing
+    computed beside the plan (bands, the growth chart) grows; both None otherwise."""
 
     system: System
     resources: dict
@@ -246,6 +253,8 @@ class PlanResult:
     intervals: int = 1
     timeline: list | None = None
     warned: Callable[[], tuple] = field(default=tuple, repr=False, compare=False)
+    schedule: object = field(default=None, repr=False, compare=False)
+    growth_loads: dict | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def warnings(self) -> tuple:
@@ -301,6 +310,7 @@ class PlanResult:
                         "site_failover": w.site_failover, "peak_day": w.peak_day}
         system = {k: getattr(self.system, k) for k in self.system.__dataclass_fields__}
         system["orders"] = [{"resource": o.resource, "count": o.count, "month": o.month} for o in self.system.orders]
+        system["migrations"] = [dataclasses.asdict(m) for m in self.system.migrations]
         return {"system": system,
                 "scenario": self.scenario(), "growth": _num(self.growth), "months": _num(self.months),
                 "bottleneck": np.asarray(self.bottleneck).tolist(),
@@ -529,13 +539,19 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     n_draws = _draw_count(draws)
     with using_values(draws) if n_draws else nullcontext():
         profiles = [workload_profile(w, system) for w in workloads]
+        # a migration's moved part is a workload of its own, its share over the months a multiplier
+        planned, (workloads, profiles, knots, origin) = workloads, expand_migrations(system, workloads, profiles)
+    scheduled = any(k is not None for k in knots)
     yearly = np.array([w.growth_per_year for w in workloads], dtype=float)
     base = [np.asarray(1.0 if p.util_form else w.rate, dtype=float) for w, p in zip(workloads, profiles)]
     drawn_growth = None
     if n_draws:     # the draws: a last scenario axis the per-unit costs (shape (D,)) broadcast along
         g, t, base = g[..., None], t[..., None], [b[..., None] for b in base]
         # a forecast's ranges are drawn with the parameters: each draw its rates and growth
-        rate_factor, drawn_growth = forecast_draws(workloads, n_draws) if forecast is None else forecast
+        rate_factor, drawn_growth = forecast_draws(planned, n_draws) if forecast is None else forecast
+        # (a moved part draws what its workload draws: the forecast is the workload's)
+        rate_factor = None if rate_factor is None else np.asarray(rate_factor)[origin]
+        drawn_growth = None if drawn_growth is None else np.asarray(drawn_growth)[origin]
         if rate_factor is not None:
             base = [b * f for b, f in zip(base, rate_factor)]
     try:
@@ -558,12 +574,17 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     peak_day = np.array([system.peak_day_factor if w.peak_day else 1.0 for w in workloads])
     busiest = (day * peak_day[:, None]).reshape((len(workloads),) + (1,) * len(shape) + (day.shape[1],))
 
-    def rates_at(months_ahead):
-        # (W, *shape): each workload's rate as given; a measured utilization grows like a rate of 1
-        return np.stack([np.broadcast_to(b * g * np.power(1.0 + yg, months_ahead / 12.0), shape)  # as crypto.function_ms
-                         for b, yg in zip(base, yearly)])
+    def rates_at(months_ahead, shares=True):
+        # (W, *shape): each workload's rate as given; a measured utilization grows like a rate of 1;
+        # a migration's parts times their shares at that month (shares=False: without, as the
+        # crossings take them, with the schedule beside)
+        return np.stack([np.broadcast_to(b * g * np.power(1.0 + yg, months_ahead / 12.0)  # as crypto.function_ms
+                                         * (np.interp(months_ahead, *k) if shares and k is not None else 1.0), shape)
+                         for b, yg, k in zip(base, yearly, knots)])
 
     lam_avg = rates_at(t)
+    schedule = Schedule(knots, t) if scheduled else None
+    lam_free = rates_at(t, shares=False) if scheduled else lam_avg
     # (W, *S, I), the intervals outermost in memory: every array made from it (the loads, the
     # utilizations) runs along the scenarios, not along a handful of intervals (1.4x the plan)
     lam = np.moveaxis(lam_avg[:, None] * np.moveaxis(busiest, -1, 1), 1, -1)
@@ -586,27 +607,35 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     # each pool's loads are each workload's load per unit of its day profile times the profile:
     # what months_to_reach's root finder evaluates as one matrix product
     day_profile = busiest.reshape(day.shape)
-    pools["processors"]["factors"] = (lam_avg * cpu_unit / 1e6, day_profile)
+    pools["processors"]["factors"] = (lam_free * cpu_unit / 1e6, day_profile)
     for pool in CARD_POOLS:
-        pools[pool]["factors"] = (lam_avg * pools[pool]["unit_load"], day_profile)
+        pools[pool]["factors"] = (lam_free * pools[pool]["unit_load"], day_profile)
 
     resources, peaks = {}, {}
     for pool, d in pools.items():
         resources[pool], peaks[pool] = _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape,
-                                                 day_at, n_int, peak_day)
+                                                 day_at, n_int, peak_day, schedule)
 
     stations = {p: pools[p]["station"] for p in POOLS}
     wl = _workload_results(workloads, profiles, lam_avg, lam, busiest, admin, cpu_unit, cpu_load, stations, peaks,
                            shape)
+    for m in system.migrations:       # a migrated part says whose it is and how much has moved
+        part, share = migrated_name(m), m.at(t)
+        moved = f"{float(share):.0%}" if np.ndim(share) == 0 else "a share"
+        wl[part] = dataclasses.replace(wl[part], meaning=f"the part of {m.workload} moved to {m.to} ({moved} of it at "
+                                                         f"this month): {wl[part].meaning}")
 
     bottleneck, binds = _verdicts(resources, shape)
     loads, fixed = {p: pools[p]["loads"] for p in POOLS}, {p: pools[p]["fixed"] for p in POOLS}
     timeline = None
+    grows = None if not scheduled else {
+        p: pools[p]["loads_at"](np.moveaxis(lam_free[:, None] * np.moveaxis(busiest, -1, 1), 1, -1)) for p in POOLS}
     if shape == ():
-        timeline = purchase_timeline(system, loads, yearly, fixed, resources)
+        timeline = purchase_timeline(system, grows or loads, yearly, fixed, resources, schedule)
     result = PlanResult(system=system, resources=resources, workloads=wl, bottleneck=bottleneck,
                         binds_first=binds, growth=_out(g), months=_out(t), intervals=n_int, timeline=timeline,
-                        warned=plan_warnings(system, workloads, profiles, wl, resources, timeline))
+                        warned=plan_warnings(system, workloads, profiles, wl, resources, timeline),
+                        schedule=schedule, growth_loads=grows)
     return result, loads, fixed, yearly
 
 
@@ -655,7 +684,8 @@ def _workload_list(workloads) -> list:
     return workloads
 
 
-def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_at, n_int, peak_day) -> tuple:
+def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_at, n_int, peak_day,
+              schedule=None) -> tuple:
     """One pool's answers from its station ``d`` (:func:`_pool_cpu` / :func:`_pool_card`), judged at its
     peak interval: utilization, shares, counts required now and at the horizon (utilization and wait
     targets, one card failed), headroom, months.  ``d``'s intervals are the day's distinct ones,
@@ -694,7 +724,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
     if k == 0:
         headroom = np.where(var > 0, 0.0, np.inf)
     months_to = months_to_reach(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape),
-                                factors=d["factors"])
+                                factors=d["factors"], schedule=schedule)
     if pool != "processors":      # other LPARs' work alone does not grow: no month this LPAR's growth reaches
         months_to = np.where(var_all.max(axis=-1) > 0, months_to, np.inf)
     required = _own(count_needed(var_all + fixed[..., None], other, target), var_all, pool)
@@ -733,7 +763,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
         return out
 
     if one_out:
-        failover = _failover(system, pool, var, var_all, yearly, shape, d["factors"], fixed, horizon)
+        failover = _failover(system, pool, var, var_all, yearly, shape, d["factors"], fixed, horizon, schedule)
     msu = None
     if pool == "processors" and system.msu_per_processor is not None:
         msu = _out((var + fixed) * system.msu_per_processor)
@@ -765,7 +795,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
         horizon=horizon), idx
 
 
-def _failover(system, pool, var, var_all, yearly, shape, factors, fixed, horizon) -> FailoverResult:
+def _failover(system, pool, var, var_all, yearly, shape, factors, fixed, horizon, schedule=None) -> FailoverResult:
     """The card pool with one card out, at its peak interval (see :class:`FailoverResult`); ``fixed``
     (*S): other LPARs' work that stays, cards' worth (0 where their load is a share per card);
     ``horizon``: the pool's answers at the horizon, one card failed among them, when asked."""
@@ -780,7 +810,8 @@ def _failover(system, pool, var, var_all, yearly, shape, factors, fixed, horizon
         if k < 2:
             return _out(np.where(some, 0.0, np.inf) * np.ones(shape))
         # (factors given: the loads themselves are not read, nor kept by this closure)
-        m = months_to_reach(None, yearly, f, np.broadcast_to(lim * (k - 1) - other * k, shape), factors=factors)
+        m = months_to_reach(None, yearly, f, np.broadcast_to(lim * (k - 1) - other * k, shape), factors=factors,
+                            schedule=schedule)
         return _out(np.where(some, m, np.inf))
     return FailoverResult(utilization=_out(util), required=_out(required),
                           statuses=lambda: _failover_status(pool, util, lim, k, required), months=months,

@@ -22,7 +22,8 @@ from ..._text import value_text
 from ...lazy import lazy_module
 from .calendar import calendar_start, months_between
 from .daily import DailyProfile, Window
-from .inputs import (KIND_ARGUMENTS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, Order, PlanError, System, Workload)
+from .inputs import (KIND_ARGUMENTS, MIGRATION_KEYS, SYSTEM_KEYS, SYSTEM_REQUIRED, WORKLOAD_KEYS, Migration, Order, PlanError,
+                     System, Workload)
 from .profiles import workload_profile
 
 # a plan file's reader, on first use: a workbook's recalculation imports this module, never reads TOML
@@ -34,7 +35,8 @@ else:
 __all__ = ["read_plan_document", "RMF_KEYS", "plan_from_dict", "plan_from_tables", "workload_rows", "workloads_from_rows",
            "system_from_rows", "profiles_from_rows",
            "workload_from_mapping", "system_from_mapping", "profile_from_mapping", "MAX_PLAN_BYTES", "PROFILE_KEYS",
-           "orders_from_rows", "orders_from_list", "ORDER_KEYS"]
+           "orders_from_rows", "orders_from_list", "ORDER_KEYS", "migrations_from_list", "migrations_from_rows",
+           "MIGRATION_KEYS"]
 
 # Keys whose value is a number (TRUE is not 1 there).
 _NUMERIC = {"rate", "growth_per_year", "duration_minutes", "key_size", "message_kb", "key_reuse", "recipients",
@@ -126,6 +128,28 @@ def orders_from_list(docs, system: System, where: str, labels=None) -> tuple:
     return tuple(out)
 
 
+def migrations_from_list(docs, where: str, labels=None) -> tuple:
+    """A plan's ``[[migration]]`` tables as :class:`~.inputs.Migration`: ``workload``, ``to``,
+    ``start``, ``months`` and optional ``share`` (1).  ``labels``: how messages name each entry
+    (default ``migration N``)."""
+    if not isinstance(docs, list):
+        raise PlanError(f"{where}: migrations are tables [[migration]] with {', '.join(MIGRATION_KEYS)}")
+    out = []
+    for n, d in enumerate(docs, 1):
+        if not isinstance(d, dict):
+            raise PlanError(f"{where}: migration {n} is not a table")
+        if labels is not None:
+            n = labels[n - 1]
+        _check_keys(d, MIGRATION_KEYS, MIGRATION_KEYS[:4], f"{where}: migration {n}")
+        try:
+            out.append(Migration(**d))
+        except PlanError as e:
+            raise PlanError(f"{where}: {e}") from None
+        except TypeError as e:
+            raise PlanError(f"{where}: migration {n}: {e}") from None
+    return tuple(out)
+
+
 def orders_from_rows(rows, system: System, where: str = "the orders table", first_row: int = 1) -> tuple:
     """Servers already ordered from a table: a header row ``resource``, ``count``, ``arrives``, then
     one order a row (read as a plan file's ``[[order]]`` is, :func:`orders_from_list`); empty rows
@@ -161,6 +185,33 @@ def orders_from_rows(rows, system: System, where: str = "the orders table", firs
         docs.append(d)
         labels.append(f"(row {i})")
     return orders_from_list(docs, system, where, labels)
+
+
+def migrations_from_rows(rows, where: str = "the migrations table", first_row: int = 1) -> tuple:
+    """Quantum-safe migrations from a table: a header row ``workload``, ``to``, ``start``, ``months``,
+    ``share`` (the last may be left out), then one migration a row (read as a plan file's
+    ``[[migration]]`` is, :func:`migrations_from_list`); empty rows skipped, an empty ``share`` 1.
+    ``first_row``: the sheet row of the header."""
+    rows = _table_rows(rows, where, first_row)
+    if not rows or all(_blank(v) for row in rows for v in row):
+        return ()
+    head = [_cell(h) if not _blank(h) else None for h in rows[0]]
+    named = [h for h in head if h is not None]
+    if not all(isinstance(h, str) for h in named) or not set(MIGRATION_KEYS[:4]) <= set(named) \
+            or not set(named) <= set(MIGRATION_KEYS) or len(set(named)) != len(named):
+        raise PlanError(f"{where}: the first row must name the columns {', '.join(MIGRATION_KEYS)} (share may be "
+                        f"left out; got {', '.join(map(value_text, named)) or 'none'})")
+    docs, labels = [], []
+    for i, row in enumerate(rows[1:], first_row + 1):
+        if all(_blank(v) for v in row):
+            continue
+        if any(not _blank(v) for v in row[len(head):]) or any(
+                h is None and not _blank(v) for h, v in zip(head, row)):
+            raise PlanError(f"{where}, row {i}: a value under no column heading; the columns: "
+                            f"{', '.join(MIGRATION_KEYS)}")
+        docs.append({h: _cell(v) for h, v in zip(head, row) if h is not None and not _blank(v)})
+        labels.append(f"(row {i})")
+    return migrations_from_list(docs, where, labels)
 
 
 def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
@@ -266,14 +317,17 @@ def plan_from_dict(doc: dict, source: str = "the plan") -> tuple:
     if not isinstance(doc, dict):
         fail("a plan is a table with [system] and [[workload]]")
     for key in doc:
-        if key not in ("system", "workload", "profile", "order"):
-            fail(f"unknown table {key!r}: a plan has [system], [[workload]], [profile.NAME] and [[order]] only")
+        if key not in ("system", "workload", "profile", "order", "migration"):
+            fail(f"unknown table {key!r}: a plan has [system], [[workload]], [profile.NAME], [[order]] and "
+                 "[[migration]] only")
     sysdoc = doc.get("system")
     if not isinstance(sysdoc, dict):
         fail("[system] is required (processors, coprocessors, accelerators, ...)")
     system = system_from_mapping(sysdoc, source)
     if "order" in doc:
         system = dataclasses.replace(system, orders=orders_from_list(doc["order"], system, source))
+    if "migration" in doc:
+        system = dataclasses.replace(system, migrations=migrations_from_list(doc["migration"], source))
     pdocs = doc.get("profile", {})
     if not isinstance(pdocs, dict):
         fail("profiles are tables [profile.NAME] with factors = [...]")
@@ -369,14 +423,15 @@ def workload_rows(rows):
     return rows
 
 
-def plan_from_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles", "orders"),
-                     first_rows=(1, 1, 1), orders=None) -> tuple:
-    """``(System, [Workload])`` from the ranges (``profiles`` and ``orders`` None or empty: no
-    profiles, nothing on order); ``first_rows``: the sheet rows the workloads, system and orders
-    ranges start at (for messages).  :func:`cryptoplan.model.zos.plan.read.read_plan` reads a
-    :class:`~.read.PlanTables` with it."""
-    where = tuple(where) + ("workloads", "system", "profiles", "orders")[len(where):]
-    first_rows = tuple(first_rows) + (1, 1, 1)[len(first_rows):]
+def plan_from_tables(workloads, system, profiles=None, where=("workloads", "system", "profiles", "orders",
+                                                           "migrations"),
+                     first_rows=(1, 1, 1, 1), orders=None, migrations=None) -> tuple:
+    """``(System, [Workload])`` from the ranges (``profiles``, ``orders`` and ``migrations`` None or
+    empty: no profiles, nothing on order, no migration); ``first_rows``: the sheet rows the
+    workloads, system, orders and migrations ranges start at (for messages).
+    :func:`cryptoplan.model.zos.plan.read.read_plan` reads a :class:`~.read.PlanTables` with it."""
+    where = tuple(where) + ("workloads", "system", "profiles", "orders", "migrations")[len(where):]
+    first_rows = tuple(first_rows) + (1, 1, 1, 1)[len(first_rows):]
     prof = {} if profiles is None else profiles_from_rows(profiles, where[2])
     ws = workloads_from_rows(workload_rows(workloads), where[0], prof, first_row=first_rows[0])
     s = system_from_rows(system, where[1], first_row=first_rows[1])
@@ -384,6 +439,10 @@ def plan_from_tables(workloads, system, profiles=None, where=("workloads", "syst
         placed = orders_from_rows(orders, s, where[3], first_row=first_rows[2])
         if placed:
             s = dataclasses.replace(s, orders=placed)
+    if migrations is not None:
+        moving = migrations_from_rows(migrations, where[4], first_row=first_rows[3])
+        if moving:
+            s = dataclasses.replace(s, migrations=moving)
     _check_workloads(s, ws, where[0])
     return s, ws
 

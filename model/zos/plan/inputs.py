@@ -14,17 +14,20 @@ import numpy as np
 
 from ..ams import AMS_PLATFORMS, CARD_GENERATIONS
 from ...domains import (FAILOVER_MAX_UTILIZATION, GROWTH_PER_YEAR, HORIZON_MONTHS, LEAD_TIME_MONTHS, MAX_UTILIZATION,
+                        MIGRATED_SHARE,
                         MAX_WAIT_MS, MSU_PER_PROCESSOR, OTHER_LPAR_CARDS, OTHER_LPAR_UTIL, PEAK_DAY_FACTOR, POOL_CARDS, PROCESSORS,
                         SITE_FAILOVER_FACTOR, WORKLOAD_RATE, Domain)
 from ..._text import value_text
 from ...params import normalize_choice
+from ..quantum_safe import QS_ALGORITHMS
 from .daily import DailyProfile, Window
 from .forecast import range_point
 from .calendar import calendar_start
 from .errors import PlanError
 from .naming import MAX_NAME, name_text
 
-__all__ = ["System", "Workload", "Order", "PlanError", "KINDS", "POOLS", "CARD_POOLS", "MAX_MONTHS", "KIND_ARGUMENTS",
+__all__ = ["System", "Workload", "Order", "Migration", "MIGRATION_KEYS",
+           "PlanError", "KINDS", "POOLS", "CARD_POOLS", "MAX_MONTHS", "KIND_ARGUMENTS",
            "RATE_UNITS", "SYSTEM_KEYS", "SYSTEM_REQUIRED", "WORKLOAD_KEYS", "ARGUMENT", "checked", "choice",
            "FAILOVER_MODES", "INSTALLABLE", "MAX_NAME", "name_text"]
 
@@ -150,6 +153,58 @@ class Order:
         object.__setattr__(self, "month", float(m))
 
 
+#: The keys of a plan file's ``[[migration]]`` table (``share`` optional: 1).
+MIGRATION_KEYS = ("workload", "to", "start", "months", "share")
+
+
+@dataclass(frozen=True)
+class Migration:
+    """``share`` of workload ``workload`` moving to algorithm ``to`` from month ``start`` over ``months``.
+
+    Parameters
+    ----------
+    workload : str
+        The name of an AMS workload of the plan.
+    to : str
+        ML-DSA-44/65/87 (its signatures) or ML-KEM-512/768/1024 (its key transport).
+    start : float
+        Month the migration starts, 0..1200 months from the plan's month 0.
+    months : float
+        Months it takes, 0..1200 (0: the whole share at ``start``).
+    share : float
+        Share of the workload's transactions moved by the end, (0, 1].
+    """
+
+    workload: str
+    to: str
+    start: float
+    months: float
+    share: float = 1.0
+
+    def __post_init__(self):
+        where = f"migration of {self.workload!r}"
+        try:
+            object.__setattr__(self, "to", normalize_choice("to", self.to, QS_ALGORITHMS))
+            object.__setattr__(self, "start", float(HORIZON_MONTHS.check(self.start, "start", scalar=True)))
+            object.__setattr__(self, "months", float(HORIZON_MONTHS.check(self.months, "months", scalar=True)))
+            share = float(MIGRATED_SHARE.check(self.share, "share", scalar=True))
+        except (ValueError, TypeError) as e:
+            raise PlanError(f"{where}: {e}") from None
+        if share <= 0.0:
+            raise PlanError(f"{where}: share must be in (0, 1] (got 0): a migration moves something")
+        object.__setattr__(self, "share", share)
+
+    def knots(self) -> tuple:
+        """The migrated part's multiplier :math:`m(t)` as :class:`~.crossing.Schedule` knots."""
+        return np.array([self.start, self.start + self.months]), np.array([0.0, self.share])
+
+    def at(self, months) -> np.ndarray:
+        """:math:`m(t)` at ``months`` (absolute months of the plan)."""
+        xs, ys = self.knots()
+        return np.interp(np.asarray(months, dtype=float), xs, ys)
+
+
+
 @dataclass(frozen=True)
 class System:
     """The LPAR the workloads share: its processors and Crypto Express pools, and the targets.
@@ -207,6 +262,9 @@ class System:
     orders : sequence of Order
         Servers already ordered (a plan file's ``[[order]]`` tables): the purchase timeline counts
         them first, and says when each arrives against when it is needed.
+    migrations : sequence of Migration
+        Quantum-safe migrations of the plan's AMS workloads (a plan file's ``[[migration]]``
+        tables, :mod:`.migration`): every month of the plan follows them.
     """
 
     processors: int
@@ -229,6 +287,7 @@ class System:
     msu_per_processor: float | None = None
     start: str | None = None
     orders: tuple = ()
+    migrations: tuple = ()
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -280,6 +339,13 @@ class System:
         if not all(isinstance(o, Order) for o in orders):
             raise PlanError("system: orders must be Order objects (resource, count, month)")
         set_(self, "orders", orders)
+        try:
+            migrations = tuple(self.migrations)
+        except TypeError:
+            raise PlanError(f"system: migrations must be a list of Migration (got {self.migrations!r})") from None
+        if not all(isinstance(m, Migration) for m in migrations):
+            raise PlanError("system: migrations must be Migration objects (workload, to, start, months, share)")
+        set_(self, "migrations", migrations)
 
     def installed(self, pool: str) -> int:
         """Servers of a pool: ``"processors"``, ``"coprocessors"`` or ``"accelerators"``."""
@@ -488,8 +554,8 @@ _OPTIONAL_NONE = {"ams": ("key_reuse",), "channel": ("cipher",), "handshakes": (
 
 
 # ----------------------------------------------------------------------------- plan files
-# (orders are a plan's [[order]] tables, not a key of [system])
-SYSTEM_KEYS = tuple(k for k in System.__dataclass_fields__ if k != "orders")
+# (orders and migrations are a plan's [[order]] and [[migration]] tables, not keys of [system])
+SYSTEM_KEYS = tuple(k for k in System.__dataclass_fields__ if k not in ("orders", "migrations"))
 
 
 SYSTEM_REQUIRED = ("processors", "coprocessors", "accelerators")

@@ -133,17 +133,19 @@ class PlanTables:
     workload a row), of its system block (key, value rows) and, optionally, of its profiles table.
 
     ``where`` names the ranges in messages; ``first_rows`` are the sheet rows the workloads, system
-    and orders ranges start at (a message names the sheet's row).  ``orders``: the rows of its
-    orders table (a header ``resource``, ``count``, ``arrives``, then one order a row), servers
-    already ordered, optional.
+    orders and migrations ranges start at (a message names the sheet's row).  ``orders``: the rows
+    of its orders table (a header ``resource``, ``count``, ``arrives``, then one order a row),
+    servers already ordered, optional; ``migrations``: the rows of its migrations table (a header
+    ``workload``, ``to``, ``start``, ``months``, ``share``, then one migration a row), optional.
     """
 
     workloads: list
     system: list
     profiles: list | None = None
-    where: tuple = ("workloads", "system", "profiles", "orders")
-    first_rows: tuple = (1, 1, 1)
+    where: tuple = ("workloads", "system", "profiles", "orders", "migrations")
+    first_rows: tuple = (1, 1, 1, 1)
     orders: list | None = None
+    migrations: list | None = None
 
 
 @dataclass(frozen=True)
@@ -419,7 +421,8 @@ def read_plan(source) -> PlanInputs:
     """
     if isinstance(source, PlanTables):
         t = source
-        system, workloads = plan_from_tables(t.workloads, t.system, t.profiles, t.where, t.first_rows, t.orders)
+        system, workloads = plan_from_tables(t.workloads, t.system, t.profiles, t.where, t.first_rows, t.orders,
+                                             t.migrations)
         return PlanInputs(system, workloads)
     if isinstance(source, Mapping):
         doc, label, folder = dict(source), "the plan", Path(".")

@@ -23,6 +23,7 @@ from ...params import binding, current_parameters, normalize_choice
 from ...remember import Remembered
 from .evaluate import count_text, plan
 from .inputs import INSTALLABLE, MAX_MONTHS, POOLS, PlanError
+from .migration import moved_parts
 from . import read as reader          # the one reader of a plan (read.read_plan)
 
 __all__ = ["plan_quantile",
@@ -97,7 +98,7 @@ _CACHE = Remembered(8)
 _READ = Remembered(4)
 
 
-def _planned(workloads, system, profiles, growth, months, draws=None, orders=None):
+def _planned(workloads, system, profiles, growth, months, draws=None, orders=None, migrations=None):
     """``(System, PlanResult)`` of one scenario from the ranges, remembered for the same cells and
     parameters (and the same ``draws`` dict, :func:`plan`'s); the tables' reading is remembered
     apart, for the same cells at other months."""
@@ -106,22 +107,22 @@ def _planned(workloads, system, profiles, growth, months, draws=None, orders=Non
     params = binding() if draws is None else (*binding(), draws)
     # and the figures table in force: the models read their published figures from it
     parts = (table_in_force(), _table_key(workloads), _table_key(system), _table_key(profiles), _table_key(orders),
-             _key(growth), _key(months))
+             _table_key(migrations), _key(growth), _key(months))
     key = None if any(p is _UNHASHABLE for p in parts) else (tuple(map(id, params)), *parts)
 
     def read():
-        s, ws = reader.read_plan(reader.PlanTables(workloads, system, profiles, orders=orders))
+        s, ws = reader.read_plan(reader.PlanTables(workloads, system, profiles, orders=orders, migrations=migrations))
         return s, tuple(ws)
 
     def make():
         # the System and Workloads are frozen: one reading serves every scenario of the tables
-        s, ws = _READ.get(None if key is None else (key[0][:2], *key[1:6]), read, keep=params)
+        s, ws = _READ.get(None if key is None else (key[0][:2], *key[1:7]), read, keep=params)
         return s, plan(s, ws, growth, months, draws=draws)
     return _CACHE.get(key, make, keep=params)
 
 
-def _one(workloads, system, profiles, growth, months, name: str, orders=None):
-    s, r = _planned(workloads, system, profiles, growth, months, orders=orders)
+def _one(workloads, system, profiles, growth, months, name: str, orders=None, migrations=None):
+    s, r = _planned(workloads, system, profiles, growth, months, orders=orders, migrations=migrations)
     if np.ndim(r.bottleneck):
         raise PlanError(f"{name} shows one scenario: growth and months must be single numbers")
     return s, r
@@ -137,7 +138,7 @@ def _text(x, kind: str):
     return x
 
 
-def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None) -> list:
+def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None, migrations=None) -> list:
     """The plan's resources as table rows (the Plan sheet's first table), from the ranges.
 
     Parameters
@@ -151,6 +152,10 @@ def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None, ord
     orders : 2-D sequence, optional
         The orders table: a header row ``resource``, ``count``, ``arrives``, then servers already
         ordered, one order a row (:func:`~.files.orders_from_rows`); None or empty: none.
+    migrations : 2-D sequence, optional
+        The migrations table: a header row ``workload``, ``to``, ``start``, ``months``, ``share``,
+        then one quantum-safe migration a row (:func:`~.files.migrations_from_rows`); None or
+        empty: none.
     profiles : 2-D sequence, optional
         The Profiles table (a header row of names, factors under each), see
         :func:`profiles_from_rows`; None: no profiles.
@@ -164,7 +169,7 @@ def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None, ord
         processors (or with ``failover = "none"``) None.  ``other``: the share other LPARs keep
         busy (cards) or MQ MSTR administration (processors), which the workloads' shares leave out.
     """
-    _, r = _one(workloads, system, profiles, growth, months, "PLAN_RESOURCES", orders)
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_RESOURCES", orders, migrations)
     rows = []
     for pool in POOLS:
         x = r.resources[pool]
@@ -182,12 +187,12 @@ def plan_resources(workloads, system, growth=1.0, months=0.0, profiles=None, ord
     return rows
 
 
-def plan_workloads(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None) -> list:
+def plan_workloads(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None, migrations=None) -> list:
     """The plan's workloads as table rows (keys :data:`WORKLOAD_COLUMNS`): rate (the day's average,
     or a window's rate while it runs), CPU µs per unit, its share of each pool's utilization at
     that pool's peak, its queueing delay per unit (``"overloaded"`` where a pool it uses is), its
     highest rate in any interval of the busiest day and the rate in words (profile, window)."""
-    _, r = _one(workloads, system, profiles, growth, months, "PLAN_WORKLOADS", orders)
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_WORKLOADS", orders, migrations)
     out = []
     for name, w in r.workloads.items():
         out.append({"name": name, "kind": w.kind, "rate": float(w.rate), "unit": w.unit,
@@ -198,18 +203,19 @@ def plan_workloads(workloads, system, growth=1.0, months=0.0, profiles=None, ord
     return out
 
 
-def plan_timeline(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None) -> list:
+def plan_timeline(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None, migrations=None) -> list:
     """The purchase timeline as table rows (keys :data:`TIMELINE_COLUMNS`), earliest order first:
     what to add to which pool, installed by and ordered by which month (months from the scenario),
     whether the order date has passed, why, and the sentence ``cryptoplan plan`` prints.  No row:
     nothing to add within the horizon."""
-    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TIMELINE", orders)
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TIMELINE", orders, migrations)
     return [{**p.to_dict(), "text": p.text(r.system.start)} for p in r.timeline or ()]
 
 
 def _not_peak_day(result) -> str:
     """" (not on: restart-storm)": the workloads the busiest-day factor leaves as they are."""
-    off = [name for name, w in result.workloads.items() if not w.peak_day]
+    moved = moved_parts(result.system)
+    off = [name for name, w in result.workloads.items() if not w.peak_day and name not in moved]
     return f" (not on {', '.join(off)})" if off and result.system.peak_day_factor != 1.0 else ""
 
 
@@ -223,7 +229,8 @@ def scenario_lines(result) -> list:
            f"{n:,} intervals of 1 minute (a window off RMF's quarter hours runs at its own rate), judged at "
            "each resource's peak" if n == 1440 else
            f"{n} intervals of {1440 // n} minutes (RMF INTVAL {1440 // n}), judged at each resource's peak")
-    site = [name for name, w in result.workloads.items() if w.site_failover]
+    moved = moved_parts(s)          # (a migrated part is its workload's: not named twice)
+    site = [name for name, w in result.workloads.items() if w.site_failover and name not in moved]
     fail = ("one card failed: each card pool within "
             f"{s.failover_max_utilization:.0%} with one card out" if s.failover == "one_card" else "none")
     cal = "" if s.start is None else f" (month 0: {s.start})"
@@ -270,12 +277,12 @@ def params_in_force() -> str:
     return "the packaged fit (cryptoplan data/params.json)" if packaged else str(p)
 
 
-def plan_text(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None) -> list:
+def plan_text(workloads, system, growth=1.0, months=0.0, profiles=None, orders=None, migrations=None) -> list:
     """The plan's sentences as table rows (one column, ``text``): the scenario it is for
     (:func:`scenario_lines`), each pool's verdict at its peak and each card pool's with one card
     failed, the busiest pool and the one the growth brings to its target first, then each warning
     (``"Warning: ..."``): the sentences ``cryptoplan plan`` prints."""
-    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TEXT", orders)
+    _, r = _one(workloads, system, profiles, growth, months, "PLAN_TEXT", orders, migrations)
     lines = scenario_lines(r)
     lines += [str(r.resources[p].status) for p in POOLS]
     lines += [str(r.resources[p].failover.status) for p in POOLS if r.resources[p].failover is not None]
@@ -288,7 +295,8 @@ def plan_text(workloads, system, growth=1.0, months=0.0, profiles=None, orders=N
     return [{"text": line} for line in lines]
 
 
-def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, profiles=None, orders=None):
+def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, profiles=None, orders=None,
+               migrations=None):
     """One number of the plan: a pool's or a workload's, over scenarios of growth and months.
 
     Parameters
@@ -322,11 +330,11 @@ def plan_value(workloads, system, resource, quantity, growth=1.0, months=0.0, pr
     PlanError
         For a bad table, resource or quantity.
     """
-    return _value(workloads, system, resource, quantity, growth, months, profiles, None, None, orders)
+    return _value(workloads, system, resource, quantity, growth, months, profiles, None, None, orders, migrations)
 
 
 def plan_quantile(workloads, system, resource, quantity, draws: dict, quantile: float, growth=1.0, months=0.0,
-                  profiles=None, orders=None):
+                  profiles=None, orders=None, migrations=None):
     """:func:`plan_value`'s number at a quantile of parameter draws.
 
     Parameters
@@ -340,16 +348,18 @@ def plan_quantile(workloads, system, resource, quantity, draws: dict, quantile: 
     workloads, system, resource, quantity, growth, months, profiles
         As :func:`plan_value`, which says what it raises (for the draw at that quantile).
     """
-    return _value(workloads, system, resource, quantity, growth, months, profiles, draws, float(quantile), orders)
+    return _value(workloads, system, resource, quantity, growth, months, profiles, draws, float(quantile), orders,
+                  migrations)
 
 
-def _value(workloads, system, resource, quantity, growth, months, profiles, draws, quantile, orders=None):
+def _value(workloads, system, resource, quantity, growth, months, profiles, draws, quantile, orders=None,
+           migrations=None):
     if not isinstance(resource, str) or not resource.strip():
         raise PlanError(f"resource must be processors, coprocessors, accelerators or a workload's name "
                         f"(got {value_text(resource)})")
     res = resource.strip()
     q = normalize_choice("quantity", quantity, RESOURCE_QUANTITIES if res in POOLS else WORKLOAD_QUANTITIES)
-    s, r = _planned(workloads, system, profiles, growth, months, draws, orders)
+    s, r = _planned(workloads, system, profiles, growth, months, draws, orders, migrations)
     # each scenario's status sentence names why a number is an error: made only when one is
     if res in POOLS:
         x = r.resources[res]

@@ -29,6 +29,7 @@ import numpy as np
 from ..tls import channel_start_rate
 from .calendar import month_date
 from .crossing import months_to_reach
+from .migration import moved_parts
 from .inputs import CARD_POOLS, INSTALLABLE, POOLS
 
 __all__ = ["Purchase", "purchase_timeline", "plan_warnings", "need_months"]
@@ -57,6 +58,9 @@ class Purchase:
     on_order : servers already ordered (a plan's ``[[order]]``): ``install_by_month`` is when they
         arrive, ``needed_by_month`` when the count before them stops being enough (inf: not within
         the months searched), ``late_by_months`` how much later they arrive than that.
+    migration : where the plan's quantum-safe migrations bring the purchase forward, what says so
+        ("the migration of payments to ML-DSA-65 (months 6 to 18); without it: month 40.1");
+        empty otherwise.
     """
 
     resource: str
@@ -70,6 +74,7 @@ class Purchase:
     limits: tuple = ()
     on_order: bool = False
     needed_by_month: float = math.nan
+    migration: str = ""
 
     def to_dict(self, start: str | None = None) -> dict:
         """JSON-ready (the keys of ``cryptoplan plan --json``'s ``timeline``); with the plan's
@@ -78,6 +83,8 @@ class Purchase:
                "install_by_month": round(self.install_by_month, 3), "order_by_month": round(self.order_by_month, 3),
                "order_now": self.order_now, "late_by_months": round(self.late_by_months, 3), "reason": self.reason,
                "limits": list(self.limits)}
+        if self.migration:
+            out["migration"] = self.migration
         if self.on_order:
             out["on_order"] = True
             out["needed_by_month"] = round(self.needed_by_month, 3) if math.isfinite(self.needed_by_month) else None
@@ -102,10 +109,11 @@ class Purchase:
         order = "order now" if self.order_now else f"order by {when(self.order_by_month)}"
         late = f", {self.late_by_months:.1f} months late even so" if self.late_by_months > 0 else ""
         need = "needed now" if self.install_by_month == 0 else f"installed by {when(self.install_by_month)}"
-        return f"{order} {what} ({self.after} in all), {need}{late}: {self.reason}"
+        forward = f", brought forward by {self.migration}" if self.migration else ""
+        return f"{order} {what} ({self.after} in all), {need}{late}: {self.reason}{forward}"
 
 
-def need_months(system, pool, loads, yearly, fixed, counts) -> tuple:
+def need_months(system, pool, loads, yearly, fixed, counts, schedule=None) -> tuple:
     """(months, reason) at which ``counts`` servers of ``pool`` stop being enough.
 
     Parameters
@@ -119,6 +127,9 @@ def need_months(system, pool, loads, yearly, fixed, counts) -> tuple:
         Load that does not grow.
     counts : array_like
         Server counts, broadcast against ``S``.
+    schedule : Schedule, optional
+        The workloads' multipliers over the months (a migration's shares,
+        :class:`~.crossing.Schedule`); ``loads`` are then without them.
 
     Returns
     -------
@@ -129,21 +140,21 @@ def need_months(system, pool, loads, yearly, fixed, counts) -> tuple:
     """
     k = np.asarray(counts, dtype=float)
     other, target = system.other(pool), system.max_utilization
-    t_target = months_to_reach(loads, yearly, fixed, (target - other) * k)
+    t_target = months_to_reach(loads, yearly, fixed, (target - other) * k, schedule=schedule)
     if pool not in CARD_POOLS or system.failover != "one_card":
         return t_target, np.full(t_target.shape, "target", dtype=object)
     lim = system.failover_max_utilization
     has = np.asarray(loads).sum(axis=(0, -1)) > 0
     cap = np.where(k >= 2, lim * (k - 1) - other * k, 0.0)
     # (card pools: ``fixed`` is other LPARs' work that stays when cards are added, 0 for a share)
-    t_fail = np.where(has, months_to_reach(loads, yearly, fixed, cap), math.inf)
+    t_fail = np.where(has, months_to_reach(loads, yearly, fixed, cap, schedule=schedule), math.inf)
     first = t_fail < t_target
     return np.where(first, t_fail, t_target), np.where(first, "one card failed", "target").astype(object)
 
 
-def _crossings(system, pool, loads, yearly, fixed, counts) -> tuple:
+def _crossings(system, pool, loads, yearly, fixed, counts, schedule=None) -> tuple:
     """(months, reason) at which each of ``counts`` servers stops being enough (one scenario)."""
-    return need_months(system, pool, loads[:, None, :], yearly, fixed, counts)
+    return need_months(system, pool, loads[:, None, :], yearly, fixed, counts, schedule)
 
 
 def _reason(why, before: int) -> tuple:
@@ -160,7 +171,7 @@ def _reason(why, before: int) -> tuple:
     return reason, tuple(r for r, _ in runs)
 
 
-def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict) -> list:
+def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict, schedule=None) -> list:
     """The purchases each pool needs up to the horizon, earliest first (one scenario).
 
     Parameters
@@ -174,6 +185,8 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
         Pool -> load that does not grow.
     resources : dict
         Pool -> :class:`~.evaluate.ResourceResult` (its counts required at the horizon).
+    schedule : Schedule, optional
+        As :func:`need_months`.
 
     Returns
     -------
@@ -193,7 +206,7 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
         on_order = min(sum(o.count for o in ordered), INSTALLABLE[pool] - k)
         if on_order:
             counts = np.arange(k, k + on_order)
-            when, why = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts)
+            when, why = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts, schedule)
             j = 0
             for o in ordered:
                 n = min(o.count, on_order - j)
@@ -208,12 +221,16 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
         if last <= k + on_order:
             continue
         counts = np.arange(k + on_order, last)      # n - 1 for each n past the installed and ordered
-        when, why = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts)
+        when, why = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts, schedule)
         # the wait target (max_wait_ms) can need a card before its utilization crossing: by the
         # horizon at the latest, which is what the counts at the horizon say
         late_wait = when > horizon
         when = np.where(late_wait, horizon, when)
         why = np.where(late_wait, "wait target", why)
+        unmoved = None
+        if schedule is not None:        # the same counts without the migrations: which ones they bring forward
+            unmoved, _ = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts,
+                                    _unmigrated(schedule))
         for t in sorted(set(when.tolist())):
             # the servers needed this month, in count order, each with the limit its count breaks
             # (grouped by reason and sorted, two limits in one month swapped their reasons)
@@ -224,9 +241,39 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict)
             out.append(Purchase(resource=pool, add=int(mine.size), after=k + prev + int(mine.size),
                                 install_by_month=float(t), order_by_month=float(max(order, 0.0)),
                                 order_now=bool(order <= 0), late_by_months=float(max(-order, 0.0)) + 0.0,  # not -0.0
-                                reason=reason, limits=limits))
+                                reason=reason, limits=limits,
+                                migration=_brought_forward(system, t, unmoved[mine] if unmoved is not None else None)))
     # what is on order first, by arrival; then the purchases, earliest order first
     return sorted(out, key=lambda p: (not p.on_order, p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
+
+
+#: A purchase is brought forward by a migration when without it the same count lasts this many
+#: months longer (the plan prints months to 0.1).
+FORWARD_MONTHS = 0.05
+
+
+def _unmigrated(schedule):
+    """The schedule with no share moved: each workload's remaining part at 1, its moved part at 0."""
+    from .crossing import Schedule
+    knots = []
+    for k in schedule.knots:
+        if k is None:
+            knots.append(None)
+        else:                       # a remaining part starts at 1, a moved part at 0: stays so
+            knots.append((k[0], np.full(np.shape(k[1]), float(k[1][0]))))
+    return Schedule(tuple(knots), schedule.start)
+
+
+def _brought_forward(system, t: float, unmoved) -> str:
+    """What says that the migrations bring forward a purchase needed at ``t`` (the counts' months
+    ``unmoved`` without them), or ""."""
+    if unmoved is None or not np.all(np.asarray(unmoved) > t + FORWARD_MONTHS):
+        return ""
+    steps = " and ".join(f"the migration of {m.workload} to {m.to} (months {m.start:g} to {m.start + m.months:g})"
+                         for m in system.migrations)
+    without = float(np.min(unmoved))
+    return steps + "; without it: " + (f"month {without:.1f}" if without <= system.horizon_months else
+                                       f"not within the {system.horizon_months:g}-month horizon")
 
 
 def plan_warnings(system, workloads, profiles, workload_results, resources, timeline) -> Callable[[], tuple]:
@@ -237,8 +284,11 @@ def plan_warnings(system, workloads, profiles, workload_results, resources, time
     those of the counts at the horizon, which a sweep of the numbers never reads, when first
     called (:attr:`~.evaluate.PlanResult.warnings`)."""
     out: list[str] = []
+    moved = moved_parts(system)
     for w, p in zip(workloads, profiles):
         out.extend(f"workload {w.name!r}: {note}" for note in p.notes)
+        if w.name in moved:            # a migrated part: its workload's warnings are said once, of it
+            continue
         given = [(f"{what} {fmt.format(rng[0])} to {fmt.format(rng[1])}{unit}", fmt.format(point)) for
                  what, rng, point, unit, fmt in (("rate", w.rate_range, w.rate, "", "{:,.6g}"),
                                                  ("growth", w.growth_range, w.growth_per_year, " a year", "{:.1%}"))

@@ -1,0 +1,175 @@
+"""A quantum-safe migration in the plan (model.zos.plan.migration, issue 65).
+
+Expected values come from another path through the model: the AMS card functions and the
+quantum-safe times (:func:`cryptoplan.model.zos.quantum_safe.migrated_card_utilization`, itself
+checked against the operation counts in tests/test_quantum_safe.py), evaluated at the month's rate
+and share; months and purchases are substituted back into the plan.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from cryptoplan.model.zos.plan import PlanError, System, Workload, plan, plan_from_dict
+from cryptoplan.model.zos.plan.migration import Migration
+from cryptoplan.model.zos.quantum_safe import migrated_card_utilization
+
+
+def _system(cops=4, accs=2, migrations=(), **kw):
+    return System(processors=8, coprocessors=cops, accelerators=accs, horizon_months=36, migrations=migrations, **kw)
+
+
+def _payments(rate=120.0, growth=0.2, policy="integrity", key_size=2048):
+    return Workload("payments", "ams", rate, growth, args={"policy": policy, "key_type": "RSA", "key_size": key_size,
+                                                          "message_kb": 2.0})
+
+
+def _share(m: Migration, t: float) -> float:
+    """m(t) from the issue's reading: linear from start over months, then the share."""
+    if t <= m.start:
+        return 0.0 if (m.months > 0 or t < m.start) else m.share
+    return m.share * min(1.0, (t - m.start) / m.months) if m.months > 0 else m.share
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=st.floats(0.0, 24.0), months=st.floats(0.0, 24.0), share=st.floats(0.05, 1.0),
+       t=st.floats(0.0, 48.0), rate=st.floats(10.0, 150.0), growth=st.floats(0.0, 0.5),
+       policy=st.sampled_from(["integrity", "privacy"]), to=st.sampled_from(["ML-DSA-65", "ML-DSA-44", "ML-KEM-768"]))
+def test_each_month_is_the_pre_migration_mix_plus_the_migrated_share_at_the_quantum_safe_times(
+        start, months, share, t, rate, growth, policy, to):
+    """The issue's bar, substituted back: every pool's utilization at month t equals the AMS card
+    utilization of the month's rate with m(t) of it at the quantum-safe times."""
+    m = Migration("payments", to, start, months, share)
+    s = _system(cops=8, accs=8, migrations=(m,))
+    r = plan(s, [_payments(rate, growth, policy)], months=t)
+    rate_t = rate * (1.0 + growth) ** (t / 12.0)
+    for pool, card in (("coprocessors", "coprocessor"), ("accelerators", "accelerator")):
+        want = migrated_card_utilization(rate_t, policy, "RSA", 2048, 2.0, algorithm=to, share=_share(m, t), card=card,
+                                         cards=8)
+        assert_allclose(float(r.resources[pool].utilization), want, rtol=1e-9, atol=1e-15, err_msg=pool)
+
+
+@settings(max_examples=25, deadline=None)
+@given(start=st.floats(0.0, 24.0), months=st.floats(0.0, 24.0), rate=st.floats(60.0, 200.0),
+       growth=st.floats(0.05, 0.5))
+def test_months_to_target_substitute_back(start, months, rate, growth):
+    """Evaluating the plan at the months to its target gives the target (to the root's tolerance)."""
+    m = Migration("payments", "ML-DSA-65", start, months)
+    s = _system(cops=2, migrations=(m,))
+    r = plan(s, [_payments(rate, growth)])
+    t = float(r.resources["coprocessors"].months_to_target)
+    if not np.isfinite(t) or t == 0.0:
+        return
+    at = plan(s, [_payments(rate, growth)], months=t)
+    assert_allclose(float(at.resources["coprocessors"].utilization), s.max_utilization, rtol=1e-6)
+    if t > 1e-3:        # and below it a little before
+        before = plan(s, [_payments(rate, growth)], months=max(t - 1e-3, 0.0))
+        assert float(before.resources["coprocessors"].utilization) < s.max_utilization
+
+
+def test_the_timeline_names_the_month_the_migration_forces_a_coprocessor():
+    """Payments signing RSA-2048 on 2 coprocessors is within the 70% target until its signatures move
+    to ML-DSA-65 (months 6 to 18); the purchase lands inside the migration, where the plan at that
+    month reaches the limit that buys it."""
+    m = Migration("payments", "ML-DSA-65", 6.0, 12.0)
+    s = _system(cops=2, accs=2, migrations=(m,), failover="none")
+    w = [_payments(rate=600.0, growth=0.0)]
+    before = plan(_system(cops=2, accs=2, failover="none"), w)
+    assert before.timeline == [] or all(p.resource != "coprocessors" for p in before.timeline)
+    r = plan(s, w)
+    buys = [p for p in r.timeline if p.resource == "coprocessors"]
+    assert buys, r.timeline
+    need = buys[0].install_by_month
+    assert 6.0 < need < 18.0
+    at = plan(s, w, months=need)
+    assert_allclose(float(at.resources["coprocessors"].utilization), s.max_utilization, rtol=1e-6)
+    assert "ML-DSA-65" in " ".join(r.warnings)
+    assert buys[0].migration == ("the migration of payments to ML-DSA-65 (months 6 to 18); without it: not within "
+                                 "the 36-month horizon")
+    assert buys[0].text().endswith("brought forward by " + buys[0].migration)
+
+
+def test_errors_name_what_is_wrong():
+    w = [_payments()]
+    with pytest.raises(PlanError, match=r"card_generation CEX7S cannot run the migration of 'payments' to ML-DSA-65"):
+        plan(_system(migrations=(Migration("payments", "ML-DSA-65", 0, 12),), card_generation="CEX7S"), w)
+    with pytest.raises(PlanError, match=r"runs on CCA coprocessors only, and the system has none"):
+        plan(_system(cops=0, migrations=(Migration("payments", "ML-DSA-65", 0, 12),)), w)
+    with pytest.raises(PlanError, match=r"migration of 'pay': the plan has no workload of that name"):
+        plan(_system(migrations=(Migration("pay", "ML-DSA-65", 0, 12),)), w)
+    with pytest.raises(PlanError, match=r"one migration per workload"):
+        plan(_system(migrations=(Migration("payments", "ML-DSA-65", 0, 12),
+                                 Migration("payments", "ML-KEM-768", 0, 12))), w)
+    with pytest.raises(PlanError, match=r"migration of 'payments': share must be in \(0, 1\] \(got 0\)"):
+        Migration("payments", "ML-DSA-65", 0, 12, share=0)
+    with pytest.raises(PlanError, match=r"migration of 'payments': to must be one of ML-DSA-44"):
+        Migration("payments", "RSA-4096", 0, 12)
+    chan = Workload("link", "channel", 100.0, args={"mode": "ATTLS", "cipher": "TLS_AES_256_GCM_SHA384",
+                                                    "message_kb": 2.0})
+    with pytest.raises(PlanError, match=r"'link' is a channel workload"):
+        plan(_system(migrations=(Migration("link", "ML-KEM-768", 0, 12),)), w + [chan])
+
+
+def test_a_plan_file_reads_its_migrations():
+    doc = {"system": {"processors": 8, "coprocessors": 4, "accelerators": 2},
+           "workload": [{"name": "payments", "kind": "ams", "rate": 120, "policy": "integrity", "message_kb": 2}],
+           "migration": [{"workload": "payments", "to": "ML-DSA-65", "start": 6, "months": 12}]}
+    system, workloads = plan_from_dict(doc, "site.toml")
+    assert system.migrations == (Migration("payments", "ML-DSA-65", 6.0, 12.0, 1.0),)
+    bad = {**doc, "migration": [{"workload": "payments", "to": "ML-DSA-65", "start": 6, "month": 12}]}
+    with pytest.raises(PlanError, match=r"site.toml: migration 1: unknown key 'month'; accepted: workload, to, start"):
+        plan_from_dict(bad, "site.toml")
+
+
+def test_the_readme_migration_block_plans_with_the_readme_site(tmp_path, monkeypatch):
+    """The README's [[migration]] block, added to its worked plan file, plans: the moved part is a row
+    of its own and the coprocessors at the horizon carry more than without it."""
+    import re
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from cryptoplan.cli import main
+    monkeypatch.delenv("CRYPTOPLAN_PARAMS", raising=False)
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", text, re.S)
+    site, migration = blocks[0], next(b for b in blocks if "[[migration]]" in b)
+    (tmp_path / "site.toml").write_text(site, encoding="utf-8")
+    (tmp_path / "moving.toml").write_text(site + "\n" + migration, encoding="utf-8")
+    out = {}
+    for name in ("site.toml", "moving.toml"):
+        res = CliRunner().invoke(main, ["plan", str(tmp_path / name), "--json"])
+        assert res.exit_code == 0, res.output
+        import json
+        out[name] = json.loads(res.output)
+    assert "payments (ML-DSA-65)" in out["moving.toml"]["workloads"]
+    cop = [out[n]["resources"]["coprocessors"]["utilization_at_horizon"] for n in ("site.toml", "moving.toml")]
+    assert cop[1] > cop[0]
+
+
+def test_bands_show_the_assumptions_width_and_a_site_value_narrows_it():
+    """The issue's bar: --bands on a migrating plan carries the assumed card time's 0.5-3 band; a
+    parameter file whose ML-DSA factor is a site's (another source) keeps it and the band narrows to
+    the fitted parameters' own."""
+    import copy
+
+    from cryptoplan.model.calibration.draws import parameter_draws
+    from cryptoplan.model.params import load_params
+    from cryptoplan.model.zos.plan import plan_bands
+    m = Migration("payments", "ML-DSA-65", 6.0, 12.0)
+    s = _system(cops=8, accs=4, migrations=(m,))
+    w = [_payments(rate=300.0, growth=0.1)]
+    doc = load_params()
+    site = copy.deepcopy(doc)
+    site["parameters"]["qs_mldsa_time_factor"].update(value=1.3, source="site: measured on our CEX8S")
+    widths = []
+    for d in (doc, site):
+        b = plan_bands(s, w, parameter_draws(400, seed=7, doc=d))
+        u = b.resources["coprocessors"].utilization_at_horizon
+        widths.append(u.high / u.low)
+    assert widths[0] > 3.0            # the assumption's 0.5..3 on most of the coprocessors' work
+    assert widths[1] < 1.2            # the fitted parameters' alone
