@@ -173,3 +173,20 @@ def test_bands_show_the_assumptions_width_and_a_site_value_narrows_it():
         widths.append(u.high / u.low)
     assert widths[0] > 3.0            # the assumption's 0.5..3 on most of the coprocessors' work
     assert widths[1] < 1.2            # the fitted parameters' alone
+
+
+def test_a_pool_the_migration_empties_is_still_bought_for_now_and_one_it_fills_has_a_month():
+    """Confidentiality's key transport moving to ML-KEM-768: the accelerators, overloaded now, are empty
+    at the horizon but for their certificate checks, so the count required at the horizon cannot be what the timeline buys; the
+    coprocessors, idle now, reach their target during the migration.  (The certificate checks stay RSA
+    verifies on the accelerators: ML-KEM moves the key transport only.)"""
+    w = [Workload("audit", "ams", 3000.0, 0.0, args={"policy": "confidentiality", "message_kb": 2.0, "key_reuse": 1})]
+    s = _system(cops=2, accs=2, failover="none", migrations=(Migration("audit", "ML-KEM-768", 6.0, 12.0),))
+    r = plan(s, w)
+    assert float(r.resources["accelerators"].required_at_horizon) < 2   # the certificate checks stay
+    acc = [p for p in r.timeline if p.resource == "accelerators"]
+    now = plan(_system(cops=2, accs=2, failover="none"), w)
+    assert acc and acc[0].after == int(now.resources["accelerators"].required) and acc[0].order_now
+    t = float(r.resources["coprocessors"].months_to_target)
+    assert float(r.resources["coprocessors"].utilization) == 0.0 and 6.0 < t < 18.0
+    assert_allclose(float(plan(s, w, months=t).resources["coprocessors"].utilization), s.max_utilization, rtol=1e-6)

@@ -198,7 +198,7 @@ def _scheduled(L, R, b, c, schedule: Schedule, t0, growth, per_scenario) -> np.n
     todo = np.arange(idx.size)
     while todo.size:
         sub = idx[todo]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):    # a slope bound of 1e-308: no step limit
             h = np.where(M[sub] > 0, (c[sub] - v[todo]) / M[sub], np.inf)
         # never past a knot without landing on it: a share that jumps (a migration of 0 months)
         # jumps there, where the slope bound does not hold

@@ -726,7 +726,7 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
     months_to = months_to_reach(d["loads"], yearly, fixed, np.broadcast_to((target - other) * k, shape),
                                 factors=d["factors"], schedule=schedule)
     if pool != "processors":      # other LPARs' work alone does not grow: no month this LPAR's growth reaches
-        months_to = np.where(var_all.max(axis=-1) > 0, months_to, np.inf)
+        months_to = np.where(_has_load(var_all, d["factors"], schedule, shape), months_to, np.inf)
     required = _own(count_needed(var_all + fixed[..., None], other, target), var_all, pool)
     waits = pool in CARD_POOLS and system.max_wait_ms is not None
     if waits:
@@ -795,6 +795,14 @@ def _resource(system, pool, d, names, yearly, lam, rates_h, busiest, shape, day_
         horizon=horizon), idx
 
 
+def _has_load(var_all, factors, schedule, shape) -> np.ndarray:
+    """Where the pool has work of this LPAR's to grow (*S): now, or, with a migration's shares, at
+    some month (a pool a migration fills later: the loads without the shares, ``factors``)."""
+    if schedule is None:
+        return var_all.max(axis=-1) > 0
+    return np.broadcast_to(np.asarray(factors[0]).sum(axis=0) > 0, shape)
+
+
 def _failover(system, pool, var, var_all, yearly, shape, factors, fixed, horizon, schedule=None) -> FailoverResult:
     """The card pool with one card out, at its peak interval (see :class:`FailoverResult`); ``fixed``
     (*S): other LPARs' work that stays, cards' worth (0 where their load is a share per card);
@@ -804,7 +812,7 @@ def _failover(system, pool, var, var_all, yearly, shape, factors, fixed, horizon
     with np.errstate(divide="ignore", invalid="ignore"):
         util = (np.where(var > 0, np.inf, 0.0) if k <= 1 else (var + f + other * k) / (k - 1))
     required = _own(failover_count_needed(var_all + f[..., None], other, lim), var_all, pool).max(axis=-1)
-    some = var_all.max(axis=-1) > 0
+    some = _has_load(var_all, factors, schedule, shape)
 
     def months():
         if k < 2:

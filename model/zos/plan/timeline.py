@@ -200,6 +200,14 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
         if r.failover is not None:
             need = max(need, float(r.failover.required_at_horizon))
         k = r.installed
+        if schedule is not None:
+            # a migration can need more servers before the horizon than at it (a pool it empties
+            # is busiest before): the fewest that last through the horizon, by their crossings
+            counts = np.arange(k, INSTALLABLE[pool] + 1)
+            when, _ = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts,
+                                 schedule)
+            last_through = np.flatnonzero(when > horizon)
+            need = max(need, float(counts[last_through[0]]) if last_through.size else INSTALLABLE[pool] + 1.0)
         last = int(min(need, INSTALLABLE[pool]))
         # servers already ordered take the counts after the installed ones, in the order they arrive
         ordered = sorted((o for o in system.orders if o.resource == pool), key=lambda o: o.month)
