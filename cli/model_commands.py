@@ -42,6 +42,7 @@ if TYPE_CHECKING:     # the real modules, for the type checker; lazy at run time
     from cryptoplan.workbook.engine import atomic
     from cryptoplan.workbook.report import charts
     from cryptoplan.model.calibration import card_speed
+    from cryptoplan.model.calibration import qs_times as qs_site
     from cryptoplan.workbook import plan_sheet
 else:
     np = lazy_module("numpy")
@@ -61,6 +62,7 @@ else:
     atomic = lazy_module("cryptoplan.workbook.engine.atomic")
     charts = lazy_module("cryptoplan.workbook.report.charts")
     card_speed = lazy_module("cryptoplan.model.calibration.card_speed")
+    qs_site = lazy_module("cryptoplan.model.calibration.qs_times")
     plan_sheet = lazy_module("cryptoplan.workbook.plan_sheet")
 
 __all__ = ["capacity", "fit", "calibrate", "crossval"]
@@ -311,6 +313,11 @@ def fit(figures_path, out_path, report_dir, force, check):
                    "operations this LPAR sends its coprocessors: RMF's coprocessor lines (a mean over every CCA "
                    "service) then calibrate one speed factor on all coprocessor times. Without it they calibrate "
                    "nothing.")
+@click.option("--qs-time", "qs_times", multiple=True, metavar="ALG:OP=MS[+-SD]",
+              help="A quantum-safe operation's coprocessor time measured on site, ms (e.g. ML-DSA-65:sign=0.9, or "
+                   "=0.9+-0.05 with its standard uncertainty; 10% where not given): replaces the assumed time of its "
+                   "family (ML-DSA or ML-KEM), and bands draw the site's uncertainty instead of the assumption's "
+                   "0.5-3. One per family; repeat for the other.")
 @click.option("--key-type", hidden=True, default=None)
 @click.option("--key-size", hidden=True, default=None)
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
@@ -318,8 +325,8 @@ def fit(figures_path, out_path, report_dir, force, check):
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for report.txt and calibration.png.")
 @click.option("--force", is_flag=True, help="Overwrite an existing --out file or report files.")
-def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key_type, key_size, out_path, report_dir,
-              force):
+def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, qs_times, key_type, key_size, out_path,
+              report_dir, force):
     """Calibrate the models on your own RMF and SMF numbers.
 
     Refits only the parameters the site numbers identify (the rest keep the published
@@ -331,9 +338,9 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key
         raise click.UsageError("--key-type/--key-size are gone: RMF's CCA coprocessor line is the card's mean over "
                                "every service the LPAR sent, not one key's sign; give --plan with the workloads "
                                "that send that work, and the coprocessors' speed is calibrated on their mix")
-    if not (rmf_path or rmf_reports or cpu_path or smf_dir):
-        raise click.UsageError("give at least one of --rmf, --rmf-report, --cpu and --smf: the site numbers to "
-                               "calibrate on")
+    if not (rmf_path or rmf_reports or cpu_path or smf_dir or qs_times):
+        raise click.UsageError("give at least one of --rmf, --rmf-report, --cpu, --smf and --qs-time: the site "
+                               "numbers to calibrate on")
     if plan_path and not (rmf_path or rmf_reports or smf70_of(smf_dir)):
         raise click.UsageError("--plan states the mix for RMF's coprocessor lines: give it with --rmf, --rmf-report "
                                "or --smf (SMF 70 records)")
@@ -375,6 +382,11 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, key
             smf = C.smf_summary(tasks, channels, platform, path=smf_dir)
             obs += smf["observations"]
             measured = C.smf_measured(smf)
+        if qs_times:
+            try:
+                measured = {**measured, **qs_site.qs_measured(qs_times)}
+            except ValueError as exc:
+                raise C.CalibrationError(f"--qs-time: {exc}") from None
         if not obs and not measured and mix is None:
             why = ("its coprocessor lines need --plan (above)" if cop else
                    "no line observes one card function (accelerator ME/CRT rows, or coprocessor lines with --plan)")

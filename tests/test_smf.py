@@ -229,5 +229,5 @@ def test_cli_real_folder_reports_and_refuses(tmp_path):
     res = CliRunner().invoke(main, ["calibrate", "--smf", str(tmp_path), "--out", str(tmp_path / "b.json")])
     assert res.exit_code == 2 and "holds none of the formatter's" in res.output
     res = CliRunner().invoke(main, ["calibrate", "--out", str(tmp_path / "c.json")])
-    assert res.exit_code == 2 and "give at least one of --rmf, --rmf-report, --cpu and --smf" in res.output
+    assert res.exit_code == 2 and "give at least one of --rmf, --rmf-report, --cpu, --smf and --qs-time" in res.output
     assert not (tmp_path / "b.json").exists() and not (tmp_path / "c.json").exists()

@@ -339,14 +339,12 @@ def _migrations_table(b: Builder, ws) -> None:
     """The Migrations table (PlanMigrations), under the Orders table: quantum-safe migrations, a row
     each (workload, to, start, months, share), which every month of the plan follows (issue 65)."""
     top, c0 = MIGRATIONS_HEAD, MIGRATIONS_COLUMN
-    ws.cell(top - 2, c0, "Migrations (PlanMigrations): quantum-safe, month by month").font = copy(
+    ws.cell(top - 2, c0, "Migrations (PlanMigrations): quantum-safe; card times assumed").font = copy(
         ws.cell(_PROFILE_HEAD - 2, ORDERS_COLUMN).font)          # the Orders heading's font
-    note = ws.cell(top - 1, c0, "A row each: an AMS workload's name, to (ML-DSA-44/65/87 for its signatures, "
-                                "ML-KEM-512/768/1024 for its key transport), start (month), months (how long), "
-                                "share (moved by the end; empty: all). Card times are assumed: see QS_OP_MS.")
-    note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=True, vertical="top")
+    # (one line: the row is one of the Profiles table's hours, whose height the page's fit counts on)
+    note = ws.cell(top - 1, c0, "AMS workload; to: ML-DSA-n or ML-KEM-n; start, months; share (empty: all)")
+    note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=False, vertical="top")
     ws.merge_cells(start_row=top - 1, start_column=c0, end_row=top - 1, end_column=_PLAN_COLUMNS.index("peak_day") + 1)
-    ws.row_dimensions[top - 1].height = 40                      # the note's three lines
     header_row_at(ws, top, c0, MIGRATION_KEYS)
     last = top + MIGRATION_ROWS
     for r in range(top + 1, last + 1):

@@ -143,7 +143,9 @@ class Schedule(NamedTuple):
         return max(ends) if ends else -np.inf
 
     def steepest(self) -> np.ndarray:
-        """Each workload's largest multiplier and largest slope (per month): (2, W)."""
+        """Each workload's largest multiplier and largest slope (per month): (2, W).  A segment
+        shorter than :data:`SCAN_STEP_MONTHS` counts as a jump at its knots, which the scan probes
+        (its slope would make every step as short)."""
         out = np.zeros((2, len(self.knots)))
         out[0] = 1.0
         for w, k in enumerate(self.knots):
@@ -151,7 +153,8 @@ class Schedule(NamedTuple):
                 xs, ys = (np.asarray(v, dtype=float) for v in k)
                 out[0, w] = np.abs(ys).max()
                 dx = np.diff(xs)
-                out[1, w] = np.max(np.abs(np.diff(ys)) / np.where(dx > 0, dx, np.inf), initial=0.0)
+                long = dx >= SCAN_STEP_MONTHS
+                out[1, w] = np.max(np.abs(np.diff(ys))[long] / dx[long], initial=0.0)
         return out
 
 

@@ -157,6 +157,27 @@ def _crossings(system, pool, loads, yearly, fixed, counts, schedule=None) -> tup
     return need_months(system, pool, loads[:, None, :], yearly, fixed, counts, schedule)
 
 
+def _lasting(system, pool, loads, yearly, fixed, start: int, schedule) -> float:
+    """The fewest servers of ``pool``, ``start`` or more, that no limit breaks before the horizon
+    (:data:`~.inputs.INSTALLABLE` + 1 where none do): a bisection on the count, whose months only
+    grow with it (one crossing where ``start`` already lasts)."""
+    def lasts(n: int) -> bool:
+        return bool(_crossings(system, pool, loads, yearly, fixed, np.array([n]), schedule)[0][0]
+                    > system.horizon_months)
+    top = INSTALLABLE[pool]
+    if start > top:
+        return float(start)
+    if lasts(start):
+        return float(start)
+    if not lasts(top):
+        return top + 1.0
+    lo, hi = start, top                 # lo does not last, hi does
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if lasts(mid) else (mid, hi)
+    return float(hi)
+
+
 def _reason(why, before: int) -> tuple:
     """``(reason, limits)`` of servers ``before + 1, before + 2, ...`` each bought for the limit in
     ``why`` (in count order): the one limit, or each run of one with the count it makes
@@ -203,11 +224,8 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
         if schedule is not None:
             # a migration can need more servers before the horizon than at it (a pool it empties
             # is busiest before): the fewest that last through the horizon, by their crossings
-            counts = np.arange(k, INSTALLABLE[pool] + 1)
-            when, _ = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts,
-                                 schedule)
-            last_through = np.flatnonzero(when > horizon)
-            need = max(need, float(counts[last_through[0]]) if last_through.size else INSTALLABLE[pool] + 1.0)
+            need = max(need, _lasting(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool],
+                                      int(max(need, k)), schedule))
         last = int(min(need, INSTALLABLE[pool]))
         # servers already ordered take the counts after the installed ones, in the order they arrive
         ordered = sorted((o for o in system.orders if o.resource == pool), key=lambda o: o.month)
