@@ -262,6 +262,20 @@ def ams_migrated_card_ms(policy, key_type, key_size, key_reuse=None, recipients=
     return {"before": tidy(before), "after": tidy(after)}
 
 
+def _migrated_load(tx_rate, policy, key_type, key_size, message_kb, key_reuse, algorithm, share, card, recipients,
+                   other_lpar_util, card_generation) -> tuple:
+    """The arguments checked, and ``(card, rate, load, other)``: this LPAR's load on the pool in
+    cards' worth, :math:`\\lambda ((1 - m) D_{before} + m D_{after}) / 1000`, and other LPARs' share."""
+    c = normalize_choice("card", card, CARD_MODES)
+    lam = float(TX_RATE.check(tx_rate, scalar=True))
+    m = float(MIGRATED_SHARE.check(share, scalar=True))
+    other = other_utilization("other_lpar_util", other_lpar_util)
+    MESSAGE_KB.check(message_kb, scalar=True)
+    d = ams_migrated_card_ms(policy, key_type, key_size, key_reuse, recipients, algorithm, card_generation)
+    load = lam * ((1.0 - m) * np.asarray(d["before"][c]) + m * np.asarray(d["after"][c])) / 1000.0
+    return c, lam, load, other
+
+
 def migrated_card_utilization(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, algorithm="ML-DSA-65",
                               share=0.0, card="coprocessor", cards=1, recipients=1, other_lpar_util=0.0,
                               card_generation="CEX8S"):
@@ -303,14 +317,9 @@ def migrated_card_utilization(tx_rate, policy, key_type, key_size, message_kb, k
     UnstableQueueError
         Utilization of 1 or more: the error names the cards and how many carry the rate.
     """
-    c = normalize_choice("card", card, CARD_MODES)
-    lam = float(TX_RATE.check(tx_rate, scalar=True))
-    m = float(MIGRATED_SHARE.check(share, scalar=True))
     n = float(CARDS.check(cards, scalar=True))
-    other = other_utilization("other_lpar_util", other_lpar_util)
-    MESSAGE_KB.check(message_kb, scalar=True)
-    d = ams_migrated_card_ms(policy, key_type, key_size, key_reuse, recipients, algorithm, card_generation)
-    load = lam * ((1.0 - m) * d["before"][c] + m * d["after"][c]) / 1000.0
+    c, lam, load, other = _migrated_load(tx_rate, policy, key_type, key_size, message_kb, key_reuse, algorithm, share,
+                                         card, recipients, other_lpar_util, card_generation)
     u = np.asarray(load / n + other, dtype=float)
     overload_error(f"{c}s", u, *np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam), "cards")
     return float(u) if u.ndim == 0 else u
@@ -338,17 +347,12 @@ def migrated_cards_required(tx_rate, policy, key_type, key_size, message_kb, key
         ``other_lpar_util`` at or above ``max_utilization`` (no count meets it), or an argument
         out of its range.
     """
-    c = normalize_choice("card", card, CARD_MODES)
-    lam = float(TX_RATE.check(tx_rate, scalar=True))
-    m = float(MIGRATED_SHARE.check(share, scalar=True))
     u_max = float(MAX_UTILIZATION.check(max_utilization, scalar=True))
-    other = other_utilization("other_lpar_util", other_lpar_util)
-    MESSAGE_KB.check(message_kb, scalar=True)
+    c, lam, load, other = _migrated_load(tx_rate, policy, key_type, key_size, message_kb, key_reuse, algorithm, share,
+                                         card, recipients, other_lpar_util, card_generation)
     if np.any(other >= u_max):
         raise InputError(f"other_lpar_util ({float(np.max(other)):g}) leaves no room below max_utilization "
                          f"({u_max:g}): no number of shared {c}s meets the target")
-    d = ams_migrated_card_ms(policy, key_type, key_size, key_reuse, recipients, algorithm, card_generation)
-    load = lam * ((1.0 - m) * np.asarray(d["before"][c]) + m * np.asarray(d["after"][c])) / 1000.0
     k = count_needed(load, other, u_max)
     out = whole_count(np.asarray(k, dtype=float), f"{c}s", np.broadcast_to(lam, np.shape(k)))
     return out

@@ -162,29 +162,38 @@ def orders_from_rows(rows, system: System, where: str = "the orders table", firs
                     for r in rows]
         except TypeError:
             pass                                  # not a table: _table_rows names it
+    def heading(named):
+        if sorted(map(str, named)) != sorted(ORDER_KEYS) or not all(isinstance(h, str) for h in named):
+            raise PlanError(f"{where}: the first row must name the columns resource, count and arrives (got "
+                            f"{', '.join(map(value_text, named)) or 'none'})")
+    docs, labels = _row_tables(rows, where, first_row, heading, "resource, count, arrives")
+    for d in docs:
+        arrives = d.get("arrives")
+        if isinstance(arrives, str) and _MONTHS_TEXT.fullmatch(arrives):
+            d["arrives"] = float(arrives)          # a month typed into a text cell: "3" is month 3
+    return orders_from_list(docs, system, where, labels) if docs else ()
+
+
+def _row_tables(rows, where: str, first_row: int, heading, columns: str) -> tuple:
+    """A table of a header row and a row per entry as ``(docs, labels)``: each non-empty row a dict
+    of its non-blank cells by heading, labelled ``(row N)``; ``heading(named)`` checks the headings
+    (raising PlanError); a value under no heading is an error naming ``columns``.  ``([], [])`` for
+    an empty table."""
     rows = _table_rows(rows, where, first_row)
     if not rows or all(_blank(v) for row in rows for v in row):
-        return ()
+        return [], []
     head = [_cell(h) if not _blank(h) else None for h in rows[0]]
-    named = [h for h in head if h is not None]
-    if sorted(map(str, named)) != sorted(ORDER_KEYS) or not all(isinstance(h, str) for h in named):
-        raise PlanError(f"{where}: the first row must name the columns resource, count and arrives (got "
-                        f"{', '.join(map(value_text, named)) or 'none'})")
+    heading([h for h in head if h is not None])
     docs, labels = [], []
     for i, row in enumerate(rows[1:], first_row + 1):
         if all(_blank(v) for v in row):
             continue
         if any(not _blank(v) for v in row[len(head):]) or any(
                 h is None and not _blank(v) for h, v in zip(head, row)):
-            raise PlanError(f"{where}, row {i}: a value under no column heading; the columns: resource, count, "
-                            "arrives")
-        d = {h: _cell(v) for h, v in zip(head, row) if h is not None and not _blank(v)}
-        arrives = d.get("arrives")
-        if isinstance(arrives, str) and _MONTHS_TEXT.fullmatch(arrives):
-            d["arrives"] = float(arrives)          # a month typed into a text cell: "3" is month 3
-        docs.append(d)
+            raise PlanError(f"{where}, row {i}: a value under no column heading; the columns: {columns}")
+        docs.append({h: _cell(v) for h, v in zip(head, row) if h is not None and not _blank(v)})
         labels.append(f"(row {i})")
-    return orders_from_list(docs, system, where, labels)
+    return docs, labels
 
 
 def migrations_from_rows(rows, where: str = "the migrations table", first_row: int = 1) -> tuple:
@@ -192,26 +201,13 @@ def migrations_from_rows(rows, where: str = "the migrations table", first_row: i
     ``share`` (the last may be left out), then one migration a row (read as a plan file's
     ``[[migration]]`` is, :func:`migrations_from_list`); empty rows skipped, an empty ``share`` 1.
     ``first_row``: the sheet row of the header."""
-    rows = _table_rows(rows, where, first_row)
-    if not rows or all(_blank(v) for row in rows for v in row):
-        return ()
-    head = [_cell(h) if not _blank(h) else None for h in rows[0]]
-    named = [h for h in head if h is not None]
-    if not all(isinstance(h, str) for h in named) or not set(MIGRATION_KEYS[:4]) <= set(named) \
-            or not set(named) <= set(MIGRATION_KEYS) or len(set(named)) != len(named):
-        raise PlanError(f"{where}: the first row must name the columns {', '.join(MIGRATION_KEYS)} (share may be "
-                        f"left out; got {', '.join(map(value_text, named)) or 'none'})")
-    docs, labels = [], []
-    for i, row in enumerate(rows[1:], first_row + 1):
-        if all(_blank(v) for v in row):
-            continue
-        if any(not _blank(v) for v in row[len(head):]) or any(
-                h is None and not _blank(v) for h, v in zip(head, row)):
-            raise PlanError(f"{where}, row {i}: a value under no column heading; the columns: "
-                            f"{', '.join(MIGRATION_KEYS)}")
-        docs.append({h: _cell(v) for h, v in zip(head, row) if h is not None and not _blank(v)})
-        labels.append(f"(row {i})")
-    return migrations_from_list(docs, where, labels)
+    def heading(named):
+        if not all(isinstance(h, str) for h in named) or not set(MIGRATION_KEYS[:4]) <= set(named) \
+                or not set(named) <= set(MIGRATION_KEYS) or len(set(named)) != len(named):
+            raise PlanError(f"{where}: the first row must name the columns {', '.join(MIGRATION_KEYS)} (share may be "
+                            f"left out; got {', '.join(map(value_text, named)) or 'none'})")
+    docs, labels = _row_tables(rows, where, first_row, heading, ", ".join(MIGRATION_KEYS))
+    return migrations_from_list(docs, where, labels) if docs else ()
 
 
 def workload_from_mapping(d: dict, where: str, profiles: dict) -> Workload:
