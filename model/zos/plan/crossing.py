@@ -133,9 +133,14 @@ class Schedule(NamedTuple):
     start: object = 0.0
 
     def at(self, months) -> np.ndarray:
-        """The multipliers at absolute ``months`` (shape (n,)): (W, n)."""
+        """The multipliers at absolute ``months`` (shape (n,)): (W, n).
+
+        Right-continuous at a jump (two knots at one month: the value after it), and a month
+        within a few units in the last place of a knot is that knot's: a scan's relative month
+        added back to the scenario's (:math:`t_0 + (k - t_0)`) lands on either side of ``k``."""
         x = np.asarray(months, dtype=float)
-        return np.stack([np.ones_like(x) if k is None else np.interp(x, k[0], k[1]) for k in self.knots])
+        return np.stack([np.ones_like(x) if k is None else np.interp(_snapped(x, k[0]), k[0], k[1])
+                         for k in self.knots])
 
     def last(self) -> float:
         """The last knot (absolute months): beyond it every multiplier is constant."""
@@ -156,6 +161,14 @@ class Schedule(NamedTuple):
                 long = dx >= SCAN_STEP_MONTHS
                 out[1, w] = np.max(np.abs(np.diff(ys))[long] / dx[long], initial=0.0)
         return out
+
+
+def _snapped(x: np.ndarray, knots) -> np.ndarray:
+    """``x`` with each value within 8 units in the last place of a knot moved onto the nearest such."""
+    k = np.asarray(knots, dtype=float)
+    d = np.abs(x[..., None] - k)
+    d = np.where(d <= 8.0 * np.spacing(np.maximum(np.abs(k), 1.0)), d, np.inf)
+    return np.where(np.isfinite(d).any(axis=-1), k[np.argmin(d, axis=-1)], x)
 
 
 #: The shortest step of the scan over a schedule's months (months): a crossing that starts and
