@@ -61,7 +61,7 @@ from cryptoplan import model      # lazy: a function's module loads on first use
 from cryptoplan.model import domains as D
 from cryptoplan.model.zos.ams import AMS_ADDRESS_SPACES, AMS_PLATFORMS
 from cryptoplan.model.zos.crypto import OPERATIONS
-from cryptoplan.model.zos.quantum_safe import QS_ALGORITHMS
+from cryptoplan.model.zos.quantum_safe import QS_ALGORITHMS, QS_TARGETS
 from cryptoplan.model.domains import Domain
 from cryptoplan.model.figures import figure
 from cryptoplan.model.queueing.mgc import MGC_METHODS
@@ -442,7 +442,12 @@ _HANDSHAKE_ARGS = (KEY_EXCHANGE, CERTIFICATE, PROTOCOL, RESUMPTION, SYSPLEX_TICK
 _AMS_ARGS = (POLICY, KEY_TYPE, KEY_SIZE, MESSAGE_KB, KEY_REUSE)
 # a quantum-safe migration's arguments (issue 65)
 QS_ALGORITHM = _a("algorithm", "text", "The algorithm the share moves to: ML-DSA-44/65/87 (signatures) or "
-                  "ML-KEM-512/768/1024 (key transport).", "", "ML-DSA-65", QS_ALGORITHMS)
+                  "ML-KEM-512/768/1024 (key transport), or both joined by + (ML-DSA-65+ML-KEM-768).", "",
+                  "ML-DSA-65", QS_ALGORITHMS)
+QS_TLS_ALGORITHM = _a("algorithm", "text", "What the share moves to: ML-DSA-44/65/87 (its certificates), "
+                      "ML-KEM-512/768/1024 or a hybrid group X25519MLKEM768, SecP256r1MLKEM768, SecP384r1MLKEM1024 "
+                      "(its key exchange), or both joined by + (ML-DSA-65+X25519MLKEM768).", "", "ML-DSA-65",
+                      QS_TARGETS)
 QS_SHARE = _a("share", "number", "Share of the transactions migrated; {range}.", "fraction", 0.0,
               domain=D.MIGRATED_SHARE)
 QS_GENERATION = _a("card_generation", "text", "Crypto Express generation of the coprocessors: CEX8S (CCA 8.4 or "
@@ -502,6 +507,14 @@ CATALOG: tuple = (
         _a("card", "text", "Card type: coprocessor or accelerator.", "", "coprocessor", ("accelerator", "coprocessor")),
         CARDS, RECIPIENTS, OTHER_LPAR, QS_GENERATION, PARAMS_FILE],
        "fraction (0..1)"),
+    _f("QS_HANDSHAKE_CARD_UTILIZATION", "migrated_handshake_card_utilization", PLANNING, "Utilization of the "
+       "Crypto Express cards of one type at a TLS handshake rate with a share moved to TLS 1.3 with ML-DSA "
+       "certificates and/or an ML-KEM key exchange (coprocessors, QS_OP_MS's assumed times); #NUM! if overloaded.",
+       [_a("handshake_rate", "number", "TLS handshakes (new connections) per second; {range}.",
+           "handshakes/s", domain=D.HANDSHAKE_RATE), CIPHER, QS_TLS_ALGORITHM, QS_SHARE, CARD_START, CARDS,
+        _a("resumed_share", "number", "Fraction of handshakes resumed (session ID or ticket); {range}.",
+           "fraction", 0.0, domain=D.RESUMED_SHARE),
+        OTHER_LPAR, QS_GENERATION, PARAMS_FILE], "fraction (0..1)"),
     _f("QS_CARDS_REQUIRED", "migrated_cards_required", PLANNING, "Fewest Crypto Express cards of one type "
        "keeping their utilization within max_utilization at an AMS rate with a share of its transactions "
        "moved to a quantum-safe algorithm (0 if none are used).",

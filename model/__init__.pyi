@@ -49,6 +49,7 @@ from .zos.quantum_safe import (
     qs_op_ms as qs_op_ms,
     migrated_card_utilization as migrated_card_utilization,
     migrated_cards_required as migrated_cards_required,
+    migrated_handshake_card_utilization as migrated_handshake_card_utilization,
 )
 from .zos.ams import (
     AmsWorkload as AmsWorkload,

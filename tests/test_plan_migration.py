@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 
 from cryptoplan.model.zos.plan import PlanError, System, Workload, plan, plan_from_dict
 from cryptoplan.model.zos.plan.migration import Migration
-from cryptoplan.model.zos.quantum_safe import migrated_card_utilization
+from cryptoplan.model.zos.quantum_safe import migrated_card_utilization, migrated_handshake_card_utilization
 
 
 def _system(cops=4, accs=2, migrations=(), **kw):
@@ -54,6 +54,41 @@ def test_each_month_is_the_pre_migration_mix_plus_the_migrated_share_at_the_quan
         want = migrated_card_utilization(rate_t, policy, "RSA", 2048, 2.0, algorithm=to, share=_share(m, t), card=card,
                                          cards=8)
         assert_allclose(float(r.resources[pool].utilization), want, rtol=1e-9, atol=1e-15, err_msg=pool)
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=st.floats(0.0, 24.0), months=st.floats(0.0, 24.0), share=st.floats(0.05, 1.0),
+       t=st.floats(0.0, 48.0), rate=st.floats(10.0, 1500.0), growth=st.floats(0.0, 0.5), resumed=st.floats(0.0, 0.9),
+       to=st.sampled_from(["ML-DSA-65", "X25519MLKEM768", "ML-DSA-87+SecP384r1MLKEM1024"]),
+       cipher=st.sampled_from(["TLS_AES_256_GCM_SHA384", "ECDHE_RSA_AES_256_CBC_SHA384"]))
+def test_each_month_of_a_handshake_migration_is_the_old_mix_plus_the_migrated_share(
+        start, months, share, t, rate, growth, resumed, to, cipher):
+    """As the AMS bar, for TLS handshakes: every card pool's utilization at month t equals the
+    handshake card utilization of the month's rate with m(t) of it migrated."""
+    m = Migration("web", to, start, months, share)
+    s = _system(cops=8, accs=8, migrations=(m,))
+    w = Workload("web", "handshakes", rate, growth, args={"cipher": cipher, "resumed_share": resumed})
+    r = plan(s, [w], months=t)
+    rate_t = rate * (1.0 + growth) ** (t / 12.0)
+    for pool, card in (("coprocessors", "coprocessor"), ("accelerators", "accelerator")):
+        want = migrated_handshake_card_utilization(rate_t, cipher, to, _share(m, t), card, 8, resumed)
+        assert_allclose(float(r.resources[pool].utilization), want, rtol=1e-9, atol=1e-15, err_msg=pool)
+
+
+def test_an_attls_channel_start_migrating_puts_only_its_quantum_safe_work_on_the_coprocessors():
+    """AT-TLS starts use no Crypto Express (seed 002's certificates did not): migrated, each start
+    carries the ML-DSA sign and verifies and the ML-KEM operation, and nothing of TLS 1.3's classical
+    card work; an SSLCIPH start migrating its key exchange alone keeps TLS 1.3's certificate work."""
+    from cryptoplan.model.zos.quantum_safe import tls_migrated_operations
+    for mode, to in (("ATTLS", "ML-DSA-65+ML-KEM-768"), ("ATTLS", "X25519MLKEM768"), ("SSLCIPH", "X25519MLKEM768")):
+        s = _system(cops=2, accs=2, migrations=(Migration("mq", to, 0, 0),))
+        w = Workload("mq", "channel_starts", 50.0, args={"mode": mode, "cipher": "TLS_AES_256_GCM_SHA384"})
+        r = plan(s, [w])
+        ops = tls_migrated_operations(to, certificates_on_cards=(mode == "SSLCIPH"))
+        for pool, card in (("coprocessors", "coprocessor"), ("accelerators", "accelerator")):
+            want = 50.0 * sum(n * t for _, c, n, t in ops if c == card) / 1000.0 / 2
+            assert_allclose(float(r.resources[pool].utilization), want, rtol=1e-12, atol=1e-15, err_msg=(mode, to))
+        assert r.workloads[f"mq ({to})"].rate == 50.0 and r.workloads["mq"].rate == 0.0
 
 
 @settings(max_examples=25, deadline=None)
@@ -119,6 +154,14 @@ def test_errors_name_what_is_wrong():
                                                     "message_kb": 2.0})
     with pytest.raises(PlanError, match=r"'link' is a channel workload"):
         plan(_system(migrations=(Migration("link", "ML-KEM-768", 0, 12),)), w + [chan])
+    with pytest.raises(PlanError, match=r"migration of 'payments': X25519MLKEM768 is a TLS 1.3 hybrid key exchange; "
+                                        r"an AMS workload's key transport moves to ML-KEM-768 itself"):
+        plan(_system(migrations=(Migration("payments", "X25519MLKEM768", 0, 12),)), w)
+    bare = Workload("mq", "channel_starts", 5.0, args={"mode": "none", "cipher": "TLS_AES_256_GCM_SHA384"})
+    with pytest.raises(PlanError, match=r"migration of 'mq': its channels are unprotected \(mode none\)"):
+        plan(_system(migrations=(Migration("mq", "ML-DSA-65", 0, 12),)), w + [bare])
+    with pytest.raises(PlanError, match=r"migration of 'payments': to names at most one signature"):
+        Migration("payments", "ML-DSA-65+ML-DSA-87", 0, 12)
 
 
 def test_a_plan_file_reads_its_migrations():
@@ -197,3 +240,4 @@ def test_a_pool_the_migration_empties_is_still_bought_for_now_and_one_it_fills_h
     t = float(r.resources["coprocessors"].months_to_target)
     assert float(r.resources["coprocessors"].utilization) == 0.0 and 6.0 < t < 18.0
     assert_allclose(float(plan(s, w, months=t).resources["coprocessors"].utilization), s.max_utilization, rtol=1e-6)
+

@@ -233,3 +233,120 @@ def test_migration_on_a_card_without_cca_8_4_is_an_error_naming_it():
         qs.migrated_card_utilization(100.0, "integrity", "RSA", 2048, 2.0, share=0.5, card_generation="CEX7S")
     with pytest.raises(ValueError, match=r"share must be in \[0, 1\] \(got 1\.5\)"):
         qs.migrated_card_utilization(100.0, "integrity", "RSA", 2048, 2.0, share=1.5)
+
+
+# ------------------------------------------------------------------ what a migration moves to
+@pytest.mark.parametrize("to, want", [
+    ("ml-dsa-65", ("ML-DSA-65", "ML-DSA-65", None, None)),
+    ("x25519mlkem768", ("X25519MLKEM768", None, "ML-KEM-768", "X25519MLKEM768")),
+    ("SecP384r1MLKEM1024 + ML-DSA-87", ("ML-DSA-87+SecP384r1MLKEM1024", "ML-DSA-87", "ML-KEM-1024",
+                                        "SecP384r1MLKEM1024")),
+    ("ML-KEM-768+ML-DSA-44", ("ML-DSA-44+ML-KEM-768", "ML-DSA-44", "ML-KEM-768", None)),
+])
+def test_a_target_is_a_signature_a_key_exchange_or_both(to, want):
+    assert tuple(qs.migration_target(to)) == want
+
+
+@pytest.mark.parametrize("to, match", [
+    ("ML-DSA-65+ML-DSA-44", r"to names at most one signature .* \(got 'ML-DSA-65\+ML-DSA-44'\)"),
+    ("ML-KEM-768+X25519MLKEM768", r"to names at most one signature .*one key exchange"),
+    ("RSA-2048", r"to must be one of ML-DSA-44, .*X25519MLKEM768.* \(got 'RSA-2048'\)"),
+    ("", r"to must be a quantum-safe algorithm"),
+    (7, r"to must be a quantum-safe algorithm .*\(got 7\)"),
+])
+def test_a_bad_target_names_the_argument_and_value(to, match):
+    with pytest.raises(InputError, match=match):
+        qs.migration_target(to)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pol=_POLICIES, sig=st.sampled_from(["ML-DSA-44", "ML-DSA-65", "ML-DSA-87"]),
+       kem=st.sampled_from(["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"]), recipients=st.integers(1, 4))
+def test_an_ams_signature_and_key_transport_migrating_together_move_what_each_moves_alone(pol, sig, kem, recipients):
+    """D_after(both) - D_before = (D_after(signature) - D_before) + (D_after(key exchange) - D_before):
+    the two move disjoint operations (signs, verifies, checks; key_encrypt, key_decrypt)."""
+    policy, kt, bits = pol
+    if kt == "NISTECC":
+        return                      # NISTECC keys do integrity only: no key transport
+    reuse = 16 if policy == "confidentiality" else None
+    one = {to: qs.ams_migrated_card_ms(policy, kt, bits, reuse, recipients, to) for to in (sig, kem, f"{sig}+{kem}")}
+    for card in ("coprocessor", "accelerator"):
+        before = one[sig]["before"][card]
+        want = before + (one[sig]["after"][card] - before) + (one[kem]["after"][card] - before)
+        assert_allclose(one[f"{sig}+{kem}"]["after"][card], want, rtol=1e-12, atol=1e-12)
+        assert one[f"{sig}+{kem}"]["after"][card] >= 0.0
+
+
+def test_an_ams_key_transport_is_not_a_hybrid_group():
+    with pytest.raises(InputError, match=r"algorithm X25519MLKEM768 is a TLS 1.3 hybrid key exchange; an AMS "
+                                         r"workload's key transport moves to ML-KEM-768 itself"):
+        qs.migrated_card_utilization(100.0, "privacy", "RSA", 2048, 2.0, algorithm="X25519MLKEM768", share=0.5)
+
+
+# ------------------------------------------------------------------ TLS handshakes migrating
+def _figure(fid):
+    """A row of data/figures.csv read here (its value, or its range's midpoint)."""
+    r = next(r for r in _rows("figures.csv") if r["id"] == fid)
+    return float(r["value"]) if r["value"] else (float(r["low"]) + float(r["high"])) / 2.0
+
+
+@pytest.mark.parametrize("to", ["ML-DSA-65", "ML-DSA-87+ML-KEM-1024", "X25519MLKEM768", "ML-KEM-512"])
+@pytest.mark.parametrize("cipher", ["TLS_AES_256_GCM_SHA384", "TLS_RSA_WITH_AES_256_CBC_SHA256",
+                                    "ECDHE_ECDSA_AES_256_CBC_SHA384"])
+def test_a_migrated_handshake_is_tls_1_3_with_the_z16_reports_call_counts(cipher, to):
+    """After: the z16 report's TLS 1.3 channel start (1 coprocessor call, 2 accelerator calls, their
+    RMF times) with its signature and checks as ML-DSA signs and verifies, plus one ML-KEM operation
+    at the dearer of its two; before: the cipher's own published card time."""
+    d = qs.tls_migrated_card_ms(cipher, to)
+    stem = {"TLS_AES_256_GCM_SHA384": "tls13", "TLS_RSA_WITH_AES_256_CBC_SHA256": "rsa",
+            "ECDHE_ECDSA_AES_256_CBC_SHA384": "ecdsa"}[cipher]
+    assert_allclose(d["before"]["coprocessor"], _figure(f"ref_start_cex_{stem}_coproc_ms"), rtol=1e-14)
+    assert_allclose(d["before"]["accelerator"], 0.0 if stem == "ecdsa" else _figure(f"ref_start_cex_{stem}_accel_ms"),
+                    rtol=1e-14)
+    t = qs.migration_target(to)
+    signs, checks = _figure("ref_start_cex_chacha_coproc_calls"), _figure("ref_start_cex_chacha_accel_calls")
+    assert (signs, checks) == (1.0, 2.0)
+    if t.signature:
+        cop = signs * qs.qs_op_ms(t.signature, "sign") + checks * qs.qs_op_ms(t.signature, "verify")
+        acc = 0.0
+    else:
+        cop, acc = _figure("ref_start_cex_tls13_coproc_ms"), _figure("ref_start_cex_tls13_accel_ms")
+    if t.kem:
+        cop += max(qs.qs_op_ms(t.kem, "encapsulate"), qs.qs_op_ms(t.kem, "decapsulate"))
+    assert_allclose(d["after"]["coprocessor"], cop, rtol=1e-14)
+    assert_allclose(d["after"]["accelerator"], acc, rtol=1e-14, atol=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rate=st.floats(0.0, 3000.0), share=st.floats(0.0, 1.0), resumed=st.floats(0.0, 1.0),
+       to=st.sampled_from(["ML-DSA-65", "ML-DSA-44+X25519MLKEM768", "SecP256r1MLKEM768", "ML-KEM-1024"]),
+       cipher=st.sampled_from(["TLS_AES_128_GCM_SHA256", "ECDHE_RSA_AES_256_CBC_SHA384"]),
+       card=st.sampled_from(["coprocessor", "accelerator"]), cards=st.integers(1, 16), other=st.floats(0.0, 0.3))
+def test_migrated_handshake_utilization_is_the_old_mix_plus_the_share_at_the_migrated_time(
+        rate, share, resumed, to, cipher, card, cards, other):
+    """Substituted back: U(m) = U(0) + m x rate x (1 - resumed) x (D_after - D_before) / cards, with
+    U(0) from the TLS model's own handshake_card_utilization."""
+    from cryptoplan.model._validate import UnstableQueueError
+    from cryptoplan.model.zos.tls import handshake_card_utilization
+    d = qs.tls_migrated_card_ms(cipher, to)
+    try:
+        before = handshake_card_utilization(rate, cipher, card, cards, resumed, other)
+    except UnstableQueueError:
+        return
+    want = before + share * rate * (1.0 - resumed) * (d["after"][card] - d["before"][card]) / 1000.0 / cards
+    args = (rate, cipher, to, share, card, cards, resumed, other)
+    if want >= 1.0:
+        with pytest.raises(UnstableQueueError, match=f"{card}s would be"):
+            qs.migrated_handshake_card_utilization(*args)
+        return
+    assert_allclose(qs.migrated_handshake_card_utilization(*args), want, rtol=1e-12, atol=1e-15)
+
+
+def test_the_handshake_spreadsheet_function_is_the_model_function_and_names_a_bad_generation():
+    from cryptoplan.addin import udfs
+    args = (400.0, "TLS_AES_256_GCM_SHA384", "ML-DSA-65+X25519MLKEM768", 0.5, "coprocessor", 2)
+    assert udfs.QS_HANDSHAKE_CARD_UTILIZATION(*args) == pytest.approx(
+        qs.migrated_handshake_card_utilization(*args), rel=1e-15)
+    cell = udfs.QS_HANDSHAKE_CARD_UTILIZATION(*args, 0.0, 0.0, "CEX7S")
+    assert cell.startswith("#VALUE! QS_HANDSHAKE_CARD_UTILIZATION: card_generation CEX7S cannot run "
+                           "ML-DSA-65+X25519MLKEM768"), cell

@@ -33,6 +33,17 @@ So an ML-DSA-65 signature is assumed to cost the card about 1.2 times the arithm
 RSA-2048 sign, and its verification (which an accelerator does not run: every quantum-safe verb
 is a CCA coprocessor's) about 0.28 times; an ML-KEM-768 encapsulation about 0.08.
 
+**In TLS** (:func:`tls_migrated_card_ms`), ML-DSA and ML-KEM are TLS 1.3's (IETF drafts
+draft-ietf-tls-mldsa and draft-ietf-tls-ecdhe-mlkem), so a migrated handshake is a TLS 1.3 one.
+IBM's z16 report counts a TLS 1.3 channel start's card work from RMF: one coprocessor call (the
+certificate's signature, about 0.57 ms) and two accelerator calls (the peer's checks, about 0.04
+ms each).  Migrated to ML-DSA, those become one ML-DSA sign and two ML-DSA verifies, on a
+coprocessor; migrated to ML-KEM (or a hybrid group, which keeps its classical ECDHE on the
+processors and adds the ML-KEM), the handshake adds one ML-KEM operation, at the dearer of
+encapsulate (the server's) and decapsulate (the client's; its key generation has no published
+time).  ``algorithm`` names one, or a signature and a key exchange joined by ``+``
+(``"ML-DSA-65+X25519MLKEM768"``).
+
 Which cards run them: CCA 8.4 on a Crypto Express8S coprocessor (z16, z17) runs ML-DSA and
 ML-KEM (``data/quantum_safe_cards.csv``, with IBM's sentence); an accelerator never does, and an
 earlier generation (CEX7S runs the round-3 CRYSTALS-Dilithium and Kyber variants, not the FIPS
@@ -57,17 +68,24 @@ import numpy as np
 
 from ..datafiles import data_path
 from ..errors import InputError
+from .._text import value_text
 from ..domains import CARDS, MAX_UTILIZATION, MESSAGE_KB, MIGRATED_SHARE, TX_RATE
 from ..params import normalize_choice, param
-from .ams import CARD_GENERATIONS
+from .ams import CARD_GENERATIONS, card_generation_factor
+from .tls import channel_start_card_ms
 from .ams._open import overload_error, whole_count
 from .ams._operations import card_ms_per_txn, operation_counts, requests_per_txn, times_per_request
-from .ams._scenario import CARD_MODES, FUNCTIONS, other_utilization, validated_scenario
+from .ams._scenario import CARD_MODES, other_utilization, validated_scenario
 from .stations import count_needed
+from ..domains import HANDSHAKE_RATE, RESUMED_SHARE
+from ..figures import figure
+from ..params import CIPHERS, normalize_cipher
 
-__all__ = ["QS_ALGORITHMS", "QS_OPERATIONS", "QS_FACTORS", "TimeBand", "TIME_BAND", "software_ratio",
+__all__ = ["QS_ALGORITHMS", "QS_OPERATIONS", "QS_FACTORS", "HYBRID_GROUPS", "QS_TARGETS", "Target",
+           "migration_target", "TimeBand", "TIME_BAND", "software_ratio",
            "qs_op_ms", "capable_generations", "check_capable", "factor_draws", "ams_migrated_card_ms",
-           "migrated_card_utilization", "migrated_cards_required"]
+           "migrated_card_utilization", "migrated_cards_required", "ams_migrated_operations", "tls_migrated_operations",
+           "tls_migrated_card_ms", "migrated_handshake_card_utilization"]
 
 #: Each algorithm's operations, in the order the functions list them.
 QS_OPERATIONS = {
@@ -76,6 +94,15 @@ QS_OPERATIONS = {
     "ML-KEM-1024": ("encapsulate", "decapsulate"),
 }
 QS_ALGORITHMS = tuple(QS_OPERATIONS)
+
+#: Hybrid TLS 1.3 key-exchange groups (IETF draft-ietf-tls-ecdhe-mlkem) and the ML-KEM each adds to
+#: its classical ECDHE (which stays on the processors, as before).
+HYBRID_GROUPS = {"X25519MLKEM768": "ML-KEM-768", "SecP256r1MLKEM768": "ML-KEM-768",
+                 "SecP384r1MLKEM1024": "ML-KEM-1024"}
+
+#: The names a migration's ``to`` (or a function's ``algorithm``) is made of: one, or a signature
+#: and a key exchange joined by ``+``.
+QS_TARGETS = QS_ALGORITHMS + tuple(HYBRID_GROUPS)
 
 #: The parameter carrying each family's assumption (1 as shipped; a site's measurement sets it).
 QS_FACTORS = {"ML-DSA": "qs_mldsa_time_factor", "ML-KEM": "qs_mlkem_time_factor"}
@@ -104,6 +131,42 @@ def _cards() -> dict:
 def _software_us() -> dict:
     """``{(run, algorithm, operation): µs}`` of ``data/quantum_safe.csv`` (run "a" or "b")."""
     return {(r["id"][0], r["algorithm"], r["operation"]): float(r["us"]) for r in _table()}
+
+
+class Target(NamedTuple):
+    """What a migration moves to: its signature algorithm and key exchange (each None if it keeps its own).
+
+    ``kem`` is the ML-KEM algorithm; ``hybrid`` the hybrid group that carries it, if one does.
+    ``name`` is the canonical spelling (signature first, ``+`` between).
+    """
+
+    name: str
+    signature: str | None
+    kem: str | None
+    hybrid: str | None
+
+
+def migration_target(to, argument: str = "to") -> Target:
+    """``to`` read as a :class:`Target`: one of :data:`QS_TARGETS` (case-insensitive), or a
+    signature (ML-DSA-n) and a key exchange (ML-KEM-n or a hybrid group) joined by ``+``.
+
+    Raises
+    ------
+    InputError
+        Naming ``argument`` and the value: an unknown name, two signatures or two key exchanges.
+    """
+    if not isinstance(to, str) or not to.strip():
+        raise InputError(f"{argument} must be a quantum-safe algorithm ({', '.join(QS_TARGETS)}), or a signature "
+                         f"and a key exchange joined by '+' (got {value_text(to)})")
+    parts = [normalize_choice(argument, p.strip(), QS_TARGETS) for p in to.split("+")]
+    sig = [p for p in parts if p.startswith("ML-DSA")]
+    kex = [p for p in parts if not p.startswith("ML-DSA")]
+    if len(sig) > 1 or len(kex) > 1:
+        raise InputError(f"{argument} names at most one signature (ML-DSA-n) and one key exchange (ML-KEM-n or a "
+                         f"hybrid group such as X25519MLKEM768) joined by '+' (got {value_text(to)})")
+    k = kex[0] if kex else None
+    kem = HYBRID_GROUPS.get(k, k) if k else None
+    return Target("+".join(sig + kex), sig[0] if sig else None, kem, k if k in HYBRID_GROUPS else None)
 
 
 def _band() -> TimeBand:
@@ -217,8 +280,9 @@ def ams_migrated_card_ms(policy, key_type, key_size, key_reuse=None, recipients=
     certificate check (the certificates are then ML-DSA certificates: an assumption) runs as an
     ML-DSA sign or verify on a coprocessor.  An ML-KEM algorithm takes over the key transport of
     Privacy and Confidentiality: each key_encrypt becomes an encapsulation and each key_decrypt a
-    decapsulation, on a coprocessor.  The other operations stay where they were.  Per
-    transaction (2 messages), with :math:`n_o` operations per message and :math:`t` card times:
+    decapsulation, on a coprocessor.  ``"ML-DSA-65+ML-KEM-768"`` moves both.  The other
+    operations stay where they were.  Per transaction (2 messages), with :math:`n_o` operations
+    per message and :math:`t` card times:
 
     .. math::
 
@@ -235,31 +299,186 @@ def ams_migrated_card_ms(policy, key_type, key_size, key_reuse=None, recipients=
     ------
     InputError
         A bad AMS argument (as :func:`~cryptoplan.model.zos.ams.card_utilization`), an unknown
-        algorithm, or a card generation that does not run ``algorithm`` (:func:`check_capable`).
+        algorithm, a hybrid group (a TLS 1.3 key exchange: AMS's key transport moves to ML-KEM
+        itself), or a card generation that does not run it (:func:`check_capable`).
     """
-    alg = _algorithm(algorithm)
-    check_capable(card_generation, alg)
+    w, left, added = ams_migrated_operations(policy, key_type, key_size, key_reuse, recipients, algorithm, card_generation)
+    times = times_per_request(w)
+    before = {c: card_ms_per_txn(requests_per_txn(w), times, c) for c in CARD_MODES}
+    after = {c: card_ms_per_txn(left, times, c) for c in CARD_MODES}
+    after["coprocessor"] = after["coprocessor"] + sum((n * np.asarray(t) for _, n, t in added), np.zeros(()))
+    return {"before": _tidy(before), "after": _tidy(after)}
+
+
+def ams_migrated_operations(policy, key_type, key_size, key_reuse, recipients, algorithm, card_generation) -> tuple:
+    """``(scenario, left, added)``: the card requests per transaction by function the migration
+    leaves (order ``FUNCTIONS``: its moved operations' counts set to 0) and the coprocessor
+    operations it adds, ``((label, count per transaction, ms each), ...)``."""
+    tgt = _ams_target(algorithm, "algorithm")
+    check_capable(card_generation, tgt.name)
     w = validated_scenario(policy, key_type, key_size, 0.0, key_reuse, recipients, card_generation=card_generation)
     if np.ndim(w.policy):
-        raise InputError("ams_migrated_card_ms takes one scenario (scalars)")
+        raise InputError("a migrated AMS workload takes one scenario (scalars)")
     o = operation_counts(w)
-    times = times_per_request(w)
-    t = dict(zip(FUNCTIONS, times))
-    ecc = bool(w.ecc)
-    before = {c: card_ms_per_txn(requests_per_txn(w), times, c) for c in CARD_MODES}
-    if _family(alg) == "ML-DSA":
-        signs, checks = o["sign"], o["verify"] + o["cert_check"]
-        moved_cop = 2.0 * (signs + checks) * t["CCA_ECC"] if ecc else 2.0 * signs * t["CCA_RSA"]
-        moved_acc = 0.0 if ecc else 2.0 * checks * t["RSA_ME"]
-        new = 2.0 * (signs * qs_op_ms(alg, "sign", card_generation) + checks * qs_op_ms(alg, "verify", card_generation))
-    else:
-        enc, dec = o["key_encrypt"], o["key_decrypt"]
-        moved_cop = 0.0
-        moved_acc = 2.0 * (enc * t["RSA_ME"] + dec * t["RSA_CRT"])
-        new = 2.0 * (enc * qs_op_ms(alg, "encapsulate", card_generation) + dec * qs_op_ms(alg, "decapsulate", card_generation))
-    after = {"coprocessor": before["coprocessor"] - moved_cop + new, "accelerator": before["accelerator"] - moved_acc}
-    tidy = lambda d: {k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in d.items()}  # noqa: E731
-    return {"before": tidy(before), "after": tidy(after)}
+    left, added = dict(o), []
+    if tgt.signature:
+        for op in ("sign", "verify", "cert_check"):
+            left[op] = 0.0 * np.asarray(o[op])
+        added += [(f"{tgt.signature} sign", 2.0 * o["sign"], qs_op_ms(tgt.signature, "sign", card_generation)),
+                  (f"{tgt.signature} verify", 2.0 * (o["verify"] + o["cert_check"]),
+                   qs_op_ms(tgt.signature, "verify", card_generation))]
+    if tgt.kem:
+        for op in ("key_encrypt", "key_decrypt"):
+            left[op] = 0.0 * np.asarray(o[op])
+        added += [(f"{tgt.kem} encapsulate", 2.0 * o["key_encrypt"], qs_op_ms(tgt.kem, "encapsulate", card_generation)),
+                  (f"{tgt.kem} decapsulate", 2.0 * o["key_decrypt"], qs_op_ms(tgt.kem, "decapsulate", card_generation))]
+    return w, requests_per_txn(w, left), tuple(added)
+
+
+def _tidy(d: dict) -> dict:
+    return {k: (float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float)) for k, v in d.items()}
+
+
+def _ams_target(algorithm, argument: str) -> Target:
+    """A migration target an AMS workload can take: no hybrid group (an error naming it)."""
+    tgt = migration_target(algorithm, argument)
+    if tgt.hybrid:
+        raise InputError(f"{argument} {tgt.hybrid} is a TLS 1.3 hybrid key exchange; an AMS workload's key "
+                         f"transport moves to {tgt.kem} itself (got {value_text(algorithm)})")
+    return tgt
+
+
+def _tls13_cipher() -> str:
+    return next(c for c, (protocol, _) in CIPHERS.items() if protocol == "TLS1.3")
+
+
+def tls_migrated_operations(algorithm, card_generation="CEX8S", certificates_on_cards=True) -> tuple:
+    """The card work of one migrated full TLS handshake: ``((label, pool, count, ms), ...)``.
+
+    A migrated handshake is a TLS 1.3 one (module docstring).  Its certificate work is TLS 1.3's
+    as IBM's z16 report counts it from RMF (``ref_start_cex_chacha_coproc_calls``: 1 coprocessor
+    call; ``ref_start_cex_chacha_accel_calls``: 2 accelerator calls): migrated to ML-DSA, that many
+    ML-DSA signs and verifies on a coprocessor; not migrated, TLS 1.3's published card times
+    (``ref_start_cex_tls13_*_ms``), or nothing where the certificates are not on the cards (an
+    AT-TLS channel start, ``certificates_on_cards=False``).  Its key exchange, migrated, adds one
+    ML-KEM operation on a coprocessor at the dearer of encapsulate and decapsulate.
+
+    Parameters
+    ----------
+    algorithm : str
+        As :func:`migration_target` (a signature, a key exchange, or both joined by ``+``).
+    card_generation : {"CEX8S"}
+    certificates_on_cards : bool
+        Whether the handshake's classical certificate work runs on Crypto Express.
+
+    Returns
+    -------
+    tuple of (str, str, float, float or ndarray)
+        Label, pool ("coprocessor" or "accelerator"), operations per full handshake, ms each
+        (an array over parameter draws inside ``using_values``).
+    """
+    tgt = migration_target(algorithm, "algorithm")
+    gen = check_capable(card_generation, tgt.name)
+    ops: list = []
+    if tgt.signature:
+        signs = figure("ref_start_cex_chacha_coproc_calls").target()
+        checks = figure("ref_start_cex_chacha_accel_calls").target()
+        ops += [(f"{tgt.signature} sign", "coprocessor", signs, qs_op_ms(tgt.signature, "sign", gen)),
+                (f"{tgt.signature} verify", "coprocessor", checks, qs_op_ms(tgt.signature, "verify", gen))]
+    elif certificates_on_cards:
+        g = card_generation_factor(gen)
+        ops += [("TLS 1.3 certificates", card, 1.0, channel_start_card_ms(_tls13_cipher(), card) * g)
+                for card in CARD_MODES]
+    if tgt.kem:
+        t = np.maximum(qs_op_ms(tgt.kem, "encapsulate", gen), qs_op_ms(tgt.kem, "decapsulate", gen))
+        ops.append((f"{tgt.kem} key exchange", "coprocessor", 1.0, t if np.ndim(t) else float(t)))
+    return tuple(ops)
+
+
+def tls_migrated_card_ms(cipher, algorithm="ML-DSA-65", card_generation="CEX8S") -> dict:
+    """Card time per full TLS handshake (ms) before and after its migration to ``algorithm``.
+
+    Before: the cipher's published card time per MQ channel start
+    (:func:`~cryptoplan.model.zos.tls.channel_start_card_ms`, which a System SSL handshake's
+    profile also uses).  After: a TLS 1.3 handshake (ML-DSA and ML-KEM in TLS are TLS 1.3's) with
+    :func:`tls_migrated_operations`' card work:
+
+    .. math:: D_{after}(card) = \\sum_{o \\,\\text{on}\\, card} n_o\\, t_o
+
+    A resumed handshake uses no card, before or after.
+
+    Returns
+    -------
+    dict
+        ``{"before": {"coprocessor": ms, "accelerator": ms}, "after": {...}}``, floats, or arrays
+        over parameter draws.
+
+    Raises
+    ------
+    InputError
+        An unknown cipher or algorithm, or a card generation that does not run it.
+    """
+    c = normalize_cipher(cipher)
+    ops = tls_migrated_operations(algorithm, card_generation)
+    g = card_generation_factor(check_capable(card_generation))
+    before = {card: channel_start_card_ms(c, card) * g for card in CARD_MODES}
+    after = {card: sum((n * np.asarray(t, dtype=float) for _, pool, n, t in ops if pool == card), np.zeros(()))
+             for card in CARD_MODES}
+    return {"before": _tidy(before), "after": _tidy(after)}
+
+
+def migrated_handshake_card_utilization(handshake_rate, cipher, algorithm="ML-DSA-65", share=0.0,
+                                        card="coprocessor", cards=1, resumed_share=0.0, other_lpar_util=0.0,
+                                        card_generation="CEX8S"):
+    """RMF's utilization of one card pool at a TLS handshake rate with a share of it migrated.
+
+    .. math:: U = \\frac{\\lambda\\,(1 - r)\\,\\big((1 - m)\\,D_{before} + m\\,D_{after}\\big)}{1000\\, n_{cards}}
+              + u_{other}
+
+    with :math:`r` the resumed share (a resumed handshake uses no card), :math:`m` the share
+    migrated and :math:`D` the card ms per full handshake of :func:`tls_migrated_card_ms`.
+
+    Parameters
+    ----------
+    handshake_rate : float
+        TLS handshakes (or SSLCIPH channel starts) per second, >= 0.
+    cipher : str
+        The IBM cipher name the handshakes use before their migration.
+    algorithm : str
+        As :func:`migration_target`: ML-DSA-n, ML-KEM-n, a hybrid group, or a signature and a
+        key exchange joined by ``+``.
+    share : float
+        Share of the handshakes migrated, [0, 1].
+    card : {"coprocessor", "accelerator"}
+    cards : int
+        Cards of that mode, 1..64.
+    resumed_share : float
+        Share of the handshakes that resume a session, [0, 1].
+    other_lpar_util : float
+        Share of each card other LPARs keep busy, [0, 1).
+    card_generation : {"CEX8S"}
+
+    Returns
+    -------
+    float or ndarray
+        Utilization in [0, 1); an array over parameter draws inside ``using_values``.
+
+    Raises
+    ------
+    UnstableQueueError
+        Utilization of 1 or more: the error names the cards and how many carry the rate.
+    """
+    n = float(CARDS.check(cards, scalar=True))
+    c = normalize_choice("card", card, CARD_MODES)
+    lam = float(HANDSHAKE_RATE.check(handshake_rate, scalar=True))
+    m = float(MIGRATED_SHARE.check(share, scalar=True))
+    r = float(RESUMED_SHARE.check(resumed_share, scalar=True))
+    other = other_utilization("other_lpar_util", other_lpar_util)
+    d = tls_migrated_card_ms(cipher, algorithm, card_generation)
+    load = lam * (1.0 - r) * ((1.0 - m) * np.asarray(d["before"][c]) + m * np.asarray(d["after"][c])) / 1000.0
+    u = np.asarray(load / n + other, dtype=float)
+    overload_error(f"{c}s", u, *np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam), "cards")
+    return float(u) if u.ndim == 0 else u
 
 
 def _migrated_load(tx_rate, policy, key_type, key_size, message_kb, key_reuse, algorithm, share, card, recipients,

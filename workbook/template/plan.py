@@ -33,7 +33,7 @@ from cryptoplan.model.zos.plan import (KINDS, RATE_UNITS, RESOURCE_COLUMNS, TEXT
                                        WORKLOAD_COLUMNS)
 from cryptoplan.model.zos.plan.bands import what_bands_hold
 from cryptoplan.model.zos.plan.files import MIGRATION_KEYS, ORDER_KEYS
-from cryptoplan.model.zos.quantum_safe import QS_ALGORITHMS
+from cryptoplan.model.zos.quantum_safe import QS_TARGETS
 from cryptoplan.model.zos.plan.inputs import FAILOVER_MODES, INSTALLABLE
 from ._builder import (F_MS, F_PCT, F_RATIO, F_US, HEADER_FILL, HEADER_FONT, NOTE_FONT, SERIES_FONT, WRAP_TOP, Builder,
                        Cell, Expr, Name, header_row, heading, print_setup, scatter_chart, set_widths, shown,
@@ -342,7 +342,7 @@ def _migrations_table(b: Builder, ws) -> None:
     ws.cell(top - 2, c0, "Migrations (PlanMigrations): quantum-safe; card times assumed").font = copy(
         ws.cell(_PROFILE_HEAD - 2, ORDERS_COLUMN).font)          # the Orders heading's font
     # (one line: the row is one of the Profiles table's hours, whose height the page's fit counts on)
-    note = ws.cell(top - 1, c0, "AMS workload; to: ML-DSA-n or ML-KEM-n; start, months; share (empty: all)")
+    note = ws.cell(top - 1, c0, "to: ML-DSA-n, ML-KEM-n, X25519MLKEM768 or both (A+B); start, months; share (empty: all)")
     note.font, note.alignment = NOTE_FONT, Alignment(wrap_text=False, vertical="top")
     ws.merge_cells(start_row=top - 1, start_column=c0, end_row=top - 1, end_column=_PLAN_COLUMNS.index("peak_day") + 1)
     header_row_at(ws, top, c0, MIGRATION_KEYS)
@@ -353,8 +353,12 @@ def _migrations_table(b: Builder, ws) -> None:
     first_col, last_col = get_column_letter(c0), get_column_letter(c0 + len(MIGRATION_KEYS) - 1)
     b.wb.defined_names["PlanMigrations"] = DefinedName(
         "PlanMigrations", attr_text=f"Workloads!${first_col}${top}:${last_col}${last}")
-    to = DataValidation(type="list", formula1=f'"{",".join(QS_ALGORITHMS)}"', allow_blank=True)
-    to.error, to.errorTitle, to.showErrorMessage = f"to: one of {', '.join(QS_ALGORITHMS)}", "Migrations", True
+    # the names, and the pairs a site most often plans; another pair (A+B) is accepted with a warning
+    # and checked when the plan is read
+    listed = QS_TARGETS + ("ML-DSA-65+ML-KEM-768", "ML-DSA-65+X25519MLKEM768", "ML-DSA-87+ML-KEM-1024")
+    to = DataValidation(type="list", formula1=f'"{",".join(listed)}"', allow_blank=True, errorStyle="warning")
+    to.error = "to: ML-DSA-44/65/87, ML-KEM-512/768/1024, a hybrid group, or a signature and a key exchange joined by +"
+    to.errorTitle, to.showErrorMessage = "Migrations", True
     ws.add_data_validation(to)
     col = get_column_letter(c0 + 1)
     to.add(f"{col}{top + 1}:{col}{last}")

@@ -63,9 +63,11 @@ def ams_operations(policy, key_reuse=None, recipients=1) -> dict:
     return {k: (float(v) if np.ndim(v) == 0 else v) for k, v in operation_counts(w).items()}
 
 
-def requests_per_txn(w: Scenario) -> np.ndarray:
-    """Card requests per transaction by card function, shape (4, *shape), order FUNCTIONS."""
-    o = operation_counts(w)
+def requests_per_txn(w: Scenario, o: dict | None = None) -> np.ndarray:
+    """Card requests per transaction by card function, shape (4, *shape), order FUNCTIONS, of the
+    scenario's operation counts (or of ``o``, counts per message by operation, such as those a
+    migration leaves)."""
+    o = operation_counts(w) if o is None else o
     rsa = ~w.ecc
     # (broadcast first: a count may carry a parameter's draws axis where another does not)
     per_msg = np.stack(np.broadcast_arrays(

@@ -19,7 +19,7 @@ from ...domains import (FAILOVER_MAX_UTILIZATION, GROWTH_PER_YEAR, HORIZON_MONTH
                         SITE_FAILOVER_FACTOR, WORKLOAD_RATE, Domain)
 from ..._text import value_text
 from ...params import normalize_choice
-from ..quantum_safe import QS_ALGORITHMS
+from ..quantum_safe import migration_target
 from .daily import DailyProfile, Window
 from .forecast import range_point
 from .calendar import calendar_start
@@ -164,9 +164,11 @@ class Migration:
     Parameters
     ----------
     workload : str
-        The name of an AMS workload of the plan.
+        The name of an AMS, handshakes or channel_starts workload of the plan.
     to : str
-        ML-DSA-44/65/87 (its signatures) or ML-KEM-512/768/1024 (its key transport).
+        ML-DSA-44/65/87 (its signatures), ML-KEM-512/768/1024 (its key transport or exchange), a
+        TLS 1.3 hybrid group (X25519MLKEM768, SecP256r1MLKEM768, SecP384r1MLKEM1024: a handshake's
+        classical ECDHE kept, an ML-KEM added), or a signature and a key exchange joined by ``+``.
     start : float
         Month the migration starts, 0..1200 months from the plan's month 0.
     months : float
@@ -184,7 +186,7 @@ class Migration:
     def __post_init__(self):
         where = f"migration of {self.workload!r}"
         try:
-            object.__setattr__(self, "to", normalize_choice("to", self.to, QS_ALGORITHMS))
+            object.__setattr__(self, "to", migration_target(self.to).name)
             object.__setattr__(self, "start", float(HORIZON_MONTHS.check(self.start, "start", scalar=True)))
             object.__setattr__(self, "months", float(HORIZON_MONTHS.check(self.months, "months", scalar=True)))
             share = float(MIGRATED_SHARE.check(self.share, "share", scalar=True))

@@ -1,8 +1,9 @@
 """A quantum-safe migration in the plan: a share of a workload moving to ML-DSA or ML-KEM over months.
 
-A plan's ``[[migration]]`` entry (:class:`Migration`) moves ``share`` of an AMS workload's
-transactions to a quantum-safe algorithm, linearly from month ``start`` over ``months`` (0: at
-once):
+A plan's ``[[migration]]`` entry (:class:`Migration`) moves ``share`` of a workload's
+transactions (an AMS workload), handshakes or channel starts to a quantum-safe signature, key
+exchange or both (``to``: ``"ML-DSA-65"``, ``"X25519MLKEM768"``, ``"ML-DSA-65+ML-KEM-768"``),
+linearly from month ``start`` over ``months`` (0: at once):
 
 .. math::
 
@@ -10,16 +11,19 @@ once):
 
 The workload is then two: what is left, at :math:`(1 - m(t))` of its rate with its own card
 times, and what has moved, at :math:`m(t)` of its rate with the migrated times
-(:func:`migrated_profile`: ML-DSA takes the signs, verifies and certificate checks, ML-KEM the
+(:func:`migrated_profile`.  AMS: ML-DSA takes the signs, verifies and certificate checks, ML-KEM the
 key_encrypt and key_decrypt, each onto the coprocessors at
-:func:`~cryptoplan.model.zos.quantum_safe.qs_op_ms`'s assumed time).  Both grow as the workload
+:func:`~cryptoplan.model.zos.quantum_safe.qs_op_ms`'s assumed time.  A handshake or channel start
+becomes a TLS 1.3 one whose certificate work is ML-DSA's and whose key exchange adds an ML-KEM
+operation: :func:`~cryptoplan.model.zos.quantum_safe.tls_migrated_operations`).  Both grow as the workload
 does.  So every month of the plan, its peak, one card failed, the months to a target and the
 purchase timeline follow the migration: the crossings through a
 :class:`~.crossing.Schedule` of the two parts' multipliers.
 
 Assumed, and said in the plan's warnings: the general processors' CPU per transaction does not
-change (the AMS CPU model's per-call costs are the same whatever the card computes); a migrated
-workload's certificates are ML-DSA certificates (their checks are ML-DSA verifies).
+change (the AMS CPU model's per-call costs are the same whatever the card computes; a
+handshake's CPU is its cipher's, a hybrid group keeping its classical ECDHE on the processors); a
+migrated workload's certificates are ML-DSA certificates (their checks are ML-DSA verifies).
 """
 
 from __future__ import annotations
@@ -28,12 +32,16 @@ import dataclasses
 
 import numpy as np
 
-from ..quantum_safe import QS_OPERATIONS, check_capable, qs_op_ms
-from ..ams import ams_operations
+from ...params import normalize_mode
+from ..ams._scenario import FUNCTIONS
+from ..quantum_safe import ams_migrated_operations, check_capable, migration_target, tls_migrated_operations
 from .errors import PlanError
 from .inputs import CARD_POOLS, MIGRATION_KEYS, Migration
 
-__all__ = ["Migration", "MIGRATION_KEYS", "migrated_profile", "expand_migrations", "migrated_name", "moved_parts"]
+#: The kinds of workload a migration moves.
+MIGRATING_KINDS = ("ams", "handshakes", "channel_starts")
+
+__all__ = ["Migration", "MIGRATION_KEYS", "MIGRATING_KINDS", "migrated_profile", "expand_migrations", "migrated_name", "moved_parts"]
 
 
 def migrated_name(m: Migration) -> str:
@@ -46,47 +54,60 @@ def moved_parts(system) -> set:
     return {migrated_name(m) for m in system.migrations}
 
 
-def migrated_profile(profile, w, m: Migration, system):
-    """The :class:`~.profiles.Profile` of ``w``'s migrated part: its card classes with the moved
-    operations taken off their RSA (or NISTECC) functions and put on the coprocessors as
-    ``m.to``'s operations (per unit: the profile's requests per transaction times its
-    transactions per unit); the CPU as before (module docstring)."""
-    half = profile.txn_per_unit
-    o = ams_operations(w.arg("policy"), w.arg("key_reuse"), w.arg("recipients"))
-    per_unit = {k: 2.0 * half * np.asarray(v, dtype=float) for k, v in o.items()}     # 2 messages a txn
-    ecc = str(w.arg("key_type")).strip().upper() == "NISTECC"
-    moved: dict = {}
-    if m.to.startswith("ML-DSA"):
-        checks = per_unit["verify"] + per_unit["cert_check"]
-        if ecc:
-            moved["CCA_ECC"] = per_unit["sign"] + checks
-        else:
-            moved["CCA_RSA"], moved["RSA_ME"] = per_unit["sign"], checks
-        added = {"sign": per_unit["sign"], "verify": checks}
-    else:
-        moved["RSA_ME"], moved["RSA_CRT"] = per_unit["key_encrypt"], per_unit["key_decrypt"]
-        added = {"encapsulate": per_unit["key_encrypt"], "decapsulate": per_unit["key_decrypt"]}
+def _classes(profile, left: dict, added: tuple) -> dict:
+    """The card classes of a migrated part: each pool's rows with ``left`` requests per unit (by
+    label; a row it does not name keeps its own) and, appended, ``added``'s operations
+    ``(label, pool, per unit, ms)``.  A function wholly moved keeps a row of 0 requests: the
+    card's RMF rows stay the same rows."""
     classes = {}
-    for pool in CARD_POOLS:
+    for pool, card in CARD_POOLS.items():
         req, t, labels = profile.classes[pool]
-        # (a function wholly moved keeps a row of 0 requests: the card's RMF rows stay the same rows)
-        reqs = [np.maximum(np.asarray(r, dtype=float) - moved.get(f, 0.0), 0.0) for r, f in zip(req, labels)]
+        reqs = [np.asarray(left.get(f, r), dtype=float) for r, f in zip(req, labels)]
         times = [np.asarray(x, dtype=float) for x in t]
         labs = list(labels)
-        if pool == "coprocessors":
-            for op in QS_OPERATIONS[m.to]:
-                reqs.append(np.asarray(added[op], dtype=float))
-                times.append(np.asarray(qs_op_ms(m.to, op, system.card_generation), dtype=float))
-                labs.append(f"{m.to} {op}")
+        for label, on, n, ms in added:
+            if on == card:
+                reqs.append(np.asarray(n, dtype=float))
+                times.append(np.asarray(ms, dtype=float))
+                labs.append(label)
         if reqs:
             classes[pool] = (np.stack(np.broadcast_arrays(*reqs)), np.stack(np.broadcast_arrays(*times)), tuple(labs))
         else:
             classes[pool] = (np.zeros(0), np.zeros(0), ())
+    return classes
+
+
+def migrated_profile(profile, w, m: Migration, system):
+    """The :class:`~.profiles.Profile` of ``w``'s migrated part on ``system``.
+
+    An AMS workload: its card classes with the moved operations taken off their RSA (or NISTECC)
+    functions and put on the coprocessors as ``m.to``'s operations
+    (:func:`~cryptoplan.model.zos.quantum_safe.ams_migrated_operations`; per unit, the
+    transaction's counts times the profile's transactions per unit).  Handshakes and channel
+    starts: each full handshake's card work replaced by a migrated TLS 1.3 handshake's
+    (:func:`~cryptoplan.model.zos.quantum_safe.tls_migrated_operations`; an AT-TLS channel start,
+    whose certificates are not on the cards, keeps none of TLS 1.3's classical card work); a
+    resumed handshake uses no card.  The CPU as before (module docstring).
+    """
+    gen = system.card_generation
+    if w.kind == "ams":
+        _, left, added = ams_migrated_operations(w.arg("policy"), w.arg("key_type"), w.arg("key_size"),
+                                                 w.arg("key_reuse"), w.arg("recipients"), m.to, gen)
+        half = profile.txn_per_unit
+        per_label = dict(zip(FUNCTIONS, half * np.asarray(left, dtype=float)))
+        ops = tuple((label, "coprocessor", half * np.asarray(n, dtype=float), t) for label, n, t in added)
+        cpu_note = "its CPU per transaction as before"
+    else:
+        full = 1.0 - float(w.arg("resumed_share") or 0.0) if w.kind == "handshakes" else 1.0
+        on_cards = w.kind == "handshakes" or normalize_mode(w.arg("mode")) == "SSLCIPH"
+        label = "handshake" if w.kind == "handshakes" else "channel start"
+        per_label = {label: 0.0}
+        ops = tuple((lab, card, full * n, t) for lab, card, n, t in tls_migrated_operations(m.to, gen, on_cards))
+        cpu_note = "a TLS 1.3 handshake, its CPU per handshake as before"
     notes = profile.notes + (f"{m.share:.0%} of {m.workload} moves to {m.to} from month {m.start:g} over "
                              f"{m.months:g} months; its card times are assumed (relative software cost x the "
-                             "measured RSA-2048 card time: bands draw them from 0.5 to 3 times), its CPU per "
-                             "transaction as before",)
-    return dataclasses.replace(profile, classes=classes, notes=notes)
+                             f"measured RSA-2048 card time: bands draw them from 0.5 to 3 times), {cpu_note}",)
+    return dataclasses.replace(profile, classes=_classes(profile, per_label, ops), notes=notes)
 
 
 def expand_migrations(system, workloads, profiles) -> tuple:
@@ -112,11 +133,18 @@ def expand_migrations(system, workloads, profiles) -> tuple:
                             f"(it has {', '.join(repr(n) for n in names)})")
         i = names.index(m.workload)
         w = workloads[i]
-        if w.kind != "ams":
-            raise PlanError(f"migration of {m.workload!r}: a migration moves an AMS workload's signatures or key "
-                            f"transport; {m.workload!r} is a {w.kind} workload")
+        if w.kind not in MIGRATING_KINDS:
+            raise PlanError(f"migration of {m.workload!r}: a migration moves the signatures or key exchange of an "
+                            f"AMS, handshakes or channel_starts workload; {m.workload!r} is a {w.kind} workload")
+        if w.kind == "ams" and migration_target(m.to).hybrid:
+            raise PlanError(f"migration of {m.workload!r}: {migration_target(m.to).hybrid} is a TLS 1.3 hybrid key "
+                            f"exchange; an AMS workload's key transport moves to {migration_target(m.to).kem} itself")
+        if w.kind == "channel_starts" and normalize_mode(w.arg("mode")) == "none":
+            raise PlanError(f"migration of {m.workload!r}: its channels are unprotected (mode none): a start has no "
+                            "handshake to migrate")
         if m.workload in seen:
-            raise PlanError(f"migration of {m.workload!r}: one migration per workload (it has two)")
+            raise PlanError(f"migration of {m.workload!r}: one migration per workload (it has two); a signature "
+                            "and a key exchange moving together are one, to = \"ML-DSA-65+ML-KEM-768\"")
         seen.add(m.workload)
         try:
             check_capable(system.card_generation, f"the migration of {m.workload!r} to {m.to}")
