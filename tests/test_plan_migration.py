@@ -241,3 +241,45 @@ def test_a_pool_the_migration_empties_is_still_bought_for_now_and_one_it_fills_h
     assert float(r.resources["coprocessors"].utilization) == 0.0 and 6.0 < t < 18.0
     assert_allclose(float(plan(s, w, months=t).resources["coprocessors"].utilization), s.max_utilization, rtol=1e-6)
 
+
+@settings(max_examples=20, deadline=None)
+@given(start=st.floats(0.0, 30.0), months=st.floats(0.0, 12.0), t0=st.floats(0.0, 40.0))
+def test_one_card_that_fails_is_over_its_limit_from_the_month_a_migration_first_brings_it_work(start, months, t0):
+    """With one coprocessor, one card failed is over its limit as soon as this LPAR has work on it:
+    an AT-TLS channel start (no card work) migrating from month ``start`` has none before it and
+    some just after it (substituted back into the plan: utilization 0 before, above 0 after)."""
+    s = _system(cops=1, accs=1, migrations=(Migration("mq", "ML-DSA-65", start, months),))
+    w = Workload("mq", "channel_starts", 20.0, 0.1, args={"mode": "ATTLS", "cipher": "TLS_AES_256_GCM_SHA384"})
+    got = float(plan(s, [w], months=t0).resources["coprocessors"].failover.months_to_limit)
+    assert got == max(start - t0, 0.0)
+    if start > t0:        # no work on the card before the migration starts, some just after
+        assert float(plan(s, [w], months=t0 + 0.5 * got).resources["coprocessors"].utilization) == 0.0
+    after = t0 + got + max(months, 1.0) * 1e-3
+    assert float(plan(s, [w], months=after).resources["coprocessors"].utilization) > 0.0
+
+
+@settings(max_examples=15, deadline=None)
+@given(rate=st.floats(4000.0, 6000.0), start=st.floats(0.0, 12.0), months=st.floats(1.0, 18.0),
+       share=st.floats(0.5, 1.0))
+def test_a_purchase_a_migration_later_makes_unneeded_says_until_when_and_it_substitutes_back(rate, start, months,
+                                                                                          share):
+    """Integrity's verifies leave the accelerators as they move to ML-DSA: one accelerator over its
+    target now is needed only until the month from which the migration leaves one enough, through the
+    horizon (substituted back: at or under the target from that month on, over it just before)."""
+    s = System(processors=32, coprocessors=32, accelerators=1, horizon_months=36, failover="none",
+               migrations=(Migration("payments", "ML-DSA-65", start, months, share),))
+    w = _payments(rate, 0.0)
+    buy = [p for p in plan(s, [w]).timeline if p.resource == "accelerators"]
+    util = lambda t: float(plan(s, [w], months=t).resources["accelerators"].utilization)  # noqa: E731
+    if util(0.0) <= s.max_utilization:
+        assert not buy
+        return
+    assert len(buy) == 1 and buy[0].after == 2
+    u = buy[0].needed_until_month
+    if util(s.horizon_months) > s.max_utilization:         # a share too small to relieve one accelerator
+        assert u == np.inf
+        return
+    assert start <= u <= start + months
+    assert all(util(t) <= s.max_utilization * (1 + 1e-12) for t in np.linspace(u, s.horizon_months, 25))
+    assert util(u - 2e-3) > s.max_utilization
+    assert f"needed until month {u:.1f} only: from then the migration leaves 1 enough" in buy[0].text()

@@ -803,6 +803,27 @@ def _has_load(var_all, factors, schedule, shape) -> np.ndarray:
     return np.broadcast_to(np.asarray(factors[0]).sum(axis=0) > 0, shape)
 
 
+def _first_load_month(var_all, factors, schedule, shape) -> np.ndarray:
+    """The first month (from the scenario's) at which the pool has work of this LPAR's (*S), inf
+    for never: 0 where it has some now; with a migration's shares, the month a share that is 0 now
+    starts to rise (each is linear between its knots, so it is positive just after that knot, and
+    growth never takes a positive load to 0)."""
+    if schedule is None:
+        return np.where(var_all.max(axis=-1) > 0, 0.0, np.inf) * np.ones(shape)
+    a = np.asarray(factors[0], dtype=float)
+    t0 = np.broadcast_to(np.asarray(schedule.start, dtype=float), shape)
+    now = schedule.at(t0.ravel()).reshape((len(schedule.knots), *shape))
+    out = np.full(shape, np.inf)
+    for w, k in enumerate(schedule.knots):
+        first = np.where(now[w] > 0, 0.0, np.inf)
+        if k is not None:
+            xs, ys = (np.asarray(v, dtype=float) for v in k)
+            for x in xs[:-1][(ys[:-1] <= 0) & (ys[1:] > 0)]:        # where a share starts to rise
+                first = np.where(x >= t0, np.minimum(first, x - t0), first)
+        out = np.where(np.broadcast_to(a[w] > 0, shape), np.minimum(out, first), out)
+    return out
+
+
 def _failover(system, pool, var, var_all, yearly, shape, factors, fixed, horizon, schedule=None) -> FailoverResult:
     """The card pool with one card out, at its peak interval (see :class:`FailoverResult`); ``fixed``
     (*S): other LPARs' work that stays, cards' worth (0 where their load is a share per card);
@@ -815,8 +836,8 @@ def _failover(system, pool, var, var_all, yearly, shape, factors, fixed, horizon
     some = _has_load(var_all, factors, schedule, shape)
 
     def months():
-        if k < 2:
-            return _out(np.where(some, 0.0, np.inf) * np.ones(shape))
+        if k < 2:       # one card and it fails: the month this LPAR's work first reaches the pool
+            return _out(_first_load_month(var_all, factors, schedule, shape))
         # (factors given: the loads themselves are not read, nor kept by this closure)
         m = months_to_reach(None, yearly, f, np.broadcast_to(lim * (k - 1) - other * k, shape), factors=factors,
                             schedule=schedule)

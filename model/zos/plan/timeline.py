@@ -61,6 +61,9 @@ class Purchase:
     migration : where the plan's quantum-safe migrations bring the purchase forward, what says so
         ("the migration of payments to ML-DSA-65 (months 6 to 18); without it: month 40.1");
         empty otherwise.
+    needed_until_month : where a migration later relieves the pool (it moves the pool's work
+        elsewhere), the month from which the count before these servers is enough again through
+        the horizon; inf otherwise.
     """
 
     resource: str
@@ -75,6 +78,7 @@ class Purchase:
     on_order: bool = False
     needed_by_month: float = math.nan
     migration: str = ""
+    needed_until_month: float = math.inf
 
     def to_dict(self, start: str | None = None) -> dict:
         """JSON-ready (the keys of ``cryptoplan plan --json``'s ``timeline``); with the plan's
@@ -85,6 +89,8 @@ class Purchase:
                "limits": list(self.limits)}
         if self.migration:
             out["migration"] = self.migration
+        if math.isfinite(self.needed_until_month):
+            out["needed_until_month"] = round(self.needed_until_month, 3)
         if self.on_order:
             out["on_order"] = True
             out["needed_by_month"] = round(self.needed_by_month, 3) if math.isfinite(self.needed_by_month) else None
@@ -110,7 +116,9 @@ class Purchase:
         late = f", {self.late_by_months:.1f} months late even so" if self.late_by_months > 0 else ""
         need = "needed now" if self.install_by_month == 0 else f"installed by {when(self.install_by_month)}"
         forward = f", brought forward by {self.migration}" if self.migration else ""
-        return f"{order} {what} ({self.after} in all), {need}{late}: {self.reason}{forward}"
+        until = (f"; needed until {when(self.needed_until_month)} only: from then the migration leaves "
+                 f"{self.after - self.add} enough" if math.isfinite(self.needed_until_month) else "")
+        return f"{order} {what} ({self.after} in all), {need}{late}: {self.reason}{forward}{until}"
 
 
 def need_months(system, pool, loads, yearly, fixed, counts, schedule=None) -> tuple:
@@ -268,9 +276,42 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
                                 install_by_month=float(t), order_by_month=float(max(order, 0.0)),
                                 order_now=bool(order <= 0), late_by_months=float(max(-order, 0.0)) + 0.0,  # not -0.0
                                 reason=reason, limits=limits,
-                                migration=_brought_forward(system, t, unmoved[mine] if unmoved is not None else None)))
+                                migration=_brought_forward(system, t, unmoved[mine] if unmoved is not None else None),
+                                needed_until_month=_needed_until(system, pool, np.asarray(loads[pool], dtype=float),
+                                                                 yearly, fixed[pool], k + prev, t, schedule)))
     # what is on order first, by arrival; then the purchases, earliest order first
     return sorted(out, key=lambda p: (not p.on_order, p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
+
+
+#: How close :attr:`Purchase.needed_until_month` is to the month it names (months; printed to 0.1).
+UNTIL_TOLERANCE_MONTHS = 1e-3
+
+
+def _needed_until(system, pool, loads, yearly, fixed, n: int, t: float, schedule) -> float:
+    """With a migration, the month from which ``n`` servers (the count before a purchase needed at
+    ``t``) are enough again through the horizon: the least :math:`s \\in (t, T]` such that no limit
+    breaks ``n`` in :math:`[s, T]`, by bisection to :data:`UNTIL_TOLERANCE_MONTHS` (the predicate only
+    turns true as :math:`s` grows); inf where there is none (no migration, or still needed at
+    the horizon).  From month :math:`s` the loads are :math:`L (1 + g)^{s/12}` and the shares
+    :math:`\\phi(t_0 + s + \\cdot)`."""
+    horizon = system.horizon_months
+    if schedule is None or not t < horizon:
+        return math.inf
+    from .crossing import Schedule
+    g = np.asarray(yearly, dtype=float)
+
+    def enough_from(s: float) -> bool:
+        at_s = loads * ((1.0 + g) ** (s / 12.0))[:, None]
+        shifted = Schedule(schedule.knots, np.asarray(schedule.start, dtype=float) + s)
+        return bool(need_months(system, pool, at_s[:, None, :], g, fixed, np.array([n]), shifted)[0][0]
+                    > horizon - s)
+    if not enough_from(horizon):
+        return math.inf
+    lo, hi = t, horizon
+    while hi - lo > UNTIL_TOLERANCE_MONTHS:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if enough_from(mid) else (mid, hi)
+    return hi
 
 
 #: A purchase is brought forward by a migration when without it the same count lasts this many
