@@ -135,6 +135,45 @@ def test_the_timeline_names_the_month_the_migration_forces_a_coprocessor():
     assert buys[0].text().endswith("brought forward by " + buys[0].migration)
 
 
+@settings(max_examples=12, deadline=None)
+@given(web_rate=st.floats(1e-3, 2000.0), web_start=st.floats(0.0, 20.0), growth=st.floats(0.0, 0.3))
+@example(web_rate=1500.0, web_start=0.0, growth=0.1)       # one named (the web's), then both
+@example(web_rate=500.0, web_start=3.0, growth=0.1)        # both named
+def test_a_purchase_names_the_migrations_that_bring_it_forward_and_when_it_would_be_without_them(
+        web_rate, web_start, growth):
+    """Two migrations filling the coprocessors: the purchase names each one that, undone alone, moves
+    it later, and its "without" month is the same count's install month in the plan without the
+    named migrations (substituted: planned again without them)."""
+    ms = (Migration("payments", "ML-DSA-65", 6.0, 12.0), Migration("web", "ML-DSA-87", web_start, 6.0))
+    w = [_payments(rate=300.0, growth=growth),
+         Workload("web", "handshakes", web_rate, growth, args={"cipher": "TLS_AES_256_GCM_SHA384"})]
+    s = _system(cops=2, accs=2, migrations=ms, failover="none")
+    buys = [p for p in plan(s, w).timeline if p.resource == "coprocessors"]
+    for b in buys:
+        if not b.migration:
+            continue
+        named = [m for m in ms if f" {m.workload} " in b.migration.split(";")[0] + " "]
+        assert named, b.migration
+        assert (b.migration.startswith("the migration of ") if len(named) == 1 else
+                b.migration.startswith("the migrations of "))
+        kept = tuple(m for m in ms if m not in named)
+        without = [p for p in plan(_system(cops=2, accs=2, migrations=kept, failover="none"), w).timeline
+                   if p.resource == "coprocessors" and p.after >= b.after]
+        when = b.migration.split("without ")[1]
+        if without and without[0].after == b.after and without[0].install_by_month <= s.horizon_months:
+            assert when == f"{'it' if len(named) == 1 else 'them'}: month {without[0].install_by_month:.1f}"
+        else:
+            assert when.endswith("not within the 36-month horizon"), (when, without)
+        moves = []               # which, undone alone, move the purchase later (none: only together)
+        for m in ms:
+            alone = tuple(x for x in ms if x is not m)
+            later = [p for p in plan(_system(cops=2, accs=2, migrations=alone, failover="none"), w).timeline
+                     if p.resource == "coprocessors" and p.after >= b.after]
+            if not later or later[0].after > b.after or later[0].install_by_month > b.install_by_month + 0.05:
+                moves.append(m)
+        assert named == (moves or list(ms)), (b.migration, moves)
+
+
 def test_errors_name_what_is_wrong():
     w = [_payments()]
     with pytest.raises(PlanError, match=r"card_generation CEX7S cannot run the migration of 'payments' to ML-DSA-65"):

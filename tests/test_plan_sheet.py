@@ -474,15 +474,22 @@ def test_the_migrations_table_reaches_the_plan_sheet_and_agrees_with_toml_and_py
         "workload", "to", "start", "months", "share"]
     system0, workloads0 = read_plan_workbook(planner)
     ams = next(w.name for w in workloads0 if w.kind == "ams")
+    tls = next(w.name for w in workloads0 if w.kind == "handshakes")
     for j, v in enumerate((ams, "ML-DSA-65", 6, 12, None)):
         ws.cell(MIGRATIONS_HEAD + 1, MIGRATIONS_COLUMN + j, v)
+    # a TLS workload's signature and hybrid key exchange, typed in another case
+    for j, v in enumerate((tls, "ml-dsa-65+x25519mlkem768", 3, 12, 0.5)):
+        ws.cell(MIGRATIONS_HEAD + 2, MIGRATIONS_COLUMN + j, v)
     wb.save("migrating.xlsx")
     system, workloads = read_plan_workbook("migrating.xlsx")
-    assert system.migrations == (Migration(ams, "ML-DSA-65", 6.0, 12.0, 1.0),)
+    assert system.migrations == (Migration(ams, "ML-DSA-65", 6.0, 12.0, 1.0),
+                                 Migration(tls, "ML-DSA-65+X25519MLKEM768", 3.0, 12.0, 0.5))
     doc_system = {k: getattr(system, k) for k in ("processors", "coprocessors", "accelerators")}
-    toml = plan_from_dict({"system": doc_system, "workload": [{"name": ams, "kind": "ams", "rate": 1,
-                                                               "policy": "privacy", "message_kb": 2}],
-                           "migration": [{"workload": ams, "to": "ML-DSA-65", "start": 6, "months": 12}]})[0]
+    toml = plan_from_dict({"system": doc_system, "workload": [
+        {"name": ams, "kind": "ams", "rate": 1, "policy": "privacy", "message_kb": 2},
+        {"name": tls, "kind": "handshakes", "rate": 1, "cipher": "TLS_AES_256_GCM_SHA384"}],
+        "migration": [{"workload": ams, "to": "ML-DSA-65", "start": 6, "months": 12},
+                      {"workload": tls, "to": "X25519MLKEM768+ML-DSA-65", "start": 3, "months": 12, "share": 0.5}]})[0]
     assert toml.migrations == system.migrations
     res = CliRunner().invoke(main, ["recalc", "migrating.xlsx", "-o", "migrating-out.xlsx"])
     assert res.exit_code == 0, res.output
@@ -493,5 +500,5 @@ def test_the_migrations_table_reaches_the_plan_sheet_and_agrees_with_toml_and_py
     before = plan(system0, workloads0).resources["coprocessors"].utilization_at_horizon
     assert want.resources["coprocessors"].utilization_at_horizon > before
     cli = CliRunner().invoke(main, ["plan", "migrating.xlsx"]).output
-    assert f"{ams} (ML-DSA-65)" in cli
+    assert f"{ams} (ML-DSA-65)" in cli and f"{tls} (ML-DSA-65+X25519MLKEM768)" in cli
     assert all(t in cli for t in timeline)

@@ -138,6 +138,10 @@ def add_workloads(b: Builder):
     widths = {c: max(10, len(k) + 2) for k, c in _COL.items()}
     widths.update({_COL["name"]: 16, _COL["kind"]: 15, _COL["cipher"]: 40, _COL["policy"]: 16,
                    **{_COL[k]: 12 for k in ("rate_low", "rate_high", "growth_low", "growth_high")}})
+    # the Migrations table's "to" is wide enough for a signature and a hybrid key exchange
+    # ("ML-DSA-65+X25519MLKEM768"); it shares its column with the Workloads table's
+    to = get_column_letter(MIGRATIONS_COLUMN + 1)
+    widths[to] = max(widths.get(to, 10), 30)
     set_widths(ws, {**widths, "A": 24, "C": 16})
     ws.freeze_panes = f"C{first}"
     # Three pages wide, readable: the columns every kind takes (with the forecast's ranges, the

@@ -131,6 +131,9 @@ class Schedule(NamedTuple):
 
     knots: tuple
     start: object = 0.0
+    #: Each migration's ``(remaining part, moved part)`` rows, in the system's order (what
+    #: :func:`~.timeline.purchase_timeline` undoes to say which migration brings a purchase forward).
+    pairs: tuple = ()
 
     def at(self, months) -> np.ndarray:
         """The multipliers at absolute ``months`` (shape (n,)): (W, n).

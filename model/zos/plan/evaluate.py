@@ -583,7 +583,9 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
                          for b, yg, k in zip(base, yearly, knots)])
 
     lam_avg = rates_at(t)
-    schedule = Schedule(knots, t) if scheduled else None
+    n_moved = len(system.migrations)
+    pairs = tuple((origin[len(knots) - n_moved + j], len(knots) - n_moved + j) for j in range(n_moved))
+    schedule = Schedule(knots, t, pairs) if scheduled else None
     lam_free = rates_at(t, shares=False) if scheduled else lam_avg
     # (W, *S, I), the intervals outermost in memory: every array made from it (the loads, the
     # utilizations) runs along the scenarios, not along a handful of intervals (1.4x the plan)

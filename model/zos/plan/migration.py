@@ -34,7 +34,7 @@ import numpy as np
 
 from ...params import normalize_mode
 from ..ams._scenario import FUNCTIONS
-from ..quantum_safe import ams_migrated_operations, check_capable, migration_target, tls_migrated_operations
+from ..quantum_safe import TIME_BAND, ams_migrated_operations, check_capable, migration_target, tls_migrated_operations
 from .errors import PlanError
 from .inputs import CARD_POOLS, MIGRATION_KEYS, Migration
 
@@ -96,17 +96,19 @@ def migrated_profile(profile, w, m: Migration, system):
         half = profile.txn_per_unit
         per_label = dict(zip(FUNCTIONS, half * np.asarray(left, dtype=float)))
         ops = tuple((label, "coprocessor", half * np.asarray(n, dtype=float), t) for label, n, t in added)
-        cpu_note = "its CPU per transaction as before"
+        cpu_note = "CPU per transaction as before"
     else:
         full = 1.0 - float(w.arg("resumed_share") or 0.0) if w.kind == "handshakes" else 1.0
         on_cards = w.kind == "handshakes" or normalize_mode(w.arg("mode")) == "SSLCIPH"
         label = "handshake" if w.kind == "handshakes" else "channel start"
         per_label = {label: 0.0}
         ops = tuple((lab, card, full * n, t) for lab, card, n, t in tls_migrated_operations(m.to, gen, on_cards))
-        cpu_note = "a TLS 1.3 handshake, its CPU per handshake as before"
-    notes = profile.notes + (f"{m.share:.0%} of {m.workload} moves to {m.to} from month {m.start:g} over "
-                             f"{m.months:g} months; its card times are assumed (relative software cost x the "
-                             f"measured RSA-2048 card time: bands draw them from 0.5 to 3 times), {cpu_note}",)
+        cpu_note = "as TLS 1.3, CPU per handshake as before"
+    # (one printed line of the Plan sheet with the workload's name before it: the assumption said
+    # in full is in the functions' and docs' words)
+    band = TIME_BAND
+    notes = profile.notes + (f"{m.share:.0%} of {m.workload} moves from month {m.start:g} over {m.months:g} months; "
+                             f"card times assumed (bands: {band.low:g} to {band.high:g} times), {cpu_note}",)
     return dataclasses.replace(profile, classes=_classes(profile, per_label, ops), notes=notes)
 
 

@@ -20,6 +20,7 @@ are one purchase.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -261,10 +262,11 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
         late_wait = when > horizon
         when = np.where(late_wait, horizon, when)
         why = np.where(late_wait, "wait target", why)
-        unmoved = None
-        if schedule is not None:        # the same counts without the migrations: which ones they bring forward
-            unmoved, _ = _crossings(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool], counts,
-                                    _unmigrated(schedule))
+        crossings = None
+        if schedule is not None:        # the same counts without (some of) the migrations: which bring them forward
+            def crossings(which, mine, _pool=pool, _counts=counts):
+                return _crossings(system, _pool, np.asarray(loads[_pool], dtype=float), yearly, fixed[_pool],
+                                  _counts[mine], _unmigrated(schedule, which))[0]
         for t in sorted(set(when.tolist())):
             # the servers needed this month, in count order, each with the limit its count breaks
             # (grouped by reason and sorted, two limits in one month swapped their reasons)
@@ -276,7 +278,8 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
                                 install_by_month=float(t), order_by_month=float(max(order, 0.0)),
                                 order_now=bool(order <= 0), late_by_months=float(max(-order, 0.0)) + 0.0,  # not -0.0
                                 reason=reason, limits=limits,
-                                migration=_brought_forward(system, t, unmoved[mine] if unmoved is not None else None),
+                                migration=_brought_forward(system, t, None if crossings is None else
+                                                           functools.partial(crossings, mine=mine)),
                                 needed_until_month=_needed_until(system, pool, np.asarray(loads[pool], dtype=float),
                                                                  yearly, fixed[pool], k + prev, t, schedule)))
     # what is on order first, by arrival; then the purchases, earliest order first
@@ -297,12 +300,11 @@ def _needed_until(system, pool, loads, yearly, fixed, n: int, t: float, schedule
     horizon = system.horizon_months
     if schedule is None or not t < horizon:
         return math.inf
-    from .crossing import Schedule
     g = np.asarray(yearly, dtype=float)
 
     def enough_from(s: float) -> bool:
         at_s = loads * ((1.0 + g) ** (s / 12.0))[:, None]
-        shifted = Schedule(schedule.knots, np.asarray(schedule.start, dtype=float) + s)
+        shifted = schedule._replace(start=np.asarray(schedule.start, dtype=float) + s)
         return bool(need_months(system, pool, at_s[:, None, :], g, fixed, np.array([n]), shifted)[0][0]
                     > horizon - s)
     if not enough_from(horizon):
@@ -319,28 +321,41 @@ def _needed_until(system, pool, loads, yearly, fixed, n: int, t: float, schedule
 FORWARD_MONTHS = 0.05
 
 
-def _unmigrated(schedule):
-    """The schedule with no share moved: each workload's remaining part at 1, its moved part at 0."""
-    from .crossing import Schedule
+def _unmigrated(schedule, which=None):
+    """The schedule with the migrations ``which`` (indices into the system's; all if None) undone:
+    each one's remaining part at 1, its moved part at 0."""
+    undo = range(len(schedule.pairs)) if which is None else which
+    rows = {r for j in undo for r in schedule.pairs[j]}
     knots = []
-    for k in schedule.knots:
-        if k is None:
-            knots.append(None)
+    for i, k in enumerate(schedule.knots):
+        if k is None or i not in rows:
+            knots.append(k)
         else:                       # a remaining part starts at 1, a moved part at 0: stays so
             knots.append((k[0], np.full(np.shape(k[1]), float(k[1][0]))))
-    return Schedule(tuple(knots), schedule.start)
+    return schedule._replace(knots=tuple(knots))
 
 
-def _brought_forward(system, t: float, unmoved) -> str:
-    """What says that the migrations bring forward a purchase needed at ``t`` (the counts' months
-    ``unmoved`` without them), or ""."""
-    if unmoved is None or not np.all(np.asarray(unmoved) > t + FORWARD_MONTHS):
+def _brought_forward(system, t: float, crossings) -> str:
+    """What says which migrations bring forward a purchase needed at ``t``, or "".
+
+    ``crossings(which)`` gives the purchase's counts' months with the migrations ``which`` undone
+    (None: all).  The migrations named are those each of which, undone alone, delays the purchase
+    by more than :data:`FORWARD_MONTHS`; all of them where only together they do."""
+    def later(which) -> bool:
+        return bool(np.all(np.asarray(crossings(which)) > t + FORWARD_MONTHS))
+    if crossings is None or not later(None):
         return ""
-    steps = " and ".join(f"the migration of {m.workload} to {m.to} (months {m.start:g} to {m.start + m.months:g})"
-                         for m in system.migrations)
-    without = float(np.min(unmoved))
-    return steps + "; without it: " + (f"month {without:.1f}" if without <= system.horizon_months else
-                                       f"not within the {system.horizon_months:g}-month horizon")
+    named = [j for j in range(len(system.migrations)) if later((j,))] or list(range(len(system.migrations)))
+    without = float(np.min(crossings(tuple(named))))
+    ms = [system.migrations[j] for j in named]
+    when = (f"month {without:.1f}" if without <= system.horizon_months else
+            f"not within the {system.horizon_months:g}-month horizon")
+    if len(ms) == 1:
+        m = ms[0]
+        return f"the migration of {m.workload} to {m.to} (months {m.start:g} to {m.start + m.months:g}); without it: {when}"
+    # (the algorithms are in the moved parts' names: one printed line of the Plan sheet)
+    steps = " and ".join(f"{m.workload} (months {m.start:g} to {m.start + m.months:g})" for m in ms)
+    return f"the migrations of {steps}; without them: {when}"
 
 
 def plan_warnings(system, workloads, profiles, workload_results, resources, timeline) -> Callable[[], tuple]:
