@@ -318,6 +318,10 @@ def fit(figures_path, out_path, report_dir, force, check):
                    "=0.9+-0.05 with its standard uncertainty; 10% where not given): replaces the assumed time of its "
                    "family (ML-DSA or ML-KEM), and bands draw the site's uncertainty instead of the assumption's "
                    "0.5-3. One per family; repeat for the other.")
+@click.option("--qs-rmf", "qs_family", type=click.Choice(["ML-DSA", "ML-KEM"], case_sensitive=False), default=None,
+              help="With --plan: RMF's coprocessor lines calibrate this quantum-safe family's time factor on the "
+                   "plan's mix (every other coprocessor time held) instead of the coprocessors' speed. The plan "
+                   "states the share migrated when RMF measured: a [[migration]] with start = 0 and months = 0.")
 @click.option("--key-type", hidden=True, default=None)
 @click.option("--key-size", hidden=True, default=None)
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
@@ -325,8 +329,8 @@ def fit(figures_path, out_path, report_dir, force, check):
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for report.txt and calibration.png.")
 @click.option("--force", is_flag=True, help="Overwrite an existing --out file or report files.")
-def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, qs_times, key_type, key_size, out_path,
-              report_dir, force):
+def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, qs_times, qs_family, key_type, key_size,
+              out_path, report_dir, force):
     """Calibrate the models on your own RMF and SMF numbers.
 
     Refits only the parameters the site numbers identify (the rest keep the published
@@ -344,6 +348,9 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, qs_
     if plan_path and not (rmf_path or rmf_reports or smf70_of(smf_dir)):
         raise click.UsageError("--plan states the mix for RMF's coprocessor lines: give it with --rmf, --rmf-report "
                                "or --smf (SMF 70 records)")
+    if qs_family and not plan_path:
+        raise click.UsageError(f"--qs-rmf {qs_family} calibrates on RMF's coprocessor lines over the plan's mix: give "
+                               "--plan, whose migrations state the share migrated when RMF measured")
     _refuse_outputs(out_path, report_dir, force)
     smf70_path = smf70_of(smf_dir)
     if smf70_path:
@@ -391,7 +398,7 @@ def calibrate(rmf_path, rmf_reports, cpu_path, smf_dir, platform, plan_path, qs_
             why = ("its coprocessor lines need --plan (above)" if cop else
                    "no line observes one card function (accelerator ME/CRT rows, or coprocessor lines with --plan)")
             raise C.CalibrationError(f"nothing to calibrate on: {why}")
-        cal = C.calibrate(obs, rows, measured, mix)
+        cal = C.calibrate(obs, rows, measured, mix, qs_family)
     except (C.CalibrationError, site_errors.SiteFileError, model.PlanError) as exc:   # the fit's, a file's, a plan's
         raise click.UsageError(str(exc)) from None
     text = _calibration_text(cal, smf)

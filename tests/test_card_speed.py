@@ -25,7 +25,7 @@ from numpy.testing import assert_allclose
 from cryptoplan.cli import main
 from cryptoplan.model.calibration.card_speed import COPROCESSOR_TIMES, coprocessor_speed, mix_mean_ms
 from cryptoplan.model.calibration.draws import parameter_draws
-from cryptoplan.model.calibration.observations import CalibrationError
+from cryptoplan.model.calibration.observations import MEASUREMENT_RTOL, CalibrationError
 from cryptoplan.model.calibration.rmf_crypto import RmfRow
 from cryptoplan.model.params import load_params, using_values
 from cryptoplan.model.zos.plan import System, Workload, read_plan
@@ -316,3 +316,89 @@ def test_a_plan_far_from_the_measured_rate_says_little_of_the_mix(share):
     other = [RmfRow(15, "CEX8C", "1", "TOTAL", None, 900.0, 0.2, 18.0, "S2", "2026-01-01 10:00:00", "LPAR")]
     with pytest.raises(CalibrationError, match="systems S1, S2"):
         coprocessor_speed(rows + other, system, ws)
+
+
+# ------------------------------------------------------------------ a quantum-safe family's factor (issue 65)
+def _qs_line(rate_txn, share, truth, policy="integrity"):
+    """RMF's coprocessor line for an AMS RSA-2048 workload with ``share`` of it on ML-DSA-65 (or, for
+    Privacy, ML-KEM-768 too), the family's time ``truth`` times the assumed: requests/s from the
+    operation counts, busy from the migrated card utilization (another path: its own operation
+    counts and times), EXEC TIME = busy / requests."""
+    from cryptoplan.model.zos.ams import ams_operations
+    from cryptoplan.model.zos.quantum_safe import migrated_card_utilization
+    to = "ML-DSA-65" if policy == "integrity" else "ML-DSA-65+ML-KEM-768"
+    published = {n: p["value"] for n, p in load_params()["parameters"].items()}
+    with using_values({**published, "qs_mldsa_time_factor": truth}):
+        busy_ms = migrated_card_utilization(rate_txn, policy, "RSA", 2048, 2.0, algorithm=to, share=share,
+                                            cards=64) * 64 * 1000.0
+    o = ams_operations(policy, None, 1)
+    per_txn = 2.0 * ((1 - share) * o["sign"] + share * (o["sign"] + o["verify"] + o["cert_check"]
+                                                        + (o["key_encrypt"] + o["key_decrypt"] if policy != "integrity"
+                                                           else 0.0)))
+    req = rate_txn * per_txn
+    return to, req, busy_ms / req
+
+
+@settings(max_examples=30, deadline=None)
+@given(rate=st.floats(50.0, 2000.0), share=st.floats(0.05, 1.0), truth=st.floats(0.3, 3.0),
+       policy=st.sampled_from(["integrity", "privacy"]))
+def test_a_migrating_plans_lines_calibrate_the_families_factor_back(rate, share, truth, policy):
+    """Lines made for an ML-DSA factor ``truth`` (unrounded EXEC TIME) give it back on the plan's mix,
+    the plan stating the share migrated when RMF measured (start 0, months 0); every other coprocessor
+    time held (1e-9: the identity is exact)."""
+    from cryptoplan.model.zos.plan.migration import Migration
+    to, req, exec_ms = _qs_line(rate, share, truth, policy)
+    system = System(processors=4, coprocessors=2, accelerators=1, card_generation="CEX8S",
+                    migrations=(Migration("pay", to, 0.0, 0.0, share),))
+    ws = [Workload("pay", "ams", rate, args={"policy": policy, "message_kb": 2})]
+    rows = [RmfRow(10, "CEX8C", "1", "TOTAL", None, req, exec_ms, req * exec_ms / 10.0)]
+    sp = coprocessor_speed(rows, system, ws, scaled=("qs_mldsa_time_factor",))
+    assert_allclose(sp.factor, truth, rtol=1e-9)
+    assert sp.names == ("qs_mldsa_time_factor",)
+    assert_allclose(sp.plan_rate, req, rtol=1e-12)
+    # its uncertainty: the mean's relative one over the share of the mean the factor scales (b: the
+    # mean with the factor at 0, the part it does not)
+    published = {n: p["value"] for n, p in load_params()["parameters"].items()}
+    with using_values({**published, "qs_mldsa_time_factor": 0.0}):
+        b = mix_mean_ms(system, ws, "CEX8S")[0]
+    assert sp.sigma_rel >= MEASUREMENT_RTOL * exec_ms / (exec_ms - b) * (1 - 1e-9)
+
+
+def test_the_cli_writes_the_families_factor_from_rmf_and_bands_draw_the_sites_uncertainty(tmp_path):
+    """calibrate --rmf --plan --qs-rmf ML-DSA: the file's qs_mldsa_time_factor is the factor the line
+    gives (the round trip above), set as a site measurement; drawn, it spans far less than the
+    assumption's 0.5 to 3."""
+    rate, share, truth = 400.0, 0.5, 1.6
+    to, req, exec_ms = _qs_line(rate, share, truth)
+    line = f"{req / 2:.6f},{exec_ms:.9f},{req / 2 * exec_ms / 10:.4f}\n"         # two cards, half each
+    (tmp_path / "rmf.csv").write_text("TYPE,ID,FUNCTION,KEY,RATE,EXEC TIME,UTIL%\n"
+                                      f"CEX8C,01,TOTAL,,{line}CEX8C,02,TOTAL,,{line}", encoding="utf-8")
+    (tmp_path / "plan.toml").write_text(
+        '[system]\nprocessors = 4\ncoprocessors = 2\naccelerators = 1\ncard_generation = "CEX8S"\n'
+        f'[[workload]]\nname = "pay"\nkind = "ams"\nrate = {rate}\npolicy = "integrity"\nmessage_kb = 2\n'
+        f'[[migration]]\nworkload = "pay"\nto = "{to}"\nstart = 0\nmonths = 0\nshare = {share}\n', encoding="utf-8")
+    out = tmp_path / "site.json"
+    args = ["calibrate", "--rmf", str(tmp_path / "rmf.csv"), "--plan", str(tmp_path / "plan.toml"), "--qs-rmf",
+            "ml-dsa", "--out", str(out)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    p = doc["parameters"]["qs_mldsa_time_factor"]
+    assert_allclose(p["value"], truth, rtol=1e-6)         # the CSV's EXEC TIME to nine decimals
+    assert p["source"].startswith("measured on site data: RMF's mean EXEC TIME")
+    published = load_params()["parameters"]
+    for n in COPROCESSOR_TIMES:                          # the speed is not calibrated: held
+        assert doc["parameters"][n]["value"] == published[n]["value"]
+    draws = parameter_draws(2000, seed=3, doc=doc)["qs_mldsa_time_factor"]
+    lo, hi = np.percentile(draws, [5, 95]) / truth
+    assert 0.8 < lo < 1.0 < hi < 1.25, (lo, hi)
+    # without a share migrated at month 0 the plan states no ML-DSA operation
+    (tmp_path / "later.toml").write_text((tmp_path / "plan.toml").read_text().replace("start = 0", "start = 6"))
+    res = CliRunner().invoke(main, [*args[:4], str(tmp_path / "later.toml"), *args[5:7], "--out",
+                                    str(tmp_path / "x.json")])
+    assert res.exit_code == 2 and "no operation qs_mldsa_time_factor scales at month 0" in res.output, res.output
+    res = CliRunner().invoke(main, ["calibrate", "--rmf", str(tmp_path / "rmf.csv"), "--qs-rmf", "ML-DSA",
+                                    "--out", str(tmp_path / "y.json")])
+    assert res.exit_code == 2 and "--qs-rmf ML-DSA calibrates on RMF's coprocessor lines" in res.output
+    res = CliRunner().invoke(main, [*args, "--qs-time", "ML-DSA-65:sign=0.9", "--force"])
+    assert res.exit_code == 2 and "cannot both set its time factor" in res.output, res.output

@@ -283,6 +283,8 @@ def test_a_pool_the_migration_empties_is_still_bought_for_now_and_one_it_fills_h
 
 @settings(max_examples=20, deadline=None)
 @given(start=st.floats(0.0, 30.0), months=st.floats(0.0, 12.0), t0=st.floats(0.0, 40.0))
+@example(start=0.0, months=1.0, t0=1.8497375170217992e-105)      # t0 an ulp past the knot: the knot's month
+@example(start=3.2420059075777657e-40, months=0.0, t0=0.0)       # a jump an ulp after month 0: at month 0
 def test_one_card_that_fails_is_over_its_limit_from_the_month_a_migration_first_brings_it_work(start, months, t0):
     """With one coprocessor, one card failed is over its limit as soon as this LPAR has work on it:
     an AT-TLS channel start (no card work) migrating from month ``start`` has none before it and
@@ -290,8 +292,9 @@ def test_one_card_that_fails_is_over_its_limit_from_the_month_a_migration_first_
     s = _system(cops=1, accs=1, migrations=(Migration("mq", "ML-DSA-65", start, months),))
     w = Workload("mq", "channel_starts", 20.0, 0.1, args={"mode": "ATTLS", "cipher": "TLS_AES_256_GCM_SHA384"})
     got = float(plan(s, [w], months=t0).resources["coprocessors"].failover.months_to_limit)
-    assert got == max(start - t0, 0.0)
-    if start > t0:        # no work on the card before the migration starts, some just after
+    # (the crossings read a month within 8 ulps of a knot as the knot's, Schedule.at: 1e-12 months)
+    assert got == pytest.approx(max(start - t0, 0.0), rel=0, abs=1e-12)
+    if got > 0:           # no work on the card before the migration starts, some just after
         assert float(plan(s, [w], months=t0 + 0.5 * got).resources["coprocessors"].utilization) == 0.0
     after = t0 + got + max(months, 1.0) * 1e-3
     assert float(plan(s, [w], months=after).resources["coprocessors"].utilization) > 0.0

@@ -53,7 +53,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..params import ParameterFileError, load_params, using_values, validate_params
+from ..params import ParameterFileError, load_params, normalize_choice, using_values, validate_params
+from ..zos.quantum_safe import QS_FACTORS
 from ..zos.crypto import CARD_FUNCTIONS
 from .cpu_table import CPU_COLUMNS, CpuRow, cpu_observations, read_cpu_table
 from .card_speed import COPROCESSOR_TIMES, coprocessor_speed
@@ -426,7 +427,7 @@ def _contradicted(published: dict, values: dict) -> tuple[list, int]:
     return lost, sum(r["within_tolerance"] for r in table.values())
 
 
-def calibrate(observations, rows=(), measured=None, mix=None) -> Calibration:
+def calibrate(observations, rows=(), measured=None, mix=None, qs_family=None) -> Calibration:
     """Refit the parameters the site observations identify; keep the rest.
 
     The model and the rule that picks the parameters refitted are the module docstring's:
@@ -452,6 +453,11 @@ def calibrate(observations, rows=(), measured=None, mix=None) -> Calibration:
         parameters as refitted (a key-length exponent the accelerator rows move is shared with the
         coprocessor's sign), so that the file written reproduces the lines' mean.  The
         observations must not depend on those parameters.
+    qs_family : {"ML-DSA", "ML-KEM"}, optional
+        With ``mix``: the lines calibrate that quantum-safe family's time factor on the plan's mix
+        instead (every other coprocessor time held), the plan's migrations at month 0 stating the
+        share of the requests that are its operations; the factor is then set as a site
+        measurement (its standard error the factor's), as ``measured``'s are.
 
     Returns
     -------
@@ -481,7 +487,20 @@ def calibrate(observations, rows=(), measured=None, mix=None) -> Calibration:
         before = [o.predict() for o in observations]
     values, cost, stderr, solution = _refit(identified, base, observations)
     speed = None
-    if mix is not None:          # the speed factor at the refitted values (their exponents included)
+    if mix is not None and qs_family is not None:      # the family's factor, at the refitted values
+        name = QS_FACTORS[normalize_choice("qs_family", qs_family, tuple(QS_FACTORS))]
+        if name in measured:
+            raise CalibrationError(f"{qs_family}: a typed time (--qs-time) and RMF's coprocessor lines cannot both "
+                                   "set its time factor")
+        with using_values(values):
+            system, workloads = mix
+            qs = coprocessor_speed(rows, system, workloads, path=_rows_source(rows), scaled=(name,))
+        first = qs.lines[0] + (f" and {len(qs.lines) - 1} more" if len(qs.lines) > 1 else "")
+        measured[name] = {"value": values[name] * qs.factor, "stderr": values[name] * qs.factor * qs.sigma_rel,
+                          "note": f"RMF's mean EXEC TIME {qs.measured_ms:.4g} ms of {first} on the plan's mix with "
+                                  f"its {qs_family} share ({qs.model_ms:.4g} ms with the assumed times)"}
+        values[name] = measured[name]["value"]
+    elif mix is not None:        # the speed factor at the refitted values (their exponents included)
         with using_values(values):
             system, workloads = mix
             speed = coprocessor_speed(rows, system, workloads, path=_rows_source(rows))

@@ -74,8 +74,9 @@ class CardSpeed:
     Attributes
     ----------
     factor : float
-        :math:`f`, the factor on the coprocessor time parameters that gives the plan's mix the
-        measured mean EXEC TIME (1: the parameters in force).
+        :math:`f`, the factor on the parameters :attr:`names` (the coprocessor time parameters, or
+        one quantum-safe family's time factor) that gives the plan's mix the measured mean EXEC
+        TIME (1: the parameters in force).
     sigma_rel : float
         Its relative standard deviation (module docstring).
     measured_ms, model_ms : float
@@ -88,6 +89,8 @@ class CardSpeed:
         The report lines used ("file line N: CEX6C 5").
     left_out : tuple of str
         The plan's workloads not in the mix (measured ones), by name.
+    names : tuple of str
+        The parameters the factor scales.
     """
 
     factor: float
@@ -98,6 +101,7 @@ class CardSpeed:
     plan_rate: float
     lines: tuple
     left_out: tuple = ()
+    names: tuple = COPROCESSOR_TIMES
 
     @property
     def coverage(self) -> float:
@@ -105,8 +109,8 @@ class CardSpeed:
         return self.plan_rate / self.measured_rate
 
     def values(self, base: dict) -> dict:
-        """``base``'s coprocessor time parameters multiplied by :attr:`factor`."""
-        return {n: float(base[n]) * self.factor for n in COPROCESSOR_TIMES}
+        """``base``'s parameters the factor scales (:attr:`names`) multiplied by :attr:`factor`."""
+        return {n: float(base[n]) * self.factor for n in self.names}
 
 
 def coprocessor_lines(rows) -> list:
@@ -116,34 +120,46 @@ def coprocessor_lines(rows) -> list:
             and r.scope != "CPC"]
 
 
-def _mix(system, workloads, generation: str) -> tuple[float, float, float, tuple]:
-    """``(R, S, F, left out)`` of the plan's mix on coprocessors of ``generation``: requests per
-    second, and the card ms per second of the part of their times the speed factor scales (``S``)
-    and of the part it does not (``F``).  Each class's time is affine in the coprocessor time
-    parameters (:data:`COPROCESSOR_TIMES`): with them doubled, :math:`t_2 = 2S + F`, so
-    :math:`S = t_2 - t`."""
-    from ..params import current_parameters, param, prepared_values, using_values
+def _parts(system, workloads) -> tuple:
+    """``(workloads, profiles, rate factors, left out)`` the coprocessors see at the plan's month 0:
+    the measured workloads left out, and each migration's remaining and moved parts at their
+    month-0 shares (:mod:`~cryptoplan.model.zos.plan.migration`: a site measuring during its
+    migration states the share migrated then as a migration with ``start = 0, months = 0``)."""
+    from ..zos.plan.migration import expand_migrations
     from ..zos.plan.profiles import workload_profile
+    kept = [w for w in workloads if w.kind != "measured"]    # a measurement (RMF's residual among them)
+    left_out = tuple(w.name for w in workloads if w.kind == "measured")
+    profiles = [workload_profile(w, system) for w in kept]
+    if not system.migrations:
+        return kept, profiles, [1.0] * len(kept), left_out
+    ws, ps, knots, _ = expand_migrations(system, kept, profiles)
+    shares = [1.0 if k is None else float(np.interp(0.0, *k)) for k in knots]
+    return ws, ps, shares, left_out
+
+
+def _mix(system, workloads, generation: str, scaled=COPROCESSOR_TIMES) -> tuple[float, float, float, tuple]:
+    """``(R, S, F, left out)`` of the plan's mix on coprocessors of ``generation``: requests per
+    second, and the card ms per second of the part of their times the factor scales (``S``)
+    and of the part it does not (``F``).  Each class's time is affine in the parameters ``scaled``
+    (the coprocessor time parameters, or a quantum-safe family's factor): with them doubled,
+    :math:`t_2 = 2S + F`, so :math:`S = t_2 - t`."""
+    from ..params import current_parameters, param, prepared_values, using_values
     on = dataclasses.replace(system, card_generation=generation)
+    ws, profiles, shares, left_out = _parts(on, workloads)
+    base = {k: param(k) for k in current_parameters().values}
+    # every parameter as in force (an outer using_values too), the scaled ones doubled
+    doubled = prepared_values({**base, **{k: 2.0 * float(base[k]) for k in scaled}})
+    with using_values(doubled):
+        profiles2 = _parts(on, workloads)[1]
     R = S = F = 0.0
-    left_out = []
-    doubled = None
-    for w in workloads:
-        if w.kind == "measured":     # a measurement (RMF's residual among them), not an operation
-            left_out.append(w.name)
-            continue
-        p = workload_profile(w, on)
+    for w, p, p2, share in zip(ws, profiles, profiles2, shares):
         n, t = (np.asarray(x, dtype=float) for x in p.classes["coprocessors"][:2])
-        if doubled is None:      # every parameter as in force (an outer using_values too), the times doubled
-            base = {k: param(k) for k in current_parameters().values}
-            doubled = prepared_values({**base, **{k: 2.0 * float(base[k]) for k in COPROCESSOR_TIMES}})
-        with using_values(doubled):
-            t2 = np.asarray(workload_profile(w, on).classes["coprocessors"][1], dtype=float)
-        rate = float(w.rate)
+        t2 = np.asarray(p2.classes["coprocessors"][1], dtype=float)
+        rate = float(w.rate) * share
         R += rate * float(np.sum(n))
         S += rate * float(np.sum(n * (t2 - t)))
         F += rate * float(np.sum(n * (2.0 * t - t2)))
-    return R, S, F, tuple(left_out)
+    return R, S, F, left_out
 
 
 def mix_mean_ms(system, workloads, generation: str) -> tuple[float, float, tuple]:
@@ -160,8 +176,16 @@ def mix_mean_ms(system, workloads, generation: str) -> tuple[float, float, tuple
     return ((S + F) / R if R > 0 else math.nan), R, left_out
 
 
-def coprocessor_speed(rows, system, workloads, path: str = "the report") -> CardSpeed:
+def coprocessor_speed(rows, system, workloads, path: str = "the report", scaled=COPROCESSOR_TIMES) -> CardSpeed:
     """The coprocessors' speed factor the report's lines give for the plan's mix (module docstring).
+
+    With ``scaled`` a quantum-safe family's time factor (``("qs_mldsa_time_factor",)``), the
+    factor on that alone, every other coprocessor time held: the lines' mean then measures the
+    quantum-safe operations' time, the plan's quantum-safe share (its migrations at month 0)
+    stating how many of the requests they are.  A factor's relative standard deviation is the
+    module docstring's, its measurement and mix terms multiplied by
+    :math:`\\bar t_{RMF} / (f \\sum_l w_l \\bar a_l)` (the mean over the part it scales: a share of
+    the requests carries the whole mean's uncertainty).
 
     Parameters
     ----------
@@ -174,6 +198,8 @@ def coprocessor_speed(rows, system, workloads, path: str = "the report") -> Card
         The plan's workloads: the mix.
     path : str
         The report, named in messages.
+    scaled : tuple of str
+        The parameters the factor scales (default: every coprocessor time parameter).
 
     Returns
     -------
@@ -192,12 +218,17 @@ def coprocessor_speed(rows, system, workloads, path: str = "the report") -> Card
     if len(systems) > 1:
         raise CalibrationError(f"{path}: coprocessor lines of systems {', '.join(systems)}: a plan states one LPAR's "
                                "mix; calibrate on one system's report")
-    mix = {g: _mix(system, workloads, g) for g in sorted({r.generation for r in lines})}
+    scaled = tuple(scaled)
+    mix = {g: _mix(system, workloads, g, scaled) for g in sorted({r.generation for r in lines})}
     plan_rate, _, _, left_out = next(iter(mix.values()))
     if not plan_rate > 0:
         raise CalibrationError("the plan's workloads send the coprocessors no request (measured workloads left "
                                "out): it states no mix of operations to calibrate the coprocessor lines against")
     if not all(m[1] > 0 for m in mix.values()):
+        if scaled != COPROCESSOR_TIMES:
+            raise CalibrationError(f"the plan sends the coprocessors no operation {', '.join(scaled)} scales at month "
+                                   "0: state the share migrated when RMF measured as a [[migration]] with start = 0 "
+                                   "and months = 0")
         raise CalibrationError("the plan's coprocessor requests all have fixed times (published per-start times): "
                                "no coprocessor time parameter for the lines to calibrate")
     rate = np.array([r.rate for r in lines])
@@ -208,18 +239,20 @@ def coprocessor_speed(rows, system, workloads, path: str = "the report") -> Card
     measured = float(np.sum(w * exec_ms))
     factor = (measured - float(np.sum(w * b))) / float(np.sum(w * a))
     if not factor > 0:
+        held = ("its other coprocessor requests" if scaled != COPROCESSOR_TIMES else
+                "coprocessor requests with fixed times (channel starts)")
         raise CalibrationError(f"{path}: the lines' mean EXEC TIME {measured:.4g} ms is below what the plan's "
-                               "coprocessor requests with fixed times (channel starts) take alone: the plan does "
-                               "not state this LPAR's mix")
+                               f"{held} take alone: the plan does not state this LPAR's mix")
     each = (exec_ms - b) / a
     scatter = (math.sqrt(float(np.sum(w * (each - factor) ** 2))) / math.sqrt(len(lines)) / factor
                if len(lines) > 1 else 0.0)
-    scaled = float(np.sum(w * a)) * factor
+    part = float(np.sum(w * a)) * factor        # ms of the mean the factor scales
     intervals = max(len({r.interval for r in lines}), 1)
     measured_rate = float(rate.sum()) / intervals
     mix_sd = min(abs(math.log(plan_rate / measured_rate)), _MIX_SD_MAX)
-    sigma = max(MEASUREMENT_RTOL, _PRINT_SD_MS / scaled, scatter, mix_sd)
+    amp = measured / part
+    sigma = max(MEASUREMENT_RTOL * amp, _PRINT_SD_MS / part, scatter, mix_sd * amp)
     return CardSpeed(factor=factor, sigma_rel=sigma, measured_ms=measured, model_ms=float(np.sum(w * (a + b))),
                      measured_rate=measured_rate, plan_rate=plan_rate,
                      lines=tuple(f"{located(r.source or path, r.line)}: {r.type} {r.id}" for r in lines),
-                     left_out=left_out)
+                     left_out=left_out, names=scaled)

@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from .inputs import MAX_MONTHS
 
-__all__ = ["months_to_reach", "peak_candidates", "peak_columns", "TOLERANCE_MONTHS", "Schedule", "SCAN_STEP_MONTHS"]
+__all__ = ["months_to_reach", "peak_candidates", "peak_columns", "TOLERANCE_MONTHS", "Schedule", "SCAN_STEP_MONTHS", "snapped"]
 
 #: Width of the final bracket (months): far below the 0.05 months a plan is checked to, and within
 #: a few ulps of months up to 1,200.
@@ -142,7 +142,7 @@ class Schedule(NamedTuple):
         within a few units in the last place of a knot is that knot's: a scan's relative month
         added back to the scenario's (:math:`t_0 + (k - t_0)`) lands on either side of ``k``."""
         x = np.asarray(months, dtype=float)
-        return np.stack([np.ones_like(x) if k is None else np.interp(_snapped(x, k[0]), k[0], k[1])
+        return np.stack([np.ones_like(x) if k is None else np.interp(snapped(x, k[0]), k[0], k[1])
                          for k in self.knots])
 
     def last(self) -> float:
@@ -166,7 +166,7 @@ class Schedule(NamedTuple):
         return out
 
 
-def _snapped(x: np.ndarray, knots) -> np.ndarray:
+def snapped(x: np.ndarray, knots) -> np.ndarray:
     """``x`` with each value within 8 units in the last place of a knot moved onto the nearest such."""
     k = np.asarray(knots, dtype=float)
     d = np.abs(x[..., None] - k)

@@ -24,7 +24,7 @@ from ..._text import value_text
 from ...domains import GROWTH, MONTHS
 from ...params import using_values
 from ..stations import count_needed, failover_count_needed, mix_from_moments, pooled_wait
-from .crossing import Schedule, months_to_reach, peak_columns
+from .crossing import Schedule, months_to_reach, peak_columns, snapped
 from .migration import expand_migrations, migrated_name
 from .daily import daily_factors, day_intervals, distinct_intervals, interval_label, interval_minutes
 from .forecast import forecast_draws
@@ -820,8 +820,9 @@ def _first_load_month(var_all, factors, schedule, shape) -> np.ndarray:
         first = np.where(now[w] > 0, 0.0, np.inf)
         if k is not None:
             xs, ys = (np.asarray(v, dtype=float) for v in k)
+            at = snapped(t0, xs)                       # (as the schedule reads a month a knot's)
             for x in xs[:-1][(ys[:-1] <= 0) & (ys[1:] > 0)]:        # where a share starts to rise
-                first = np.where(x >= t0, np.minimum(first, x - t0), first)
+                first = np.where(x >= at, np.minimum(first, np.maximum(x - t0, 0.0)), first)
         out = np.where(np.broadcast_to(a[w] > 0, shape), np.minimum(out, first), out)
     return out
 
