@@ -199,6 +199,12 @@ def test_errors_name_what_is_wrong():
     bare = Workload("mq", "channel_starts", 5.0, args={"mode": "none", "cipher": "TLS_AES_256_GCM_SHA384"})
     with pytest.raises(PlanError, match=r"migration of 'mq': its channels are unprotected \(mode none\)"):
         plan(_system(migrations=(Migration("mq", "ML-DSA-65", 0, 12),)), w + [bare])
+    long = "w" * 95                 # a valid name; its moved part's would be 122 characters
+    with pytest.raises(PlanError, match=r"its moved part is named '<workload> \(ML-DSA-65\+X25519MLKEM768\)' in the "
+                                        r"plan's tables, 122 characters, at most 100: give the workload a name of at "
+                                        r"most 73 characters"):
+        plan(_system(migrations=(Migration(long, "ML-DSA-65+X25519MLKEM768", 0, 12),)),
+             [Workload(long, "handshakes", 10.0, args={"cipher": "TLS_AES_256_GCM_SHA384"})])
     with pytest.raises(PlanError, match=r"migration of 'payments': to names at most one signature"):
         Migration("payments", "ML-DSA-65+ML-DSA-87", 0, 12)
 

@@ -36,7 +36,7 @@ from ...params import normalize_mode
 from ..ams._scenario import FUNCTIONS
 from ..quantum_safe import TIME_BAND, ams_migrated_operations, check_capable, migration_target, tls_migrated_operations
 from .errors import PlanError
-from .inputs import CARD_POOLS, MIGRATION_KEYS, Migration
+from .inputs import CARD_POOLS, MAX_NAME, MIGRATION_KEYS, Migration
 
 #: The kinds of workload a migration moves.
 MIGRATING_KINDS = ("ams", "handshakes", "channel_starts")
@@ -155,6 +155,11 @@ def expand_migrations(system, workloads, profiles) -> tuple:
         if system.coprocessors == 0:
             raise PlanError(f"migration of {m.workload!r} to {m.to}: {m.to} runs on CCA coprocessors only, and "
                             "the system has none (coprocessors = 0)")
+        if len(migrated_name(m)) > MAX_NAME:
+            room = MAX_NAME - len(migrated_name(m)) + len(m.workload)
+            raise PlanError(f"migration of {m.workload[:40]!r}{'...' if len(m.workload) > 40 else ''}: its moved part "
+                            f"is named '<workload> ({m.to})' in the plan's tables, {len(migrated_name(m))} characters, "
+                            f"at most {MAX_NAME}: give the workload a name of at most {room} characters")
         if migrated_name(m) in names:
             raise PlanError(f"migration of {m.workload!r}: its moved part is named {migrated_name(m)!r} in the "
                             "plan's tables, which is another workload's name")
