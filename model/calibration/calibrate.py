@@ -488,7 +488,8 @@ def calibrate(observations, rows=(), measured=None, mix=None, qs_family=None) ->
     values, cost, stderr, solution = _refit(identified, base, observations)
     speed = None
     if mix is not None and qs_family is not None:      # the family's factor, at the refitted values
-        name = QS_FACTORS[normalize_choice("qs_family", qs_family, tuple(QS_FACTORS))]
+        qs_family = normalize_choice("qs_family", qs_family, tuple(QS_FACTORS))
+        name = QS_FACTORS[qs_family]
         if name in measured:
             raise CalibrationError(f"{qs_family}: a typed time (--qs-time) and RMF's coprocessor lines cannot both "
                                    "set its time factor")

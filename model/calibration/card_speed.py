@@ -35,7 +35,11 @@ The factor's relative standard deviation is the largest of the variation between
 third decimal, uniform), the scatter of the lines' own factors (their rate-weighted standard
 deviation over :math:`\\sqrt{L}`), and the mix's own uncertainty, :math:`|\\ln c|` at most
 :math:`\\ln 2`, with :math:`c` the plan's request rate over the measured one (per interval): a
-plan that states a tenth of the LPAR's coprocessor requests states little of its mix.
+plan that states a tenth of the LPAR's coprocessor requests states little of its mix.  The
+first and last are the mean's and are multiplied by :math:`\\bar t_{RMF} / (f \\sum_l w_l \\bar a_l)`,
+the mean over the part of it the factor scales (1 for a mix of parameter-given times only; a
+mix with published per-start times, or a quantum-safe factor on a share of the requests, pins
+the factor less surely than the mean).
 
 References
 ----------
@@ -125,14 +129,21 @@ def _parts(system, workloads) -> tuple:
     the measured workloads left out, and each migration's remaining and moved parts at their
     month-0 shares (:mod:`~cryptoplan.model.zos.plan.migration`: a site measuring during its
     migration states the share migrated then as a migration with ``start = 0, months = 0``)."""
+    from ..zos.plan.errors import PlanError
     from ..zos.plan.migration import expand_migrations
     from ..zos.plan.profiles import workload_profile
     kept = [w for w in workloads if w.kind != "measured"]    # a measurement (RMF's residual among them)
     left_out = tuple(w.name for w in workloads if w.kind == "measured")
     profiles = [workload_profile(w, system) for w in kept]
-    if not system.migrations:
+    # only the migrations with a share moved at month 0 are in the mix RMF measured
+    now = tuple(m for m in system.migrations if float(np.interp(0.0, *m.knots())) > 0.0)
+    if not now:
         return kept, profiles, [1.0] * len(kept), left_out
-    ws, ps, knots, _ = expand_migrations(system, kept, profiles)
+    try:
+        ws, ps, knots, _ = expand_migrations(dataclasses.replace(system, migrations=now), kept, profiles)
+    except PlanError as e:
+        raise CalibrationError(f"the plan's quantum-safe work at month 0 on the report's {system.card_generation} "
+                               f"coprocessors: {str(e).removeprefix('system: ')}") from None
     shares = [1.0 if k is None else float(np.interp(0.0, *k)) for k in knots]
     return ws, ps, shares, left_out
 

@@ -37,12 +37,13 @@ is a CCA coprocessor's) about 0.28 times; an ML-KEM-768 encapsulation about 0.08
 draft-ietf-tls-mldsa and draft-ietf-tls-ecdhe-mlkem), so a migrated handshake is a TLS 1.3 one.
 IBM's z16 report counts a TLS 1.3 channel start's card work from RMF: one coprocessor call (the
 certificate's signature, about 0.57 ms) and two accelerator calls (the peer's checks, about 0.04
-ms each).  Migrated to ML-DSA, those become one ML-DSA sign and two ML-DSA verifies, on a
-coprocessor; migrated to ML-KEM (or a hybrid group, which keeps its classical ECDHE on the
-processors and adds the ML-KEM), the handshake adds one ML-KEM operation, at the dearer of
-encapsulate (the server's) and decapsulate (the client's; its key generation has no published
-time).  ``algorithm`` names one, or a signature and a key exchange joined by ``+``
-(``"ML-DSA-65+X25519MLKEM768"``).
+ms each).  Migrated to ML-DSA, a handshake's certificate work (its cipher's card time) becomes
+that many ML-DSA signs and verifies, on a coprocessor; migrated to ML-KEM (or a hybrid group,
+which keeps its classical ECDHE on the processors and adds the ML-KEM), the handshake adds one
+ML-KEM operation, at the dearer of encapsulate (the server's) and decapsulate (the client's; its
+key generation has no published time), and keeps its cipher's certificate work (no card time of
+TLS 1.3 with those certificates is published).  ``algorithm`` names one, or a signature and a
+key exchange joined by ``+`` (``"ML-DSA-65+X25519MLKEM768"``).
 
 Which cards run them: CCA 8.4 on a Crypto Express8S coprocessor (z16, z17) runs ML-DSA and
 ML-KEM (``data/quantum_safe_cards.csv``, with IBM's sentence); an accelerator never does, and an
@@ -79,7 +80,7 @@ from .ams._scenario import CARD_MODES, other_utilization, validated_scenario
 from .stations import count_needed
 from ..domains import HANDSHAKE_RATE, RESUMED_SHARE
 from ..figures import figure
-from ..params import CIPHERS, normalize_cipher
+from ..params import normalize_cipher
 
 __all__ = ["QS_ALGORITHMS", "QS_OPERATIONS", "QS_FACTORS", "HYBRID_GROUPS", "QS_TARGETS", "Target",
            "migration_target", "TimeBand", "TIME_BAND", "software_ratio",
@@ -158,7 +159,11 @@ def migration_target(to, argument: str = "to") -> Target:
     if not isinstance(to, str) or not to.strip():
         raise InputError(f"{argument} must be a quantum-safe algorithm ({', '.join(QS_TARGETS)}), or a signature "
                          f"and a key exchange joined by '+' (got {value_text(to)})")
-    parts = [normalize_choice(argument, p.strip(), QS_TARGETS) for p in to.split("+")]
+    try:
+        parts = [normalize_choice(argument, p.strip(), QS_TARGETS) for p in to.split("+")]
+    except InputError:
+        raise InputError(f"{argument} must be one of {', '.join(QS_TARGETS)}, or a signature and a key exchange "
+                         f"joined by '+' (got {value_text(to)})") from None
     sig = [p for p in parts if p.startswith("ML-DSA")]
     kex = [p for p in parts if not p.startswith("ML-DSA")]
     if len(sig) > 1 or len(kex) > 1:
@@ -348,34 +353,29 @@ def _ams_target(algorithm, argument: str) -> Target:
     return tgt
 
 
-def _tls13_cipher() -> str:
-    return next(c for c, (protocol, _) in CIPHERS.items() if protocol == "TLS1.3")
+def tls_migrated_operations(algorithm, card_generation="CEX8S") -> tuple:
+    """The quantum-safe card work a migration gives one full TLS handshake: ``((label, pool, count, ms), ...)``.
 
-
-def tls_migrated_operations(algorithm, card_generation="CEX8S", certificates_on_cards=True) -> tuple:
-    """The card work of one migrated full TLS handshake: ``((label, pool, count, ms), ...)``.
-
-    A migrated handshake is a TLS 1.3 one (module docstring).  Its certificate work is TLS 1.3's
-    as IBM's z16 report counts it from RMF (``ref_start_cex_chacha_coproc_calls``: 1 coprocessor
-    call; ``ref_start_cex_chacha_accel_calls``: 2 accelerator calls): migrated to ML-DSA, that many
-    ML-DSA signs and verifies on a coprocessor; not migrated, TLS 1.3's published card times
-    (``ref_start_cex_tls13_*_ms``), or nothing where the certificates are not on the cards (an
-    AT-TLS channel start, ``certificates_on_cards=False``).  Its key exchange, migrated, adds one
-    ML-KEM operation on a coprocessor at the dearer of encapsulate and decapsulate.
+    ML-DSA certificates and ML-KEM key exchange are TLS 1.3's (module docstring).  A signature
+    migrated replaces the handshake's certificate work (the cipher's own card time goes,
+    :func:`tls_migrated_card_ms`) with TLS 1.3's as IBM's z16 report counts it from RMF
+    (``ref_start_cex_chacha_coproc_calls``: 1 coprocessor call, the signature;
+    ``ref_start_cex_chacha_accel_calls``: 2 accelerator calls, the checks): that many ML-DSA signs
+    and verifies, on a coprocessor.  A key exchange migrated adds one ML-KEM operation on a
+    coprocessor, at the dearer of encapsulate and decapsulate; alone, it leaves the cipher's own
+    certificate work as it was (no card time of TLS 1.3 with those certificates is published).
 
     Parameters
     ----------
     algorithm : str
         As :func:`migration_target` (a signature, a key exchange, or both joined by ``+``).
     card_generation : {"CEX8S"}
-    certificates_on_cards : bool
-        Whether the handshake's classical certificate work runs on Crypto Express.
 
     Returns
     -------
     tuple of (str, str, float, float or ndarray)
-        Label, pool ("coprocessor" or "accelerator"), operations per full handshake, ms each
-        (an array over parameter draws inside ``using_values``).
+        Label, pool (always "coprocessor"), operations per full handshake, ms each (an array over
+        parameter draws inside ``using_values``).
     """
     tgt = migration_target(algorithm, "algorithm")
     gen = check_capable(card_generation, tgt.name)
@@ -385,10 +385,6 @@ def tls_migrated_operations(algorithm, card_generation="CEX8S", certificates_on_
         checks = figure("ref_start_cex_chacha_accel_calls").target()
         ops += [(f"{tgt.signature} sign", "coprocessor", signs, qs_op_ms(tgt.signature, "sign", gen)),
                 (f"{tgt.signature} verify", "coprocessor", checks, qs_op_ms(tgt.signature, "verify", gen))]
-    elif certificates_on_cards:
-        g = card_generation_factor(gen)
-        ops += [("TLS 1.3 certificates", card, 1.0, channel_start_card_ms(_tls13_cipher(), card) * g)
-                for card in CARD_MODES]
     if tgt.kem:
         t = np.maximum(qs_op_ms(tgt.kem, "encapsulate", gen), qs_op_ms(tgt.kem, "decapsulate", gen))
         ops.append((f"{tgt.kem} key exchange", "coprocessor", 1.0, t if np.ndim(t) else float(t)))
@@ -400,10 +396,10 @@ def tls_migrated_card_ms(cipher, algorithm="ML-DSA-65", card_generation="CEX8S")
 
     Before: the cipher's published card time per MQ channel start
     (:func:`~cryptoplan.model.zos.tls.channel_start_card_ms`, which a System SSL handshake's
-    profile also uses).  After: a TLS 1.3 handshake (ML-DSA and ML-KEM in TLS are TLS 1.3's) with
-    :func:`tls_migrated_operations`' card work:
+    profile also uses).  After: :func:`tls_migrated_operations`' card work, plus the cipher's own
+    where only the key exchange migrates (:math:`[\\neg sig] = 1`):
 
-    .. math:: D_{after}(card) = \\sum_{o \\,\\text{on}\\, card} n_o\\, t_o
+    .. math:: D_{after}(card) = [\\neg sig]\\, D_{before}(card) + \\sum_{o \\,\\text{on}\\, card} n_o\\, t_o
 
     A resumed handshake uses no card, before or after.
 
@@ -420,10 +416,11 @@ def tls_migrated_card_ms(cipher, algorithm="ML-DSA-65", card_generation="CEX8S")
     """
     c = normalize_cipher(cipher)
     ops = tls_migrated_operations(algorithm, card_generation)
+    kept = 0.0 if migration_target(algorithm, "algorithm").signature else 1.0     # the certificates' work
     g = card_generation_factor(check_capable(card_generation))
     before = {card: channel_start_card_ms(c, card) * g for card in CARD_MODES}
-    after = {card: sum((n * np.asarray(t, dtype=float) for _, pool, n, t in ops if pool == card), np.zeros(()))
-             for card in CARD_MODES}
+    after = {card: kept * before[card] + sum((n * np.asarray(t, dtype=float) for _, pool, n, t in ops if pool == card),
+                                             np.zeros(())) for card in CARD_MODES}
     return {"before": _tidy(before), "after": _tidy(after)}
 
 
@@ -477,7 +474,8 @@ def migrated_handshake_card_utilization(handshake_rate, cipher, algorithm="ML-DS
     d = tls_migrated_card_ms(cipher, algorithm, card_generation)
     load = lam * (1.0 - r) * ((1.0 - m) * np.asarray(d["before"][c]) + m * np.asarray(d["after"][c])) / 1000.0
     u = np.asarray(load / n + other, dtype=float)
-    overload_error(f"{c}s", u, *np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam), "cards")
+    overload_error(f"{c}s", u, *np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam), "cards",
+                   rate=("handshake_rate", "handshakes per second"))
     return float(u) if u.ndim == 0 else u
 
 

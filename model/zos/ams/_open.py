@@ -118,12 +118,14 @@ def whole_count(k, what, lam):
     return int(out) if out.ndim == 0 else out
 
 
-def overload_error(name, util, count, needed, lam, unit) -> None:
+def overload_error(name, util, count, needed, lam, unit, rate=("tx_rate", "transactions per second")) -> None:
     """Raise UnstableQueueError naming the resource, its utilization and how many are needed.
 
-    For arrays the error names the busiest element and carries the mask of overloaded
-    elements and each one's own (scalar-call) message.
+    ``rate`` is the rate argument's name and what it counts, as the message says them.  For
+    arrays the error names the busiest element and carries the mask of overloaded elements and
+    each one's own (scalar-call) message.
     """
+    rate_name, rate_unit = rate
     bad = util >= 1.0
     if not bad.any():
         return
@@ -132,9 +134,10 @@ def overload_error(name, util, count, needed, lam, unit) -> None:
     def message(u: float, c: float, k: float, rate: float, where: str = "") -> str:
         busy = f"{u:.0%} busy" if u < 100.0 else "more than 100 times as busy as they can be"
         more = (f"{int(k):,} {unit} needed to stay below 100%" if k <= MAX_REQUIRED
-                else f"more than {MAX_REQUIRED:,} {unit} would be needed: check tx_rate (transactions per second)")
-        return (f"{name} would be {busy} at tx_rate {rate:g}/s with "
-                f"{c:g} {unit}{where}: the rate cannot be carried; {more}")
+                else f"more than {MAX_REQUIRED:,} {unit} would be needed: check {rate_name} ({rate_unit})")
+        one = unit[:-1] if c == 1 and unit.endswith("s") else unit
+        return (f"{name} would be {busy} at {rate_name} {rate:g}/s with "
+                f"{c:g} {one}{where}: the rate cannot be carried; {more}")
     # element values as Python floats, flat: a sweep asks for one message per failing element
     u, c, k, rate = (np.asarray(a, dtype=float).ravel().tolist() for a in (util, count, needed, lam))
     if util.ndim == 0:

@@ -577,9 +577,11 @@ def plan_with_loads(system: System, workloads, growth=1.0, months=0.0, draws=Non
     def rates_at(months_ahead, shares=True):
         # (W, *shape): each workload's rate as given; a measured utilization grows like a rate of 1;
         # a migration's parts times their shares at that month (shares=False: without, as the
-        # crossings take them, with the schedule beside)
+        # crossings take them, with the schedule beside; a month within a few ulps of a knot the
+        # knot's, as the schedule reads it: Schedule.at)
         return np.stack([np.broadcast_to(b * g * np.power(1.0 + yg, months_ahead / 12.0)  # as crypto.function_ms
-                                         * (np.interp(months_ahead, *k) if shares and k is not None else 1.0), shape)
+                                         * (np.interp(snapped(np.asarray(months_ahead, dtype=float), k[0]), *k)
+                                            if shares and k is not None else 1.0), shape)
                          for b, yg, k in zip(base, yearly, knots)])
 
     lam_avg = rates_at(t)

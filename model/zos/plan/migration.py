@@ -14,8 +14,9 @@ times, and what has moved, at :math:`m(t)` of its rate with the migrated times
 (:func:`migrated_profile`.  AMS: ML-DSA takes the signs, verifies and certificate checks, ML-KEM the
 key_encrypt and key_decrypt, each onto the coprocessors at
 :func:`~cryptoplan.model.zos.quantum_safe.qs_op_ms`'s assumed time.  A handshake or channel start
-becomes a TLS 1.3 one whose certificate work is ML-DSA's and whose key exchange adds an ML-KEM
-operation: :func:`~cryptoplan.model.zos.quantum_safe.tls_migrated_operations`).  Both grow as the workload
+becomes a TLS 1.3 one whose certificate work is ML-DSA's where its signature migrates and whose
+key exchange adds an ML-KEM operation where that migrates:
+:func:`~cryptoplan.model.zos.quantum_safe.tls_migrated_operations`).  Both grow as the workload
 does.  So every month of the plan, its peak, one card failed, the months to a target and the
 purchase timeline follow the migration: the crossings through a
 :class:`~.crossing.Schedule` of the two parts' multipliers.
@@ -32,9 +33,9 @@ import dataclasses
 
 import numpy as np
 
-from ...params import normalize_mode
+from ...params import load_params, normalize_mode
 from ..ams._scenario import FUNCTIONS
-from ..quantum_safe import TIME_BAND, ams_migrated_operations, check_capable, migration_target, tls_migrated_operations
+from ..quantum_safe import QS_FACTORS, TIME_BAND, ams_migrated_operations, check_capable, migration_target, tls_migrated_operations
 from .errors import PlanError
 from .inputs import CARD_POOLS, MAX_NAME, MIGRATION_KEYS, Migration
 
@@ -77,6 +78,19 @@ def _classes(profile, left: dict, added: tuple) -> dict:
     return classes
 
 
+def _times_said(m: Migration) -> str:
+    """How the plan's quantum-safe card times are known: assumed (the packaged factor, drawn over
+    the band), or from the site (a parameter file whose factor has another source)."""
+    params = load_params()["parameters"]
+    tgt = migration_target(m.to)
+    sources = {str(params[QS_FACTORS[a.rsplit("-", 1)[0]]].get("source", "assumption"))
+               for a in (tgt.signature, tgt.kem) if a}
+    if sources == {"assumption"}:
+        return f"card times assumed (bands: {TIME_BAND.low:g} to {TIME_BAND.high:g} times)"
+    return "card times from the site's measurement" if "assumption" not in sources else \
+        "card times partly assumed, partly the site's"
+
+
 def migrated_profile(profile, w, m: Migration, system):
     """The :class:`~.profiles.Profile` of ``w``'s migrated part on ``system``.
 
@@ -84,10 +98,10 @@ def migrated_profile(profile, w, m: Migration, system):
     functions and put on the coprocessors as ``m.to``'s operations
     (:func:`~cryptoplan.model.zos.quantum_safe.ams_migrated_operations`; per unit, the
     transaction's counts times the profile's transactions per unit).  Handshakes and channel
-    starts: each full handshake's card work replaced by a migrated TLS 1.3 handshake's
-    (:func:`~cryptoplan.model.zos.quantum_safe.tls_migrated_operations`; an AT-TLS channel start,
-    whose certificates are not on the cards, keeps none of TLS 1.3's classical card work); a
-    resumed handshake uses no card.  The CPU as before (module docstring).
+    starts: each full handshake gets :func:`~cryptoplan.model.zos.quantum_safe.tls_migrated_operations`'
+    quantum-safe card work, and loses its cipher's own (its certificates') where the signature
+    migrates (an AT-TLS channel start had none on the cards); a resumed handshake uses no card.
+    The CPU as before (module docstring).
     """
     gen = system.card_generation
     if w.kind == "ams":
@@ -99,16 +113,15 @@ def migrated_profile(profile, w, m: Migration, system):
         cpu_note = "CPU per transaction as before"
     else:
         full = 1.0 - float(w.arg("resumed_share") or 0.0) if w.kind == "handshakes" else 1.0
-        on_cards = w.kind == "handshakes" or normalize_mode(w.arg("mode")) == "SSLCIPH"
         label = "handshake" if w.kind == "handshakes" else "channel start"
-        per_label = {label: 0.0}
-        ops = tuple((lab, card, full * n, t) for lab, card, n, t in tls_migrated_operations(m.to, gen, on_cards))
+        # a signature migrated takes the certificates' card work (the cipher's row) with it
+        per_label = {label: 0.0} if migration_target(m.to).signature else {}
+        ops = tuple((lab, card, full * n, t) for lab, card, n, t in tls_migrated_operations(m.to, gen))
         cpu_note = "as TLS 1.3, CPU per handshake as before"
     # (one printed line of the Plan sheet with the workload's name before it: the assumption said
     # in full is in the functions' and docs' words)
-    band = TIME_BAND
     notes = profile.notes + (f"{m.share:.0%} of {m.workload} moves from month {m.start:g} over {m.months:g} months; "
-                             f"card times assumed (bands: {band.low:g} to {band.high:g} times), {cpu_note}",)
+                             f"{_times_said(m)}, {cpu_note}",)
     return dataclasses.replace(profile, classes=_classes(profile, per_label, ops), notes=notes)
 
 
@@ -120,8 +133,9 @@ def expand_migrations(system, workloads, profiles) -> tuple:
     Raises
     ------
     PlanError
-        A migration of a workload the plan does not have, of one that is not an AMS workload, a
-        second migration of one workload, or on a system whose card generation does not run the
+        A migration of a workload the plan does not have, of one that is not an AMS, handshakes
+        or channel_starts workload (an unprotected channel's starts, a hybrid group on AMS), a
+        second migration of one workload, a moved part's name too long, or on a system whose card generation does not run the
         algorithm (naming it) or that has no coprocessors.
     """
     names = [w.name for w in workloads]

@@ -62,9 +62,11 @@ class Purchase:
     migration : where the plan's quantum-safe migrations bring the purchase forward, what says so
         ("the migration of payments to ML-DSA-65 (months 6 to 18); without it: month 40.1");
         empty otherwise.
-    needed_until_month : where a migration later relieves the pool (it moves the pool's work
-        elsewhere), the month from which the count before these servers is enough again through
-        the horizon; inf otherwise.
+    needed_until_month : where the pool's load later falls (a migration moves its work
+        elsewhere, or its workloads shrink), the month from which the count before these servers
+        is enough again through the horizon; inf otherwise.
+    relieved_by_migration : that fall is the migrations' (without them the count is not enough
+        at the horizon).
     """
 
     resource: str
@@ -80,6 +82,7 @@ class Purchase:
     needed_by_month: float = math.nan
     migration: str = ""
     needed_until_month: float = math.inf
+    relieved_by_migration: bool = False
 
     def to_dict(self, start: str | None = None) -> dict:
         """JSON-ready (the keys of ``cryptoplan plan --json``'s ``timeline``); with the plan's
@@ -92,6 +95,7 @@ class Purchase:
             out["migration"] = self.migration
         if math.isfinite(self.needed_until_month):
             out["needed_until_month"] = round(self.needed_until_month, 3)
+            out["relieved_by_migration"] = self.relieved_by_migration
         if self.on_order:
             out["on_order"] = True
             out["needed_by_month"] = round(self.needed_by_month, 3) if math.isfinite(self.needed_by_month) else None
@@ -117,8 +121,9 @@ class Purchase:
         late = f", {self.late_by_months:.1f} months late even so" if self.late_by_months > 0 else ""
         need = "needed now" if self.install_by_month == 0 else f"installed by {when(self.install_by_month)}"
         forward = f", brought forward by {self.migration}" if self.migration else ""
-        until = (f"; needed until {when(self.needed_until_month)} only: from then the migration leaves "
-                 f"{self.after - self.add} enough" if math.isfinite(self.needed_until_month) else "")
+        by = "the migration leaves" if self.relieved_by_migration else "the workloads' fall leaves"
+        until = (f"; needed until {when(self.needed_until_month)} only: from then {by} {self.after - self.add} "
+                 "enough" if math.isfinite(self.needed_until_month) else "")
         return f"{order} {what} ({self.after} in all), {need}{late}: {self.reason}{forward}{until}"
 
 
@@ -230,11 +235,11 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
         if r.failover is not None:
             need = max(need, float(r.failover.required_at_horizon))
         k = r.installed
-        if schedule is not None:
-            # a migration can need more servers before the horizon than at it (a pool it empties
-            # is busiest before): the fewest that last through the horizon, by their crossings
-            need = max(need, _lasting(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool],
-                                      int(max(need, k)), schedule))
+        # a pool can need more servers before the horizon than at it (a migration empties it, or
+        # its workloads shrink: busiest now): the fewest that last through the horizon, by their
+        # crossings
+        need = max(need, _lasting(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool],
+                                  int(max(need, k)), schedule))
         last = int(min(need, INSTALLABLE[pool]))
         # servers already ordered take the counts after the installed ones, in the order they arrive
         ordered = sorted((o for o in system.orders if o.resource == pool), key=lambda o: o.month)
@@ -280,8 +285,8 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
                                 reason=reason, limits=limits,
                                 migration=_brought_forward(system, t, None if crossings is None else
                                                            functools.partial(crossings, mine=mine)),
-                                needed_until_month=_needed_until(system, pool, np.asarray(loads[pool], dtype=float),
-                                                                 yearly, fixed[pool], k + prev, t, schedule)))
+                                **_needed_until(system, pool, np.asarray(loads[pool], dtype=float), yearly,
+                                                fixed[pool], k + prev, t, schedule)))
     # what is on order first, by arrival; then the purchases, earliest order first
     return sorted(out, key=lambda p: (not p.on_order, p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
 
@@ -290,30 +295,35 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
 UNTIL_TOLERANCE_MONTHS = 1e-3
 
 
-def _needed_until(system, pool, loads, yearly, fixed, n: int, t: float, schedule) -> float:
-    """With a migration, the month from which ``n`` servers (the count before a purchase needed at
-    ``t``) are enough again through the horizon: the least :math:`s \\in (t, T]` such that no limit
-    breaks ``n`` in :math:`[s, T]`, by bisection to :data:`UNTIL_TOLERANCE_MONTHS` (the predicate only
-    turns true as :math:`s` grows); inf where there is none (no migration, or still needed at
-    the horizon).  From month :math:`s` the loads are :math:`L (1 + g)^{s/12}` and the shares
-    :math:`\\phi(t_0 + s + \\cdot)`."""
+def _needed_until(system, pool, loads, yearly, fixed, n: int, t: float, schedule) -> dict:
+    """:class:`Purchase`'s ``needed_until_month`` and ``relieved_by_migration`` for a purchase
+    needed at ``t`` that takes the pool past ``n`` servers.
+
+    The month is the least :math:`s \\in (t, T]` such that no limit breaks ``n`` in
+    :math:`[s, T]`, by bisection to :data:`UNTIL_TOLERANCE_MONTHS` (the predicate only turns true
+    as :math:`s` grows: the load past its last fall is a sum of growing exponentials); inf where
+    ``n`` is still not enough at the horizon.  From month :math:`s` the loads are
+    :math:`L (1 + g)^{s/12}` and the shares :math:`\\phi(t_0 + s + \\cdot)`.  The fall is the
+    migrations' where, without them, ``n`` is not enough at the horizon."""
     horizon = system.horizon_months
-    if schedule is None or not t < horizon:
-        return math.inf
+    none = {"needed_until_month": math.inf, "relieved_by_migration": False}
+    if not t < horizon:
+        return none
     g = np.asarray(yearly, dtype=float)
 
-    def enough_from(s: float) -> bool:
+    def enough_from(s: float, sched=schedule) -> bool:
         at_s = loads * ((1.0 + g) ** (s / 12.0))[:, None]
-        shifted = schedule._replace(start=np.asarray(schedule.start, dtype=float) + s)
+        shifted = None if sched is None else sched._replace(start=np.asarray(sched.start, dtype=float) + s)
         return bool(need_months(system, pool, at_s[:, None, :], g, fixed, np.array([n]), shifted)[0][0]
                     > horizon - s)
     if not enough_from(horizon):
-        return math.inf
+        return none
     lo, hi = t, horizon
     while hi - lo > UNTIL_TOLERANCE_MONTHS:
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if enough_from(mid) else (mid, hi)
-    return hi
+    by_migration = bool(schedule is not None and schedule.pairs and not enough_from(horizon, _unmigrated(schedule)))
+    return {"needed_until_month": hi, "relieved_by_migration": by_migration}
 
 
 #: A purchase is brought forward by a migration when without it the same count lasts this many
