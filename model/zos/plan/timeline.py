@@ -20,6 +20,7 @@ are one purchase.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -237,9 +238,10 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
         k = r.installed
         # a pool can need more servers before the horizon than at it (a migration empties it, or
         # its workloads shrink: busiest now): the fewest that last through the horizon, by their
-        # crossings
-        need = max(need, _lasting(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool],
-                                  int(max(need, k)), schedule))
+        # crossings (where every load only grows, the horizon's count does)
+        if schedule is not None or np.any(np.asarray(yearly, dtype=float) < 0):
+            need = max(need, _lasting(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool],
+                                      int(max(need, k)), schedule))
         last = int(min(need, INSTALLABLE[pool]))
         # servers already ordered take the counts after the installed ones, in the order they arrive
         ordered = sorted((o for o in system.orders if o.resource == pool), key=lambda o: o.month)
@@ -272,6 +274,7 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
             def crossings(which, mine, _pool=pool, _counts=counts):
                 return _crossings(system, _pool, np.asarray(loads[_pool], dtype=float), yearly, fixed[_pool],
                                   _counts[mine], _unmigrated(schedule, which))[0]
+        first = len(out)
         for t in sorted(set(when.tolist())):
             # the servers needed this month, in count order, each with the limit its count breaks
             # (grouped by reason and sorted, two limits in one month swapped their reasons)
@@ -284,9 +287,13 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
                                 order_now=bool(order <= 0), late_by_months=float(max(-order, 0.0)) + 0.0,  # not -0.0
                                 reason=reason, limits=limits,
                                 migration=_brought_forward(system, t, None if crossings is None else
-                                                           functools.partial(crossings, mine=mine)),
-                                **_needed_until(system, pool, np.asarray(loads[pool], dtype=float), yearly,
-                                                fixed[pool], k + prev, t, schedule)))
+                                                           functools.partial(crossings, mine=mine))))
+        # until when each is needed: one crossing of every count at the horizon, a bisection only
+        # for a count that is enough there again (the rare purchase a fall ends)
+        mine_p = out[first:]
+        until = _needed_until(system, pool, np.asarray(loads[pool], dtype=float), yearly, fixed[pool],
+                              [p.after - p.add for p in mine_p], [p.install_by_month for p in mine_p], schedule)
+        out[first:] = [dataclasses.replace(p, **u) for p, u in zip(mine_p, until)]
     # what is on order first, by arrival; then the purchases, earliest order first
     return sorted(out, key=lambda p: (not p.on_order, p.order_by_month, p.install_by_month, POOLS.index(p.resource)))
 
@@ -295,35 +302,42 @@ def purchase_timeline(system, loads: dict, yearly, fixed: dict, resources: dict,
 UNTIL_TOLERANCE_MONTHS = 1e-3
 
 
-def _needed_until(system, pool, loads, yearly, fixed, n: int, t: float, schedule) -> dict:
-    """:class:`Purchase`'s ``needed_until_month`` and ``relieved_by_migration`` for a purchase
-    needed at ``t`` that takes the pool past ``n`` servers.
+def _needed_until(system, pool, loads, yearly, fixed, ns, ts, schedule) -> list:
+    """:class:`Purchase`'s ``needed_until_month`` and ``relieved_by_migration`` for purchases needed
+    at months ``ts`` that take the pool past ``ns`` servers (one dict each).
 
     The month is the least :math:`s \\in (t, T]` such that no limit breaks ``n`` in
     :math:`[s, T]`, by bisection to :data:`UNTIL_TOLERANCE_MONTHS` (the predicate only turns true
     as :math:`s` grows: the load past its last fall is a sum of growing exponentials); inf where
-    ``n`` is still not enough at the horizon.  From month :math:`s` the loads are
-    :math:`L (1 + g)^{s/12}` and the shares :math:`\\phi(t_0 + s + \\cdot)`.  The fall is the
-    migrations' where, without them, ``n`` is not enough at the horizon."""
+    ``n`` is still not enough at the horizon (every count is checked there at once).  From month
+    :math:`s` the loads are :math:`L (1 + g)^{s/12}` and the shares :math:`\\phi(t_0 + s + \\cdot)`.
+    The fall is the migrations' where, without them, ``n`` is not enough at the horizon."""
     horizon = system.horizon_months
-    none = {"needed_until_month": math.inf, "relieved_by_migration": False}
-    if not t < horizon:
-        return none
     g = np.asarray(yearly, dtype=float)
+    none = {"needed_until_month": math.inf, "relieved_by_migration": False}
 
-    def enough_from(s: float, sched=schedule) -> bool:
+    def enough_from(s: float, counts, sched=schedule) -> np.ndarray:
         at_s = loads * ((1.0 + g) ** (s / 12.0))[:, None]
         shifted = None if sched is None else sched._replace(start=np.asarray(sched.start, dtype=float) + s)
-        return bool(need_months(system, pool, at_s[:, None, :], g, fixed, np.array([n]), shifted)[0][0]
-                    > horizon - s)
-    if not enough_from(horizon):
-        return none
-    lo, hi = t, horizon
-    while hi - lo > UNTIL_TOLERANCE_MONTHS:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if enough_from(mid) else (mid, hi)
-    by_migration = bool(schedule is not None and schedule.pairs and not enough_from(horizon, _unmigrated(schedule)))
-    return {"needed_until_month": hi, "relieved_by_migration": by_migration}
+        return need_months(system, pool, at_s[:, None, :], g, fixed, np.asarray(counts, dtype=float), shifted)[0] \
+            > horizon - s
+    if schedule is None and not np.any(g < 0):         # every load only grows: needed to the end
+        return [none] * len(ns)
+    if not len(ns):
+        return []
+    at_end = enough_from(horizon, ns)
+    out = []
+    for n, t, ok in zip(ns, ts, np.atleast_1d(at_end)):
+        if not (ok and t < horizon):
+            out.append(none)
+            continue
+        lo, hi = t, horizon
+        while hi - lo > UNTIL_TOLERANCE_MONTHS:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if enough_from(mid, [n])[0] else (mid, hi)
+        by = bool(schedule is not None and schedule.pairs and not enough_from(horizon, [n], _unmigrated(schedule))[0])
+        out.append({"needed_until_month": hi, "relieved_by_migration": by})
+    return out
 
 
 #: A purchase is brought forward by a migration when without it the same count lasts this many
