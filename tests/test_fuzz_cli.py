@@ -296,7 +296,13 @@ _OUTPUT_NAMES = st.one_of(
 )
 
 
+# Its time is its commands' (a recalc, a template, a sweep and its plot, a fit, a calibration per
+# example): alone 7.9 s before this session's change and 8.6 s after it (2026-11-30); 21.5 s and
+# 22.4 s in two clean-clone CI runs (two workers under coverage beside the suite), over the
+# default 20 s, so its budget is declared: for the 25 drawn examples it is timed at (the longer run's
+# 400, in a child pytest, are timed by test_cli_fuzz_longer's own budget)
 @pytest.mark.slow
+@pytest.mark.fail_slow(45 * max(EXAMPLES / 25, 1))
 @given(name=_OUTPUT_NAMES, command=st.sampled_from(["recalc", "template", "sweep", "sweep-plot", "fit-out",
                                                    "calibrate-report"]))
 @example(name="x" * 300 + ".xlsx", command="template")
