@@ -473,9 +473,16 @@ def migrated_handshake_card_utilization(handshake_rate, cipher, algorithm="ML-DS
     other = other_utilization("other_lpar_util", other_lpar_util)
     d = tls_migrated_card_ms(cipher, algorithm, card_generation)
     load = lam * (1.0 - r) * ((1.0 - m) * np.asarray(d["before"][c]) + m * np.asarray(d["after"][c])) / 1000.0
+    return _pool_utilization(c, load, n, other, lam, ("handshake_rate", "handshakes per second"))
+
+
+def _pool_utilization(card: str, load, n: float, other, lam: float, rate: tuple):
+    """RMF's utilization of ``n`` cards carrying ``load`` cards' worth beside other LPARs' share,
+    :math:`U = L / n + u_{other}`; UnstableQueueError naming the cards, ``rate`` and the count
+    needed at 1 or more."""
     u = np.asarray(load / n + other, dtype=float)
-    overload_error(f"{c}s", u, *np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam), "cards",
-                   rate=("handshake_rate", "handshakes per second"))
+    overload_error(f"{card}s", u, *np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam), "cards",
+                   rate=rate)
     return float(u) if u.ndim == 0 else u
 
 
@@ -537,9 +544,7 @@ def migrated_card_utilization(tx_rate, policy, key_type, key_size, message_kb, k
     n = float(CARDS.check(cards, scalar=True))
     c, lam, load, other = _migrated_load(tx_rate, policy, key_type, key_size, message_kb, key_reuse, algorithm, share,
                                          card, recipients, other_lpar_util, card_generation)
-    u = np.asarray(load / n + other, dtype=float)
-    overload_error(f"{c}s", u, *np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam), "cards")
-    return float(u) if u.ndim == 0 else u
+    return _pool_utilization(c, load, n, other, lam, ("tx_rate", "transactions per second"))
 
 
 def migrated_cards_required(tx_rate, policy, key_type, key_size, message_kb, key_reuse=None, algorithm="ML-DSA-65",
