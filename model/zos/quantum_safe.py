@@ -481,8 +481,8 @@ def _pool_utilization(card: str, load, n: float, other, lam: float, rate: tuple)
     :math:`U = L / n + u_{other}`; UnstableQueueError naming the cards, ``rate`` and the count
     needed at 1 or more."""
     u = np.asarray(load / n + other, dtype=float)
-    overload_error(f"{card}s", u, *np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam), "cards",
-                   rate=rate)
+    count, needed, rates = np.broadcast_arrays(n, count_needed(load, other, 1.0 - 1e-9), lam)
+    overload_error(f"{card}s", u, count, needed, rates, "cards", rate=rate)
     return float(u) if u.ndim == 0 else u
 
 
