@@ -617,8 +617,21 @@ def crossval(as_json):
     held = sum(r["within_tolerance"] for r in rows)
     click.echo(f"leave-one-out over {len(rows)} figures: {held} of {len(rows)} predicted within their tolerance "
                f"when left out; median |error| {np.median(errs):.1%}, 90th percentile {np.percentile(errs, 90):.1%}")
+    click.echo(_loo_split(rows))
     for r in rows:
         err = "" if r["relative_error"] is None else f"{r['relative_error']:+.1%}"
+        notes = ([] if r["within_tolerance"] else ["outside tolerance"]) + \
+            ([] if r["determined"] else [f"not determined by the others (+- {r['prediction_se']:.3g})"])
         click.echo(f"{r['id']:44s} published {r['published']:>10.4g}  left-out prediction "
-                   f"{r['loo_prediction']:>10.4g}  {err:>7s}  {'' if r['within_tolerance'] else 'outside tolerance'}"
-                   .rstrip())
+                   f"{r['loo_prediction']:>10.4g}  {err:>7s}  {'; '.join(notes)}".rstrip())
+
+
+def _loo_split(rows) -> str:
+    """The leave-one-out count split by whether the figures left in determine the left-out one
+    (:mod:`cryptoplan.model.calibration.crossval`): the line ``cryptoplan crossval`` prints."""
+    det = [r for r in rows if r["determined"]]
+    rest = [r for r in rows if not r["determined"]]
+    return (f"  {len(det)} of the {len(rows)} are determined by the others (the left-out prediction's standard error "
+            f"within the figure's tolerance): {sum(r['within_tolerance'] for r in det)} of those {len(det)} predicted "
+            f"within tolerance; {len(rest)} are not (each the main measurement of something the others leave "
+            f"to bounds and priors): {sum(r['within_tolerance'] for r in rest)} of those {len(rest)} within")

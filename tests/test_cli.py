@@ -429,3 +429,24 @@ def test_fit_prints_what_holds_a_parameter_on_its_bound(fresh_fit, monkeypatch):
     for name in F.bound_parameters(fresh_fit):
         if name in F.FREE and F.FREE[name].weakly:
             assert sep and f"    {name}: {F.FREE[name].weakly}" in section.splitlines()
+
+
+@pytest.mark.slow
+@pytest.mark.fail_slow("60s")
+def test_crossval_prints_its_split_as_its_rows_mark_it():
+    # the two summary lines' counts are those of the rows printed under them (a refit per figure in
+    # two worker processes: about 7 s)
+    import re
+    res = CliRunner().invoke(main, ["crossval"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    n, held = map(int, re.search(r"over (\d+) figures: (\d+) of \1 predicted", lines[0]).groups())
+    det, det_held, rest, rest_held = map(int, re.search(
+        r"(\d+) of the \d+ are determined .*?: (\d+) of those \1 predicted within tolerance; (\d+) are not .*?: "
+        r"(\d+) of those \3 within", lines[1]).groups())
+    rows = lines[2:]
+    assert len(rows) == n == det + rest
+    out = ["outside tolerance" in r for r in rows]
+    undetermined = ["not determined by the others" in r for r in rows]
+    assert held == n - sum(out) and rest == sum(undetermined)
+    assert rest_held == sum(u and not o for u, o in zip(undetermined, out)) and det_held == held - rest_held

@@ -347,6 +347,58 @@ def test_leave_one_out_does_not_see_the_left_out_figure(scaled_figures, fid):
     assert moved["published"] == pytest.approx(3 * plain["published"])
 
 
+def _loo_refit(fid: str, group: str):
+    """The left-out refit crossval makes of ``fid`` (its sub-model alone, from the packaged values):
+    the solution and the parameter values it gives."""
+    from cryptoplan.model.params import load_params
+    base = {k: v["value"] for k, v in load_params()["parameters"].items()}
+    doc = F.fit(exclude=(fid,), max_nfev=200, groups=(group,), start=base, stderr=True)
+    return doc["solutions"][group], {**base, **{k: v["value"] for k, v in doc["parameters"].items()}}
+
+
+def test_a_left_out_figure_that_is_a_parameter_has_that_parameters_standard_error():
+    # RMF's mean coprocessor time of the example is the model's cop_rsa_ms_2048 itself, so the
+    # delta method's g is a unit vector: the prediction's standard error is the refit's own
+    # standard error of that parameter, computed here by a separate refit
+    [row] = F.crossvalidate(ids={"s001_rmf_cex8c_exec_ms"}, workers=1)
+    sol, vals = _loo_refit("s001_rmf_cex8c_exec_ms", "ams")
+    assert row["loo_prediction"] == pytest.approx(vals["cop_rsa_ms_2048"], rel=1e-12)
+    assert_allclose(row["prediction_se"], sol.errors()["cop_rsa_ms_2048"], rtol=1e-6)  # central differences
+    assert row["determined"] and row["unidentified"] == []
+
+
+@pytest.mark.parametrize("fid,group", [("s002_rt_sslciph_16k_us", "roundtrip"), ("s001_64k_conf32_tput_4096", "ams"),
+                                       ("s002_64k_chin_cost", "tls")])
+def test_the_left_out_predictions_standard_error_is_the_spread_of_its_refits_covariance_draws(fid, group):
+    # independent of the delta method: 4,000 parameter sets drawn from the refit's covariance, each
+    # evaluated; their predictions' standard deviation estimates the same error to about 1.1%
+    # (1/sqrt(2 x 4,000)) plus the first-order method's own error.  Measured: ratios 0.994, 1.009, 1.002
+    from cryptoplan.model.calibration import crossval
+    [row] = F.crossvalidate(ids={fid}, workers=1)
+    sol, vals = _loo_refit(fid, group)
+    names, cov = sol.covariance_block()
+    x = np.array([vals[n] for n in names])
+    draws = np.random.default_rng(1).multivariate_normal(x, cov, size=4000, method="eigh")
+    with using_values({**vals, **{n: draws[:, i] for i, n in enumerate(names)}}):
+        spread = float(np.std(np.asarray(crossval._predictor(fid, group)(), dtype=float)))
+    assert_allclose(row["prediction_se"], spread, rtol=0.05)
+    lo, hi = figure(fid).bounds()
+    assert row["determined"] == (row["prediction_se"] <= (hi - lo) / 2)
+
+
+def test_the_only_nistecc_rates_left_out_rest_on_a_parameter_nothing_else_identifies():
+    # seed 001's one NISTECC-192 rate is the only figure of the coprocessor's ECC time, and its one
+    # NISTECC-521 comparison the only one of the ECC key-size exponent: left out, the refit has
+    # no standard error for that parameter, and the prediction none (not determined), whatever
+    # it lands on; a 16KB channel-initiator saving, beside the other sizes, is determined
+    rows = {r["id"]: r for r in F.crossvalidate(ids={"s001_2k_tput_rsa1024_vs_ecc192", "s001_tput_ecc521_vs_rsa4096",
+                                                      "s002_16k_chin_cost"}, workers=1)}
+    for fid, name in (("s001_2k_tput_rsa1024_vs_ecc192", "cop_ecc_ms_192"), ("s001_tput_ecc521_vs_rsa4096", "exp_ecc")):
+        assert rows[fid]["unidentified"] == [name] and math.isinf(rows[fid]["prediction_se"])
+        assert not rows[fid]["determined"]
+    assert rows["s002_16k_chin_cost"]["determined"] and rows["s002_16k_chin_cost"]["unidentified"] == []
+
+
 @pytest.mark.slow
 def test_crossval_in_worker_processes_equals_in_process():
     # the refits are independent: two worker processes give what one process gives
@@ -764,6 +816,16 @@ def test_the_leave_one_out_count_docs_models_quotes_is_crossvals():
             f"{np.percentile(errs, 90):.1%})")
     doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8").split())
     assert said in doc, said
+    # and the split crossval prints beside it: how many the others determine, how many of each hold
+    det = [r for r in rows if r["determined"]]
+    rest = [r for r in rows if not r["determined"]]
+    split = (f"{len(det)} are determined by the others (the left-out prediction's standard error is within the "
+             f"figure's tolerance), and {sum(r['within_tolerance'] for r in det)} of those are predicted within it; "
+             f"the other {len(rest)} are each the main measurement of something the others leave to bounds and "
+             f"priors, and {sum(r['within_tolerance'] for r in rest)} of them land within tolerance")
+    assert split in doc, split
+    for r in rest:
+        assert f"`{r['id']}`" in doc, r["id"]      # each named
 
 
 def test_the_4mb_keysize_miss_is_a_loss_trade_not_forced():

@@ -4,6 +4,21 @@
 the sub-model the figure belongs to (:func:`cryptoplan.model.calibration.fitting.fit` with
 ``exclude``), and compares the refitted model's prediction with the published value.  The
 refits are independent and run in worker processes.
+
+Whether the figures left in *determine* a left-out figure is said apart from whether its
+prediction holds: a figure that is the only measurement of some quantity (the one NISTECC-192
+rate, the one 2 KB round trip of a mode) can be predicted from the others only by what bounds
+and priors say of that quantity, and one that lands within its tolerance then does so by
+chance.  Each refit's covariance (the fit's one standard-error rule,
+:mod:`cryptoplan.model.calibration.leastsq`) gives the left-out prediction's standard error by
+the delta method,
+
+.. math:: u_{\\hat y} = \\sqrt{g^T C g}, \\qquad g_j = \\partial \\hat y / \\partial \\theta_j
+
+(central differences of the prediction over the refitted sub-model's parameters; a parameter a
+bound holds contributes nothing, one the others do not identify makes it infinite).  The figure
+is *determined* by the others when :math:`u_{\\hat y}` is at most its tolerance, the half-width
+of its accepted interval.
 """
 
 from __future__ import annotations
@@ -11,13 +26,16 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
+import math
 import sys
+
+import numpy as np
 
 from ..figures import figure, table_in_force, using_figures
 from ..params import load_params, using_values
 from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
 from .fitting import fit
-from .targets import predict_all, targets
+from .targets import targets
 
 __all__ = ["crossvalidate"]
 
@@ -29,21 +47,55 @@ def _loo_one(job) -> dict:
     """
     fid, group, table, base = job
     with using_figures(table):
-        doc = fit(exclude=(fid,), max_nfev=200, groups=(group,), start=base, stderr=False)
+        doc = fit(exclude=(fid,), max_nfev=200, groups=(group,), start=base, stderr=True)
         vals = {**base, **{k: v["value"] for k, v in doc["parameters"].items()}}
         f = figure(fid)
-        if group == "roundtrip":
-            with using_values(vals):
-                pred = float(tls_roundtrip_us(f.conditions["mode"], f.conditions["cipher"],
-                                              float(f.conditions["message_kb"])))
-        else:
-            [t] = [t for t in targets() if t.figure_id == fid]
-            pred = predict_all(vals, [t])[fid]
+        of = _predictor(fid, group)
+        with using_values(vals):
+            pred = float(of())
+        se, unidentified = _prediction_se(of, vals, doc["solutions"][group], pred)
         pub = f.target()
         lo, hi = f.bounds()
     return {"id": fid, "published": pub, "loo_prediction": pred,
             "relative_error": (pred - pub) / abs(pub) if pub else None,
-            "within_tolerance": bool(lo <= pred <= hi)}
+            "within_tolerance": bool(lo <= pred <= hi),
+            "prediction_se": se, "determined": bool(se <= (hi - lo) / 2.0), "unidentified": unidentified}
+
+
+def _predictor(fid: str, group: str):
+    """The model's value of figure ``fid`` under the parameters in force (arrays of k values: k answers)."""
+    if group == "roundtrip":
+        c = figure(fid).conditions
+        return lambda: tls_roundtrip_us(c["mode"], c["cipher"], float(c["message_kb"]))
+    [t] = [t for t in targets() if t.figure_id == fid]
+    return t.predict
+
+
+def _prediction_se(of, vals: dict, sol, pred: float) -> tuple[float, list]:
+    """The left-out prediction's standard error :math:`\\sqrt{g^T C g}` under the refit's covariance
+    (module docstring), and the parameters it depends on that the refit does not identify.
+
+    Central differences with the standard errors' steps
+    (:func:`~cryptoplan.model.calibration.leastsq.standard_errors`: 1e-6 of the value), all
+    parameter sets in one evaluation; a parameter on a bound (no variance: the bound holds it)
+    adds nothing; one not identified (infinite standard error) that moves the prediction by more
+    than 1e-6 of itself per relative unit makes the error infinite.
+    """
+    names = list(sol.names)
+    x = np.array([vals[n] for n in names], dtype=float)
+    h = 1e-6 * np.maximum(np.abs(x), 1e-12)
+    cols = np.repeat(x[:, None], 2 * len(names), axis=1)
+    cols[np.arange(len(names)), np.arange(len(names))] += h
+    cols[np.arange(len(names)), len(names) + np.arange(len(names))] -= h
+    with using_values({**vals, **{n: cols[i] for i, n in enumerate(names)}}):
+        got = np.broadcast_to(np.asarray(of(), dtype=float).reshape(-1), (2 * len(names),))
+    g = (got[:len(names)] - got[len(names):]) / (2.0 * h)
+    moves = np.abs(g) * np.maximum(np.abs(x), 1e-12) > 1e-6 * max(abs(pred), 1e-12)
+    unidentified = [n for i, n in enumerate(names) if np.isinf(sol.stderr[i]) and moves[i]]
+    if unidentified:
+        return math.inf, unidentified
+    cov = np.nan_to_num(np.asarray(sol.cov, dtype=float), nan=0.0)
+    return float(np.sqrt(max(float(g @ cov @ g), 0.0))), []
 
 
 def _cores() -> int:
@@ -82,9 +134,12 @@ def crossvalidate(ids=None, workers=None, progress=None) -> list[dict]:
     list of dict
         One per figure, in the order of :func:`~cryptoplan.model.calibration.targets.targets`
         then the round trips: ``id``, ``published``, ``loo_prediction`` (in the figure's unit),
-        ``relative_error`` (None where the published value is 0) and ``within_tolerance`` (the
+        ``relative_error`` (None where the published value is 0), ``within_tolerance`` (the
         prediction inside the figure's accepted interval, as the fitted table judges it:
-        :meth:`~cryptoplan.model.figures.Figure.bounds`).
+        :meth:`~cryptoplan.model.figures.Figure.bounds`), ``prediction_se`` (the left-out
+        prediction's standard error, in the figure's unit; infinity where it rests on a
+        parameter the others do not identify), ``determined`` (``prediction_se`` within the
+        figure's tolerance: module docstring) and ``unidentified`` (those parameters' names).
     """
     base = {k: v["value"] for k, v in load_params()["parameters"].items()}
     table = table_in_force()
