@@ -610,7 +610,10 @@ def crossval(as_json):
               disable=None, leave=False) as bar:
         rows = F.crossvalidate(progress=bar.update)
     if as_json:
-        json.dump(rows, sys.stdout, indent=2)
+        # JSON has no infinity: a prediction resting on a parameter nothing identifies has no
+        # standard error (null), and "unidentified" names the parameter
+        json.dump([{**r, "prediction_se": r["prediction_se"] if math.isfinite(r["prediction_se"]) else None}
+                   for r in rows], sys.stdout, indent=2, allow_nan=False)
         click.echo()
         return
     errs = [abs(r["relative_error"]) for r in rows if r["relative_error"] is not None]

@@ -399,6 +399,23 @@ def test_the_only_nistecc_rates_left_out_rest_on_a_parameter_nothing_else_identi
     assert rows["s002_16k_chin_cost"]["determined"] and rows["s002_16k_chin_cost"]["unidentified"] == []
 
 
+def test_a_left_out_prediction_without_a_number_near_its_refit_is_an_error_naming_the_figure():
+    # a site's figures could take the refit where the model gives no number a step away: the
+    # prediction's standard error is then an error that names the figure and the parameter,
+    # not a NaN counted as "not determined"
+    from types import SimpleNamespace
+    from cryptoplan.model.calibration import crossval
+    from cryptoplan.model.errors import InputError
+    from cryptoplan.model.params import param
+    sol = SimpleNamespace(names=("cop_rsa_ms_2048",), stderr=np.array([0.02]), cov=np.array([[4e-4]]))
+
+    def of():
+        v = np.asarray(param("cop_rsa_ms_2048"), dtype=float)
+        return np.where(v > 0.6, np.nan, v)       # no number above the refit's value
+    with pytest.raises(InputError, match=r"figure f1: .*cop_rsa_ms_2048"):
+        crossval._prediction_se("f1", of, {"cop_rsa_ms_2048": 0.6}, sol, 0.6)
+
+
 @pytest.mark.slow
 def test_crossval_in_worker_processes_equals_in_process():
     # the refits are independent: two worker processes give what one process gives

@@ -31,6 +31,7 @@ import sys
 
 import numpy as np
 
+from ..errors import InputError
 from ..figures import figure, table_in_force, using_figures
 from ..params import load_params, using_values
 from ..zos.tls import roundtrip_figure_ids, tls_roundtrip_us
@@ -53,7 +54,7 @@ def _loo_one(job) -> dict:
         of = _predictor(fid, group)
         with using_values(vals):
             pred = float(of())
-        se, unidentified = _prediction_se(of, vals, doc["solutions"][group], pred)
+        se, unidentified = _prediction_se(fid, of, vals, doc["solutions"][group], pred)
         pub = f.target()
         lo, hi = f.bounds()
     return {"id": fid, "published": pub, "loo_prediction": pred,
@@ -71,7 +72,7 @@ def _predictor(fid: str, group: str):
     return t.predict
 
 
-def _prediction_se(of, vals: dict, sol, pred: float) -> tuple[float, list]:
+def _prediction_se(fid: str, of, vals: dict, sol, pred: float) -> tuple[float, list]:
     """The left-out prediction's standard error :math:`\\sqrt{g^T C g}` under the refit's covariance
     (module docstring), and the parameters it depends on that the refit does not identify.
 
@@ -94,7 +95,13 @@ def _prediction_se(of, vals: dict, sol, pred: float) -> tuple[float, list]:
     unidentified = [n for i, n in enumerate(names) if np.isinf(sol.stderr[i]) and moves[i]]
     if unidentified:
         return math.inf, unidentified
-    cov = np.nan_to_num(np.asarray(sol.cov, dtype=float), nan=0.0)
+    cov = np.asarray(sol.cov, dtype=float)
+    has_var = np.isfinite(np.diag(cov))          # not on a bound, not held, identified
+    g = np.where(has_var, g, 0.0)
+    if not np.all(np.isfinite(g)):
+        raise InputError(f"figure {fid}: left out, the refit's model gives no number for it within 1e-6 of "
+                         f"{[n for n, v in zip(names, g) if not np.isfinite(v)]} (no standard error for its prediction)")
+    cov = np.nan_to_num(cov, nan=0.0)
     return float(np.sqrt(max(float(g @ cov @ g), 0.0))), []
 
 
