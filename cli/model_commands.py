@@ -624,9 +624,16 @@ def crossval(as_json):
     for r in rows:
         err = "" if r["relative_error"] is None else f"{r['relative_error']:+.1%}"
         notes = ([] if r["within_tolerance"] else ["outside tolerance"]) + \
-            ([] if r["determined"] else [f"not determined by the others (+- {r['prediction_se']:.3g})"])
+            ([] if r["determined"] else [f"not determined by the others ({_loo_spread(r)})"])
         click.echo(f"{r['id']:44s} published {r['published']:>10.4g}  left-out prediction "
                    f"{r['loo_prediction']:>10.4g}  {err:>7s}  {'; '.join(notes)}".rstrip())
+
+
+def _loo_spread(r) -> str:
+    """How uncertain a left-out prediction is: its standard error, or the parameters nothing else identifies."""
+    if r["unidentified"]:
+        return f"{', '.join(r['unidentified'])} not identified without it"
+    return f"+- {r['prediction_se']:.3g}"
 
 
 def _loo_split(rows) -> str:

@@ -449,6 +449,8 @@ def test_crossval_prints_its_split_as_its_rows_mark_it():
     out = ["outside tolerance" in r for r in rows]
     undetermined = ["not determined by the others" in r for r in rows]
     assert held == n - sum(out) and rest == sum(undetermined)
+    [ecc] = [r for r in rows if r.startswith("s001_2k_tput_rsa1024_vs_ecc192 ")]
+    assert "not determined by the others (cop_ecc_ms_192 not identified without it)" in ecc
     assert rest_held == sum(u and not o for u, o in zip(undetermined, out)) and det_held == held - rest_held
     # --json is strict JSON (no Infinity): a prediction resting on a parameter nothing identifies has
     # no standard error, and the row names the parameter

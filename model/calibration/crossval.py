@@ -24,9 +24,9 @@ of its accepted interval.
 from __future__ import annotations
 
 import concurrent.futures
+import math
 import multiprocessing
 import os
-import math
 import sys
 
 import numpy as np
