@@ -19,7 +19,8 @@ TLS block (its answer the processors' utilization of two channel workloads), wit
 replication to keep the test to a few minutes; and, run as a script, on the crypto + AMS block
 (the coprocessors', accelerators' and processors' utilization of two AMS workloads:
 :func:`ams_coverage`, 45 minutes on two processes).  Bounded figures (ranges, upper and lower bounds)
-are constraints, not measurements: the synthetic problems keep only point figures and priors.
+are constraints, not measurements: the synthetic problems keep them as the fit and its bootstrap do,
+unmoved (:func:`_synthetic`).
 """
 
 from __future__ import annotations
@@ -66,16 +67,31 @@ ANSWERS = {"ams": [("coprocessors", "utilization"), ("accelerators", "utilizatio
 
 
 def _synthetic(group: str, truth: dict, rng):
-    """The sub-model's problem on figures made from ``truth`` with their stated noise."""
+    """The sub-model's problem on figures made from ``truth`` with their stated noise.
+
+    Every residual is taken relative to its value at the truth, so the truth fits exactly; a
+    point figure or a prior is then moved by a draw of its standard uncertainty, and a bounded
+    figure (a range, an upper or a lower bound) is kept unmoved, a constraint, as the bootstrap
+    keeps it (:func:`~cryptoplan.model.calibration.bootstrap.refits`' ``noisy``).  Until
+    2026-11-30 the bounded figures were left out of the synthetic problems: the TLS block then
+    lost seed 002's 2 KB AT-TLS/SSLCIPH TCPIP range, which is what pins the AT-TLS SRB's cost per
+    transaction (``tls_attls_tcpip_us``; at the packaged fit both its ends are active).  Fitted
+    without it, that parameter spread from 0 to 32 µs (5th to 95th percentile of 200 synthetic
+    fits, 34% of them at 0), 12.5 times its standard error of 0.9 µs, while refits of the real
+    figures keep it within 2.8-5.0 µs; the fits that landed high pushed the processors'
+    utilization up, and the 90% band missed the truth below it 13-14.5% of the time and above it
+    2-4.5% (coverage 85.0% and 83.0%, seeds 0 and 1).  With the ranges kept: 89.0% and 90.0%,
+    missing the truth 7% below and 4% above (seed 0), 5% and 5% (seed 1).
+    """
     names, tlist, batch = group_batch(group, truth)
     x_true = np.array([truth[k] for k in names])
     r_true = batch(x_true[:, None])[0]
     point = np.ones(r_true.size, dtype=bool)                     # figures, then priors
     point[:len(tlist)] = [figure(t.figure_id).kind not in ("range", "upper_bound", "lower_bound") for t in tlist]
-    e = TOLERANCE_UNCERTAINTY * rng.standard_normal(r_true.size)
+    e = np.where(point, TOLERANCE_UNCERTAINTY * rng.standard_normal(r_true.size), 0.0)
 
     def synthetic(x):
-        return np.where(point, batch(x) - r_true[None, :] - e, 0.0)
+        return batch(x) - r_true[None, :] - e
     return names, synthetic, point
 
 
@@ -264,7 +280,8 @@ def test_the_bootstrap_90_percent_band_covers_the_truth_85_to_95_percent_of_the_
 # and its 200 replications took 3,608 s on two processes beside other coverage runs (covered 88.5,
 # 84.5 and 87.5% of the time: coprocessors, accelerators, processors; 2,736 s and 90.0, 88.5, 91.0%
 # while a tolerance was read as one standard deviation), beyond what CI's 90 minutes leave it.  Run
-# as a script (below) it prints them.  The TLS test's seed 0 gave 85.0% (seed 1: 83.0%).
+# as a script (below) it prints them (measured while the synthetic problems left the ranges out, see
+# _synthetic).  The TLS test's seed 0 gives 89.0% (seed 1: 90.0%; 85.0% and 83.0% without the ranges).
 def ams_coverage(reps: int = REPS, seed: int = 0) -> dict:
     """The crypto + AMS block's coverage, as the TLS test measures the TLS block's."""
     return coverage("ams", "bootstrap", reps=reps, seed=seed)

@@ -137,7 +137,8 @@ FREE = {
                                        "them at 0).  A prior from seed 000's z196 ratio to the channel initiator's "
                                        "cost per KB (0.42) held it at 0.51 +- 0.45, and the TLS bands then covered "
                                        "the truth in 80-84% of 200 synthetic refits (bar 85%; both measured while a "
-                                       "tolerance was read as one standard deviation): not used.  Answers "
+                                       "tolerance was read as one standard deviation and the synthetic problems "
+                                       "left the figures that are ranges out): not used.  Answers "
                                        "for large messages carry it; a site's RMF/SMF 30 TCPIP CPU per transaction "
                                        "at two sizes or more (cryptoplan calibrate --cpu) fixes it"),
     "tls_ssl_us": Free(low=0.0, high=2000.0, unit="us", submodel="tls", start=50.0,
