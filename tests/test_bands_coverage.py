@@ -72,7 +72,10 @@ def _synthetic(group: str, truth: dict, rng):
     Every residual is taken relative to its value at the truth, so the truth fits exactly; a
     point figure or a prior is then moved by a draw of its standard uncertainty, and a bounded
     figure (a range, an upper or a lower bound) is kept unmoved, a constraint, as the bootstrap
-    keeps it (:func:`~cryptoplan.model.calibration.bootstrap.refits`' ``noisy``).  Until
+    keeps it (:func:`~cryptoplan.model.calibration.bootstrap.refits`' ``noisy``).  A range whose
+    end is active at the truth (the model past it) is thereby a statement without noise that the
+    truth meets, pulling from both sides near it, in the synthetic fit and in its refits alike; in
+    the real fit it pulls the fit towards its end, and its refits feel the same pull.  Until
     2026-11-30 the bounded figures were left out of the synthetic problems: the TLS block then
     lost seed 002's 2 KB AT-TLS/SSLCIPH TCPIP range, which is what pins the AT-TLS SRB's cost per
     transaction (``tls_attls_tcpip_us``; at the packaged fit both its ends are active).  Fitted
