@@ -685,14 +685,18 @@ def test_every_planning_parameter_on_a_bound_states_what_holds_it_there(fresh_fi
 
 def test_the_bound_texts_numbers_are_what_a_freed_fit_gives(fresh_fit, monkeypatch):
     """The numbers ams_fixed_ms's `weakly` text quotes, re-run: the crypto + AMS fit with it freed
-    below 0 (0 within one standard error of where it goes)."""
+    below 0 (0 within one standard error of where it goes).  The value is -0.0021 ms wherever it
+    was run; its standard error was 0.0099 ms in the clean-clone CI runs up to 2026-11-30 and is
+    0.0074 ms on another machine with the same code and packages (constraints.txt), so the text
+    quotes both ends and the test holds the error to them."""
     import dataclasses
     monkeypatch.setitem(free.FREE, "ams_fixed_ms", dataclasses.replace(free.FREE["ams_fixed_ms"], low=-5.0))
     start = {n: p["value"] for n, p in fresh_fit["parameters"].items()}
     fixed = F.fit(groups=("ams",), start=start)["parameters"]["ams_fixed_ms"]
     assert fixed["value"] < 0 and abs(fixed["value"]) < fixed["stderr"], fixed
-    assert fixed["value"] == pytest.approx(-0.0021, abs=5e-5) and fixed["stderr"] == pytest.approx(0.0099, abs=5e-5)
-    assert "-0.0021 ms with a standard error of 0.0099 ms" in free.FREE["ams_fixed_ms"].weakly
+    assert fixed["value"] == pytest.approx(-0.0021, abs=5e-5)
+    assert 0.0074 - 5e-5 <= fixed["stderr"] <= 0.0099 + 5e-5, fixed
+    assert "-0.0021 ms with a standard error of 0.0074 to 0.0099 ms" in free.FREE["ams_fixed_ms"].weakly
 
 
 def test_the_public_exponent_is_the_priors_not_the_figures(fresh_fit, monkeypatch):

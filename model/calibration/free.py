@@ -99,7 +99,8 @@ FREE = {
     "ams_fixed_ms": Free(low=0.0, high=20.0, unit="ms", submodel="ams",
                          description="elapsed per transaction outside the processors and cards",
                          weakly="a time, so at least 0 (the bound is physical).  Freed below 0, the crypto + AMS "
-                                "fit puts it at -0.0021 ms with a standard error of 0.0099 ms: seed 001's and the "
+                                "fit puts it at -0.0021 ms with a standard error of 0.0074 to 0.0099 ms (the same code "
+                                "and packages gave 0.0099 on one machine, 0.0074 on another): seed 001's and the "
                                 "z14 report's single-requester throughputs are met by the processors' and cards' "
                                 "times alone, and 0 is well within that error.  Answers for a closed loop's rate "
                                 "(ams_throughput, the most a requester can push) carry it: they are upper "
