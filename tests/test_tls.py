@@ -780,3 +780,40 @@ def test_docs_models_quotes_the_z196_tcpip_change_as_computed():
     assert m, "the z196 example is missing from docs/models.md"
     got = eval("model." + m.group(1), {"model": model})
     assert f"{got:+.1f}" == m.group(2)
+
+
+def test_docs_models_quotes_the_z15_tcpip_ratios_and_their_causes_as_computed():
+    """Issue 62 asks that TCPIP's AT-TLS/SSLCIPH ratio at 64KB-1MB be plausible on the z15, its
+    source said.  docs/models.md's paragraph on it, recomputed from the public function and the
+    packaged parameter file: each ratio (1 + change/100) to the printed digit, the two costs it
+    rests on, their ratio against the z196's (2.5 = 1 + 2 e/t for AES-CBC there), the TLS 1.2 band
+    at 1MB (the plan's own band of 1,000 draws, seed 1), and how many TCPIP refits are on 0."""
+    from pathlib import Path
+    from cryptoplan.model.calibration.draws import parameter_draws
+    from cryptoplan.model.params import load_params, param, using_values
+    from cryptoplan.model.zos.plan.bands import band
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8").split())
+
+    def ratio(cipher, kb, platform="z15"):
+        return 1.0 + model.tls_cost_change_pct("ATTLS", cipher, kb, "TCPIP", platform=platform) / 100.0
+
+    gcm, cbc, null = "TLS_AES_256_GCM_SHA384", "TLS_RSA_WITH_AES_256_CBC_SHA", "NULL_SHA"
+    two = f"the model {ratio(cbc, 2.0):.2f} and {ratio(gcm, 2.0):.2f}"
+    gcm_large = f"{ratio(gcm, 64.0):.2f} and {ratio(gcm, 1024.0):.2f} for TLS 1.3 AES-GCM"
+    z196 = (f"{ratio(null, 64.0, 'z196'):.2f}-{ratio(null, 1024.0, 'z196'):.2f} for NULL_SHA, "
+            f"{ratio(cbc, 64.0, 'z196'):.2f}-{ratio(cbc, 1024.0, 'z196'):.2f} for AES-CBC")
+    cbc_large = f"{ratio(cbc, 64.0):.2f} and {ratio(cbc, 1024.0):.2f} for TLS 1.2 AES-CBC with HMAC"
+    null_large = f"{ratio(null, 64.0):.2f} and {ratio(null, 1024.0):.2f} for NULL_SHA"
+    e, t = param("tls_sym_us_per_kb_tls12"), param("tls_tcpip_us_per_kb")
+    costs = f"e is TLS 1.2's {e:.2f} µs/KB"
+    t_text = f"t the {t:.2f} no z15 figure pins, so e/t = {e / t:.1f} on the z15 against 0.75 on the z196"
+    assert 1.0 + 2.0 * 0.75 == pytest.approx(figure("s000_1m_tcpip_cost_aes256").target())
+    point = ratio(cbc, 1024.0)
+    with using_values(parameter_draws(1000, seed=1)):
+        b = band(point, ratio(cbc, 1024.0), 0.90)
+    band_text = f"at 1MB the TLS 1.2 ratio's 90% band runs from {b.low:.1f} to {b.high:.0f} (1,000 draws)"
+    block = load_params()["bootstrap"]["tls"]
+    rows = np.asarray(block["draws"])[:, block["names"].index("tls_tcpip_us_per_kb")]
+    on_zero = f"{int(np.sum(rows < 1e-9))} of the {rows.size} are on 0 (below 1e-9 µs/KB)"
+    for text in (two, gcm_large, z196, cbc_large, null_large, costs, t_text, band_text, on_zero):
+        assert text in doc, text
