@@ -269,14 +269,21 @@ def test_the_normal_90_percent_band_covers_the_truth_85_to_95_percent_of_the_tim
         assert 0.85 <= share <= 0.95, (answer, share)
 
 
-# 177-222 s on two processes beside the suite (the TLS targets one array program); 463 s in a clean-clone
-# CI on 2026-11-29, a day the machine ran `make test-fast` in 165-181 s (77-95 s the day before).  Not the
-# change of that day (the forced rows left out of the TLS fit): six replications took 11.4-15.4 s with it
-# and 15.2-16.5 s without, alternated in one session
-@pytest.mark.fail_slow("900s")
+#: The TLS check's seeds: 400 replications, a share's binomial standard error 1.5 points.  One seed of
+#: 200 (2.1 points) decides the 85% bar by a replication or two: six seeds of the packaged fit read
+#: 89.5, 90.0, 86.0, 91.5, 86.5 and 84.5% on 2026-11-30 (88.0% over the 1,200), and seed 0 read
+#: 89.0% on the machine of 2026-11-29 and 89.5% on that of 2026-11-30, with the same code and packages.
+TLS_SEEDS = (0, 1)
+
+
+# Per seed: 63-82 s on two processes alone and 141 s inside a clean-clone CI on 2026-11-30; 177-222 s
+# beside the suite and 463 s in a clean-clone CI on 2026-11-29, a slower day (`make test-fast` 165-181 s)
+@pytest.mark.fail_slow("1200s")
 def test_the_bootstrap_90_percent_band_covers_the_truth_85_to_95_percent_of_the_time():
-    for answer, share in coverage("tls", "bootstrap").items():
-        assert 0.85 <= share <= 0.95, (answer, share)
+    got = [coverage("tls", "bootstrap", seed=s) for s in TLS_SEEDS]
+    for answer in got[0]:
+        share = float(np.mean([g[answer] for g in got]))
+        assert 0.85 <= share <= 0.95, (answer, share, got)
 
 
 # Not run by the suite: the AMS block's refits repeat the fit from its starts (bootstrap.REPEATED),
@@ -285,7 +292,7 @@ def test_the_bootstrap_90_percent_band_covers_the_truth_85_to_95_percent_of_the_
 # while a tolerance was read as one standard deviation), beyond what CI's 90 minutes leave it.  Run
 # as a script (below) it prints them (the same 88.5, 84.5 and 87.5% with seed 001's 4 MB upper bound
 # kept, as _synthetic keeps it now, or left out: 2,060 s on two processes on 2026-11-30).  The TLS
-# test's seed 0 gives 89.0% (seed 1: 90.0%; 85.0% and 83.0% without the ranges).
+# test's seeds 0 and 1 give 89.5% and 90.0% (85.0% and 83.0% while the synthetic problems left out the ranges).
 def ams_coverage(reps: int = REPS, seed: int = 0) -> dict:
     """The crypto + AMS block's coverage, as the TLS test measures the TLS block's."""
     return coverage("ams", "bootstrap", reps=reps, seed=seed)
