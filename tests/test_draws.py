@@ -207,6 +207,47 @@ def test_the_tls_refits_move_and_spread_as_the_covariance_says(doc):
     assert 0.8 < np.median(ratios) < 1.25, ratios
 
 
+def test_the_printed_tls_errors_are_the_reweighted_covariance_and_the_refits_follow_the_sandwich(doc):
+    """docs/models.md: the standard errors `cryptoplan fit` prints are the reweighted least squares'
+    covariance, (J' W J)^-1 u^2 with W the Cauchy loss's weights 1/(1 + r^2); a robust fit moves with
+    its figures as the M-estimator's sandwich says, A^-1 B A^-1 u^2 with A = J' diag(psi') J,
+    B = J' diag(psi'^2) J over the moved figures and psi'(r) = (1 - r^2)/(1 + r^2)^2 (near a
+    tolerance's edge a residual barely pulls back).  Recomputed here from the TLS block's residuals
+    and a central-difference Jacobian at the packaged fit: the reweighted errors are the printed ones
+    (to the differences' 1e-3), the sandwich's are 1.21, 1.17 and 0.83 times them for tls_chin_us,
+    tls_ssl_us and tls_attls_tcpip_us, and the packaged refits' spread over the sandwich's has a
+    median near 1 over the parameters two errors or more from a bound (measured 1.025)."""
+    from cryptoplan.model.calibration.scoring import TOLERANCE_UNCERTAINTY as u, group_batch
+    from cryptoplan.model.figures import figure
+    p = doc["parameters"]
+    values = {k: float(v["value"]) for k, v in p.items()}
+    names, tlist, batch = group_batch("tls", values)
+    x = np.array([values[k] for k in names])
+    r = batch(x[:, None])[0]
+    moved = np.ones(r.size, dtype=bool)
+    moved[:len(tlist)] = [figure(t.figure_id).kind not in ("range", "upper_bound", "lower_bound") for t in tlist]
+    h = 1e-6 * np.abs(x)
+    steps = np.concatenate([x[:, None] + np.diag(h), x[:, None] - np.diag(h)], axis=1)
+    got = batch(steps)
+    jac = ((got[:x.size] - got[x.size:]) / (2 * h)[:, None]).T
+    w, dpsi = 1 / (1 + r ** 2), (1 - r ** 2) / (1 + r ** 2) ** 2
+    printed = np.array([p[n]["stderr"] for n in names])
+    reweighted = np.sqrt(np.diag(np.linalg.inv(jac.T @ (w[:, None] * jac)))) * u
+    assert_allclose(reweighted, printed, rtol=1e-3)
+    a_inv = np.linalg.inv(jac.T @ (dpsi[:, None] * jac))
+    sandwich = np.sqrt(np.diag(a_inv @ (jac.T @ ((dpsi ** 2 * moved)[:, None] * jac)) @ a_inv)) * u
+    ratio = dict(zip(names, sandwich / printed))
+    assert [round(float(ratio[n]), 2) for n in ("tls_chin_us", "tls_ssl_us", "tls_attls_tcpip_us")] == [1.21, 1.17, 0.83]
+    block = doc["bootstrap"]["tls"]
+    rows = np.asarray(block["draws"])
+    spread = []
+    for i, n in enumerate(block["names"]):
+        lo, hi = free_bounds(n)
+        if min(values[n] - lo, hi - values[n]) >= 2 * p[n]["stderr"]:
+            spread.append(rows[:, i].std() / sandwich[names.index(n)])
+    assert len(spread) >= 8 and 0.9 < np.median(spread) < 1.15, spread
+
+
 def test_refits_without_noise_return_the_fit():
     """The refit is the fit's own problem: with the figures not moved (scale 0) it stays at the
     fitted values (the handshake block: 2 parameters, a fraction of a second)."""

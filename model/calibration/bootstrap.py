@@ -108,9 +108,10 @@ _BOUNDED = ("range", "upper_bound", "lower_bound")
 #: covered 85.0% started at the fit), refits that repeat the fit from its starts covered 85.0%
 #: too (30 minutes on two processes, ``tests/test_bands_coverage.py``'s ``coverage("tls")`` with
 #: ``"tls"`` in this set), so the TLS block is not held in the fit's basin as the AMS block was.
-#: With a prior on TCPIP's cost per KB (free.py says why it is not used) repeating did widen them:
-#: 85.0% and 91.0% (seeds 0 and 1) against 83.0% and 89.0% started at the fit, in 707 s and 627 s on
-#: two processes (2026-11-30).
+#: With a prior on TCPIP's cost per KB (free.py says why it is not used) repeating read 85.0% and
+#: 91.0% (seeds 0 and 1) against 83.0% and 89.0% started at the fit, in 707 s and 627 s on two
+#: processes (2026-11-30): a difference inside the spread from seed to seed (84.5-91.5% over six
+#: seeds of 200, docs/models.md).
 REPEATED = frozenset({"ams"})
 
 
