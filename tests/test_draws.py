@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.calibration.bootstrap import UNTRUSTED_SHARE, _refits, outside_share, stalled, untrusted
+from cryptoplan.model.calibration.bootstrap import _BOUNDED, UNTRUSTED_SHARE, _refits, outside_share, stalled, untrusted
 from cryptoplan.model.zos.quantum_safe import QS_FACTORS
 from cryptoplan.model.calibration.draws import parameter_draws, recentred
 from cryptoplan.model.calibration.free import FREE, free_bounds
@@ -225,7 +225,7 @@ def test_the_printed_tls_errors_are_the_reweighted_covariance_and_the_refits_fol
     x = np.array([values[k] for k in names])
     r = batch(x[:, None])[0]
     moved = np.ones(r.size, dtype=bool)
-    moved[:len(tlist)] = [figure(t.figure_id).kind not in ("range", "upper_bound", "lower_bound") for t in tlist]
+    moved[:len(tlist)] = [figure(t.figure_id).kind not in _BOUNDED for t in tlist]       # as the refits move them
     h = 1e-6 * np.abs(x)
     steps = np.concatenate([x[:, None] + np.diag(h), x[:, None] - np.diag(h)], axis=1)
     got = batch(steps)
