@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from cryptoplan.model.calibration.bootstrap import _BOUNDED, UNTRUSTED_SHARE, _refits, outside_share, stalled, untrusted
+from cryptoplan.model.calibration.bootstrap import UNTRUSTED_SHARE, _refits, outside_share, stalled, untrusted
 from cryptoplan.model.zos.quantum_safe import QS_FACTORS
 from cryptoplan.model.calibration.draws import parameter_draws, recentred
 from cryptoplan.model.calibration.free import FREE, free_bounds
@@ -188,10 +188,12 @@ def test_the_tls_refits_move_and_spread_as_the_covariance_says(doc):
     whose fitted value is 2 standard errors or more from each bound (a normal's 95% inside them;
     nearer, the bound shapes the refits and the normal approximation fails, which is why the block
     is bootstrapped), the median of the refits' standard deviation over the standard error is
-    between 0.8 and 1.25 (measured 0.99 over 9; 0.59 to 1.21 per parameter, the fixed TCPIP costs
-    that move with the per-KB one near its bound 0 the farthest).  Over all 12 it is 0.78: the
-    three parameters within 2 standard errors of a bound (the per-KB TCPIP cost, 0.39 from 0; the
-    two cipher shares, capped at 1 and held by factor-2 priors) refit in 0.52 to 0.67 of it."""
+    between 0.8 and 1.25 (measured 1.02 over 10; 0.77 to 1.20 per parameter, the fixed TCPIP cost
+    that moves with the per-KB one near its bound 0 the lowest; the errors are the sandwich's,
+    test_the_printed_tls_errors_are_the_sandwich_not_the_reweighted_covariance).  Over all 12 it
+    is 0.94: the two parameters within 2 standard errors of a bound (the per-KB TCPIP cost, 0.65
+    of its error from 0; the NULL share, capped at 1 and held by a factor-2 prior) refit in 0.74
+    and 0.72 of it."""
     block = doc["bootstrap"]["tls"]
     rows = np.asarray(block["draws"])
     # the rows are kept to six significant digits: a stalled one is the fit so rounded
@@ -207,36 +209,34 @@ def test_the_tls_refits_move_and_spread_as_the_covariance_says(doc):
     assert 0.8 < np.median(ratios) < 1.25, ratios
 
 
-def test_the_printed_tls_errors_are_the_reweighted_covariance_and_the_refits_follow_the_sandwich(doc):
-    """docs/models.md: the standard errors `cryptoplan fit` prints are the reweighted least squares'
-    covariance, (J' W J)^-1 u^2 with W the Cauchy loss's weights 1/(1 + r^2); a robust fit moves with
-    its figures as the M-estimator's sandwich says, A^-1 B A^-1 u^2 with A = J' diag(psi') J,
-    B = J' diag(psi'^2) J over the moved figures and psi'(r) = (1 - r^2)/(1 + r^2)^2 (near a
-    tolerance's edge a residual barely pulls back).  Recomputed here from the TLS block's residuals
-    and a central-difference Jacobian at the packaged fit: the reweighted errors are the printed ones
-    (to the differences' 1e-3), the sandwich's are 1.21, 1.17 and 0.83 times them for tls_chin_us,
-    tls_ssl_us and tls_attls_tcpip_us, and the packaged refits' spread over the sandwich's has a
-    median near 1 over the parameters two errors or more from a bound (measured 1.025)."""
-    from cryptoplan.model.calibration.scoring import TOLERANCE_UNCERTAINTY as u, group_batch
-    from cryptoplan.model.figures import figure
+def test_the_printed_tls_errors_are_the_sandwich_not_the_reweighted_covariance(doc):
+    """docs/models.md: the standard errors `cryptoplan fit` prints are the M-estimator's sandwich,
+    A^-1 B A^-1 u^2 with A = J' diag(psi') J, B = J' diag(psi'^2) J over the moved figures and
+    psi'(r) = (1 - r^2)/(1 + r^2)^2 (near a tolerance's edge a residual barely pulls back), not the
+    reweighted least squares' (J' W J)^-1 u^2 with W the Cauchy weights 1/(1 + r^2).  Recomputed
+    here from the TLS block's residuals and a central-difference Jacobian at the packaged fit: the
+    sandwich's errors are the printed ones (to the differences' 1e-3), the reweighted ones are
+    1/1.21, 1/1.17 and 1/0.83 of them for tls_chin_us, tls_ssl_us and tls_attls_tcpip_us, and the
+    packaged refits' spread over the printed errors has a median near 1 over the parameters two
+    errors or more from a bound."""
+    from cryptoplan.model.calibration.scoring import TOLERANCE_UNCERTAINTY as u, group_batch, measured
     p = doc["parameters"]
     values = {k: float(v["value"]) for k, v in p.items()}
     names, tlist, batch = group_batch("tls", values)
     x = np.array([values[k] for k in names])
     r = batch(x[:, None])[0]
-    moved = np.ones(r.size, dtype=bool)
-    moved[:len(tlist)] = [figure(t.figure_id).kind not in _BOUNDED for t in tlist]       # as the refits move them
+    moved = measured(names, tlist)                      # as the refits move them
     h = 1e-6 * np.abs(x)
     steps = np.concatenate([x[:, None] + np.diag(h), x[:, None] - np.diag(h)], axis=1)
     got = batch(steps)
     jac = ((got[:x.size] - got[x.size:]) / (2 * h)[:, None]).T
     w, dpsi = 1 / (1 + r ** 2), (1 - r ** 2) / (1 + r ** 2) ** 2
     printed = np.array([p[n]["stderr"] for n in names])
-    reweighted = np.sqrt(np.diag(np.linalg.inv(jac.T @ (w[:, None] * jac)))) * u
-    assert_allclose(reweighted, printed, rtol=1e-3)
     a_inv = np.linalg.inv(jac.T @ (dpsi[:, None] * jac))
     sandwich = np.sqrt(np.diag(a_inv @ (jac.T @ ((dpsi ** 2 * moved)[:, None] * jac)) @ a_inv)) * u
-    ratio = dict(zip(names, sandwich / printed))
+    assert_allclose(sandwich, printed, rtol=1e-3)
+    reweighted = np.sqrt(np.diag(np.linalg.inv(jac.T @ (w[:, None] * jac)))) * u
+    ratio = dict(zip(names, printed / reweighted))
     assert [round(float(ratio[n]), 2) for n in ("tls_chin_us", "tls_ssl_us", "tls_attls_tcpip_us")] == [1.21, 1.17, 0.83]
     block = doc["bootstrap"]["tls"]
     rows = np.asarray(block["draws"])
@@ -244,7 +244,7 @@ def test_the_printed_tls_errors_are_the_reweighted_covariance_and_the_refits_fol
     for i, n in enumerate(block["names"]):
         lo, hi = free_bounds(n)
         if min(values[n] - lo, hi - values[n]) >= 2 * p[n]["stderr"]:
-            spread.append(rows[:, i].std() / sandwich[names.index(n)])
+            spread.append(rows[:, i].std() / p[n]["stderr"])
     assert len(spread) >= 8 and 0.9 < np.median(spread) < 1.15, spread
 
 

@@ -3,7 +3,8 @@
 Reference values: SciPy's own finite differences (the Jacobian), and for the solution and
 its standard errors the closed form of weighted linear least squares (normal equations
 solved by :func:`numpy.linalg.lstsq`, independent of the module's SVD), with the Birge
-factor computed from its definition.
+factor computed from its definition; for the Cauchy loss the M-estimator's sandwich in closed
+form, and a simulation (refits of observations moved by their noise) for what it claims.
 """
 
 from __future__ import annotations
@@ -105,26 +106,99 @@ def test_a_residuals_standard_uncertainty_scales_the_errors_and_the_birge_floor(
         assert_allclose(sol.stderr, plain.stderr, rtol=1e-6)
 
 
-def test_cauchy_errors_are_the_weighted_normal_equations():
-    batch, A, b = _line_problem(3, noise=4.0)
+def _outlying_line(noise=0.8):
+    """_line_problem(3) with point 5 moved 40 stated sigmas off: an outlier the Cauchy loss lets go."""
+    batch, A, b = _line_problem(3, noise=noise)
     b = b.copy()
-    b[5] += 40.0                                            # an outlier, 40 stated sigmas off
+    b[5] += 40.0
 
     def outlying(X):
         r = batch(X)
         r[:, 5] -= 40.0
         return r
+    return outlying, A, b
+
+
+def test_cauchy_errors_are_the_m_estimators_sandwich():
+    """The closed form of the module docstring, computed apart: A = sum psi'(r) a a', B = sum
+    psi'(r)^2 a a' (all points measurements), cov = s^2 A^-1 B A^-1, psi'(r) = (1 - r^2)/(1 + r^2)^2,
+    s^2 from the Cauchy weights 1/(1 + r^2); and not the reweighted least squares' (A' W A)^-1,
+    which differs here by more than the rtol."""
+    outlying, A, b = _outlying_line()
     sol = solve(outlying, _params(), loss="cauchy")
     r = A @ sol.x - b
     assert_allclose(r, sol.residual, rtol=1e-9, atol=1e-9)
-    w = 1.0 / (1.0 + r * r)
+    w, dpsi = 1.0 / (1.0 + r * r), (1.0 - r * r) / (1.0 + r * r) ** 2
     s2 = max(1.0, float(np.sum(w * r * r)) / (len(b) - 2))
-    cov = np.linalg.inv(A.T @ (w[:, None] * A)) * s2
+    a_inv = np.linalg.inv(A.T @ (dpsi[:, None] * A))
+    cov = a_inv @ (A.T @ ((dpsi ** 2)[:, None] * A)) @ a_inv * s2
     assert_allclose(sol.stderr, np.sqrt(np.diag(cov)), rtol=1e-5)
-    # the outlier stopped pulling: the line is the one the other points give, within a sigma
+    assert_allclose(sol.cov, cov, rtol=1e-5)
+    reweighted = np.sqrt(np.diag(np.linalg.inv(A.T @ (w[:, None] * A)) * s2))
+    assert np.all(np.abs(sol.stderr / reweighted - 1) > 1e-3), (sol.stderr, reweighted)
+    # the outlier stopped pulling: the line is the one the other points give, within an error
     keep = np.arange(len(b)) != 5
     clean, *_ = np.linalg.lstsq(A[keep], b[keep], rcond=None)
     assert np.all(np.abs(sol.x - clean) < sol.stderr)
+
+
+def test_cauchy_errors_are_how_far_refits_of_moved_observations_move():
+    """What the sandwich claims, simulated: 200 refits of the observations moved by 1e-3 of their
+    standard uncertainty (so the response is linear) spread 1e-3 times the standard errors over the
+    Birge factor.  Reference: the refits' standard deviation, whose own sampling error over 200 is
+    5% (the rtol, 0.2, is four of those); with the reweighted errors instead the first parameter's
+    ratio is off by more than that (asserted, so the test can tell the two apart)."""
+    outlying, A, b = _outlying_line(noise=1.5)
+    sol = solve(outlying, _params(), loss="cauchy")
+    rng = np.random.default_rng(7)
+    eps, rows = 1e-3, []
+    start = _params()
+    start["a"].set(value=sol.x[0])
+    start["b"].set(value=sol.x[1])
+    for _ in range(200):
+        shift = eps * rng.standard_normal(len(b))
+        rows.append(solve(lambda X, shift=shift: outlying(X) + shift, start, loss="cauchy", stderr=False,
+                          tol=1e-12).x)
+    spread = np.std(rows, axis=0) / eps
+    assert_allclose(spread, sol.stderr / sol.scale, rtol=0.2)
+    r = sol.residual
+    w = 1.0 / (1.0 + r * r)
+    reweighted = np.sqrt(np.diag(np.linalg.inv(A.T @ (w[:, None] * A))))
+    assert abs(spread[0] / reweighted[0] - 1) > 0.2, (spread, reweighted)
+
+
+def test_a_constraint_pulls_but_does_not_move():
+    """noisy=False: a residual that is a constraint counts in A, not in B.  Linear loss, the line's
+    first point a constraint: cov = A^-1 B A^-1 with B over the other points, smaller than A^-1."""
+    batch, A, b = _line_problem(4)
+    noisy = np.ones(len(b), dtype=bool)
+    noisy[0] = False
+    sol = solve(batch, _params(), noisy=noisy)
+    a_inv = np.linalg.inv(A.T @ A)
+    r = A @ sol.x - b
+    s2 = max(1.0, float(r @ r) / (len(b) - 2))
+    cov = a_inv @ (A[1:].T @ A[1:]) @ a_inv * s2
+    assert_allclose(sol.stderr, np.sqrt(np.diag(cov)), rtol=1e-5)
+    assert np.all(sol.stderr < solve(batch, _params()).stderr)
+
+
+def test_a_cauchy_fit_on_a_saddle_has_no_error_there():
+    """Two readings of one parameter 10 sigmas apart: halfway between them the Cauchy cost's slope
+    is 0 and its curvature negative (psi'(5) = -24/676 for each), so a solve started there stops
+    there, and the parameter is not identified (infinity), where the reweighted least squares'
+    (J' W J)^-1 = 13 would have printed a finite error.  The other parameter, pinned apart by one
+    reading, keeps one: 1 sigma times the Birge factor sqrt((25/26 + 25/26) / (3 - 2))."""
+    def batch(X):
+        X = np.asarray(X, dtype=float).reshape(2, -1)
+        return np.stack([X[0], X[0] - 10.0, X[1] - 1.0], axis=-1)
+    p = lmfit.Parameters()
+    p.add("c", value=5.0)
+    p.add("d", value=1.0)
+    sol = solve(batch, p, loss="cauchy")
+    assert sol.x[0] == pytest.approx(5.0)
+    assert np.isinf(sol.stderr[0]) and sol.flag(0) == "not identified"
+    assert sol.scale == pytest.approx((50 / 26) ** 0.5, rel=1e-9)
+    assert sol.stderr[1] == pytest.approx(sol.scale, rel=1e-5)
 
 
 def test_a_parameter_on_its_bound_has_no_error_and_one_no_residual_sees_is_not_identified():

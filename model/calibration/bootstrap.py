@@ -77,12 +77,11 @@ import math
 
 import numpy as np
 
-from ..figures import figure
 from .fitting import fit_twice, free_parameters
 from .free import FREE, GROUPS, LOSS, free_bounds, initial
 from .leastsq import solve
 from .report import covariance_section
-from .scoring import TOLERANCE_UNCERTAINTY, group_batch
+from .scoring import TOLERANCE_UNCERTAINTY, group_batch, measured
 
 __all__ = ["bootstrap_section", "refits", "starts", "stalled", "REPEATED", "untrusted", "outside_share", "BOOTSTRAP_DRAWS",
            "UNTRUSTED_SHARE"]
@@ -94,8 +93,6 @@ BOOTSTRAP_DRAWS = 201
 #: A block whose normal approximation puts more than this share of its draws outside the
 #: parameters' bounds is bootstrapped.
 UNTRUSTED_SHARE = 0.01
-
-_BOUNDED = ("range", "upper_bound", "lower_bound")
 
 #: The blocks whose refits repeat the fit from its starts (:func:`refits`); the others' start at
 #: the fitted values (one robust solve each).  The crypto + AMS block's bands covered 77/64/86%
@@ -211,8 +208,7 @@ def _refits(group: str, values: dict, solution, n: int, rng) -> np.ndarray:
     """``n`` refits of ``group`` on its figures moved by their standard uncertainty, shape (n, parameters)."""
     names, tlist, batch = group_batch(group, values)
     x_hat = np.array([values[k] for k in names])
-    noisy = np.ones(batch(x_hat[:, None]).shape[-1], dtype=bool)       # figures, then priors
-    noisy[:len(tlist)] = [figure(t.figure_id).kind not in _BOUNDED for t in tlist]
+    noisy = measured(names, tlist)
     scale = solution.scale if np.isfinite(solution.scale) else 1.0
     repeat = group in REPEATED
     return refits(names, batch, noisy, starts(names) if repeat else x_hat, scale, n, rng, repeat)

@@ -20,7 +20,7 @@ bound, not identified) keep their value in every draw.
 References
 ----------
 .. [1] M. Newville et al., LMFIT: the covariance of a least-squares fit as the curvature of its
-   cost (here, :mod:`cryptoplan.model.calibration.leastsq`'s IRLS convention).
+   cost (here, :mod:`cryptoplan.model.calibration.leastsq`'s convention: the robust fit's sandwich).
 .. [2] C. P. Robert, "Simulation of truncated normal variables", Statistics and Computing 5
    (1995): rejection from the untruncated normal.
 """

@@ -51,12 +51,15 @@ value uses less of what the figures say.
 Parameters are bounded (exponents by the ranges the reference facts give).
 Each sub-model is solved by :func:`cryptoplan.model.calibration.leastsq.solve`, the code
 base's one least-squares path (lmfit's Parameters solved by SciPy's trust-region
-solver), with its one standard-error convention: the fixed-weight (IRLS)
-approximation at the optimum, :math:`\\mathrm{cov} = s^2 u^2 (J^T W J)^{-1}`
-with Cauchy weights :math:`w_i = 1/(1 + r_i^2)` and :math:`s^2 =
-\\max(1, \\sum_i w_i r_i^2 / (u^2 (n - p)))`, :math:`u = 1/\\sqrt 3` a tolerance's standard
-uncertainty (a tolerance is the half-width of the interval a figure is good to:
-:data:`~cryptoplan.model.calibration.scoring.TOLERANCE_UNCERTAINTY`).
+solver), with its one standard-error convention: how far the answer moves when the figures
+move by their standard uncertainty, the M-estimator's sandwich at the optimum,
+:math:`\\mathrm{cov} = s^2 u^2 A^{-1} B A^{-1}` with :math:`A = J^T \\mathrm{diag}(\\psi') J`,
+:math:`B = J^T \\mathrm{diag}(\\psi'^2) J` over the figures that are measurements (a range or a
+bound is a constraint: :func:`~cryptoplan.model.calibration.scoring.measured`) and the priors,
+:math:`\\psi'(r) = (1 - r^2)/(1 + r^2)^2` for the Cauchy loss, and :math:`s^2 =
+\\max(1, \\sum_i w_i r_i^2 / (u^2 (n - p)))` with :math:`w_i = 1/(1 + r_i^2)`, :math:`u = 1/\\sqrt 3`
+a tolerance's standard uncertainty (a tolerance is the half-width of the interval a figure is
+good to: :data:`~cryptoplan.model.calibration.scoring.TOLERANCE_UNCERTAINTY`).
 
 Derived parameters (read straight from rows, not fitted) are listed with the
 row they come from.

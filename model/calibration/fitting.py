@@ -21,7 +21,7 @@ from ..zos.tls import ROUNDTRIP_PARAMS
 from .free import FREE, GROUPS, LOSS, PRIORS, derived_parameters, initial
 from .leastsq import solve
 from .roundtrip import fit_roundtrip
-from .scoring import TOLERANCE_UNCERTAINTY, group_batch, roundtrip_cost
+from .scoring import TOLERANCE_UNCERTAINTY, group_batch, measured, roundtrip_cost
 from ..lazy import lazy_module
 
 # lmfit takes ~0.4 s to import: loaded on first use, as the figure table (MODEL_FIGURES) never fits
@@ -99,14 +99,14 @@ def _fit_group(group: str, values: dict, init: dict, exclude, max_nfev: int, std
         ``(names, first, solution)``: the sub-model's parameter names, the least-squares
         :class:`~cryptoplan.model.calibration.leastsq.Solution` and the Cauchy one.
     """
-    gnames, _, batch = group_batch(group, values, exclude)      # figures' residuals, then priors'
+    gnames, tlist, batch = group_batch(group, values, exclude)      # figures' residuals, then priors'
     first, sol = fit_twice(batch, gnames, {n: init[n][0] for n in gnames}, exclude, max_nfev=max_nfev,
-                           stderr=stderr, tol=FIT_TOL)
+                           stderr=stderr, tol=FIT_TOL, noisy=measured(gnames, tlist))
     return gnames, first, sol
 
 
 def fit_twice(batch, names, start: dict, exclude=(), *, max_nfev: int = 400, stderr: bool = False,
-              tol: float | None = FIT_TOL):
+              tol: float | None = FIT_TOL, noisy=None):
     """A sub-model's problem solved as the fit solves it: least squares from ``start``, then
     the robust loss (:data:`~cryptoplan.model.calibration.free.LOSS`) from there.
 
@@ -125,6 +125,9 @@ def fit_twice(batch, names, start: dict, exclude=(), *, max_nfev: int = 400, std
         Name -> starting value of the first stage.
     exclude : sequence of str
         Figures left out (their parameters' bounds may depend on them).
+    noisy : array_like of bool, optional
+        The residuals that are measurements, for the standard errors
+        (:func:`~cryptoplan.model.calibration.scoring.measured`; default all).
 
     Returns
     -------
@@ -134,7 +137,7 @@ def fit_twice(batch, names, start: dict, exclude=(), *, max_nfev: int = 400, std
     """
     first = solve(batch, free_parameters(names, start, exclude), max_nfev=max_nfev, stderr=False, tol=tol)
     sol = solve(batch, free_parameters(names, first.values(), exclude), loss=LOSS, max_nfev=max_nfev,
-                stderr=stderr, tol=tol, sigma=TOLERANCE_UNCERTAINTY)
+                stderr=stderr, tol=tol, sigma=TOLERANCE_UNCERTAINTY, noisy=noisy)
     return first, sol
 
 

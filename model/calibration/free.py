@@ -214,7 +214,7 @@ FREE.update({"z196_" + n: _z196(n) for n in Z196_OF})
 GROUPS = {"crypto": "ams", "ams": "ams", "tls": "tls", "tls_z196": "tls_z196", "handshake": "handshake"}
 # Robust loss on tolerance-scaled residuals (f_scale = one tolerance): see the docstring of
 # cryptoplan.model.calibration.fit.
-# leastsq.LOSSES gives its IRLS weights for the standard errors.
+# leastsq.LOSSES gives its weights (the Birge ratio), leastsq._SLOPES its psi' (the standard errors' sandwich).
 LOSS = "cauchy"
 
 
@@ -318,7 +318,7 @@ PRIORS = {
     # The key-size exponents: their published ranges bound them and, as priors, centre them.
     # No figure measures a public-key (ME, verify) time at a key size other than 2048 bits:
     # freed to 0.5-3 without its prior, the crypto + AMS fit moves exp_public to 2.52 with a
-    # standard error of 2.2, wider than half that range (tests/test_fit.py::
+    # standard error of 2.45, wider than half that range (tests/test_fit.py::
     # test_the_public_exponent_is_the_priors_not_the_figures).
     # Bounded alone, it went to the range's low end, 1.6, on the fit's slight pull; in 60
     # synthetic refits of the block (truth there) it was fitted 1.83 on average and the

@@ -28,28 +28,46 @@ references computed once, a TLS bootstrap refit takes 20 ms instead of 25, to th
 
 Standard errors (the one convention)
 ------------------------------------
-At the optimum a robust estimate is a weighted least-squares one with
-:math:`w_i = \\rho'(r_i^2)` (1, or :math:`1/(1 + r_i^2)` for Cauchy).  With
-:math:`J` the Jacobian of the raw residuals (central differences, one-sided
-at a bound) over the parameters not on a bound, :math:`\\Sigma` the diagonal
-of the residuals' standard uncertainties :math:`\\sigma_i` (in the residuals'
-units),
+The standard errors say how far the answer moves when the observations move by their standard
+uncertainties: the delta method for an M-estimator (Huber's sandwich).  At the optimum the
+gradient :math:`\\sum_i \\psi(r_i) J_i` is 0, with :math:`\\psi(r) = \\rho'(r^2)\\,r` the loss's pull
+(:math:`r`, or :math:`r/(1 + r^2)` for Cauchy); an observation moved by :math:`\\delta_i` moves the
+answer by :math:`A^{-1} \\sum_i \\psi'(r_i) J_i \\delta_i`, so, with :math:`J` the Jacobian of the
+raw residuals (central differences, one-sided at a bound) over the parameters not on a bound,
+:math:`\\sigma_i` each residual's standard uncertainty (in the residuals' units) and :math:`N` the
+residuals that are measurements (``noisy``; a constraint, such as a range's end, does not move),
 
 .. math::
 
-    \\mathrm{cov} = s^2\\,(J^T \\Sigma^{-1} W \\Sigma^{-1} J)^{-1}, \\qquad
+    A = \\sum_i \\psi'(r_i)\\,\\frac{J_i J_i^T}{\\sigma_i^2}, \\quad
+    B = \\sum_{i \\in N} \\psi'(r_i)^2\\,\\frac{J_i J_i^T}{\\sigma_i^2}, \\quad
+    \\mathrm{cov} = s^2\\,A^{-1} B A^{-1}, \\quad
     s^2 = \\max\\Big(1, \\frac{\\sum_i w_i r_i^2 / \\sigma_i^2}{m - p}\\Big),
 
-the stated uncertainties taken at their word unless the residuals scatter
-more than they allow, in which case they are scaled up by the Birge ratio
-:math:`s` (the Particle Data Group's scale factor).  ``lmfit`` scales by
-:math:`\\chi^2/\\nu` always (``scale_covar``), which reads a fit better than its
-stated uncertainties as more precise than they are; and inverts
-:math:`J^TJ` outright, which fails or gives finite nonsense where the data do
-not pin a direction.  Here a parameter on a bound has no standard error
-(NaN: the bound holds it, as lmfit's own documentation advises reading such
-a fit), and one on a direction of the column-scaled :math:`W^{1/2}J` whose
-singular value is below 1e-9 of the largest is *not identified*: infinity.
+with :math:`\\psi'(r) = 1`, or :math:`(1 - r^2)/(1 + r^2)^2` for Cauchy, and :math:`w_i =
+\\rho'(r_i^2)` (1, or :math:`1/(1 + r_i^2)`).  For least squares with every residual a
+measurement this is :math:`s^2 (J^T \\Sigma^{-1} J)^{-1}`.  For the Cauchy loss it is not the
+reweighted least squares' :math:`(J^T \\Sigma^{-1} W \\Sigma^{-1} J)^{-1}` (used here before): that
+holds the weights still, where a residual near a tolerance's edge barely pulls back when its
+observation moves (:math:`\\psi' \\to 0` at :math:`|r| = 1`), so its parameters move further than
+the weights say.  On the published TLS figures the channel initiator's and SSLCIPH's fixed costs
+move 1.21 and 1.17 times the reweighted error and the AT-TLS SRB's 0.83 times; the bootstrap
+refits (:func:`cryptoplan.model.calibration.bootstrap.refits`, which move the observations by
+their full noise and refit) follow the sandwich where the two differ most: 1.13, 1.16 and 0.83
+times it (1.38, 1.35 and 0.70 times the reweighted errors); the median over the TLS parameters
+two errors or more from a bound is 1.02 either way.  It is a first-order answer:
+``mq_us_per_kb``, whose 4 MB figure sits 1.34 tolerances out (:math:`\\psi' < 0`), has a sandwich
+error of 0.82 µs/KB and refits that spread 0.52 (0.40 reweighted).
+The stated uncertainties are taken at their word unless the residuals scatter more than they
+allow, in which case they are scaled up by the Birge ratio :math:`s` (the Particle Data Group's
+scale factor).  ``lmfit`` scales by :math:`\\chi^2/\\nu` always (``scale_covar``), which reads a
+fit better than its stated uncertainties as more precise than they are; and inverts
+:math:`J^TJ` outright, which fails or gives finite nonsense where the data do not pin a
+direction.  Here a parameter on a bound has no standard error (NaN: the bound holds it, as
+lmfit's own documentation advises reading such a fit), and one on a direction of the
+column-scaled :math:`W^{1/2}J` whose singular value is below 1e-9 of the largest, or on a
+direction along which :math:`A` does not curve up (a Cauchy fit can sit where residuals past
+their tolerance make it flat), is *not identified*: infinity.
 
 References
 ----------
@@ -59,7 +77,8 @@ References
 .. [2] R. T. Birge, "The calculation of errors by the method of least squares",
    Phys. Rev. 40, 207 (1932); Particle Data Group, *Review of Particle Physics*,
    Introduction, "Averages and fits" (the scale factor :math:`S`).
-.. [3] P. J. Huber, *Robust Statistics* (1981), ch. 7 (the IRLS covariance).
+.. [3] P. J. Huber, *Robust Statistics* (1981), ch. 6-7 (the M-estimator's asymptotic covariance
+   :math:`A^{-1} B A^{-1}`).
 .. [4] J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed. (2006),
    sec. 8.1 (finite-difference Jacobians).
 """
@@ -79,10 +98,16 @@ if TYPE_CHECKING:     # the problem's statement (lmfit takes ~0.4 s to import; t
 
 __all__ = ["Solution", "solve", "jacobian", "standard_errors", "at_bound", "LOSSES"]
 
-# name -> weight w(r) = rho'(r^2) of the IRLS approximation at the optimum
+# name -> weight w(r) = rho'(r^2) at the optimum (the Birge ratio's weighted residuals, the identification test)
 LOSSES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "linear": lambda r: np.ones_like(r),
     "cauchy": lambda r: 1.0 / (1.0 + r * r),
+}
+
+# name -> psi'(r), the slope of the loss's pull psi(r) = rho'(r^2) r (the sandwich's A and B)
+_SLOPES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "linear": lambda r: np.ones_like(r),
+    "cauchy": lambda r: (1.0 - r * r) / (1.0 + r * r) ** 2,
 }
 
 # scipy's relative step for forward differences (scipy.optimize._numdiff, "2-point")
@@ -213,7 +238,8 @@ def jacobian(batch, x, lo, hi) -> np.ndarray:
     return (r[1:] - r[0]).T / h
 
 
-def standard_errors(batch, x, lo, hi, r, free, loss="linear", sigma=None) -> tuple[np.ndarray, float, np.ndarray]:
+def standard_errors(batch, x, lo, hi, r, free, loss="linear", sigma=None,
+                    noisy=None) -> tuple[np.ndarray, float, np.ndarray]:
     """Standard errors by the module docstring's convention, and the Birge factor used.
 
     Parameters
@@ -229,6 +255,9 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear", sigma=None) -> tup
     loss : {"linear", "cauchy"}
     sigma : array_like, optional
         Each residual's standard uncertainty, in the residuals' units (> 0; default 1).
+    noisy : array_like of bool, optional
+        The residuals that are measurements, moved by their uncertainty (default all); the others
+        are constraints (a range's end), which pull but do not move.
 
     Returns
     -------
@@ -251,7 +280,7 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear", sigma=None) -> tup
     sets[idx, idx.size + np.arange(idx.size)] = down[idx]
     got = batch(sets)                                        # (2 * free, residuals)
     jac = ((got[:idx.size] - got[idx.size:]) / (up[idx] - down[idx])[:, None]).T
-    w = LOSSES[loss](r)
+    w, slope = LOSSES[loss](r), _SLOPES[loss](r)
     # in standard uncertainties: the loss's weights stay those of the residuals it was solved in
     u = np.ones_like(r) if sigma is None else np.broadcast_to(np.asarray(sigma, dtype=float), r.shape)
     r, jac = r / u, jac / u[:, None]
@@ -262,10 +291,20 @@ def standard_errors(batch, x, lo, hi, r, free, loss="linear", sigma=None) -> tup
     wj = np.sqrt(w)[:, None] * jac
     scale = np.linalg.norm(wj, axis=0)
     scale[scale == 0.0] = 1.0
-    _, sv, vt = np.linalg.svd(wj / scale, full_matrices=False)
+    js = jac / scale
+    _, sv, vt = np.linalg.svd(np.sqrt(w)[:, None] * js, full_matrices=False)
     keep = sv > 1e-9 * sv.max() if sv.size and sv.max() > 0 else np.zeros(sv.size, bool)
-    unidentified = np.any(np.abs(vt[~keep]) > 0.05, axis=0) if np.any(~keep) else np.zeros(idx.size, bool)
-    cov = (vt[keep].T / sv[keep] ** 2) @ vt[keep] / np.outer(scale, scale) * s2
+    v = vt[keep].T                                           # the pinned directions (free, k)
+    # the sandwich within them; a direction along which A does not curve up is not pinned either
+    moves = np.ones_like(r) if noisy is None else np.broadcast_to(np.asarray(noisy, dtype=bool), r.shape)
+    jv = js @ v
+    lam, q = np.linalg.eigh(jv.T @ (slope[:, None] * jv)) if v.size else (np.zeros(0), np.zeros((0, 0)))
+    good = lam > 1e-18 * lam.max() if lam.size and lam.max() > 0 else np.zeros(lam.size, bool)
+    bad = np.concatenate([vt[~keep], (v @ q[:, ~good]).T])
+    unidentified = np.any(np.abs(bad) > 0.05, axis=0) if bad.size else np.zeros(idx.size, bool)
+    a_inv = (v @ q[:, good] / lam[good]) @ (v @ q[:, good]).T
+    b = js.T @ ((slope * slope * moves)[:, None] * js)
+    cov = a_inv @ b @ a_inv / np.outer(scale, scale) * s2
     out = np.full(x.size, np.nan)
     out[idx] = np.where(unidentified, np.inf, np.sqrt(np.clip(np.diag(cov), 0.0, None)))
     full = np.full((x.size, x.size), np.nan)
@@ -286,7 +325,7 @@ def _finite(x, what: str) -> np.ndarray:
 
 
 def solve(batch, params: lmfit.Parameters, *, loss: str = "linear", max_nfev: int = 400, stderr: bool = True,
-          tol: float | None = None, sigma=None) -> Solution:
+          tol: float | None = None, sigma=None, noisy=None) -> Solution:
     """Minimise :math:`\\tfrac12\\sum_i\\rho(r_i^2)` over ``params``; the one least-squares path.
 
     Parameters
@@ -310,6 +349,8 @@ def solve(batch, params: lmfit.Parameters, *, loss: str = "linear", max_nfev: in
     sigma : array_like, optional
         Each residual's standard uncertainty in the residuals' units, for the standard errors
         (module docstring); default 1.
+    noisy : array_like of bool, optional
+        The residuals that are measurements, for the standard errors (module docstring); default all.
 
     Returns
     -------
@@ -360,7 +401,7 @@ def solve(batch, params: lmfit.Parameters, *, loss: str = "linear", max_nfev: in
     bound = at_bound(x, lo_all, hi_all) & varied
     if stderr:
         free = varied & ~bound
-        se, s, cov = standard_errors(batch, x, lo_all, hi_all, r, free, loss, sigma)
+        se, s, cov = standard_errors(batch, x, lo_all, hi_all, r, free, loss, sigma, noisy)
     else:
         se, s, cov = np.full(x.size, np.nan), np.nan, None
     return Solution(names=names, x=x, stderr=se, at_bound=bound, varied=varied, residual=r, cost=cost,

@@ -21,7 +21,7 @@ from .free import FREE, GROUPS, PRIORS
 from .targets import Stacker, Target, scored, targets
 
 __all__ = ["Scorer", "residuals", "group_members", "group_batch", "fit_cost", "roundtrip_cost", "prior_terms",
-           "prior_residuals", "TOLERANCE_UNCERTAINTY"]
+           "prior_residuals", "measured", "TOLERANCE_UNCERTAINTY"]
 
 #: The standard uncertainty of a residual counted in tolerances: :math:`1/\\sqrt 3` of one.
 #:
@@ -217,6 +217,26 @@ def prior_residuals(x, centre, width) -> np.ndarray:
     """
     x = np.maximum(np.asarray(x, dtype=float), 1e-12 * centre[:, None])
     return (np.log(x / centre[:, None]) / width[:, None]).T
+
+
+#: Figure kinds that are constraints, not measurements: a range or a bound does not move when
+#: the figures are read again (its residual is 0 inside it), so the bootstrap keeps it and the
+#: standard errors' sandwich counts it in the curvature only.
+CONSTRAINT_KINDS = ("range", "upper_bound", "lower_bound")
+
+
+def measured(gnames, tlist) -> np.ndarray:
+    """Which of a sub-model's residuals (:func:`group_batch`'s: figures, then priors) are measurements.
+
+    A figure is, unless its kind is in :data:`CONSTRAINT_KINDS`; a prior is (its centre is a
+    reading of other figures, good to its factor).
+
+    Returns
+    -------
+    ndarray of bool, shape (len(tlist) + priors,)
+    """
+    figures = [figure(t.figure_id).kind not in CONSTRAINT_KINDS for t in tlist]
+    return np.array(figures + [True] * sum(n in PRIORS for n in gnames), dtype=bool)
 
 
 def group_batch(group: str, values: dict, exclude=()):
