@@ -847,6 +847,8 @@ def test_the_leave_one_out_count_docs_models_quotes_is_crossvals():
     assert split in doc, split
     for r in rest:
         assert f"`{r['id']}`" in doc, r["id"]      # each named
+    [chin] = [r for r in rest if r["id"] == "s002_1m_chin_cost"]
+    assert f"standard error is {chin['prediction_se']:.1f} points against a tolerance of 6" in doc
 
 
 def test_the_4mb_keysize_miss_is_a_loss_trade_not_forced():

@@ -167,6 +167,43 @@ def test_cauchy_errors_are_how_far_refits_of_moved_observations_move():
     assert abs(spread[0] / reweighted[0] - 1) > 0.2, (spread, reweighted)
 
 
+def test_cauchy_errors_on_a_curved_model_take_its_whole_curvature():
+    """y = a exp(b t) (12 points, noise 1.5 stated sigmas, one outlier 40 off): the residuals curve
+    in the parameters, so the cost's curvature is H = J' diag(psi') J + sum psi_i nabla^2 r_i, not
+    the Gauss-Newton A = J' diag(psi') J.  Reference: H from the model's second derivatives in
+    closed form (d2r/da db = t e^(bt), d2r/db2 = a t^2 e^(bt), d2r/da2 = 0); the printed errors are
+    H^-1 B H^-1's to the second differences' 1e-4, and 7-8% below A^-1 B A^-1's here."""
+    rng = np.random.default_rng(2)
+    t = np.linspace(0.0, 1.0, 12)
+    y = 2.0 * np.exp(1.5 * t) + 1.5 * rng.standard_normal(t.size)
+    y[5] += 40.0
+
+    def batch(X):
+        X = np.asarray(X, dtype=float).reshape(2, -1)
+        return X[0][:, None] * np.exp(X[1][:, None] * t) - y
+    p = _params()
+    p["a"].set(value=2.0)
+    p["b"].set(value=1.5)
+    sol = solve(batch, p, loss="cauchy", tol=1e-12, max_nfev=2000)
+    a, b = sol.x
+    r = a * np.exp(b * t) - y
+    assert_allclose(r, sol.residual, rtol=1e-9, atol=1e-9)
+    e = np.exp(b * t)
+    jac = np.column_stack([e, a * t * e])
+    psi, dpsi = r / (1 + r * r), (1 - r * r) / (1 + r * r) ** 2
+    gauss = jac.T @ (dpsi[:, None] * jac)
+    cross, bb = np.sum(psi * t * e), np.sum(psi * a * t * t * e)
+    whole = gauss + np.array([[0.0, cross], [cross, bb]])
+    meat = jac.T @ ((dpsi ** 2)[:, None] * jac)
+    s2 = max(1.0, float(np.sum(r * r / (1 + r * r))) / (t.size - 2))
+
+    def errors(curv):
+        inv = np.linalg.inv(curv)
+        return np.sqrt(np.diag(inv @ meat @ inv) * s2)
+    assert_allclose(sol.stderr, errors(whole), rtol=1e-4)
+    assert np.all(sol.stderr / errors(gauss) < 0.95), (sol.stderr, errors(gauss))
+
+
 def test_a_constraint_pulls_but_does_not_move():
     """noisy=False: a residual that is a constraint counts in A, not in B.  Linear loss, the line's
     first point a constraint: cov = A^-1 B A^-1 with B over the other points, smaller than A^-1."""

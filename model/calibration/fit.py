@@ -53,7 +53,8 @@ Each sub-model is solved by :func:`cryptoplan.model.calibration.leastsq.solve`, 
 base's one least-squares path (lmfit's Parameters solved by SciPy's trust-region
 solver), with its one standard-error convention: how far the answer moves when the figures
 move by their standard uncertainty, the M-estimator's sandwich at the optimum,
-:math:`\\mathrm{cov} = s^2 u^2 A^{-1} B A^{-1}` with :math:`A = J^T \\mathrm{diag}(\\psi') J`,
+:math:`\\mathrm{cov} = s^2 u^2 H^{-1} B H^{-1}` with :math:`H` the cost's curvature,
+:math:`J^T \\mathrm{diag}(\\psi') J + \\sum_i \\psi(r_i) \\nabla^2 r_i`,
 :math:`B = J^T \\mathrm{diag}(\\psi'^2) J` over the figures that are measurements (a range or a
 bound is a constraint: :func:`~cryptoplan.model.calibration.scoring.measured`) and the priors,
 :math:`\\psi'(r) = (1 - r^2)/(1 + r^2)^2` for the Cauchy loss, and :math:`s^2 =
