@@ -320,10 +320,10 @@ def test_readme_cpu_example(tmp_path):
     res = CliRunner().invoke(main, ["calibrate", "--cpu", str(tmp_path / "cpu.csv"), "--platform", "z15",
                                     "--out", str(tmp_path / "site-params.json")])
     assert res.exit_code == 0, res.output
-    assert re.search(r"tls_chin_us +published +93\.12 +calibrated +21\.42 .*\(-77\.0%\)", res.output)
-    assert re.search(r"tls_chin_us_per_kb +published +1\.104 +calibrated +4\.796 ", res.output)
+    assert re.search(r"tls_chin_us +published +93\.27 +calibrated +21\.42 .*\(-77\.0%\)", res.output)
+    assert re.search(r"tls_chin_us_per_kb +published +1\.1 +calibrated +4\.796 ", res.output)
     assert "now contradict: 10 " in res.output
-    assert "from 93.1 to 21.4 µs per transaction (-77.0%) and from\n1.10 to 4.80 µs per KB" in readme
+    assert "from 93.3 to 21.4 µs per transaction (-77.0%) and from\n1.10 to 4.80 µs per KB" in readme
 
 
 def test_a_line_whose_util_disagrees_with_rate_x_exec_time_is_named_on_stderr(tmp_path):

@@ -195,7 +195,8 @@ def recentred(rows, x_hat, lo, hi) -> np.ndarray:
     of the processors' utilization covered the truth 85.5% of the time scaled (88.5% scaled and
     85.5% shifted while the two forced 16KB misses were still fitted; 85.0% and 83.0% on two
     seeds since a figure's noise is its tolerance over the square root of 3; 89.0% and 90.0%
-    since the synthetic problems keep the ranges the real one has, 88.0% over six seeds).
+    since the synthetic problems keep the ranges the real one has, 88.0% over six seeds; 87.5%
+    with the prior on TCPIP's cost per KB).
 
     Parameters
     ----------

@@ -195,28 +195,35 @@ def residuals(values: dict, tlist, score=None, stack=None) -> np.ndarray:
     return score(got).reshape(-1, len(tlist))
 
 
-def prior_terms(gnames, values: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def prior_terms(gnames, values: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The priors (:data:`~cryptoplan.model.calibration.free.PRIORS`) on a sub-model's parameters.
 
     Returns
     -------
     tuple of ndarray
-        ``(index, centre, width)``: the positions in ``gnames`` of the parameters with a prior,
-        each prior's centre under ``values`` (the sub-models fitted before) and :math:`\\ln f`.
+        ``(index, centre, width, ref)``: the positions in ``gnames`` of the parameters with a prior,
+        each prior's centre under ``values`` (the sub-models fitted before), :math:`\\ln f`, and the
+        position in ``gnames`` of the parameter a relative prior's centre multiplies (-1: none).
     """
     idx = np.array([i for i, n in enumerate(gnames) if n in PRIORS], dtype=int)
     centre = np.array([PRIORS[gnames[i]].centre(values) for i in idx], dtype=float)
     width = np.log([PRIORS[gnames[i]].factor for i in idx])
-    return idx, centre, width
+    ref = np.array([gnames.index(PRIORS[gnames[i]].relative_to) if PRIORS[gnames[i]].relative_to else -1
+                    for i in idx], dtype=int)
+    return idx, centre, width, ref
 
 
-def prior_residuals(x, centre, width) -> np.ndarray:
+def prior_residuals(x, centre, width, xref=None) -> np.ndarray:
     """:math:`\\ln(x / x_p) / \\ln f` of the prior parameters' values ``x`` (p, k): (k, p).
 
-    A value on its bound 0 sits 40 factors below its centre, not infinitely many.
+    ``xref`` (p, k): for a relative prior, the value its centre multiplies (1 for the others), so
+    :math:`x_p` is ``centre`` times it.  A value on its bound 0 sits 40 factors below its centre,
+    not infinitely many.
     """
-    x = np.maximum(np.asarray(x, dtype=float), 1e-12 * centre[:, None])
-    return (np.log(x / centre[:, None]) / width[:, None]).T
+    c = centre[:, None] * (1.0 if xref is None else np.asarray(xref, dtype=float))
+    c = np.maximum(c, 1e-300)
+    x = np.maximum(np.asarray(x, dtype=float), 1e-12 * c)
+    return (np.log(x / c) / width[:, None]).T
 
 
 #: Figure kinds that are constraints, not measurements: a range or a bound does not move when
@@ -252,13 +259,15 @@ def group_batch(group: str, values: dict, exclude=()):
     """
     gnames, tlist = group_members(group, exclude)
     score, stack = Scorer([figure(t.figure_id) for t in tlist]), Stacker(tlist)
-    pidx, centre, width = prior_terms(gnames, values)
+    pidx, centre, width, ref = prior_terms(gnames, values)
 
     def batch(x):
         r = residuals({**values, **dict(zip(gnames, x))}, tlist, score, stack)
         if not pidx.size:
             return r
-        return np.concatenate([r, prior_residuals(np.asarray(x, dtype=float)[pidx], centre, width)], axis=-1)
+        x = np.asarray(x, dtype=float)
+        xref = np.where((ref >= 0)[:, None], x[np.maximum(ref, 0)], 1.0)
+        return np.concatenate([r, prior_residuals(x[pidx], centre, width, xref)], axis=-1)
     return gnames, tlist, batch
 
 

@@ -50,15 +50,16 @@ BANDS_HOLD_RANGES = ("the model's parameters (the parameter file's covariance or
 
 #: How often 90% bands covered the truth on synthetic refits (figures made from known parameters
 #: with their stated noise, a tolerance over the square root of 3, refitted):
-#: tests/test_bands_coverage.py, 1,200 refits of the TLS block (six seeds of 200 on 2026-11-30:
-#: 89.5, 90.0, 86.0, 91.5, 86.5 and 84.5%, 88.0% over the 1,200; its test asserts 85-95% on the
-#: first two together; 85.0% and 83.0% on the first two while the synthetic problems left the
-#: figures that are ranges out) and 200 of the AMS block (run as a script: half an hour to an
-#: hour; the same with its one range, an upper bound its truth is inside, kept or left out).
+#: tests/test_bands_coverage.py, 1,200 refits of the TLS block (six seeds of 200 on 2026-11-30,
+#: with the prior on TCPIP's cost per KB: 83.0, 89.0, 87.5, 89.5, 89.0 and 87.0%, 87.5% over the
+#: 1,200; without it 88.0%; its test asserts 85-95% on the first two together, 86.0%; 85.0% and
+#: 83.0% on the first two while the synthetic problems left the figures that are ranges out) and
+#: 200 of the AMS block (run as a script: half an hour to an hour; the same with its one range,
+#: an upper bound its truth is inside, kept or left out).
 #: docs/calibration.md quotes the same numbers (tests/test_plan_bands.py holds the two together).
 #: A second seed of 200 AMS refits (2026-11-30, 4,434 s beside a CI run) gave 91.0%, 85.5% and
 #: 86.0% (coprocessors, accelerators, processors): 89.8%, 85.0% and 86.8% over the 400.
-MEASURED_COVERAGE = {"channel CPU": 0.88, "AMS accelerators": 0.845, "AMS coprocessors": 0.885,
+MEASURED_COVERAGE = {"channel CPU": 0.875, "AMS accelerators": 0.845, "AMS coprocessors": 0.885,
                      "AMS processors": 0.875}
 
 
