@@ -811,7 +811,7 @@ def test_docs_models_quotes_the_z15_tcpip_ratios_and_their_causes_as_computed():
     point = ratio(cbc, 1024.0)
     with using_values(parameter_draws(1000, seed=1)):
         b = band(point, ratio(cbc, 1024.0), 0.90)
-    band_text = f"at 1MB the TLS 1.2 ratio's 90% band runs from {b.low:.1f} to {b.high:.0f} (1,000 draws)"
+    band_text = f"at 1MB the TLS 1.2 ratio's 90% band runs from {b.low:.1f} to {b.high:.0f} (1,000 draws, seed 1)"
     block = load_params()["bootstrap"]["tls"]
     rows = np.asarray(block["draws"])[:, block["names"].index("tls_tcpip_us_per_kb")]
     on_zero = f"{int(np.sum(rows < 1e-9))} of the {rows.size} are on 0 (below 1e-9 µs/KB)"

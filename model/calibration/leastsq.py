@@ -49,19 +49,25 @@ with :math:`\\psi'(r) = 1`, or :math:`(1 - r^2)/(1 + r^2)^2` for Cauchy, and :ma
 \\rho'(r_i^2)` (1, or :math:`1/(1 + r_i^2)`).  For least squares on a model linear in its
 parameters with every residual a measurement of one uncertainty this is
 :math:`s^2 \\sigma^2 (J^T J)^{-1}`.  The residuals' own curvature (second differences,
-:func:`_curvature`) is kept along the directions where it is larger than its own rounding, which
-is where it matters: on the published TLS figures it makes the fixed and per-KB costs' errors
-14-17% larger.  For the Cauchy loss neither the reweighted least squares'
+:func:`_curvature`) is kept along the Gauss-Newton part's eigen-directions whose curvature exceeds
+ten times the second differences' error (their change from one step to twice it, one number for
+the block: a kink within the steps, or rounding, sends the weakly pinned directions back to
+Gauss-Newton).  On the published TLS figures it makes the channel initiator's and SSLCIPH's costs'
+errors 13-16% larger, the others' up to 9%.  Steps of 1e-3 and 2e-3 relative agree with 1e-4 and
+5e-4 to 5e-7 there (the second differences reach 0.4% from the fit); the TLS residuals have a
+kink 0.6-0.8% from it along ``tls_ssl_us_per_kb``, which steps of 3e-3 and their double would
+cross.  For the Cauchy loss neither the reweighted least squares'
 :math:`\\sigma^2 (J^T W J)^{-1}` (printed here until 2026-11) nor the Gauss-Newton sandwich
 (:math:`H` without that curvature) is what the fit does: the first holds the weights still, where
 a residual near its tolerance's edge barely pulls back when its observation moves
 (:math:`\\psi' \\to 0` at :math:`|r| = 1`), and both leave out how the residuals bend.  Refits of
 the TLS block with its figures moved by 1/100 of their uncertainty
-(:func:`cryptoplan.model.calibration.bootstrap.refits`) spread 0.98-1.07 times these errors (300
-refits), 1.17 times the reweighted ones and 1.16 times the Gauss-Newton sandwich's (medians);
+(:func:`cryptoplan.model.calibration.bootstrap.refits`) spread 0.95-1.10 times these errors (300
+refits, median 0.99), 1.09 times the reweighted ones and the Gauss-Newton sandwich's (medians;
+1.17 and 1.16 before the prior on TCPIP's cost per KB);
 ``tests/test_draws.py`` re-runs it for TLS and the crypto + AMS block.  The bootstrap bands move
 the figures by their whole uncertainty: there a bound, or a figure crossing its tolerance's edge,
-makes the refits spread otherwise (the TLS block's 0.67-1.06 times these errors), and the bands
+makes the refits spread otherwise (the TLS block's 0.89-1.21 times these errors), and the bands
 carry that.
 The stated uncertainties are taken at their word unless the residuals scatter more than they
 allow, in which case they are scaled up by the Birge ratio :math:`s` (the Particle Data Group's
@@ -340,8 +346,9 @@ def _curvature(batch, x, idx, lo, hi, pull, step: float = _CURVATURE_STEP) -> np
     .. math:: S_{jk} = \\frac{\\phi(x + h_j + h_k) - \\phi(x + h_j - h_k) - \\phi(x - h_j + h_k)
               + \\phi(x - h_j - h_k)}{4 h_j h_k},
 
-    :math:`h_j` = ``step`` times :math:`|x_j|` (or 1e-6 of the bounds' width, at least 1e-12; at most
-    half the distance to a bound), all :math:`2p(p + 1)` points in one batch.  0 for a model linear in
+    :math:`h_j` = ``step`` times the largest of :math:`|x_j|`, 1e-6 of the bounds' width (1 when a
+    bound is infinite) and 1e-12, at most half the distance to a bound; all :math:`2p(p + 1)`
+    points in one batch.  0 for a model linear in
     its parameters; the Gauss-Newton approximation leaves it out.
 
     Returns

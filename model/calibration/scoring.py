@@ -217,8 +217,8 @@ def prior_residuals(x, centre, width, xref=None) -> np.ndarray:
     """:math:`\\ln(x / x_p) / \\ln f` of the prior parameters' values ``x`` (p, k): (k, p).
 
     ``xref`` (p, k): for a relative prior, the value its centre multiplies (1 for the others), so
-    :math:`x_p` is ``centre`` times it.  A value on its bound 0 sits 40 factors below its centre,
-    not infinitely many.
+    :math:`x_p` is ``centre`` times it.  A value on its bound 0 sits :math:`\\ln(10^{12}) / \\ln f`
+    factors below its centre (40 for :math:`f = 2`), not infinitely many.
     """
     c = centre[:, None] * (1.0 if xref is None else np.asarray(xref, dtype=float))
     c = np.maximum(c, 1e-300)
