@@ -74,6 +74,7 @@ References
 from __future__ import annotations
 
 import math
+import zlib
 
 import numpy as np
 
@@ -230,7 +231,8 @@ def bootstrap_section(doc: dict, n: int = BOOTSTRAP_DRAWS, seed: int = 0) -> dic
     n : int
         Refits per bootstrapped block.
     seed : int
-        The simulation's seed (the same seed, the same draws).
+        The simulation's seed (the same seed, the same draws); each block draws from its own
+        stream, seeded by it and the block's name.
 
     Returns
     -------
@@ -242,13 +244,15 @@ def bootstrap_section(doc: dict, n: int = BOOTSTRAP_DRAWS, seed: int = 0) -> dic
     """
     values = {k: float(v["value"]) for k, v in doc["parameters"].items()}
     blocks = covariance_section(doc)
-    rng = np.random.default_rng(seed)
     out = {}
     for group in dict.fromkeys(GROUPS.values()):
         if group not in blocks or not untrusted(values, blocks[group]):
             continue
         names = [k for k in FREE if GROUPS[FREE[k].submodel] == group]
         bounds = np.array([free_bounds(k) for k in names], dtype=float)
+        # each block its own stream (the seed and the block's name): one block's residuals, added
+        # or removed, leave the others' draws as they were
+        rng = np.random.default_rng([seed, zlib.crc32(group.encode("ascii"))])
         rows = _refits(group, values, doc["solutions"][group], n, rng)
         n_stalled = stalled(rows, starts(names) if group in REPEATED else [values[k] for k in names])
         # six significant digits (a draw is not known closer), kept inside the bounds

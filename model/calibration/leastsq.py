@@ -67,7 +67,7 @@ refits, median 0.99), 1.09 times the reweighted ones and the Gauss-Newton sandwi
 1.17 and 1.16 before the prior on TCPIP's cost per KB);
 ``tests/test_draws.py`` re-runs it for TLS and the crypto + AMS block.  The bootstrap bands move
 the figures by their whole uncertainty: there a bound, or a figure crossing its tolerance's edge,
-makes the refits spread otherwise (the TLS block's 0.89-1.21 times these errors), and the bands
+makes the refits spread otherwise (the TLS block's 0.94-1.21 times these errors), and the bands
 carry that.
 The stated uncertainties are taken at their word unless the residuals scatter more than they
 allow, in which case they are scaled up by the Birge ratio :math:`s` (the Particle Data Group's
