@@ -35,7 +35,7 @@ from cryptoplan.model.calibration.draws import _truncated_normal, recentred
 from cryptoplan.model.calibration.fitting import fit_twice
 from cryptoplan.model.calibration.free import free_bounds, initial
 from cryptoplan.model.calibration.leastsq import solve
-from cryptoplan.model.calibration.scoring import TOLERANCE_UNCERTAINTY, group_batch
+from cryptoplan.model.calibration.scoring import TOLERANCE_UNCERTAINTY, group_batch, measured
 from cryptoplan.model.figures import figure
 from cryptoplan.model.params import load_params, using_values
 from cryptoplan.model.zos.plan import System, Workload, plan, plan_bands
@@ -89,8 +89,7 @@ def _synthetic(group: str, truth: dict, rng):
     names, tlist, batch = group_batch(group, truth)
     x_true = np.array([truth[k] for k in names])
     r_true = batch(x_true[:, None])[0]
-    point = np.ones(r_true.size, dtype=bool)                     # figures, then priors
-    point[:len(tlist)] = [figure(t.figure_id).kind not in ("range", "upper_bound", "lower_bound") for t in tlist]
+    point = measured(names, tlist)                               # figures, then priors
     e = np.where(point, TOLERANCE_UNCERTAINTY * rng.standard_normal(r_true.size), 0.0)
 
     def synthetic(x):

@@ -39,6 +39,11 @@ __all__ = ["Scorer", "residuals", "group_members", "group_batch", "fit_cost", "r
 #: and one uncertain by a whole tolerance at least 0.67 and 0.99.
 TOLERANCE_UNCERTAINTY = 1.0 / math.sqrt(3.0)
 
+#: Figure kinds that are constraints, not measurements: a range or a bound is scored 0 inside it
+#: and from its printed ends outside; it does not move when the figures are read again, so the
+#: bootstrap keeps it and the standard errors' sandwich counts it in the curvature only.
+CONSTRAINT_KINDS = ("range", "upper_bound", "lower_bound")
+
 
 def _to_ratio(fig, v: float) -> float:
     """The compared quantity of a value in the figure's unit: a ratio for a percentage."""
@@ -94,7 +99,7 @@ def _residual(fig, model: float) -> float:
     m = _to_ratio(fig, model)
     if m <= 0:
         return 1e3
-    if fig.kind in ("range", "upper_bound", "lower_bound"):
+    if fig.kind in CONSTRAINT_KINDS:
         # from the printed ends, as for a range: |r| <= 1 is then within the row's bounds()
         lo, hi = fig.low, fig.high
         if fig.kind != "lower_bound" and model > hi:
@@ -122,7 +127,7 @@ class Scorer:
         self.div = np.where(np.isin(unit, ("pct_change", "pct_of_baseline", "pct")), 100.0, 1.0)
         self.change = unit == "pct_change"
         self.offset = np.where(self.change, 1.0, 0.0)
-        self.bounded = np.isin(kind, ("range", "upper_bound", "lower_bound"))
+        self.bounded = np.isin(kind, CONSTRAINT_KINDS)
         self.has_hi = self.bounded & (kind != "lower_bound")
         self.has_lo = self.bounded & (kind != "upper_bound")
         self.lo = np.array([np.nan if f.low is None else f.low for f in figs], dtype=float)
@@ -224,12 +229,6 @@ def prior_residuals(x, centre, width, xref=None) -> np.ndarray:
     c = np.maximum(c, 1e-300)
     x = np.maximum(np.asarray(x, dtype=float), 1e-12 * c)
     return (np.log(x / c) / width[:, None]).T
-
-
-#: Figure kinds that are constraints, not measurements: a range or a bound does not move when
-#: the figures are read again (its residual is 0 inside it), so the bootstrap keeps it and the
-#: standard errors' sandwich counts it in the curvature only.
-CONSTRAINT_KINDS = ("range", "upper_bound", "lower_bound")
 
 
 def measured(gnames, tlist) -> np.ndarray:
