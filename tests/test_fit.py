@@ -910,3 +910,108 @@ def test_the_seed000_forced_miss_proof_holds_for_every_linear_cost(a, b, c, d):
     if rise > 0:                   # increasing (a falling saving misses the 2 -> 16KB rise outright)
         assert after > 0 and rise / after <= Fraction(14 * 64, 48 * 2)
         assert rise / after == 14 * (64 + C / D) / (48 * (2 + C / D))
+
+
+def _tls_refit(fid: str, pull: float = 1.0, drop=()):
+    """The TLS block refitted from the packaged values with ``fid``'s residual times ``pull`` and
+    the priors ``drop`` left out: its cost and the figure table (id -> row) at its values."""
+    from cryptoplan.model.calibration.report import figure_table
+    from cryptoplan.model.params import load_params
+    base = {n: p["value"] for n, p in load_params()["parameters"].items()}
+    init, call = scoring.Scorer.__init__, scoring.Scorer.__call__
+
+    def weighted_init(self, figs):
+        init(self, figs)
+        self.pull = np.array([pull if f.id == fid else 1.0 for f in figs])
+
+    def weighted_call(self, model):
+        return call(self, model) * self.pull
+    scoring.Scorer.__init__, scoring.Scorer.__call__ = weighted_init, weighted_call
+    saved = {p: free.PRIORS.pop(p) for p in drop}
+    try:
+        fitted = fitting.fit(groups=("tls",), start=base, stderr=False)
+    finally:
+        scoring.Scorer.__init__, scoring.Scorer.__call__ = init, call
+        free.PRIORS.update(saved)
+    values = {**base, **{k: v["value"] for k, v in fitted["parameters"].items()}}
+    return fitted["cost"], {r["id"]: r for r in figure_table(values)}
+
+
+def _seed002_out(rows) -> set:
+    return {i for i, r in rows.items() if not r["within_tolerance"] and i.startswith("s002")}
+
+
+def test_the_software_cipher_miss_is_a_trade_not_the_priors():
+    """data/misses.csv's reason for s002_cost_range_tls13sw, re-run: the shipped TLS fit misses it
+    at 2 KB; with its residual doubled (pulled twice as hard) the TLS fit meets it and gives up
+    seed 002's 1 MB total and CHIN savings, at the loss misses.csv quotes; refitted without the two
+    CPACF priors on the hardware ciphers' costs per KB it still misses (the priors are not why)."""
+    fid = "s002_cost_range_tls13sw"
+    cost, rows = _tls_refit(fid)
+    assert _seed002_out(rows) == {fid, "s002_2k_tcpip_cost_hw"}
+    pulled_cost, pulled = _tls_refit(fid, pull=2.0)
+    assert _seed002_out(pulled) == {"s002_2k_tcpip_cost_hw", "s002_1m_total_cost", "s002_1m_chin_cost"}
+    _, no_priors = _tls_refit(fid, drop=("tls_sym_us_per_kb_tls12", "tls_gcm_share"))
+    assert fid in _seed002_out(no_priors)
+    reason = F.known_misses()[fid]
+    for said in (f"-{abs(rows[fid]['model']):.1f}% at 2KB", f"the total's ({pulled['s002_1m_total_cost']['model']:.1f}%",
+                 f"the channel initiator's ({pulled['s002_1m_chin_cost']['model']:.1f}%",
+                 f"at a TLS loss {100 * (pulled_cost / cost - 1):.1f}% higher",
+                 f"it still misses ({no_priors[fid]['model']:.1f}%)"):
+        assert said in reason, said
+
+
+def test_the_2kb_tcpip_miss_is_a_trade_with_the_tls12_range():
+    """data/misses.csv's reason for s002_2k_tcpip_cost_hw, re-run: pulled three times as hard the
+    TLS fit meets it and TLS 1.2's cost range goes out instead; without the two CPACF priors the
+    costs per KB and the two ratios are what the reason quotes, and the row still misses."""
+    from cryptoplan.model.calibration.targets import predictions, scored, targets
+    fid = "s002_2k_tcpip_cost_hw"
+    cost, rows = _tls_refit(fid)
+    pulled_cost, pulled = _tls_refit(fid, pull=3.0)
+    assert _seed002_out(rows) == {fid, "s002_cost_range_tls13sw"}
+    assert _seed002_out(pulled) == {"s002_cost_range_tls12hw", "s002_cost_range_tls13sw"}
+    reason = F.known_misses()[fid]
+    assert (f"puts TLS 1.2's saving at {pulled['s002_cost_range_tls12hw']['model']:.1f}%, past the accepted "
+            f"{figure('s002_cost_range_tls12hw').bounds()[0]:.1f}, at a TLS loss {100 * (pulled_cost / cost - 1):.1f}% "
+            "higher") in reason
+    # without the priors: the costs and both ratios (the row is scored on both ciphers)
+    from cryptoplan.model.params import load_params
+    base = {n: p["value"] for n, p in load_params()["parameters"].items()}
+    saved = {p: free.PRIORS.pop(p) for p in ("tls_sym_us_per_kb_tls12", "tls_gcm_share")}
+    try:
+        fitted = fitting.fit(groups=("tls",), start=base, stderr=False)
+    finally:
+        free.PRIORS.update(saved)
+    v = {**base, **{k: x["value"] for k, x in fitted["parameters"].items()}}
+    terms = [t for t in scored([t for t in targets() if t.group == "tls"]) if t.figure_id == fid]
+    with using_values(v):
+        ratios = sorted(float(np.ravel(p)[0]) for p in predictions(terms))
+    assert not figure(fid).bounds()[0] <= ratios[1] <= figure(fid).bounds()[1]
+    gcm = v["tls_gcm_share"] * v["tls_sym_us_per_kb_tls12"]
+    assert (f"the costs are {v['tls_sym_us_per_kb_tls12']:.2f} and {gcm:.2f} us/KB and the ratios "
+            f"{ratios[1]:.2f} and {ratios[0]:.2f}") in reason
+
+
+def test_the_seed000_16kb_chin_miss_is_the_two_families_trade():
+    """data/misses.csv's reason for s000_16k_chin_cost, re-run: seed 000's z196 set refitted
+    without its seven TCPIP ratios, or without its three fitted total savings, meets the 16 KB CHIN
+    saving; with both it misses by the points the reason quotes."""
+    from cryptoplan.model.calibration.report import figure_table
+    from cryptoplan.model.params import load_params
+    fid = "s000_16k_chin_cost"
+    base = {n: p["value"] for n, p in load_params()["parameters"].items()}
+    tcpip = ["s000_2k_tcpip_cost"] + [f"s000_{s}_tcpip_cost_{c}" for s in ("16k", "64k", "1m") for c in ("nullsha", "aes256")]
+    totals = ["s000_2k_total_cost", "s000_64k_total_cost", "s000_1m_total_cost"]
+
+    def saving(exclude):
+        fitted = fitting.fit(groups=("tls_z196",), exclude=exclude, start=base, stderr=False)
+        values = {**base, **{k: v["value"] for k, v in fitted["parameters"].items()}}
+        return {r["id"]: r for r in figure_table(values)}[fid]
+    both, no_tcpip, no_totals = saving([]), saving(tcpip), saving(totals)
+    assert not both["within_tolerance"] and no_tcpip["within_tolerance"] and no_totals["within_tolerance"]
+    assert f"{no_tcpip['model']:.1f}" == f"{no_totals['model']:.1f}"
+    lo, hi = figure(fid).bounds()
+    reason = F.known_misses()[fid]
+    assert f"puts the 16KB CHIN saving at {no_tcpip['model']:.1f}% (within)" in reason
+    assert f"it gives {both['model']:.1f}%, {both['model'] - hi:.2f} points short of the accepted {hi:.2f}" in reason
