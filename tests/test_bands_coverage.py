@@ -115,7 +115,8 @@ def _draws(method, names, batch, point, sol, truth, rng, group: str) -> dict:
         scale = sol.scale if np.isfinite(sol.scale) else 1.0
         repeat = group in REPEATED
         rows = refits(names, batch, point, starts(names) if repeat else sol.x, scale, REFITS, rng, repeat)
-        rows = recentred(rows, sol.x, bounds[:, 0], bounds[:, 1])
+        if method == "bootstrap":           # "as_they_came": the refits without it (study_draw_contradictions.py)
+            rows = recentred(rows, sol.x, bounds[:, 0], bounds[:, 1])
         out.update(zip(names, rows[rng.integers(0, rows.shape[0], DRAWS)].T))
     return out
 
@@ -185,9 +186,10 @@ def coverage(group: str, method: str = "bootstrap", reps: int = REPS, seed: int 
     """Share of ``reps`` synthetic bootstrap refits whose band covers the true answer, per answer.
 
     The replications run in :data:`CHUNKS` tasks on two processes (:func:`_in_processes`), each
-    from its state in one sequential stream (:func:`_stream_states`).
+    from its state in one sequential stream (:func:`_stream_states`).  ``method``: ``"bootstrap"``,
+    the refits recentred as the draws recentre them; ``"as_they_came"``, the same refits without.
     """
-    assert method == "bootstrap", "only the bootstrap's draws are the same amounts whatever the fit"
+    assert method in ("bootstrap", "as_they_came"), "only the bootstrap's draws are the same amounts whatever the fit"
     states = _stream_states(group, reps, seed)
     parts = np.array_split(np.arange(reps), min(CHUNKS, reps))
     hits = np.concatenate(_in_processes(_replications, [(group, method, [states[i] for i in p], seed)
