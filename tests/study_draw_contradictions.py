@@ -71,11 +71,11 @@ it cannot for all of them at once.
 
 ``--coverage``: on the TLS block's synthetic fits (tests/test_bands_coverage.py, seeds 0 and 1)
 the refits as they came covered the truth 89.0% and 93.0% of the time, recentred 83.0% and 89.0%;
-``--ams-coverage``: on the AMS block's (seed 0, 200 fits, 2,000 s beside other work on two cores)
-89.0%, 85.5% and 89.0% (coprocessors, accelerators, processors) as they came, recentred 88.5%,
-84.5% and 87.5%.  The recentring buys the point answers' place at their bands' medians (the
-earlier bar) and costs coverage (4 to 6 points on the TLS block's seeds, 0.5 to 1.5 on the AMS
-block's answers) and four figures' contradictions.
+``--ams-coverage``: on the AMS block's (seed 0, 200 fits; 26 minutes for both on two cores)
+89.0%, 85.5% and 89.0% (coprocessors, accelerators, processors) as they came, recentred 89.5%,
+85.0% and 87.0% (7fc88be).  The recentring buys the point answers' place at their bands' medians
+(the earlier bar) and costs coverage on the TLS block (4 to 6 points), about none on the AMS
+block's (-0.5 to +2 points), and four figures' contradictions.
 """
 
 from __future__ import annotations

@@ -54,8 +54,8 @@ on the real figures is 0.9 µs), a world with less to go on than the real one; 8
 while a tolerance was read as one standard deviation, 88.5% while seed 000's and seed 002's
 forced 16KB misses were still fitted, and 85.5% then with every parameter shifted rather than
 the costs scaled (all three without the ranges).  On 400 synthetic fits of the crypto + AMS block the 90% bands of the
-coprocessors', accelerators' and processors' utilization covered the truth 89.8%, 85.0% and 86.8%
-of the time (88.5%, 84.5% and 87.5% on seed 0's 200; 90.0%, 88.5% and 91.0% there while a
+coprocessors', accelerators' and processors' utilization covered the truth 89.5%, 84.8% and 86.8%
+of the time (89.5%, 85.0% and 87.0% on seed 0's 200; 90.0%, 88.5% and 91.0% there while a
 tolerance was one standard deviation).
 They covered 77%, 64% and 86% (100 fits) while each refit started at the fitted values (the
 robust loss has more than one basin, and a refit started in the fit's stayed there: :func:`refits`
