@@ -60,8 +60,8 @@ BANDS_HOLD_RANGES = ("the model's parameters (the parameter file's covariance or
 #: Printed is each block's share over all its replications, as for the TLS block's 1,200, so the
 #: AMS block's over its 400 (a share's binomial standard error 1.8 points), both seeds measured on
 #: 7fc88be (2026-11-30): seed 0 89.5%, 85.0% and 87.0% (coprocessors, accelerators, processors),
-#: seed 1 89.5%, 84.5% and 86.5%; measured earlier the same day, before the bootstrap blocks drew
-#: from streams of their own and the standard errors' sandwich, 88.5%, 84.5%, 87.5% and 91.0%,
+#: seed 1 89.5%, 84.5% and 86.5%; measured on 15d687f and ee386e8, before the bootstrap blocks
+#: drew from streams of their own and the standard errors' sandwich, 88.5%, 84.5%, 87.5% and 91.0%,
 #: 85.5%, 86.0%.  The accelerators' 84.75% is one replication of 400 under issue 62's 85%.
 MEASURED_COVERAGE = {"channel CPU": 0.875, "AMS accelerators": 339 / 400, "AMS coprocessors": 358 / 400,
                      "AMS processors": 347 / 400}
