@@ -914,7 +914,7 @@ def test_the_seed000_forced_miss_proof_holds_for_every_linear_cost(a, b, c, d):
 
 def _tls_refit(fid: str, pull: float = 1.0, drop=()):
     """The TLS block refitted from the packaged values with ``fid``'s residual times ``pull`` and
-    the priors ``drop`` left out: its cost and the figure table (id -> row) at its values."""
+    the priors ``drop`` left out: its cost, the figure table (id -> row) at its values, and the values."""
     from cryptoplan.model.calibration.report import figure_table
     from cryptoplan.model.params import load_params
     base = {n: p["value"] for n, p in load_params()["parameters"].items()}
@@ -934,7 +934,11 @@ def _tls_refit(fid: str, pull: float = 1.0, drop=()):
         scoring.Scorer.__init__, scoring.Scorer.__call__ = init, call
         free.PRIORS.update(saved)
     values = {**base, **{k: v["value"] for k, v in fitted["parameters"].items()}}
-    return fitted["cost"], {r["id"]: r for r in figure_table(values)}
+    return fitted["cost"], {r["id"]: r for r in figure_table(values)}, values
+
+
+#: The two CPACF priors on the hardware ciphers' costs per KB (free.PRIORS).
+CPACF_PRIORS = ("tls_sym_us_per_kb_tls12", "tls_gcm_share")
 
 
 def _seed002_out(rows) -> set:
@@ -947,11 +951,11 @@ def test_the_software_cipher_miss_is_a_trade_not_the_priors():
     seed 002's 1 MB total and CHIN savings, at the loss misses.csv quotes; refitted without the two
     CPACF priors on the hardware ciphers' costs per KB it still misses (the priors are not why)."""
     fid = "s002_cost_range_tls13sw"
-    cost, rows = _tls_refit(fid)
+    cost, rows, _ = _tls_refit(fid)
     assert _seed002_out(rows) == {fid, "s002_2k_tcpip_cost_hw"}
-    pulled_cost, pulled = _tls_refit(fid, pull=2.0)
+    pulled_cost, pulled, _ = _tls_refit(fid, pull=2.0)
     assert _seed002_out(pulled) == {"s002_2k_tcpip_cost_hw", "s002_1m_total_cost", "s002_1m_chin_cost"}
-    _, no_priors = _tls_refit(fid, drop=("tls_sym_us_per_kb_tls12", "tls_gcm_share"))
+    _, no_priors, _ = _tls_refit(fid, drop=CPACF_PRIORS)
     assert fid in _seed002_out(no_priors)
     reason = F.known_misses()[fid]
     for said in (f"-{abs(rows[fid]['model']):.1f}% at 2KB", f"the total's ({pulled['s002_1m_total_cost']['model']:.1f}%",
@@ -967,8 +971,8 @@ def test_the_2kb_tcpip_miss_is_a_trade_with_the_tls12_range():
     costs per KB and the two ratios are what the reason quotes, and the row still misses."""
     from cryptoplan.model.calibration.targets import predictions, scored, targets
     fid = "s002_2k_tcpip_cost_hw"
-    cost, rows = _tls_refit(fid)
-    pulled_cost, pulled = _tls_refit(fid, pull=3.0)
+    cost, rows, _ = _tls_refit(fid)
+    pulled_cost, pulled, _ = _tls_refit(fid, pull=3.0)
     assert _seed002_out(rows) == {fid, "s002_cost_range_tls13sw"}
     assert _seed002_out(pulled) == {"s002_cost_range_tls12hw", "s002_cost_range_tls13sw"}
     reason = F.known_misses()[fid]
@@ -976,14 +980,7 @@ def test_the_2kb_tcpip_miss_is_a_trade_with_the_tls12_range():
             f"{figure('s002_cost_range_tls12hw').bounds()[0]:.1f}, at a TLS loss {100 * (pulled_cost / cost - 1):.1f}% "
             "higher") in reason
     # without the priors: the costs and both ratios (the row is scored on both ciphers)
-    from cryptoplan.model.params import load_params
-    base = {n: p["value"] for n, p in load_params()["parameters"].items()}
-    saved = {p: free.PRIORS.pop(p) for p in ("tls_sym_us_per_kb_tls12", "tls_gcm_share")}
-    try:
-        fitted = fitting.fit(groups=("tls",), start=base, stderr=False)
-    finally:
-        free.PRIORS.update(saved)
-    v = {**base, **{k: x["value"] for k, x in fitted["parameters"].items()}}
+    _, _, v = _tls_refit(fid, drop=CPACF_PRIORS)
     terms = [t for t in scored([t for t in targets() if t.group == "tls"]) if t.figure_id == fid]
     with using_values(v):
         ratios = sorted(float(np.ravel(p)[0]) for p in predictions(terms))
